@@ -1,0 +1,171 @@
+//! Page-cache control and residency.
+//!
+//! * `warm` reads the range once before measuring (the VM here evicts page cache that sits idle
+//!   for about a minute, so warming has to happen right before the run).
+//! * `cold` runs `fsync` (dirty pages cannot be dropped) then `posix_fadvise(POSIX_FADV_DONTNEED)`
+//!   on the whole file: no root needed, only this file affected.
+//! * `cold-all` (root) also calls `sync` and writes `3` to `/proc/sys/vm/drop_caches`.
+//!
+//! Residency is measured with `mincore(2)` on a read-only mapping of the file, in chunks so a huge
+//! file never needs a huge vector. A mapping that is never touched does not fault pages in.
+
+use crate::config::CacheMode;
+use anyhow::{bail, Context};
+use memmap2::MmapOptions;
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+/// How much of a file is in the page cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Residency {
+    pub resident_pages: u64,
+    pub total_pages: u64,
+}
+
+impl Residency {
+    /// Percent resident (0 for an empty file).
+    pub fn percent(&self) -> f64 {
+        if self.total_pages == 0 {
+            0.0
+        } else {
+            100.0 * self.resident_pages as f64 / self.total_pages as f64
+        }
+    }
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as u64
+    } else {
+        4096
+    }
+}
+
+/// Measures the page-cache residency of an open file.
+pub fn residency_of(file: &File) -> anyhow::Result<Residency> {
+    let len = file.metadata().context("fstat")?.len();
+    let page = page_size();
+    let total_pages = len.div_ceil(page);
+    if len == 0 || !file.metadata()?.is_file() {
+        return Ok(Residency {
+            resident_pages: 0,
+            total_pages,
+        });
+    }
+    const CHUNK: u64 = 1 << 30;
+    let mut resident = 0u64;
+    let mut vec = Vec::new();
+    let mut off = 0u64;
+    while off < len {
+        let map_len = CHUNK.min(len - off) as usize;
+        // SAFETY: a read-only shared mapping that we never dereference; mincore only inspects
+        // the page tables / page cache behind it.
+        let map = unsafe { MmapOptions::new().offset(off).len(map_len).map(file) }
+            .context("mmap for mincore")?;
+        let pages = (map_len as u64).div_ceil(page) as usize;
+        vec.resize(pages, 0u8);
+        // SAFETY: `map` is a live mapping of `map_len` bytes and `vec` has one byte per page.
+        let rc = unsafe { libc::mincore(map.as_ptr() as *mut _, map_len, vec.as_mut_ptr()) };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error()).context("mincore");
+        }
+        resident += vec.iter().filter(|b| **b & 1 == 1).count() as u64;
+        off += map_len as u64;
+    }
+    Ok(Residency {
+        resident_pages: resident,
+        total_pages,
+    })
+}
+
+/// Measures the page-cache residency of `path`.
+pub fn residency(path: &Path) -> anyhow::Result<Residency> {
+    let f = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    residency_of(&f)
+}
+
+/// Drops the file's pages from the page cache (fsync + fadvise DONTNEED).
+pub fn evict_file(file: &File) -> anyhow::Result<()> {
+    // fsync on a read-only descriptor is fine on Linux; EINVAL comes from special files.
+    if let Err(e) = file.sync_all() {
+        if e.raw_os_error() != Some(libc::EINVAL) {
+            return Err(e).context("fsync before eviction");
+        }
+    }
+    // SAFETY: plain syscall on a valid descriptor.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if rc != 0 {
+        return Err(std::io::Error::from_raw_os_error(rc)).context("posix_fadvise(DONTNEED)");
+    }
+    Ok(())
+}
+
+/// Drops every clean page of the machine (root only).
+pub fn drop_all_caches() -> anyhow::Result<()> {
+    // SAFETY: sync has no preconditions.
+    unsafe { libc::sync() };
+    match std::fs::write("/proc/sys/vm/drop_caches", "3\n") {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            bail!("--cache cold-all needs root to write /proc/sys/vm/drop_caches; use --cache cold")
+        }
+        Err(e) => Err(e).context("writing /proc/sys/vm/drop_caches"),
+    }
+}
+
+/// Reads `len` bytes from offset 0 so they are cached.
+pub fn warm_file(file: &File, len: u64) -> anyhow::Result<()> {
+    // SAFETY: plain syscall on a valid descriptor; WILLNEED only starts readahead.
+    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, len as i64, libc::POSIX_FADV_WILLNEED) };
+    let mut buf = crate::engine::AlignedBuf::new(1 << 20);
+    let mut off = 0u64;
+    while off < len {
+        let want = (buf.len() as u64).min(len - off) as usize;
+        let n = file
+            .read_at(&mut buf[..want], off)
+            .with_context(|| format!("warming the cache at offset {off}"))?;
+        if n == 0 {
+            break;
+        }
+        off += n as u64;
+    }
+    Ok(())
+}
+
+/// Puts the file at `path` into the cache state `mode` asks for (for its first `len` bytes when
+/// warming). `as-is` does nothing.
+pub fn prepare(path: &Path, mode: CacheMode, len: u64) -> anyhow::Result<()> {
+    if mode == CacheMode::AsIs {
+        return Ok(());
+    }
+    let f = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    match mode {
+        CacheMode::AsIs => {}
+        CacheMode::Warm => warm_file(&f, len)?,
+        CacheMode::Cold => evict_file(&f)?,
+        CacheMode::ColdAll => {
+            evict_file(&f)?;
+            drop_all_caches()?;
+        }
+    }
+    Ok(())
+}
+
+/// Above this share of resident pages a "cold" run was not cold.
+pub const COLD_TOLERANCE_PCT: f64 = 1.0;
+
+/// A warning when a cold run's file is still cached.
+pub fn cold_warning(mode: CacheMode, r: &Residency) -> Option<String> {
+    let cold = matches!(mode, CacheMode::Cold | CacheMode::ColdAll);
+    (cold && r.percent() > COLD_TOLERANCE_PCT).then(|| {
+        format!(
+            "warning: the run was not cold: {:.1}% of the file was still in the page cache \
+             (pages mapped or locked by another process cannot be evicted)",
+            r.percent()
+        )
+    })
+}

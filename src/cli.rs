@@ -1,0 +1,231 @@
+//! Command-line definitions (clap) and the entry points of the binaries.
+//!
+//! Parsing stays here; turning raw strings into validated settings is `config`'s job, so sizes
+//! and method names are taken as text and checked there with messages that name the argument.
+//! Exit codes follow ripgrep: 0 success, 1 a run failed, 2 bad usage; a closed stdout pipe is
+//! not an error.
+
+use crate::commands;
+use crate::config::UsageError;
+use clap::{ArgGroup, Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// diskscope: how fast can this machine read and write this file, and why?
+#[derive(Debug, Parser)]
+#[command(name = "diskscope", version, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    /// File to explore in the live UI (read only; a 1 GiB scratch file is made when omitted)
+    pub file: Option<PathBuf>,
+    /// Run a sweep file headless and write CSVs and plots
+    #[arg(long, value_name = "SWEEP.toml")]
+    pub batch: Option<PathBuf>,
+    /// Output directory of --batch (default: diskscope-results/<sweep name>/)
+    #[arg(long, value_name = "DIR", requires = "batch")]
+    pub out: Option<PathBuf>,
+    /// With --batch: print the plan and exit
+    #[arg(long, requires = "batch")]
+    pub dry_run: bool,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Read or write BLOCK_COUNT blocks of BLOCK_SIZE bytes and print the XOR
+    Run(RunArgs),
+    /// Find a block count that takes at least --target seconds to read
+    Run2(Run2Args),
+    /// XOR a whole file as fast as this machine allows
+    Fast(FastArgs),
+    /// Measure the cost of system calls
+    Syscalls(SyscallsArgs),
+    /// Many small files vs one packed file, in sequential, random and trace order
+    Locality(crate::locality::LocalityArgs),
+}
+
+/// Options shared by the measuring commands.
+#[derive(Debug, Args, Clone)]
+pub struct IoOpts {
+    /// I/O method: read, pread, mmap, io_uring, buffered
+    #[arg(long, default_value = "read", value_name = "METHOD")]
+    pub method: String,
+    /// Worker threads, each with its own descriptor and a disjoint range
+    #[arg(long, short = 't', default_value_t = 1, value_name = "N")]
+    pub threads: usize,
+    /// Open with O_DIRECT (bypass the page cache); needs a block size multiple of 512
+    #[arg(long)]
+    pub direct: bool,
+    /// Page cache before the run: as-is, warm, cold (fsync + fadvise), cold-all (root: drop_caches)
+    #[arg(long, default_value = "as-is", value_name = "MODE")]
+    pub cache: String,
+    /// io_uring queue depth (operations in flight per thread)
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub queue_depth: u32,
+    /// Offsets: sequential or random (block-aligned)
+    #[arg(long, default_value = "sequential", value_name = "ORDER")]
+    pub pattern: String,
+}
+
+/// `run FILE -r|-w BLOCK_SIZE BLOCK_COUNT`
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("mode").required(true).args(["read", "write"])))]
+pub struct RunArgs {
+    /// File to read, or to create when writing
+    pub file: PathBuf,
+    /// Read the file
+    #[arg(short = 'r', long = "read")]
+    pub read: bool,
+    /// Write deterministic pseudo-random data (refuses an existing file without --force)
+    #[arg(short = 'w', long = "write")]
+    pub write: bool,
+    /// Bytes per operation: 4096, 4K, 1M, 1MiB (1 to 1G)
+    #[arg(value_name = "BLOCK_SIZE")]
+    pub block_size: String,
+    /// Number of blocks (reads stop early at end of file)
+    #[arg(value_name = "BLOCK_COUNT")]
+    pub block_count: String,
+    #[command(flatten)]
+    pub io: IoOpts,
+    /// Replace an existing file when writing
+    #[arg(long)]
+    pub force: bool,
+    /// fsync the file at the end of a write (timed)
+    #[arg(long)]
+    pub fsync: bool,
+    /// Open with O_DSYNC: every write is durable before it returns
+    #[arg(long)]
+    pub dsync: bool,
+}
+
+/// `run2 FILE BLOCK_SIZE [--target SECONDS]`
+#[derive(Debug, Args)]
+pub struct Run2Args {
+    pub file: PathBuf,
+    /// Bytes per read: 4096, 4K, 1M
+    #[arg(value_name = "BLOCK_SIZE")]
+    pub block_size: String,
+    /// Seconds the read must take at least
+    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
+    pub target: f64,
+    #[command(flatten)]
+    pub io: IoOpts,
+}
+
+/// `fast FILE`
+#[derive(Debug, Args)]
+pub struct FastArgs {
+    pub file: PathBuf,
+    /// Print the decision process to stderr
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
+}
+
+/// `syscalls FILE [--seconds S]`
+#[derive(Debug, Args)]
+pub struct SyscallsArgs {
+    /// File used for read/pread/lseek/fstat (made in the temp directory when omitted)
+    pub file: Option<PathBuf>,
+    /// Seconds to spend on each system call
+    #[arg(long, default_value_t = 0.5, value_name = "S")]
+    pub seconds: f64,
+    /// Print CSV instead of a table
+    #[arg(long)]
+    pub csv: bool,
+}
+
+/// Parses arguments for a binary; on error prints one line and exits 2 (help/version exit 0).
+pub fn parse_or_exit<P: Parser>() -> P {
+    match P::try_parse() {
+        Ok(p) => p,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
+                || e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            {
+                let _ = e.print();
+                std::process::exit(
+                    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                        2
+                    } else {
+                        0
+                    },
+                );
+            }
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("error: bad arguments");
+            eprintln!("{first} (see --help)");
+            std::process::exit(2);
+        }
+    }
+}
+
+/// Ends the process with the exit code of `r`, printing an error in one line.
+pub fn exit_with(r: anyhow::Result<i32>) -> ! {
+    match r {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            if is_broken_pipe(&e) {
+                std::process::exit(0);
+            }
+            let code = if e.chain().any(|c| c.downcast_ref::<UsageError>().is_some()) {
+                2
+            } else {
+                1
+            };
+            let msg = format!("{e:#}").replace('\n', " ");
+            eprintln!("error: {msg}");
+            std::process::exit(code);
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// The `diskscope` binary.
+pub fn diskscope_main() -> ! {
+    let cli: Cli = parse_or_exit();
+    exit_with(dispatch(cli))
+}
+
+fn dispatch(cli: Cli) -> anyhow::Result<i32> {
+    match cli.command {
+        Some(Command::Run(a)) => commands::run::execute(&a),
+        Some(Command::Run2(a)) => commands::run2::execute(&a),
+        Some(Command::Fast(a)) => commands::fast::execute(&a),
+        Some(Command::Syscalls(a)) => commands::syscalls::execute(&a),
+        Some(Command::Locality(a)) => crate::locality::execute(&a),
+        None => match cli.batch {
+            Some(sweep) => crate::sweep::execute(&sweep, cli.out.as_deref(), cli.dry_run),
+            None => crate::tui::execute(cli.file.as_deref()),
+        },
+    }
+}
+
+/// Standalone `run` binary: `run FILE -r|-w BLOCK_SIZE BLOCK_COUNT`.
+#[derive(Debug, Parser)]
+#[command(name = "run", version)]
+pub struct RunBin {
+    #[command(flatten)]
+    pub args: RunArgs,
+}
+
+/// Standalone `run2` binary.
+#[derive(Debug, Parser)]
+#[command(name = "run2", version)]
+pub struct Run2Bin {
+    #[command(flatten)]
+    pub args: Run2Args,
+}
+
+/// Standalone `fast` binary.
+#[derive(Debug, Parser)]
+#[command(name = "fast", version)]
+pub struct FastBin {
+    #[command(flatten)]
+    pub args: FastArgs,
+}

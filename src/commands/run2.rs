@@ -1,0 +1,139 @@
+//! `run2 FILE BLOCK_SIZE [--target SECONDS]`: the lab's "reasonable block count" search. Starting
+//! at one block, doubles the count until a read takes at least the target, then prints the count.
+
+use super::{apply_io_opts, println_stdout};
+use crate::cli::Run2Args;
+use crate::config::{parse_block_size, usage, RunSpec, CLI_NAMES};
+use crate::runner::run_blocking;
+use crate::size::format_size;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// One step of the search.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Step {
+    pub block_count: u64,
+    pub bytes: u64,
+    pub seconds: f64,
+}
+
+/// How the search ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SearchEnd {
+    /// This count took at least the target.
+    Found(Step),
+    /// The file ended before the target was reached; the last step read the whole file.
+    FileTooSmall(Step),
+}
+
+/// Doubles the block count from 1 until `measure(count)` takes `target` seconds or the file
+/// ends (a step reads fewer bytes than asked). `measure` returns bytes read and seconds.
+pub fn search(
+    block_size: u64,
+    target: f64,
+    mut measure: impl FnMut(u64) -> anyhow::Result<(u64, f64)>,
+) -> anyhow::Result<SearchEnd> {
+    let mut count = 1u64;
+    loop {
+        let (bytes, seconds) = measure(count)?;
+        let step = Step {
+            block_count: count,
+            bytes,
+            seconds,
+        };
+        if seconds >= target {
+            return Ok(SearchEnd::Found(step));
+        }
+        if bytes < block_size.saturating_mul(count) {
+            return Ok(SearchEnd::FileTooSmall(step));
+        }
+        count = count
+            .checked_mul(2)
+            .filter(|c| block_size.checked_mul(*c).is_some())
+            .ok_or_else(|| anyhow::anyhow!("block count overflowed before reaching the target"))?;
+    }
+}
+
+pub fn execute(a: &Run2Args) -> anyhow::Result<i32> {
+    if !(a.target.is_finite() && a.target > 0.0 && a.target <= 86_400.0) {
+        return Err(usage(format!(
+            "--target: must be a number of seconds between 0 and 86400, got {}",
+            a.target
+        )));
+    }
+    let mut spec = RunSpec::new(&a.file);
+    spec.block_size_bytes = parse_block_size(&a.block_size, "BLOCK_SIZE")?;
+    apply_io_opts(&mut spec, &a.io)?;
+    spec.block_count = Some(1);
+    spec.validate(&CLI_NAMES)?;
+    let bs = spec.block_size_bytes;
+    let end = search(bs, a.target, |count| {
+        spec.block_count = Some(count);
+        let o = run_blocking(&spec, "run2", Arc::new(AtomicBool::new(false)), |_, _| {})?;
+        Ok((o.result.bytes, o.result.seconds))
+    })?;
+    match end {
+        SearchEnd::Found(s) => {
+            println_stdout(&s.block_count.to_string())?;
+            eprintln!(
+                "file size {} bytes ({}), {} blocks of {} = {} bytes read in {:.3} s: {:.1} MiB/s",
+                std::fs::metadata(&a.file).map(|m| m.len()).unwrap_or(0),
+                crate::size::format_bytes_approx(
+                    std::fs::metadata(&a.file).map(|m| m.len()).unwrap_or(0)
+                ),
+                s.block_count,
+                format_size(bs),
+                s.bytes,
+                s.seconds,
+                s.bytes as f64 / (1024.0 * 1024.0) / s.seconds.max(1e-9)
+            );
+            Ok(0)
+        }
+        SearchEnd::FileTooSmall(s) => {
+            let rate = s.bytes as f64 / s.seconds.max(1e-9);
+            let need = (rate * a.target * 1.25) as u64;
+            let count = need.div_ceil(bs).next_power_of_two();
+            eprintln!(
+                "error: {} ends after {} bytes, read in {:.3} s ({:.1} MiB/s), before the {} s target; \
+                 reaching it needs a file of about {} ({} blocks of {}); make one with: \
+                 run BIGFILE -w {} {}",
+                a.file.display(),
+                s.bytes,
+                s.seconds,
+                rate / (1024.0 * 1024.0),
+                a.target,
+                crate::size::format_bytes_approx(count * bs),
+                count,
+                format_size(bs),
+                format_size(bs),
+                count
+            );
+            Ok(1)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn search_doubles_until_the_target_is_reached() {
+        // 1 ms per block: 5 ms needs 8 blocks (1, 2, 4 are too fast).
+        let mut asked = Vec::new();
+        let end = search(10, 0.005, |c| {
+            asked.push(c);
+            Ok((c * 10, c as f64 * 0.001))
+        })
+        .unwrap();
+        assert_eq!(asked, vec![1, 2, 4, 8]);
+        assert!(matches!(end, SearchEnd::Found(s) if s.block_count == 8));
+    }
+
+    #[test]
+    fn search_stops_when_the_file_ends_first() {
+        // A 35-byte file of 10-byte blocks: the count of 4 reads only 35 bytes.
+        let end = search(10, 100.0, |c| Ok(((c * 10).min(35), 0.001))).unwrap();
+        assert!(matches!(end, SearchEnd::FileTooSmall(s) if s.block_count == 4 && s.bytes == 35));
+    }
+}

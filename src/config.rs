@@ -1,0 +1,292 @@
+//! Settings: CLI flags and TOML values become one validated [`RunSpec`]. Every range and
+//! conflict check lives here, so the command line, the sweep files and the TUI reject the same
+//! things with the same words. Errors are [`UsageError`]s: one line that names the argument (or
+//! TOML key) and says how to fix it; binaries exit with status 2 for them.
+
+use crate::size::parse_size;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Largest block size accepted.
+pub const MAX_BLOCK_SIZE: u64 = 1 << 30;
+/// Largest thread count accepted.
+pub const MAX_THREADS: usize = 1024;
+/// Largest io_uring queue depth accepted.
+pub const MAX_QUEUE_DEPTH: u32 = 4096;
+
+/// A usage error: bad input, reported in one line, exit status 2.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for UsageError {}
+
+/// Shorthand for a usage error.
+pub fn usage(msg: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(UsageError(msg.into()))
+}
+
+macro_rules! named_enum {
+    ($(#[$m:meta])* $name:ident { $($var:ident = $text:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum $name { $( #[serde(rename = $text)] $var ),+ }
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$var),+];
+            pub fn as_str(self) -> &'static str { match self { $($name::$var => $text),+ } }
+            /// Parses the user-facing name; the error lists the valid names.
+            pub fn parse(text: &str, what: &str) -> Result<Self, UsageError> {
+                match text.to_ascii_lowercase().as_str() {
+                    $($text => Ok($name::$var),)+
+                    _ => Err(UsageError(format!(
+                        "{what}: unknown value '{text}'; use one of {}",
+                        [$($text),+].join(", ")
+                    ))),
+                }
+            }
+        }
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(self.as_str()) }
+        }
+    };
+}
+
+named_enum!(
+    /// Read or write.
+    Op { Read = "read", Write = "write" }
+);
+named_enum!(
+    /// The I/O method under test.
+    Method { Read = "read", Pread = "pread", Mmap = "mmap", IoUring = "io_uring", Buffered = "buffered" }
+);
+named_enum!(
+    /// Page-cache state to put the file in before measuring.
+    CacheMode { AsIs = "as-is", Warm = "warm", Cold = "cold", ColdAll = "cold-all" }
+);
+named_enum!(
+    /// Order of offsets.
+    Pattern { Sequential = "sequential", Random = "random" }
+);
+
+impl Method {
+    /// Whether the method can use O_DIRECT.
+    pub fn supports_direct(self) -> bool {
+        matches!(self, Method::Read | Method::Pread | Method::IoUring)
+    }
+}
+
+/// A fully validated description of one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSpec {
+    pub path: PathBuf,
+    pub op: Op,
+    pub method: Method,
+    pub block_size_bytes: u64,
+    /// Blocks to transfer; `None` means the whole file (reads) or until `duration`.
+    pub block_count: Option<u64>,
+    pub threads: usize,
+    pub direct: bool,
+    pub cache: CacheMode,
+    pub queue_depth: u32,
+    pub pattern: Pattern,
+    /// Time bound: the run stops at this duration even if blocks remain.
+    pub duration: Option<Duration>,
+    /// Start over at the beginning of each worker's range until stopped (needs a time bound or
+    /// an external stop).
+    pub loop_range: bool,
+    /// `fsync` the file at the end of a write run (timed).
+    pub fsync: bool,
+    /// Open with O_DSYNC (every write durable).
+    pub dsync: bool,
+    /// Replace an existing file when writing.
+    pub force: bool,
+    /// Seed for written data and random offsets.
+    pub seed: u64,
+}
+
+impl RunSpec {
+    /// A sequential single-thread pread read of the whole file, warm-as-is: a base to adjust.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        RunSpec {
+            path: path.into(),
+            op: Op::Read,
+            method: Method::Pread,
+            block_size_bytes: 1 << 20,
+            block_count: None,
+            threads: 1,
+            direct: false,
+            cache: CacheMode::AsIs,
+            queue_depth: 1,
+            pattern: Pattern::Sequential,
+            duration: None,
+            loop_range: false,
+            fsync: false,
+            dsync: false,
+            force: false,
+            seed: crate::pattern::DEFAULT_SEED,
+        }
+    }
+
+    /// Checks ranges and conflicts. `names` says how to call each setting in messages (CLI flag or
+    /// TOML key).
+    pub fn validate(&self, names: &Names) -> Result<(), UsageError> {
+        check_block_size(self.block_size_bytes, names.block_size)?;
+        if self.block_count == Some(0) {
+            return Err(UsageError(format!(
+                "{}: must be at least 1",
+                names.block_count
+            )));
+        }
+        if let Some(c) = self.block_count {
+            if self.block_size_bytes.checked_mul(c).is_none() {
+                return Err(UsageError(format!(
+                    "{} x {} overflows 64 bits; use a smaller count",
+                    names.block_size, names.block_count
+                )));
+            }
+        }
+        check_threads(self.threads, names.threads)?;
+        if self.queue_depth == 0 || self.queue_depth > MAX_QUEUE_DEPTH {
+            return Err(UsageError(format!(
+                "{}: must be between 1 and {MAX_QUEUE_DEPTH}, got {}",
+                names.queue_depth, self.queue_depth
+            )));
+        }
+        if self.direct && !self.method.supports_direct() {
+            return Err(UsageError(format!(
+                "{}: O_DIRECT does not apply to method {}; use read, pread or io_uring",
+                names.direct, self.method
+            )));
+        }
+        if self.direct && !self.block_size_bytes.is_multiple_of(512) {
+            return Err(UsageError(format!(
+                "{}: O_DIRECT needs a block size that is a multiple of 512 (the sector size); got {}",
+                names.direct, self.block_size_bytes
+            )));
+        }
+        if self.op == Op::Write && self.block_count.is_none() && self.duration.is_none() {
+            return Err(UsageError(format!(
+                "{}: a write needs a block count or a time bound",
+                names.block_count
+            )));
+        }
+        if self.pattern == Pattern::Random
+            && self.block_count.is_none()
+            && self.duration.is_none()
+            && !self.loop_range
+        {
+            return Err(UsageError(format!(
+                "{}: random offsets need a block count or a time bound",
+                names.block_count
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The user-facing names of settings, for error messages.
+#[derive(Debug, Clone, Copy)]
+pub struct Names {
+    pub block_size: &'static str,
+    pub block_count: &'static str,
+    pub threads: &'static str,
+    pub queue_depth: &'static str,
+    pub direct: &'static str,
+}
+
+/// Names as on the command line.
+pub const CLI_NAMES: Names = Names {
+    block_size: "BLOCK_SIZE",
+    block_count: "BLOCK_COUNT",
+    threads: "--threads",
+    queue_depth: "--queue-depth",
+    direct: "--direct",
+};
+
+/// Names as TOML keys.
+pub const TOML_NAMES: Names = Names {
+    block_size: "block_size",
+    block_count: "block_count",
+    threads: "threads",
+    queue_depth: "queue_depth",
+    direct: "direct",
+};
+
+/// Parses and range-checks a block size given as text.
+pub fn parse_block_size(text: &str, name: &str) -> Result<u64, UsageError> {
+    let v = parse_size(text).map_err(|e| UsageError(format!("{name}: {e}")))?;
+    check_block_size(v, name)?;
+    Ok(v)
+}
+
+/// Range-checks a block size.
+pub fn check_block_size(v: u64, name: &str) -> Result<(), UsageError> {
+    if v == 0 {
+        return Err(UsageError(format!("{name}: must be at least 1 byte")));
+    }
+    if v > MAX_BLOCK_SIZE {
+        return Err(UsageError(format!(
+            "{name}: {v} bytes is larger than the 1G maximum; use at most 1G"
+        )));
+    }
+    Ok(())
+}
+
+/// Range-checks a thread count.
+pub fn check_threads(n: usize, name: &str) -> Result<(), UsageError> {
+    if n == 0 || n > MAX_THREADS {
+        return Err(UsageError(format!(
+            "{name}: must be between 1 and {MAX_THREADS}, got {n}"
+        )));
+    }
+    Ok(())
+}
+
+/// Parses a count (plain number, suffixes allowed: `1K` = 1024 blocks).
+pub fn parse_count(text: &str, name: &str) -> Result<u64, UsageError> {
+    let v = parse_size(text).map_err(|e| UsageError(format!("{name}: {e}")))?;
+    if v == 0 {
+        return Err(UsageError(format!("{name}: must be at least 1")));
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn impossible_specs_are_rejected_naming_the_setting() {
+        let mut s = RunSpec::new("/x");
+        s.threads = 0;
+        assert!(s
+            .validate(&CLI_NAMES)
+            .unwrap_err()
+            .0
+            .starts_with("--threads"));
+        let mut s = RunSpec::new("/x");
+        s.block_size_bytes = 2 << 30;
+        assert!(s.validate(&CLI_NAMES).unwrap_err().0.contains("1G maximum"));
+        let mut s = RunSpec::new("/x");
+        s.block_size_bytes = 1 << 30;
+        s.block_count = Some(u64::MAX / 2);
+        assert!(s.validate(&CLI_NAMES).unwrap_err().0.contains("overflows"));
+        let mut s = RunSpec::new("/x");
+        s.method = Method::Mmap;
+        s.direct = true;
+        assert!(s.validate(&TOML_NAMES).unwrap_err().0.starts_with("direct"));
+    }
+
+    #[test]
+    fn names_parse_case_insensitively_and_list_choices() {
+        assert_eq!(Method::parse("IO_URING", "--method"), Ok(Method::IoUring));
+        let e = Method::parse("aio", "--method").unwrap_err().0;
+        assert!(e.contains("read, pread, mmap, io_uring, buffered"), "{e}");
+    }
+}

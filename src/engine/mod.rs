@@ -1,0 +1,279 @@
+//! I/O engines: one file per method behind one trait.
+//!
+//! The job says *what* to move (a range or random offsets of one file, a block size, read or
+//! write); the engine decides *how* (which syscalls, which buffers, how many in flight). Engines
+//! know nothing of threads, channels or the UI: they pull [`Block`]s from a [`Cursor`], time each
+//! operation with [`WorkerCtx::now`] and hand bytes and latency to [`WorkerCtx::record`], which
+//! also tells them when to stop.
+
+mod buffered;
+mod mmap;
+mod pread;
+mod read;
+mod uring;
+
+use crate::config::{Method, Op, Pattern};
+use crate::pattern::Rng;
+pub use crate::runner::WorkerCtx;
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::fs::File;
+use std::ops::{Deref, DerefMut, Range};
+use std::ptr::NonNull;
+
+/// Page alignment used for every I/O buffer (O_DIRECT needs it; misaligned buffers cost ~30%
+/// even without it).
+pub const BUF_ALIGN: usize = 4096;
+
+/// One worker's share of a run.
+pub struct WorkerJob {
+    pub worker: usize,
+    /// This worker's own descriptor (one fd per thread).
+    pub file: File,
+    pub op: Op,
+    pub block_size: usize,
+    /// Sequential range of this worker.
+    pub range: Range<u64>,
+    /// Random pattern: offsets are drawn from `0..span` (the run's whole range).
+    pub span: u64,
+    pub pattern: Pattern,
+    /// Start over at the beginning of the range when it ends (time-bounded runs).
+    pub loop_range: bool,
+    /// Random pattern: number of operations to do, if bounded by count.
+    pub max_ops: Option<u64>,
+    pub queue_depth: u32,
+    /// Seed of the data pattern (writes) and of random offsets.
+    pub seed: u64,
+}
+
+impl WorkerJob {
+    pub fn cursor(&self) -> Cursor {
+        Cursor {
+            next: self.range.start,
+            range: self.range.clone(),
+            span: self.span,
+            block_size: self.block_size as u64,
+            loop_range: self.loop_range,
+            pass: 0,
+            random: (self.pattern == Pattern::Random)
+                .then(|| Rng::new(self.seed ^ (self.worker as u64 + 1).wrapping_mul(0x9E37))),
+            left: self.max_ops,
+        }
+    }
+}
+
+/// One operation to perform.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Block {
+    pub offset: u64,
+    pub len: usize,
+    /// Part of the first pass over the range: only these count towards the XOR, so looping runs
+    /// still report the range's checksum.
+    pub first_pass: bool,
+}
+
+/// Produces the offsets of a worker: sequential through its range (optionally looping), or
+/// uniformly random block-aligned offsets in the run's span.
+pub struct Cursor {
+    next: u64,
+    range: Range<u64>,
+    span: u64,
+    block_size: u64,
+    loop_range: bool,
+    pass: u64,
+    random: Option<Rng>,
+    left: Option<u64>,
+}
+
+impl Cursor {
+    /// Whether the range has been covered completely at least once.
+    pub fn completed_pass(&self) -> bool {
+        self.random.is_none() && (self.pass > 0 || self.next >= self.range.end)
+    }
+}
+
+impl Iterator for Cursor {
+    type Item = Block;
+
+    #[inline]
+    fn next(&mut self) -> Option<Block> {
+        if let Some(left) = &mut self.left {
+            if *left == 0 {
+                return None;
+            }
+            *left -= 1;
+        }
+        if let Some(rng) = &mut self.random {
+            let blocks = self.span.div_ceil(self.block_size);
+            if blocks == 0 {
+                return None;
+            }
+            let offset = rng.below(blocks) * self.block_size;
+            let len = self.block_size.min(self.span - offset) as usize;
+            return Some(Block {
+                offset,
+                len,
+                first_pass: true,
+            });
+        }
+        if self.next >= self.range.end {
+            if !self.loop_range || self.range.is_empty() {
+                return None;
+            }
+            self.next = self.range.start;
+            self.pass += 1;
+        }
+        let offset = self.next;
+        let len = self.block_size.min(self.range.end - offset) as usize;
+        self.next += len as u64;
+        Some(Block {
+            offset,
+            len,
+            first_pass: self.pass == 0,
+        })
+    }
+}
+
+/// A zeroed, page-aligned heap buffer.
+pub struct AlignedBuf {
+    ptr: NonNull<u8>,
+    len: usize,
+    layout: Layout,
+}
+
+impl AlignedBuf {
+    /// A buffer of `len` bytes (at least 1) aligned to [`BUF_ALIGN`].
+    pub fn new(len: usize) -> Self {
+        let cap = len.max(1).next_multiple_of(BUF_ALIGN);
+        let layout = Layout::from_size_align(cap, BUF_ALIGN).expect("buffer size fits a Layout");
+        // SAFETY: `layout` has a non-zero size.
+        let raw = unsafe { alloc_zeroed(layout) };
+        let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        AlignedBuf { ptr, len, layout }
+    }
+}
+
+impl Deref for AlignedBuf {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: `ptr` points to `layout.size() >= len` initialized (zeroed) bytes we own.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl DerefMut for AlignedBuf {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `deref`, and `&mut self` guarantees exclusive access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with exactly this layout.
+        unsafe { dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+// SAFETY: AlignedBuf owns its allocation exclusively, like a Vec<u8>.
+unsafe impl Send for AlignedBuf {}
+
+/// One I/O method.
+pub trait Engine: Sync {
+    /// Runs one worker's job to the end of its cursor or until `ctx.record` says stop. Returns
+    /// whether the worker covered its whole range at least once (so its XOR share is complete).
+    fn run(&self, job: &mut WorkerJob, ctx: &mut WorkerCtx) -> anyhow::Result<bool>;
+}
+
+/// The engine implementing `method`.
+pub fn engine_for(method: Method) -> &'static dyn Engine {
+    match method {
+        Method::Read => &read::ReadEngine,
+        Method::Pread => &pread::PreadEngine,
+        Method::Mmap => &mmap::MmapEngine,
+        Method::IoUring => &uring::UringEngine,
+        Method::Buffered => &buffered::BufferedEngine,
+    }
+}
+
+/// Checks that io_uring can be used here, with a message naming another method when it cannot.
+pub fn probe_io_uring() -> Result<(), String> {
+    uring::probe()
+}
+
+/// Reads until `buf` is full or end of file, with `f` doing one read call; returns bytes read.
+#[inline]
+pub(crate) fn fill_from(
+    buf: &mut [u8],
+    mut f: impl FnMut(&mut [u8], usize) -> std::io::Result<usize>,
+) -> std::io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        match f(&mut buf[done..], done) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}
+
+/// Writes all of `buf`, with `f` doing one write call.
+#[inline]
+pub(crate) fn drain_to(
+    buf: &[u8],
+    mut f: impl FnMut(&[u8], usize) -> std::io::Result<usize>,
+) -> std::io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        match f(&buf[done..], done) {
+            Ok(0) => return Err(std::io::Error::from(std::io::ErrorKind::WriteZero)),
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cursor(range: Range<u64>, bs: u64, looping: bool) -> Cursor {
+        Cursor {
+            next: range.start,
+            span: range.end,
+            range,
+            block_size: bs,
+            loop_range: looping,
+            pass: 0,
+            random: None,
+            left: None,
+        }
+    }
+
+    #[test]
+    fn sequential_cursor_covers_the_range_exactly_once() {
+        let blocks: Vec<Block> = cursor(10..35, 10, false).collect();
+        let lens: Vec<usize> = blocks.iter().map(|b| b.len).collect();
+        assert_eq!(lens, vec![10, 10, 5]);
+        assert_eq!(blocks[2].offset, 30);
+    }
+
+    #[test]
+    fn looping_cursor_marks_later_passes() {
+        let blocks: Vec<Block> = cursor(0..20, 10, true).take(5).collect();
+        let first: Vec<bool> = blocks.iter().map(|b| b.first_pass).collect();
+        assert_eq!(first, vec![true, true, false, false, false]);
+    }
+
+    #[test]
+    fn aligned_buffers_are_page_aligned() {
+        for len in [1usize, 7, 4096, 5000] {
+            let b = AlignedBuf::new(len);
+            assert_eq!(b.as_ptr() as usize % BUF_ALIGN, 0);
+            assert_eq!(b.len(), len);
+        }
+    }
+}

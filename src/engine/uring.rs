@@ -1,0 +1,145 @@
+//! `io_uring`: a real submission queue of `queue_depth` entries kept full. Buffers are registered
+//! with the ring (fixed buffers, which spare the kernel a page pin per I/O) when the kernel allows,
+//! with plain reads as the fallback. An operation's latency runs from just before the submitting
+//! `io_uring_enter` to the reaping of its completion, like fio's clat+slat.
+
+use super::{AlignedBuf, Block, Engine, WorkerCtx, WorkerJob};
+use crate::config::Op;
+use anyhow::{anyhow, Context};
+use io_uring::{opcode, types, IoUring};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
+
+pub struct UringEngine;
+
+/// Checks that this process can create a ring.
+pub fn probe() -> Result<(), String> {
+    IoUring::new(2).map(|_| ()).map_err(|e| {
+        format!(
+            "io_uring is not available here ({e}); use --method pread (or read, mmap, buffered)"
+        )
+    })
+}
+
+struct Slot {
+    block: Option<Block>,
+    t0: u64,
+}
+
+impl Engine for UringEngine {
+    fn run(&self, job: &mut WorkerJob, ctx: &mut WorkerCtx) -> anyhow::Result<bool> {
+        let qd = job.queue_depth.max(1);
+        let mut ring = IoUring::new(qd.next_power_of_two())
+            .map_err(|e| anyhow!("io_uring is not available here ({e}); use --method pread"))?;
+        let mut bufs: Vec<AlignedBuf> = (0..qd).map(|_| AlignedBuf::new(job.block_size)).collect();
+        let iovecs: Vec<libc::iovec> = bufs
+            .iter_mut()
+            .map(|b| libc::iovec {
+                iov_base: b.as_mut_ptr().cast(),
+                iov_len: b.len(),
+            })
+            .collect();
+        // SAFETY: every registered buffer stays allocated and unmoved until the buffers are
+        // unregistered and the ring is dropped at the end of this function, before `bufs`.
+        let fixed = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+        let fd = types::Fd(job.file.as_raw_fd());
+        let mut slots: Vec<Slot> = (0..qd).map(|_| Slot { block: None, t0: 0 }).collect();
+        let mut free: Vec<usize> = (0..qd as usize).rev().collect();
+        let mut cursor = job.cursor();
+        let mut inflight = 0usize;
+        let mut stopping = false;
+        let mut exhausted = false;
+        let mut fresh: Vec<usize> = Vec::with_capacity(qd as usize);
+        let mut done: Vec<(usize, i32)> = Vec::with_capacity(qd as usize);
+        loop {
+            while !stopping && !exhausted {
+                let Some(&slot) = free.last() else { break };
+                let Some(b) = cursor.next() else {
+                    exhausted = true;
+                    break;
+                };
+                free.pop();
+                let buf = &mut bufs[slot][..b.len];
+                let ptr = buf.as_mut_ptr();
+                let len = b.len as u32;
+                let entry = match (job.op, fixed) {
+                    (Op::Read, true) => opcode::ReadFixed::new(fd, ptr, len, slot as u16)
+                        .offset(b.offset)
+                        .build(),
+                    (Op::Read, false) => opcode::Read::new(fd, ptr, len).offset(b.offset).build(),
+                    (Op::Write, _) => {
+                        crate::pattern::fill(job.seed, b.offset, buf);
+                        ctx.xor(&b, buf);
+                        if fixed {
+                            opcode::WriteFixed::new(fd, ptr, len, slot as u16)
+                                .offset(b.offset)
+                                .build()
+                        } else {
+                            opcode::Write::new(fd, ptr, len).offset(b.offset).build()
+                        }
+                    }
+                }
+                .user_data(slot as u64);
+                // SAFETY: the entry points into `bufs[slot]`, which stays alive and untouched
+                // until its completion is reaped below; the queue has room because at most `qd`
+                // slots are in flight and the ring has at least `qd` entries.
+                unsafe { ring.submission().push(&entry) }
+                    .map_err(|_| anyhow!("io_uring submission queue unexpectedly full"))?;
+                slots[slot].block = Some(b);
+                fresh.push(slot);
+                inflight += 1;
+            }
+            if inflight == 0 {
+                break;
+            }
+            let t0 = ctx.now();
+            for &s in &fresh {
+                slots[s].t0 = t0;
+            }
+            fresh.clear();
+            ring.submit_and_wait(1).context("io_uring_enter")?;
+            let t1 = ctx.now();
+            done.clear();
+            done.extend(
+                ring.completion()
+                    .map(|c| (c.user_data() as usize, c.result())),
+            );
+            for &(slot, res) in &done {
+                inflight -= 1;
+                free.push(slot);
+                let b = slots[slot]
+                    .block
+                    .take()
+                    .expect("completed slot was in flight");
+                if res < 0 {
+                    let err = std::io::Error::from_raw_os_error(-res);
+                    return Err(anyhow::Error::new(err)
+                        .context(format!("io_uring {:?} at offset {}", job.op, b.offset)));
+                }
+                let mut n = res as usize;
+                if n < b.len && n > 0 && job.op == Op::Read {
+                    // A short read before end of file: finish the block synchronously.
+                    let rest = &mut bufs[slot][n..b.len];
+                    n += super::fill_from(rest, |s, d| {
+                        job.file.read_at(s, b.offset + (n + d) as u64)
+                    })?;
+                } else if n < b.len && job.op == Op::Write {
+                    let rest = &bufs[slot][n..b.len];
+                    super::drain_to(rest, |s, d| job.file.write_at(s, b.offset + (n + d) as u64))?;
+                    n = b.len;
+                }
+                if job.op == Op::Read {
+                    ctx.xor(&b, &bufs[slot][..n]);
+                }
+                if !ctx.record(n as u64, slots[slot].t0, t1) {
+                    stopping = true;
+                }
+            }
+        }
+        if fixed {
+            let _ = ring.submitter().unregister_buffers();
+        }
+        drop(ring);
+        Ok(cursor.completed_pass())
+    }
+}

@@ -1,0 +1,37 @@
+//! diskscope: how fast can this machine read and write this file, and why?
+//!
+//! Data flows one way:
+//!
+//! ```text
+//! RunSpec (config) ──> runner: one thread per worker, engine::<method> does the I/O
+//!                        │  per-thread WorkerCtx: counters, hdrhistogram, XOR
+//!                        ▼  Snapshot every ~100 ms over a channel
+//!                   measure::Aggregate ──> RunResult ──> { CSV, plots, summaries, TUI table }
+//! ```
+//!
+//! The TUI and batch mode consume the same snapshot stream, so a number on screen and a number in
+//! a CSV are the same computation. Engines know nothing of threads, channels or terminals.
+//!
+//! Modules:
+//! * [`config`] — settings → validated [`config::RunSpec`]; every usage error is made here.
+//! * [`engine`] — one file per I/O method behind [`engine::Engine`].
+//! * [`runner`] — threads, stop flag, snapshots.
+//! * [`measure`] — clock, histograms, snapshots, aggregation, [`measure::RunResult`], statistics.
+//! * [`cache`] — warm / cold / cold-all and page-cache residency (`mincore`).
+//! * [`xor`] — the XOR contract; [`pattern`] — deterministic written data; [`size`] — `4K`, `1M`.
+//! * [`commands`] — the classic lab commands (`run`, `run2`, `fast`, `syscalls`).
+//! * [`cli`] — clap definitions and the entry points of the binaries.
+
+pub mod cache;
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod engine;
+pub mod locality;
+pub mod measure;
+pub mod pattern;
+pub mod runner;
+pub mod size;
+pub mod sweep;
+pub mod tui;
+pub mod xor;

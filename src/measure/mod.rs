@@ -1,0 +1,18 @@
+//! Measurement: timing, latency histograms, the snapshot stream and the one result type.
+//!
+//! Workers record into per-thread state ([`histogram`]) and ship it as [`Snapshot`]s every
+//! ~100 ms; [`Aggregate`] folds that stream into totals for the TUI, batch mode and the classic
+//! commands alike, and [`RunResult`] is the single record every exporter and printer reads.
+
+pub mod aggregate;
+pub mod clock;
+pub mod histogram;
+pub mod result;
+pub mod snapshot;
+pub mod stats;
+
+pub use aggregate::Aggregate;
+pub use clock::Clock;
+pub use histogram::{new_latency_histogram, LatencySummary};
+pub use result::RunResult;
+pub use snapshot::{Snapshot, SnapshotKind};

@@ -1,0 +1,82 @@
+//! [`RunResult`]: the one record per measured run. The CSV columns are its fields (serde), so a
+//! column cannot drift from the struct; the TUI's results table, batch summaries and `run`'s stderr
+//! report all read it.
+
+use serde::Serialize;
+
+/// One measured run (one repetition of one sweep point).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RunResult {
+    /// Experiment name (batch), or the command that produced it (`run`, `tui`).
+    pub experiment: String,
+    /// Host name of the machine.
+    pub host: String,
+    /// File measured.
+    pub file: String,
+    /// Size of that file, bytes, when the run started.
+    pub file_size_bytes: u64,
+    /// `read` or `write`.
+    pub operation: String,
+    /// I/O method: read, pread, mmap, io_uring, buffered (or the command kind).
+    pub method: String,
+    /// `sequential` or `random` offsets.
+    pub pattern: String,
+    /// Cache mode asked for: as-is, warm, cold, cold-all.
+    pub cache: String,
+    /// O_DIRECT used.
+    pub direct: bool,
+    /// Bytes per operation.
+    pub block_size_bytes: u64,
+    /// Blocks transferred.
+    pub block_count: u64,
+    /// Worker threads.
+    pub threads: usize,
+    /// io_uring queue depth (1 for synchronous methods).
+    pub queue_depth: u32,
+    /// Repetition number, 1-based.
+    pub rep: u32,
+    /// Bytes transferred.
+    pub bytes: u64,
+    /// Wall time of the measured part, seconds.
+    pub seconds: f64,
+    /// Throughput, MiB/s (2^20 bytes per second).
+    pub mib_s: f64,
+    /// Operations completed.
+    pub ops: u64,
+    /// Operations per second.
+    pub iops: f64,
+    /// Latency percentiles of single operations, microseconds.
+    pub lat_p50_us: f64,
+    pub lat_p90_us: f64,
+    pub lat_p99_us: f64,
+    pub lat_p999_us: f64,
+    pub lat_max_us: f64,
+    /// Share of the file in the page cache just before the run, percent (after cache control).
+    pub residency_before_pct: f64,
+    /// XOR of the data (8 hex digits), empty when the run did not cover its range.
+    pub xor: String,
+    /// Error message when the run failed, else empty.
+    pub error: String,
+}
+
+impl RunResult {
+    /// Fills the derived throughput fields from bytes, ops and seconds.
+    pub fn set_rates(&mut self) {
+        if self.seconds > 0.0 {
+            self.mib_s = self.bytes as f64 / (1024.0 * 1024.0) / self.seconds;
+            self.iops = self.ops as f64 / self.seconds;
+        } else {
+            self.mib_s = 0.0;
+            self.iops = 0.0;
+        }
+    }
+
+    /// Copies the latency percentiles in.
+    pub fn set_latency(&mut self, s: &super::LatencySummary) {
+        self.lat_p50_us = s.p50_us;
+        self.lat_p90_us = s.p90_us;
+        self.lat_p99_us = s.p99_us;
+        self.lat_p999_us = s.p999_us;
+        self.lat_max_us = s.max_us;
+    }
+}

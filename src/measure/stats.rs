@@ -1,0 +1,62 @@
+//! Statistics over repetitions: mean, median, min, max, sample standard deviation.
+
+use serde::Serialize;
+
+/// Summary statistics of a sample (e.g. MiB/s over repetitions).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Stats {
+    pub n: usize,
+    pub mean: f64,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Sample standard deviation (n - 1); 0 for fewer than two values.
+    pub stddev: f64,
+}
+
+impl Stats {
+    /// Statistics of `values`; NaNs are ignored. An empty sample gives all zeros.
+    pub fn of(values: &[f64]) -> Self {
+        let mut v: Vec<f64> = values.iter().copied().filter(|x| !x.is_nan()).collect();
+        if v.is_empty() {
+            return Self::default();
+        }
+        v.sort_by(|a, b| a.total_cmp(b));
+        let n = v.len();
+        let mean = v.iter().sum::<f64>() / n as f64;
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        let stddev = if n > 1 {
+            (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+        } else {
+            0.0
+        };
+        Stats {
+            n,
+            mean,
+            median,
+            min: v[0],
+            max: v[n - 1],
+            stddev,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_even_and_odd_samples() {
+        assert_eq!(Stats::of(&[3.0, 1.0, 2.0]).median, 2.0);
+        assert_eq!(Stats::of(&[4.0, 1.0, 2.0, 3.0]).median, 2.5);
+        let s = Stats::of(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]);
+        assert_eq!(s.mean, 5.0);
+        assert!((s.stddev - 2.138).abs() < 0.001);
+        assert_eq!((s.min, s.max), (2.0, 9.0));
+        assert_eq!(Stats::of(&[]).n, 0);
+    }
+}
