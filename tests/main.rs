@@ -1,0 +1,9 @@
+//! The one integration-test binary (one link step instead of one per file, as in ripgrep).
+//!
+//! Where new tests go: one module per area, named after the user-facing feature it checks —
+//! `run_cmd` (run/run2/fast/syscalls and bad input), `batch`, `tui`, `locality`. Shared helpers
+//! (temp dirs, an independent XOR, binaries) live in `util`.
+
+mod util;
+
+mod run_cmd;

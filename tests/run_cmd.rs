@@ -1,0 +1,1 @@
+//! run / run2 / fast / syscalls from the outside.
