@@ -118,6 +118,19 @@ pub struct FastArgs {
     /// Print the decision process to stderr
     #[arg(long, short = 'v')]
     pub verbose: bool,
+    /// Force a road instead of choosing one: auto, mmap, pread, direct (io_uring O_DIRECT),
+    /// buffered (pread with sequential readahead)
+    #[arg(long, default_value = "auto", value_name = "ROAD")]
+    pub road: String,
+    /// Worker threads (default: one per core; the direct road uses one ring)
+    #[arg(long, short = 't', value_name = "N")]
+    pub threads: Option<usize>,
+    /// Bytes per read of the pread, buffered and direct roads (default 256K warm, 1M cold)
+    #[arg(long, value_name = "SIZE")]
+    pub block_size: Option<String>,
+    /// Reads in flight on the direct road
+    #[arg(long, default_value_t = 32, value_name = "N")]
+    pub queue_depth: u32,
 }
 
 /// `syscalls FILE [--seconds S]`

@@ -10,6 +10,7 @@
 use crate::cache::{self, Residency};
 use crate::config::{usage, Op, Pattern, RunSpec};
 use crate::engine::{engine_for, Block, WorkerJob};
+use crate::measure::clock::TickTally;
 use crate::measure::{
     new_latency_histogram, Aggregate, Clock, LatencySummary, RunResult, Snapshot, SnapshotKind,
 };
@@ -28,6 +29,14 @@ use std::time::{Duration, Instant};
 /// How often a worker sends a snapshot.
 pub const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(100);
 
+/// Environment variable that turns per-operation timing off (any value but `0`): no clock reads
+/// and no latency histogram, only bytes and operations. For measuring what timing costs
+/// (`bench/compare.sh`); results then have empty latency columns.
+pub const NO_LATENCY_ENV: &str = "DISKSCOPE_NO_LATENCY";
+
+/// Without timing, the clock is read every this many operations to send snapshots on time.
+const UNTIMED_CLOCK_EVERY_OPS: u64 = 64;
+
 /// Size of the region a time-bounded write without a block count cycles through.
 pub const DEFAULT_WRITE_SPAN: u64 = 1 << 30;
 
@@ -42,7 +51,11 @@ pub struct WorkerCtx {
     deadline_raw: u64,
     stop: Arc<AtomicBool>,
     tx: Sender<Snapshot>,
+    /// Per-operation latencies in raw ticks, moved into `hist` when a snapshot is sent.
+    tally: TickTally,
     hist: Histogram<u64>,
+    /// Whether operations are timed (see [`NO_LATENCY_ENV`]).
+    timing: bool,
     bytes: u64,
     ops: u64,
     xor: u32,
@@ -71,17 +84,23 @@ impl WorkerCtx {
             clock,
             stop,
             tx,
+            tally: TickTally::default(),
             hist: new_latency_histogram(),
+            timing: std::env::var_os(NO_LATENCY_ENV).is_none_or(|v| v == "0"),
             bytes: 0,
             ops: 0,
             xor: 0,
         }
     }
 
-    /// A timestamp in raw clock ticks, for [`WorkerCtx::record`].
+    /// A timestamp in raw clock ticks, for [`WorkerCtx::record`] (0 when timing is off).
     #[inline(always)]
     pub fn now(&self) -> u64 {
-        self.clock.raw()
+        if self.timing {
+            self.clock.raw()
+        } else {
+            0
+        }
     }
 
     /// Folds `data`, read or written at the block's offset, into this worker's XOR (first pass
@@ -105,12 +124,18 @@ impl WorkerCtx {
     /// when the worker must stop (stop flag or time bound).
     #[inline(always)]
     pub fn record(&mut self, bytes: u64, t0: u64, t1: u64) -> bool {
-        self.hist
-            .saturating_record(self.clock.delta_ns(t0, t1).max(1));
         self.bytes += bytes;
         self.ops += 1;
-        if t1 >= self.next_event_raw {
-            return self.on_event(t1);
+        let now = if self.timing {
+            self.tally.record(t1.saturating_sub(t0));
+            t1
+        } else if self.ops.is_multiple_of(UNTIMED_CLOCK_EVERY_OPS) {
+            self.clock.raw()
+        } else {
+            0
+        };
+        if now >= self.next_event_raw {
+            return self.on_event(now);
         }
         !self.stop.load(Ordering::Relaxed)
     }
@@ -126,6 +151,7 @@ impl WorkerCtx {
     }
 
     fn send(&mut self, now: u64, kind: SnapshotKind) {
+        self.tally.drain_into(&self.clock, &mut self.hist);
         let latency = self.hist.clone();
         self.hist.reset();
         let snap = Snapshot {

@@ -11,11 +11,20 @@
 //! code is picked at run time where the CPU has it, because the default x86-64 target stops at SSE2.
 
 /// XOR of `bytes` as if the slice started at offset 0 (partial last word zero-padded).
-#[inline]
+#[inline(always)]
 pub fn xor_aligned(bytes: &[u8]) -> u32 {
+    if bytes.len() < 256 {
+        // Tiny reads (the 1-byte syscall lab): no feature check, no call.
+        return xor_generic(bytes);
+    }
+    xor_large(bytes)
+}
+
+#[inline(never)]
+fn xor_large(bytes: &[u8]) -> u32 {
     #[cfg(target_arch = "x86_64")]
     {
-        if bytes.len() >= 256 && std::arch::is_x86_feature_detected!("avx2") {
+        if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: we just checked that the running CPU supports AVX2, the only requirement of
             // `xor_avx2`'s `#[target_feature]`.
             return unsafe { xor_avx2(bytes) };
@@ -25,7 +34,7 @@ pub fn xor_aligned(bytes: &[u8]) -> u32 {
 }
 
 /// XOR contribution of `bytes` found at absolute offset `offset` of the checksummed range.
-#[inline]
+#[inline(always)]
 pub fn xor_at(offset: u64, bytes: &[u8]) -> u32 {
     xor_aligned(bytes).rotate_left(8 * (offset % 4) as u32)
 }

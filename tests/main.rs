@@ -7,3 +7,4 @@
 mod util;
 
 mod run_cmd;
+mod speed;

@@ -1,72 +1,333 @@
-//! `fast FILE`: the XOR of a whole file as fast as this machine allows. It picks the method,
-//! thread count and block size itself from the file's page-cache residency; stdout gets the XOR,
-//! stderr the chosen setup, seconds and GiB/s.
+//! `fast FILE`: the XOR of a whole file as fast as this machine allows. stdout gets the XOR
+//! alone; stderr gets the road taken, why, the seconds and GiB/s (whole command, probes included).
+//!
+//! `fast` does not go through the runner: it needs no latency histogram or snapshots, and the
+//! best roads do not fit the block-at-a-time engine shape (one mapping shared by all threads; one
+//! ring kept deep). It looks first, then picks:
+//!
+//! * **cached** (>= [`WARM_THRESHOLD_PCT`] of the pages, by `cachestat`/`mincore`): map the file
+//!   2 MiB-aligned and probe whether its folios get PMD mappings. If they do, XOR straight from
+//!   the mapping on every core (memory speed). If the cache holds small folios (filled by small
+//!   writes or reads), every 4 KiB page would cost a fault-around share and a teardown, so
+//!   [`SMALL_FOLIO_ROAD`] is taken instead.
+//! * **not cached**: `O_DIRECT` reads through one deep io_uring (the disk is the limit; the page
+//!   cache would only add a copy). Where O_DIRECT or io_uring is refused, buffered `pread` with
+//!   sequential readahead.
+//!
+//! Every road XORs every byte exactly once, and a file that shrinks mid-read is an error, so the
+//! choice changes the speed and never the answer. `--road` forces a road (for benchmarks).
+
+mod direct;
+mod map;
+mod probe;
+mod roads;
 
 use super::println_stdout;
-use crate::cache;
 use crate::cli::FastArgs;
-use crate::config::{Method, RunSpec};
-use crate::runner::run_blocking;
+use crate::config::{check_block_size, parse_block_size, usage, MAX_QUEUE_DEPTH, MAX_THREADS};
+use crate::size::format_size;
 use crate::xor::format_xor;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use anyhow::{anyhow, bail};
+use std::fs::File;
+use std::io::{Seek, SeekFrom};
+use std::path::Path;
+use std::time::Instant;
 
-/// Share of resident pages above which a file counts as cached.
+pub use probe::{page_cache, Cached};
+
+/// Share of cached pages from which a file is read through the cache.
 pub const WARM_THRESHOLD_PCT: f64 = 90.0;
+/// 2 MiB-aligned points touched by the folio probe.
+pub const PMD_PROBES: usize = 8;
+/// Road for a cached file whose folios are too small for PMD mappings.
+pub const SMALL_FOLIO_ROAD: Road = Road::Pread;
+/// Default bytes per read on the warm `pread` road (fits L2 with room for the XOR).
+pub const WARM_BLOCK_BYTES: usize = 256 << 10;
+/// Default bytes per read on the cold roads.
+pub const COLD_BLOCK_BYTES: usize = 1 << 20;
 
-/// The chosen setup.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
-    pub method: Method,
+/// A way of reading the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Road {
+    Auto,
+    Mmap,
+    Pread,
+    Direct,
+    Buffered,
+}
+
+impl Road {
+    pub const NAMES: &'static [&'static str] = &["auto", "mmap", "pread", "direct", "buffered"];
+
+    pub fn parse(text: &str) -> anyhow::Result<Road> {
+        Ok(match text.to_ascii_lowercase().as_str() {
+            "auto" => Road::Auto,
+            "mmap" => Road::Mmap,
+            "pread" => Road::Pread,
+            "direct" => Road::Direct,
+            "buffered" => Road::Buffered,
+            _ => {
+                return Err(usage(format!(
+                    "--road: unknown value '{text}'; use one of {}",
+                    Road::NAMES.join(", ")
+                )))
+            }
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        Road::NAMES[self as usize]
+    }
+}
+
+/// What the user asked for (`None`: let `fast` choose).
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub road: Road,
+    pub threads: Option<usize>,
+    pub block_bytes: Option<usize>,
+    pub queue_depth: u32,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            road: Road::Auto,
+            threads: None,
+            block_bytes: None,
+            queue_depth: 32,
+        }
+    }
+}
+
+impl Settings {
+    /// Validates the command-line flags (usage errors name the flag).
+    pub fn from_args(a: &FastArgs) -> anyhow::Result<Settings> {
+        if let Some(t) = a.threads {
+            if t == 0 || t > MAX_THREADS {
+                return Err(usage(format!(
+                    "--threads: {t} is out of range; use 1 to {MAX_THREADS}"
+                )));
+            }
+        }
+        if a.queue_depth == 0 || a.queue_depth > MAX_QUEUE_DEPTH {
+            return Err(usage(format!(
+                "--queue-depth: {} is out of range; use 1 to {MAX_QUEUE_DEPTH}",
+                a.queue_depth
+            )));
+        }
+        let block_bytes = match &a.block_size {
+            Some(text) => {
+                let b = parse_block_size(text, "--block-size")?;
+                check_block_size(b, "--block-size")?;
+                Some(b as usize)
+            }
+            None => None,
+        };
+        Ok(Settings {
+            road: Road::parse(&a.road)?,
+            threads: a.threads,
+            block_bytes,
+            queue_depth: a.queue_depth,
+        })
+    }
+}
+
+/// What `fast` did.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub xor: u32,
+    pub bytes: u64,
+    pub road: Road,
     pub threads: usize,
-    pub block_size_bytes: u64,
+    /// Bytes per read (0 for mmap).
+    pub block_bytes: usize,
+    /// What was measured and why this road.
     pub reason: String,
 }
 
-/// Chooses a setup from the residency and the core count.
-pub fn plan(resident_pct: f64, cores: usize) -> Plan {
-    let threads = cores.max(1);
-    if resident_pct >= WARM_THRESHOLD_PCT {
-        Plan {
-            method: Method::Pread,
-            threads,
-            block_size_bytes: 1 << 20,
-            reason: format!("{resident_pct:.0}% cached: pread 1M on every core"),
-        }
-    } else {
-        Plan {
-            method: Method::IoUring,
-            threads,
-            block_size_bytes: 1 << 20,
-            reason: format!("{resident_pct:.0}% cached: io_uring 1M, queue depth 8 per core"),
-        }
+impl Report {
+    /// The stderr line: road, setup, reason, seconds and GiB/s.
+    pub fn summary(&self, seconds: f64) -> String {
+        let block = if self.block_bytes > 0 {
+            format!(", {} reads", format_size(self.block_bytes as u64))
+        } else {
+            String::new()
+        };
+        format!(
+            "fast: {} road, {} thread{}{} | {} | {} in {:.4} s, {:.2} GiB/s",
+            self.road.as_str(),
+            self.threads,
+            if self.threads == 1 { "" } else { "s" },
+            block,
+            self.reason,
+            crate::size::format_bytes_approx(self.bytes),
+            seconds,
+            self.bytes as f64 / (1u64 << 30) as f64 / seconds.max(1e-9)
+        )
     }
 }
 
 pub fn execute(a: &FastArgs) -> anyhow::Result<i32> {
-    let res = cache::residency(&a.file)
-        .map_err(|e| anyhow::anyhow!("FILE: {}: {e:#}", a.file.display()))?;
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let p = plan(res.percent(), cores);
-    let mut spec = RunSpec::new(&a.file);
-    spec.method = p.method;
-    spec.threads = p.threads;
-    spec.block_size_bytes = p.block_size_bytes;
-    spec.queue_depth = 8;
-    if spec.method == Method::IoUring && crate::engine::probe_io_uring().is_err() {
-        spec.method = Method::Pread;
-    }
-    let o = run_blocking(&spec, "fast", Arc::new(AtomicBool::new(false)), |_, _| {})?;
-    let x = o.aggregate.xor().unwrap_or(0);
-    println_stdout(&format_xor(x))?;
-    let r = &o.result;
-    eprintln!(
-        "{}: {} threads, {} blocks; {:.4} s, {:.2} GiB/s",
-        p.reason,
-        spec.threads,
-        crate::size::format_size(spec.block_size_bytes),
-        r.seconds,
-        r.bytes as f64 / (1u64 << 30) as f64 / r.seconds.max(1e-9)
-    );
+    let started = Instant::now();
+    let settings = Settings::from_args(a)?;
+    let verbose = a.verbose;
+    let report = xor_file(&a.file, &settings, &mut |line| {
+        if verbose {
+            eprintln!("fast: {line}");
+        }
+    })?;
+    println_stdout(&format_xor(report.xor))?;
+    eprintln!("{}", report.summary(started.elapsed().as_secs_f64()));
     Ok(0)
+}
+
+fn open_file(path: &Path) -> anyhow::Result<File> {
+    let p = path.display();
+    let f = File::open(path).map_err(|e| match e.raw_os_error() {
+        Some(libc::ENOENT) => anyhow!("FILE: {p} does not exist; check the path"),
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            anyhow!("FILE: permission denied opening {p}; check its permissions")
+        }
+        _ => anyhow!("FILE: cannot open {p}: {e}"),
+    })?;
+    if f.metadata()?.is_dir() {
+        bail!("FILE: {p} is a directory; give a regular file");
+    }
+    Ok(f)
+}
+
+/// XORs the whole file at `path`, choosing (or taking the forced) road. `log` gets the steps.
+pub fn xor_file(
+    path: &Path,
+    settings: &Settings,
+    log: &mut dyn FnMut(&str),
+) -> anyhow::Result<Report> {
+    let mut file = open_file(path)?;
+    let meta = file.metadata()?;
+    let len = if meta.is_file() {
+        meta.len()
+    } else {
+        file.seek(SeekFrom::End(0))?
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = roads::useful_threads(len, settings.threads.unwrap_or(cores));
+    let mut report = Report {
+        xor: 0,
+        bytes: len,
+        road: settings.road,
+        threads,
+        block_bytes: 0,
+        reason: String::new(),
+    };
+    if len == 0 {
+        report.road = Road::Pread;
+        report.threads = 1;
+        report.reason = "empty file".into();
+        return Ok(report);
+    }
+    if !meta.is_file() {
+        // Devices and the like: no page-cache statistics and no folio probe; plain reads.
+        let road = match settings.road {
+            Road::Auto | Road::Mmap => Road::Pread,
+            r => r,
+        };
+        report.reason = "not a regular file".into();
+        return run_road(path, &file, len, road, settings, report, None, log);
+    }
+    let cached = probe::page_cache(&file, len)?;
+    let warm = cached.percent() >= WARM_THRESHOLD_PCT;
+    let cache_note = format!("{:.1}% cached ({})", cached.percent(), cached.source);
+    log(&cache_note);
+    report.reason = cache_note;
+    let road = match settings.road {
+        Road::Auto if warm => Road::Mmap,
+        Road::Auto => Road::Direct,
+        r => r,
+    };
+    if road != Road::Mmap {
+        return run_road(path, &file, len, road, settings, report, None, log);
+    }
+    let map = map::Mapping::new(&file, len)?;
+    if settings.road == Road::Auto {
+        match map.probe_pmd(PMD_PROBES) {
+            Some((touched, pmds)) if touched > 0 => {
+                let note = format!("{pmds} of {touched} probes PMD-mapped");
+                log(&note);
+                report.reason = format!("{}, {note}", report.reason);
+                if pmds * 2 < touched {
+                    drop(map);
+                    let road = SMALL_FOLIO_ROAD;
+                    return run_road(path, &file, len, road, settings, report, None, log);
+                }
+            }
+            Some(_) => report.reason.push_str(", smaller than one 2 MiB page"),
+            None => report.reason.push_str(", folio probe unavailable"),
+        }
+    }
+    run_road(
+        path,
+        &file,
+        len,
+        Road::Mmap,
+        settings,
+        report,
+        Some(map),
+        log,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_road(
+    path: &Path,
+    file: &File,
+    len: u64,
+    road: Road,
+    settings: &Settings,
+    mut report: Report,
+    map: Option<map::Mapping>,
+    log: &mut dyn FnMut(&str),
+) -> anyhow::Result<Report> {
+    log(&format!("taking the {} road", road.as_str()));
+    report.road = road;
+    let threads = report.threads;
+    let warm_block = settings.block_bytes.unwrap_or(WARM_BLOCK_BYTES);
+    let cold_block = settings.block_bytes.unwrap_or(COLD_BLOCK_BYTES);
+    report.xor = match road {
+        Road::Auto | Road::Mmap => {
+            let map = match map {
+                Some(m) => m,
+                None => map::Mapping::new(file, len)?,
+            };
+            report.block_bytes = 0;
+            roads::mmap_road(&map, threads)?
+        }
+        Road::Pread => {
+            report.block_bytes = warm_block;
+            roads::pread_road(file, len, threads, warm_block)?
+        }
+        Road::Buffered => {
+            report.block_bytes = cold_block;
+            roads::buffered_road(path, len, threads, cold_block)?
+        }
+        Road::Direct => {
+            report.block_bytes = cold_block;
+            report.threads = 1;
+            let qd = settings.queue_depth;
+            match direct::direct_road(path, file, len, cold_block, qd)? {
+                direct::Direct::Done(x) => {
+                    report.reason.push_str(&format!(", queue depth {qd}"));
+                    x
+                }
+                direct::Direct::Unsupported(why) => {
+                    log(&format!("{why}; falling back to buffered reads"));
+                    report.road = Road::Buffered;
+                    report.threads = threads;
+                    report.reason.push_str(&format!(", {why}"));
+                    roads::buffered_road(path, len, threads, cold_block)?
+                }
+            }
+        }
+    };
+    Ok(report)
 }

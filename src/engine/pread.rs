@@ -1,10 +1,32 @@
 //! `pread`: positioned `pread(2)` / `pwrite(2)`, one syscall per block and no shared file
-//! position, the natural method for threads and random offsets.
+//! position, the natural method for threads and random offsets. Reads use the bare system call
+//! [`sys_pread`] for the reason given in the `read` engine (no cancellation-point wrapper).
 
 use super::{drain_to, fill_from, AlignedBuf, Engine, WorkerCtx, WorkerJob};
 use crate::config::Op;
 use anyhow::Context;
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::FileExt;
+
+/// `pread(2)` as a bare system call (no cancellation-point wrapper).
+#[inline(always)]
+pub(crate) fn sys_pread(fd: RawFd, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    // SAFETY: `buf` is valid for writes of `buf.len()` bytes for the duration of the call.
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_pread64,
+            fd,
+            buf.as_mut_ptr(),
+            buf.len(),
+            offset as libc::off_t,
+        )
+    };
+    if n < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
 
 pub struct PreadEngine;
 
@@ -12,13 +34,14 @@ impl Engine for PreadEngine {
     fn run(&self, job: &mut WorkerJob, ctx: &mut WorkerCtx) -> anyhow::Result<bool> {
         let mut buf = AlignedBuf::new(job.block_size);
         let file = &job.file;
+        let fd = file.as_raw_fd();
         let mut cursor = job.cursor();
         for b in cursor.by_ref() {
             let data = &mut buf[..b.len];
             let n = match job.op {
                 Op::Read => {
                     let t0 = ctx.now();
-                    let n = fill_from(data, |s, done| file.read_at(s, b.offset + done as u64))
+                    let n = fill_from(data, |s, done| sys_pread(fd, s, b.offset + done as u64))
                         .with_context(|| format!("pread at offset {}", b.offset))?;
                     let t1 = ctx.now();
                     ctx.xor(&b, &data[..n]);

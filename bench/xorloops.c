@@ -1,0 +1,171 @@
+/* Plain C baselines for bench/compare.sh, deliberately free of diskscope code:
+ *   xorloops pread FILE THREADS BLOCK   pread into page-aligned buffers + XOR, THREADS threads
+ *   xorloops mmap  FILE THREADS         mmap + XOR, THREADS threads
+ *   xorloops ram   BYTES THREADS        XOR over an anonymous buffer (the RAM ceiling)
+ *   xorloops read  FILE BLOCK COUNT     COUNT plain read(2) calls of BLOCK bytes, no timing
+ * Prints the XOR (4-byte little-endian words, zero-padded tail) on stdout and
+ * "SECONDS GiB/s" on stderr (for ram: time of the XOR pass only, after filling). */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* XOR of n bytes counted from offset 0 (partial tail zero-padded). */
+static uint32_t xor_bytes(const unsigned char *p, size_t n) {
+    uint64_t acc[8] = {0};
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        for (int k = 0; k < 8; k++) {
+            uint64_t w;
+            memcpy(&w, p + i + 8 * k, 8);
+            acc[k] ^= w;
+        }
+    }
+    uint64_t wide = 0;
+    for (int k = 0; k < 8; k++) wide ^= acc[k];
+    uint32_t x = (uint32_t)wide ^ (uint32_t)(wide >> 32);
+    for (; i + 4 <= n; i += 4) {
+        uint32_t w;
+        memcpy(&w, p + i, 4);
+        x ^= w;
+    }
+    if (i < n) {
+        unsigned char pad[4] = {0};
+        memcpy(pad, p + i, n - i);
+        uint32_t w;
+        memcpy(&w, pad, 4);
+        x ^= w;
+    }
+    return x;
+}
+
+static uint32_t rotl_off(uint32_t x, uint64_t off) {
+    unsigned r = 8 * (off % 4);
+    return r ? (x << r) | (x >> (32 - r)) : x;
+}
+
+struct job {
+    int fd;
+    const unsigned char *base;
+    uint64_t start, end, block;
+    uint32_t x;
+};
+
+static void *pread_worker(void *arg) {
+    struct job *j = arg;
+    unsigned char *buf;
+    if (posix_memalign((void **)&buf, 4096, j->block)) { perror("posix_memalign"); exit(1); }
+    uint32_t x = 0;
+    for (uint64_t off = j->start; off < j->end;) {
+        uint64_t want = j->end - off < j->block ? j->end - off : j->block;
+        ssize_t n = pread(j->fd, buf, want, off);
+        if (n < 0) { perror("pread"); exit(1); }
+        if (n == 0) break;
+        x ^= rotl_off(xor_bytes(buf, n), off);
+        off += n;
+    }
+    j->x = x;
+    free(buf);
+    return NULL;
+}
+
+static void *mmap_worker(void *arg) {
+    struct job *j = arg;
+    j->x = rotl_off(xor_bytes(j->base + j->start, j->end - j->start), j->start);
+    return NULL;
+}
+
+static uint32_t run_threads(void *(*fn)(void *), int fd, const unsigned char *base,
+                            uint64_t size, int threads, uint64_t block) {
+    pthread_t t[64];
+    struct job jobs[64];
+    uint64_t unit = 2u << 20, units = (size + unit - 1) / unit;
+    for (int i = 0; i < threads; i++) {
+        uint64_t s = units * i / threads * unit, e = units * (i + 1) / threads * unit;
+        jobs[i] = (struct job){fd, base, s < size ? s : size, e < size ? e : size, block, 0};
+        pthread_create(&t[i], NULL, fn, &jobs[i]);
+    }
+    uint32_t x = 0;
+    for (int i = 0; i < threads; i++) {
+        pthread_join(t[i], NULL);
+        x ^= jobs[i].x;
+    }
+    return x;
+}
+
+static void report(uint32_t x, double secs, uint64_t bytes) {
+    printf("%08x\n", x);
+    fprintf(stderr, "%.6f s %.2f GiB/s\n", secs, bytes / secs / (1u << 30));
+}
+
+int main(int argc, char **argv) {
+    if (argc < 4) {
+        fprintf(stderr, "usage: xorloops pread FILE THREADS BLOCK | mmap FILE THREADS | ram BYTES THREADS | read FILE BLOCK COUNT\n");
+        return 2;
+    }
+    const char *mode = argv[1];
+    if (!strcmp(mode, "ram")) {
+        uint64_t size = strtoull(argv[2], NULL, 10);
+        int threads = atoi(argv[3]);
+        unsigned char *buf = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (buf == MAP_FAILED) { perror("mmap"); return 1; }
+        madvise(buf, size, MADV_HUGEPAGE);
+        for (uint64_t i = 0; i < size; i += 4096) buf[i] = (unsigned char)(i >> 12);
+        double t0 = now_s();
+        uint32_t x = run_threads(mmap_worker, -1, buf, size, threads, 0);
+        report(x, now_s() - t0, size);
+        return 0;
+    }
+    int fd = open(argv[2], O_RDONLY);
+    if (fd < 0) { perror(argv[2]); return 1; }
+    struct stat st;
+    fstat(fd, &st);
+    uint64_t size = st.st_size;
+    if (!strcmp(mode, "read")) {
+        if (argc < 5) return 2;
+        size_t block = strtoull(argv[3], NULL, 10);
+        uint64_t count = strtoull(argv[4], NULL, 10);
+        unsigned char *buf;
+        if (posix_memalign((void **)&buf, 4096, block)) return 1;
+        uint64_t total = 0;
+        double t0 = now_s();
+        for (uint64_t i = 0; i < count; i++) {
+            ssize_t n = read(fd, buf, block);
+            if (n <= 0) break;
+            total += n;
+        }
+        double secs = now_s() - t0;
+        printf("%llu\n", (unsigned long long)total);
+        fprintf(stderr, "%.6f s %.1f ns/call\n", secs, secs * 1e9 / count);
+        return 0;
+    }
+    int threads = atoi(argv[3]);
+    double t0 = now_s();
+    uint32_t x;
+    if (!strcmp(mode, "pread")) {
+        uint64_t block = argc > 4 ? strtoull(argv[4], NULL, 10) : (1u << 20);
+        x = run_threads(pread_worker, fd, NULL, size, threads, block);
+    } else if (!strcmp(mode, "mmap")) {
+        const unsigned char *base = size ? mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0) : NULL;
+        if (base == MAP_FAILED) { perror("mmap"); return 1; }
+        x = run_threads(mmap_worker, fd, base, size, threads, 0);
+    } else {
+        fprintf(stderr, "unknown mode %s\n", mode);
+        return 2;
+    }
+    report(x, now_s() - t0, size);
+    return 0;
+}

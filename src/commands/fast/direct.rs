@@ -1,0 +1,159 @@
+//! The cold road: `O_DIRECT` reads through one io_uring kept `queue_depth` deep, straight from the
+//! disk into registered, page-aligned buffers, XOR-ed as they complete.
+//!
+//! Why this and not buffered reads: for a file that is not cached the disk is the limit, and the
+//! page cache only adds a copy and the work of filling (and later evicting) it. One ring on one
+//! thread keeps the device queue full; XOR-ing 1 MiB takes far less time than the disk needs to
+//! deliver it, so no second thread is needed. A read that comes back short before the end of the
+//! file is finished with a plain `pread`, so the XOR never skips bytes.
+
+use crate::engine::{fill_from, AlignedBuf};
+use crate::xor::xor_at;
+use anyhow::{anyhow, bail, Context};
+use io_uring::{opcode, types, IoUring};
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+
+/// Alignment of offsets, lengths and buffers for O_DIRECT.
+const DIRECT_ALIGN: usize = 4096;
+
+/// What the direct road did.
+pub enum Direct {
+    /// The XOR of the file.
+    Done(u32),
+    /// O_DIRECT or io_uring cannot be used here (the reason); take another road.
+    Unsupported(String),
+}
+
+/// XOR of the first `len_bytes` of the file at `path` (also open as `file`, without O_DIRECT).
+pub fn direct_road(
+    path: &Path,
+    file: &File,
+    len_bytes: u64,
+    block_bytes: usize,
+    queue_depth: u32,
+) -> anyhow::Result<Direct> {
+    let block_bytes = block_bytes.next_multiple_of(DIRECT_ALIGN);
+    let direct = match OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) => return Ok(Direct::Unsupported(format!("O_DIRECT open failed: {e}"))),
+    };
+    let blocks = len_bytes.div_ceil(block_bytes as u64);
+    let qd = (queue_depth.max(1) as u64).min(blocks.max(1)) as usize;
+    // `bufs` is declared before `ring`, so it outlives it on every path.
+    let mut bufs: Vec<AlignedBuf> = (0..qd).map(|_| AlignedBuf::new(block_bytes)).collect();
+    let mut ring = match IoUring::new((qd as u32).next_power_of_two()) {
+        Ok(r) => r,
+        Err(e) => return Ok(Direct::Unsupported(format!("io_uring unavailable: {e}"))),
+    };
+    let iovecs: Vec<libc::iovec> = bufs
+        .iter_mut()
+        .map(|b| libc::iovec {
+            iov_base: b.as_mut_ptr().cast(),
+            iov_len: b.len(),
+        })
+        .collect();
+    // SAFETY: the registered buffers stay allocated and unmoved until the ring is dropped (it is
+    // declared after `bufs`, so it is dropped first) and no read is in flight when we return.
+    let fixed = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+    let fd = types::Fd(direct.as_raw_fd());
+    let mut offsets = vec![0u64; qd];
+    let mut next_off = 0u64;
+    let mut inflight = 0usize;
+    let mut free: Vec<usize> = (0..qd).rev().collect();
+    let mut x = 0u32;
+    let mut got_data = false;
+    let mut done: Vec<(usize, i32)> = Vec::with_capacity(qd);
+    // Set when the run must end early; we still reap every read in flight before returning, so
+    // the kernel never writes into a buffer we have freed.
+    let mut outcome: Option<anyhow::Result<Direct>> = None;
+    loop {
+        while outcome.is_none() && next_off < len_bytes {
+            let Some(slot) = free.pop() else { break };
+            let want = (block_bytes as u64).min(len_bytes - next_off) as usize;
+            let req = want.next_multiple_of(DIRECT_ALIGN) as u32;
+            let ptr = bufs[slot].as_mut_ptr();
+            let entry = if fixed {
+                opcode::ReadFixed::new(fd, ptr, req, slot as u16)
+                    .offset(next_off)
+                    .build()
+            } else {
+                opcode::Read::new(fd, ptr, req).offset(next_off).build()
+            }
+            .user_data(slot as u64);
+            // SAFETY: the entry points into `bufs[slot]` (at least `req` bytes), which is neither
+            // read nor reused until its completion is reaped below; the ring has room for `qd`.
+            unsafe { ring.submission().push(&entry) }
+                .map_err(|_| anyhow!("io_uring submission queue unexpectedly full"))?;
+            offsets[slot] = next_off;
+            next_off += want as u64;
+            inflight += 1;
+        }
+        if inflight == 0 {
+            break;
+        }
+        ring.submit_and_wait(1).context("io_uring_enter")?;
+        done.clear();
+        done.extend(
+            ring.completion()
+                .map(|c| (c.user_data() as usize, c.result())),
+        );
+        for &(slot, res) in &done {
+            inflight -= 1;
+            free.push(slot);
+            if outcome.is_some() {
+                continue;
+            }
+            let off = offsets[slot];
+            let want = (block_bytes as u64).min(len_bytes - off) as usize;
+            if res < 0 {
+                let err = std::io::Error::from_raw_os_error(-res);
+                outcome = Some(if !got_data && res == -libc::EINVAL {
+                    Ok(Direct::Unsupported(format!("O_DIRECT read refused: {err}")))
+                } else {
+                    Err(anyhow!("O_DIRECT read at offset {off}: {err}"))
+                });
+                continue;
+            }
+            got_data = true;
+            match finish_block(file, &mut bufs[slot], off, res as usize, want) {
+                Ok(()) => x ^= xor_at(off, &bufs[slot][..want]),
+                Err(e) => outcome = Some(Err(e)),
+            }
+        }
+    }
+    drop(ring);
+    outcome.unwrap_or(Ok(Direct::Done(x)))
+}
+
+/// Completes a block of which the kernel returned `got` of `want` bytes: a short read before the
+/// end we measured is finished through the page cache, and a file that shrank is an error.
+fn finish_block(
+    file: &File,
+    buf: &mut [u8],
+    off: u64,
+    got: usize,
+    want: usize,
+) -> anyhow::Result<()> {
+    let mut n = got.min(want);
+    if n < want {
+        let more = fill_from(&mut buf[n..want], |s, d| {
+            file.read_at(s, off + (n + d) as u64)
+        })
+        .with_context(|| format!("pread at offset {}", off + n as u64))?;
+        n += more;
+        if n < want {
+            bail!(
+                "the file shrank while being read (end of file at {})",
+                off + n as u64
+            );
+        }
+    }
+    Ok(())
+}

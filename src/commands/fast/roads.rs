@@ -1,0 +1,181 @@
+//! The synchronous roads of `fast`: XOR straight from a mapping (`mmap`), or `pread` into a
+//! page-aligned buffer per thread (`pread`, and `buffered` for cold files without O_DIRECT).
+//!
+//! Threads do not get fixed halves of the file: they take [`CHUNK_BYTES`] chunks from a shared
+//! counter, so a thread slowed down by another process on its core does not leave the other idle
+//! at the end. Chunks are 2 MiB-aligned, which keeps every chunk on whole PMD mappings; each
+//! chunk's XOR is rotated by its offset ([`xor_at`]), so the order chunks finish in does not matter.
+
+use super::map::Mapping;
+use crate::engine::{fill_from, AlignedBuf};
+use crate::xor::xor_at;
+use anyhow::{bail, Context};
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Unit of work handed to a thread.
+pub const CHUNK_BYTES: u64 = 8 << 20;
+
+/// Threads worth starting for `len_bytes` (no more than there are chunks).
+pub fn useful_threads(len_bytes: u64, threads: usize) -> usize {
+    threads.clamp(1, len_bytes.div_ceil(CHUNK_BYTES).max(1) as usize)
+}
+
+/// Runs `work(offset, len)` over every chunk of `0..len_bytes` on `threads` threads (the caller's
+/// thread is one of them) and XORs the results. `init` makes each thread's private state.
+pub fn for_each_chunk<S>(
+    len_bytes: u64,
+    threads: usize,
+    init: impl Fn() -> anyhow::Result<S> + Sync,
+    work: impl Fn(&mut S, u64, u64) -> anyhow::Result<u32> + Sync,
+) -> anyhow::Result<u32> {
+    let next = AtomicU64::new(0);
+    let failed = AtomicBool::new(false);
+    let worker = || -> anyhow::Result<u32> {
+        let mut state = init()?;
+        let mut x = 0u32;
+        while !failed.load(Ordering::Relaxed) {
+            let off = next.fetch_add(CHUNK_BYTES, Ordering::Relaxed);
+            if off >= len_bytes {
+                break;
+            }
+            let len = CHUNK_BYTES.min(len_bytes - off);
+            match work(&mut state, off, len) {
+                Ok(v) => x ^= v,
+                Err(e) => {
+                    failed.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(x)
+    };
+    let threads = useful_threads(len_bytes, threads);
+    std::thread::scope(|s| {
+        let others: Vec<_> = (1..threads).map(|_| s.spawn(worker)).collect();
+        let mut x = worker()?;
+        for h in others {
+            x ^= h
+                .join()
+                .map_err(|_| anyhow::anyhow!("a worker thread panicked"))??;
+        }
+        Ok(x)
+    })
+}
+
+/// XOR of a mapped file, chunk by chunk.
+pub fn mmap_road(map: &Mapping, threads: usize) -> anyhow::Result<u32> {
+    let bytes = map.bytes();
+    for_each_chunk(
+        bytes.len() as u64,
+        threads,
+        || Ok(()),
+        |_, off, len| {
+            let (o, l) = (off as usize, len as usize);
+            Ok(xor_at(off, &bytes[o..o + l]))
+        },
+    )
+}
+
+/// XOR of `len_bytes` of `file` read with `pread` in `block_bytes` pieces into a page-aligned
+/// buffer per thread. A file that ends early is an error, never a silently different XOR.
+pub fn pread_road(
+    file: &File,
+    len_bytes: u64,
+    threads: usize,
+    block_bytes: usize,
+) -> anyhow::Result<u32> {
+    for_each_chunk(
+        len_bytes,
+        threads,
+        || Ok(AlignedBuf::new(block_bytes)),
+        |buf, off, len| pread_chunk(file, buf, off, len),
+    )
+}
+
+fn pread_chunk(file: &File, buf: &mut AlignedBuf, off: u64, len: u64) -> anyhow::Result<u32> {
+    let mut x = 0u32;
+    let mut at = off;
+    while at < off + len {
+        let want = (buf.len() as u64).min(off + len - at) as usize;
+        let data = &mut buf[..want];
+        let n = fill_from(data, |s, done| file.read_at(s, at + done as u64))
+            .with_context(|| format!("pread at offset {at}"))?;
+        if n < want {
+            bail!(
+                "the file shrank while being read (end of file at {})",
+                at + n as u64
+            );
+        }
+        x ^= xor_at(at, data);
+        at += want as u64;
+    }
+    Ok(x)
+}
+
+/// The cold road without O_DIRECT: buffered `pread` with the kernel's readahead told the access
+/// is sequential. Each thread has its own descriptor, so each has its own readahead state.
+pub fn buffered_road(
+    path: &Path,
+    len_bytes: u64,
+    threads: usize,
+    block_bytes: usize,
+) -> anyhow::Result<u32> {
+    let open = || -> anyhow::Result<(File, AlignedBuf)> {
+        let f =
+            File::open(path).with_context(|| format!("FILE: cannot open {}", path.display()))?;
+        // SAFETY: plain syscall on a valid descriptor; it only tunes readahead.
+        unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL) };
+        Ok((f, AlignedBuf::new(block_bytes)))
+    };
+    for_each_chunk(len_bytes, threads, open, |(f, buf), off, len| {
+        pread_chunk(f, buf, off, len)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_cover_the_range_once_whatever_the_thread_count() {
+        let len = 3 * CHUNK_BYTES + 5;
+        for threads in [1, 2, 3, 8] {
+            let seen = std::sync::Mutex::new(Vec::new());
+            for_each_chunk(
+                len,
+                threads,
+                || Ok(()),
+                |_, off, l| {
+                    seen.lock().unwrap().push((off, l));
+                    Ok(0)
+                },
+            )
+            .unwrap();
+            let mut seen = seen.into_inner().unwrap();
+            seen.sort();
+            let total: u64 = seen.iter().map(|c| c.1).sum();
+            assert_eq!(total, len, "threads {threads}");
+            assert_eq!(seen.last().unwrap(), &(3 * CHUNK_BYTES, 5));
+        }
+    }
+
+    #[test]
+    fn a_failing_chunk_fails_the_whole_run() {
+        let r = for_each_chunk(
+            4 * CHUNK_BYTES,
+            2,
+            || Ok(()),
+            |_, off, _| {
+                if off == 2 * CHUNK_BYTES {
+                    bail!("boom")
+                }
+                Ok(1)
+            },
+        );
+        assert!(r.is_err());
+    }
+}
