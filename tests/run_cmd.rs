@@ -520,3 +520,90 @@ fn a_closed_stdout_pipe_is_not_an_error() {
         .unwrap();
     assert!(status.success());
 }
+
+#[test]
+fn a_stop_flag_ends_a_looping_run_within_100_ms_and_snapshots_come_every_100_ms() {
+    use diskscope::measure::SnapshotKind;
+    use std::time::{Duration, Instant};
+    let dir = tmp();
+    let f = p(&dir, "loop");
+    write_varied_file(&f, 1 << 20, 4);
+    let mut spec = RunSpec::new(&f);
+    spec.block_size_bytes = 4096;
+    spec.loop_range = true;
+    spec.threads = 2;
+    let stop = Arc::new(AtomicBool::new(false));
+    let handle =
+        diskscope::runner::start(diskscope::runner::prepare(&spec).unwrap(), stop.clone()).unwrap();
+    let begin = Instant::now();
+    let mut intervals = 0;
+    let mut stopped_at = None;
+    loop {
+        match handle.rx.recv_timeout(Duration::from_millis(20)) {
+            Ok(s) => {
+                if s.kind == SnapshotKind::Interval {
+                    intervals += 1;
+                    assert!(s.interval_ns < 200_000_000, "interval {}", s.interval_ns);
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(_) => {}
+        }
+        if stopped_at.is_none() && begin.elapsed() >= Duration::from_millis(1000) {
+            handle.stop();
+            stopped_at = Some(Instant::now());
+        }
+    }
+    let stop_latency = stopped_at.unwrap().elapsed();
+    assert!(
+        stop_latency < Duration::from_millis(100),
+        "stopped in {stop_latency:?}"
+    );
+    // ~10 per second per worker; allow for a loaded machine.
+    assert!(
+        (12..=24).contains(&intervals),
+        "{intervals} interval snapshots in 1 s × 2 workers"
+    );
+    handle.join().unwrap();
+}
+
+#[test]
+fn a_time_bound_ends_the_run_on_time() {
+    let dir = tmp();
+    let f = p(&dir, "timed");
+    write_varied_file(&f, 1 << 20, 4);
+    let mut spec = RunSpec::new(&f);
+    spec.block_size_bytes = 4096;
+    spec.duration = Some(std::time::Duration::from_millis(300));
+    let o = run_blocking(&spec, "t", Arc::new(AtomicBool::new(false)), |_, _| {}).unwrap();
+    assert!(
+        o.result.seconds >= 0.29 && o.result.seconds < 0.45,
+        "{}",
+        o.result.seconds
+    );
+    assert!(
+        o.result.bytes > 1 << 20,
+        "looped over the file: {}",
+        o.result.bytes
+    );
+    // It looped, yet the XOR is still the file's (first pass only).
+    assert_eq!(o.result.xor, reference_xor(&std::fs::read(&f).unwrap()));
+}
+
+#[test]
+fn cold_all_drops_every_cache_as_root() {
+    if !is_root() {
+        eprintln!("skipped: --cache cold-all needs root");
+        return;
+    }
+    let dir = tmp();
+    let f = p(&dir, "coldall");
+    write_varied_file(&f, 1 << 20, 8);
+    let out = bin("run")
+        .arg(&f)
+        .args(["-r", "64K", "16", "--cache", "cold-all"])
+        .assert()
+        .success();
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(stderr.contains("(0.0% resident before)"), "{stderr}");
+}
