@@ -366,6 +366,7 @@ fn plan_jobs(spec: &RunSpec, total: u64) -> anyhow::Result<Vec<WorkerJob>> {
             max_ops,
             queue_depth: spec.queue_depth,
             seed: spec.seed,
+            direct: spec.direct,
         });
     }
     Ok(jobs)

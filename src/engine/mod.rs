@@ -43,6 +43,9 @@ pub struct WorkerJob {
     pub queue_depth: u32,
     /// Seed of the data pattern (writes) and of random offsets.
     pub seed: u64,
+    /// O_DIRECT: lengths must stay aligned, so the last block of a file is asked for in full
+    /// and comes back short at end of file.
+    pub direct: bool,
 }
 
 impl WorkerJob {
@@ -57,6 +60,7 @@ impl WorkerJob {
             random: (self.pattern == Pattern::Random)
                 .then(|| Rng::new(self.seed ^ (self.worker as u64 + 1).wrapping_mul(0x9E37))),
             left: self.max_ops,
+            full_blocks: self.direct,
         }
     }
 }
@@ -82,12 +86,26 @@ pub struct Cursor {
     pass: u64,
     random: Option<Rng>,
     left: Option<u64>,
+    full_blocks: bool,
 }
 
 impl Cursor {
     /// Whether the range has been covered completely at least once.
     pub fn completed_pass(&self) -> bool {
         self.random.is_none() && (self.pass > 0 || self.next >= self.range.end)
+    }
+}
+
+impl Cursor {
+    /// Length of the block at `offset` when the data ends at `end`: clipped, except with
+    /// O_DIRECT, where the full (aligned) block is asked for and the read returns short.
+    #[inline]
+    fn clip(&self, offset: u64, end: u64) -> usize {
+        if self.full_blocks {
+            self.block_size as usize
+        } else {
+            self.block_size.min(end - offset) as usize
+        }
     }
 }
 
@@ -108,7 +126,7 @@ impl Iterator for Cursor {
                 return None;
             }
             let offset = rng.below(blocks) * self.block_size;
-            let len = self.block_size.min(self.span - offset) as usize;
+            let len = self.clip(offset, self.span);
             return Some(Block {
                 offset,
                 len,
@@ -123,8 +141,8 @@ impl Iterator for Cursor {
             self.pass += 1;
         }
         let offset = self.next;
-        let len = self.block_size.min(self.range.end - offset) as usize;
-        self.next += len as u64;
+        let len = self.clip(offset, self.range.end);
+        self.next = (offset + len as u64).min(self.range.end);
         Some(Block {
             offset,
             len,
@@ -250,6 +268,7 @@ mod tests {
             pass: 0,
             random: None,
             left: None,
+            full_blocks: false,
         }
     }
 

@@ -117,8 +117,9 @@ impl Engine for UringEngine {
                         .context(format!("io_uring {:?} at offset {}", job.op, b.offset)));
                 }
                 let mut n = res as usize;
-                if n < b.len && n > 0 && job.op == Op::Read {
-                    // A short read before end of file: finish the block synchronously.
+                if n < b.len && n > 0 && job.op == Op::Read && !job.direct {
+                    // A short read before end of file: finish the block synchronously. (With
+                    // O_DIRECT the full block is asked for at the tail, so short means EOF.)
                     let rest = &mut bufs[slot][n..b.len];
                     n += super::fill_from(rest, |s, d| {
                         job.file.read_at(s, b.offset + (n + d) as u64)
