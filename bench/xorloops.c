@@ -3,6 +3,8 @@
  *   xorloops mmap  FILE THREADS         mmap + XOR, THREADS threads
  *   xorloops ram   BYTES THREADS        XOR over an anonymous buffer (the RAM ceiling)
  *   xorloops read  FILE BLOCK COUNT     COUNT plain read(2) calls of BLOCK bytes, no timing
+ *   xorloops resident FILE              percent of FILE in the page cache (mincore)
+ *   xorloops evict FILE                 fsync + POSIX_FADV_DONTNEED (drop FILE from the cache)
  * Prints the XOR (4-byte little-endian words, zero-padded tail) on stdout and
  * "SECONDS GiB/s" on stderr (for ram: time of the XOR pass only, after filling). */
 #define _GNU_SOURCE
@@ -112,8 +114,8 @@ static void report(uint32_t x, double secs, uint64_t bytes) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 4) {
-        fprintf(stderr, "usage: xorloops pread FILE THREADS BLOCK | mmap FILE THREADS | ram BYTES THREADS | read FILE BLOCK COUNT\n");
+    if (argc < 3 || (argc < 4 && strcmp(argv[1], "resident") && strcmp(argv[1], "evict"))) {
+        fprintf(stderr, "usage: xorloops pread FILE THREADS BLOCK | mmap FILE THREADS | ram BYTES THREADS | read FILE BLOCK COUNT | resident FILE | evict FILE\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -134,6 +136,23 @@ int main(int argc, char **argv) {
     struct stat st;
     fstat(fd, &st);
     uint64_t size = st.st_size;
+    if (!strcmp(mode, "evict")) {
+        fsync(fd);
+        return posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0;
+    }
+    if (!strcmp(mode, "resident")) {
+        uint64_t pages = (size + 4095) / 4096, res = 0, chunk = 1u << 30;
+        unsigned char *vec = malloc(chunk / 4096);
+        for (uint64_t off = 0; off < size; off += chunk) {
+            uint64_t len = size - off < chunk ? size - off : chunk;
+            void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, off);
+            if (m == MAP_FAILED || mincore(m, len, vec)) { perror("mincore"); return 1; }
+            for (uint64_t i = 0; i < (len + 4095) / 4096; i++) res += vec[i] & 1;
+            munmap(m, len);
+        }
+        printf("%.1f\n", pages ? 100.0 * res / pages : 100.0);
+        return 0;
+    }
     if (!strcmp(mode, "read")) {
         if (argc < 5) return 2;
         size_t block = strtoull(argv[3], NULL, 10);

@@ -65,11 +65,10 @@ fn xor_generic(bytes: &[u8]) -> u32 {
     for w in &mut words {
         x ^= u32::from_le_bytes(w.try_into().expect("4-byte chunk"));
     }
-    let tail = words.remainder();
-    if !tail.is_empty() {
-        let mut pad = [0u8; 4];
-        pad[..tail.len()].copy_from_slice(tail);
-        x ^= u32::from_le_bytes(pad);
+    // The 0 to 3 bytes left land in the low lanes of a zero-padded word (a byte loop: a
+    // variable-length copy into a pad would call memcpy on every 1-byte read).
+    for (lane, b) in words.remainder().iter().enumerate() {
+        x ^= (*b as u32) << (8 * lane);
     }
     x
 }

@@ -10,7 +10,7 @@ const ODD_SIZES: &[usize] = &[1, 3, 4095, 4097, 1_048_577, (2 << 20) + 13, (9 <<
 fn evict(path: &std::path::Path) {
     let f = std::fs::File::open(path).unwrap();
     f.sync_all().unwrap(); // dirty pages cannot be dropped
-    // SAFETY: plain syscall on a valid descriptor.
+                           // SAFETY: plain syscall on a valid descriptor.
     let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
     assert_eq!(rc, 0);
 }
@@ -34,7 +34,10 @@ fn fast_matches_the_reference_xor_on_odd_sizes_for_every_road() {
             let (xor, err) = fast(&f, &["--road", road]);
             assert_eq!(xor, want, "size {len}, road {road}: {err}");
         }
-        let (xor, _) = fast(&f, &["--road", "pread", "--threads", "3", "--block-size", "12K"]);
+        let (xor, _) = fast(
+            &f,
+            &["--road", "pread", "--threads", "3", "--block-size", "12K"],
+        );
         assert_eq!(xor, want, "size {len}, 3 threads, 12K reads");
     }
 }
@@ -47,12 +50,18 @@ fn fast_reads_a_cold_file_without_the_cache_and_a_warm_one_through_it() {
     let (xor, err) = fast(&f, &[]);
     assert_eq!(xor, want);
     assert!(err.contains("100.0% cached"), "{err}");
-    assert!(err.contains(" mmap road") || err.contains(" pread road"), "{err}");
+    assert!(
+        err.contains(" mmap road") || err.contains(" pread road"),
+        "{err}"
+    );
     evict(&f);
     let (xor, err) = fast(&f, &["-v"]);
     assert_eq!(xor, want);
     if err.contains("| 0.0% cached") {
-        assert!(err.contains("direct road") || err.contains("buffered road"), "{err}");
+        assert!(
+            err.contains("direct road") || err.contains("buffered road"),
+            "{err}"
+        );
     } else {
         eprintln!("skipped the cold half: the file system kept the file cached ({err})");
     }
@@ -65,7 +74,10 @@ fn fast_reports_setup_seconds_and_speed_on_stderr_and_only_the_xor_on_stdout() {
     write_varied_file(&f, 100_000, 1);
     let (xor, err) = fast(&f, &[]);
     assert_eq!(xor.len(), 8, "stdout: {xor}");
-    assert!(err.contains(" s, ") && err.contains("GiB/s") && err.contains("road"), "{err}");
+    assert!(
+        err.contains(" s, ") && err.contains("GiB/s") && err.contains("road"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -89,11 +101,17 @@ fn fast_rejects_bad_flags_and_missing_files_in_one_line() {
     ] {
         let out = bin("fast").arg(&f).args(&args).assert().code(code);
         let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
-        assert!(err.contains(needle) && err.lines().count() == 1, "{args:?}: {err}");
+        assert!(
+            err.contains(needle) && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
     }
     let out = bin("fast").arg(p(&dir, "missing")).assert().code(1);
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
-    assert!(err.contains("does not exist") && err.lines().count() == 1, "{err}");
+    assert!(
+        err.contains("does not exist") && err.lines().count() == 1,
+        "{err}"
+    );
     let out = bin("fast").arg(dir.path()).assert().code(1);
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(err.contains("directory"), "{err}");
@@ -109,7 +127,9 @@ fn run_with_timing_switched_off_still_reads_every_byte() {
         .args([f.to_str().unwrap(), "-r", "4K", "10"])
         .assert()
         .success();
-    let xor = String::from_utf8_lossy(&out.get_output().stdout).trim().to_string();
+    let xor = String::from_utf8_lossy(&out.get_output().stdout)
+        .trim()
+        .to_string();
     assert_eq!(xor, reference_xor(&data));
 }
 
@@ -123,7 +143,9 @@ fn one_byte_reads_of_the_read_method_give_the_reference_xor() {
             .args([f.to_str().unwrap(), "-r", "1", "5000", "--threads", threads])
             .assert()
             .success();
-        let xor = String::from_utf8_lossy(&out.get_output().stdout).trim().to_string();
+        let xor = String::from_utf8_lossy(&out.get_output().stdout)
+            .trim()
+            .to_string();
         assert_eq!(xor, reference_xor(&data), "threads {threads}");
     }
 }

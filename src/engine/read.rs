@@ -21,15 +21,42 @@ use std::io::{Seek, SeekFrom, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::MetadataExt;
 
-/// `read(2)` as a bare system call (no cancellation-point wrapper).
+/// `read(2)` as a bare system call (no cancellation-point wrapper, no call into libc).
 #[inline(always)]
 pub(crate) fn sys_read(fd: RawFd, buf: &mut [u8]) -> std::io::Result<usize> {
-    // SAFETY: `buf` is valid for writes of `buf.len()` bytes for the duration of the call.
-    let n = unsafe { libc::syscall(libc::SYS_read, fd, buf.as_mut_ptr(), buf.len()) };
-    if n < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(n as usize)
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    {
+        let ret: isize;
+        // SAFETY: the x86-64 Linux system call ABI: number in rax, arguments in rdi, rsi, rdx;
+        // the kernel clobbers rcx and r11 and returns in rax. `buf` is valid for writes of
+        // `buf.len()` bytes for the duration of the call.
+        unsafe {
+            std::arch::asm!(
+                "syscall",
+                inlateout("rax") libc::SYS_read as isize => ret,
+                in("rdi") fd as isize,
+                in("rsi") buf.as_mut_ptr(),
+                in("rdx") buf.len(),
+                lateout("rcx") _,
+                lateout("r11") _,
+                options(nostack)
+            );
+        }
+        if ret < 0 {
+            Err(std::io::Error::from_raw_os_error(-ret as i32))
+        } else {
+            Ok(ret as usize)
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+    {
+        // SAFETY: `buf` is valid for writes of `buf.len()` bytes for the duration of the call.
+        let n = unsafe { libc::syscall(libc::SYS_read, fd, buf.as_mut_ptr(), buf.len()) };
+        if n < 0 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
     }
 }
 

@@ -65,16 +65,15 @@ const TALLY_BUCKETS: usize = ((40 - TALLY_SUB_BITS as usize) + 2) << TALLY_SUB_B
 /// buckets to nanoseconds and moves them into the histogram when the worker sends a snapshot.
 pub struct TickTally {
     counts: Box<[u32]>,
-    lowest: usize,
-    highest: usize,
+    /// Whether any count is non-zero (saves the scan of idle workers' tallies).
+    touched: bool,
 }
 
 impl Default for TickTally {
     fn default() -> Self {
         TickTally {
             counts: vec![0u32; TALLY_BUCKETS].into_boxed_slice(),
-            lowest: usize::MAX,
-            highest: 0,
+            touched: false,
         }
     }
 }
@@ -106,17 +105,16 @@ impl TickTally {
         // `index` is below TALLY_BUCKETS for every u64 (clamped above); the bounds check stays,
         // as one predictable branch.
         self.counts[i] = self.counts[i].saturating_add(1);
-        self.lowest = self.lowest.min(i);
-        self.highest = self.highest.max(i);
+        self.touched = true;
     }
 
     /// Moves the counts into `hist` (nanoseconds, each bucket at its midpoint, at least 1 ns) and
     /// clears the tally.
     pub fn drain_into(&mut self, clock: &Clock, hist: &mut hdrhistogram::Histogram<u64>) {
-        if self.lowest > self.highest {
+        if !std::mem::take(&mut self.touched) {
             return;
         }
-        for i in self.lowest..=self.highest {
+        for i in 0..TALLY_BUCKETS {
             let n = std::mem::take(&mut self.counts[i]);
             if n > 0 {
                 let (lo, width) = Self::bounds(i);
@@ -124,8 +122,6 @@ impl TickTally {
                 hist.saturating_record_n(ns, n as u64);
             }
         }
-        self.lowest = usize::MAX;
-        self.highest = 0;
     }
 }
 
