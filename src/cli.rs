@@ -122,7 +122,8 @@ pub struct FastArgs {
     /// buffered (pread with sequential readahead)
     #[arg(long, default_value = "auto", value_name = "ROAD")]
     pub road: String,
-    /// Worker threads (default: one per core; the direct road uses one ring)
+    /// Worker threads (default: one per core); on the cold roads, sequential streams (direct:
+    /// served by one ring, default 1; buffered: one thread each, default 4)
     #[arg(long, short = 't', value_name = "N")]
     pub threads: Option<usize>,
     /// Bytes per read of the pread, buffered and direct roads (default 256K warm, 1M cold)

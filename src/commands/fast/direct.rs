@@ -34,6 +34,7 @@ pub fn direct_road(
     len_bytes: u64,
     block_bytes: usize,
     queue_depth: u32,
+    streams: usize,
 ) -> anyhow::Result<Direct> {
     let block_bytes = block_bytes.next_multiple_of(DIRECT_ALIGN);
     let direct = match OpenOptions::new()
@@ -64,7 +65,18 @@ pub fn direct_road(
     let fixed = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
     let fd = types::Fd(direct.as_raw_fd());
     let mut offsets = vec![0u64; qd];
-    let mut next_off = 0u64;
+    // `streams` contiguous parts of the file, served round-robin: the device (and, in a VM, the
+    // host's own readahead) sees that many sequential streams instead of one.
+    let streams = (streams.max(1) as u64).min(blocks.max(1));
+    let mut cursors: Vec<(u64, u64)> = (0..streams)
+        .map(|i| {
+            let start = (blocks * i / streams) * block_bytes as u64;
+            let end = (blocks * (i + 1) / streams) * block_bytes as u64;
+            (start.min(len_bytes), end.min(len_bytes))
+        })
+        .filter(|(a, b)| a < b)
+        .collect();
+    let mut turn = 0usize;
     let mut inflight = 0usize;
     let mut free: Vec<usize> = (0..qd).rev().collect();
     let mut x = 0u32;
@@ -74,9 +86,11 @@ pub fn direct_road(
     // the kernel never writes into a buffer we have freed.
     let mut outcome: Option<anyhow::Result<Direct>> = None;
     loop {
-        while outcome.is_none() && next_off < len_bytes {
+        while outcome.is_none() && !cursors.is_empty() {
             let Some(slot) = free.pop() else { break };
-            let want = (block_bytes as u64).min(len_bytes - next_off) as usize;
+            turn = (turn + 1) % cursors.len();
+            let (next_off, end) = cursors[turn];
+            let want = (block_bytes as u64).min(end - next_off) as usize;
             let req = want.next_multiple_of(DIRECT_ALIGN) as u32;
             let ptr = bufs[slot].as_mut_ptr();
             let entry = if fixed {
@@ -92,7 +106,11 @@ pub fn direct_road(
             unsafe { ring.submission().push(&entry) }
                 .map_err(|_| anyhow!("io_uring submission queue unexpectedly full"))?;
             offsets[slot] = next_off;
-            next_off += want as u64;
+            if next_off + want as u64 >= end {
+                cursors.swap_remove(turn);
+            } else {
+                cursors[turn].0 += want as u64;
+            }
             inflight += 1;
         }
         if inflight == 0 {
