@@ -89,6 +89,23 @@ fn fast_gives_00000000_for_an_empty_file() {
 }
 
 #[test]
+fn fast_reads_pseudo_files_that_report_size_zero_to_their_end() {
+    // /proc/self/... differs per process, so use a file whose content is stable across reads.
+    let path = std::path::Path::new("/proc/sys/kernel/ostype");
+    let Ok(data) = std::fs::read(path) else {
+        eprintln!("skipped: {} is not readable here", path.display());
+        return;
+    };
+    assert_eq!(
+        std::fs::metadata(path).unwrap().len(),
+        0,
+        "procfs reports size 0"
+    );
+    let (xor, err) = fast(path, &[]);
+    assert_eq!(xor, reference_xor(&data), "{err}");
+}
+
+#[test]
 fn fast_rejects_bad_flags_and_missing_files_in_one_line() {
     let dir = tmp();
     let f = p(&dir, "f");

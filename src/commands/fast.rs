@@ -213,10 +213,13 @@ pub fn xor_file(
 ) -> anyhow::Result<Report> {
     let mut file = open_file(path)?;
     let meta = file.metadata()?;
+    let is_block = std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type());
     let len = if meta.is_file() {
         meta.len()
-    } else {
+    } else if is_block {
         file.seek(SeekFrom::End(0))?
+    } else {
+        0 // pipes, character devices: no size; read to the end below
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = roads::useful_threads(len, settings.threads.unwrap_or(cores));
@@ -229,13 +232,17 @@ pub fn xor_file(
         reason: String::new(),
     };
     if len == 0 {
+        // Empty, or a pseudo-file (procfs, sysfs: size 0 yet content) or a pipe: read to the end
+        // of file, so the XOR is the XOR of what is there, never a guessed 0.
         report.road = Road::Pread;
         report.threads = 1;
-        report.reason = "empty file".into();
+        report.block_bytes = WARM_BLOCK_BYTES;
+        report.reason = "no size known: read until end of file".into();
+        (report.xor, report.bytes) = roads::xor_to_end(&file, WARM_BLOCK_BYTES)?;
         return Ok(report);
     }
     if !meta.is_file() {
-        // Devices and the like: no page-cache statistics and no folio probe; plain reads.
+        // Block devices: no page-cache statistics and no folio probe; plain reads.
         let road = match settings.road {
             Road::Auto | Road::Mmap => Road::Pread,
             r => r,

@@ -127,6 +127,23 @@ fn pread_chunk(file: &File, buf: &mut AlignedBuf, off: u64, len: u64) -> anyhow:
     Ok(x)
 }
 
+/// XOR of everything `read(2)` returns until end of file, for files whose size is unknown
+/// (pseudo-files that report 0, pipes). Returns the XOR and the bytes read.
+pub fn xor_to_end(mut file: &File, block_bytes: usize) -> anyhow::Result<(u32, u64)> {
+    use std::io::Read;
+    let mut buf = AlignedBuf::new(block_bytes);
+    let (mut x, mut at) = (0u32, 0u64);
+    loop {
+        let n = fill_from(&mut buf, |s, _| file.read(s))
+            .with_context(|| format!("read at offset {at}"))?;
+        if n == 0 {
+            return Ok((x, at));
+        }
+        x ^= xor_at(at, &buf[..n]);
+        at += n as u64;
+    }
+}
+
 /// The buffered cold road: `streams` threads, each reading its own contiguous part of the file
 /// with `pread` on its own descriptor, so the kernel sees that many sequential streams and keeps
 /// a readahead window open for each (several streams keep more of the device busy than one).
