@@ -16,8 +16,11 @@
 /// XOR of `bytes` as if the slice started at offset 0 (partial last word zero-padded).
 #[inline(always)]
 pub fn xor_aligned(bytes: &[u8]) -> u32 {
+    if bytes.len() < 64 {
+        // Tiny reads (the 1-byte syscall lab): no feature check, no call, no wide fold.
+        return xor_words(bytes);
+    }
     if bytes.len() < 256 {
-        // Tiny reads (the 1-byte syscall lab): no feature check, no call.
         return xor_generic(bytes);
     }
     xor_large(bytes)
@@ -62,9 +65,14 @@ fn xor_generic(bytes: &[u8]) -> u32 {
     }
     let wide = acc.iter().fold(0u64, |a, &b| a ^ b);
     // A little-endian u64 holds word 2k in its low half and word 2k+1 in its high half.
-    let mut x = (wide as u32) ^ ((wide >> 32) as u32);
-    let rest = chunks.remainder();
-    let mut words = rest.chunks_exact(4);
+    (wide as u32) ^ ((wide >> 32) as u32) ^ xor_words(chunks.remainder())
+}
+
+/// XOR of the 4-byte words of `bytes`, the last one zero-padded.
+#[inline(always)]
+fn xor_words(bytes: &[u8]) -> u32 {
+    let mut x = 0u32;
+    let mut words = bytes.chunks_exact(4);
     for w in &mut words {
         x ^= u32::from_le_bytes(w.try_into().expect("4-byte chunk"));
     }
