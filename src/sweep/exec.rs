@@ -1,0 +1,363 @@
+//! Runs one experiment of a plan and hands every finished repetition to a callback, which writes
+//! it to the CSV at once. A failed repetition becomes a row with its error and the sweep goes on;
+//! the global stop flag (Ctrl-C) ends the run in progress within ~100 ms and that unfinished
+//! repetition is dropped, so the CSV holds only complete runs.
+
+use super::files::{self, FilePlan};
+use super::plan::{CommandPlan, Experiment, Kind};
+use super::progress::Progress;
+use crate::config::{Op, RunSpec};
+use crate::export::SyscallRow;
+use crate::measure::{Aggregate, RunResult};
+use crate::runner::{self, host_name};
+use anyhow::{anyhow, Context};
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How often a waiting loop looks at the stop flag.
+const POLL: Duration = Duration::from_millis(50);
+
+/// A finished repetition.
+pub enum Row {
+    Run(RunResult),
+    Syscall(SyscallRow),
+}
+
+/// Whether the experiment ran to its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    Completed,
+    Interrupted,
+}
+
+/// Runs `x`, calling `emit` for every repetition as it finishes.
+pub fn run_experiment(
+    x: &Experiment,
+    file: Option<&FilePlan>,
+    stop: &Arc<AtomicBool>,
+    progress: &mut Progress,
+    emit: &mut dyn FnMut(Row) -> anyhow::Result<()>,
+) -> anyhow::Result<Ended> {
+    match x.kind {
+        Kind::Throughput | Kind::Command => {
+            let file = file.context("a throughput or command experiment needs a file")?;
+            for spec in &x.points {
+                let label = point_label(&x.name, spec, x.kind);
+                for rep in 1..=x.reps {
+                    if stop.load(Ordering::Relaxed) {
+                        return Ok(Ended::Interrupted);
+                    }
+                    progress.begin(&format!("{label} rep {rep}/{}", x.reps));
+                    let outcome = match &x.command {
+                        Some(cmd) => run_command(spec, cmd, file, stop),
+                        None => run_point(spec, &x.name, stop),
+                    };
+                    if spec.op == Op::Write {
+                        files::restore_size(file, stop)
+                            .context("restoring the file after a write")?;
+                    }
+                    let mut r = match outcome {
+                        Ok(Some(r)) => r,
+                        Ok(None) => return Ok(Ended::Interrupted),
+                        Err(e) => failed_result(spec, file, e),
+                    };
+                    r.experiment = x.name.clone();
+                    r.rep = rep;
+                    progress.finish_run(&format!("{label} rep {rep}/{}", x.reps), &run_outcome(&r));
+                    emit(Row::Run(r))?;
+                }
+            }
+        }
+        Kind::Syscalls => {
+            let file = file.context("the syscalls experiment needs a file")?;
+            for rep in 1..=x.reps {
+                progress.begin(&format!("{} rep {rep}/{}", x.name, x.reps));
+                let budget = Duration::from_secs_f64(x.seconds);
+                let path = file.path.clone();
+                let rx =
+                    spawn_result(move || crate::commands::syscalls::measure_all(&path, budget));
+                let Some(result) = wait_or_stop(&rx, stop) else {
+                    return Ok(Ended::Interrupted);
+                };
+                let rows = match result {
+                    Ok(v) => v,
+                    Err(e) => {
+                        let r = SyscallRow {
+                            experiment: x.name.clone(),
+                            rep,
+                            error: format!("{e:#}"),
+                            ..Default::default()
+                        };
+                        progress.finish_run(
+                            &format!("{} rep {rep}", x.name),
+                            &format!("FAILED: {}", r.error),
+                        );
+                        emit(Row::Syscall(r))?;
+                        continue;
+                    }
+                };
+                progress.finish_run(
+                    &format!("{} rep {rep}/{}", x.name, x.reps),
+                    &format!("{} calls measured", rows.len()),
+                );
+                for s in rows {
+                    emit(Row::Syscall(SyscallRow {
+                        experiment: x.name.clone(),
+                        host: host_name(),
+                        file: file.path.display().to_string(),
+                        syscall: s.syscall,
+                        rep,
+                        calls: s.calls,
+                        seconds: s.seconds,
+                        calls_per_s: s.calls_per_s,
+                        ns_per_call: s.ns_per_call,
+                        error: String::new(),
+                    }))?;
+                }
+            }
+        }
+        Kind::Locality => {
+            progress.begin(&x.name);
+            let mut emit_run = |r: RunResult| emit(Row::Run(r));
+            if let Err(e) =
+                crate::locality::run_sweep_experiment(&x.name, &x.params, stop, &mut emit_run)
+            {
+                if stop.load(Ordering::Relaxed) {
+                    return Ok(Ended::Interrupted);
+                }
+                let r = RunResult {
+                    experiment: x.name.clone(),
+                    host: host_name(),
+                    error: format!("{e:#}"),
+                    ..Default::default()
+                };
+                progress.finish_run(&x.name, &format!("FAILED: {}", r.error));
+                emit(Row::Run(r))?;
+            } else {
+                progress.finish_run(&x.name, "done");
+            }
+        }
+    }
+    Ok(if stop.load(Ordering::Relaxed) {
+        Ended::Interrupted
+    } else {
+        Ended::Completed
+    })
+}
+
+/// Runs `f` on its own thread; the receiver gets its result.
+fn spawn_result<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::sync::mpsc::Receiver<T> {
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx
+}
+
+/// Waits for a result, or returns None as soon as `stop` is raised (the thread is abandoned and
+/// ends with the process).
+fn wait_or_stop<T>(rx: &std::sync::mpsc::Receiver<T>, stop: &AtomicBool) -> Option<T> {
+    loop {
+        match rx.recv_timeout(POLL) {
+            Ok(v) => return Some(v),
+            Err(RecvTimeoutError::Timeout) if stop.load(Ordering::Relaxed) => return None,
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return None,
+        }
+    }
+}
+
+/// One repetition of a throughput point; None when the sweep was stopped during it.
+fn run_point(
+    spec: &RunSpec,
+    experiment: &str,
+    stop: &AtomicBool,
+) -> anyhow::Result<Option<RunResult>> {
+    let prepared = runner::prepare(spec)?;
+    let meta = prepared.meta();
+    // The run gets its own flag: a failing worker raises it, and that must not look like Ctrl-C.
+    let run_stop = Arc::new(AtomicBool::new(false));
+    let handle = runner::start(prepared, run_stop)?;
+    let mut agg = Aggregate::new(handle.workers());
+    let mut interrupted = false;
+    loop {
+        match handle.rx.recv_timeout(POLL) {
+            Ok(snap) => agg.add(&snap),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        if !interrupted && stop.load(Ordering::Relaxed) {
+            handle.stop();
+            interrupted = true;
+        }
+    }
+    let elapsed = handle.join()?;
+    if interrupted {
+        return Ok(None);
+    }
+    if let Some(e) = agg.errors.first() {
+        return Err(anyhow!("{e}"));
+    }
+    Ok(Some(runner::make_result(&meta, experiment, &agg, elapsed)))
+}
+
+/// Quotes a path for `sh`.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// One repetition of a `command` point: cache control, then `sh -c COMMAND` timed from spawn to
+/// exit. None when the sweep was stopped during it (the command's process group is killed).
+fn run_command(
+    spec: &RunSpec,
+    cmd: &CommandPlan,
+    file: &FilePlan,
+    stop: &AtomicBool,
+) -> anyhow::Result<Option<RunResult>> {
+    let bs = spec.block_size_bytes;
+    let count = spec.block_count.unwrap_or(1);
+    crate::cache::prepare(&spec.path, spec.cache, file.size_bytes)?;
+    let residency = crate::cache::residency(&spec.path).unwrap_or_default();
+    let text = cmd
+        .template
+        .replace("{file}", &shell_quote(&spec.path.display().to_string()))
+        .replace("{block_size}", &bs.to_string())
+        .replace("{block_count}", &count.to_string());
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(&text)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .with_context(|| format!("starting `{text}`"))?;
+    let started = Instant::now();
+    let pgid = child.id() as i32;
+    let mut stderr = child.stderr.take();
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(e) = stderr.as_mut() {
+            let _ = e.read_to_string(&mut s);
+        }
+        s
+    });
+    let rx = spawn_result(move || child.wait().map(|st| (st, Instant::now())));
+    let kill = || {
+        // SAFETY: kill(2) on the process group we created for the command; no memory involved.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    };
+    let (status, ended) = loop {
+        match rx.recv_timeout(POLL) {
+            Ok(r) => break r.context("waiting for the command")?,
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(anyhow!("lost the command's status"))
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                if stop.load(Ordering::Relaxed) {
+                    kill();
+                    return Ok(None);
+                }
+                if started.elapsed() > cmd.timeout {
+                    kill();
+                    return Err(anyhow!(
+                        "`{text}` ran longer than timeout = {} s and was killed",
+                        cmd.timeout.as_secs_f64()
+                    ));
+                }
+            }
+        }
+    };
+    let stderr_text = err_reader.join().unwrap_or_default();
+    let program = text
+        .split_whitespace()
+        .next()
+        .unwrap_or("command")
+        .to_string();
+    let mut r = RunResult {
+        host: host_name(),
+        file: spec.path.display().to_string(),
+        file_size_bytes: file.size_bytes,
+        operation: "read".into(),
+        method: program,
+        pattern: "sequential".into(),
+        cache: spec.cache.to_string(),
+        block_size_bytes: bs,
+        block_count: count,
+        threads: 1,
+        queue_depth: 1,
+        bytes: cmd
+            .bytes
+            .unwrap_or(bs.saturating_mul(count).min(file.size_bytes)),
+        seconds: ended.duration_since(started).as_secs_f64(),
+        ops: count,
+        residency_before_pct: residency.percent(),
+        ..Default::default()
+    };
+    r.set_rates();
+    if !status.success() {
+        let last = stderr_text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        r.error = format!("`{text}` failed ({status}): {last}");
+    }
+    Ok(Some(r))
+}
+
+/// The row of a repetition that failed before or while running.
+fn failed_result(spec: &RunSpec, file: &FilePlan, e: anyhow::Error) -> RunResult {
+    RunResult {
+        host: host_name(),
+        file: spec.path.display().to_string(),
+        file_size_bytes: file.size_bytes,
+        operation: spec.op.to_string(),
+        method: spec.method.to_string(),
+        pattern: spec.pattern.to_string(),
+        cache: spec.cache.to_string(),
+        direct: spec.direct,
+        block_size_bytes: spec.block_size_bytes,
+        threads: spec.threads,
+        queue_depth: spec.queue_depth,
+        error: format!("{e:#}").replace('\n', " "),
+        ..Default::default()
+    }
+}
+
+/// `exp: read pread warm 4K x1` for progress lines.
+pub fn point_label(exp: &str, s: &RunSpec, kind: Kind) -> String {
+    let bs = crate::size::format_size(s.block_size_bytes);
+    if kind == Kind::Command {
+        return format!("{exp}: command {} bs {bs}", s.cache);
+    }
+    format!(
+        "{exp}: {} {} {} {}{} bs {bs} t{}{}",
+        s.op,
+        s.method,
+        s.pattern,
+        s.cache,
+        if s.direct { " direct" } else { "" },
+        s.threads,
+        if s.method == crate::config::Method::IoUring {
+            format!(" qd{}", s.queue_depth)
+        } else {
+            String::new()
+        }
+    )
+}
+
+fn run_outcome(r: &RunResult) -> String {
+    if r.error.is_empty() {
+        format!("{:.1} MiB/s, {:.0} IOPS", r.mib_s, r.iops)
+    } else {
+        format!("FAILED: {}", r.error)
+    }
+}
