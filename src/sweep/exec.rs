@@ -58,7 +58,7 @@ pub fn run_experiment(
                         None => run_point(spec, &x.name, stop),
                     };
                     if spec.op == Op::Write {
-                        files::restore_size(file, stop)
+                        files::after_write(file, &AtomicBool::new(false))
                             .context("restoring the file after a write")?;
                     }
                     let mut r = match outcome {

@@ -33,6 +33,22 @@ pub struct FilePlan {
     pub writable: bool,
 }
 
+impl FilePlan {
+    /// Where write points write. A created test file is never overwritten (the runner replaces
+    /// the file it writes, and random writes would leave holes that later reads would measure):
+    /// writes go to a scratch file next to it, on the same filesystem, removed after each point.
+    /// A file the user named with `write = true` is written in place.
+    pub fn write_path(&self) -> PathBuf {
+        if self.create {
+            let mut name = self.path.file_name().unwrap_or_default().to_os_string();
+            name.push(".write");
+            self.path.with_file_name(name)
+        } else {
+            self.path.clone()
+        }
+    }
+}
+
 /// Plans the `[file]` table. `needs_file`: some experiment reads a file.
 pub fn plan_file(
     src: &Source,
@@ -187,6 +203,7 @@ pub fn materialize(plan: &FilePlan, stop: &AtomicBool) -> anyhow::Result<Option<
         if guard.remove {
             list.push(plan.path.clone());
         }
+        list.push(plan.write_path());
     }
     if is_our_test_file(&plan.path, plan.size_bytes) {
         return Ok(Some(guard));
@@ -220,9 +237,14 @@ fn extend_with_pattern(f: &mut File, from: u64, to: u64, stop: &AtomicBool) -> a
     Ok(())
 }
 
-/// After a write point: puts the file back to its planned size (writes truncate and may stop at
-/// the time bound), filling any gap with the same pattern the writes used.
-pub fn restore_size(plan: &FilePlan, stop: &AtomicBool) -> anyhow::Result<()> {
+/// After a write point: removes the scratch file of a created test file, or puts the user's file
+/// back to its planned size (writes truncate and may stop at the time bound), filling any gap with
+/// the same pattern the writes used.
+pub fn after_write(plan: &FilePlan, stop: &AtomicBool) -> anyhow::Result<()> {
+    if plan.create {
+        let _ = std::fs::remove_file(plan.write_path());
+        return Ok(());
+    }
     let mut f = OpenOptions::new()
         .write(true)
         .open(&plan.path)

@@ -103,7 +103,8 @@ pub fn plan_text(p: &Plan) -> String {
         let est = match x.estimate_s() {
             Some(e) => {
                 total_s += e;
-                format_secs(e)
+                let bound = if x.upper_bound { "≤ " } else { "" };
+                format!("{bound}{}", format_secs(e))
             }
             None => {
                 unknown = true;
@@ -128,7 +129,7 @@ pub fn plan_text(p: &Plan) -> String {
         }
     }
     s += &format!(
-        "total: {total_runs} runs, about {} of measuring{}\n",
+        "total: {total_runs} runs, at most about {} of measuring{}\n",
         format_secs(total_s),
         if unknown {
             " plus the experiments marked ? (commands run to completion)"

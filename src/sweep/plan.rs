@@ -60,6 +60,7 @@ impl Kind {
                 "queue_depth",
                 "operation",
                 "pattern",
+                "one_pass",
             ],
             Kind::Command => &[
                 "reps",
@@ -98,6 +99,8 @@ pub struct Experiment {
     pub params: toml::Table,
     /// What the planner changed or skipped, for the printed plan.
     pub notes: Vec<String>,
+    /// The estimate is an upper bound (runs may end at the end of the file first).
+    pub upper_bound: bool,
 }
 
 impl Experiment {
@@ -158,6 +161,7 @@ fn key_span(s: &Section, key: &str) -> Option<Range<usize>> {
         "bytes" => s.bytes.as_ref().map(|v| v.span()),
         "timeout" => s.timeout.as_ref().map(|v| v.span()),
         "params" => s.params.as_ref().map(|v| v.span()),
+        "one_pass" => s.one_pass.as_ref().map(|v| v.span()),
         _ => axis(axis_of(s, key)?),
     }
 }
@@ -177,7 +181,8 @@ fn axis_of<'a>(s: &'a Section, key: &str) -> Option<&'a Axis> {
     })
 }
 
-const ALL_KEYS: [&str; 17] = [
+const ALL_KEYS: [&str; 18] = [
+    "one_pass",
     "name",
     "kind",
     "reps",
@@ -334,39 +339,40 @@ pub fn build(
         }
         experiments.push(x);
     }
-    let compare =
-        match &doc.compare {
-            None => Vec::new(),
-            Some(c) => {
-                for n in c.get_ref() {
-                    match experiments.iter().find(|x| &x.name == n) {
-                        Some(x) if matches!(x.kind, Kind::Throughput | Kind::Command) => {}
-                        Some(_) => return Err(src.key_error(
+    let compare = match &doc.compare {
+        None => Vec::new(),
+        Some(c) => {
+            for n in c.get_ref() {
+                match experiments.iter().find(|x| &x.name == n) {
+                    Some(x) if matches!(x.kind, Kind::Throughput | Kind::Command) => {}
+                    Some(_) => {
+                        return Err(src.key_error(
                             c.span(),
                             "compare",
                             &format!(
                                 "`{n}` is not a throughput or command experiment; list only those"
                             ),
-                        )),
-                        None => {
-                            return Err(src.key_error(
-                                c.span(),
-                                "compare",
-                                &format!("no experiment is named `{n}`; list experiment names"),
-                            ))
-                        }
+                        ))
+                    }
+                    None => {
+                        return Err(src.key_error(
+                            c.span(),
+                            "compare",
+                            &format!("no experiment is named `{n}`; list experiment names"),
+                        ))
                     }
                 }
-                if c.get_ref().len() < 2 {
-                    return Err(src.key_error(
-                        c.span(),
-                        "compare",
-                        "list at least two experiments to draw together",
-                    ));
-                }
-                c.get_ref().clone()
             }
-        };
+            if c.get_ref().len() < 2 {
+                return Err(src.key_error(
+                    c.span(),
+                    "compare",
+                    "list at least two experiments to draw together",
+                ));
+            }
+            c.get_ref().clone()
+        }
+    };
     Ok(Plan {
         compare,
         name,
@@ -451,6 +457,7 @@ fn experiment(l: &Layered, file: Option<&FilePlan>) -> anyhow::Result<Experiment
             .map(|p| p.get_ref().clone())
             .unwrap_or_default(),
         notes: Vec::new(),
+        upper_bound: false,
     };
     match kind {
         Kind::Throughput => throughput_points(l, file.expect("planned"), &mut x)?,
@@ -476,6 +483,13 @@ fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> anyhow
         )));
     }
     let size = file.size_bytes;
+    let one_pass_all = l
+        .exp
+        .one_pass
+        .as_ref()
+        .or(l.defaults.one_pass.as_ref())
+        .is_some_and(|v| *v.get_ref());
+    x.upper_bound = one_pass_all;
     let mut skipped_direct = 0;
     for &op in &ops {
         for &method in &methods {
@@ -489,7 +503,11 @@ fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> anyhow
                         for &qd in &depths {
                             for &pattern in &patterns {
                                 for &bs in &sizes {
-                                    let mut s = RunSpec::new(&file.path);
+                                    let mut s = RunSpec::new(if op == Op::Write {
+                                        file.write_path()
+                                    } else {
+                                        file.path.clone()
+                                    });
                                     s.op = op;
                                     s.method = method;
                                     s.cache = if op == Op::Write {
@@ -507,7 +525,8 @@ fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> anyhow
                                     s.pattern = pattern;
                                     s.block_size_bytes = bs;
                                     s.duration = Some(Duration::from_secs_f64(x.seconds));
-                                    let one_pass = op == Op::Write
+                                    let one_pass = one_pass_all
+                                        || op == Op::Write
                                         || (pattern == Pattern::Sequential
                                             && matches!(
                                                 cache,

@@ -81,6 +81,9 @@ pub struct Section {
     pub queue_depth: Axis,
     pub operation: Axis,
     pub pattern: Axis,
+    /// `throughput` kind: read the file once per repetition (like dd) instead of looping over it
+    /// until `seconds` is up; `seconds` still bounds it.
+    pub one_pass: Option<Spanned<bool>>,
     /// `command` kind: shell command with `{file}`, `{block_size}`, `{block_count}`.
     pub command: Option<Spanned<String>>,
     /// `command` kind: bytes the command moves (default: the file size).
@@ -170,15 +173,29 @@ impl Source {
             .split_once('=')
             .map(|(k, _)| k.trim().trim_matches('"').to_string())
             .filter(|k| !k.is_empty() && !k.starts_with('['));
+        if line.trim_start().starts_with("[experiment]") {
+            return usage(format!(
+                "{}:{line_no}: key `experiment`: write [[experiment]] (double brackets) for each experiment",
+                self.display
+            ));
+        }
+        let schema = [
+            "invalid type",
+            "invalid value",
+            "invalid length",
+            "unknown variant",
+        ]
+        .iter()
+        .any(|p| msg.starts_with(p));
         match key {
-            Some(key) if msg.starts_with("invalid type") => usage(format!(
+            Some(key) if schema => usage(format!(
                 "{}:{line_no}: key `{key}`: {msg}; {}",
                 self.display,
                 hint(&key)
             )),
-            Some(key) => usage(format!("{}:{line_no}: key `{key}`: {msg}", self.display)),
-            None => usage(format!(
-                "{}:{line_no}: {msg}; fix the TOML at this line",
+            _ if schema => usage(format!("{}:{line_no}: {msg}", self.display)),
+            _ => usage(format!(
+                "{}:{line_no}: TOML syntax error: {msg}; fix the TOML at or just before this line",
                 self.display
             )),
         }
