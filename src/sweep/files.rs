@@ -33,22 +33,6 @@ pub struct FilePlan {
     pub writable: bool,
 }
 
-impl FilePlan {
-    /// Where write points write. A created test file is never overwritten (the runner replaces
-    /// the file it writes, and random writes would leave holes that later reads would measure):
-    /// writes go to a scratch file next to it, on the same filesystem, removed after each point.
-    /// A file the user named with `write = true` is written in place.
-    pub fn write_path(&self) -> PathBuf {
-        if self.create {
-            let mut name = self.path.file_name().unwrap_or_default().to_os_string();
-            name.push(".write");
-            self.path.with_file_name(name)
-        } else {
-            self.path.clone()
-        }
-    }
-}
-
 /// Plans the `[file]` table. `needs_file`: some experiment reads a file.
 pub fn plan_file(
     src: &Source,
@@ -203,7 +187,6 @@ pub fn materialize(plan: &FilePlan, stop: &AtomicBool) -> anyhow::Result<Option<
         if guard.remove {
             list.push(plan.path.clone());
         }
-        list.push(plan.write_path());
     }
     if is_our_test_file(&plan.path, plan.size_bytes) {
         return Ok(Some(guard));
@@ -237,14 +220,10 @@ fn extend_with_pattern(f: &mut File, from: u64, to: u64, stop: &AtomicBool) -> a
     Ok(())
 }
 
-/// After a write point: removes the scratch file of a created test file, or puts the user's file
-/// back to its planned size (writes truncate and may stop at the time bound), filling any gap with
-/// the same pattern the writes used.
+/// After a write point: puts the file back to its planned size. Writes overwrite in place with
+/// the same pattern a created file holds, so its content stays the same; only the last block of
+/// a block size that does not divide the size can make it grow.
 pub fn after_write(plan: &FilePlan, stop: &AtomicBool) -> anyhow::Result<()> {
-    if plan.create {
-        let _ = std::fs::remove_file(plan.write_path());
-        return Ok(());
-    }
     let mut f = OpenOptions::new()
         .write(true)
         .open(&plan.path)

@@ -503,11 +503,7 @@ fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> anyhow
                         for &qd in &depths {
                             for &pattern in &patterns {
                                 for &bs in &sizes {
-                                    let mut s = RunSpec::new(if op == Op::Write {
-                                        file.write_path()
-                                    } else {
-                                        file.path.clone()
-                                    });
+                                    let mut s = RunSpec::new(&file.path);
                                     s.op = op;
                                     s.method = method;
                                     s.cache = if op == Op::Write {
@@ -534,6 +530,7 @@ fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> anyhow
                                             ));
                                     s.block_count = one_pass.then(|| size.div_ceil(bs).max(1));
                                     s.force = op == Op::Write;
+                                    s.overwrite_in_place = op == Op::Write;
                                     s.validate(&TOML_NAMES)
                                         .map_err(|e| l.src.spec_error(e, |k| l.span(k)))?;
                                     if !x.points.contains(&s) {
