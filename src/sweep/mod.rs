@@ -12,8 +12,10 @@
 
 pub mod exec;
 pub mod files;
+pub mod layered;
 pub mod output;
 pub mod plan;
+pub mod points;
 pub mod progress;
 pub mod schema;
 pub mod values;

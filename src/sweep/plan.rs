@@ -8,10 +8,10 @@
 //! cover the file once or stop at the time bound.
 
 use super::files::FilePlan;
-use super::schema::{Axis, Section, Source, SweepDoc};
-use super::values::{one_size, Ctx};
-use crate::config::{CacheMode, Method, Op, Pattern, RunSpec, TOML_NAMES};
-use std::ops::Range;
+use super::layered::{key_span, Layered, ALL_KEYS};
+use super::points::{command_points, throughput_points};
+use super::schema::{Section, Source, SweepDoc};
+use crate::config::RunSpec;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -136,10 +136,8 @@ pub struct Plan {
     pub compare: Vec<String>,
 }
 
-const DEFAULT_REPS: i64 = 5;
 const DEFAULT_SECONDS: f64 = 2.0;
 const DEFAULT_SYSCALL_SECONDS: f64 = 0.25;
-const DEFAULT_TIMEOUT_S: f64 = 60.0;
 
 fn valid_name(s: &str) -> bool {
     !s.is_empty()
@@ -147,127 +145,6 @@ fn valid_name(s: &str) -> bool {
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
         && !s.starts_with('.')
-}
-
-/// The span of `key` in a section, if set there.
-fn key_span(s: &Section, key: &str) -> Option<Range<usize>> {
-    let axis = |a: &Axis| a.as_ref().map(|v| v.span());
-    match key {
-        "name" => s.name.as_ref().map(|v| v.span()),
-        "kind" => s.kind.as_ref().map(|v| v.span()),
-        "reps" => s.reps.as_ref().map(|v| v.span()),
-        "seconds" => s.seconds.as_ref().map(|v| v.span()),
-        "command" => s.command.as_ref().map(|v| v.span()),
-        "bytes" => s.bytes.as_ref().map(|v| v.span()),
-        "timeout" => s.timeout.as_ref().map(|v| v.span()),
-        "params" => s.params.as_ref().map(|v| v.span()),
-        "one_pass" => s.one_pass.as_ref().map(|v| v.span()),
-        _ => axis(axis_of(s, key)?),
-    }
-}
-
-fn axis_of<'a>(s: &'a Section, key: &str) -> Option<&'a Axis> {
-    Some(match key {
-        "block_size" => &s.block_size,
-        "block_count" => &s.block_count,
-        "threads" => &s.threads,
-        "method" => &s.method,
-        "cache" => &s.cache,
-        "direct" => &s.direct,
-        "queue_depth" => &s.queue_depth,
-        "operation" => &s.operation,
-        "pattern" => &s.pattern,
-        _ => return None,
-    })
-}
-
-const ALL_KEYS: [&str; 18] = [
-    "one_pass",
-    "name",
-    "kind",
-    "reps",
-    "seconds",
-    "block_size",
-    "block_count",
-    "threads",
-    "method",
-    "cache",
-    "direct",
-    "queue_depth",
-    "operation",
-    "pattern",
-    "command",
-    "bytes",
-    "timeout",
-    "params",
-];
-
-/// An experiment's section with the defaults behind it.
-struct Layered<'a> {
-    src: &'a Source,
-    exp: &'a Section,
-    exp_span: Range<usize>,
-    defaults: &'a Section,
-}
-
-impl<'a> Layered<'a> {
-    fn span(&self, key: &str) -> Range<usize> {
-        key_span(self.exp, key)
-            .or_else(|| key_span(self.defaults, key))
-            .unwrap_or(self.exp_span.clone())
-    }
-
-    fn axis(&self, key: &'static str) -> Option<Ctx<'a>> {
-        let a = axis_of(self.exp, key)?
-            .as_ref()
-            .or(axis_of(self.defaults, key)?.as_ref())?;
-        Some(Ctx {
-            src: self.src,
-            key,
-            axis: a,
-        })
-    }
-
-    fn list<T>(
-        &self,
-        key: &'static str,
-        default: T,
-        conv: impl Fn(&Ctx<'a>) -> anyhow::Result<Vec<T>>,
-    ) -> anyhow::Result<Vec<T>> {
-        match self.axis(key) {
-            Some(c) => conv(&c),
-            None => Ok(vec![default]),
-        }
-    }
-
-    fn reps(&self) -> anyhow::Result<u32> {
-        let r = self.exp.reps.as_ref().or(self.defaults.reps.as_ref());
-        let n = r.map(|r| *r.get_ref()).unwrap_or(DEFAULT_REPS);
-        if !(1..=1000).contains(&n) {
-            return Err(self.src.key_error(
-                self.span("reps"),
-                "reps",
-                &format!("must be between 1 and 1000, got {n}"),
-            ));
-        }
-        Ok(n as u32)
-    }
-
-    fn seconds(&self, key: &'static str, default: f64) -> anyhow::Result<f64> {
-        let v = match key {
-            "seconds" => self.exp.seconds.as_ref().or(self.defaults.seconds.as_ref()),
-            _ => self.exp.timeout.as_ref().or(self.defaults.timeout.as_ref()),
-        };
-        let s = v.map(|v| *v.get_ref()).unwrap_or(default);
-        if !(s.is_finite() && s > 0.0 && s <= 86_400.0) {
-            return Err(self.src.key_error(
-                self.span(key),
-                key,
-                &format!("must be a number of seconds above 0 and at most 86400, got {s}"),
-            ));
-        }
-        Ok(s)
-    }
 }
 
 /// Builds the plan of a parsed sweep file. `default_name` is the file stem.
@@ -465,146 +342,4 @@ fn experiment(l: &Layered, file: Option<&FilePlan>) -> anyhow::Result<Experiment
         Kind::Syscalls | Kind::Locality => {}
     }
     Ok(x)
-}
-
-fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> anyhow::Result<()> {
-    let sizes = l.list("block_size", 1 << 20, |c| c.sizes(true))?;
-    let threads = l.list("threads", 1, |c| c.counts())?;
-    let methods = l.list("method", Method::Pread, |c| c.names(Method::parse))?;
-    let caches = l.list("cache", CacheMode::Warm, |c| c.names(CacheMode::parse))?;
-    let directs = l.list("direct", false, |c| c.bools())?;
-    let depths = l.list("queue_depth", 1, |c| c.counts())?;
-    let ops = l.list("operation", Op::Read, |c| c.names(Op::parse))?;
-    let patterns = l.list("pattern", Pattern::Sequential, |c| c.names(Pattern::parse))?;
-    if ops.contains(&Op::Write) && !file.writable {
-        return Err(l.src.key_error(l.span("operation"), "operation", &format!(
-            "write would overwrite {}; add `write = true` under [file] to allow it, or use `create`",
-            file.path.display()
-        )));
-    }
-    let size = file.size_bytes;
-    let one_pass_all = l
-        .exp
-        .one_pass
-        .as_ref()
-        .or(l.defaults.one_pass.as_ref())
-        .is_some_and(|v| *v.get_ref());
-    x.upper_bound = one_pass_all;
-    let mut skipped_direct = 0;
-    for &op in &ops {
-        for &method in &methods {
-            for &cache in &caches {
-                for &direct in &directs {
-                    if direct && !method.supports_direct() {
-                        skipped_direct += 1;
-                        continue;
-                    }
-                    for &t in &threads {
-                        for &qd in &depths {
-                            for &pattern in &patterns {
-                                for &bs in &sizes {
-                                    let mut s = RunSpec::new(&file.path);
-                                    s.op = op;
-                                    s.method = method;
-                                    s.cache = if op == Op::Write {
-                                        CacheMode::AsIs
-                                    } else {
-                                        cache
-                                    };
-                                    s.direct = direct;
-                                    s.threads = usize::try_from(t).unwrap_or(usize::MAX);
-                                    s.queue_depth = if method == Method::IoUring {
-                                        u32::try_from(qd).unwrap_or(u32::MAX)
-                                    } else {
-                                        1
-                                    };
-                                    s.pattern = pattern;
-                                    s.block_size_bytes = bs;
-                                    s.duration = Some(Duration::from_secs_f64(x.seconds));
-                                    let one_pass = one_pass_all
-                                        || op == Op::Write
-                                        || (pattern == Pattern::Sequential
-                                            && matches!(
-                                                cache,
-                                                CacheMode::Cold | CacheMode::ColdAll
-                                            ));
-                                    s.block_count = one_pass.then(|| size.div_ceil(bs).max(1));
-                                    s.force = op == Op::Write;
-                                    s.overwrite_in_place = op == Op::Write;
-                                    s.validate(&TOML_NAMES)
-                                        .map_err(|e| l.src.spec_error(e, |k| l.span(k)))?;
-                                    if !x.points.contains(&s) {
-                                        x.points.push(s);
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-    if skipped_direct > 0 {
-        x.notes.push(format!("skipped {skipped_direct} method x direct combinations: O_DIRECT applies to read, pread and io_uring only"));
-    }
-    if depths.len() > 1 && methods.iter().any(|m| *m != Method::IoUring) {
-        x.notes
-            .push("queue_depth applies to io_uring only; other methods run at depth 1".into());
-    }
-    if ops.contains(&Op::Write) && caches.len() > 1 {
-        x.notes
-            .push("cache applies to reads only; writes run once per other setting".into());
-    }
-    if x.points.is_empty() {
-        return Err(l.src.key_error(
-            l.span("direct"),
-            "direct",
-            "no point is left to run: O_DIRECT needs method read, pread or io_uring",
-        ));
-    }
-    Ok(())
-}
-
-fn command_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> anyhow::Result<()> {
-    let src = l.src;
-    let Some(cmd) = &l.exp.command else {
-        return Err(src.key_error(l.span("name"), "command", "missing; e.g. command = \"dd if={file} of=/dev/null bs={block_size} count={block_count}\""));
-    };
-    if cmd.get_ref().trim().is_empty() {
-        return Err(src.key_error(
-            cmd.span(),
-            "command",
-            "is empty; give the shell command to time",
-        ));
-    }
-    let bytes = match &l.exp.bytes {
-        Some(b) => Some(one_size(src, b, "bytes")?),
-        None => None,
-    };
-    x.command = Some(CommandPlan {
-        template: cmd.get_ref().clone(),
-        bytes,
-        timeout: Duration::from_secs_f64(l.seconds("timeout", DEFAULT_TIMEOUT_S)?),
-    });
-    let sizes = l.list("block_size", 1 << 20, |c| c.sizes(true))?;
-    let caches = l.list("cache", CacheMode::Warm, |c| c.names(CacheMode::parse))?;
-    let counts: Vec<Option<u64>> = match l.axis("block_count") {
-        Some(c) => c.counts()?.into_iter().map(Some).collect(),
-        None => vec![None],
-    };
-    for &cache in &caches {
-        for &count in &counts {
-            for &bs in &sizes {
-                let mut s = RunSpec::new(&file.path);
-                s.method = Method::Read;
-                s.cache = cache;
-                s.block_size_bytes = bs;
-                s.block_count = Some(count.unwrap_or(file.size_bytes.div_ceil(bs).max(1)));
-                s.validate(&TOML_NAMES)
-                    .map_err(|e| src.spec_error(e, |k| l.span(k)))?;
-                x.points.push(s);
-            }
-        }
-    }
-    Ok(())
 }
