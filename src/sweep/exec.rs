@@ -6,7 +6,7 @@
 use super::files::{self, FilePlan};
 use super::plan::{CommandPlan, Experiment, Kind};
 use super::progress::Progress;
-use crate::config::{Op, RunSpec};
+use crate::config::{CacheMode, Op, RunSpec};
 use crate::export::SyscallRow;
 use crate::measure::{Aggregate, RunResult};
 use crate::runner::{self, host_name};
@@ -174,13 +174,48 @@ fn wait_or_stop<T>(rx: &std::sync::mpsc::Receiver<T>, stop: &AtomicBool) -> Opti
     }
 }
 
+/// Reads the first `len` bytes of `path` so they are cached, like `cache::prepare` does for
+/// `warm`, but looking at the stop flag between chunks: warming a big uncached file takes seconds,
+/// and Ctrl-C must not wait for it. Returns false when stopped.
+fn warm_interruptibly(path: &std::path::Path, len: u64, stop: &AtomicBool) -> anyhow::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::File::open(path)
+        .with_context(|| format!("opening {} to warm it", path.display()))?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut off = 0u64;
+    while off < len {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(false);
+        }
+        let want = (buf.len() as u64).min(len - off) as usize;
+        let n = f
+            .read_at(&mut buf[..want], off)
+            .with_context(|| format!("warming the cache at offset {off}"))?;
+        if n == 0 {
+            break;
+        }
+        off += n as u64;
+    }
+    Ok(true)
+}
+
 /// One repetition of a throughput point; None when the sweep was stopped during it.
 fn run_point(
     spec: &RunSpec,
     experiment: &str,
     stop: &AtomicBool,
 ) -> anyhow::Result<Option<RunResult>> {
-    let prepared = runner::prepare(spec)?;
+    // Warm here (interruptibly) and let the runner take the file as it is.
+    let warm = spec.op == Op::Read && spec.cache == CacheMode::Warm;
+    let mut spec = spec.clone();
+    if warm {
+        let len = std::fs::metadata(&spec.path).map(|m| m.len()).unwrap_or(0);
+        if !warm_interruptibly(&spec.path, len, stop)? {
+            return Ok(None);
+        }
+        spec.cache = CacheMode::AsIs;
+    }
+    let prepared = runner::prepare(&spec)?;
     let meta = prepared.meta();
     // The run gets its own flag: a failing worker raises it, and that must not look like Ctrl-C.
     let run_stop = Arc::new(AtomicBool::new(false));
@@ -205,7 +240,11 @@ fn run_point(
     if let Some(e) = agg.errors.first() {
         return Err(anyhow!("{e}"));
     }
-    Ok(Some(runner::make_result(&meta, experiment, &agg, elapsed)))
+    let mut r = runner::make_result(&meta, experiment, &agg, elapsed);
+    if warm {
+        r.cache = CacheMode::Warm.to_string();
+    }
+    Ok(Some(r))
 }
 
 /// Quotes a path for `sh`.
@@ -223,7 +262,13 @@ fn run_command(
 ) -> anyhow::Result<Option<RunResult>> {
     let bs = spec.block_size_bytes;
     let count = spec.block_count.unwrap_or(1);
-    crate::cache::prepare(&spec.path, spec.cache, file.size_bytes)?;
+    if spec.cache == CacheMode::Warm {
+        if !warm_interruptibly(&spec.path, file.size_bytes, stop)? {
+            return Ok(None);
+        }
+    } else {
+        crate::cache::prepare(&spec.path, spec.cache, file.size_bytes)?;
+    }
     let residency = crate::cache::residency(&spec.path).unwrap_or_default();
     let text = cmd
         .template
