@@ -4,23 +4,20 @@
 //! repetition is dropped, so the CSV holds only complete runs.
 
 use super::files::{self, FilePlan};
-use super::plan::{CommandPlan, Experiment, Kind};
+use super::plan::{Experiment, Kind};
 use super::progress::Progress;
 use crate::config::{CacheMode, Op, RunSpec};
 use crate::export::SyscallRow;
 use crate::measure::{Aggregate, RunResult};
 use crate::runner::{self, host_name};
 use anyhow::{anyhow, Context};
-use std::io::Read;
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, RecvTimeoutError};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How often a waiting loop looks at the stop flag.
-const POLL: Duration = Duration::from_millis(50);
+pub const POLL: Duration = Duration::from_millis(50);
 
 /// A finished repetition.
 pub enum Row {
@@ -53,9 +50,10 @@ pub fn run_experiment(
                         return Ok(Ended::Interrupted);
                     }
                     progress.begin(&format!("{label} rep {rep}/{}", x.reps));
+                    let mut warnings = Vec::new();
                     let outcome = match &x.command {
-                        Some(cmd) => run_command(spec, cmd, file, stop),
-                        None => run_point(spec, &x.name, stop),
+                        Some(cmd) => super::command::run_command(spec, cmd, file, stop),
+                        None => run_point(spec, &x.name, stop, &mut warnings),
                     };
                     if spec.op == Op::Write {
                         files::after_write(file, &AtomicBool::new(false))
@@ -68,6 +66,9 @@ pub fn run_experiment(
                     };
                     r.experiment = x.name.clone();
                     r.rep = rep;
+                    for w in warnings {
+                        progress.note(&format!("{label} rep {rep}: {w}"));
+                    }
                     progress.finish_run(&format!("{label} rep {rep}/{}", x.reps), &run_outcome(&r));
                     emit(Row::Run(r))?;
                 }
@@ -151,7 +152,7 @@ pub fn run_experiment(
 }
 
 /// Runs `f` on its own thread; the receiver gets its result.
-fn spawn_result<T: Send + 'static>(
+pub fn spawn_result<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
 ) -> std::sync::mpsc::Receiver<T> {
     let (tx, rx) = channel();
@@ -177,7 +178,11 @@ fn wait_or_stop<T>(rx: &std::sync::mpsc::Receiver<T>, stop: &AtomicBool) -> Opti
 /// Reads the first `len` bytes of `path` so they are cached, like `cache::prepare` does for
 /// `warm`, but looking at the stop flag between chunks: warming a big uncached file takes seconds,
 /// and Ctrl-C must not wait for it. Returns false when stopped.
-fn warm_interruptibly(path: &std::path::Path, len: u64, stop: &AtomicBool) -> anyhow::Result<bool> {
+pub fn warm_interruptibly(
+    path: &std::path::Path,
+    len: u64,
+    stop: &AtomicBool,
+) -> anyhow::Result<bool> {
     use std::os::unix::fs::FileExt;
     let f = std::fs::File::open(path)
         .with_context(|| format!("opening {} to warm it", path.display()))?;
@@ -200,10 +205,12 @@ fn warm_interruptibly(path: &std::path::Path, len: u64, stop: &AtomicBool) -> an
 }
 
 /// One repetition of a throughput point; None when the sweep was stopped during it.
+/// Warnings of the runner (a cold run that was not cold) go to `warnings`.
 fn run_point(
     spec: &RunSpec,
     experiment: &str,
     stop: &AtomicBool,
+    warnings: &mut Vec<String>,
 ) -> anyhow::Result<Option<RunResult>> {
     // Warm here (interruptibly) and let the runner take the file as it is.
     let warm = spec.op == Op::Read && spec.cache == CacheMode::Warm;
@@ -216,6 +223,13 @@ fn run_point(
         spec.cache = CacheMode::AsIs;
     }
     let prepared = runner::prepare(&spec)?;
+    warnings.extend(
+        prepared
+            .notes
+            .iter()
+            .filter(|n| n.starts_with("warning"))
+            .cloned(),
+    );
     let meta = prepared.meta();
     // The run gets its own flag: a failing worker raises it, and that must not look like Ctrl-C.
     let run_stop = Arc::new(AtomicBool::new(false));
@@ -243,117 +257,6 @@ fn run_point(
     let mut r = runner::make_result(&meta, experiment, &agg, elapsed);
     if warm {
         r.cache = CacheMode::Warm.to_string();
-    }
-    Ok(Some(r))
-}
-
-/// Quotes a path for `sh`.
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
-
-/// One repetition of a `command` point: cache control, then `sh -c COMMAND` timed from spawn to
-/// exit. None when the sweep was stopped during it (the command's process group is killed).
-fn run_command(
-    spec: &RunSpec,
-    cmd: &CommandPlan,
-    file: &FilePlan,
-    stop: &AtomicBool,
-) -> anyhow::Result<Option<RunResult>> {
-    let bs = spec.block_size_bytes;
-    let count = spec.block_count.unwrap_or(1);
-    if spec.cache == CacheMode::Warm {
-        if !warm_interruptibly(&spec.path, file.size_bytes, stop)? {
-            return Ok(None);
-        }
-    } else {
-        crate::cache::prepare(&spec.path, spec.cache, file.size_bytes)?;
-    }
-    let residency = crate::cache::residency(&spec.path).unwrap_or_default();
-    let text = cmd
-        .template
-        .replace("{file}", &shell_quote(&spec.path.display().to_string()))
-        .replace("{block_size}", &bs.to_string())
-        .replace("{block_count}", &count.to_string());
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(&text)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .with_context(|| format!("starting `{text}`"))?;
-    let started = Instant::now();
-    let pgid = child.id() as i32;
-    let mut stderr = child.stderr.take();
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        if let Some(e) = stderr.as_mut() {
-            let _ = e.read_to_string(&mut s);
-        }
-        s
-    });
-    let rx = spawn_result(move || child.wait().map(|st| (st, Instant::now())));
-    let kill = || {
-        // SAFETY: kill(2) on the process group we created for the command; no memory involved.
-        unsafe { libc::kill(-pgid, libc::SIGKILL) };
-    };
-    let (status, ended) = loop {
-        match rx.recv_timeout(POLL) {
-            Ok(r) => break r.context("waiting for the command")?,
-            Err(RecvTimeoutError::Disconnected) => {
-                return Err(anyhow!("lost the command's status"))
-            }
-            Err(RecvTimeoutError::Timeout) => {
-                if stop.load(Ordering::Relaxed) {
-                    kill();
-                    return Ok(None);
-                }
-                if started.elapsed() > cmd.timeout {
-                    kill();
-                    return Err(anyhow!(
-                        "`{text}` ran longer than timeout = {} s and was killed",
-                        cmd.timeout.as_secs_f64()
-                    ));
-                }
-            }
-        }
-    };
-    let stderr_text = err_reader.join().unwrap_or_default();
-    let program = text
-        .split_whitespace()
-        .next()
-        .unwrap_or("command")
-        .to_string();
-    let mut r = RunResult {
-        host: host_name(),
-        file: spec.path.display().to_string(),
-        file_size_bytes: file.size_bytes,
-        operation: "read".into(),
-        method: program,
-        pattern: "sequential".into(),
-        cache: spec.cache.to_string(),
-        block_size_bytes: bs,
-        block_count: count,
-        threads: 1,
-        queue_depth: 1,
-        bytes: cmd
-            .bytes
-            .unwrap_or(bs.saturating_mul(count).min(file.size_bytes)),
-        seconds: ended.duration_since(started).as_secs_f64(),
-        ops: count,
-        residency_before_pct: residency.percent(),
-        ..Default::default()
-    };
-    r.set_rates();
-    if !status.success() {
-        let last = stderr_text
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("");
-        r.error = format!("`{text}` failed ({status}): {last}");
     }
     Ok(Some(r))
 }

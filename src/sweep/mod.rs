@@ -3,13 +3,14 @@
 //!
 //! One pipeline, in order: read and parse the sweep ([`schema`]), check everything and expand the
 //! axes into points ([`plan`]), print the plan, create the test file if asked ([`files`]), run each
-//! experiment ([`exec`]) writing every repetition to `<experiment>.csv` as it ends, then write the
+//! experiment ([`exec`], [`command`] for external commands) writing every repetition to `<experiment>.csv` as it ends, then write the
 //! summaries and figures ([`output`], built on [`crate::export`]) and print the summary table.
 //!
 //! Ctrl-C (and SIGTERM) raise a stop flag: the run in progress stops within ~100 ms and is
 //! dropped, summaries and figures of the finished runs are written, the test file is removed, and
 //! the exit status is 130. A second Ctrl-C removes the test file and exits at once.
 
+pub mod command;
 pub mod exec;
 pub mod files;
 pub mod layered;

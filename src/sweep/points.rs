@@ -157,3 +157,70 @@ pub fn command_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> anyho
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{CacheMode, Method, Op};
+    use crate::sweep::plan::{build, Plan};
+    use crate::sweep::schema::Source;
+    use std::path::Path;
+
+    fn plan(experiment: &str) -> Plan {
+        let src = Source {
+            display: "t.toml".into(),
+            text: format!(
+                "[file]\ncreate = \"1M\"\n[[experiment]]\nname = \"x\"\nkind = \"throughput\"\n{experiment}\n"
+            ),
+        };
+        let doc = src.parse().unwrap();
+        build(
+            &src,
+            &doc,
+            "t",
+            Some(Path::new("/nonexistent-diskscope-out")),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn warm_reads_loop_for_their_time_and_cold_reads_make_one_pass() {
+        let p = plan("cache = [\"warm\", \"cold\"]\nblock_size = \"3K\"\nseconds = 1.5");
+        let pts = &p.experiments[0].points;
+        assert_eq!(pts.len(), 2);
+        assert_eq!((pts[0].cache, pts[0].block_count), (CacheMode::Warm, None));
+        assert_eq!(pts[0].duration.unwrap().as_secs_f64(), 1.5);
+        assert_eq!(
+            (pts[1].cache, pts[1].block_count),
+            (CacheMode::Cold, Some(342))
+        );
+    }
+
+    #[test]
+    fn writes_overwrite_in_place_once_whatever_the_cache_axis() {
+        let p = plan("operation = \"write\"\ncache = [\"warm\", \"cold\"]\nblock_size = \"64K\"");
+        let x = &p.experiments[0];
+        assert_eq!(x.points.len(), 1);
+        let w = &x.points[0];
+        assert_eq!(
+            (w.op, w.cache, w.block_count),
+            (Op::Write, CacheMode::AsIs, Some(16))
+        );
+        assert!(w.overwrite_in_place && w.force);
+        assert!(x
+            .notes
+            .iter()
+            .any(|n| n.contains("cache applies to reads only")));
+    }
+
+    #[test]
+    fn queue_depth_multiplies_only_io_uring_points() {
+        let p = plan("method = [\"read\", \"io_uring\"]\nqueue_depth = [1, 8, 32]");
+        let pts = &p.experiments[0].points;
+        assert_eq!(pts.len(), 4);
+        assert_eq!(
+            pts.iter().filter(|s| s.method == Method::IoUring).count(),
+            3
+        );
+        assert_eq!(p.experiments[0].estimate_s(), Some(4.0 * 5.0 * 2.0));
+    }
+}
