@@ -175,7 +175,7 @@ pub fn execute(sweep_path: &Path, out: Option<&Path>, dry_run: bool) -> anyhow::
     stop.store(false, Ordering::SeqCst);
     let dir = &plan.out_dir;
     std::fs::create_dir_all(dir)
-        .map_err(|e| anyhow::anyhow!("--out: cannot create {}: {e}", dir.display()))?;
+        .map_err(|e| usage(format!("--out: cannot create {}: {e}; pick another directory", dir.display())))?;
     let _test_file = match &plan.file {
         Some(f) => {
             if f.create {
