@@ -174,8 +174,12 @@ pub fn execute(sweep_path: &Path, out: Option<&Path>, dry_run: bool) -> anyhow::
     let stop = stop_flag();
     stop.store(false, Ordering::SeqCst);
     let dir = &plan.out_dir;
-    std::fs::create_dir_all(dir)
-        .map_err(|e| usage(format!("--out: cannot create {}: {e}; pick another directory", dir.display())))?;
+    std::fs::create_dir_all(dir).map_err(|e| {
+        usage(format!(
+            "--out: cannot create {}: {e}; pick another directory",
+            dir.display()
+        ))
+    })?;
     let _test_file = match &plan.file {
         Some(f) => {
             if f.create {
