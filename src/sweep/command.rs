@@ -91,11 +91,7 @@ pub fn run_command(
         }
     };
     let stderr_text = err_reader.join().unwrap_or_default();
-    let program = text
-        .split_whitespace()
-        .next()
-        .unwrap_or("command")
-        .to_string();
+    let program = program_of(&text);
     let mut r = RunResult {
         host: host_name(),
         file: spec.path.display().to_string(),
@@ -126,4 +122,14 @@ pub fn run_command(
         r.error = format!("`{text}` failed ({status}): {last}");
     }
     Ok(Some(r))
+}
+
+/// The program a command line starts (`dd` for `dd if=...`): the `method` column of its rows.
+pub fn program_of(command: &str) -> String {
+    command
+        .split_whitespace()
+        .next()
+        .unwrap_or("command")
+        .trim_end_matches(';')
+        .to_string()
 }

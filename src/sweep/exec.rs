@@ -62,7 +62,13 @@ pub fn run_experiment(
                     let mut r = match outcome {
                         Ok(Some(r)) => r,
                         Ok(None) => return Ok(Ended::Interrupted),
-                        Err(e) => failed_result(spec, file, e),
+                        Err(e) => {
+                            let mut r = failed_result(spec, file, e);
+                            if let Some(cmd) = &x.command {
+                                r.method = super::command::program_of(&cmd.template);
+                            }
+                            r
+                        }
                     };
                     r.experiment = x.name.clone();
                     r.rep = rep;
