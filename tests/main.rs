@@ -6,4 +6,5 @@
 
 mod util;
 
+mod batch;
 mod run_cmd;
