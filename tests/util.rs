@@ -29,7 +29,10 @@ pub fn bin(name: &str) -> assert_cmd::Command {
 
 /// A fresh temporary directory (removed on drop).
 pub fn tmp() -> tempfile::TempDir {
-    tempfile::Builder::new().prefix("diskscope-test").tempdir().unwrap()
+    tempfile::Builder::new()
+        .prefix("diskscope-test")
+        .tempdir()
+        .unwrap()
 }
 
 /// `dir/name` as a PathBuf.
