@@ -6,4 +6,5 @@
 
 mod util;
 
+mod locality;
 mod run_cmd;

@@ -13,7 +13,7 @@ use super::trace::{first_access_order, parse_trace};
 use crate::config::{usage, CacheMode};
 use crate::measure::{LatencySummary, RunResult};
 use hdrhistogram::Histogram;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// One pass: the result record and its full latency histogram (for merged percentiles).
 #[derive(Debug, Clone)]
@@ -108,7 +108,14 @@ pub fn run(
     } else {
         Vec::new()
     };
-    let layout = prepare_layout(p, &trace, stop, log)?;
+    let layout = match prepare_layout(p, &trace, stop, log) {
+        Ok(l) => l,
+        Err(e) if stop.load(Ordering::Relaxed) => {
+            log(format!("{e:#}"));
+            return Ok(false);
+        }
+        Err(e) => return Err(e),
+    };
     if p.orders.contains(&Order::Random) {
         log(format!(
             "random order: a fresh shuffle per repetition, seeds {}..={} (--seed {} + repetition)",
