@@ -10,6 +10,7 @@ use super::layout::{ensure, Layout, LayoutSpec};
 use super::params::{Order, PackOrder, Params, Syntax};
 use super::synth::{shuffle, synthetic_trace, SynthParams};
 use super::trace::{first_access_order, parse_trace};
+use crate::cache::COLD_TOLERANCE_PCT;
 use crate::config::{usage, CacheMode};
 use crate::measure::{LatencySummary, RunResult};
 use hdrhistogram::Histogram;
@@ -125,6 +126,8 @@ pub fn run(
         ));
     }
     let host = crate::runner::host_name();
+    let mut warned = false;
+    let (mut prep_s, mut pass_s) = (0.0, 0.0);
     for &cache in &p.caches {
         for &order in &p.orders {
             for rep in 1..=p.reps {
@@ -135,8 +138,20 @@ pub fn run(
                 }
                 let mut xors = Vec::new();
                 for kind in kinds {
+                    let t_prep = std::time::Instant::now();
                     let resident = prepare_cache(&layout, kind, cache)?;
+                    prep_s += t_prep.elapsed().as_secs_f64();
+                    let cold = matches!(cache, CacheMode::Cold | CacheMode::ColdAll);
+                    if cold && resident > COLD_TOLERANCE_PCT && !warned {
+                        warned = true;
+                        log(format!(
+                            "warning: the {} layout was {resident:.1}% cached after eviction;                              this file system may ignore POSIX_FADV_DONTNEED (tmpfs does)",
+                            kind.as_str()
+                        ));
+                    }
+                    let t_pass = std::time::Instant::now();
                     let pass = run_pass(&layout, kind, &ids, stop)?;
+                    pass_s += t_pass.elapsed().as_secs_f64();
                     if !pass.completed {
                         return Ok(false);
                     }
@@ -159,6 +174,9 @@ pub fn run(
             }
         }
     }
+    log(format!(
+        "wall time: {prep_s:.1} s preparing the cache, {pass_s:.1} s in timed passes"
+    ));
     Ok(true)
 }
 

@@ -268,7 +268,7 @@ fn interrupted() -> anyhow::Error {
 }
 
 /// Flushes the whole file system of `dir`, so writeback never overlaps a measurement.
-fn sync_fs(dir: &Path) -> anyhow::Result<()> {
+pub fn sync_fs(dir: &Path) -> anyhow::Result<()> {
     let d = File::open(dir).with_context(|| format!("opening {}", dir.display()))?;
     // SAFETY: plain syscall on a valid descriptor.
     if unsafe { libc::syncfs(d.as_raw_fd()) } != 0 {

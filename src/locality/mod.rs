@@ -110,13 +110,15 @@ pub fn execute(args: &LocalityArgs) -> anyhow::Result<i32> {
         &INTERRUPTED,
         &mut log,
         &mut |m| {
+            let r = &m.result;
             eprintln!(
-                "  {} {} {} rep {}: {:.2} ms",
-                m.result.cache,
-                m.result.pattern,
-                m.result.method,
-                m.result.rep,
-                m.result.seconds * 1e3
+                "  {} {} {} rep {}: {:.2} ms ({:.1}% cached before)",
+                r.cache,
+                r.pattern,
+                r.method,
+                r.rep,
+                r.seconds * 1e3,
+                r.residency_before_pct
             );
             passes.push(m);
             Ok(())
