@@ -357,4 +357,47 @@ fn the_command_rejects_bad_input_in_one_line_naming_the_argument() {
         !Path::new(d).exists(),
         "a bad trace must not leave a layout behind"
     );
+    bin("diskscope")
+        .args(["locality", "--dir", d, "--order", "random", "--trace"])
+        .arg(&trace)
+        .assert()
+        .code(2)
+        .stderr(contains("--trace: the trace would not be used"));
+}
+
+#[test]
+fn ctrl_c_during_generation_removes_the_partial_layout() {
+    let t = tmp();
+    let dir = t.path().join("set");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+        .args([
+            "locality",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--files",
+            "200000",
+        ])
+        .args(["--file-size", "512", "--reps", "1", "--order", "sequential"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !dir.join(MANIFEST_NAME).exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "generation never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // SAFETY: kill(2) on the pid of a child we spawned and have not reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(
+        !dir.exists(),
+        "the partial layout was left behind: {stderr}"
+    );
 }

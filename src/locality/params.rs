@@ -233,6 +233,15 @@ impl Raw {
                 )));
             }
         }
+        if self.trace.is_some() && !orders.contains(&Order::Trace) && pack_order != PackOrder::Trace
+        {
+            return Err(UsageError(format!(
+                "{}: the trace would not be used; add trace to {} or use {} trace",
+                n("trace"),
+                n("order"),
+                n("pack_order")
+            )));
+        }
         let dir = self.dir.clone().unwrap_or_else(default_dir);
         if dir.exists() && !dir.is_dir() {
             return Err(UsageError(format!(
