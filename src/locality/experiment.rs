@@ -47,30 +47,30 @@ pub fn load_trace(
     syntax: Syntax,
     log: &mut dyn FnMut(String),
 ) -> anyhow::Result<Vec<u32>> {
-    match &p.trace {
+    let (ids, source) = match &p.trace {
         Some(path) => {
             let name = syntax.name("trace");
             let text = std::fs::read_to_string(path)
                 .map_err(|e| usage(format!("{name}: cannot read {}: {e}", path.display())))?;
             let ids = parse_trace(&text, p.files)
                 .map_err(|e| usage(format!("{name}: {} {e}", path.display())))?;
-            let mut distinct = ids.clone();
-            distinct.sort_unstable();
-            distinct.dedup();
-            log(format!(
-                "trace: {} accesses to {} distinct ids from {}",
-                ids.len(),
-                distinct.len(),
-                path.display()
-            ));
-            Ok(ids)
+            (ids, format!("from {}", path.display()))
         }
         None => {
             let sp = SynthParams::default_for(p.files, p.seed);
             log(sp.describe(p.files));
-            Ok(synthetic_trace(p.files, &sp))
+            (synthetic_trace(p.files, &sp), "synthetic".to_string())
         }
-    }
+    };
+    let mut distinct = ids.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    log(format!(
+        "trace: {} accesses to {} distinct ids, {source}",
+        ids.len(),
+        distinct.len()
+    ));
+    Ok(ids)
 }
 
 /// Makes or reuses the layout `p` asks for.

@@ -129,7 +129,11 @@ pub fn execute(args: &LocalityArgs) -> anyhow::Result<i32> {
     write!(out, "{text}")?;
     out.flush()?;
     if !completed {
-        eprintln!("interrupted: the table covers the repetitions that finished");
+        if passes.is_empty() {
+            eprintln!("interrupted before any repetition finished");
+        } else {
+            eprintln!("interrupted: the table covers the repetitions that finished");
+        }
         return Ok(130);
     }
     eprintln!(
