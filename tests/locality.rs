@@ -4,9 +4,10 @@
 use crate::util::{bin, tmp};
 use diskscope::config::CacheMode;
 use diskscope::locality::bench::{prepare_cache, LayoutKind};
+use diskscope::locality::index::read_index;
 use diskscope::locality::layout::{
-    ensure, fill_content, read_index, remove_layout, small_file_rel, Layout, LayoutSpec,
-    INDEX_NAME, MANIFEST_NAME,
+    ensure, fill_content, remove_layout, small_file_rel, Layout, LayoutSpec, INDEX_NAME,
+    MANIFEST_NAME,
 };
 use diskscope::locality::run_sweep_experiment;
 use diskscope::locality::trace::{first_access_order, parse_trace};

@@ -11,7 +11,8 @@
 //! Contents are a pure function of the id ([`fill_content`]), so both layouts can be checked
 //! against each other byte for byte and every rerun reads the same data.
 
-use anyhow::{bail, Context};
+use super::index::{read_index, write_index};
+use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -316,54 +317,6 @@ fn write_packed(dir: &Path, spec: &LayoutSpec, stop: &AtomicBool) -> anyhow::Res
         .with_context(|| format!("writing {}", path.display()))?;
     write_index(&dir.join(INDEX_NAME), &offsets, spec.file_size_bytes)?;
     sync_fs(dir)
-}
-
-/// Writes the index: a header, then `id offset length` per line, in id order.
-pub fn write_index(path: &Path, offsets: &[u64], file_size_bytes: u64) -> anyhow::Result<()> {
-    let mut text = String::with_capacity(offsets.len() * 24 + 32);
-    text.push_str("# id offset_bytes length_bytes\n");
-    for (id, off) in offsets.iter().enumerate() {
-        text.push_str(&format!("{id} {off} {file_size_bytes}\n"));
-    }
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
-}
-
-/// Reads an index back: the offset of every id `0..files`, each checked to fit the packed file.
-pub fn read_index(path: &Path, files: u32, file_size_bytes: u64) -> anyhow::Result<Vec<u64>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let packed_len = files as u64 * file_size_bytes;
-    let mut offsets = Vec::with_capacity(files as usize);
-    for (i, line) in text.lines().enumerate() {
-        if line.starts_with('#') {
-            continue;
-        }
-        let bad = || {
-            anyhow::anyhow!(
-                "{} line {}: '{line}' is not `id offset length`",
-                path.display(),
-                i + 1
-            )
-        };
-        let mut parts = line.split_whitespace().map(|s| s.parse::<u64>());
-        let (Some(Ok(id)), Some(Ok(off)), Some(Ok(len)), None) =
-            (parts.next(), parts.next(), parts.next(), parts.next())
-        else {
-            return Err(bad());
-        };
-        if id != offsets.len() as u64 || len != file_size_bytes || off + len > packed_len {
-            return Err(bad());
-        }
-        offsets.push(off);
-    }
-    if offsets.len() != files as usize {
-        bail!(
-            "{}: {} entries for {files} files; run with --clean to regenerate",
-            path.display(),
-            offsets.len()
-        );
-    }
-    Ok(offsets)
 }
 
 /// Removes a layout of ours: the tree, the packed file, the index and the manifest (last), then

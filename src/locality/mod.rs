@@ -5,7 +5,7 @@
 //!
 //! Split by responsibility:
 //! * [`params`] — flags and sweep keys → validated [`params::Params`];
-//! * [`layout`] — generating, reusing and removing the two layouts;
+//! * [`layout`] — generating, reusing and removing the two layouts; [`index`] — the packed index;
 //! * [`trace`] — user traces (ids or Common Log Format); [`synth`] — the synthetic trace;
 //! * [`bench`] — one timed pass over one layout, and cache control;
 //! * [`experiment`] — the loop over cache modes × orders × repetitions × layouts;
@@ -16,6 +16,7 @@
 
 pub mod bench;
 pub mod experiment;
+pub mod index;
 pub mod layout;
 pub mod params;
 pub mod report;
