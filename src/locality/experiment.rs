@@ -119,9 +119,10 @@ pub fn run(
     };
     if p.orders.contains(&Order::Random) {
         log(format!(
-            "random order: a fresh shuffle per repetition, seeds {}..={} (--seed {} + repetition)",
+            "random order: a fresh shuffle per repetition, seeds {}..={} ({} {} + repetition)",
             shuffle_seed(p.seed, 1),
             shuffle_seed(p.seed, p.reps),
+            syntax.name("seed"),
             p.seed
         ));
     }
@@ -145,7 +146,8 @@ pub fn run(
                     if cold && resident > COLD_TOLERANCE_PCT && !warned {
                         warned = true;
                         log(format!(
-                            "warning: the {} layout was {resident:.1}% cached after eviction;                              this file system may ignore POSIX_FADV_DONTNEED (tmpfs does)",
+                            "warning: the {} layout was {resident:.1}% cached after eviction; \
+                             this file system may ignore POSIX_FADV_DONTNEED (tmpfs does)",
                             kind.as_str()
                         ));
                     }
@@ -156,9 +158,13 @@ pub fn run(
                         return Ok(false);
                     }
                     xors.push(pass.xor);
-                    let result = result_of(
-                        p, &layout, experiment, &host, kind, order, cache, rep, resident, &pass,
-                    );
+                    let point = Point {
+                        kind,
+                        order,
+                        cache,
+                        rep,
+                    };
+                    let result = result_of(p, &layout, experiment, &host, point, resident, &pass);
                     emit(Measured {
                         result,
                         hist: pass.hist,
@@ -180,19 +186,30 @@ pub fn run(
     Ok(true)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Which pass of the experiment a result belongs to.
+#[derive(Debug, Clone, Copy)]
+struct Point {
+    kind: LayoutKind,
+    order: Order,
+    cache: CacheMode,
+    rep: u32,
+}
+
 fn result_of(
     p: &Params,
     layout: &Layout,
     experiment: &str,
     host: &str,
-    kind: LayoutKind,
-    order: Order,
-    cache: CacheMode,
-    rep: u32,
+    point: Point,
     resident_pct: f64,
     pass: &super::bench::Pass,
 ) -> RunResult {
+    let Point {
+        kind,
+        order,
+        cache,
+        rep,
+    } = point;
     let file = match kind {
         LayoutKind::Dir => layout.dir.display().to_string(),
         LayoutKind::Packed => layout.packed_path.display().to_string(),
