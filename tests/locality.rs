@@ -319,6 +319,42 @@ fn the_command_prints_a_table_per_order_reuses_the_layout_and_cleans_up() {
 }
 
 #[test]
+fn the_command_replays_an_access_log_and_can_pack_in_its_order() {
+    let t = tmp();
+    let log = t.path().join("access.log");
+    std::fs::write(
+        &log,
+        concat!(
+            "10.0.0.1 - - [10/Oct/2000:13:55:36 -0700] \"GET /0/0/7/7.txt HTTP/1.0\" 200 14336\n",
+            "10.0.0.1 - - [10/Oct/2000:13:55:37 -0700] \"GET /0/0/8/8.txt HTTP/1.0\" 200 14336\n",
+            "10.0.0.2 - - [10/Oct/2000:13:55:38 -0700] \"GET /0/0/7/7.txt HTTP/1.0\" 304 -\n",
+        ),
+    )
+    .unwrap();
+    let dir = t.path().join("set");
+    bin("diskscope")
+        .args(["locality", "--dir", dir.to_str().unwrap(), "--files", "50"])
+        .args([
+            "--file-size",
+            "1K",
+            "--reps",
+            "1",
+            "--order",
+            "trace",
+            "--pack-order",
+            "trace",
+        ])
+        .arg("--trace")
+        .arg(&log)
+        .assert()
+        .success()
+        .stdout(contains("order trace, cache warm: 3 accesses"))
+        .stderr(contains("trace: 3 accesses to 2 distinct ids").and(contains("(trace order)")));
+    let offsets = read_index(&dir.join(INDEX_NAME), 50, 1024).unwrap();
+    assert_eq!((offsets[7], offsets[8], offsets[0]), (0, 1024, 2048));
+}
+
+#[test]
 fn the_command_rejects_bad_input_in_one_line_naming_the_argument() {
     let t = tmp();
     let d = t.path().join("set");

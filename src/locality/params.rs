@@ -7,7 +7,7 @@ use crate::size::parse_size;
 use std::path::PathBuf;
 
 /// Most small files one layout may hold.
-pub const MAX_FILES: u64 = 10_000_000;
+pub const MAX_FILES: u64 = 1_000_000;
 /// Largest small file (the read buffer holds one).
 pub const MAX_FILE_SIZE_BYTES: u64 = 64 << 20;
 /// Most repetitions.
