@@ -86,7 +86,7 @@ pub fn prepare_cache(layout: &Layout, kind: LayoutKind, mode: CacheMode) -> anyh
 /// Evicts every small file and the packed file from the page cache.
 ///
 /// `cache::evict_file` runs `fsync` before `POSIX_FADV_DONTNEED` because dirty pages cannot be
-/// dropped. With ten thousand files that is ten thousand `fsync`s, which took 20 s per eviction
+/// dropped. With ten thousand files that is ten thousand `fsync`s, which took ~18 s per eviction
 /// here while other work wrote to the same disk. One `syncfs` makes every page of the layout clean
 /// (the layout is only ever read), after which the advice alone drops them; the residency check
 /// that follows verifies it.
