@@ -7,4 +7,5 @@
 mod util;
 
 mod batch;
+mod locality;
 mod run_cmd;
