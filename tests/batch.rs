@@ -433,3 +433,39 @@ fn ctrl_c_stops_within_a_second_leaving_valid_csvs_and_no_test_file() {
         "summaries of the finished runs are written"
     );
 }
+
+#[test]
+fn a_locality_experiment_runs_through_batch_mode_with_a_grouped_plot() {
+    let d = tmp();
+    let layout = p(&d, "layout");
+    let sweep = write_sweep(
+        &d,
+        &format!(
+            r#"
+[[experiment]]
+name = "loc"
+kind = "locality"
+params = {{ dir = "{}", files = 60, file_size = "4K", order = ["sequential", "random"], reps = 2 }}
+"#,
+            layout.display()
+        ),
+    );
+    let out = p(&d, "out");
+    let a = bin("diskscope")
+        .arg("--batch")
+        .arg(&sweep)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    let (h, rows) = csv_rows(&out.join("loc.csv"));
+    // 2 layouts × 2 orders × 2 repetitions, all with the same XOR per order.
+    assert_eq!(rows.len(), 8);
+    let layouts: std::collections::BTreeSet<&str> =
+        rows.iter().map(|r| &r[col(&h, "method")]).collect();
+    assert_eq!(layouts.into_iter().collect::<Vec<_>>(), ["dir", "packed"]);
+    assert!(rows.iter().all(|r| r[col(&h, "ops")] == *"60"));
+    let svg = std::fs::read_to_string(out.join("loc.svg")).unwrap();
+    assert!(svg.contains("packed") && svg.contains("sequential"));
+}
