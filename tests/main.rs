@@ -8,3 +8,4 @@ mod util;
 
 mod batch;
 mod run_cmd;
+mod tui;
