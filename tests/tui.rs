@@ -1,7 +1,8 @@
 //! The live explorer: rendering (state → buffer with ratatui's TestBackend), key handling
-//! (key → action → new settings), and the real binary driven through tmux.
+//! (key → action → new settings). The real binary, driven through tmux, is in `tui/e2e.rs`.
 
-use crate::util::{bin, p, tmp, write_varied_file};
+mod e2e;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use diskscope::cache::Residency;
 use diskscope::config::{CacheMode, Method, Op};
@@ -12,8 +13,7 @@ use diskscope::tui::session::Update;
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const MIB: u64 = 1 << 20;
 
@@ -309,158 +309,4 @@ fn q_and_ctrl_c_quit() {
     let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
     assert_eq!(a.handle_key(ctrl_c), Action::Quit);
     assert!(a.quit);
-}
-
-#[test]
-fn without_a_terminal_it_points_to_batch_and_run() {
-    let dir = tmp();
-    let f = p(&dir, "data");
-    write_varied_file(&f, 4096, 1);
-    let out = bin("diskscope").arg(&f).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--batch") && err.contains("run FILE"), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-}
-
-#[test]
-fn a_missing_file_is_named_in_one_line() {
-    let out = bin("diskscope").arg("/no/such/file").output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.starts_with("error: FILE: /no/such/file does not exist"),
-        "{err}"
-    );
-}
-
-/// A tmux server of our own, killed when dropped.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn cmd(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("running tmux");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn screen(&self) -> String {
-        self.cmd(&["capture-pane", "-p", "-t", "main"])
-    }
-
-    /// Waits up to `limit` for the screen to satisfy `ok`; returns the last screen.
-    fn wait_for(&self, limit: Duration, ok: impl Fn(&str) -> bool) -> (bool, String) {
-        let start = Instant::now();
-        loop {
-            let s = self.screen();
-            if ok(&s) {
-                return (true, s);
-            }
-            if start.elapsed() > limit {
-                return (false, s);
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .output();
-    }
-}
-
-/// The number after "now " on the throughput line.
-fn shown_mib_s(screen: &str) -> Option<f64> {
-    let rest = &screen[screen.find("now ")? + 4..];
-    rest.split_whitespace().next()?.parse().ok()
-}
-
-#[test]
-fn the_explorer_runs_in_a_real_terminal_reacts_to_keys_and_exits_cleanly() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("skipped: tmux is not installed (the CI installs it)");
-        return;
-    }
-    let dir = tmp();
-    let f = p(&dir, "explore.bin");
-    write_varied_file(&f, 64 << 20, 7);
-    let scratch = p(&dir, ".explore.bin.diskscope-scratch");
-    let exe = assert_cmd::cargo::cargo_bin("diskscope");
-    let tmux = Tmux {
-        socket: format!("diskscope-test-{}", std::process::id()),
-    };
-    let shell = format!(
-        "cd {} && {} {}; echo EXITED:$?; sleep 30",
-        dir.path().display(),
-        exe.display(),
-        f.display()
-    );
-    tmux.cmd(&[
-        "-f",
-        "/dev/null",
-        "new-session",
-        "-d",
-        "-s",
-        "main",
-        "-x",
-        "80",
-        "-y",
-        "24",
-        &shell,
-    ]);
-    let limit = Duration::from_secs(5);
-
-    let (ok, s) = tmux.wait_for(limit, |s| shown_mib_s(s).is_some_and(|v| v > 0.0));
-    assert!(ok, "no throughput shown:\n{s}");
-    assert!(s.contains("block  1M"), "{s}");
-
-    tmux.cmd(&["send-keys", "-t", "main", "Right"]);
-    let (ok, s) = tmux.wait_for(limit, |s| {
-        s.contains("block  2M") && s.contains(" R pread 1M")
-    });
-    assert!(ok, "the right arrow did not double the block size:\n{s}");
-
-    tmux.cmd(&["send-keys", "-t", "main", "c"]);
-    let (ok, s) = tmux.wait_for(limit, |s| {
-        s.contains("cache  cold") && s.contains("% cached")
-    });
-    assert!(ok, "c did not show cold:\n{s}");
-
-    tmux.cmd(&["send-keys", "-t", "main", "w"]);
-    let (ok, s) = tmux.wait_for(limit, |s| s.contains("RUNNING writing"));
-    assert!(ok, "w did not switch to writes:\n{s}");
-    let started = Instant::now();
-    while !scratch.exists() && started.elapsed() < limit {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(scratch.exists(), "writes did not go to the scratch file");
-
-    tmux.cmd(&["send-keys", "-t", "main", "q"]);
-    let (ok, s) = tmux.wait_for(limit, |s| s.contains("EXITED:"));
-    assert!(ok, "q did not exit:\n{s}");
-    assert!(s.contains("EXITED:0"), "{s}");
-    assert!(!s.contains("settings"), "the UI was left on screen:\n{s}");
-    let modes = tmux.cmd(&[
-        "display-message",
-        "-p",
-        "-t",
-        "main",
-        "#{alternate_on} #{cursor_flag}",
-    ]);
-    assert_eq!(
-        modes.trim(),
-        "0 1",
-        "alternate screen / hidden cursor left behind"
-    );
-    assert!(!scratch.exists(), "the write scratch file was left behind");
-    assert!(f.exists());
 }

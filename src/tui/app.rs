@@ -6,12 +6,12 @@
 //! that was asked to stop waits in `ending` until its last snapshots and its `Stopped` arrive,
 //! then becomes a row of the results table (unless it was reset or never got going).
 
+pub use super::segment::{Segment, XorSeen};
 use super::session::Update;
 use super::settings::Settings;
 use crate::cache::Residency;
 use crate::config::{Op, Pattern, RunSpec};
 use crate::measure::{Aggregate, RunResult, SnapshotKind};
-use crate::runner::{make_result, PreparedMeta};
 use crate::xor::format_xor;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::collections::VecDeque;
@@ -37,81 +37,6 @@ pub enum Action {
     Save,
     /// Leave the explorer.
     Quit,
-}
-
-/// One run of the engine with one set of settings.
-#[derive(Debug, Clone)]
-pub struct Segment {
-    pub id: u64,
-    pub settings: Settings,
-    pub meta: Option<PreparedMeta>,
-    pub agg: Aggregate,
-    /// Whether it becomes a results row when it ends (`r` discards it).
-    pub keep: bool,
-    /// Latest `at_ns` of each worker, to know which 100 ms bins are complete.
-    worker_at_ns: Vec<u64>,
-    /// Complete bins already copied into the sparkline history.
-    bins_seen: usize,
-    pub peak_mib_s: f64,
-}
-
-impl Segment {
-    fn new(id: u64, settings: Settings) -> Self {
-        Segment {
-            id,
-            settings,
-            meta: None,
-            agg: Aggregate::new(0),
-            keep: true,
-            worker_at_ns: Vec::new(),
-            bins_seen: 0,
-            peak_mib_s: 0.0,
-        }
-    }
-
-    /// Seconds measured so far (by the workers' clocks).
-    pub fn seconds(&self) -> f64 {
-        self.agg.last_at_ns as f64 / 1e9
-    }
-
-    /// Mean throughput so far, MiB/s.
-    pub fn mean_mib_s(&self) -> f64 {
-        let s = self.seconds();
-        if s > 0.0 {
-            self.agg.bytes as f64 / (1024.0 * 1024.0) / s
-        } else {
-            0.0
-        }
-    }
-
-    /// Operations per second so far.
-    pub fn iops(&self) -> f64 {
-        let s = self.seconds();
-        if s > 0.0 {
-            self.agg.ops as f64 / s
-        } else {
-            0.0
-        }
-    }
-
-    /// The segment as a results row, as if it ended now after `seconds`.
-    pub fn result(&self, experiment: &str, seconds: f64) -> Option<RunResult> {
-        let meta = self.meta.as_ref()?;
-        let elapsed = std::time::Duration::from_secs_f64(seconds.max(0.0));
-        Some(make_result(meta, experiment, &self.agg, elapsed))
-    }
-}
-
-/// The last XOR a complete sequential read produced.
-#[derive(Debug, Clone, PartialEq)]
-pub struct XorSeen {
-    pub xor: String,
-    /// The settings that produced it (`read pread 1M`).
-    pub by: String,
-    /// How many completed reads agreed on it.
-    pub agreeing: usize,
-    /// A later read gave a different XOR (a bug or a file that changed under us).
-    pub mismatch: Option<String>,
 }
 
 /// Everything the screen shows.

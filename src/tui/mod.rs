@@ -19,6 +19,7 @@ pub mod cache_watch;
 pub mod event;
 pub mod save;
 pub mod scratch;
+pub mod segment;
 pub mod session;
 pub mod settings;
 pub mod ui;
