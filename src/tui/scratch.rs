@@ -50,7 +50,16 @@ pub async fn ensure_default_file(path: &Path) -> anyhow::Result<PathBuf> {
     let stop = Arc::new(AtomicBool::new(false));
     let stop_w = stop.clone();
     let writer = tokio::task::spawn_blocking(move || {
-        runner::run_blocking(&spec, "tui-scratch", stop_w, |_, _| {})
+        let mut shown = 0;
+        let outcome = runner::run_blocking(&spec, "tui-scratch", stop_w, |_, agg| {
+            let pct = agg.bytes * 100 / DEFAULT_FILE_BYTES;
+            if pct >= shown + 10 {
+                shown = pct - pct % 10;
+                eprint!(" {shown}%");
+            }
+        });
+        eprintln!();
+        outcome
     });
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tokio::pin!(writer);

@@ -158,3 +158,72 @@ fn the_explorer_runs_in_a_real_terminal_reacts_to_keys_and_exits_cleanly() {
     assert!(!scratch.exists(), "the write scratch file was left behind");
     assert!(f.exists());
 }
+
+/// The pid of the child the pane's shell started (the explorer).
+fn explorer_pid(tmux: &Tmux) -> Option<String> {
+    let shell = tmux.cmd(&["display-message", "-p", "-t", "main", "#{pane_pid}"]);
+    let shell = shell.trim();
+    let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).ok()?;
+    children.split_whitespace().next().map(str::to_string)
+}
+
+#[test]
+fn sigterm_and_ctrl_c_restore_the_terminal_and_remove_the_scratch_file() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("skipped: tmux is not installed (the CI installs it)");
+        return;
+    }
+    let dir = tmp();
+    let f = p(&dir, "small.bin");
+    write_varied_file(&f, 8 << 20, 3);
+    let scratch = p(&dir, ".small.bin.diskscope-scratch");
+    let exe = assert_cmd::cargo::cargo_bin("diskscope");
+    let limit = Duration::from_secs(5);
+    for how in ["SIGTERM", "C-c"] {
+        let tmux = Tmux {
+            socket: format!("diskscope-test-{}-{how}", std::process::id()),
+        };
+        let shell = format!(
+            "cd {} && {} {}; echo EXITED:$?; sleep 30",
+            dir.path().display(),
+            exe.display(),
+            f.display()
+        );
+        tmux.cmd(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "main",
+            "-x",
+            "80",
+            "-y",
+            "24",
+            &shell,
+        ]);
+        let (ok, s) = tmux.wait_for(limit, |s| s.contains("RUNNING"));
+        assert!(ok, "{how}: did not start:\n{s}");
+        tmux.cmd(&["send-keys", "-t", "main", "w"]);
+        let started = Instant::now();
+        while !scratch.exists() && started.elapsed() < limit {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(scratch.exists(), "{how}: writes did not start");
+        if how == "SIGTERM" {
+            let pid = explorer_pid(&tmux).expect("finding the explorer's pid");
+            let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+            assert!(killed.success());
+        } else {
+            tmux.cmd(&["send-keys", "-t", "main", how]);
+        }
+        let (ok, s) = tmux.wait_for(limit, |s| s.contains("EXITED:"));
+        assert!(
+            ok && s.contains("EXITED:0"),
+            "{how}: did not exit cleanly:\n{s}"
+        );
+        let modes = tmux.cmd(&["display-message", "-p", "-t", "main", "#{alternate_on}"]);
+        assert_eq!(modes.trim(), "0", "{how}: alternate screen left on");
+        assert!(!scratch.exists(), "{how}: the scratch file was left behind");
+    }
+}

@@ -98,3 +98,30 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             .render(gauge, buf);
     }
 }
+
+/// `name` cut to `max` characters with an ellipsis in the middle, keeping both ends readable.
+pub fn shorten(name: &str, max: usize) -> String {
+    let n = name.chars().count();
+    if n <= max {
+        return name.to_string();
+    }
+    if max < 3 {
+        return name.chars().take(max).collect();
+    }
+    let head = (max - 1) / 2;
+    let tail = max - 1 - head;
+    let start: String = name.chars().take(head).collect();
+    let end: String = name.chars().skip(n - tail).collect();
+    format!("{start}…{end}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_names_keep_both_ends() {
+        assert_eq!(shorten("diskscope-scratch-1G", 11), "disks…ch-1G");
+        assert_eq!(shorten("short", 11), "short");
+    }
+}
