@@ -162,6 +162,19 @@ fn a_larger_terminal_and_the_help_overlay_render_too() {
 }
 
 #[test]
+fn a_long_file_name_is_shortened_so_its_size_stays_visible() {
+    let a = App::new(
+        PathBuf::from("/tmp/a-rather-long-file-name-for-the-panel.bin"),
+        1 << 30,
+        PathBuf::from("/tmp/s"),
+        PathBuf::from("x.csv"),
+    );
+    let screen = render(&a, 80, 24);
+    assert!(screen.contains("a-rathe…anel.bin 1.00 GiB"), "{screen}");
+    assert!(screen.contains("XOR pending"), "{screen}");
+}
+
+#[test]
 fn arrow_keys_double_and_halve_the_block_size_and_restart_the_run() {
     let mut a = app();
     a.start();

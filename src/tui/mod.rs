@@ -170,7 +170,12 @@ fn perform(action: Action, app: &mut App, session: &Session) {
             app.message = match save::append_rows(&app.csv_path, &rows) {
                 Ok(()) => {
                     app.rows_saved = app.rows.len();
-                    format!("saved {} rows to {}", rows.len(), app.csv_path.display())
+                    format!(
+                        "saved {} row{} to {}",
+                        rows.len(),
+                        if rows.len() == 1 { "" } else { "s" },
+                        app.csv_path.display()
+                    )
                 }
                 Err(e) => format!("error: {e:#}"),
             };

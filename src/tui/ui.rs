@@ -88,7 +88,7 @@ fn info_line(app: &App, area: Rect, buf: &mut Buffer) {
             format!("{} ({}×) ", x.xor, x.agreeing),
             Style::default().add_modifier(Modifier::BOLD),
         )),
-        None => spans.push(Span::styled("after a full pass ", dim)),
+        None => spans.push(Span::styled("pending (shown when a run stops) ", dim)),
     }
     spans.push(Span::raw("│ "));
     spans.push(Span::raw(app.message.as_str()));

@@ -23,11 +23,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| app.file.display().to_string());
+    let size = format_bytes_approx(app.file_size_bytes);
+    let room = (inner.width as usize).saturating_sub(7 + 1 + size.chars().count());
     let mut lines = vec![
-        Line::from(pair(
-            "file   ",
-            format!("{name} {}", format_bytes_approx(app.file_size_bytes)),
-        )),
+        Line::from(pair("file   ", format!("{} {size}", shorten(&name, room)))),
         Line::from(Vec::new()), // residency gauge drawn over this line
         Line::from(
             [
