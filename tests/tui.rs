@@ -323,3 +323,49 @@ fn q_and_ctrl_c_quit() {
     assert_eq!(a.handle_key(ctrl_c), Action::Quit);
     assert!(a.quit);
 }
+
+#[test]
+fn cold_sequential_reads_run_pass_after_pass_as_one_segment_with_one_xor() {
+    let dir = crate::util::tmp();
+    let f = crate::util::p(&dir, "cold.bin");
+    let data = crate::util::write_varied_file(&f, 1 << 20, 9);
+    let settings = diskscope::tui::settings::Settings {
+        cold: true,
+        block_size_bytes: 64 << 10,
+        ..Default::default()
+    };
+    let spec = settings.spec(&f, &crate::util::p(&dir, "scratch"), 1 << 20);
+    let mut session = diskscope::tui::session::Session::spawn().unwrap();
+    session.send(diskscope::tui::session::Command::Start { id: 7, spec });
+    std::thread::sleep(Duration::from_millis(600));
+    session.shutdown();
+    let (mut bytes, mut finals, mut last_at_ns, mut stopped) = (0u64, Vec::new(), 0u64, false);
+    while let Ok(u) = session.updates.try_recv() {
+        match u {
+            Update::Snapshot { id: 7, snapshot } => {
+                bytes += snapshot.bytes;
+                assert!(snapshot.at_ns >= last_at_ns, "pass times must continue");
+                last_at_ns = snapshot.at_ns;
+                if let SnapshotKind::Final { xor, .. } = snapshot.kind {
+                    finals.push(xor);
+                }
+            }
+            Update::Stopped { id: 7, error, .. } => {
+                assert_eq!(error, None);
+                stopped = true;
+            }
+            Update::Failed { message, .. } => panic!("{message}"),
+            _ => {}
+        }
+    }
+    assert!(stopped);
+    assert!(
+        bytes > 3 << 20,
+        "expected several passes over 1 MiB, read {bytes}"
+    );
+    assert_eq!(finals.len(), 1, "only the first pass reports its XOR");
+    assert_eq!(
+        diskscope::xor::format_xor(finals[0]),
+        crate::util::reference_xor(&data)
+    );
+}

@@ -153,7 +153,7 @@ impl App {
             KeyCode::Char('c') => {
                 s.cold = !s.cold;
                 Ok(if s.cold {
-                    "cold: file evicted; kept out of the page cache while reading".into()
+                    "cold: file evicted now and before every pass".into()
                 } else {
                     "warm: the page cache keeps what is read".into()
                 })
@@ -361,6 +361,12 @@ impl App {
     /// Whether cold eviction should be active (cold mode and reading).
     pub fn wants_cold(&self) -> bool {
         self.settings.cold && self.settings.op == Op::Read
+    }
+
+    /// Whether cold mode needs periodic eviction: random reads loop instead of running pass by
+    /// pass (see [`super::cache_watch`]).
+    pub fn wants_periodic_eviction(&self) -> bool {
+        self.wants_cold() && self.settings.pattern == Pattern::Random
     }
 }
 

@@ -1,14 +1,14 @@
-//! Keeps an eye on the explored file's page-cache residency, and keeps it cold in cold mode.
+//! Keeps an eye on the explored file's page-cache residency, and helps cold mode stay cold.
 //!
 //! `mincore` over a large file takes milliseconds, so it runs on its own thread about once a
 //! second ([`RESIDENCY_EVERY`]) and reports through the session's update channel.
 //!
-//! Cold mode has to stay cold while a looping read runs: the first pass would otherwise warm the
-//! cache and every later pass would be a warm read. The choice made here: while cold mode is on,
-//! this thread evicts the file (`fsync` + `POSIX_FADV_DONTNEED`) every [`EVICT_EVERY`], and at
-//! once when cold mode is switched on (the gauge then shows the drop within a tick). Pages read
-//! in the last ≤100 ms can still be hit, so a cold figure is "mostly cold"; the residency gauge
-//! shows how cold. O_DIRECT (`d`) is the way to bypass the cache entirely.
+//! Cold mode: switching it on evicts the file at once (`fsync` + `POSIX_FADV_DONTNEED`) and
+//! measures again, so the gauge shows the drop within a tick. Sequential cold reads then stay
+//! cold because the session runs them one pass at a time, evicting before each pass. Random cold
+//! reads loop, so for them this thread evicts the file every [`EVICT_EVERY`]; blocks read in the
+//! last ≤100 ms can still be hit, which the gauge shows. O_DIRECT (`d`) bypasses the cache
+//! entirely.
 
 use super::session::Update;
 use crate::cache;
@@ -23,7 +23,11 @@ pub const EVICT_EVERY: Duration = Duration::from_millis(100);
 pub const RESIDENCY_EVERY: Duration = Duration::from_secs(1);
 
 enum WatchCommand {
-    SetCold(bool),
+    /// Cold mode on or off, and whether to keep evicting while on.
+    SetCold {
+        cold: bool,
+        periodic: bool,
+    },
     Quit,
 }
 
@@ -31,7 +35,7 @@ enum WatchCommand {
 pub struct CacheWatch {
     tx: Sender<WatchCommand>,
     thread: Option<JoinHandle<()>>,
-    cold: bool,
+    state: (bool, bool),
 }
 
 impl CacheWatch {
@@ -42,10 +46,11 @@ impl CacheWatch {
             .name("diskscope-cache".into())
             .spawn(move || {
                 let mut cold = false;
+                let mut periodic = false;
                 let mut next_measure = Instant::now();
                 loop {
                     let now = Instant::now();
-                    if cold {
+                    if cold && periodic {
                         let _ = cache::evict_file(&file);
                     }
                     if now >= next_measure {
@@ -56,18 +61,23 @@ impl CacheWatch {
                         }
                         next_measure = now + RESIDENCY_EVERY;
                     }
-                    let wait = if cold {
+                    let wait = if cold && periodic {
                         EVICT_EVERY
                     } else {
                         next_measure.saturating_duration_since(Instant::now())
                     };
                     match rx.recv_timeout(wait) {
-                        Ok(WatchCommand::SetCold(c)) => {
+                        Ok(WatchCommand::SetCold {
+                            cold: c,
+                            periodic: p,
+                        }) => {
                             if c && !cold {
                                 // Evict and measure right away so the gauge drops at once.
+                                let _ = cache::evict_file(&file);
                                 next_measure = Instant::now();
                             }
                             cold = c;
+                            periodic = p;
                         }
                         Ok(WatchCommand::Quit) | Err(RecvTimeoutError::Disconnected) => return,
                         Err(RecvTimeoutError::Timeout) => {}
@@ -77,15 +87,15 @@ impl CacheWatch {
         Ok(CacheWatch {
             tx,
             thread: Some(thread),
-            cold: false,
+            state: (false, false),
         })
     }
 
-    /// Switches cold mode (no message when it does not change).
-    pub fn set_cold(&mut self, cold: bool) {
-        if cold != self.cold {
-            self.cold = cold;
-            let _ = self.tx.send(WatchCommand::SetCold(cold));
+    /// Switches cold mode and periodic eviction (no message when nothing changes).
+    pub fn set_cold(&mut self, cold: bool, periodic: bool) {
+        if (cold, periodic) != self.state {
+            self.state = (cold, periodic);
+            let _ = self.tx.send(WatchCommand::SetCold { cold, periodic });
         }
     }
 }

@@ -148,7 +148,7 @@ async fn event_loop(
                 perform(action, app, session);
             }
         }
-        watch.set_cold(app.wants_cold());
+        watch.set_cold(app.wants_cold(), app.wants_periodic_eviction());
         if app.quit {
             return Ok(());
         }

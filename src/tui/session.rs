@@ -7,18 +7,26 @@
 //! applying its cache mode — off the UI thread. Commands that pile up while it is busy are
 //! coalesced (only the last start matters), so mashing a key never queues seconds of restarts.
 //!
+//! A read that does not loop (cold sequential reads, see [`Settings::spec`]) is *chained*: when
+//! a pass over the file ends, the session prepares the run again — which evicts the file — and
+//! starts the next pass under the same id, shifting its snapshots' times by the pass's start so
+//! the UI sees one continuous segment. Only the first pass's final snapshots keep their XOR; later
+//! ones are forwarded as intervals so the XOR is not cancelled out by a second full pass.
+//!
+//! [`Settings::spec`]: super::settings::Settings::spec
+//!
 //! A write run always targets the explorer's scratch file; the session removes that file when
 //! the write run ends, so switching back to reads (or quitting) leaves nothing behind.
 
 use crate::cache::Residency;
 use crate::config::{Op, RunSpec};
-use crate::measure::Snapshot;
+use crate::measure::{Snapshot, SnapshotKind};
 use crate::runner::{self, PreparedMeta, RunHandle};
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Longest the session thread waits for a snapshot before looking at its commands again.
 const COMMAND_POLL: Duration = Duration::from_millis(10);
@@ -62,6 +70,20 @@ struct Running {
     id: u64,
     spec: RunSpec,
     handle: RunHandle,
+    /// When the segment's first pass started; every pass's times are shifted to this origin.
+    origin: Instant,
+    /// Start of the current pass since `origin`, ns.
+    offset_ns: u64,
+    /// Passes completed before the current one.
+    passes: u64,
+    failed: bool,
+}
+
+impl Running {
+    /// Whether a pass that ends by itself is followed by a fresh one.
+    fn chained(&self) -> bool {
+        self.spec.op == Op::Read && !self.spec.loop_range && !self.failed
+    }
 }
 
 /// Handle to the session thread.
@@ -119,15 +141,15 @@ impl Drop for Session {
 fn session_loop(commands: Receiver<Command>, out: Sender<Update>) {
     let mut current: Option<Running> = None;
     loop {
-        let command = match &current {
+        let command = match &mut current {
             Some(run) => {
                 match run.handle.rx.recv_timeout(COMMAND_POLL) {
-                    Ok(s) => forward(&out, run.id, s),
+                    Ok(s) => forward(&out, run, s),
                     Err(RecvTimeoutError::Timeout) => {}
                     Err(RecvTimeoutError::Disconnected) => {
-                        // Every worker ended on its own (an I/O error): report and go idle.
+                        // The workers ended on their own: the pass is over (or an I/O error).
                         if let Some(run) = current.take() {
-                            finish(run, &out);
+                            current = next_pass(run, &out);
                         }
                         continue;
                     }
@@ -172,21 +194,29 @@ fn coalesce(mut command: Command, commands: &Receiver<Command>, out: &Sender<Upd
     command
 }
 
-fn forward(out: &Sender<Update>, id: u64, snapshot: Snapshot) {
+fn forward(out: &Sender<Update>, run: &mut Running, mut snapshot: Snapshot) {
+    snapshot.at_ns += run.offset_ns;
+    match snapshot.kind {
+        SnapshotKind::Failed(_) => run.failed = true,
+        SnapshotKind::Final { .. } if run.passes > 0 => snapshot.kind = SnapshotKind::Interval,
+        _ => {}
+    }
     let _ = out.send(Update::Snapshot {
-        id,
+        id: run.id,
         snapshot: Box::new(snapshot),
     });
 }
 
+fn launch(spec: &RunSpec) -> anyhow::Result<(PreparedMeta, Vec<String>, RunHandle)> {
+    let prepared = runner::prepare(spec)?;
+    let meta = prepared.meta();
+    let notes = prepared.notes.clone();
+    let handle = runner::start(prepared, Arc::new(AtomicBool::new(false)))?;
+    Ok((meta, notes, handle))
+}
+
 fn begin(id: u64, spec: RunSpec, out: &Sender<Update>) -> Option<Running> {
-    let started = runner::prepare(&spec).and_then(|prepared| {
-        let meta = prepared.meta();
-        let notes = prepared.notes.clone();
-        let handle = runner::start(prepared, Arc::new(AtomicBool::new(false)))?;
-        Ok((meta, notes, handle))
-    });
-    match started {
+    match launch(&spec) {
         Ok((meta, notes, handle)) => {
             let _ = out.send(Update::Started {
                 id,
@@ -194,7 +224,15 @@ fn begin(id: u64, spec: RunSpec, out: &Sender<Update>) -> Option<Running> {
                 workers: handle.workers(),
                 notes,
             });
-            Some(Running { id, spec, handle })
+            Some(Running {
+                id,
+                spec,
+                origin: handle.started(),
+                handle,
+                offset_ns: 0,
+                passes: 0,
+                failed: false,
+            })
         }
         Err(e) => {
             if spec.op == Op::Write {
@@ -209,23 +247,45 @@ fn begin(id: u64, spec: RunSpec, out: &Sender<Update>) -> Option<Running> {
     }
 }
 
+/// After a pass ended by itself: starts the next pass of a chained run, or reports the end.
+fn next_pass(mut run: Running, out: &Sender<Update>) -> Option<Running> {
+    if !run.chained() {
+        finish(run, out);
+        return None;
+    }
+    match launch(&run.spec) {
+        Ok((_, _, handle)) => {
+            let old = std::mem::replace(&mut run.handle, handle);
+            let _ = old.join();
+            run.passes += 1;
+            run.offset_ns = run.handle.started().duration_since(run.origin).as_nanos() as u64;
+            Some(run)
+        }
+        Err(e) => {
+            let _ = out.send(Update::Stopped {
+                id: run.id,
+                elapsed: run.origin.elapsed(),
+                error: Some(format!("{e:#}")),
+            });
+            None
+        }
+    }
+}
+
 /// Drains the run's remaining snapshots (the final ones carry the XOR), joins the workers and
 /// removes a write run's scratch file.
-fn finish(run: Running, out: &Sender<Update>) {
-    for s in run.handle.rx.iter() {
-        forward(out, run.id, s);
+fn finish(mut run: Running, out: &Sender<Update>) {
+    while let Ok(s) = run.handle.rx.recv() {
+        forward(out, &mut run, s);
     }
     let joined = run.handle.join();
     if run.spec.op == Op::Write {
         let _ = std::fs::remove_file(&run.spec.path);
     }
-    let (elapsed, error) = match joined {
-        Ok(d) => (d, None),
-        Err(e) => (Duration::ZERO, Some(format!("{e:#}"))),
-    };
+    let error = joined.err().map(|e| format!("{e:#}"));
     let _ = out.send(Update::Stopped {
         id: run.id,
-        elapsed,
+        elapsed: run.origin.elapsed(),
         error,
     });
 }

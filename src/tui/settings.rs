@@ -50,7 +50,8 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// The run these settings describe: a looping, time-unbounded run that stops when told.
+    /// The run these settings describe: a time-unbounded run that stops when told — looping over
+    /// the range, or for cold sequential reads one pass that the session chains.
     /// Reads go to `file`; writes go to `scratch` (never to `file`) over a region as large as
     /// the explored file, at most [`MAX_WRITE_SPAN_BYTES`].
     pub fn spec(&self, file: &Path, scratch: &Path, file_size_bytes: u64) -> RunSpec {
@@ -72,7 +73,9 @@ impl Settings {
             CacheMode::AsIs
         };
         spec.pattern = self.pattern;
-        spec.loop_range = true;
+        // Cold sequential reads run one pass at a time (the session evicts and starts the next
+        // pass), so every pass starts cold; everything else loops until stopped.
+        spec.loop_range = !(self.cold && !write && self.pattern == Pattern::Sequential);
         if write {
             let span = file_size_bytes.clamp(self.block_size_bytes, MAX_WRITE_SPAN_BYTES);
             spec.block_count = Some(span.div_ceil(self.block_size_bytes));

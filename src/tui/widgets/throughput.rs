@@ -58,13 +58,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     Paragraph::new(lines).render(figures, buf);
     let width = spark.width as usize;
     let skip = app.history.len().saturating_sub(width);
-    let peak = app.history.iter().copied().fold(0.0f64, f64::max);
-    let data: Vec<u64> = app
-        .history
-        .iter()
-        .skip(skip)
-        .map(|v| (v * 10.0).round() as u64)
-        .collect();
+    // Scaled to the visible window, so a slow setting is not flattened by a fast one that has
+    // already scrolled out.
+    let visible: Vec<f64> = app.history.iter().skip(skip).copied().collect();
+    let peak = visible.iter().copied().fold(0.0f64, f64::max);
+    let data: Vec<u64> = visible.iter().map(|v| (v * 10.0).round() as u64).collect();
     Sparkline::default()
         .data(data)
         .max(((peak * 10.0).ceil() as u64).max(1))
