@@ -138,7 +138,7 @@ fn the_screen_at_80x24_shows_settings_throughput_latency_results_and_keys() {
         "IOPS 5000",
         "p50 ",
         "p99.9 ",
-        "▶R pread 1M",
+        "▶pread 1M",
         "XOR",
         "←→ block",
     ] {
@@ -280,8 +280,8 @@ fn a_changed_setting_leaves_the_previous_figures_as_a_row_with_its_xor() {
     feed_run(&mut a, second, 10, 200, 50);
     let screen = render(&a, 80, 24);
     assert!(screen.contains("XOR deadbeef (1×)"), "{screen}");
-    assert!(screen.contains("R pread 1M"), "{screen}");
-    assert!(screen.contains("▶R pread 2M"), "{screen}");
+    assert!(screen.contains("│ pread 1M"), "{screen}");
+    assert!(screen.contains("▶pread 2M"), "{screen}");
     // `s` saves the finished row plus the live one, marked as in progress.
     assert_eq!(a.handle_key(key(KeyCode::Char('s'))), Action::Save);
     let rows = a.rows_to_save();

@@ -130,7 +130,7 @@ fn the_explorer_runs_in_a_real_terminal_reacts_to_keys_and_exits_cleanly() {
 
     tmux.cmd(&["send-keys", "-t", "main", "Right"]);
     let (ok, s) = tmux.wait_for(limit, |s| {
-        s.contains("block  2M") && s.contains(" R pread 1M")
+        s.contains("block  2M") && s.contains("│ pread 1M")
     });
     assert!(ok, "the right arrow did not double the block size:\n{s}");
 

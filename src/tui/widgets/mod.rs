@@ -64,14 +64,17 @@ pub fn fmt_us(us: f64) -> String {
     }
 }
 
-/// A bucket bound given in nanoseconds, short: `512ns`, `4µs`, `1.0ms`.
+/// A bucket bound given in nanoseconds, at most 5 characters: `512ns`, `4µs`, `4.2ms`, `268ms`,
+/// `1.1s`.
 pub fn fmt_ns(ns: u64) -> String {
     if ns < 1_000 {
         format!("{ns}ns")
     } else if ns < 1_000_000 {
         format!("{}µs", ns / 1_000)
-    } else if ns < 1_000_000_000 {
+    } else if ns < 10_000_000 {
         format!("{:.1}ms", ns as f64 / 1e6)
+    } else if ns < 1_000_000_000 {
+        format!("{}ms", ns / 1_000_000)
     } else {
         format!("{:.1}s", ns as f64 / 1e9)
     }
@@ -90,5 +93,7 @@ mod tests {
         assert_eq!(fmt_us(667.6), "668µs");
         assert_eq!(fmt_us(999.9), "1.00ms");
         assert_eq!(fmt_ns(2048), "2µs");
+        assert_eq!(fmt_ns(268_435_456), "268ms");
+        assert_eq!(fmt_ns(1_073_741_824), "1.1s");
     }
 }

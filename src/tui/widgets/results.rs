@@ -1,6 +1,6 @@
 //! The results table: the live setting on top, then each finished setting's figures (newest
-//! first), so block sizes or methods can be compared side by side. Flags: D = O_DIRECT,
-//! C = cold, R = random offsets. Rows already saved to CSV are marked with `✓`.
+//! first), so block sizes or methods can be compared side by side. Flags: W = write,
+//! D = O_DIRECT, C = cold, R = random offsets. Rows already saved to CSV are marked with `✓`.
 
 use super::{fmt_mib_s, fmt_rate, fmt_us, frame};
 use crate::measure::RunResult;
@@ -13,6 +13,9 @@ use ratatui::widgets::{Row, Table, Widget};
 
 fn flags(r: &RunResult) -> String {
     let mut f = String::new();
+    if r.operation == "write" {
+        f.push('W');
+    }
     if r.direct {
         f.push('D');
     }
@@ -27,12 +30,7 @@ fn flags(r: &RunResult) -> String {
 
 fn row(mark: &str, r: &RunResult) -> Row<'static> {
     Row::new(vec![
-        format!(
-            "{mark}{} {} {}",
-            if r.operation == "write" { "W" } else { "R" },
-            r.method,
-            format_size(r.block_size_bytes)
-        ),
+        format!("{mark}{} {}", r.method, format_size(r.block_size_bytes)),
         r.threads.to_string(),
         flags(r),
         fmt_mib_s(r.mib_s),
@@ -61,11 +59,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     Table::new(
         rows,
         [
-            Constraint::Min(12),
+            Constraint::Min(13),
             Constraint::Length(3),
             Constraint::Length(3),
             Constraint::Length(6),
-            Constraint::Length(6),
+            Constraint::Length(5),
             Constraint::Length(6),
         ],
     )
