@@ -369,3 +369,47 @@ fn cold_sequential_reads_run_pass_after_pass_as_one_segment_with_one_xor() {
         crate::util::reference_xor(&data)
     );
 }
+
+#[test]
+fn a_new_setting_runs_within_200_ms_of_the_key() {
+    use diskscope::tui::session::{Command, Session};
+    let dir = crate::util::tmp();
+    let f = crate::util::p(&dir, "warm.bin");
+    crate::util::write_varied_file(&f, 32 << 20, 4);
+    let scratch = crate::util::p(&dir, "scratch");
+    let mut settings = diskscope::tui::settings::Settings::default();
+    let session = Session::spawn().unwrap();
+    session.send(Command::Start {
+        id: 1,
+        spec: settings.spec(&f, &scratch, 32 << 20),
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let mut worst = Duration::ZERO;
+    for (id, cold) in [(2, false), (3, true), (4, false)] {
+        settings.block_size_bytes *= 2;
+        settings.cold = cold;
+        let asked = std::time::Instant::now();
+        session.send(Command::Start {
+            id,
+            spec: settings.spec(&f, &scratch, 32 << 20),
+        });
+        loop {
+            match session
+                .updates
+                .recv_timeout(Duration::from_secs(5))
+                .unwrap()
+            {
+                Update::Started { id: got, .. } if got == id => break,
+                Update::Failed { message, .. } => panic!("{message}"),
+                _ => {}
+            }
+        }
+        worst = worst.max(asked.elapsed());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    eprintln!("slowest restart: {worst:?}");
+    assert!(
+        worst < Duration::from_millis(200),
+        "a restart took {worst:?}"
+    );
+}
