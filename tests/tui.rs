@@ -175,6 +175,17 @@ fn a_long_file_name_is_shortened_so_its_size_stays_visible() {
 }
 
 #[test]
+fn tiny_terminals_draw_without_panicking() {
+    let mut a = app();
+    let id = started_id(&a.start());
+    feed_run(&mut a, id, 5, 10, 3000);
+    a.show_help = true;
+    for (w, h) in [(1, 1), (10, 3), (40, 10), (79, 23), (80, 5), (200, 8)] {
+        render(&a, w, h);
+    }
+}
+
+#[test]
 fn arrow_keys_double_and_halve_the_block_size_and_restart_the_run() {
     let mut a = app();
     a.start();

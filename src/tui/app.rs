@@ -152,10 +152,10 @@ impl App {
                 .map(|_| format!("O_DIRECT {}", on_off(s.direct))),
             KeyCode::Char('c') => {
                 s.cold = !s.cold;
-                Ok(if s.cold {
-                    "cold: file evicted now and before every pass".into()
-                } else {
-                    "warm: the page cache keeps what is read".into()
+                Ok(match (s.cold, s.op) {
+                    (true, Op::Write) => "cold: applies to reads (w switches back)".into(),
+                    (true, Op::Read) => "cold: file evicted now and before every pass".into(),
+                    (false, _) => "warm: the page cache keeps what is read".into(),
                 })
             }
             KeyCode::Char('w') => {

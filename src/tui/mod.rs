@@ -103,8 +103,7 @@ async fn explore(file: PathBuf, size_bytes: u64) -> anyhow::Result<i32> {
         std::fs::File::open(&file).with_context(|| format!("opening {}", file.display()))?;
     let mut watch = CacheWatch::spawn(watched, session.update_sender())?;
     let mut events = EventSource::new()?;
-    // Installs the panic hook that restores the terminal.
-    let mut terminal = ratatui::try_init().context("setting up the terminal")?;
+    let mut terminal = init_terminal()?;
     let first = app.start();
     perform(first, &mut app, &session);
     let outcome = event_loop(&mut terminal, &mut app, &session, &mut watch, &mut events).await;
@@ -122,6 +121,24 @@ async fn explore(file: PathBuf, size_bytes: u64) -> anyhow::Result<i32> {
         eprintln!("results saved to {}", app.csv_path.display());
     }
     Ok(0)
+}
+
+/// Enters raw mode and the alternate screen. ratatui's panic hook restores the terminal; it is
+/// kept for panics on this (the UI) thread only, so a panicking worker cannot pull the terminal
+/// out from under a UI that keeps running (the worker's failure shows on the status line).
+fn init_terminal() -> anyhow::Result<DefaultTerminal> {
+    let plain_hook = std::panic::take_hook();
+    let terminal = ratatui::try_init().context("setting up the terminal")?;
+    let restoring_hook = std::panic::take_hook();
+    let ui_thread = std::thread::current().id();
+    std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().id() == ui_thread {
+            restoring_hook(info)
+        } else {
+            plain_hook(info)
+        }
+    }));
+    Ok(terminal)
 }
 
 async fn event_loop(
