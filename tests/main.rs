@@ -9,3 +9,4 @@ mod util;
 mod batch;
 mod locality;
 mod run_cmd;
+mod tui;
