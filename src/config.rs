@@ -106,6 +106,9 @@ pub struct RunSpec {
     pub dsync: bool,
     /// Replace an existing file when writing.
     pub force: bool,
+    /// Write into an existing regular file in place, without truncating it (batch mode overwrites
+    /// its own test file so writes measure overwrites, not block allocation).
+    pub overwrite_in_place: bool,
     /// Seed for written data and random offsets.
     pub seed: u64,
 }
@@ -129,6 +132,7 @@ impl RunSpec {
             fsync: false,
             dsync: false,
             force: false,
+            overwrite_in_place: false,
             seed: crate::pattern::DEFAULT_SEED,
         }
     }

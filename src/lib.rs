@@ -20,6 +20,7 @@
 //! * [`cache`] — warm / cold / cold-all and page-cache residency (`mincore`).
 //! * [`xor`] — the XOR contract; [`pattern`] — deterministic written data; [`size`] — `4K`, `1M`.
 //! * [`commands`] — the classic lab commands (`run`, `run2`, `fast`, `syscalls`).
+//! * [`sweep`] — batch mode: sweep files → runs → [`export`] (CSV, SVG plots, summary table).
 //! * [`cli`] — clap definitions and the entry points of the binaries.
 
 pub mod cache;
@@ -27,6 +28,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod engine;
+pub mod export;
 pub mod locality;
 pub mod measure;
 pub mod pattern;

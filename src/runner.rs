@@ -255,6 +255,7 @@ fn create_output(spec: &RunSpec) -> anyhow::Result<()> {
             )))
         }
         Ok(m) if !m.is_file() => return Ok(()), // e.g. /dev/null with --force: write as is
+        Ok(_) if spec.overwrite_in_place => return Ok(()), // batch mode: overwrite, keep the blocks
         _ => {}
     }
     let mut o = OpenOptions::new();

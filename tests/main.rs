@@ -6,5 +6,8 @@
 
 mod util;
 
+mod batch;
+mod locality;
 mod run_cmd;
 mod speed;
+mod tui;

@@ -1,9 +1,166 @@
-//! The locality lab (issue 5). Placeholder until it lands.
+//! The locality lab (issue 5): many small files in a hashed directory tree versus the same
+//! contents packed into one file with an index of offsets, read in sequential, random and trace
+//! order, warm or cold. The study "The Way the Disk Turns" found the packed file about twice as
+//! fast; this makes the comparison a repeatable experiment on any machine.
+//!
+//! Split by responsibility:
+//! * [`params`] — flags and sweep keys → validated [`params::Params`];
+//! * [`layout`] — generating, reusing and removing the two layouts; [`index`] — the packed index;
+//! * [`trace`] — user traces (ids or Common Log Format); [`synth`] — the synthetic trace;
+//! * [`bench`] — one timed pass over one layout, and cache control;
+//! * [`experiment`] — the loop over cache modes × orders × repetitions × layouts;
+//! * [`report`] — the table.
+//!
+//! The command and the batch kind run the same [`experiment::run`], so their numbers are the same
+//! computation; the command prints the table, the batch writes [`RunResult`] rows.
+
+pub mod bench;
+pub mod experiment;
+pub mod index;
+pub mod layout;
+pub mod params;
+pub mod report;
+pub mod synth;
+pub mod trace;
+
+use crate::measure::RunResult;
+use params::{Raw, Syntax};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Arguments of `diskscope locality`.
 #[derive(Debug, clap::Args)]
-pub struct LocalityArgs {}
+pub struct LocalityArgs {
+    /// Directory for the tree, the packed file and its index (default: <temp dir>/diskscope-locality);
+    /// reused while the parameters match
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Number of small files (ids 0..N)
+    #[arg(long, default_value = params::DEFAULT_FILES, value_name = "N")]
+    pub files: String,
+    /// Size of each small file: 14K, 4096, 1M
+    #[arg(long, default_value = params::DEFAULT_FILE_SIZE, value_name = "SIZE")]
+    pub file_size: String,
+    /// Orders to measure, comma-separated: sequential, random, trace
+    #[arg(long, default_value = params::DEFAULT_ORDERS, value_name = "ORDERS")]
+    pub order: String,
+    /// Trace to replay: one id per line, or a Common Log Format access log (default: synthetic)
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Repetitions of each order
+    #[arg(long, default_value_t = params::DEFAULT_REPS, value_name = "N")]
+    pub reps: u64,
+    /// Page cache before each repetition, comma-separated: warm, cold (evict every file),
+    /// cold-all (root: also drop directory entries and inodes), as-is
+    #[arg(long, default_value = params::DEFAULT_CACHE, value_name = "MODES")]
+    pub cache: String,
+    /// Order of the contents in the packed file: id, or trace (first-access order of the trace)
+    #[arg(long, default_value = "id", value_name = "ORDER")]
+    pub pack_order: String,
+    /// Directory fan-out: file k lives under the digits of k mod FANOUT
+    #[arg(long, default_value_t = params::DEFAULT_FANOUT, value_name = "N")]
+    pub fanout: u64,
+    /// Seed of the shuffles and of the synthetic trace
+    #[arg(long, default_value_t = params::DEFAULT_SEED, value_name = "N")]
+    pub seed: u64,
+    /// Remove the layout in --dir and exit
+    #[arg(long)]
+    pub clean: bool,
+}
 
-pub fn execute(_args: &LocalityArgs) -> anyhow::Result<i32> {
-    Err(crate::config::usage("the locality lab is not built yet"))
+impl LocalityArgs {
+    fn raw(&self) -> Raw {
+        Raw {
+            dir: self.dir.clone(),
+            files: self.files.clone(),
+            file_size: self.file_size.clone(),
+            orders: params::split_list(&self.order),
+            trace: self.trace.clone(),
+            reps: self.reps,
+            caches: params::split_list(&self.cache),
+            pack_order: self.pack_order.clone(),
+            fanout: self.fanout,
+            seed: self.seed,
+        }
+    }
+}
+
+/// Set by Ctrl-C / SIGTERM while `diskscope locality` runs.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// `diskscope locality`: prints the table on stdout, progress on stderr.
+pub fn execute(args: &LocalityArgs) -> anyhow::Result<i32> {
+    let p = args.raw().validate(Syntax::Cli)?;
+    if args.clean {
+        if layout::remove_layout(&p.dir, false)? {
+            eprintln!("removed the locality layout in {}", p.dir.display());
+        } else {
+            eprintln!("no locality layout in {}; nothing removed", p.dir.display());
+        }
+        return Ok(0);
+    }
+    // A second handler (another command in the same process) is not an error worth failing on.
+    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+    let mut passes = Vec::new();
+    let mut log = |line: String| eprintln!("{line}");
+    let completed = experiment::run(
+        &p,
+        "locality",
+        Syntax::Cli,
+        &INTERRUPTED,
+        &mut log,
+        &mut |m| {
+            let r = &m.result;
+            eprintln!(
+                "  {} {} {} rep {}: {:.2} ms ({:.1}% cached before)",
+                r.cache,
+                r.pattern,
+                r.method,
+                r.rep,
+                r.seconds * 1e3,
+                r.residency_before_pct
+            );
+            passes.push(m);
+            Ok(())
+        },
+    )?;
+    let text = report::table(&passes, p.file_size_bytes);
+    let mut out = std::io::stdout().lock();
+    write!(out, "{text}")?;
+    out.flush()?;
+    if !completed {
+        if passes.is_empty() {
+            eprintln!("interrupted before any repetition finished");
+        } else {
+            eprintln!("interrupted: the table covers the repetitions that finished");
+        }
+        return Ok(130);
+    }
+    eprintln!(
+        "layout kept in {} for the next run; `diskscope locality --clean{}` removes it",
+        p.dir.display(),
+        args.dir
+            .as_ref()
+            .map_or(String::new(), |d| format!(" --dir {}", d.display()))
+    );
+    Ok(0)
+}
+
+/// The batch kind `locality`: runs the experiment a sweep file describes (keys mirror the flags
+/// with underscores: dir, files, file_size, order, trace, reps, cache, pack_order, fanout, seed)
+/// and emits one [`RunResult`] per layout × order × repetition (× cache mode). `method` is `dir`
+/// or `packed`, `pattern` the order. Returns early, without error, when `stop` is set.
+pub fn run_sweep_experiment(
+    name: &str,
+    params: &toml::Table,
+    stop: &AtomicBool,
+    emit: &mut dyn FnMut(RunResult) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let p = Raw::from_toml(params)?.validate(Syntax::Toml)?;
+    let mut log = |line: String| eprintln!("{name}: {line}");
+    experiment::run(&p, name, Syntax::Toml, stop, &mut log, &mut |m| {
+        emit(m.result)
+    })?;
+    Ok(())
 }

@@ -1,8 +1,271 @@
-//! Batch mode (issue 3). Placeholder until sweeps land.
-use std::path::Path;
+//! Batch mode: `diskscope --batch SWEEP.toml [--out DIR] [--dry-run]` runs the lab's experiments
+//! headless and writes CSVs, summaries and SVG figures.
+//!
+//! One pipeline, in order: read and parse the sweep ([`schema`]), check everything and expand the
+//! axes into points ([`plan`]), print the plan, create the test file if asked ([`files`]), run each
+//! experiment ([`exec`], [`command`] for external commands) writing every repetition to `<experiment>.csv` as it ends, then write the
+//! summaries and figures ([`output`], built on [`crate::export`]) and print the summary table.
+//!
+//! Ctrl-C (and SIGTERM) raise a stop flag: the run in progress stops within ~100 ms and is
+//! dropped, summaries and figures of the finished runs are written, the test file is removed, and
+//! the exit status is 130. A second Ctrl-C removes the test file and exits at once.
 
-pub fn execute(_sweep: &Path, _out: Option<&Path>, _dry_run: bool) -> anyhow::Result<i32> {
-    Err(crate::config::usage(
-        "--batch is not built yet; use `diskscope run`",
-    ))
+pub mod command;
+pub mod exec;
+pub mod files;
+pub mod layered;
+pub mod output;
+pub mod plan;
+pub mod points;
+pub mod progress;
+pub mod schema;
+pub mod values;
+
+use crate::config::usage;
+use crate::export::{CsvSink, RunResult, SyscallRow};
+use crate::size::format_size;
+use exec::{Ended, Row};
+use output::Collected;
+use plan::{Kind, Plan};
+use schema::Source;
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+/// Exit status after Ctrl-C (128 + SIGINT), as shells report it.
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// Reads and plans a sweep file without running anything.
+pub fn load(sweep_path: &Path, out: Option<&Path>) -> anyhow::Result<Plan> {
+    let text = std::fs::read_to_string(sweep_path).map_err(|e| {
+        usage(format!(
+            "SWEEP.toml: cannot read {}: {e}; check the path",
+            sweep_path.display()
+        ))
+    })?;
+    let src = Source {
+        display: sweep_path.display().to_string(),
+        text,
+    };
+    let doc = src.parse()?;
+    let stem = sweep_path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "sweep".into());
+    plan::build(&src, &doc, &stem, out)
+}
+
+/// `3 min 20 s`, `45 s`, `1.5 s`.
+pub fn format_secs(s: f64) -> String {
+    if s >= 3600.0 {
+        format!(
+            "{} h {} min",
+            (s / 3600.0) as u64,
+            ((s % 3600.0) / 60.0) as u64
+        )
+    } else if s >= 60.0 {
+        format!("{} min {} s", (s / 60.0) as u64, (s % 60.0) as u64)
+    } else if s >= 10.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{s:.1} s")
+    }
+}
+
+/// The plan as printed before a sweep (and alone with `--dry-run`).
+pub fn plan_text(p: &Plan) -> String {
+    let mut s = format!("sweep {}", p.name);
+    if !p.description.is_empty() {
+        s += &format!(": {}", p.description.trim());
+    }
+    s.push('\n');
+    if let Some(f) = &p.file {
+        let how = match (f.create, f.keep, f.writable) {
+            (true, true, _) => "test file, created if missing, kept",
+            (true, false, _) => "test file, created and removed afterwards",
+            (false, _, true) => "your file, writes allowed",
+            (false, _, false) => "your file, read only",
+        };
+        s += &format!(
+            "file: {} ({}, {how})\n",
+            f.path.display(),
+            format_size(f.size_bytes)
+        );
+    }
+    s += &format!("output: {}/\n", p.out_dir.display());
+    s += &format!(
+        "  {:<20} {:<10} {:>6} {:>5} {:>6} {:>10}\n",
+        "experiment", "kind", "points", "reps", "runs", "estimate"
+    );
+    let mut total_runs = 0;
+    let mut total_s = 0.0;
+    let mut unknown = false;
+    for x in &p.experiments {
+        total_runs += x.runs();
+        let est = match x.estimate_s() {
+            Some(e) => {
+                total_s += e;
+                let bound = if x.upper_bound { "≤ " } else { "" };
+                format!("{bound}{}", format_secs(e))
+            }
+            None => {
+                unknown = true;
+                "?".into()
+            }
+        };
+        let points = match x.kind {
+            Kind::Throughput | Kind::Command => x.points.len().to_string(),
+            _ => "-".into(),
+        };
+        s += &format!(
+            "  {:<20} {:<10} {:>6} {:>5} {:>6} {:>10}\n",
+            x.name,
+            x.kind.as_str(),
+            points,
+            x.reps,
+            x.runs(),
+            est
+        );
+        for n in &x.notes {
+            s += &format!("    note: {n}\n");
+        }
+    }
+    s += &format!(
+        "total: {total_runs} runs, at most about {} of measuring{}\n",
+        format_secs(total_s),
+        if unknown {
+            " plus the experiments marked ? (commands run to completion)"
+        } else {
+            ""
+        }
+    );
+    s
+}
+
+/// The process-wide stop flag, raised by Ctrl-C / SIGTERM once the handler is installed.
+fn stop_flag() -> Arc<AtomicBool> {
+    static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    STOP.get_or_init(|| {
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let installed = ctrlc::set_handler(move || {
+            if s.swap(true, Ordering::SeqCst) {
+                files::remove_registered();
+                std::process::exit(EXIT_INTERRUPTED);
+            }
+        });
+        if let Err(e) = installed {
+            eprintln!("note: Ctrl-C will not stop the sweep cleanly: {e}");
+        }
+        stop
+    })
+    .clone()
+}
+
+pub fn execute(sweep_path: &Path, out: Option<&Path>, dry_run: bool) -> anyhow::Result<i32> {
+    let plan = load(sweep_path, out)?;
+    let mut stdout = std::io::stdout().lock();
+    write!(stdout, "{}", plan_text(&plan))?;
+    stdout.flush()?;
+    if dry_run {
+        return Ok(0);
+    }
+    let stop = stop_flag();
+    stop.store(false, Ordering::SeqCst);
+    let dir = &plan.out_dir;
+    std::fs::create_dir_all(dir).map_err(|e| {
+        usage(format!(
+            "--out: cannot create {}: {e}; pick another directory",
+            dir.display()
+        ))
+    })?;
+    let _test_file = match &plan.file {
+        Some(f) => {
+            if f.create {
+                eprintln!(
+                    "creating the test file {} ({})",
+                    f.path.display(),
+                    format_size(f.size_bytes)
+                );
+            }
+            match files::materialize(f, &stop) {
+                Ok(g) => g,
+                Err(_) if stop.load(Ordering::SeqCst) => return Ok(EXIT_INTERRUPTED),
+                Err(e) => return Err(e),
+            }
+        }
+        None => None,
+    };
+    let total: usize = plan.experiments.iter().map(|x| x.runs()).sum();
+    let mut progress = progress::Progress::new(total as u64);
+    let mut collected: Vec<Collected> = Vec::new();
+    let mut interrupted = false;
+    let mut written = Vec::new();
+    for x in &plan.experiments {
+        let csv_path = dir.join(format!("{}.csv", x.name));
+        let mut sink = match x.kind {
+            Kind::Syscalls => CsvSink::create::<SyscallRow>(&csv_path)?,
+            _ => CsvSink::create::<RunResult>(&csv_path)?,
+        };
+        written.push(csv_path);
+        let mut rows = Collected::default();
+        let ended =
+            exec::run_experiment(x, plan.file.as_ref(), &stop, &mut progress, &mut |row| {
+                match row {
+                    Row::Run(r) => {
+                        sink.write(&r)?;
+                        rows.runs.push(r);
+                    }
+                    Row::Syscall(r) => {
+                        sink.write(&r)?;
+                        rows.syscalls.push(r);
+                    }
+                }
+                Ok(())
+            })?;
+        collected.push(rows);
+        if ended == Ended::Interrupted {
+            interrupted = true;
+            break;
+        }
+    }
+    progress.finish();
+    let done: Vec<(&plan::Experiment, &Collected)> =
+        plan.experiments.iter().zip(&collected).collect();
+    for (x, rows) in &done {
+        written.extend(output::write_experiment(dir, x, rows)?);
+    }
+    written.extend(output::write_compare(
+        dir,
+        &plan.name,
+        &plan.compare,
+        &done,
+    )?);
+    let failed = collected
+        .iter()
+        .flat_map(|c| &c.runs)
+        .filter(|r| !r.error.is_empty())
+        .count()
+        + collected
+            .iter()
+            .flat_map(|c| &c.syscalls)
+            .filter(|r| !r.error.is_empty())
+            .count();
+    writeln!(stdout)?;
+    write!(stdout, "{}", output::summary_text(&done))?;
+    stdout.flush()?;
+    eprintln!("wrote {} files to {}/", written.len(), dir.display());
+    if interrupted {
+        eprintln!("interrupted: the CSVs hold the runs that finished before Ctrl-C");
+        return Ok(EXIT_INTERRUPTED);
+    }
+    if failed > 0 {
+        eprintln!(
+            "{failed} run{} failed; see the error column of the CSVs",
+            if failed == 1 { "" } else { "s" }
+        );
+        return Ok(1);
+    }
+    Ok(0)
 }

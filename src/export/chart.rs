@@ -1,0 +1,336 @@
+//! The data behind a figure: categories on the x axis and, per series, the statistics of each
+//! category. Builders pick the grouping from the rows themselves: the x axis is the preferred
+//! setting that varies (block size on a log2 axis for most lab figures), and every other setting
+//! that varies within a category becomes a series. So "throughput vs block size", "cold vs warm
+//! side by side" and "block size x threads" are the same builder on different sweeps.
+
+use super::csv::SyscallRow;
+use crate::measure::stats::Stats;
+use crate::measure::RunResult;
+use crate::size::format_size;
+
+/// A setting of a result row that a figure can group by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dim {
+    Experiment,
+    Operation,
+    Method,
+    Pattern,
+    Cache,
+    Direct,
+    BlockSize,
+    Threads,
+    QueueDepth,
+}
+
+impl Dim {
+    /// Every dimension, in the order series labels list them.
+    pub const ALL: [Dim; 9] = [
+        Dim::Experiment,
+        Dim::Operation,
+        Dim::Method,
+        Dim::Pattern,
+        Dim::Cache,
+        Dim::Direct,
+        Dim::BlockSize,
+        Dim::Threads,
+        Dim::QueueDepth,
+    ];
+
+    /// The row's value: a label and a sort key (numeric dimensions sort by value).
+    fn of(self, r: &RunResult) -> (String, Option<u64>) {
+        match self {
+            Dim::Experiment => (r.experiment.clone(), None),
+            Dim::Operation => (r.operation.clone(), None),
+            Dim::Method => (r.method.clone(), None),
+            Dim::Pattern => (r.pattern.clone(), None),
+            Dim::Cache => (r.cache.clone(), None),
+            Dim::Direct => (
+                (if r.direct { "O_DIRECT" } else { "page cache" }).into(),
+                None,
+            ),
+            Dim::BlockSize => (format_size(r.block_size_bytes), Some(r.block_size_bytes)),
+            Dim::Threads => (
+                format!(
+                    "{} thread{}",
+                    r.threads,
+                    if r.threads == 1 { "" } else { "s" }
+                ),
+                Some(r.threads as u64),
+            ),
+            Dim::QueueDepth => (format!("QD{}", r.queue_depth), Some(r.queue_depth as u64)),
+        }
+    }
+
+    fn axis_label(self) -> &'static str {
+        match self {
+            Dim::Experiment => "experiment",
+            Dim::Operation => "operation",
+            Dim::Method => "method",
+            Dim::Pattern => "order",
+            Dim::Cache => "cache",
+            Dim::Direct => "O_DIRECT",
+            Dim::BlockSize => "block size (log2 scale)",
+            Dim::Threads => "threads",
+            Dim::QueueDepth => "queue depth",
+        }
+    }
+}
+
+/// One x position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Category {
+    pub label: String,
+    /// Position on the x axis: log2 of the block size, or the index.
+    pub pos: f64,
+}
+
+/// One series: a bar per category (None where the series has no data there).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub name: String,
+    pub cells: Vec<Option<Stats>>,
+}
+
+/// A grouped bar chart with mean bars, median dots and min–max whiskers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chart {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub categories: Vec<Category>,
+    pub series: Vec<Series>,
+}
+
+/// Distinct values of `dim` in first-seen order.
+fn distinct(rows: &[&RunResult], dim: Dim) -> Vec<(String, Option<u64>)> {
+    let mut v: Vec<(String, Option<u64>)> = Vec::new();
+    for r in rows {
+        let x = dim.of(r);
+        if !v.contains(&x) {
+            v.push(x);
+        }
+    }
+    v
+}
+
+/// Throughput (MiB/s) chart of result rows; failed rows are left out. `x_pref`: dimensions to
+/// try for the x axis, in order. None when no row succeeded.
+pub fn throughput_chart(title: &str, rows: &[RunResult], x_pref: &[Dim]) -> Option<Chart> {
+    let rows: Vec<&RunResult> = rows.iter().filter(|r| r.error.is_empty()).collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let varying: Vec<Dim> = Dim::ALL
+        .into_iter()
+        .filter(|d| distinct(&rows, *d).len() > 1)
+        .collect();
+    let x = x_pref
+        .iter()
+        .copied()
+        .find(|d| varying.contains(d))
+        .or(varying.first().copied());
+    let mut cats: Vec<(String, Option<u64>)> = match x {
+        Some(d) => distinct(&rows, d),
+        None => vec![(String::new(), None)],
+    };
+    if cats.iter().all(|c| c.1.is_some()) {
+        cats.sort_by_key(|c| c.1);
+    }
+    let x_of = |r: &RunResult| x.map(|d| d.of(r)).unwrap_or((String::new(), None));
+    // Series: dimensions that still vary inside one category.
+    let series_dims: Vec<Dim> = varying
+        .iter()
+        .copied()
+        .filter(|d| Some(*d) != x)
+        .filter(|d| {
+            cats.iter().any(|c| {
+                distinct(
+                    &rows
+                        .iter()
+                        .copied()
+                        .filter(|r| x_of(r) == *c)
+                        .collect::<Vec<_>>(),
+                    *d,
+                )
+                .len()
+                    > 1
+            })
+        })
+        .collect();
+    let key_of = |r: &RunResult| series_dims.iter().map(|d| d.of(r).0).collect::<Vec<_>>();
+    let mut keys: Vec<Vec<String>> = Vec::new();
+    for r in &rows {
+        let k = key_of(r);
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let names = short_names(&keys);
+    let series = keys
+        .iter()
+        .zip(names)
+        .map(|(k, name)| Series {
+            name,
+            cells: cats
+                .iter()
+                .map(|c| {
+                    let v: Vec<f64> = rows
+                        .iter()
+                        .filter(|r| key_of(r) == *k && x_of(r) == *c)
+                        .map(|r| r.mib_s)
+                        .collect();
+                    (!v.is_empty()).then(|| Stats::of(&v))
+                })
+                .collect(),
+        })
+        .collect();
+    let log2 = x == Some(Dim::BlockSize);
+    Some(Chart {
+        title: title.to_string(),
+        x_label: x.map(Dim::axis_label).unwrap_or("").to_string(),
+        y_label: "MiB/s (bar: mean, dot: median, whisker: min–max)".into(),
+        categories: cats
+            .into_iter()
+            .enumerate()
+            .map(|(i, (label, key))| Category {
+                label,
+                pos: match key {
+                    Some(v) if log2 => (v as f64).log2(),
+                    _ => i as f64,
+                },
+            })
+            .collect(),
+        series,
+    })
+}
+
+/// Series labels: drops parts that are not needed to tell the series apart.
+fn short_names(keys: &[Vec<String>]) -> Vec<String> {
+    let n = keys.first().map(Vec::len).unwrap_or(0);
+    let mut used: Vec<bool> = vec![true; n];
+    for i in (0..n).rev() {
+        used[i] = false;
+        let labels: Vec<Vec<&String>> = keys
+            .iter()
+            .map(|k| {
+                k.iter()
+                    .enumerate()
+                    .filter(|(j, _)| used[*j])
+                    .map(|(_, s)| s)
+                    .collect()
+            })
+            .collect();
+        let unique = labels
+            .iter()
+            .enumerate()
+            .all(|(a, la)| labels.iter().skip(a + 1).all(|lb| la != lb));
+        if !unique {
+            used[i] = true;
+        }
+    }
+    keys.iter()
+        .map(|k| {
+            let parts: Vec<&str> = k
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| used[*j])
+                .map(|(_, s)| s.as_str())
+                .collect();
+            if parts.is_empty() {
+                "all".to_string()
+            } else {
+                parts.join(" · ")
+            }
+        })
+        .collect()
+}
+
+/// Cost of each system call (ns per call over repetitions).
+pub fn syscalls_chart(title: &str, rows: &[SyscallRow]) -> Option<Chart> {
+    let summary = super::csv::summarize_syscalls(rows);
+    if summary.is_empty() {
+        return None;
+    }
+    let cells = summary
+        .iter()
+        .map(|s| {
+            let v: Vec<f64> = rows
+                .iter()
+                .filter(|r| r.syscall == s.syscall)
+                .map(|r| r.ns_per_call)
+                .collect();
+            Some(Stats::of(&v))
+        })
+        .collect();
+    Some(Chart {
+        title: title.to_string(),
+        x_label: "system call".into(),
+        y_label: "ns per call (bar: mean, dot: median, whisker: min–max)".into(),
+        categories: summary
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Category {
+                label: s.syscall.clone(),
+                pos: i as f64,
+            })
+            .collect(),
+        series: vec![Series {
+            name: "ns per call".into(),
+            cells,
+        }],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(bs: u64, cache: &str, mib_s: f64) -> RunResult {
+        RunResult {
+            experiment: "e".into(),
+            method: "pread".into(),
+            cache: cache.into(),
+            block_size_bytes: bs,
+            threads: 1,
+            mib_s,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn block_size_goes_on_a_log2_axis_and_cache_modes_become_series() {
+        let rows = vec![
+            row(4096, "warm", 1.0),
+            row(1024, "warm", 2.0),
+            row(4096, "cold", 3.0),
+            row(4096, "cold", 5.0),
+        ];
+        let c = throughput_chart("t", &rows, &[Dim::BlockSize]).unwrap();
+        assert_eq!(
+            c.categories
+                .iter()
+                .map(|c| c.label.as_str())
+                .collect::<Vec<_>>(),
+            ["1K", "4K"]
+        );
+        assert_eq!(c.categories[1].pos, 12.0);
+        assert_eq!(
+            c.series.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+            ["warm", "cold"]
+        );
+        assert_eq!(c.series[1].cells[0], None);
+        assert_eq!(c.series[1].cells[1].unwrap().mean, 4.0);
+    }
+
+    #[test]
+    fn settings_fixed_by_the_x_value_do_not_split_series() {
+        let mut a = row(1 << 20, "warm", 1.0);
+        a.experiment = "seq".into();
+        let mut b = row(4096, "warm", 2.0);
+        b.experiment = "rnd".into();
+        let c = throughput_chart("t", &[a, b], &[Dim::Experiment]).unwrap();
+        assert_eq!(c.series.len(), 1);
+        assert_eq!(c.categories.len(), 2);
+    }
+}

@@ -1,0 +1,276 @@
+//! CSV: the per-repetition files (columns are the fields of the row types, via serde) and the
+//! per-point summaries (mean, median, min, max and standard deviation over repetitions).
+
+use crate::measure::stats::Stats;
+use crate::measure::RunResult;
+use anyhow::Context;
+use serde::Serialize;
+use std::fs::File;
+use std::path::Path;
+
+/// One repetition of the syscall lab: one system call measured for a time budget.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SyscallRow {
+    pub experiment: String,
+    pub host: String,
+    pub file: String,
+    /// What was called (`read 1 B`, `getpid`, ...).
+    pub syscall: String,
+    /// Repetition number, 1-based.
+    pub rep: u32,
+    pub calls: u64,
+    pub seconds: f64,
+    pub calls_per_s: f64,
+    pub ns_per_call: f64,
+    /// Error message when the repetition failed, else empty.
+    pub error: String,
+}
+
+/// A CSV file written one row at a time; each row is flushed to the kernel before `write` returns.
+pub struct CsvSink {
+    w: ::csv::Writer<File>,
+}
+
+impl CsvSink {
+    /// Creates (or replaces) `path` and writes the header of `T`'s columns at once, so even a
+    /// sweep stopped before its first row leaves a valid CSV.
+    pub fn create<T: Serialize + Default>(path: &Path) -> anyhow::Result<Self> {
+        let f = File::create(path).with_context(|| format!("creating {}", path.display()))?;
+        let mut w = ::csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(f);
+        w.write_record(header_of::<T>()?)?;
+        w.flush()?;
+        Ok(CsvSink { w })
+    }
+
+    /// Appends one row and flushes it.
+    pub fn write<T: Serialize>(&mut self, row: &T) -> anyhow::Result<()> {
+        self.w.serialize(row)?;
+        self.w.flush()?;
+        Ok(())
+    }
+}
+
+/// The column names of `T` (from serde).
+pub fn header_of<T: Serialize + Default>() -> anyhow::Result<Vec<String>> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    w.serialize(T::default())?;
+    let bytes = w.into_inner()?;
+    let text = String::from_utf8(bytes)?;
+    let first = text.lines().next().unwrap_or_default();
+    Ok(::csv::Reader::from_reader(format!("{first}\n").as_bytes())
+        .headers()?
+        .iter()
+        .map(str::to_string)
+        .collect())
+}
+
+/// Serializes rows to CSV text (header first).
+pub fn to_csv<T: Serialize>(rows: &[T]) -> anyhow::Result<String> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    for r in rows {
+        w.serialize(r)?;
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}
+
+/// Summary of one point of a throughput or command experiment over its repetitions.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RunSummary {
+    pub experiment: String,
+    pub operation: String,
+    pub method: String,
+    pub pattern: String,
+    pub cache: String,
+    pub direct: bool,
+    pub block_size_bytes: u64,
+    pub threads: usize,
+    pub queue_depth: u32,
+    /// Repetitions that succeeded (the statistics are over these).
+    pub reps: usize,
+    /// Repetitions that failed.
+    pub failed: usize,
+    pub mean_mib_s: f64,
+    pub median_mib_s: f64,
+    pub min_mib_s: f64,
+    pub max_mib_s: f64,
+    pub stddev_mib_s: f64,
+    pub mean_iops: f64,
+    pub median_lat_p50_us: f64,
+    /// First error of a failed repetition.
+    pub error: String,
+}
+
+/// The settings that make a point (everything but the repetition and the measurements).
+fn point_key(
+    r: &RunResult,
+) -> (
+    String,
+    String,
+    String,
+    String,
+    String,
+    bool,
+    u64,
+    usize,
+    u32,
+) {
+    (
+        r.experiment.clone(),
+        r.operation.clone(),
+        r.method.clone(),
+        r.pattern.clone(),
+        r.cache.clone(),
+        r.direct,
+        r.block_size_bytes,
+        r.threads,
+        r.queue_depth,
+    )
+}
+
+/// Groups rows by point (first-seen order) and summarises each.
+pub fn summarize_runs(rows: &[RunResult]) -> Vec<RunSummary> {
+    let mut groups: Vec<(_, Vec<&RunResult>)> = Vec::new();
+    for r in rows {
+        let k = point_key(r);
+        match groups.iter_mut().find(|(g, _)| *g == k) {
+            Some((_, v)) => v.push(r),
+            None => groups.push((k, vec![r])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(_, v)| {
+            let ok: Vec<&&RunResult> = v.iter().filter(|r| r.error.is_empty()).collect();
+            let mib = Stats::of(&ok.iter().map(|r| r.mib_s).collect::<Vec<_>>());
+            let iops = Stats::of(&ok.iter().map(|r| r.iops).collect::<Vec<_>>());
+            let lat = Stats::of(&ok.iter().map(|r| r.lat_p50_us).collect::<Vec<_>>());
+            let f = v[0];
+            RunSummary {
+                experiment: f.experiment.clone(),
+                operation: f.operation.clone(),
+                method: f.method.clone(),
+                pattern: f.pattern.clone(),
+                cache: f.cache.clone(),
+                direct: f.direct,
+                block_size_bytes: f.block_size_bytes,
+                threads: f.threads,
+                queue_depth: f.queue_depth,
+                reps: ok.len(),
+                failed: v.len() - ok.len(),
+                mean_mib_s: mib.mean,
+                median_mib_s: mib.median,
+                min_mib_s: mib.min,
+                max_mib_s: mib.max,
+                stddev_mib_s: mib.stddev,
+                mean_iops: iops.mean,
+                median_lat_p50_us: lat.median,
+                error: v
+                    .iter()
+                    .map(|r| r.error.clone())
+                    .find(|e| !e.is_empty())
+                    .unwrap_or_default(),
+            }
+        })
+        .collect()
+}
+
+/// Summary of one system call over repetitions.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SyscallSummary {
+    pub experiment: String,
+    pub syscall: String,
+    pub reps: usize,
+    pub mean_ns_per_call: f64,
+    pub median_ns_per_call: f64,
+    pub min_ns_per_call: f64,
+    pub max_ns_per_call: f64,
+    pub stddev_ns_per_call: f64,
+    pub mean_calls_per_s: f64,
+}
+
+/// Groups syscall rows by call (first-seen order) and summarises each.
+pub fn summarize_syscalls(rows: &[SyscallRow]) -> Vec<SyscallSummary> {
+    let mut names: Vec<(&str, &str)> = Vec::new();
+    for r in rows.iter().filter(|r| r.error.is_empty()) {
+        if !names.contains(&(&r.experiment, &r.syscall)) {
+            names.push((&r.experiment, &r.syscall));
+        }
+    }
+    names
+        .into_iter()
+        .map(|(exp, call)| {
+            let v: Vec<&SyscallRow> = rows
+                .iter()
+                .filter(|r| r.experiment == exp && r.syscall == call && r.error.is_empty())
+                .collect();
+            let ns = Stats::of(&v.iter().map(|r| r.ns_per_call).collect::<Vec<_>>());
+            let rate = Stats::of(&v.iter().map(|r| r.calls_per_s).collect::<Vec<_>>());
+            SyscallSummary {
+                experiment: exp.to_string(),
+                syscall: call.to_string(),
+                reps: v.len(),
+                mean_ns_per_call: ns.mean,
+                median_ns_per_call: ns.median,
+                min_ns_per_call: ns.min,
+                max_ns_per_call: ns.max,
+                stddev_ns_per_call: ns.stddev,
+                mean_calls_per_s: rate.mean,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(bs: u64, rep: u32, mib_s: f64) -> RunResult {
+        RunResult {
+            experiment: "e".into(),
+            block_size_bytes: bs,
+            rep,
+            mib_s,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn summaries_group_repetitions_by_point_and_skip_failed_ones() {
+        let mut failed = row(4096, 4, 0.0);
+        failed.error = "boom".into();
+        let rows = vec![
+            row(4096, 1, 10.0),
+            row(4096, 2, 30.0),
+            row(8192, 1, 5.0),
+            row(4096, 3, 20.0),
+            failed,
+        ];
+        let s = summarize_runs(&rows);
+        assert_eq!(s.len(), 2);
+        assert_eq!((s[0].reps, s[0].failed), (3, 1));
+        assert_eq!(
+            (
+                s[0].mean_mib_s,
+                s[0].median_mib_s,
+                s[0].min_mib_s,
+                s[0].max_mib_s
+            ),
+            (20.0, 20.0, 10.0, 30.0)
+        );
+        assert_eq!(s[0].stddev_mib_s, 10.0);
+        assert_eq!(s[0].error, "boom");
+        assert_eq!(s[1].block_size_bytes, 8192);
+    }
+
+    #[test]
+    fn the_header_lists_the_result_fields_in_order() {
+        let h = header_of::<RunResult>().unwrap();
+        assert_eq!(h.first().map(String::as_str), Some("experiment"));
+        assert!(h.iter().any(|c| c == "lat_p999_us"));
+        assert_eq!(h.last().map(String::as_str), Some("error"));
+        let text = to_csv(&[row(1, 1, 1.0)]).unwrap();
+        assert_eq!(text.lines().next().unwrap(), h.join(","));
+    }
+}

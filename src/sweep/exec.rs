@@ -1,0 +1,317 @@
+//! Runs one experiment of a plan and hands every finished repetition to a callback, which writes
+//! it to the CSV at once. A failed repetition becomes a row with its error and the sweep goes on;
+//! the global stop flag (Ctrl-C) ends the run in progress within ~100 ms and that unfinished
+//! repetition is dropped, so the CSV holds only complete runs.
+
+use super::files::{self, FilePlan};
+use super::plan::{Experiment, Kind};
+use super::progress::Progress;
+use crate::config::{CacheMode, Op, RunSpec};
+use crate::export::SyscallRow;
+use crate::measure::{Aggregate, RunResult};
+use crate::runner::{self, host_name};
+use anyhow::{anyhow, Context};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How often a waiting loop looks at the stop flag.
+pub const POLL: Duration = Duration::from_millis(50);
+
+/// A finished repetition.
+pub enum Row {
+    Run(RunResult),
+    Syscall(SyscallRow),
+}
+
+/// Whether the experiment ran to its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    Completed,
+    Interrupted,
+}
+
+/// Runs `x`, calling `emit` for every repetition as it finishes.
+pub fn run_experiment(
+    x: &Experiment,
+    file: Option<&FilePlan>,
+    stop: &Arc<AtomicBool>,
+    progress: &mut Progress,
+    emit: &mut dyn FnMut(Row) -> anyhow::Result<()>,
+) -> anyhow::Result<Ended> {
+    match x.kind {
+        Kind::Throughput | Kind::Command => {
+            let file = file.context("a throughput or command experiment needs a file")?;
+            for spec in &x.points {
+                let label = point_label(&x.name, spec, x.kind);
+                for rep in 1..=x.reps {
+                    if stop.load(Ordering::Relaxed) {
+                        return Ok(Ended::Interrupted);
+                    }
+                    progress.begin(&format!("{label} rep {rep}/{}", x.reps));
+                    let mut warnings = Vec::new();
+                    let outcome = match &x.command {
+                        Some(cmd) => super::command::run_command(spec, cmd, file, stop),
+                        None => run_point(spec, &x.name, stop, &mut warnings),
+                    };
+                    if spec.op == Op::Write {
+                        files::after_write(file, &AtomicBool::new(false))
+                            .context("restoring the file after a write")?;
+                    }
+                    let mut r = match outcome {
+                        Ok(Some(r)) => r,
+                        Ok(None) => return Ok(Ended::Interrupted),
+                        Err(e) => {
+                            let mut r = failed_result(spec, file, e);
+                            if let Some(cmd) = &x.command {
+                                r.method = super::command::program_of(&cmd.template);
+                            }
+                            r
+                        }
+                    };
+                    r.experiment = x.name.clone();
+                    r.rep = rep;
+                    for w in warnings {
+                        progress.note(&format!("{label} rep {rep}: {w}"));
+                    }
+                    progress.finish_run(&format!("{label} rep {rep}/{}", x.reps), &run_outcome(&r));
+                    emit(Row::Run(r))?;
+                }
+            }
+        }
+        Kind::Syscalls => {
+            let file = file.context("the syscalls experiment needs a file")?;
+            for rep in 1..=x.reps {
+                progress.begin(&format!("{} rep {rep}/{}", x.name, x.reps));
+                let budget = Duration::from_secs_f64(x.seconds);
+                let path = file.path.clone();
+                let rx =
+                    spawn_result(move || crate::commands::syscalls::measure_all(&path, budget));
+                let Some(result) = wait_or_stop(&rx, stop) else {
+                    return Ok(Ended::Interrupted);
+                };
+                let rows = match result {
+                    Ok(v) => v,
+                    Err(e) => {
+                        let r = SyscallRow {
+                            experiment: x.name.clone(),
+                            rep,
+                            error: format!("{e:#}"),
+                            ..Default::default()
+                        };
+                        progress.finish_run(
+                            &format!("{} rep {rep}", x.name),
+                            &format!("FAILED: {}", r.error),
+                        );
+                        emit(Row::Syscall(r))?;
+                        continue;
+                    }
+                };
+                progress.finish_run(
+                    &format!("{} rep {rep}/{}", x.name, x.reps),
+                    &format!("{} calls measured", rows.len()),
+                );
+                for s in rows {
+                    emit(Row::Syscall(SyscallRow {
+                        experiment: x.name.clone(),
+                        host: host_name(),
+                        file: file.path.display().to_string(),
+                        syscall: s.syscall,
+                        rep,
+                        calls: s.calls,
+                        seconds: s.seconds,
+                        calls_per_s: s.calls_per_s,
+                        ns_per_call: s.ns_per_call,
+                        error: String::new(),
+                    }))?;
+                }
+            }
+        }
+        Kind::Locality => {
+            progress.begin(&x.name);
+            let mut emit_run = |r: RunResult| emit(Row::Run(r));
+            if let Err(e) =
+                crate::locality::run_sweep_experiment(&x.name, &x.params, stop, &mut emit_run)
+            {
+                if stop.load(Ordering::Relaxed) {
+                    return Ok(Ended::Interrupted);
+                }
+                let r = RunResult {
+                    experiment: x.name.clone(),
+                    host: host_name(),
+                    error: format!("{e:#}"),
+                    ..Default::default()
+                };
+                progress.finish_run(&x.name, &format!("FAILED: {}", r.error));
+                emit(Row::Run(r))?;
+            } else {
+                progress.finish_run(&x.name, "done");
+            }
+        }
+    }
+    Ok(if stop.load(Ordering::Relaxed) {
+        Ended::Interrupted
+    } else {
+        Ended::Completed
+    })
+}
+
+/// Runs `f` on its own thread; the receiver gets its result.
+pub fn spawn_result<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::sync::mpsc::Receiver<T> {
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx
+}
+
+/// Waits for a result, or returns None as soon as `stop` is raised (the thread is abandoned and
+/// ends with the process).
+fn wait_or_stop<T>(rx: &std::sync::mpsc::Receiver<T>, stop: &AtomicBool) -> Option<T> {
+    loop {
+        match rx.recv_timeout(POLL) {
+            Ok(v) => return Some(v),
+            Err(RecvTimeoutError::Timeout) if stop.load(Ordering::Relaxed) => return None,
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return None,
+        }
+    }
+}
+
+/// Reads the first `len` bytes of `path` so they are cached, like `cache::prepare` does for
+/// `warm`, but looking at the stop flag between chunks: warming a big uncached file takes seconds,
+/// and Ctrl-C must not wait for it. Returns false when stopped.
+pub fn warm_interruptibly(
+    path: &std::path::Path,
+    len: u64,
+    stop: &AtomicBool,
+) -> anyhow::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::File::open(path)
+        .with_context(|| format!("opening {} to warm it", path.display()))?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut off = 0u64;
+    while off < len {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(false);
+        }
+        let want = (buf.len() as u64).min(len - off) as usize;
+        let n = f
+            .read_at(&mut buf[..want], off)
+            .with_context(|| format!("warming the cache at offset {off}"))?;
+        if n == 0 {
+            break;
+        }
+        off += n as u64;
+    }
+    Ok(true)
+}
+
+/// One repetition of a throughput point; None when the sweep was stopped during it.
+/// Warnings of the runner (a cold run that was not cold) go to `warnings`.
+fn run_point(
+    spec: &RunSpec,
+    experiment: &str,
+    stop: &AtomicBool,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<Option<RunResult>> {
+    // Warm here (interruptibly) and let the runner take the file as it is.
+    let warm = spec.op == Op::Read && spec.cache == CacheMode::Warm;
+    let mut spec = spec.clone();
+    if warm {
+        let len = std::fs::metadata(&spec.path).map(|m| m.len()).unwrap_or(0);
+        if !warm_interruptibly(&spec.path, len, stop)? {
+            return Ok(None);
+        }
+        spec.cache = CacheMode::AsIs;
+    }
+    let prepared = runner::prepare(&spec)?;
+    warnings.extend(
+        prepared
+            .notes
+            .iter()
+            .filter(|n| n.starts_with("warning"))
+            .cloned(),
+    );
+    let meta = prepared.meta();
+    // The run gets its own flag: a failing worker raises it, and that must not look like Ctrl-C.
+    let run_stop = Arc::new(AtomicBool::new(false));
+    let handle = runner::start(prepared, run_stop)?;
+    let mut agg = Aggregate::new(handle.workers());
+    let mut interrupted = false;
+    loop {
+        match handle.rx.recv_timeout(POLL) {
+            Ok(snap) => agg.add(&snap),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        if !interrupted && stop.load(Ordering::Relaxed) {
+            handle.stop();
+            interrupted = true;
+        }
+    }
+    let elapsed = handle.join()?;
+    if interrupted {
+        return Ok(None);
+    }
+    if let Some(e) = agg.errors.first() {
+        return Err(anyhow!("{e}"));
+    }
+    let mut r = runner::make_result(&meta, experiment, &agg, elapsed);
+    if warm {
+        r.cache = CacheMode::Warm.to_string();
+    }
+    Ok(Some(r))
+}
+
+/// The row of a repetition that failed before or while running.
+fn failed_result(spec: &RunSpec, file: &FilePlan, e: anyhow::Error) -> RunResult {
+    RunResult {
+        host: host_name(),
+        file: spec.path.display().to_string(),
+        file_size_bytes: file.size_bytes,
+        operation: spec.op.to_string(),
+        method: spec.method.to_string(),
+        pattern: spec.pattern.to_string(),
+        cache: spec.cache.to_string(),
+        direct: spec.direct,
+        block_size_bytes: spec.block_size_bytes,
+        threads: spec.threads,
+        queue_depth: spec.queue_depth,
+        error: format!("{e:#}").replace('\n', " "),
+        ..Default::default()
+    }
+}
+
+/// `exp: read pread warm 4K x1` for progress lines.
+pub fn point_label(exp: &str, s: &RunSpec, kind: Kind) -> String {
+    let bs = crate::size::format_size(s.block_size_bytes);
+    if kind == Kind::Command {
+        return format!("{exp}: command {} bs {bs}", s.cache);
+    }
+    format!(
+        "{exp}: {} {} {} {}{} bs {bs} t{}{}",
+        s.op,
+        s.method,
+        s.pattern,
+        s.cache,
+        if s.direct { " direct" } else { "" },
+        s.threads,
+        if s.method == crate::config::Method::IoUring {
+            format!(" qd{}", s.queue_depth)
+        } else {
+            String::new()
+        }
+    )
+}
+
+fn run_outcome(r: &RunResult) -> String {
+    if r.error.is_empty() {
+        format!("{:.1} MiB/s, {:.0} IOPS", r.mib_s, r.iops)
+    } else {
+        format!("FAILED: {}", r.error)
+    }
+}

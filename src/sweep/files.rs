@@ -1,0 +1,238 @@
+//! The file a sweep measures: a file the user named (read only unless `write = true`), or a test
+//! file diskscope creates with its deterministic pattern and removes afterwards (on Ctrl-C too)
+//! unless `keep = true`. A file left from an earlier `keep = true` run is recognised by its size
+//! and pattern and reused, so keeping a big test file saves creating it again; any other existing
+//! file at that path is refused, never overwritten.
+
+use super::schema::{FileDef, Source};
+use super::values::one_size;
+use crate::config::usage;
+use crate::pattern::{fill, DEFAULT_SEED};
+use anyhow::Context;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use toml::Spanned;
+
+/// Size of the test file made for sweeps that need one but name none (syscalls only).
+const AUTO_FILE_BYTES: u64 = 1 << 20;
+
+/// The file of a sweep, as planned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FilePlan {
+    pub path: PathBuf,
+    pub size_bytes: u64,
+    /// diskscope creates (or reuses its own) test file here.
+    pub create: bool,
+    /// Keep a created file after the sweep.
+    pub keep: bool,
+    /// Write experiments are allowed.
+    pub writable: bool,
+}
+
+/// Plans the `[file]` table. `needs_file`: some experiment reads a file.
+pub fn plan_file(
+    src: &Source,
+    def: Option<&Spanned<FileDef>>,
+    needs_file: bool,
+    out_dir: &Path,
+) -> anyhow::Result<Option<FilePlan>> {
+    let Some(def) = def else {
+        if needs_file {
+            return Err(usage(format!(
+                "{}:1: key `file`: missing; add a [file] table with path = \"...\" or create = \"1G\"",
+                src.display
+            )));
+        }
+        return Ok(Some(FilePlan {
+            path: out_dir.join("diskscope-testfile.bin"),
+            size_bytes: AUTO_FILE_BYTES,
+            create: true,
+            keep: false,
+            writable: true,
+        }));
+    };
+    let span = def.span();
+    let d = def.get_ref();
+    let keep = d.keep.as_ref().map(|k| *k.get_ref()).unwrap_or(false);
+    let write = d.write.as_ref().map(|w| *w.get_ref()).unwrap_or(false);
+    match (&d.path, &d.create) {
+        (None, None) => Err(src.key_error(
+            span,
+            "file",
+            "give path = \"...\" (a file to read) or create = \"1G\" (a test file)",
+        )),
+        (Some(p), None) => {
+            if let Some(k) = &d.keep {
+                return Err(src.key_error(
+                    k.span(),
+                    "keep",
+                    "applies to created test files only; remove it or add create = \"SIZE\"",
+                ));
+            }
+            let path = PathBuf::from(p.get_ref());
+            let meta = std::fs::metadata(&path).map_err(|e| {
+                src.key_error(p.span(), "path", &format!("cannot use {}: {e}; check the path, or use create = \"1G\" for a test file", path.display()))
+            })?;
+            if !meta.is_file() {
+                return Err(src.key_error(
+                    p.span(),
+                    "path",
+                    &format!("{} is not a regular file; name a file", path.display()),
+                ));
+            }
+            if meta.len() == 0 {
+                return Err(src.key_error(
+                    p.span(),
+                    "path",
+                    &format!(
+                        "{} is empty; name a file with data, or use create",
+                        path.display()
+                    ),
+                ));
+            }
+            Ok(Some(FilePlan {
+                path,
+                size_bytes: meta.len(),
+                create: false,
+                keep: true,
+                writable: write,
+            }))
+        }
+        (p, Some(c)) => {
+            let size = one_size(src, c, "create")?;
+            let path = match p {
+                Some(p) => PathBuf::from(p.get_ref()),
+                None => out_dir.join("diskscope-testfile.bin"),
+            };
+            if path.exists() && !is_our_test_file(&path, size) {
+                let span = p.as_ref().map(|p| p.span()).unwrap_or(c.span());
+                return Err(src.key_error(span, if p.is_some() { "path" } else { "create" }, &format!(
+                    "{} already exists and is not a {size}-byte diskscope test file; remove it or pick another path",
+                    path.display()
+                )));
+            }
+            Ok(Some(FilePlan {
+                path,
+                size_bytes: size,
+                create: true,
+                keep,
+                writable: true,
+            }))
+        }
+    }
+}
+
+/// Whether `path` holds exactly `size` bytes of our pattern (checked at the start and the end).
+pub fn is_our_test_file(path: &Path, size: u64) -> bool {
+    let Ok(f) = File::open(path) else {
+        return false;
+    };
+    if f.metadata().map(|m| m.len()).ok() != Some(size) {
+        return false;
+    }
+    let probe = 4096.min(size);
+    [0, size - probe].iter().all(|&off| {
+        let mut got = vec![0u8; probe as usize];
+        let mut want = vec![0u8; probe as usize];
+        fill(DEFAULT_SEED, off, &mut want);
+        f.read_exact_at(&mut got, off).is_ok() && got == want
+    })
+}
+
+/// Paths to remove if the user presses Ctrl-C twice (the second press exits at once).
+static CLEANUP: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Removes every registered temporary file (called from the signal handler's second press).
+pub fn remove_registered() {
+    if let Ok(list) = CLEANUP.lock() {
+        for p in list.iter() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// A file the sweep made; removed on drop unless it is to be kept.
+#[derive(Debug)]
+pub struct TestFile {
+    path: PathBuf,
+    remove: bool,
+}
+
+impl Drop for TestFile {
+    fn drop(&mut self) {
+        if self.remove {
+            let _ = std::fs::remove_file(&self.path);
+            if let Ok(mut list) = CLEANUP.lock() {
+                list.retain(|p| p != &self.path);
+            }
+        }
+    }
+}
+
+/// Creates the planned test file (unless our own copy is already there). The returned guard
+/// removes it when dropped, unless `keep`. Watches `stop` so Ctrl-C during creation is quick.
+pub fn materialize(plan: &FilePlan, stop: &AtomicBool) -> anyhow::Result<Option<TestFile>> {
+    if !plan.create {
+        return Ok(None);
+    }
+    let guard = TestFile {
+        path: plan.path.clone(),
+        remove: !plan.keep,
+    };
+    if let Ok(mut list) = CLEANUP.lock() {
+        if guard.remove {
+            list.push(plan.path.clone());
+        }
+    }
+    if is_our_test_file(&plan.path, plan.size_bytes) {
+        return Ok(Some(guard));
+    }
+    if let Some(dir) = plan.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&plan.path)
+        .with_context(|| format!("creating the test file {}", plan.path.display()))?;
+    extend_with_pattern(&mut f, 0, plan.size_bytes, stop)
+        .with_context(|| format!("writing the test file {}", plan.path.display()))?;
+    Ok(Some(guard))
+}
+
+fn extend_with_pattern(f: &mut File, from: u64, to: u64, stop: &AtomicBool) -> anyhow::Result<()> {
+    let mut buf = vec![0u8; 1 << 20];
+    let mut off = from;
+    while off < to {
+        if stop.load(Ordering::Relaxed) {
+            anyhow::bail!("interrupted");
+        }
+        let n = (buf.len() as u64).min(to - off) as usize;
+        fill(DEFAULT_SEED, off, &mut buf[..n]);
+        f.write_all_at(&buf[..n], off)?;
+        off += n as u64;
+    }
+    f.flush()?;
+    Ok(())
+}
+
+/// After a write point: puts the file back to its planned size. Writes overwrite in place with
+/// the same pattern a created file holds, so its content stays the same; only the last block of
+/// a block size that does not divide the size can make it grow.
+pub fn after_write(plan: &FilePlan, stop: &AtomicBool) -> anyhow::Result<()> {
+    let mut f = OpenOptions::new()
+        .write(true)
+        .open(&plan.path)
+        .with_context(|| format!("reopening {}", plan.path.display()))?;
+    let len = f.metadata()?.len();
+    if len > plan.size_bytes {
+        f.set_len(plan.size_bytes)?;
+    } else if len < plan.size_bytes {
+        extend_with_pattern(&mut f, len, plan.size_bytes, stop)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,135 @@
+//! What a sweep leaves in its output directory besides the per-repetition CSVs: the summary CSVs,
+//! the SVG figures, and the summary table printed on stdout.
+
+use super::plan::{Experiment, Kind};
+use crate::export::chart::{syscalls_chart, throughput_chart, Dim};
+use crate::export::csv::to_csv;
+use crate::export::table::{runs_table, syscalls_table};
+use crate::export::{summarize_runs, summarize_syscalls, svg, RunResult, SyscallRow};
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+
+/// Rows of one experiment.
+#[derive(Debug, Default)]
+pub struct Collected {
+    pub runs: Vec<RunResult>,
+    pub syscalls: Vec<SyscallRow>,
+}
+
+/// Preferred x axes of a throughput or command figure.
+const X_PREF: [Dim; 8] = [
+    Dim::BlockSize,
+    Dim::Threads,
+    Dim::QueueDepth,
+    Dim::Cache,
+    Dim::Method,
+    Dim::Operation,
+    Dim::Pattern,
+    Dim::Direct,
+];
+
+/// Writes `<name>-summary.csv` and `<name>.svg` of one experiment; returns the files written.
+pub fn write_experiment(
+    dir: &Path,
+    x: &Experiment,
+    rows: &Collected,
+) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let summary = dir.join(format!("{}-summary.csv", x.name));
+    let (csv, chart) = match x.kind {
+        Kind::Syscalls => (
+            to_csv(&summarize_syscalls(&rows.syscalls))?,
+            syscalls_chart(
+                &format!("{}: cost of a system call", x.name),
+                &rows.syscalls,
+            ),
+        ),
+        Kind::Locality => (
+            to_csv(&summarize_runs(&rows.runs))?,
+            throughput_chart(
+                &format!("{}: layout x order", x.name),
+                &rows.runs,
+                &[Dim::Pattern, Dim::Method],
+            ),
+        ),
+        Kind::Throughput | Kind::Command => (
+            to_csv(&summarize_runs(&rows.runs))?,
+            throughput_chart(&format!("{}: throughput", x.name), &rows.runs, &X_PREF),
+        ),
+    };
+    if !csv.is_empty() {
+        std::fs::write(&summary, csv).with_context(|| format!("writing {}", summary.display()))?;
+        files.push(summary);
+    }
+    if let Some(chart) = chart {
+        let path = dir.join(format!("{}.svg", x.name));
+        std::fs::write(&path, svg::render(&chart)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+        files.push(path);
+    }
+    Ok(files)
+}
+
+/// `compare.svg`: the experiments the sweep lists under `compare` in one figure (diskscope vs an
+/// external command, or the KDiskMark table). The x axis is the block size when every one of
+/// them sweeps block sizes, else the experiment.
+pub fn write_compare(
+    dir: &Path,
+    sweep: &str,
+    names: &[String],
+    xs: &[(&Experiment, &Collected)],
+) -> anyhow::Result<Option<PathBuf>> {
+    let runs: Vec<&(&Experiment, &Collected)> = xs
+        .iter()
+        .filter(|(x, c)| names.contains(&x.name) && !c.runs.is_empty())
+        .collect();
+    if runs.len() < 2 {
+        return Ok(None);
+    }
+    let all_sweep_sizes = runs.iter().all(|(x, _)| {
+        let mut bs: Vec<u64> = x.points.iter().map(|p| p.block_size_bytes).collect();
+        bs.sort_unstable();
+        bs.dedup();
+        bs.len() > 1
+    });
+    let pref: &[Dim] = if all_sweep_sizes {
+        &[Dim::BlockSize, Dim::Experiment]
+    } else {
+        &[Dim::Experiment]
+    };
+    let rows: Vec<RunResult> = runs
+        .iter()
+        .flat_map(|(_, c)| c.runs.iter().cloned())
+        .collect();
+    let Some(chart) = throughput_chart(&format!("{sweep}: {}", names.join(" vs ")), &rows, pref)
+    else {
+        return Ok(None);
+    };
+    let path = dir.join("compare.svg");
+    std::fs::write(&path, svg::render(&chart)?)
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(Some(path))
+}
+
+/// The summary table of every experiment, for stdout.
+pub fn summary_text(xs: &[(&Experiment, &Collected)]) -> String {
+    let runs: Vec<RunResult> = xs
+        .iter()
+        .flat_map(|(_, c)| c.runs.iter().cloned())
+        .collect();
+    let calls: Vec<SyscallRow> = xs
+        .iter()
+        .flat_map(|(_, c)| c.syscalls.iter().cloned())
+        .collect();
+    let mut s = String::new();
+    if !runs.is_empty() {
+        s += &runs_table(&summarize_runs(&runs));
+    }
+    if !calls.is_empty() {
+        if !s.is_empty() {
+            s.push('\n');
+        }
+        s += &syscalls_table(&summarize_syscalls(&calls));
+    }
+    s
+}

@@ -1,0 +1,345 @@
+//! Sweep file -> [`Plan`]: the file to use, and for each experiment the cartesian product of its
+//! axes as validated [`RunSpec`]s. Everything that can be wrong with a sweep is found here, before
+//! any I/O, and reported with the key and line (`RunSpec::validate` does the value checks, so a
+//! sweep rejects exactly what the command line rejects).
+//!
+//! A point's work is bounded by time: reads loop over the file until `seconds` is up (cold reads
+//! stop at the end of the file instead, since a second pass would be served from the cache), writes
+//! cover the file once or stop at the time bound.
+
+use super::files::FilePlan;
+use super::layered::{key_span, Layered, ALL_KEYS};
+use super::points::{command_points, throughput_points};
+use super::schema::{Section, Source, SweepDoc};
+use crate::config::RunSpec;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// What an experiment measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Throughput,
+    Syscalls,
+    Command,
+    Locality,
+}
+
+impl Kind {
+    const NAMES: &'static str = "throughput, syscalls, command, locality";
+
+    fn parse(s: &str) -> Option<Kind> {
+        Some(match s {
+            "throughput" => Kind::Throughput,
+            "syscalls" => Kind::Syscalls,
+            "command" => Kind::Command,
+            "locality" => Kind::Locality,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Throughput => "throughput",
+            Kind::Syscalls => "syscalls",
+            Kind::Command => "command",
+            Kind::Locality => "locality",
+        }
+    }
+
+    /// Keys an experiment of this kind may set (besides `name` and `kind`).
+    fn keys(self) -> &'static [&'static str] {
+        match self {
+            Kind::Throughput => &[
+                "reps",
+                "seconds",
+                "block_size",
+                "threads",
+                "method",
+                "cache",
+                "direct",
+                "queue_depth",
+                "operation",
+                "pattern",
+                "one_pass",
+            ],
+            Kind::Command => &[
+                "reps",
+                "command",
+                "block_size",
+                "block_count",
+                "cache",
+                "bytes",
+                "timeout",
+            ],
+            Kind::Syscalls => &["reps", "seconds"],
+            Kind::Locality => &["params"],
+        }
+    }
+}
+
+/// The external command of a `command` experiment.
+#[derive(Debug, Clone)]
+pub struct CommandPlan {
+    pub template: String,
+    pub bytes: Option<u64>,
+    pub timeout: Duration,
+}
+
+/// One experiment, ready to run.
+#[derive(Debug, Clone)]
+pub struct Experiment {
+    pub name: String,
+    pub kind: Kind,
+    pub reps: u32,
+    /// Time budget of one repetition (per system call for `syscalls`).
+    pub seconds: f64,
+    /// Points in run order (throughput and command kinds).
+    pub points: Vec<RunSpec>,
+    pub command: Option<CommandPlan>,
+    pub params: toml::Table,
+    /// What the planner changed or skipped, for the printed plan.
+    pub notes: Vec<String>,
+    /// The estimate is an upper bound (runs may end at the end of the file first).
+    pub upper_bound: bool,
+}
+
+impl Experiment {
+    /// Runs of this experiment (points x repetitions).
+    pub fn runs(&self) -> usize {
+        match self.kind {
+            Kind::Throughput | Kind::Command => self.points.len() * self.reps as usize,
+            Kind::Syscalls => self.reps as usize,
+            Kind::Locality => 1,
+        }
+    }
+
+    /// Estimated seconds, when the time bound makes it predictable.
+    pub fn estimate_s(&self) -> Option<f64> {
+        match self.kind {
+            Kind::Throughput => Some(self.runs() as f64 * self.seconds),
+            Kind::Syscalls => Some(self.runs() as f64 * 8.0 * self.seconds),
+            Kind::Command | Kind::Locality => None,
+        }
+    }
+}
+
+/// A whole sweep, ready to run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub name: String,
+    pub description: String,
+    pub file: Option<FilePlan>,
+    pub experiments: Vec<Experiment>,
+    /// Where the CSVs and figures go.
+    pub out_dir: PathBuf,
+    /// Experiments drawn together in `compare.svg`.
+    pub compare: Vec<String>,
+}
+
+const DEFAULT_SECONDS: f64 = 2.0;
+const DEFAULT_SYSCALL_SECONDS: f64 = 0.25;
+
+fn valid_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 100
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+        && !s.starts_with('.')
+}
+
+/// Builds the plan of a parsed sweep file. `default_name` is the file stem.
+/// `out`: the `--out` directory (default `diskscope-results/<name>/`).
+pub fn build(
+    src: &Source,
+    doc: &SweepDoc,
+    default_name: &str,
+    out: Option<&Path>,
+) -> anyhow::Result<Plan> {
+    let name = match &doc.name {
+        Some(n) if !valid_name(n.get_ref()) => {
+            return Err(src.key_error(n.span(), "name", "use letters, digits, '.', '_' and '-' only (it names the output directory)"))
+        }
+        Some(n) => n.get_ref().clone(),
+        None if valid_name(default_name) => default_name.to_string(),
+        None => {
+            return Err(crate::config::usage(format!(
+                "{}:1: key `name`: the file name is not usable as a sweep name; add name = \"my-sweep\"",
+                src.display
+            )))
+        }
+    };
+    let out_dir = out
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| Path::new("diskscope-results").join(&name));
+    let empty = Section::default();
+    let defaults = doc.defaults.as_ref().map(|d| d.get_ref()).unwrap_or(&empty);
+    for key in ["name", "kind", "command", "params"] {
+        if let Some(span) = key_span(defaults, key) {
+            return Err(src.key_error(
+                span,
+                key,
+                "belongs in an [[experiment]], not in [defaults]; move it",
+            ));
+        }
+    }
+    if doc.experiment.is_empty() {
+        return Err(crate::config::usage(format!(
+            "{}:1: no experiments; add an [[experiment]] table with a `name` and a `kind`",
+            src.display
+        )));
+    }
+    let needs_file = doc.experiment.iter().any(|e| {
+        matches!(
+            e.get_ref().kind.as_ref().map(|k| k.get_ref().as_str()),
+            Some("throughput" | "command") | None
+        )
+    });
+    let file = super::files::plan_file(src, doc.file.as_ref(), needs_file, &out_dir)?;
+    let mut experiments: Vec<Experiment> = Vec::new();
+    for e in &doc.experiment {
+        let layered = Layered {
+            src,
+            exp: e.get_ref(),
+            exp_span: e.span(),
+            defaults,
+        };
+        let x = experiment(&layered, file.as_ref())?;
+        if experiments.iter().any(|o| o.name == x.name) {
+            return Err(src.key_error(
+                layered.span("name"),
+                "name",
+                &format!(
+                "experiment `{}` is defined twice; names must be unique (they name the CSV files)",
+                x.name
+            ),
+            ));
+        }
+        experiments.push(x);
+    }
+    let compare = match &doc.compare {
+        None => Vec::new(),
+        Some(c) => {
+            for n in c.get_ref() {
+                match experiments.iter().find(|x| &x.name == n) {
+                    Some(x) if matches!(x.kind, Kind::Throughput | Kind::Command) => {}
+                    Some(_) => {
+                        return Err(src.key_error(
+                            c.span(),
+                            "compare",
+                            &format!(
+                                "`{n}` is not a throughput or command experiment; list only those"
+                            ),
+                        ))
+                    }
+                    None => {
+                        return Err(src.key_error(
+                            c.span(),
+                            "compare",
+                            &format!("no experiment is named `{n}`; list experiment names"),
+                        ))
+                    }
+                }
+            }
+            if c.get_ref().len() < 2 {
+                return Err(src.key_error(
+                    c.span(),
+                    "compare",
+                    "list at least two experiments to draw together",
+                ));
+            }
+            c.get_ref().clone()
+        }
+    };
+    Ok(Plan {
+        compare,
+        name,
+        description: doc.description.clone().unwrap_or_default(),
+        file,
+        experiments,
+        out_dir,
+    })
+}
+
+fn experiment(l: &Layered, file: Option<&FilePlan>) -> anyhow::Result<Experiment> {
+    let src = l.src;
+    let name = match &l.exp.name {
+        None => {
+            return Err(src.key_error(
+                l.exp_span.clone(),
+                "name",
+                "missing; every [[experiment]] needs a name",
+            ))
+        }
+        Some(n) if !valid_name(n.get_ref()) => {
+            return Err(src.key_error(
+                n.span(),
+                "name",
+                "use letters, digits, '.', '_' and '-' only (it names the CSV file)",
+            ))
+        }
+        Some(n) => n.get_ref().clone(),
+    };
+    let kind = match &l.exp.kind {
+        None => {
+            return Err(src.key_error(
+                l.span("name"),
+                "kind",
+                &format!(
+                    "missing; add kind = \"throughput\" (or one of {})",
+                    Kind::NAMES
+                ),
+            ))
+        }
+        Some(k) => Kind::parse(k.get_ref()).ok_or_else(|| {
+            src.key_error(
+                k.span(),
+                "kind",
+                &format!("unknown kind '{}'; use one of {}", k.get_ref(), Kind::NAMES),
+            )
+        })?,
+    };
+    for key in ALL_KEYS.iter().filter(|k| !["name", "kind"].contains(k)) {
+        if !kind.keys().contains(key) {
+            if let Some(span) = key_span(l.exp, key) {
+                return Err(src.key_error(
+                    span,
+                    key,
+                    &format!(
+                        "does not apply to kind {}; remove it (that kind takes: {})",
+                        kind.as_str(),
+                        kind.keys().join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    let mut x = Experiment {
+        name,
+        kind,
+        reps: if kind == Kind::Locality { 1 } else { l.reps()? },
+        seconds: l.seconds(
+            "seconds",
+            if kind == Kind::Syscalls {
+                DEFAULT_SYSCALL_SECONDS
+            } else {
+                DEFAULT_SECONDS
+            },
+        )?,
+        points: Vec::new(),
+        command: None,
+        params: l
+            .exp
+            .params
+            .as_ref()
+            .map(|p| p.get_ref().clone())
+            .unwrap_or_default(),
+        notes: Vec::new(),
+        upper_bound: false,
+    };
+    match kind {
+        Kind::Throughput => throughput_points(l, file.expect("planned"), &mut x)?,
+        Kind::Command => command_points(l, file.expect("planned"), &mut x)?,
+        Kind::Syscalls | Kind::Locality => {}
+    }
+    Ok(x)
+}

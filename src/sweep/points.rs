@@ -1,0 +1,226 @@
+//! The cartesian product of an experiment's axes, as validated [`RunSpec`]s: the points of the
+//! `throughput` and `command` kinds, in run order (block size innermost).
+
+use super::files::FilePlan;
+use super::layered::Layered;
+use super::plan::{CommandPlan, Experiment};
+use super::values::one_size;
+use crate::config::{CacheMode, Method, Op, Pattern, RunSpec, TOML_NAMES};
+use std::time::Duration;
+
+/// Seconds after which a `command` repetition is killed, unless `timeout` says otherwise.
+const DEFAULT_TIMEOUT_S: f64 = 60.0;
+
+pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> anyhow::Result<()> {
+    let sizes = l.list("block_size", 1 << 20, |c| c.sizes(true))?;
+    let threads = l.list("threads", 1, |c| c.counts())?;
+    let methods = l.list("method", Method::Pread, |c| c.names(Method::parse))?;
+    let caches = l.list("cache", CacheMode::Warm, |c| c.names(CacheMode::parse))?;
+    let directs = l.list("direct", false, |c| c.bools())?;
+    let depths = l.list("queue_depth", 1, |c| c.counts())?;
+    let ops = l.list("operation", Op::Read, |c| c.names(Op::parse))?;
+    let patterns = l.list("pattern", Pattern::Sequential, |c| c.names(Pattern::parse))?;
+    if ops.contains(&Op::Write) && !file.writable {
+        return Err(l.src.key_error(l.span("operation"), "operation", &format!(
+            "write would overwrite {}; add `write = true` under [file] to allow it, or use `create`",
+            file.path.display()
+        )));
+    }
+    let size = file.size_bytes;
+    let one_pass_all = l
+        .exp
+        .one_pass
+        .as_ref()
+        .or(l.defaults.one_pass.as_ref())
+        .is_some_and(|v| *v.get_ref());
+    x.upper_bound = one_pass_all;
+    let mut skipped_direct: Vec<&str> = Vec::new();
+    for &op in &ops {
+        for &method in &methods {
+            for &cache in &caches {
+                for &direct in &directs {
+                    if direct && !method.supports_direct() {
+                        if !skipped_direct.contains(&method.as_str()) {
+                            skipped_direct.push(method.as_str());
+                        }
+                        continue;
+                    }
+                    for &t in &threads {
+                        for &qd in &depths {
+                            for &pattern in &patterns {
+                                for &bs in &sizes {
+                                    let mut s = RunSpec::new(&file.path);
+                                    s.op = op;
+                                    s.method = method;
+                                    s.cache = if op == Op::Write {
+                                        CacheMode::AsIs
+                                    } else {
+                                        cache
+                                    };
+                                    s.direct = direct;
+                                    s.threads = usize::try_from(t).unwrap_or(usize::MAX);
+                                    s.queue_depth = if method == Method::IoUring {
+                                        u32::try_from(qd).unwrap_or(u32::MAX)
+                                    } else {
+                                        1
+                                    };
+                                    s.pattern = pattern;
+                                    s.block_size_bytes = bs;
+                                    s.duration = Some(Duration::from_secs_f64(x.seconds));
+                                    let one_pass = one_pass_all
+                                        || op == Op::Write
+                                        || (pattern == Pattern::Sequential
+                                            && matches!(
+                                                cache,
+                                                CacheMode::Cold | CacheMode::ColdAll
+                                            ));
+                                    s.block_count = one_pass.then(|| size.div_ceil(bs).max(1));
+                                    s.force = op == Op::Write;
+                                    s.overwrite_in_place = op == Op::Write;
+                                    s.validate(&TOML_NAMES)
+                                        .map_err(|e| l.src.spec_error(e, |k| l.span(k)))?;
+                                    if !x.points.contains(&s) {
+                                        x.points.push(s);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if !skipped_direct.is_empty() {
+        x.notes.push(format!(
+            "skipped direct = true for method {} (O_DIRECT applies to read, pread and io_uring only)",
+            skipped_direct.join(", ")
+        ));
+    }
+    if depths.len() > 1 && methods.iter().any(|m| *m != Method::IoUring) {
+        x.notes
+            .push("queue_depth applies to io_uring only; other methods run at depth 1".into());
+    }
+    if ops.contains(&Op::Write) && caches.len() > 1 {
+        x.notes
+            .push("cache applies to reads only; writes run once per other setting".into());
+    }
+    if x.points.is_empty() {
+        return Err(l.src.key_error(
+            l.span("direct"),
+            "direct",
+            "no point is left to run: O_DIRECT needs method read, pread or io_uring",
+        ));
+    }
+    Ok(())
+}
+
+pub fn command_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> anyhow::Result<()> {
+    let src = l.src;
+    let Some(cmd) = &l.exp.command else {
+        return Err(src.key_error(l.span("name"), "command", "missing; e.g. command = \"dd if={file} of=/dev/null bs={block_size} count={block_count}\""));
+    };
+    if cmd.get_ref().trim().is_empty() {
+        return Err(src.key_error(
+            cmd.span(),
+            "command",
+            "is empty; give the shell command to time",
+        ));
+    }
+    let bytes = match &l.exp.bytes {
+        Some(b) => Some(one_size(src, b, "bytes")?),
+        None => None,
+    };
+    x.command = Some(CommandPlan {
+        template: cmd.get_ref().clone(),
+        bytes,
+        timeout: Duration::from_secs_f64(l.seconds("timeout", DEFAULT_TIMEOUT_S)?),
+    });
+    let sizes = l.list("block_size", 1 << 20, |c| c.sizes(true))?;
+    let caches = l.list("cache", CacheMode::Warm, |c| c.names(CacheMode::parse))?;
+    let counts: Vec<Option<u64>> = match l.axis("block_count") {
+        Some(c) => c.counts()?.into_iter().map(Some).collect(),
+        None => vec![None],
+    };
+    for &cache in &caches {
+        for &count in &counts {
+            for &bs in &sizes {
+                let mut s = RunSpec::new(&file.path);
+                s.method = Method::Read;
+                s.cache = cache;
+                s.block_size_bytes = bs;
+                s.block_count = Some(count.unwrap_or(file.size_bytes.div_ceil(bs).max(1)));
+                s.validate(&TOML_NAMES)
+                    .map_err(|e| src.spec_error(e, |k| l.span(k)))?;
+                x.points.push(s);
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{CacheMode, Method, Op};
+    use crate::sweep::plan::{build, Plan};
+    use crate::sweep::schema::Source;
+    use std::path::Path;
+
+    fn plan(experiment: &str) -> Plan {
+        let src = Source {
+            display: "t.toml".into(),
+            text: format!(
+                "[file]\ncreate = \"1M\"\n[[experiment]]\nname = \"x\"\nkind = \"throughput\"\n{experiment}\n"
+            ),
+        };
+        let doc = src.parse().unwrap();
+        build(
+            &src,
+            &doc,
+            "t",
+            Some(Path::new("/nonexistent-diskscope-out")),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn warm_reads_loop_for_their_time_and_cold_reads_make_one_pass() {
+        let p = plan("cache = [\"warm\", \"cold\"]\nblock_size = \"3K\"\nseconds = 1.5");
+        let pts = &p.experiments[0].points;
+        assert_eq!(pts.len(), 2);
+        assert_eq!((pts[0].cache, pts[0].block_count), (CacheMode::Warm, None));
+        assert_eq!(pts[0].duration.unwrap().as_secs_f64(), 1.5);
+        assert_eq!(
+            (pts[1].cache, pts[1].block_count),
+            (CacheMode::Cold, Some(342))
+        );
+    }
+
+    #[test]
+    fn writes_overwrite_in_place_once_whatever_the_cache_axis() {
+        let p = plan("operation = \"write\"\ncache = [\"warm\", \"cold\"]\nblock_size = \"64K\"");
+        let x = &p.experiments[0];
+        assert_eq!(x.points.len(), 1);
+        let w = &x.points[0];
+        assert_eq!(
+            (w.op, w.cache, w.block_count),
+            (Op::Write, CacheMode::AsIs, Some(16))
+        );
+        assert!(w.overwrite_in_place && w.force);
+        assert!(x
+            .notes
+            .iter()
+            .any(|n| n.contains("cache applies to reads only")));
+    }
+
+    #[test]
+    fn queue_depth_multiplies_only_io_uring_points() {
+        let p = plan("method = [\"read\", \"io_uring\"]\nqueue_depth = [1, 8, 32]");
+        let pts = &p.experiments[0].points;
+        assert_eq!(pts.len(), 4);
+        assert_eq!(
+            pts.iter().filter(|s| s.method == Method::IoUring).count(),
+            3
+        );
+        assert_eq!(p.experiments[0].estimate_s(), Some(4.0 * 5.0 * 2.0));
+    }
+}

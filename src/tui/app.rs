@@ -1,0 +1,386 @@
+//! The explorer's state and its key handling. No drawing and no threads here: keys become
+//! [`Action`]s for the event loop to carry out, and [`Update`]s from the session fold into the
+//! state, so both are unit-testable without a terminal or a disk.
+//!
+//! Each run the session starts is a *segment* with an id. The live segment is drawn; a segment
+//! that was asked to stop waits in `ending` until its last snapshots and its `Stopped` arrive,
+//! then becomes a row of the results table (unless it was reset or never got going).
+
+pub use super::segment::{Segment, XorSeen};
+use super::session::Update;
+use super::settings::Settings;
+use crate::cache::Residency;
+use crate::config::{Op, Pattern, RunSpec};
+use crate::measure::{Aggregate, RunResult, SnapshotKind};
+use crate::xor::format_xor;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use std::collections::VecDeque;
+use std::path::PathBuf;
+
+/// Throughput points kept for the sparkline: one per 100 ms, one minute.
+pub const HISTORY_POINTS: usize = 600;
+/// The `experiment` column of rows made by the explorer.
+pub const EXPERIMENT: &str = "tui";
+/// The `experiment` column of a row saved while its run was still going.
+pub const EXPERIMENT_LIVE: &str = "tui-live";
+
+/// What the event loop must do after a key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Nothing beyond redrawing.
+    None,
+    /// Start run `id` (stopping the current one first).
+    Start { id: u64, spec: RunSpec },
+    /// Stop the engine (pause).
+    Stop,
+    /// Append the results table to the CSV file.
+    Save,
+    /// Leave the explorer.
+    Quit,
+}
+
+/// Everything the screen shows.
+#[derive(Debug, Clone)]
+pub struct App {
+    pub file: PathBuf,
+    pub file_size_bytes: u64,
+    pub scratch: PathBuf,
+    pub csv_path: PathBuf,
+    pub settings: Settings,
+    pub residency: Option<Residency>,
+    pub paused: bool,
+    pub show_help: bool,
+    pub quit: bool,
+    pub live: Option<Segment>,
+    pub ending: Vec<Segment>,
+    pub rows: Vec<RunResult>,
+    /// Rows already appended to the CSV file.
+    pub rows_saved: usize,
+    /// MiB/s per 100 ms across segments, newest last.
+    pub history: VecDeque<f64>,
+    pub xor: Option<XorSeen>,
+    /// One-line status: the last change, error or note.
+    pub message: String,
+    next_id: u64,
+}
+
+impl App {
+    pub fn new(file: PathBuf, file_size_bytes: u64, scratch: PathBuf, csv_path: PathBuf) -> Self {
+        App {
+            file,
+            file_size_bytes,
+            scratch,
+            csv_path,
+            settings: Settings::default(),
+            residency: None,
+            paused: false,
+            show_help: false,
+            quit: false,
+            live: None,
+            ending: Vec::new(),
+            rows: Vec::new(),
+            rows_saved: 0,
+            history: VecDeque::with_capacity(HISTORY_POINTS),
+            xor: None,
+            message: String::from("press ? for help"),
+            next_id: 1,
+        }
+    }
+
+    /// Makes the live segment for the current settings and the action that starts it; the
+    /// previous live segment waits in `ending` for its last snapshots.
+    pub fn start(&mut self) -> Action {
+        if let Some(old) = self.live.take() {
+            self.ending.push(old);
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        self.live = Some(Segment::new(id, self.settings));
+        self.paused = false;
+        Action::Start {
+            id,
+            spec: self
+                .settings
+                .spec(&self.file, &self.scratch, self.file_size_bytes),
+        }
+    }
+
+    /// Handles one key press.
+    pub fn handle_key(&mut self, key: KeyEvent) -> Action {
+        if key.modifiers.contains(KeyModifiers::CONTROL) {
+            return match key.code {
+                KeyCode::Char('c') | KeyCode::Char('d') => self.quit_action(),
+                _ => Action::None,
+            };
+        }
+        if self.show_help && !matches!(key.code, KeyCode::Char('q')) {
+            self.show_help = false;
+            if matches!(key.code, KeyCode::Char('?') | KeyCode::Esc) {
+                return Action::None;
+            }
+        }
+        let s = &mut self.settings;
+        let changed: Result<String, String> = match key.code {
+            KeyCode::Char('q') => return self.quit_action(),
+            KeyCode::Char('?') => {
+                self.show_help = true;
+                return Action::None;
+            }
+            KeyCode::Char(' ') => return self.toggle_pause(),
+            KeyCode::Char('r') => return self.reset(),
+            KeyCode::Char('s') => return Action::Save,
+            KeyCode::Right => s.step_block_size(true).map(|_| block_note(s)),
+            KeyCode::Left => s.step_block_size(false).map(|_| block_note(s)),
+            KeyCode::Up | KeyCode::Char('+') | KeyCode::Char('=') => s
+                .step_threads(true)
+                .map(|_| format!("threads {}", s.threads)),
+            KeyCode::Down | KeyCode::Char('-') | KeyCode::Char('_') => s
+                .step_threads(false)
+                .map(|_| format!("threads {}", s.threads)),
+            KeyCode::Char(']') => s
+                .step_queue_depth(true)
+                .map(|_| format!("queue depth {}", s.queue_depth)),
+            KeyCode::Char('[') => s
+                .step_queue_depth(false)
+                .map(|_| format!("queue depth {}", s.queue_depth)),
+            KeyCode::Char('m') => Ok(match s.cycle_method() {
+                Some(note) => format!("method {}; {note}", s.method),
+                None => format!("method {}", s.method),
+            }),
+            KeyCode::Char('d') => s
+                .toggle_direct()
+                .map(|_| format!("O_DIRECT {}", on_off(s.direct))),
+            KeyCode::Char('c') => {
+                s.cold = !s.cold;
+                Ok(match (s.cold, s.op) {
+                    (true, Op::Write) => "cold: applies to reads (w switches back)".into(),
+                    (true, Op::Read) => "cold: file evicted now and before every pass".into(),
+                    (false, _) => "warm: the page cache keeps what is read".into(),
+                })
+            }
+            KeyCode::Char('w') => {
+                s.toggle_op();
+                Ok(match s.op {
+                    Op::Write => format!("writing to {}", self.scratch.display()),
+                    Op::Read => "reading the file (scratch file removed)".into(),
+                })
+            }
+            KeyCode::Char('p') => {
+                s.toggle_pattern();
+                Ok(format!("offsets {}", s.pattern))
+            }
+            _ => return Action::None,
+        };
+        match changed {
+            Ok(note) => {
+                self.message = note;
+                if self.paused {
+                    self.message.push_str(" (paused: space resumes)");
+                    Action::None
+                } else {
+                    self.start()
+                }
+            }
+            Err(why) => {
+                self.message = why;
+                Action::None
+            }
+        }
+    }
+
+    fn quit_action(&mut self) -> Action {
+        self.quit = true;
+        Action::Quit
+    }
+
+    fn toggle_pause(&mut self) -> Action {
+        if self.paused {
+            self.message = "resumed".into();
+            self.start()
+        } else {
+            self.paused = true;
+            self.message = "paused: space resumes".into();
+            if let Some(old) = self.live.take() {
+                self.ending.push(old);
+            }
+            Action::Stop
+        }
+    }
+
+    /// `r`: forget the current segment's figures (no row) and the sparkline; start afresh.
+    fn reset(&mut self) -> Action {
+        if let Some(live) = &mut self.live {
+            live.keep = false;
+        }
+        self.history.clear();
+        self.message = "statistics reset".into();
+        if self.paused {
+            Action::None
+        } else {
+            self.start()
+        }
+    }
+
+    /// Folds one update from the session or the residency watcher into the state.
+    pub fn apply(&mut self, update: Update) {
+        match update {
+            Update::Residency(r) => self.residency = Some(r),
+            Update::Started {
+                id,
+                meta,
+                workers,
+                notes,
+            } => {
+                if let Some(seg) = self.segment_mut(id) {
+                    seg.meta = Some(*meta);
+                    seg.agg = Aggregate::new(workers);
+                    seg.worker_at_ns = vec![0; workers];
+                }
+                if let Some(n) = notes.into_iter().next() {
+                    self.message = n;
+                }
+            }
+            Update::Snapshot { id, snapshot } => {
+                let is_live = self.live.as_ref().is_some_and(|l| l.id == id);
+                let Some(seg) = self.segment_mut(id) else {
+                    return;
+                };
+                seg.agg.add(&snapshot);
+                if let Some(at) = seg.worker_at_ns.get_mut(snapshot.worker) {
+                    *at = snapshot.at_ns;
+                }
+                if let SnapshotKind::Failed(msg) = &snapshot.kind {
+                    self.message = format!("error: {msg}");
+                }
+                if is_live {
+                    self.take_complete_bins();
+                }
+            }
+            Update::Stopped { id, elapsed, error } => {
+                let seg = self.remove_segment(id);
+                if let Some(e) = error {
+                    self.message = format!("error: {e}");
+                }
+                if let Some(seg) = seg {
+                    self.segment_ended(seg, elapsed.as_secs_f64());
+                }
+            }
+            Update::Failed { id, message } => {
+                if self.remove_segment(id).is_some() {
+                    self.message = format!("error: {message}");
+                }
+            }
+        }
+    }
+
+    fn segment_mut(&mut self, id: u64) -> Option<&mut Segment> {
+        self.live
+            .iter_mut()
+            .chain(self.ending.iter_mut())
+            .find(|s| s.id == id)
+    }
+
+    fn remove_segment(&mut self, id: u64) -> Option<Segment> {
+        if self.live.as_ref().is_some_and(|l| l.id == id) {
+            return self.live.take();
+        }
+        let i = self.ending.iter().position(|s| s.id == id)?;
+        Some(self.ending.remove(i))
+    }
+
+    /// Copies newly completed 100 ms bins of the live segment into the sparkline history.
+    fn take_complete_bins(&mut self) {
+        let Some(seg) = &mut self.live else { return };
+        let complete_at = seg.worker_at_ns.iter().copied().min().unwrap_or(0);
+        let complete = ((complete_at / crate::measure::aggregate::SERIES_BIN_NS) as usize)
+            .min(seg.agg.series_bytes.len());
+        let bin_s = crate::measure::aggregate::SERIES_BIN_NS as f64 / 1e9;
+        for bytes in &seg.agg.series_bytes[seg.bins_seen.min(complete)..complete] {
+            let mib_s = *bytes as f64 / (1024.0 * 1024.0) / bin_s;
+            seg.peak_mib_s = seg.peak_mib_s.max(mib_s);
+            if self.history.len() == HISTORY_POINTS {
+                self.history.pop_front();
+            }
+            self.history.push_back(mib_s);
+        }
+        seg.bins_seen = seg.bins_seen.max(complete);
+    }
+
+    /// A finished segment becomes a row (if it measured anything) and may give an XOR.
+    fn segment_ended(&mut self, seg: Segment, seconds: f64) {
+        if seg.meta.is_none() || seg.agg.ops == 0 {
+            return;
+        }
+        if let Some(e) = seg.agg.errors.first() {
+            self.message = format!("error: {e}");
+        }
+        let s = seg.settings;
+        if s.op == Op::Read && s.pattern == Pattern::Sequential {
+            if let Some(x) = seg.agg.xor() {
+                self.note_xor(format_xor(x), s.short());
+            }
+        }
+        if seg.keep {
+            if let Some(row) = seg.result(EXPERIMENT, seconds) {
+                self.rows.push(row);
+            }
+        }
+    }
+
+    fn note_xor(&mut self, xor: String, by: String) {
+        match &mut self.xor {
+            Some(seen) if seen.xor == xor => seen.agreeing += 1,
+            Some(seen) => seen.mismatch = Some(format!("{xor} by {by}")),
+            None => {
+                self.xor = Some(XorSeen {
+                    xor,
+                    by,
+                    agreeing: 1,
+                    mismatch: None,
+                })
+            }
+        }
+    }
+
+    /// The rows `s` appends: completed rows not saved yet, then the live segment as of now.
+    pub fn rows_to_save(&self) -> Vec<RunResult> {
+        let mut out: Vec<RunResult> = self.rows[self.rows_saved.min(self.rows.len())..].to_vec();
+        if let Some(live) = &self.live {
+            if live.agg.ops > 0 {
+                out.extend(live.result(EXPERIMENT_LIVE, live.seconds()));
+            }
+        }
+        out
+    }
+
+    /// Whether the engine is (about to be) running.
+    pub fn running(&self) -> bool {
+        self.live.is_some() && !self.paused
+    }
+
+    /// Whether cold eviction should be active (cold mode and reading).
+    pub fn wants_cold(&self) -> bool {
+        self.settings.cold && self.settings.op == Op::Read
+    }
+
+    /// Whether cold mode needs periodic eviction: random reads loop instead of running pass by
+    /// pass (see [`super::cache_watch`]).
+    pub fn wants_periodic_eviction(&self) -> bool {
+        self.wants_cold() && self.settings.pattern == Pattern::Random
+    }
+}
+
+fn on_off(b: bool) -> &'static str {
+    if b {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+fn block_note(s: &Settings) -> String {
+    format!(
+        "block size {}",
+        crate::size::format_size(s.block_size_bytes)
+    )
+}

@@ -1,0 +1,71 @@
+//! The explorer's one event type and its source.
+//!
+//! Three things wake the UI: a tick (the frame clock, which is also when the engine's updates are
+//! drained), terminal input (keys, resizes) and termination signals. They are merged with
+//! `tokio::select!` on a current-thread runtime; nothing here blocks, and the engine lives on its
+//! own threads, so a slow frame never slows the I/O.
+
+use crossterm::event::{Event as TermEvent, EventStream, KeyEvent, KeyEventKind};
+use futures::StreamExt;
+use std::time::Duration;
+use tokio::signal::unix::{signal, Signal, SignalKind};
+
+/// Frame and drain interval: 10 frames per second, the rate at which snapshots arrive.
+pub const TICK_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Something the event loop reacts to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// Time to drain the engine's updates and redraw.
+    Tick,
+    /// A key was pressed.
+    Key(KeyEvent),
+    /// The terminal changed size (the next draw adapts).
+    Resize,
+    /// SIGTERM, SIGHUP or SIGINT (or stdin closed): leave cleanly.
+    Terminate,
+}
+
+/// Merges the tick, the terminal and the signals.
+pub struct EventSource {
+    tick: tokio::time::Interval,
+    terminal: EventStream,
+    sigterm: Signal,
+    sighup: Signal,
+    sigint: Signal,
+}
+
+impl EventSource {
+    /// Must be called inside the tokio runtime (signal handlers are installed here).
+    pub fn new() -> anyhow::Result<Self> {
+        let mut tick = tokio::time::interval(TICK_INTERVAL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        Ok(EventSource {
+            tick,
+            terminal: EventStream::new(),
+            sigterm: signal(SignalKind::terminate())?,
+            sighup: signal(SignalKind::hangup())?,
+            sigint: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    /// The next event.
+    pub async fn next(&mut self) -> anyhow::Result<Event> {
+        loop {
+            let event = tokio::select! {
+                _ = self.tick.tick() => Event::Tick,
+                _ = self.sigterm.recv() => Event::Terminate,
+                _ = self.sighup.recv() => Event::Terminate,
+                _ = self.sigint.recv() => Event::Terminate,
+                input = self.terminal.next() => match input {
+                    None => Event::Terminate,
+                    Some(Err(e)) => return Err(anyhow::Error::new(e).context("reading the terminal")),
+                    Some(Ok(TermEvent::Key(k))) if k.kind != KeyEventKind::Release => Event::Key(k),
+                    Some(Ok(TermEvent::Resize(..))) => Event::Resize,
+                    Some(Ok(_)) => continue,
+                },
+            };
+            return Ok(event);
+        }
+    }
+}

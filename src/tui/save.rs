@@ -1,0 +1,95 @@
+//! `s`: appends results rows to a CSV file with batch mode's columns (the [`RunResult`] fields,
+//! via serde), writing the header only when the file is new or empty.
+
+use crate::measure::RunResult;
+use anyhow::Context;
+use std::fs::OpenOptions;
+use std::path::{Path, PathBuf};
+
+/// Where `s` saves: `diskscope-results/tui-YYYYMMDD-HHMMSS.csv` under the working directory, the
+/// time being the explorer's start (UTC), so one session appends to one file.
+pub fn default_csv_path() -> PathBuf {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    PathBuf::from("diskscope-results").join(format!("tui-{}.csv", utc_stamp(secs)))
+}
+
+/// `YYYYMMDD-HHMMSS` for seconds since the Unix epoch (UTC).
+pub fn utc_stamp(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}{month:02}{day:02}-{:02}{:02}{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Appends `rows` to `path` (creating its directory), with a header if the file is new.
+pub fn append_rows(path: &Path, rows: &[RunResult]) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    let is_new = file.metadata().map(|m| m.len() == 0).unwrap_or(true);
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(is_new)
+        .from_writer(file);
+    for r in rows {
+        w.serialize(r)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    w.flush()
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamps_are_calendar_dates_in_utc() {
+        assert_eq!(utc_stamp(0), "19700101-000000");
+        assert_eq!(utc_stamp(951_782_400), "20000229-000000");
+        assert_eq!(utc_stamp(1_700_000_000), "20231114-221320");
+    }
+
+    #[test]
+    fn the_header_is_written_once_and_rows_append() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/t.csv");
+        let row = RunResult {
+            experiment: "tui".into(),
+            mib_s: 1.5,
+            ..Default::default()
+        };
+        append_rows(&path, std::slice::from_ref(&row)).unwrap();
+        append_rows(&path, &[row.clone(), row]).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        assert!(lines[0].starts_with("experiment,host,file,"));
+        assert_eq!(
+            lines.iter().filter(|l| l.starts_with("experiment")).count(),
+            1
+        );
+    }
+}

@@ -1,0 +1,257 @@
+//! The knobs of the explorer and how each key turns them.
+//!
+//! [`Settings`] is what the panel shows; [`Settings::spec`] turns it into the one validated
+//! [`RunSpec`] the engine runs, so the UI can never start something `run` would reject. Every
+//! adjustment either changes the settings or returns a one-line reason why it did not (shown in
+//! the status line), never a half-applied state.
+
+use crate::config::{CacheMode, Method, Op, Pattern, RunSpec, UsageError};
+use std::path::Path;
+
+/// Smallest block size the arrow keys reach (O_DIRECT needs a multiple of 512).
+pub const MIN_BLOCK_SIZE_BYTES: u64 = 512;
+/// Largest block size the arrow keys reach: bigger blocks only cost memory per thread.
+pub const MAX_BLOCK_SIZE_BYTES: u64 = 64 << 20;
+/// Most worker threads the keys reach.
+pub const MAX_THREADS: usize = 64;
+/// Deepest io_uring queue the keys reach.
+pub const MAX_QUEUE_DEPTH: u32 = 256;
+/// Largest region the write mode cycles through in its scratch file.
+pub const MAX_WRITE_SPAN_BYTES: u64 = 1 << 30;
+
+/// What the user has dialled in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    pub op: Op,
+    pub method: Method,
+    pub block_size_bytes: u64,
+    pub threads: usize,
+    pub queue_depth: u32,
+    pub direct: bool,
+    /// Keep the explored file out of the page cache (reads only).
+    pub cold: bool,
+    pub pattern: Pattern,
+}
+
+impl Default for Settings {
+    /// Sequential single-thread 1 MiB `pread`, warm: the fastest honest start.
+    fn default() -> Self {
+        Settings {
+            op: Op::Read,
+            method: Method::Pread,
+            block_size_bytes: 1 << 20,
+            threads: 1,
+            queue_depth: 8,
+            direct: false,
+            cold: false,
+            pattern: Pattern::Sequential,
+        }
+    }
+}
+
+impl Settings {
+    /// The run these settings describe: a time-unbounded run that stops when told — looping over
+    /// the range, or for cold sequential reads one pass that the session chains.
+    /// Reads go to `file`; writes go to `scratch` (never to `file`) over a region as large as
+    /// the explored file, at most [`MAX_WRITE_SPAN_BYTES`].
+    pub fn spec(&self, file: &Path, scratch: &Path, file_size_bytes: u64) -> RunSpec {
+        let write = self.op == Op::Write;
+        let mut spec = RunSpec::new(if write { scratch } else { file });
+        spec.op = self.op;
+        spec.method = self.method;
+        spec.block_size_bytes = self.block_size_bytes;
+        spec.threads = self.threads;
+        spec.queue_depth = if self.method == Method::IoUring {
+            self.queue_depth
+        } else {
+            1
+        };
+        spec.direct = self.direct;
+        spec.cache = if self.cold && !write {
+            CacheMode::Cold
+        } else {
+            CacheMode::AsIs
+        };
+        spec.pattern = self.pattern;
+        // Cold sequential reads run one pass at a time (the session evicts and starts the next
+        // pass), so every pass starts cold; everything else loops until stopped.
+        spec.loop_range = !(self.cold && !write && self.pattern == Pattern::Sequential);
+        if write {
+            let span = file_size_bytes.clamp(self.block_size_bytes, MAX_WRITE_SPAN_BYTES);
+            spec.block_count = Some(span.div_ceil(self.block_size_bytes));
+            // The scratch file is ours: replace it on every restart.
+            spec.force = true;
+        }
+        spec
+    }
+
+    /// Checks the settings the way `run` checks its flags.
+    pub fn validate(&self) -> Result<(), UsageError> {
+        let names = crate::config::Names {
+            block_size: "block size",
+            block_count: "block count",
+            threads: "threads",
+            queue_depth: "queue depth",
+            direct: "O_DIRECT",
+        };
+        self.spec(Path::new("f"), Path::new("s"), 1 << 30)
+            .validate(&names)
+    }
+
+    /// Halves (`up == false`) or doubles the block size.
+    pub fn step_block_size(&mut self, up: bool) -> Result<(), String> {
+        let next = if up {
+            self.block_size_bytes.saturating_mul(2)
+        } else {
+            self.block_size_bytes / 2
+        };
+        if !(MIN_BLOCK_SIZE_BYTES..=MAX_BLOCK_SIZE_BYTES).contains(&next) {
+            return Err(format!(
+                "block size stays between {} and {} here",
+                crate::size::format_size(MIN_BLOCK_SIZE_BYTES),
+                crate::size::format_size(MAX_BLOCK_SIZE_BYTES)
+            ));
+        }
+        self.try_set(|s| s.block_size_bytes = next)
+    }
+
+    /// One thread more or less.
+    pub fn step_threads(&mut self, up: bool) -> Result<(), String> {
+        let next = if up {
+            self.threads + 1
+        } else {
+            self.threads.saturating_sub(1)
+        };
+        if next == 0 || next > MAX_THREADS {
+            return Err(format!("threads stay between 1 and {MAX_THREADS} here"));
+        }
+        self.try_set(|s| s.threads = next)
+    }
+
+    /// Halves or doubles the io_uring queue depth.
+    pub fn step_queue_depth(&mut self, up: bool) -> Result<(), String> {
+        if self.method != Method::IoUring {
+            return Err("queue depth applies to io_uring; press m to reach it".into());
+        }
+        let next = if up {
+            self.queue_depth * 2
+        } else {
+            self.queue_depth / 2
+        };
+        if next == 0 || next > MAX_QUEUE_DEPTH {
+            return Err(format!("queue depth stays between 1 and {MAX_QUEUE_DEPTH}"));
+        }
+        self.try_set(|s| s.queue_depth = next)
+    }
+
+    /// The next method in `Method::ALL`. A method that cannot use O_DIRECT turns it off (and
+    /// says so in the returned note) rather than being skipped, so every method stays reachable.
+    pub fn cycle_method(&mut self) -> Option<String> {
+        let i = Method::ALL
+            .iter()
+            .position(|m| *m == self.method)
+            .unwrap_or(0);
+        self.method = Method::ALL[(i + 1) % Method::ALL.len()];
+        if self.direct && !self.method.supports_direct() {
+            self.direct = false;
+            return Some(format!("O_DIRECT off: {} cannot use it", self.method));
+        }
+        None
+    }
+
+    /// O_DIRECT on or off.
+    pub fn toggle_direct(&mut self) -> Result<(), String> {
+        self.try_set(|s| s.direct = !s.direct)
+    }
+
+    /// Read or write.
+    pub fn toggle_op(&mut self) {
+        self.op = match self.op {
+            Op::Read => Op::Write,
+            Op::Write => Op::Read,
+        };
+    }
+
+    /// Sequential or random offsets.
+    pub fn toggle_pattern(&mut self) {
+        self.pattern = match self.pattern {
+            Pattern::Sequential => Pattern::Random,
+            Pattern::Random => Pattern::Sequential,
+        };
+    }
+
+    /// Applies `change` only if the result is valid; otherwise explains why not.
+    fn try_set(&mut self, change: impl FnOnce(&mut Settings)) -> Result<(), String> {
+        let mut next = *self;
+        change(&mut next);
+        next.validate().map_err(|e| e.0)?;
+        *self = next;
+        Ok(())
+    }
+
+    /// Short form for the results table: `read pread 1M x2 D C`.
+    pub fn short(&self) -> String {
+        format!(
+            "{} {} {}",
+            self.op,
+            self.method,
+            crate::size::format_size(self.block_size_bytes)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_size_doubles_and_halves_within_limits() {
+        let mut s = Settings::default();
+        s.step_block_size(true).unwrap();
+        assert_eq!(s.block_size_bytes, 2 << 20);
+        s.block_size_bytes = MIN_BLOCK_SIZE_BYTES;
+        assert!(s.step_block_size(false).is_err());
+        assert_eq!(s.block_size_bytes, MIN_BLOCK_SIZE_BYTES);
+    }
+
+    #[test]
+    fn direct_is_refused_for_mmap_and_dropped_when_cycling_to_it() {
+        let mut s = Settings {
+            method: Method::Mmap,
+            ..Settings::default()
+        };
+        assert!(s.toggle_direct().unwrap_err().contains("O_DIRECT"));
+        assert!(!s.direct);
+        s.method = Method::Pread;
+        s.toggle_direct().unwrap();
+        assert!(s.cycle_method().unwrap().contains("mmap"));
+        assert_eq!((s.method, s.direct), (Method::Mmap, false));
+    }
+
+    #[test]
+    fn writes_target_the_scratch_file_never_the_explored_one() {
+        let s = Settings {
+            op: Op::Write,
+            ..Settings::default()
+        };
+        let spec = s.spec(Path::new("/data/f"), Path::new("/data/.f.scratch"), 8 << 20);
+        assert_eq!(spec.path, Path::new("/data/.f.scratch"));
+        assert_eq!(spec.block_count, Some(8));
+        assert!(spec.force && spec.loop_range);
+        assert_eq!(spec.cache, CacheMode::AsIs);
+    }
+
+    #[test]
+    fn cold_reads_ask_the_runner_to_evict_first() {
+        let s = Settings {
+            cold: true,
+            ..Settings::default()
+        };
+        let spec = s.spec(Path::new("/f"), Path::new("/s"), 1 << 30);
+        assert_eq!(
+            (spec.cache, spec.path.as_path()),
+            (CacheMode::Cold, Path::new("/f"))
+        );
+        assert_eq!(spec.duration, None);
+    }
+}

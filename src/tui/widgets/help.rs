@@ -1,0 +1,45 @@
+//! The `?` overlay: every key, and where results and scratch files go.
+
+use super::frame;
+use crate::tui::app::App;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
+
+/// The key lines, shared with the docs.
+pub const KEYS: &[&str] = &[
+    "←/→      halve / double the block size",
+    "↑/↓ +/-  one thread more / less",
+    "m        next method (read pread mmap io_uring buffered)",
+    "[ ]      io_uring queue depth",
+    "c        cold / warm (cold evicts now and before every pass)",
+    "d        O_DIRECT on / off",
+    "w        read / write (writes go to a scratch file)",
+    "p        sequential / random offsets",
+    "space    pause / resume",
+    "r        reset the statistics",
+    "s        append the results table to the CSV file",
+    "q Ctrl-C quit",
+];
+
+/// Draws the help overlay centred in `area`.
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let w = area.width.min(72);
+    let h = area.height.min(KEYS.len() as u16 + 6);
+    let popup = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    };
+    Clear.render(popup, buf);
+    let mut lines: Vec<Line> = KEYS.iter().map(|k| Line::raw(*k)).collect();
+    lines.push(Line::raw(format!("CSV:     {}", app.csv_path.display())));
+    lines.push(Line::raw(format!("scratch: {}", app.scratch.display())));
+    lines.push(Line::raw("any key closes this help"));
+    Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .block(frame(" keys "))
+        .render(popup, buf);
+}

@@ -1,0 +1,126 @@
+//! The settings panel: the file, its page-cache residency gauge and every knob with its value.
+
+use super::frame;
+use crate::size::{format_bytes_approx, format_size};
+use crate::tui::app::App;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Gauge, Paragraph, Widget};
+
+/// Draws the settings panel.
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let block = frame(" settings ");
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let s = &app.settings;
+    let key = Style::default().fg(Color::DarkGray);
+    let val = Style::default().add_modifier(Modifier::BOLD);
+    let pair = |k: &'static str, v: String| vec![Span::styled(k, key), Span::styled(v, val)];
+    let name = app
+        .file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| app.file.display().to_string());
+    let size = format_bytes_approx(app.file_size_bytes);
+    let room = (inner.width as usize).saturating_sub(7 + 1 + size.chars().count());
+    let mut lines = vec![
+        Line::from(pair("file   ", format!("{} {size}", shorten(&name, room)))),
+        Line::from(Vec::new()), // residency gauge drawn over this line
+        Line::from(
+            [
+                pair("op     ", s.op.to_string()),
+                pair("  ", s.pattern.to_string()),
+            ]
+            .concat(),
+        ),
+        Line::from(
+            [
+                pair("method ", s.method.to_string()),
+                pair(
+                    "  qd ",
+                    if s.method == crate::config::Method::IoUring {
+                        s.queue_depth.to_string()
+                    } else {
+                        "-".into()
+                    },
+                ),
+            ]
+            .concat(),
+        ),
+        Line::from(
+            [
+                pair("block  ", format_size(s.block_size_bytes)),
+                pair("  threads ", s.threads.to_string()),
+            ]
+            .concat(),
+        ),
+        Line::from(pair(
+            "direct ",
+            if s.direct { "O_DIRECT on" } else { "off" }.into(),
+        )),
+    ];
+    lines.truncate(inner.height as usize);
+    Paragraph::new(lines).render(inner, buf);
+    if inner.height >= 2 {
+        let [label, gauge] = Layout::horizontal([Constraint::Length(12), Constraint::Min(4)])
+            .areas(Rect {
+                y: inner.y + 1,
+                height: 1,
+                ..inner
+            });
+        let cache = if s.cold { "cold" } else { "warm" };
+        let cache_style = if s.cold {
+            Style::default()
+                .fg(Color::Cyan)
+                .add_modifier(Modifier::BOLD)
+        } else {
+            Style::default()
+                .fg(Color::Yellow)
+                .add_modifier(Modifier::BOLD)
+        };
+        Paragraph::new(Line::from(vec![
+            Span::styled("cache  ", key),
+            Span::styled(cache, cache_style),
+        ]))
+        .render(label, buf);
+        let pct = app.residency.map(|r| r.percent()).unwrap_or(0.0);
+        let text = match app.residency {
+            Some(_) => format!("{pct:.0}% cached"),
+            None => "measuring".into(),
+        };
+        Gauge::default()
+            .ratio((pct / 100.0).clamp(0.0, 1.0))
+            .label(text)
+            .gauge_style(Style::default().fg(Color::Green).bg(Color::Black))
+            .render(gauge, buf);
+    }
+}
+
+/// `name` cut to `max` characters with an ellipsis in the middle, keeping both ends readable.
+pub fn shorten(name: &str, max: usize) -> String {
+    let n = name.chars().count();
+    if n <= max {
+        return name.to_string();
+    }
+    if max < 3 {
+        return name.chars().take(max).collect();
+    }
+    let head = (max - 1) / 2;
+    let tail = max - 1 - head;
+    let start: String = name.chars().take(head).collect();
+    let end: String = name.chars().skip(n - tail).collect();
+    format!("{start}…{end}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_names_keep_both_ends() {
+        assert_eq!(shorten("diskscope-scratch-1G", 11), "disks…ch-1G");
+        assert_eq!(shorten("short", 11), "short");
+    }
+}

@@ -1,0 +1,95 @@
+//! The session thread on real files: pass chaining of cold reads and restart latency.
+
+use diskscope::measure::SnapshotKind;
+use diskscope::tui::session::Update;
+use std::time::Duration;
+
+#[test]
+fn cold_sequential_reads_run_pass_after_pass_as_one_segment_with_one_xor() {
+    let dir = crate::util::tmp();
+    let f = crate::util::p(&dir, "cold.bin");
+    let data = crate::util::write_varied_file(&f, 1 << 20, 9);
+    let settings = diskscope::tui::settings::Settings {
+        cold: true,
+        block_size_bytes: 64 << 10,
+        ..Default::default()
+    };
+    let spec = settings.spec(&f, &crate::util::p(&dir, "scratch"), 1 << 20);
+    let mut session = diskscope::tui::session::Session::spawn().unwrap();
+    session.send(diskscope::tui::session::Command::Start { id: 7, spec });
+    std::thread::sleep(Duration::from_millis(600));
+    session.shutdown();
+    let (mut bytes, mut finals, mut last_at_ns, mut stopped) = (0u64, Vec::new(), 0u64, false);
+    while let Ok(u) = session.updates.try_recv() {
+        match u {
+            Update::Snapshot { id: 7, snapshot } => {
+                bytes += snapshot.bytes;
+                assert!(snapshot.at_ns >= last_at_ns, "pass times must continue");
+                last_at_ns = snapshot.at_ns;
+                if let SnapshotKind::Final { xor, .. } = snapshot.kind {
+                    finals.push(xor);
+                }
+            }
+            Update::Stopped { id: 7, error, .. } => {
+                assert_eq!(error, None);
+                stopped = true;
+            }
+            Update::Failed { message, .. } => panic!("{message}"),
+            _ => {}
+        }
+    }
+    assert!(stopped);
+    assert!(
+        bytes > 3 << 20,
+        "expected several passes over 1 MiB, read {bytes}"
+    );
+    assert_eq!(finals.len(), 1, "only the first pass reports its XOR");
+    assert_eq!(
+        diskscope::xor::format_xor(finals[0]),
+        crate::util::reference_xor(&data)
+    );
+}
+
+#[test]
+fn a_new_setting_runs_within_200_ms_of_the_key() {
+    use diskscope::tui::session::{Command, Session};
+    let dir = crate::util::tmp();
+    let f = crate::util::p(&dir, "warm.bin");
+    crate::util::write_varied_file(&f, 32 << 20, 4);
+    let scratch = crate::util::p(&dir, "scratch");
+    let mut settings = diskscope::tui::settings::Settings::default();
+    let session = Session::spawn().unwrap();
+    session.send(Command::Start {
+        id: 1,
+        spec: settings.spec(&f, &scratch, 32 << 20),
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let mut worst = Duration::ZERO;
+    for (id, cold) in [(2, false), (3, true), (4, false)] {
+        settings.block_size_bytes *= 2;
+        settings.cold = cold;
+        let asked = std::time::Instant::now();
+        session.send(Command::Start {
+            id,
+            spec: settings.spec(&f, &scratch, 32 << 20),
+        });
+        loop {
+            match session
+                .updates
+                .recv_timeout(Duration::from_secs(5))
+                .unwrap()
+            {
+                Update::Started { id: got, .. } if got == id => break,
+                Update::Failed { message, .. } => panic!("{message}"),
+                _ => {}
+            }
+        }
+        worst = worst.max(asked.elapsed());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    eprintln!("slowest restart: {worst:?}");
+    assert!(
+        worst < Duration::from_millis(200),
+        "a restart took {worst:?}"
+    );
+}
