@@ -153,7 +153,9 @@ measure cold fast dd fio_uring fio_psync c_pread
 
 # --- instrumentation overhead --------------------------------------------------------------------
 BLOCKS_4K=$(((SIZE_MIB < 1024 ? SIZE_MIB : 1024) * 256))
-overhead() { # NAME: interleaved with the others
+XOR_1B=$("$XL" read "$SMALL" 1 "$BYTE_READS" 2>/dev/null)
+XOR_4K=$("$XL" read "$FILE" 4096 "$BLOCKS_4K" 2>/dev/null)
+overhead() { # NAME: interleaved with the others; all of a group must print the same XOR
   case $1 in
     run_1b) timed "$RUN" "$SMALL" -r 1 "$BYTE_READS" ;;
     run_1b_untimed) timed env DISKSCOPE_NO_LATENCY=1 "$RUN" "$SMALL" -r 1 "$BYTE_READS" ;;
@@ -162,6 +164,9 @@ overhead() { # NAME: interleaved with the others
     run_4k_untimed) timed env DISKSCOPE_NO_LATENCY=1 "$RUN" "$FILE" -r 4K "$BLOCKS_4K" ;;
     c_read_4k) timed "$XL" read "$FILE" 4096 "$BLOCKS_4K" ;;
   esac
+  local want=$XOR_4K
+  [[ $1 == *_1b* ]] && want=$XOR_1B
+  [ "$(head -c 8 "$TMP/out")" = "$want" ] || { echo "bench: $1 printed a wrong XOR" >&2; exit 1; }
 }
 OH=(run_1b c_read_1b run_1b_untimed run_4k run_4k_untimed c_read_4k)
 warm "$SMALL"
@@ -216,10 +221,10 @@ hf=$(awk -F, 'NR == 2 { a = $4 } NR == 3 { b = $4 } END { if (a && b) printf "%.
   echo
   echo "| instrumentation overhead (median of $RUNS, interleaved) | diskscope | baseline | cost |"
   echo "|---|---:|---:|---:|"
-  echo "| \`run FILE -r 1 $BYTE_READS\` vs a plain C read(2) loop | $r1 s | $c1 s | $(pct "$r1" "$c1") |"
+  echo "| \`run FILE -r 1 $BYTE_READS\` vs a plain C read(2)+XOR loop | $r1 s | $c1 s | $(pct "$r1" "$c1") |"
   echo "| same, timing off (\`DISKSCOPE_NO_LATENCY=1\`) vs the C loop | $u1 s | $c1 s | $(pct "$u1" "$c1") |"
   echo "| \`run FILE -r 4K $BLOCKS_4K\` (warm): timing + histogram on vs off | $r4 s | $u4 s | $(pct "$r4" "$u4") |"
-  echo "| \`run FILE -r 4K $BLOCKS_4K\` (warm) vs a plain C 4K read(2) loop | $r4 s | $c4 s | $(pct "$r4" "$c4") |"
+  echo "| \`run FILE -r 4K $BLOCKS_4K\` (warm) vs a plain C 4K read(2)+XOR loop | $r4 s | $c4 s | $(pct "$r4" "$c4") |"
   echo
   echo "hyperfine (sequential, median of $RUNS): 1-byte \`run\` vs C loop: $hf."
 } >>"$OUT"

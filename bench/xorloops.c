@@ -3,7 +3,7 @@
  *   xorloops mmap  FILE THREADS         mmap + XOR, THREADS threads
  *   xorloops ram   BYTES THREADS        XOR over an anonymous buffer (the RAM ceiling; chunks
  *                                       handed out dynamically, like fast)
- *   xorloops read  FILE BLOCK COUNT     COUNT plain read(2) calls of BLOCK bytes, no timing
+ *   xorloops read  FILE BLOCK COUNT     COUNT plain read(2) calls of BLOCK bytes + XOR, no timing
  *   xorloops resident FILE              percent of FILE in the page cache (mincore)
  *   xorloops evict FILE                 fsync + POSIX_FADV_DONTNEED (drop FILE from the cache)
  *   xorloops hugewarm FILE              read FILE into the cache through an MADV_HUGEPAGE mapping
@@ -202,14 +202,16 @@ int main(int argc, char **argv) {
         unsigned char *buf;
         if (posix_memalign((void **)&buf, 4096, block)) return 1;
         uint64_t total = 0;
+        uint32_t x = 0;
         double t0 = now_s();
         for (uint64_t i = 0; i < count; i++) {
             ssize_t n = read(fd, buf, block);
             if (n <= 0) break;
+            x ^= rotl_off(xor_bytes(buf, n), total);
             total += n;
         }
         double secs = now_s() - t0;
-        printf("%llu\n", (unsigned long long)total);
+        printf("%08x\n", x);
         fprintf(stderr, "%.6f s %.1f ns/call\n", secs, secs * 1e9 / count);
         return 0;
     }
