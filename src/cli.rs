@@ -119,7 +119,7 @@ pub struct FastArgs {
     #[arg(long, short = 'v')]
     pub verbose: bool,
     /// Force a road instead of choosing one: auto, mmap, pread, direct (io_uring O_DIRECT),
-    /// buffered (pread with sequential readahead)
+    /// buffered (pread with sequential readahead), hybrid (cached chunks mapped, the rest O_DIRECT)
     #[arg(long, default_value = "auto", value_name = "ROAD")]
     pub road: String,
     /// Worker threads (default: one per core); on the cold roads, sequential streams (direct:

@@ -21,6 +21,7 @@
 //! choice changes the speed and never the answer. `--road` forces a road (for benchmarks).
 
 mod direct;
+mod hybrid;
 mod map;
 mod probe;
 mod roads;
@@ -40,6 +41,9 @@ pub use probe::{page_cache, Cached};
 
 /// Share of cached pages from which a file is read through the cache.
 pub const WARM_THRESHOLD_PCT: f64 = 90.0;
+/// Share of cached pages from which a file that is not warm is read half from the cache, half
+/// from the disk ([`Road::Hybrid`]); below it, everything comes from the disk.
+pub const HYBRID_MIN_PCT: f64 = 10.0;
 /// 2 MiB-aligned points touched by the folio probe.
 pub const PMD_PROBES: usize = 8;
 /// Road for a cached file whose folios are too small for PMD mappings.
@@ -62,10 +66,12 @@ pub enum Road {
     Pread,
     Direct,
     Buffered,
+    Hybrid,
 }
 
 impl Road {
-    pub const NAMES: &'static [&'static str] = &["auto", "mmap", "pread", "direct", "buffered"];
+    pub const NAMES: &'static [&'static str] =
+        &["auto", "mmap", "pread", "direct", "buffered", "hybrid"];
 
     pub fn parse(text: &str) -> anyhow::Result<Road> {
         Ok(match text.to_ascii_lowercase().as_str() {
@@ -74,6 +80,7 @@ impl Road {
             "pread" => Road::Pread,
             "direct" => Road::Direct,
             "buffered" => Road::Buffered,
+            "hybrid" => Road::Hybrid,
             _ => {
                 return Err(usage(format!(
                     "--road: unknown value '{text}'; use one of {}",
@@ -257,6 +264,7 @@ pub fn xor_file(
     report.reason = cache_note;
     let road = match settings.road {
         Road::Auto if warm => Road::Mmap,
+        Road::Auto if cached.percent() >= HYBRID_MIN_PCT => Road::Hybrid,
         Road::Auto => Road::Direct,
         r => r,
     };
@@ -327,6 +335,19 @@ fn run_road(
             report.block_bytes = cold_block;
             report.threads = roads::useful_threads(len, streams);
             roads::buffered_road(path, len, streams, cold_block)?
+        }
+        Road::Hybrid => {
+            report.block_bytes = cold_block;
+            match hybrid::run(path, file, len, threads, cold_block, settings.queue_depth)? {
+                Some((x, note)) => {
+                    report.reason.push_str(&format!(", {note}"));
+                    x
+                }
+                None => {
+                    log("cachestat per chunk unavailable; reading everything from the disk");
+                    return run_road(path, file, len, Road::Direct, settings, report, None, log);
+                }
+            }
         }
         Road::Direct => {
             report.block_bytes = cold_block;

@@ -27,7 +27,9 @@ pub enum Direct {
     Unsupported(String),
 }
 
-/// XOR of the first `len_bytes` of the file at `path` (also open as `file`, without O_DIRECT).
+/// XOR of the first `len_bytes` of the file at `path` (also open as `file`, without O_DIRECT),
+/// read as `streams` contiguous parts served round-robin: the device (and, in a VM, the host's
+/// own readahead) sees that many sequential streams instead of one.
 pub fn direct_road(
     path: &Path,
     file: &File,
@@ -35,6 +37,29 @@ pub fn direct_road(
     block_bytes: usize,
     queue_depth: u32,
     streams: usize,
+) -> anyhow::Result<Direct> {
+    let block = block_bytes.next_multiple_of(DIRECT_ALIGN) as u64;
+    let blocks = len_bytes.div_ceil(block);
+    let streams = (streams.max(1) as u64).min(blocks.max(1));
+    let ranges: Vec<(u64, u64)> = (0..streams)
+        .map(|i| {
+            let start = (blocks * i / streams * block).min(len_bytes);
+            let end = (blocks * (i + 1) / streams * block).min(len_bytes);
+            (start, end)
+        })
+        .filter(|(a, b)| a < b)
+        .collect();
+    direct_ranges(path, file, ranges, block_bytes, queue_depth)
+}
+
+/// XOR of the `(start, end)` byte ranges of the file (starts 4 KiB-aligned), served round-robin
+/// by one ring.
+pub fn direct_ranges(
+    path: &Path,
+    file: &File,
+    ranges: Vec<(u64, u64)>,
+    block_bytes: usize,
+    queue_depth: u32,
 ) -> anyhow::Result<Direct> {
     let block_bytes = block_bytes.next_multiple_of(DIRECT_ALIGN);
     let direct = match OpenOptions::new()
@@ -45,8 +70,14 @@ pub fn direct_road(
         Ok(f) => f,
         Err(e) => return Ok(Direct::Unsupported(format!("O_DIRECT open failed: {e}"))),
     };
-    let blocks = len_bytes.div_ceil(block_bytes as u64);
-    let qd = (queue_depth.max(1) as u64).min(blocks.max(1)) as usize;
+    let blocks: u64 = ranges
+        .iter()
+        .map(|(a, b)| (b - a).div_ceil(block_bytes as u64))
+        .sum();
+    if blocks == 0 {
+        return Ok(Direct::Done(0));
+    }
+    let qd = (queue_depth.max(1) as u64).min(blocks) as usize;
     // `bufs` is declared before `ring`, so it outlives it on every path.
     let mut bufs: Vec<AlignedBuf> = (0..qd).map(|_| AlignedBuf::new(block_bytes)).collect();
     let mut ring = match IoUring::new((qd as u32).next_power_of_two()) {
@@ -65,17 +96,8 @@ pub fn direct_road(
     let fixed = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
     let fd = types::Fd(direct.as_raw_fd());
     let mut offsets = vec![0u64; qd];
-    // `streams` contiguous parts of the file, served round-robin: the device (and, in a VM, the
-    // host's own readahead) sees that many sequential streams instead of one.
-    let streams = (streams.max(1) as u64).min(blocks.max(1));
-    let mut cursors: Vec<(u64, u64)> = (0..streams)
-        .map(|i| {
-            let start = (blocks * i / streams) * block_bytes as u64;
-            let end = (blocks * (i + 1) / streams) * block_bytes as u64;
-            (start.min(len_bytes), end.min(len_bytes))
-        })
-        .filter(|(a, b)| a < b)
-        .collect();
+    let mut wants = vec![0usize; qd];
+    let mut cursors = ranges;
     let mut turn = 0usize;
     let mut inflight = 0usize;
     let mut free: Vec<usize> = (0..qd).rev().collect();
@@ -106,6 +128,7 @@ pub fn direct_road(
             unsafe { ring.submission().push(&entry) }
                 .map_err(|_| anyhow!("io_uring submission queue unexpectedly full"))?;
             offsets[slot] = next_off;
+            wants[slot] = want;
             if next_off + want as u64 >= end {
                 cursors.swap_remove(turn);
             } else {
@@ -128,8 +151,7 @@ pub fn direct_road(
             if outcome.is_some() {
                 continue;
             }
-            let off = offsets[slot];
-            let want = (block_bytes as u64).min(len_bytes - off) as usize;
+            let (off, want) = (offsets[slot], wants[slot]);
             if res < 0 {
                 let err = std::io::Error::from_raw_os_error(-res);
                 outcome = Some(if !got_data && res == -libc::EINVAL {

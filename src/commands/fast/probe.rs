@@ -61,7 +61,12 @@ fn page_size_bytes() -> u64 {
 
 /// `cachestat` over the whole file, or `None` where the kernel lacks it.
 fn cachestat(file: &File) -> Option<u64> {
-    let range = CachestatRange { off: 0, len: 0 }; // len 0: to the end of the file
+    cachestat_range(file, 0, 0) // len 0: to the end of the file
+}
+
+/// Cached pages of `len` bytes from `off` (`len` 0: to the end), or `None` without `cachestat`.
+fn cachestat_range(file: &File, off: u64, len: u64) -> Option<u64> {
+    let range = CachestatRange { off, len };
     let mut stat = Cachestat::default();
     // SAFETY: both pointers refer to live, correctly laid out structs for the duration of the
     // call; flags must be 0.
@@ -93,6 +98,19 @@ pub fn page_cache(file: &File, len_bytes: u64) -> anyhow::Result<Cached> {
         total_pages: r.total_pages,
         source: "mincore",
     })
+}
+
+/// For each `(offset, len)` chunk, whether at least 90% of its pages are cached; `None` where
+/// the kernel lacks `cachestat` (a `mincore` per chunk would cost more than it saves).
+pub fn cached_chunks(file: &File, chunks: &[(u64, u64)]) -> Option<Vec<bool>> {
+    let page = page_size_bytes();
+    chunks
+        .iter()
+        .map(|&(off, len)| {
+            let cached = cachestat_range(file, off, len)?;
+            Some(cached * 10 >= len.div_ceil(page) * 9)
+        })
+        .collect()
 }
 
 #[cfg(test)]

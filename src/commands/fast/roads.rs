@@ -14,7 +14,7 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Unit of work handed to a thread.
 pub const CHUNK_BYTES: u64 = 8 << 20;
@@ -22,6 +22,16 @@ pub const CHUNK_BYTES: u64 = 8 << 20;
 /// Threads worth starting for `len_bytes` (no more than there are chunks).
 pub fn useful_threads(len_bytes: u64, threads: usize) -> usize {
     threads.clamp(1, len_bytes.div_ceil(CHUNK_BYTES).max(1) as usize)
+}
+
+/// The `(offset, len)` chunks of `0..len_bytes`.
+pub fn chunks_of(len_bytes: u64) -> Vec<(u64, u64)> {
+    (0..len_bytes.div_ceil(CHUNK_BYTES))
+        .map(|i| {
+            let off = i * CHUNK_BYTES;
+            (off, CHUNK_BYTES.min(len_bytes - off))
+        })
+        .collect()
 }
 
 /// Runs `work(offset, len)` over every chunk of `0..len_bytes` on `threads` threads (the caller's
@@ -32,17 +42,25 @@ pub fn for_each_chunk<S>(
     init: impl Fn() -> anyhow::Result<S> + Sync,
     work: impl Fn(&mut S, u64, u64) -> anyhow::Result<u32> + Sync,
 ) -> anyhow::Result<u32> {
-    let next = AtomicU64::new(0);
+    for_each_listed(&chunks_of(len_bytes), threads, init, work)
+}
+
+/// Like [`for_each_chunk`] over an explicit list of `(offset, len)` chunks.
+pub fn for_each_listed<S>(
+    chunks: &[(u64, u64)],
+    threads: usize,
+    init: impl Fn() -> anyhow::Result<S> + Sync,
+    work: impl Fn(&mut S, u64, u64) -> anyhow::Result<u32> + Sync,
+) -> anyhow::Result<u32> {
+    let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let worker = || -> anyhow::Result<u32> {
         let mut state = init()?;
         let mut x = 0u32;
         while !failed.load(Ordering::Relaxed) {
-            let off = next.fetch_add(CHUNK_BYTES, Ordering::Relaxed);
-            if off >= len_bytes {
+            let Some(&(off, len)) = chunks.get(next.fetch_add(1, Ordering::Relaxed)) else {
                 break;
-            }
-            let len = CHUNK_BYTES.min(len_bytes - off);
+            };
             match work(&mut state, off, len) {
                 Ok(v) => x ^= v,
                 Err(e) => {
@@ -53,7 +71,7 @@ pub fn for_each_chunk<S>(
         }
         Ok(x)
     };
-    let threads = useful_threads(len_bytes, threads);
+    let threads = threads.clamp(1, chunks.len().max(1));
     std::thread::scope(|s| {
         let others: Vec<_> = (1..threads).map(|_| s.spawn(worker)).collect();
         let mut x = worker()?;
@@ -68,9 +86,14 @@ pub fn for_each_chunk<S>(
 
 /// XOR of a mapped file, chunk by chunk.
 pub fn mmap_road(map: &Mapping, threads: usize) -> anyhow::Result<u32> {
+    mmap_chunks(map, &chunks_of(map.bytes().len() as u64), threads)
+}
+
+/// XOR of the listed chunks of a mapped file.
+pub fn mmap_chunks(map: &Mapping, chunks: &[(u64, u64)], threads: usize) -> anyhow::Result<u32> {
     let bytes = map.bytes();
-    for_each_chunk(
-        bytes.len() as u64,
+    for_each_listed(
+        chunks,
         threads,
         || Ok(()),
         |_, off, len| {
@@ -101,6 +124,21 @@ pub fn pread_road(
 ) -> anyhow::Result<u32> {
     for_each_chunk(
         len_bytes,
+        threads,
+        || Ok(AlignedBuf::new(block_bytes)),
+        |buf, off, len| pread_chunk(file, buf, off, len),
+    )
+}
+
+/// XOR of the listed chunks of `file`, read with `pread` on `threads` threads.
+pub fn pread_chunks(
+    file: &File,
+    chunks: &[(u64, u64)],
+    threads: usize,
+    block_bytes: usize,
+) -> anyhow::Result<u32> {
+    for_each_listed(
+        chunks,
         threads,
         || Ok(AlignedBuf::new(block_bytes)),
         |buf, off, len| pread_chunk(file, buf, off, len),
