@@ -114,6 +114,7 @@ pub struct Run2Args {
 /// `fast FILE`
 #[derive(Debug, Args)]
 pub struct FastArgs {
+    /// File to XOR (read only; pseudo-files and pipes are read to their end)
     pub file: PathBuf,
     /// Print the decision process to stderr
     #[arg(long, short = 'v')]
@@ -238,7 +239,11 @@ pub struct Run2Bin {
 
 /// Standalone `fast` binary.
 #[derive(Debug, Parser)]
-#[command(name = "fast", version)]
+#[command(
+    name = "fast",
+    version,
+    about = "XOR a whole file as fast as this machine allows (the XOR on stdout, how on stderr)"
+)]
 pub struct FastBin {
     #[command(flatten)]
     pub args: FastArgs,
