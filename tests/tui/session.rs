@@ -9,6 +9,8 @@ fn cold_sequential_reads_run_pass_after_pass_as_one_segment_with_one_xor() {
     let dir = crate::util::tmp();
     let f = crate::util::p(&dir, "cold.bin");
     let data = crate::util::write_varied_file(&f, 1 << 20, 9);
+    // An explored file is normally clean; flush the fresh one so eviction does not time writeback.
+    std::fs::File::open(&f).unwrap().sync_all().unwrap();
     let settings = diskscope::tui::settings::Settings {
         cold: true,
         block_size_bytes: 64 << 10,
@@ -17,10 +19,20 @@ fn cold_sequential_reads_run_pass_after_pass_as_one_segment_with_one_xor() {
     let spec = settings.spec(&f, &crate::util::p(&dir, "scratch"), 1 << 20);
     let mut session = diskscope::tui::session::Session::spawn().unwrap();
     session.send(diskscope::tui::session::Command::Start { id: 7, spec });
-    std::thread::sleep(Duration::from_millis(600));
-    session.shutdown();
+    // Read until several cold passes are done (a loaded disk may take a while), then stop.
     let (mut bytes, mut finals, mut last_at_ns, mut stopped) = (0u64, Vec::new(), 0u64, false);
-    while let Ok(u) = session.updates.try_recv() {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let mut shut = false;
+    loop {
+        if !shut && (bytes > 3 << 20 || std::time::Instant::now() > deadline) {
+            session.shutdown();
+            shut = true;
+        }
+        let u = match session.updates.recv_timeout(Duration::from_millis(50)) {
+            Ok(u) => u,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) if !shut || !stopped => continue,
+            Err(_) => break,
+        };
         match u {
             Update::Snapshot { id: 7, snapshot } => {
                 bytes += snapshot.bytes;
@@ -56,6 +68,7 @@ fn a_new_setting_runs_within_200_ms_of_the_key() {
     let dir = crate::util::tmp();
     let f = crate::util::p(&dir, "warm.bin");
     crate::util::write_varied_file(&f, 32 << 20, 4);
+    std::fs::File::open(&f).unwrap().sync_all().unwrap();
     let scratch = crate::util::p(&dir, "scratch");
     let mut settings = diskscope::tui::settings::Settings::default();
     let session = Session::spawn().unwrap();
