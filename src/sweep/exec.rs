@@ -270,19 +270,8 @@ fn run_point(
 /// The row of a repetition that failed before or while running.
 fn failed_result(spec: &RunSpec, file: &FilePlan, e: anyhow::Error) -> RunResult {
     RunResult {
-        host: host_name(),
-        file: spec.path.display().to_string(),
-        file_size_bytes: file.size_bytes,
-        operation: spec.op.to_string(),
-        method: spec.method.to_string(),
-        pattern: spec.pattern.to_string(),
-        cache: spec.cache.to_string(),
-        direct: spec.direct,
-        block_size_bytes: spec.block_size_bytes,
-        threads: spec.threads,
-        queue_depth: spec.queue_depth,
         error: format!("{e:#}").replace('\n', " "),
-        ..Default::default()
+        ..crate::runner::setup_result(spec, file.size_bytes)
     }
 }
 

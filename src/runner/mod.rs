@@ -1,0 +1,171 @@
+//! The runner: opens the file once per thread, applies cache control, measures residency, starts
+//! one OS thread per worker and streams [`Snapshot`]s over a channel until the workers finish or a
+//! stop flag is raised.
+//!
+//! Per-operation state (counters, the latency histogram, the XOR) lives in each worker's
+//! [`WorkerCtx`] and leaves the thread only as a snapshot every [`SNAPSHOT_INTERVAL`], so the
+//! measurement costs one clock read and one histogram increment per I/O and no shared writes. The
+//! channel disconnects when the last worker exits; that is how consumers learn the run ended.
+
+mod prepare;
+mod result;
+mod worker;
+
+pub use prepare::{prepare, Prepared, PreparedMeta, DEFAULT_WRITE_SPAN};
+pub use result::{host_name, make_result, setup_result};
+pub use worker::{WorkerCtx, NO_LATENCY_ENV, SNAPSHOT_INTERVAL};
+
+use crate::config::RunSpec;
+use crate::engine::engine_for;
+use crate::measure::{Aggregate, RunResult, Snapshot};
+use anyhow::{anyhow, Context};
+use std::fs::File;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Barrier};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// A started run.
+pub struct RunHandle {
+    pub rx: Receiver<Snapshot>,
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+    started: Instant,
+    workers: usize,
+    sync_file: Option<File>,
+    fsync: bool,
+}
+
+impl RunHandle {
+    /// Asks every worker to stop; they do within one operation.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    pub fn workers(&self) -> usize {
+        self.workers
+    }
+
+    /// When the workers were released.
+    pub fn started(&self) -> Instant {
+        self.started
+    }
+
+    /// Waits for the workers (the channel must be drained by the caller first or concurrently),
+    /// then runs the final fsync of writes. Returns the run's wall time.
+    pub fn join(self) -> anyhow::Result<Duration> {
+        for t in self.threads {
+            t.join().map_err(|_| anyhow!("a worker thread panicked"))?;
+        }
+        if self.fsync {
+            if let Some(f) = &self.sync_file {
+                f.sync_all().context("fsync at the end of the write")?;
+            }
+        }
+        Ok(self.started.elapsed())
+    }
+}
+
+/// Starts the workers of a prepared run. `stop` may be shared with a signal handler or a UI.
+pub fn start(prepared: Prepared, stop: Arc<AtomicBool>) -> anyhow::Result<RunHandle> {
+    let (tx, rx) = channel();
+    let workers = prepared.jobs.len();
+    let barrier = Arc::new(Barrier::new(workers + 1));
+    let engine = engine_for(prepared.spec.method);
+    let duration = prepared.spec.duration;
+    let mut threads = Vec::with_capacity(workers);
+    for mut job in prepared.jobs {
+        let tx: Sender<Snapshot> = tx.clone();
+        let stop = stop.clone();
+        let barrier = barrier.clone();
+        let t = std::thread::Builder::new()
+            .name(format!("diskscope-worker-{}", job.worker))
+            .spawn(move || {
+                barrier.wait();
+                let mut ctx = WorkerCtx::new(job.worker, stop, tx, duration);
+                let outcome = engine.run(&mut job, &mut ctx);
+                ctx.finish(outcome);
+            })
+            .context("spawning a worker thread")?;
+        threads.push(t);
+    }
+    drop(tx);
+    barrier.wait();
+    Ok(RunHandle {
+        rx,
+        stop,
+        threads,
+        started: Instant::now(),
+        workers,
+        sync_file: prepared.sync_file,
+        fsync: prepared.spec.fsync,
+    })
+}
+
+/// What a finished run gives back.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    pub result: RunResult,
+    pub aggregate: Aggregate,
+    pub notes: Vec<String>,
+}
+
+/// Runs `spec` to the end on the calling thread, calling `on_snapshot` for every snapshot. Fails
+/// if a worker failed (the message names the operation and offset and the bytes done so far).
+pub fn run_blocking(
+    spec: &RunSpec,
+    experiment: &str,
+    stop: Arc<AtomicBool>,
+    mut on_snapshot: impl FnMut(&Snapshot, &Aggregate),
+) -> anyhow::Result<RunOutcome> {
+    let prepared = prepare(spec)?;
+    let meta = prepared.meta();
+    let notes = prepared.notes.clone();
+    let handle = start(prepared, stop)?;
+    let mut agg = Aggregate::new(handle.workers());
+    for snap in handle.rx.iter() {
+        agg.add(&snap);
+        on_snapshot(&snap, &agg);
+    }
+    let elapsed = handle.join()?;
+    if let Some(e) = agg.errors.first() {
+        return Err(RunFailed {
+            message: e.clone(),
+            bytes_done: agg.bytes,
+            bytes_planned: meta.total,
+        }
+        .into());
+    }
+    Ok(RunOutcome {
+        result: make_result(&meta, experiment, &agg, elapsed),
+        aggregate: agg,
+        notes,
+    })
+}
+
+/// A run that stopped because a worker failed.
+#[derive(Debug, Clone)]
+pub struct RunFailed {
+    pub message: String,
+    pub bytes_done: u64,
+    pub bytes_planned: u64,
+}
+
+impl std::fmt::Display for RunFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ({} of {} bytes done)",
+            self.message, self.bytes_done, self.bytes_planned
+        )
+    }
+}
+impl std::error::Error for RunFailed {}
+
+impl RunFailed {
+    /// Whether the failure was a full disk.
+    pub fn is_disk_full(&self) -> bool {
+        self.message.contains("No space left on device") || self.message.contains("os error 28")
+    }
+}

@@ -1,0 +1,68 @@
+//! From a run's settings and totals to the one [`RunResult`] record. [`setup_result`] fills the
+//! columns that describe the setup, so a run that failed before it started (batch mode records
+//! those too) has the same setup columns as one that finished.
+
+use super::PreparedMeta;
+use crate::config::{Method, Pattern, RunSpec};
+use crate::measure::{Aggregate, LatencySummary, RunResult};
+use crate::xor::format_xor;
+use std::time::Duration;
+
+/// The host name, for results.
+pub fn host_name() -> String {
+    gethostname::gethostname().to_string_lossy().into_owned()
+}
+
+/// A record with the setup columns of `spec` filled in and no measurement yet.
+pub fn setup_result(spec: &RunSpec, file_size_bytes: u64) -> RunResult {
+    RunResult {
+        host: host_name(),
+        file: spec.path.display().to_string(),
+        file_size_bytes,
+        operation: spec.op.to_string(),
+        method: spec.method.to_string(),
+        pattern: spec.pattern.to_string(),
+        cache: spec.cache.to_string(),
+        direct: spec.direct,
+        block_size_bytes: spec.block_size_bytes,
+        threads: spec.threads,
+        // Synchronous methods have one operation in flight per thread, whatever was asked.
+        queue_depth: if spec.method == Method::IoUring {
+            spec.queue_depth
+        } else {
+            1
+        },
+        rep: 1,
+        ..Default::default()
+    }
+}
+
+/// Builds the result record of a finished run from its spec, totals and wall time.
+pub fn make_result(
+    prepared_meta: &PreparedMeta,
+    experiment: &str,
+    agg: &Aggregate,
+    elapsed: Duration,
+) -> RunResult {
+    let spec = &prepared_meta.spec;
+    let mut r = RunResult {
+        experiment: experiment.to_string(),
+        block_count: agg.ops,
+        bytes: agg.bytes,
+        seconds: elapsed.as_secs_f64(),
+        ops: agg.ops,
+        residency_before_pct: prepared_meta.residency_before.percent(),
+        xor: match (agg.xor(), spec.pattern) {
+            (Some(x), _) => format_xor(x),
+            (None, Pattern::Random) if agg.all_finished() && agg.errors.is_empty() => {
+                format_xor(agg.xor_of_read_data())
+            }
+            _ => String::new(),
+        },
+        error: agg.errors.first().cloned().unwrap_or_default(),
+        ..setup_result(spec, prepared_meta.file_size)
+    };
+    r.set_rates();
+    r.set_latency(&LatencySummary::of(&agg.latency));
+    r
+}

@@ -1,0 +1,168 @@
+//! Per-worker measurement state: counters, the latency tally and histogram, the XOR, and the
+//! 100 ms snapshot clock. Engines call [`WorkerCtx::now`] and [`WorkerCtx::record`] once per
+//! operation; everything else happens once per snapshot, off the hot path.
+
+use crate::engine::Block;
+use crate::measure::clock::TickTally;
+use crate::measure::{new_latency_histogram, Clock, Snapshot, SnapshotKind};
+use crate::xor::xor_at;
+use hdrhistogram::Histogram;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How often a worker sends a snapshot.
+pub const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Environment variable that turns per-operation timing off (any value but `0`): no clock reads
+/// and no latency histogram, only bytes and operations. For measuring what timing costs
+/// (`bench/compare.sh`); results then have empty latency columns.
+pub const NO_LATENCY_ENV: &str = "DISKSCOPE_NO_LATENCY";
+
+/// Without timing, the clock is read every this many operations to send snapshots on time.
+const UNTIMED_CLOCK_EVERY_OPS: u64 = 64;
+
+/// Per-worker measurement state handed to engines.
+pub struct WorkerCtx {
+    worker: usize,
+    clock: Clock,
+    start_raw: u64,
+    last_flush_raw: u64,
+    next_event_raw: u64,
+    flush_every_raw: u64,
+    deadline_raw: u64,
+    stop: Arc<AtomicBool>,
+    tx: Sender<Snapshot>,
+    /// Per-operation latencies in raw ticks, moved into `hist` when a snapshot is sent.
+    tally: TickTally,
+    hist: Histogram<u64>,
+    /// Whether operations are timed (see [`NO_LATENCY_ENV`]).
+    timing: bool,
+    bytes: u64,
+    ops: u64,
+    xor: u32,
+}
+
+impl WorkerCtx {
+    pub(super) fn new(
+        worker: usize,
+        stop: Arc<AtomicBool>,
+        tx: Sender<Snapshot>,
+        duration: Option<Duration>,
+    ) -> Self {
+        let clock = Clock::get();
+        let start_raw = clock.raw();
+        let flush_every_raw = clock.ticks_for_ns(SNAPSHOT_INTERVAL.as_nanos() as u64);
+        let deadline_raw = duration
+            .map(|d| start_raw.saturating_add(clock.ticks_for_ns(d.as_nanos() as u64)))
+            .unwrap_or(u64::MAX);
+        WorkerCtx {
+            worker,
+            start_raw,
+            last_flush_raw: start_raw,
+            next_event_raw: (start_raw + flush_every_raw).min(deadline_raw),
+            flush_every_raw,
+            deadline_raw,
+            clock,
+            stop,
+            tx,
+            tally: TickTally::default(),
+            hist: new_latency_histogram(),
+            timing: std::env::var_os(NO_LATENCY_ENV).is_none_or(|v| v == "0"),
+            bytes: 0,
+            ops: 0,
+            xor: 0,
+        }
+    }
+
+    /// A timestamp in raw clock ticks, for [`WorkerCtx::record`] (0 when timing is off).
+    #[inline(always)]
+    pub fn now(&self) -> u64 {
+        if self.timing {
+            self.clock.raw()
+        } else {
+            0
+        }
+    }
+
+    /// Folds `data`, read or written at the block's offset, into this worker's XOR (first pass
+    /// only, so looping runs keep the range's checksum).
+    #[inline(always)]
+    pub fn xor(&mut self, block: &Block, data: &[u8]) {
+        if block.first_pass {
+            self.xor ^= xor_at(block.offset, data);
+        }
+    }
+
+    /// Like [`WorkerCtx::xor`] for an already computed contribution.
+    #[inline(always)]
+    pub fn xor_value(&mut self, block: &Block, x: u32) {
+        if block.first_pass {
+            self.xor ^= x;
+        }
+    }
+
+    /// Records one operation of `bytes` that ran from `t0` to `t1` (raw ticks). Returns `false`
+    /// when the worker must stop (stop flag or time bound).
+    #[inline(always)]
+    pub fn record(&mut self, bytes: u64, t0: u64, t1: u64) -> bool {
+        self.bytes += bytes;
+        self.ops += 1;
+        let now = if self.timing {
+            self.tally.record(t1.saturating_sub(t0));
+            t1
+        } else if self.ops.is_multiple_of(UNTIMED_CLOCK_EVERY_OPS) {
+            self.clock.raw()
+        } else {
+            0
+        };
+        if now >= self.next_event_raw {
+            return self.on_event(now);
+        }
+        !self.stop.load(Ordering::Relaxed)
+    }
+
+    #[cold]
+    fn on_event(&mut self, now: u64) -> bool {
+        if now >= self.deadline_raw {
+            return false;
+        }
+        self.send(now, SnapshotKind::Interval);
+        self.next_event_raw = (now + self.flush_every_raw).min(self.deadline_raw);
+        !self.stop.load(Ordering::Relaxed)
+    }
+
+    fn send(&mut self, now: u64, kind: SnapshotKind) {
+        self.tally.drain_into(&self.clock, &mut self.hist);
+        let latency = self.hist.clone();
+        self.hist.reset();
+        let snap = Snapshot {
+            worker: self.worker,
+            at_ns: self.clock.delta_ns(self.start_raw, now),
+            interval_ns: self.clock.delta_ns(self.last_flush_raw, now),
+            bytes: std::mem::take(&mut self.bytes),
+            ops: std::mem::take(&mut self.ops),
+            latency,
+            kind,
+        };
+        self.last_flush_raw = now;
+        // A dropped receiver means nobody listens any more; the stop flag ends us soon.
+        let _ = self.tx.send(snap);
+    }
+
+    pub(super) fn finish(mut self, outcome: anyhow::Result<bool>) {
+        let now = self.clock.raw();
+        let kind = match outcome {
+            Ok(full_pass) => SnapshotKind::Final {
+                xor: self.xor,
+                full_pass,
+            },
+            Err(e) => {
+                self.stop.store(true, Ordering::Relaxed);
+                SnapshotKind::Failed(format!("{e:#}"))
+            }
+        };
+        self.send(now, kind);
+    }
+}
