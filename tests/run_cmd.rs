@@ -169,6 +169,22 @@ fn a_cold_run_evicts_the_file_and_a_warm_run_caches_it() {
     cache::prepare(&f, CacheMode::Cold, 8 << 20).unwrap();
     let after = cache::residency(&f).unwrap().percent();
     assert!(after < 1.0, "cold residency {after}");
+    // cachestat and mincore agree, cold and after warming half the file.
+    let file = std::fs::File::open(&f).unwrap();
+    assert_eq!(
+        cache::residency_by_mincore(&file).unwrap().resident_pages,
+        0
+    );
+    cache::warm_file(&file, 4 << 20).unwrap();
+    let by_mincore = cache::residency_by_mincore(&file).unwrap();
+    assert!(
+        by_mincore.resident_pages >= 1024,
+        "at least the 4 MiB read (readahead may add)"
+    );
+    if let Some(pages) = cache::cachestat_pages(&file, 0, 0) {
+        assert_eq!(pages, by_mincore.resident_pages);
+    }
+    cache::evict_file(&file).unwrap();
     // Through the command: the residency measured before the run is reported.
     let out = bin("run")
         .arg(&f)
