@@ -26,7 +26,7 @@ impl Engine for BufferedEngine {
             Op::Read => {
                 let mut reader = BufReader::with_capacity(blksize, &job.file);
                 for b in cursor.by_ref() {
-                    let t0 = ctx.now();
+                    let t0 = ctx.start();
                     if pos != b.offset {
                         reader
                             .seek(SeekFrom::Start(b.offset))

@@ -40,7 +40,7 @@ impl Engine for PreadEngine {
             let data = &mut buf[..b.len];
             let n = match job.op {
                 Op::Read => {
-                    let t0 = ctx.now();
+                    let t0 = ctx.start();
                     let n = fill_from(data, |s, done| sys_pread(fd, s, b.offset + done as u64))
                         .with_context(|| format!("pread at offset {}", b.offset))?;
                     let t1 = ctx.now();

@@ -136,7 +136,7 @@ impl Engine for ReadEngine {
             if job.op == Op::Write {
                 crate::pattern::fill(job.seed, b.offset, data);
             }
-            let t0 = ctx.now();
+            let t0 = ctx.start();
             if pos != b.offset {
                 file.seek(SeekFrom::Start(b.offset))
                     .with_context(|| format!("lseek to offset {}", b.offset))?;

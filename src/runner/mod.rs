@@ -83,7 +83,7 @@ pub fn start(prepared: Prepared, stop: Arc<AtomicBool>) -> anyhow::Result<RunHan
             .name(format!("diskscope-worker-{}", job.worker))
             .spawn(move || {
                 barrier.wait();
-                let mut ctx = WorkerCtx::new(job.worker, stop, tx, duration);
+                let mut ctx = WorkerCtx::new(job.worker, stop, tx, duration, job.block_size);
                 let outcome = engine.run(&mut job, &mut ctx);
                 ctx.finish(outcome);
             })
