@@ -623,3 +623,29 @@ fn cold_all_drops_every_cache_as_root() {
     let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(stderr.contains("(0.0% resident before)"), "{stderr}");
 }
+
+#[test]
+fn tiny_reads_still_time_every_operation() {
+    let dir = tmp();
+    let f = p(&dir, "tiny");
+    write_varied_file(&f, 50_000, 6);
+    for (method, bs) in [
+        (Method::Read, 1u64),
+        (Method::Pread, 3),
+        (Method::Buffered, 64),
+    ] {
+        let mut spec = RunSpec::new(&f);
+        spec.method = method;
+        spec.block_size_bytes = bs;
+        let o = run_blocking(&spec, "t", Arc::new(AtomicBool::new(false)), |_, _| {}).unwrap();
+        assert_eq!(
+            o.aggregate.latency.len(),
+            o.result.ops,
+            "{method}: one latency per op"
+        );
+        assert!(
+            o.result.lat_p50_us > 0.0 && o.result.lat_p50_us < 1000.0,
+            "{o:?}"
+        );
+    }
+}
