@@ -649,3 +649,29 @@ fn tiny_reads_still_time_every_operation() {
         );
     }
 }
+
+#[test]
+fn io_uring_failures_with_many_writes_in_flight_end_in_a_clean_error() {
+    // Every write to /dev/full fails with ENOSPC while up to 32 others are in flight: the engine
+    // must reap them all before reporting, for every thread.
+    for threads in ["1", "3"] {
+        let msg = expect_error(
+            &[
+                "/dev/full",
+                "-w",
+                "4K",
+                "256",
+                "--force",
+                "--method",
+                "io_uring",
+                "--queue-depth",
+                "32",
+                "--threads",
+                threads,
+            ],
+            1,
+            "disk full",
+        );
+        assert!(msg.contains("io_uring"), "{msg}");
+    }
+}

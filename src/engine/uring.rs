@@ -5,7 +5,7 @@
 
 use super::{AlignedBuf, Block, Engine, WorkerCtx, WorkerJob};
 use crate::config::Op;
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use io_uring::{opcode, types, IoUring};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
@@ -29,9 +29,10 @@ struct Slot {
 impl Engine for UringEngine {
     fn run(&self, job: &mut WorkerJob, ctx: &mut WorkerCtx) -> anyhow::Result<bool> {
         let qd = job.queue_depth.max(1);
+        // `bufs` is declared before `ring`, so the ring is always dropped first.
+        let mut bufs: Vec<AlignedBuf> = (0..qd).map(|_| AlignedBuf::new(job.block_size)).collect();
         let mut ring = IoUring::new(qd.next_power_of_two())
             .map_err(|e| anyhow!("io_uring is not available here ({e}); use --method pread"))?;
-        let mut bufs: Vec<AlignedBuf> = (0..qd).map(|_| AlignedBuf::new(job.block_size)).collect();
         let iovecs: Vec<libc::iovec> = bufs
             .iter_mut()
             .map(|b| libc::iovec {
@@ -39,8 +40,10 @@ impl Engine for UringEngine {
                 iov_len: b.len(),
             })
             .collect();
-        // SAFETY: every registered buffer stays allocated and unmoved until the buffers are
-        // unregistered and the ring is dropped at the end of this function, before `bufs`.
+        // SAFETY: every registered buffer stays allocated and unmoved until the ring is dropped
+        // (declared after `bufs`, so dropped first), and no operation is in flight when this
+        // function returns: failures stop new submissions and the loop reaps what is in flight
+        // before the error is returned; if the ring itself fails, the buffers are leaked.
         let fixed = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
         let fd = types::Fd(job.file.as_raw_fd());
         let mut slots: Vec<Slot> = (0..qd).map(|_| Slot { block: None, t0: 0 }).collect();
@@ -51,6 +54,8 @@ impl Engine for UringEngine {
         let mut exhausted = false;
         let mut fresh: Vec<usize> = Vec::with_capacity(qd as usize);
         let mut done: Vec<(usize, i32)> = Vec::with_capacity(qd as usize);
+        // The first failure; set, it stops new submissions while in-flight operations are reaped.
+        let mut failure: Option<anyhow::Error> = None;
         loop {
             while !stopping && !exhausted {
                 let Some(&slot) = free.last() else { break };
@@ -83,8 +88,12 @@ impl Engine for UringEngine {
                 // SAFETY: the entry points into `bufs[slot]`, which stays alive and untouched
                 // until its completion is reaped below; the queue has room because at most `qd`
                 // slots are in flight and the ring has at least `qd` entries.
-                unsafe { ring.submission().push(&entry) }
-                    .map_err(|_| anyhow!("io_uring submission queue unexpectedly full"))?;
+                if unsafe { ring.submission().push(&entry) }.is_err() {
+                    free.push(slot);
+                    failure = Some(anyhow!("io_uring submission queue unexpectedly full"));
+                    stopping = true;
+                    break;
+                }
                 slots[slot].block = Some(b);
                 fresh.push(slot);
                 inflight += 1;
@@ -97,7 +106,16 @@ impl Engine for UringEngine {
                 slots[s].t0 = t0;
             }
             fresh.clear();
-            ring.submit_and_wait(1).context("io_uring_enter")?;
+            if let Err(e) = ring.submit_and_wait(1) {
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                // Operations may still be in flight and nothing can reap them: keep their
+                // buffers alive for the rest of the process rather than free memory the kernel
+                // may still write.
+                std::mem::forget(bufs);
+                return Err(anyhow::Error::new(e).context("io_uring_enter"));
+            }
             let t1 = ctx.now();
             done.clear();
             done.extend(
@@ -111,24 +129,14 @@ impl Engine for UringEngine {
                     .block
                     .take()
                     .expect("completed slot was in flight");
-                if res < 0 {
-                    let err = std::io::Error::from_raw_os_error(-res);
-                    return Err(anyhow::Error::new(err)
-                        .context(format!("io_uring {:?} at offset {}", job.op, b.offset)));
-                }
-                let mut n = res as usize;
-                if n < b.len && n > 0 && job.op == Op::Read && !job.direct {
-                    // A short read before end of file: finish the block synchronously. (With
-                    // O_DIRECT the full block is asked for at the tail, so short means EOF.)
-                    let rest = &mut bufs[slot][n..b.len];
-                    n += super::fill_from(rest, |s, d| {
-                        job.file.read_at(s, b.offset + (n + d) as u64)
-                    })?;
-                } else if n < b.len && job.op == Op::Write {
-                    let rest = &bufs[slot][n..b.len];
-                    super::drain_to(rest, |s, d| job.file.write_at(s, b.offset + (n + d) as u64))?;
-                    n = b.len;
-                }
+                let n = match complete(job, &mut bufs[slot], &b, res) {
+                    Ok(n) => n,
+                    Err(e) => {
+                        failure.get_or_insert(e);
+                        stopping = true;
+                        continue;
+                    }
+                };
                 if job.op == Op::Read {
                     ctx.xor(&b, &bufs[slot][..n]);
                 }
@@ -141,6 +149,30 @@ impl Engine for UringEngine {
             let _ = ring.submitter().unregister_buffers();
         }
         drop(ring);
-        Ok(cursor.completed_pass())
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(cursor.completed_pass()),
+        }
     }
+}
+
+/// Turns a completion of `res` for block `b` into the bytes done: an error for a negative result,
+/// and a short transfer finished synchronously (with O_DIRECT the full block is asked for at the
+/// tail of the file, so a short read there means end of file).
+fn complete(job: &WorkerJob, buf: &mut [u8], b: &Block, res: i32) -> anyhow::Result<usize> {
+    if res < 0 {
+        let err = std::io::Error::from_raw_os_error(-res);
+        return Err(anyhow::Error::new(err)
+            .context(format!("io_uring {:?} at offset {}", job.op, b.offset)));
+    }
+    let mut n = res as usize;
+    if n < b.len && n > 0 && job.op == Op::Read && !job.direct {
+        let rest = &mut buf[n..b.len];
+        n += super::fill_from(rest, |s, d| job.file.read_at(s, b.offset + (n + d) as u64))?;
+    } else if n < b.len && job.op == Op::Write {
+        let rest = &buf[n..b.len];
+        super::drain_to(rest, |s, d| job.file.write_at(s, b.offset + (n + d) as u64))?;
+        n = b.len;
+    }
+    Ok(n)
 }

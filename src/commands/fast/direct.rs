@@ -125,8 +125,12 @@ pub fn direct_ranges(
             .user_data(slot as u64);
             // SAFETY: the entry points into `bufs[slot]` (at least `req` bytes), which is neither
             // read nor reused until its completion is reaped below; the ring has room for `qd`.
-            unsafe { ring.submission().push(&entry) }
-                .map_err(|_| anyhow!("io_uring submission queue unexpectedly full"))?;
+            if unsafe { ring.submission().push(&entry) }.is_err() {
+                // Cannot happen (at most `qd` in flight); if it did, reads may be in flight:
+                // keep their buffers alive rather than free memory the kernel may still write.
+                std::mem::forget(bufs);
+                return Err(anyhow!("io_uring submission queue unexpectedly full"));
+            }
             offsets[slot] = next_off;
             wants[slot] = want;
             if next_off + want as u64 >= end {
@@ -139,7 +143,15 @@ pub fn direct_ranges(
         if inflight == 0 {
             break;
         }
-        ring.submit_and_wait(1).context("io_uring_enter")?;
+        if let Err(e) = ring.submit_and_wait(1) {
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            // Reads may still be in flight and nothing can reap them: keep their buffers alive
+            // for the rest of the process rather than free memory the kernel may still write.
+            std::mem::forget(bufs);
+            return Err(anyhow::Error::new(e).context("io_uring_enter"));
+        }
         done.clear();
         done.extend(
             ring.completion()
