@@ -154,11 +154,7 @@ pub fn table(results: &[SyscallResult]) -> String {
 
 /// Renders the results as CSV (columns from [`SyscallResult`]).
 pub fn csv(results: &[SyscallResult]) -> anyhow::Result<String> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    for r in results {
-        w.serialize(r)?;
-    }
-    Ok(String::from_utf8(w.into_inner()?)?)
+    crate::export::csv::to_csv(results)
 }
 
 /// A temporary file removed on drop.
