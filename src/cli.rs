@@ -166,11 +166,24 @@ pub fn parse_or_exit<P: Parser>() -> P {
                     },
                 );
             }
-            let text = e.to_string();
-            let first = text.lines().next().unwrap_or("error: bad arguments");
-            eprintln!("{first} (see --help)");
+            eprintln!("{} (see --help)", one_line(&e.to_string()));
             std::process::exit(2);
         }
+    }
+}
+
+/// The first paragraph of a clap error on one line: its first line alone may not name the
+/// argument (`the following required arguments were not provided:` lists them below it).
+fn one_line(text: &str) -> String {
+    let words: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    if words.is_empty() {
+        "error: bad arguments".to_string()
+    } else {
+        words.join(" ")
     }
 }
 
@@ -247,4 +260,20 @@ pub struct Run2Bin {
 pub struct FastBin {
     #[command(flatten)]
     pub args: FastArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_errors_keep_the_names_of_missing_arguments_on_one_line() {
+        let e = RunBin::try_parse_from(["run", "f", "-r"]).unwrap_err();
+        let line = one_line(&e.to_string());
+        assert!(
+            line.contains("<BLOCK_SIZE>") && line.contains("<BLOCK_COUNT>"),
+            "{line}"
+        );
+        assert!(!line.contains('\n'));
+    }
 }
