@@ -12,6 +12,25 @@ use std::os::unix::fs::FileExt;
 
 pub struct UringEngine;
 
+/// Registers `bufs` with `ring` as fixed buffers (index i = `bufs[i]`), sparing the kernel a page
+/// pin per I/O. Returns whether the kernel accepted them (it may refuse, e.g. over the memlock
+/// limit); callers then fall back to plain reads and writes.
+///
+/// # Safety
+/// Every buffer must stay allocated and unmoved while the ring can use it: until the ring is
+/// dropped (or the buffers unregistered) with no operation in flight.
+pub(crate) unsafe fn register_buffers(ring: &IoUring, bufs: &mut [AlignedBuf]) -> bool {
+    let iovecs: Vec<libc::iovec> = bufs
+        .iter_mut()
+        .map(|b| libc::iovec {
+            iov_base: b.as_mut_ptr().cast(),
+            iov_len: b.len(),
+        })
+        .collect();
+    // SAFETY: the caller keeps the buffers alive and in place for as long as the ring uses them.
+    unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok()
+}
+
 /// Checks that this process can create a ring.
 pub fn probe() -> Result<(), String> {
     IoUring::new(2).map(|_| ()).map_err(|e| {
@@ -33,18 +52,11 @@ impl Engine for UringEngine {
         let mut bufs: Vec<AlignedBuf> = (0..qd).map(|_| AlignedBuf::new(job.block_size)).collect();
         let mut ring = IoUring::new(qd.next_power_of_two())
             .map_err(|e| anyhow!("io_uring is not available here ({e}); use --method pread"))?;
-        let iovecs: Vec<libc::iovec> = bufs
-            .iter_mut()
-            .map(|b| libc::iovec {
-                iov_base: b.as_mut_ptr().cast(),
-                iov_len: b.len(),
-            })
-            .collect();
         // SAFETY: every registered buffer stays allocated and unmoved until the ring is dropped
         // (declared after `bufs`, so dropped first), and no operation is in flight when this
         // function returns: failures stop new submissions and the loop reaps what is in flight
         // before the error is returned; if the ring itself fails, the buffers are leaked.
-        let fixed = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+        let fixed = unsafe { register_buffers(&ring, &mut bufs) };
         let fd = types::Fd(job.file.as_raw_fd());
         let mut slots: Vec<Slot> = (0..qd).map(|_| Slot { block: None, t0: 0 }).collect();
         let mut free: Vec<usize> = (0..qd as usize).rev().collect();

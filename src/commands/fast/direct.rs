@@ -84,16 +84,9 @@ pub fn direct_ranges(
         Ok(r) => r,
         Err(e) => return Ok(Direct::Unsupported(format!("io_uring unavailable: {e}"))),
     };
-    let iovecs: Vec<libc::iovec> = bufs
-        .iter_mut()
-        .map(|b| libc::iovec {
-            iov_base: b.as_mut_ptr().cast(),
-            iov_len: b.len(),
-        })
-        .collect();
     // SAFETY: the registered buffers stay allocated and unmoved until the ring is dropped (it is
     // declared after `bufs`, so it is dropped first) and no read is in flight when we return.
-    let fixed = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+    let fixed = unsafe { crate::engine::register_buffers(&ring, &mut bufs) };
     let fd = types::Fd(direct.as_raw_fd());
     let mut offsets = vec![0u64; qd];
     let mut wants = vec![0usize; qd];
