@@ -34,6 +34,33 @@ struct Tmux {
 }
 
 impl Tmux {
+    /// Starts `diskscope FILE` from `dir` in an 80×24 session on its own tmux server; the shell
+    /// prints `EXITED:<status>` when diskscope ends and keeps the pane open for inspection.
+    fn explore(socket: String, dir: &std::path::Path, file: &std::path::Path) -> Tmux {
+        let exe = assert_cmd::cargo::cargo_bin("diskscope");
+        let tmux = Tmux { socket };
+        let shell = format!(
+            "cd {} && {} {}; echo EXITED:$?; sleep 30",
+            dir.display(),
+            exe.display(),
+            file.display()
+        );
+        tmux.cmd(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "main",
+            "-x",
+            "80",
+            "-y",
+            "24",
+            &shell,
+        ]);
+        tmux
+    }
+
     fn cmd(&self, args: &[&str]) -> String {
         let out = Command::new("tmux")
             .arg("-L")
@@ -99,29 +126,11 @@ fn the_explorer_runs_in_a_real_terminal_reacts_to_keys_and_exits_cleanly() {
     let f = p(&dir, "explore.bin");
     write_varied_file(&f, 64 << 20, 7);
     let scratch = p(&dir, ".explore.bin.diskscope-scratch");
-    let exe = assert_cmd::cargo::cargo_bin("diskscope");
-    let tmux = Tmux {
-        socket: format!("diskscope-test-{}", std::process::id()),
-    };
-    let shell = format!(
-        "cd {} && {} {}; echo EXITED:$?; sleep 30",
-        dir.path().display(),
-        exe.display(),
-        f.display()
+    let tmux = Tmux::explore(
+        format!("diskscope-test-{}", std::process::id()),
+        dir.path(),
+        &f,
     );
-    tmux.cmd(&[
-        "-f",
-        "/dev/null",
-        "new-session",
-        "-d",
-        "-s",
-        "main",
-        "-x",
-        "80",
-        "-y",
-        "24",
-        &shell,
-    ]);
     let limit = Duration::from_secs(5);
 
     let (ok, s) = tmux.wait_for(limit, |s| shown_mib_s(s).is_some_and(|v| v > 0.0));
@@ -189,31 +198,13 @@ fn sigterm_and_ctrl_c_restore_the_terminal_and_remove_the_scratch_file() {
     let f = p(&dir, "small.bin");
     write_varied_file(&f, 8 << 20, 3);
     let scratch = p(&dir, ".small.bin.diskscope-scratch");
-    let exe = assert_cmd::cargo::cargo_bin("diskscope");
     let limit = Duration::from_secs(5);
     for how in ["SIGTERM", "C-c"] {
-        let tmux = Tmux {
-            socket: format!("diskscope-test-{}-{how}", std::process::id()),
-        };
-        let shell = format!(
-            "cd {} && {} {}; echo EXITED:$?; sleep 30",
-            dir.path().display(),
-            exe.display(),
-            f.display()
+        let tmux = Tmux::explore(
+            format!("diskscope-test-{}-{how}", std::process::id()),
+            dir.path(),
+            &f,
         );
-        tmux.cmd(&[
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-s",
-            "main",
-            "-x",
-            "80",
-            "-y",
-            "24",
-            &shell,
-        ]);
         let (ok, s) = tmux.wait_for(limit, |s| s.contains("RUNNING"));
         assert!(ok, "{how}: did not start:\n{s}");
         tmux.cmd(&["send-keys", "-t", "main", "w"]);
