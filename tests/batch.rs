@@ -35,6 +35,17 @@ fn write_sweep(dir: &tempfile::TempDir, text: &str) -> PathBuf {
     path
 }
 
+/// Runs `diskscope --batch SWEEP --out OUT` to the end.
+fn run_batch(sweep: &Path, out: &Path) -> std::process::Output {
+    bin("diskscope")
+        .arg("--batch")
+        .arg(sweep)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
 fn csv_rows(path: &Path) -> (Vec<String>, Vec<csv::StringRecord>) {
     let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let header = r.headers().unwrap().iter().map(str::to_string).collect();
@@ -158,13 +169,7 @@ fn the_quick_sweep_runs_for_real_and_writes_csvs_summaries_and_plots() {
     let out = tmp();
     let dir = out.path().join("results");
     let quick = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/sweeps/quick.toml");
-    let a = bin("diskscope")
-        .arg("--batch")
-        .arg(&quick)
-        .arg("--out")
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let a = run_batch(&quick, &dir);
     let stderr = String::from_utf8_lossy(&a.stderr);
     let stdout = String::from_utf8_lossy(&a.stdout);
     let uring = diskscope::engine::probe_io_uring();
@@ -264,13 +269,7 @@ seconds = 0.1
 "#,
     );
     let out = p(&d, "out");
-    let a = bin("diskscope")
-        .arg("--batch")
-        .arg(&sweep)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let a = run_batch(&sweep, &out);
     assert_eq!(
         a.status.code(),
         Some(1),
@@ -304,13 +303,7 @@ fn a_read_sweep_leaves_the_named_file_untouched_and_writes_need_write_true() {
         )
     };
     let out = p(&d, "out");
-    let a = bin("diskscope")
-        .arg("--batch")
-        .arg(sweep(""))
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let a = run_batch(&sweep(""), &out);
     assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
     assert_eq!(
         std::fs::read(&file).unwrap(),
@@ -318,13 +311,7 @@ fn a_read_sweep_leaves_the_named_file_untouched_and_writes_need_write_true() {
         "a read sweep never changes the file"
     );
 
-    let a = bin("diskscope")
-        .arg("--batch")
-        .arg(sweep("write = true"))
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let a = run_batch(&sweep("write = true"), &out);
     assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
     assert_eq!(
         std::fs::metadata(&file).unwrap().len(),
@@ -348,13 +335,7 @@ fn a_kept_test_file_survives_writes_intact_and_is_reused_next_time() {
         ),
     );
     for round in 0..2 {
-        let a = bin("diskscope")
-            .arg("--batch")
-            .arg(&sweep)
-            .arg("--out")
-            .arg(p(&d, "out"))
-            .output()
-            .unwrap();
+        let a = run_batch(&sweep, &p(&d, "out"));
         assert!(
             a.status.success(),
             "round {round}: {}",
@@ -451,13 +432,7 @@ params = {{ dir = "{}", files = 60, file_size = "4K", order = ["sequential", "ra
         ),
     );
     let out = p(&d, "out");
-    let a = bin("diskscope")
-        .arg("--batch")
-        .arg(&sweep)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let a = run_batch(&sweep, &out);
     assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
     let (h, rows) = csv_rows(&out.join("loc.csv"));
     // 2 layouts × 2 orders × 2 repetitions, all with the same XOR per order.
