@@ -105,7 +105,12 @@ pub struct Run2Args {
     #[arg(value_name = "BLOCK_SIZE")]
     pub block_size: String,
     /// Seconds the read must take at least
-    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
+    #[arg(
+        long,
+        default_value_t = 5.0,
+        value_name = "SECONDS",
+        allow_negative_numbers = true
+    )]
     pub target: f64,
     #[command(flatten)]
     pub io: IoOpts,
@@ -141,7 +146,12 @@ pub struct SyscallsArgs {
     /// File used for read/pread/lseek/fstat (made in the temp directory when omitted)
     pub file: Option<PathBuf>,
     /// Seconds to spend on each system call
-    #[arg(long, default_value_t = 0.5, value_name = "S")]
+    #[arg(
+        long,
+        default_value_t = 0.5,
+        value_name = "S",
+        allow_negative_numbers = true
+    )]
     pub seconds: f64,
     /// Print CSV instead of a table
     #[arg(long)]

@@ -675,3 +675,22 @@ fn io_uring_failures_with_many_writes_in_flight_end_in_a_clean_error() {
         assert!(msg.contains("io_uring"), "{msg}");
     }
 }
+
+#[test]
+fn negative_durations_are_range_errors_naming_the_flag() {
+    let out = bin("diskscope")
+        .args(["syscalls", "--seconds", "-1"])
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        stderr.contains("--seconds: must be between 0 and 3600"),
+        "{stderr}"
+    );
+    let out = bin("run2")
+        .args(["/etc/hostname", "4K", "--target", "-3"])
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(stderr.contains("--target: must be"), "{stderr}");
+}
