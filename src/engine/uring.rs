@@ -52,10 +52,10 @@ impl Engine for UringEngine {
         let mut bufs: Vec<AlignedBuf> = (0..qd).map(|_| AlignedBuf::new(job.block_size)).collect();
         let mut ring = IoUring::new(qd.next_power_of_two())
             .map_err(|e| anyhow!("io_uring is not available here ({e}); use --method pread"))?;
-        // SAFETY: every registered buffer stays allocated and unmoved until the ring is dropped
-        // (declared after `bufs`, so dropped first), and no operation is in flight when this
-        // function returns: failures stop new submissions and the loop reaps what is in flight
-        // before the error is returned; if the ring itself fails, the buffers are leaked.
+        // Failures stop new submissions and the loop reaps what is in flight before returning the
+        // error; if the ring itself fails, the buffers are leaked instead of freed.
+        // SAFETY: the buffers stay allocated and unmoved until the ring (declared after `bufs`) is
+        // dropped, and nothing is in flight when this function returns (see above).
         let fixed = unsafe { register_buffers(&ring, &mut bufs) };
         let fd = types::Fd(job.file.as_raw_fd());
         let mut slots: Vec<Slot> = (0..qd).map(|_| Slot { block: None, t0: 0 }).collect();
