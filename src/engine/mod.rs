@@ -19,7 +19,7 @@ use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::fs::File;
 use std::ops::{Deref, DerefMut, Range};
 use std::ptr::NonNull;
-pub(crate) use uring::register_buffers;
+pub(crate) use uring::{register_buffers, submit_and_reap};
 
 /// Page alignment used for every I/O buffer (O_DIRECT needs it; misaligned buffers cost ~30%
 /// even without it).

@@ -40,6 +40,30 @@ pub fn probe() -> Result<(), String> {
     })
 }
 
+/// Submits what is queued, waits for at least one completion and moves every completion into
+/// `done` as `(user_data, result)`. An interrupted wait leaves `done` empty (the caller loops).
+/// On any other failure operations may still be in flight and nothing can reap them, so `bufs`
+/// is leaked (kept alive for the rest of the process) rather than freed under the kernel.
+pub(crate) fn submit_and_reap(
+    ring: &mut IoUring,
+    bufs: &mut Vec<AlignedBuf>,
+    done: &mut Vec<(usize, i32)>,
+) -> anyhow::Result<()> {
+    done.clear();
+    if let Err(e) = ring.submit_and_wait(1) {
+        if e.kind() == std::io::ErrorKind::Interrupted {
+            return Ok(());
+        }
+        std::mem::forget(std::mem::take(bufs));
+        return Err(anyhow::Error::new(e).context("io_uring_enter"));
+    }
+    done.extend(
+        ring.completion()
+            .map(|c| (c.user_data() as usize, c.result())),
+    );
+    Ok(())
+}
+
 struct Slot {
     block: Option<Block>,
     t0: u64,
@@ -118,22 +142,8 @@ impl Engine for UringEngine {
                 slots[s].t0 = t0;
             }
             fresh.clear();
-            if let Err(e) = ring.submit_and_wait(1) {
-                if e.kind() == std::io::ErrorKind::Interrupted {
-                    continue;
-                }
-                // Operations may still be in flight and nothing can reap them: keep their
-                // buffers alive for the rest of the process rather than free memory the kernel
-                // may still write.
-                std::mem::forget(bufs);
-                return Err(anyhow::Error::new(e).context("io_uring_enter"));
-            }
+            submit_and_reap(&mut ring, &mut bufs, &mut done)?;
             let t1 = ctx.now();
-            done.clear();
-            done.extend(
-                ring.completion()
-                    .map(|c| (c.user_data() as usize, c.result())),
-            );
             for &(slot, res) in &done {
                 inflight -= 1;
                 free.push(slot);

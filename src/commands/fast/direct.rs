@@ -136,20 +136,7 @@ pub fn direct_ranges(
         if inflight == 0 {
             break;
         }
-        if let Err(e) = ring.submit_and_wait(1) {
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            // Reads may still be in flight and nothing can reap them: keep their buffers alive
-            // for the rest of the process rather than free memory the kernel may still write.
-            std::mem::forget(bufs);
-            return Err(anyhow::Error::new(e).context("io_uring_enter"));
-        }
-        done.clear();
-        done.extend(
-            ring.completion()
-                .map(|c| (c.user_data() as usize, c.result())),
-        );
+        crate::engine::submit_and_reap(&mut ring, &mut bufs, &mut done)?;
         for &(slot, res) in &done {
             inflight -= 1;
             free.push(slot);
