@@ -115,7 +115,7 @@ fn a_directory_with_other_files_is_refused_and_left_alone() {
     };
     let err = ensure(t.path(), &spec, &AtomicBool::new(false), &mut |_| {}).unwrap_err();
     assert!(format!("{err:#}").contains("--dir"), "{err:#}");
-    assert!(remove_layout(t.path(), false).is_err());
+    assert!(remove_layout(t.path()).is_err());
     let names: Vec<_> = std::fs::read_dir(t.path()).unwrap().collect();
     assert_eq!(names.len(), 1);
     assert_eq!(

@@ -274,11 +274,11 @@ fn missing_files_directories_and_refused_o_direct_are_clear_errors() {
         1,
         "is a directory",
     );
-    // procfs refuses O_DIRECT with EINVAL.
+    // procfs (which also refuses O_DIRECT) is refused before any open, naming the file.
     expect_error(
         &["/proc/version", "-r", "512", "1", "--direct"],
         2,
-        "refuses O_DIRECT",
+        "/proc/version is a /proc or /sys pseudo-file",
     );
 }
 

@@ -199,7 +199,10 @@ pub fn execute(a: &FastArgs) -> anyhow::Result<i32> {
 
 fn open_file(path: &Path) -> anyhow::Result<File> {
     let p = path.display();
-    let f = File::open(path).map_err(|e| match e.raw_os_error() {
+    // Before `open`: a named FIFO blocks in open and a character device never ends. A pipe named
+    // through an open descriptor (/dev/stdin) is read to its end, opened without blocking.
+    let pipe = crate::fsguard::check_stream_input(path, "FILE").map_err(crate::config::usage)?;
+    let f = crate::fsguard::open_read(path, pipe).map_err(|e| match e.raw_os_error() {
         Some(libc::ENOENT) => anyhow!("FILE: {p} does not exist; check the path"),
         Some(libc::EACCES) | Some(libc::EPERM) => {
             anyhow!("FILE: permission denied opening {p}; check its permissions")

@@ -61,6 +61,16 @@ pub fn execute(a: &Run2Args) -> anyhow::Result<i32> {
             a.target
         )));
     }
+    // The search reads the file again and again: it must be a file that ends, with data.
+    let (_, meta) = crate::fsguard::check_input(&a.file, "FILE").map_err(usage)?;
+    if meta.is_file() && meta.len() == 0 {
+        return Err(usage(format!(
+            "FILE: {} is empty, so no block count can take {} s to read; make a file with data, \
+             e.g. `run BIGFILE -w 1M 1024`, and time that",
+            a.file.display(),
+            a.target
+        )));
+    }
     let mut spec = RunSpec::new(&a.file);
     spec.block_size_bytes = parse_block_size(&a.block_size, "BLOCK_SIZE")?;
     apply_io_opts(&mut spec, &a.io)?;

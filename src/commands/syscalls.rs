@@ -12,7 +12,7 @@ use std::hint::black_box;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Calls between two clock reads.
@@ -61,6 +61,7 @@ fn measure(
 
 /// Measures every system call of the lab on `file`, `budget` each.
 pub fn measure_all(file: &Path, budget: Duration) -> anyhow::Result<Vec<SyscallResult>> {
+    crate::fsguard::check_input(file, "FILE").map_err(usage)?;
     let mut f =
         File::open(file).with_context(|| format!("FILE: cannot open {}", file.display()))?;
     if f.metadata()?.len() == 0 {
@@ -157,11 +158,11 @@ pub fn csv(results: &[SyscallResult]) -> anyhow::Result<String> {
     crate::export::csv::to_csv(results)
 }
 
-/// A temporary file removed on drop.
-struct TempFile(PathBuf);
+/// A temporary file this process created, removed on drop only while it is still the same file.
+struct TempFile(crate::fsguard::Created);
 impl Drop for TempFile {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        self.0.remove();
     }
 }
 
@@ -178,8 +179,10 @@ pub fn execute(a: &SyscallsArgs) -> anyhow::Result<i32> {
         Some(f) => f.clone(),
         None => {
             let p = std::env::temp_dir().join(format!("diskscope-syscalls-{}", std::process::id()));
-            std::fs::write(&p, vec![7u8; 1 << 20]).context("creating a temp file")?;
-            _tmp = TempFile(p.clone());
+            let (mut f, created) = crate::fsguard::create_exclusive(&p)
+                .map_err(|e| anyhow::anyhow!(crate::fsguard::create_error(&p, &e)))?;
+            _tmp = TempFile(created);
+            std::io::Write::write_all(&mut f, &[7u8; 1 << 20]).context("writing a temp file")?;
             p
         }
     };

@@ -50,6 +50,8 @@ pub fn load_trace(
     let (ids, source) = match &p.trace {
         Some(path) => {
             let name = syntax.name("trace");
+            // A FIFO would block the read forever: refuse anything that cannot end first.
+            crate::fsguard::check_input(path, &name).map_err(usage)?;
             let text = std::fs::read_to_string(path)
                 .map_err(|e| usage(format!("{name}: cannot read {}: {e}", path.display())))?;
             let ids = parse_trace(&text, p.files)

@@ -13,7 +13,11 @@ pub fn write_index(path: &Path, offsets: &[u64], file_size_bytes: u64) -> anyhow
     for (id, off) in offsets.iter().enumerate() {
         text.push_str(&format!("{id} {off} {file_size_bytes}\n"));
     }
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+    // Created exclusively: the index is always a new file of ours, never one already there.
+    let (mut f, _) = crate::fsguard::create_exclusive(path)
+        .map_err(|e| anyhow::anyhow!(crate::fsguard::create_error(path, &e)))?;
+    std::io::Write::write_all(&mut f, text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 /// Reads an index back: the offset of every id `0..files`, each checked to fit the packed file.

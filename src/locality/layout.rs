@@ -8,15 +8,27 @@
 //! generation is recognised as ours and redone, never mistaken for a finished one. A directory
 //! with other content and no manifest is the user's: it is never written to.
 //!
+//! The manifest alone proves nothing (anyone can write a file of that name), so before anything
+//! is removed — on `--clean`, on regenerating with other parameters, after an interrupted
+//! generation — the directory is checked against the manifest: it must parse, and every entry
+//! must be exactly a path the manifest's parameters generate (a digit directory of the tree, an
+//! `id.txt` in its bucket, the packed file, its index). Anything else refuses the whole removal
+//! before a single file is touched. Removal then unlinks exactly those paths and `rmdir`s the
+//! tree's directories; nothing is ever removed recursively. Files are created with
+//! `O_CREAT|O_EXCL|O_NOFOLLOW`, so a generation never writes through a file or link already there.
+//!
 //! Contents are a pure function of the id ([`fill_content`]), so both layouts can be checked
 //! against each other byte for byte and every rerun reads the same data.
 
 use super::index::{read_index, write_index};
+use crate::fsguard::{create_error, create_exclusive};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -75,6 +87,7 @@ pub struct Layout {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Manifest {
     format: u32,
     files: u32,
@@ -84,6 +97,9 @@ struct Manifest {
     pack_order: String,
     pack_hash: String,
     packed_complete: bool,
+    /// diskscope created the layout directory itself, so it may `rmdir` it once empty.
+    #[serde(default)]
+    created_dir: bool,
 }
 
 impl Manifest {
@@ -105,20 +121,195 @@ fn pack_hash(ids: &[u32]) -> String {
     format!("{h:016x}")
 }
 
-fn read_manifest(dir: &Path) -> Option<Manifest> {
-    let text = std::fs::read_to_string(dir.join(MANIFEST_NAME)).ok()?;
-    toml::from_str(&text).ok()
+/// What `--dir` holds.
+enum DirState {
+    Missing,
+    Empty,
+    /// A layout whose every entry the manifest accounts for.
+    Ours(Manifest),
 }
 
-fn write_manifest(dir: &Path, m: &Manifest) -> anyhow::Result<()> {
+fn dir_error(dir: &Path, why: String) -> anyhow::Error {
+    crate::config::usage(format!("--dir: {}: {why}", dir.display()))
+}
+
+/// Reads the manifest strictly: it must be a regular file (not a link) that parses as ours.
+fn read_manifest(dir: &Path) -> anyhow::Result<Option<Manifest>> {
+    let path = dir.join(MANIFEST_NAME);
+    let meta = match std::fs::symlink_metadata(&path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(dir_error(dir, format!("cannot read {MANIFEST_NAME}: {e}"))),
+    };
+    let refuse = |why: &str| {
+        dir_error(
+            dir,
+            format!(
+                "{MANIFEST_NAME} {why}, so the directory is not provably a layout diskscope \
+                 made; nothing there was changed: use another --dir"
+            ),
+        )
+    };
+    if !meta.file_type().is_file() || meta.len() > 4096 {
+        return Err(refuse("is not a manifest diskscope wrote"));
+    }
+    let text = std::fs::read_to_string(&path).map_err(|_| refuse("is not readable text"))?;
+    let m: Manifest = toml::from_str(&text).map_err(|_| refuse("does not parse as a manifest"))?;
+    if m.format != FORMAT_VERSION || m.files == 0 || m.fanout == 0 || m.file_size_bytes == 0 {
+        return Err(refuse("describes no layout of this version"));
+    }
+    Ok(Some(m))
+}
+
+/// Writes the manifest: created exclusively the first time, rewritten in place (never through a
+/// link) afterwards.
+fn write_manifest(dir: &Path, m: &Manifest, first: bool) -> anyhow::Result<()> {
     let text = toml::to_string(m).context("encoding the manifest")?;
     let path = dir.join(MANIFEST_NAME);
-    std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))
+    let mut f = if first {
+        create_exclusive(&path)
+            .map_err(|e| anyhow::anyhow!(create_error(&path, &e)))?
+            .0
+    } else {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)
+            .with_context(|| format!("rewriting {}", path.display()))?
+    };
+    f.write_all(text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
 }
 
-/// Whether `dir` holds a layout of ours (a manifest, complete or not).
+/// Every path (relative to the layout directory) that the layout `m` describes generates:
+/// the tree's directories and its files.
+fn generated_paths(files: u32, fanout: u32) -> (HashSet<PathBuf>, HashSet<PathBuf>) {
+    let mut dirs = HashSet::new();
+    for bucket in 0..fanout.min(files) {
+        let leaf = small_file_rel(bucket, fanout);
+        let mut d = leaf.parent();
+        while let Some(p) = d.filter(|p| !p.as_os_str().is_empty()) {
+            if !dirs.insert(p.to_path_buf()) {
+                break;
+            }
+            d = p.parent();
+        }
+    }
+    let files = (0..files).map(|id| small_file_rel(id, fanout)).collect();
+    (dirs, files)
+}
+
+/// Checks that every entry under `dir` is a path the manifest's layout generates (missing ones
+/// are fine: a generation may have been interrupted). Returns the first foreign entry.
+fn foreign_entry(dir: &Path, m: &Manifest) -> anyhow::Result<Option<PathBuf>> {
+    let (dirs, files) = generated_paths(m.files, m.fanout);
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let abs = dir.join(&rel);
+        for entry in
+            std::fs::read_dir(&abs).with_context(|| format!("reading {}", abs.display()))?
+        {
+            let entry = entry.with_context(|| format!("reading {}", abs.display()))?;
+            let ft = entry.file_type()?;
+            let child = rel.join(entry.file_name());
+            let top_file = rel.as_os_str().is_empty()
+                && [MANIFEST_NAME, PACKED_NAME, INDEX_NAME]
+                    .iter()
+                    .any(|n| entry.file_name() == *n);
+            if ft.is_dir() && dirs.contains(&child) {
+                stack.push(child);
+            } else if ft.is_file() && (top_file || files.contains(&child)) {
+            } else {
+                return Ok(Some(dir.join(child)));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Looks at `--dir` and proves what it holds before anything is written or removed.
+fn inspect(dir: &Path) -> anyhow::Result<DirState> {
+    let meta = match std::fs::metadata(dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(DirState::Missing),
+        Err(e) => return Err(dir_error(dir, format!("cannot use it: {e}"))),
+    };
+    if !meta.is_dir() {
+        return Err(dir_error(
+            dir,
+            "is not a directory; give a new or empty directory".into(),
+        ));
+    }
+    let Some(m) = read_manifest(dir)? else {
+        if is_empty_dir(dir)? {
+            return Ok(DirState::Empty);
+        }
+        return Err(dir_error(
+            dir,
+            "is not empty and holds no diskscope locality layout; give a new or empty \
+             directory (nothing there was changed)"
+                .into(),
+        ));
+    };
+    if let Some(f) = foreign_entry(dir, &m)? {
+        return Err(dir_error(
+            dir,
+            format!(
+                "holds {}, which the locality layout did not create; nothing there was \
+                 changed: move it out or use another --dir",
+                f.display()
+            ),
+        ));
+    }
+    Ok(DirState::Ours(m))
+}
+
+/// Whether `dir` holds a layout of ours: a manifest that parses and accounts for every entry.
 pub fn is_ours(dir: &Path) -> bool {
-    dir.join(MANIFEST_NAME).is_file()
+    matches!(inspect(dir), Ok(DirState::Ours(_)))
+}
+
+/// Removes exactly the paths layout `m` generates (a missing one is fine), the tree's directories
+/// by `rmdir`, the manifest last, and `dir` itself when `m` says diskscope created it and it is
+/// empty. Callers have checked [`foreign_entry`] first.
+fn remove_exact(dir: &Path, m: &Manifest, keep_manifest: bool) -> anyhow::Result<()> {
+    let remove_file = |p: &Path| -> anyhow::Result<()> {
+        match std::fs::symlink_metadata(p) {
+            Ok(md) if md.file_type().is_file() => {
+                std::fs::remove_file(p).with_context(|| format!("removing {}", p.display()))
+            }
+            Ok(_) => Err(anyhow::anyhow!(
+                "{} changed into something diskscope did not make; left it",
+                p.display()
+            )),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e).with_context(|| format!("removing {}", p.display())),
+        }
+    };
+    let (dirs, _) = generated_paths(m.files, m.fanout);
+    for id in 0..m.files {
+        remove_file(&dir.join(small_file_rel(id, m.fanout)))?;
+    }
+    remove_file(&dir.join(PACKED_NAME))?;
+    remove_file(&dir.join(INDEX_NAME))?;
+    let mut dirs: Vec<PathBuf> = dirs.into_iter().collect();
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+    for d in dirs {
+        let p = dir.join(d);
+        match std::fs::remove_dir(&p) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("removing {}", p.display())),
+        }
+    }
+    if !keep_manifest {
+        remove_file(&dir.join(MANIFEST_NAME))?;
+        if m.created_dir && is_empty_dir(dir)? {
+            std::fs::remove_dir(dir).with_context(|| format!("removing {}", dir.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Makes sure `dir` holds the layout `spec` describes, generating what is missing or different.
@@ -134,27 +325,21 @@ pub fn ensure(
         spec.files as usize,
         "pack order covers every id"
     );
-    let manifest = if dir.exists() {
-        read_manifest(dir)
-    } else {
-        None
-    };
-    if manifest.is_none() && dir.exists() && !is_ours(dir) && !is_empty_dir(dir)? {
-        return Err(crate::config::usage(format!(
-            "--dir: {} is not empty and holds no diskscope locality layout; give a new or \
-             empty directory (nothing there was changed)",
-            dir.display()
-        )));
-    }
+    let state = inspect(dir)?;
     let hash = pack_hash(spec.pack_ids);
-    let tree_ok = manifest.as_ref().is_some_and(|m| m.same_tree(spec));
+    let old = match &state {
+        DirState::Ours(m) => Some(m.clone()),
+        _ => None,
+    };
+    let tree_ok = old.as_ref().is_some_and(|m| m.same_tree(spec));
     let packed_path = dir.join(PACKED_NAME);
     let packed_len = spec.files as u64 * spec.file_size_bytes;
     let packed_ok = tree_ok
-        && manifest
+        && old
             .as_ref()
             .is_some_and(|m| m.packed_complete && m.pack_hash == hash)
-        && std::fs::metadata(&packed_path).is_ok_and(|md| md.len() == packed_len);
+        && std::fs::symlink_metadata(&packed_path)
+            .is_ok_and(|md| md.is_file() && md.len() == packed_len);
     let mut m = Manifest {
         format: FORMAT_VERSION,
         files: spec.files,
@@ -164,25 +349,38 @@ pub fn ensure(
         pack_order: spec.pack_label.to_string(),
         pack_hash: hash,
         packed_complete: false,
+        created_dir: match &old {
+            Some(o) => o.created_dir,
+            None => matches!(state, DirState::Missing),
+        },
     };
     if !tree_ok {
-        if is_ours(dir) {
-            log(format!(
-                "layout in {} has other parameters; regenerating",
-                dir.display()
-            ));
-            remove_layout(dir, false)?;
+        let mut first_manifest = true;
+        match &old {
+            Some(o) => {
+                log(format!(
+                    "layout in {} has other parameters; regenerating",
+                    dir.display()
+                ));
+                remove_exact(dir, o, true)?;
+                first_manifest = false;
+            }
+            None => {
+                // Checked before creating the directory, so a refusal leaves nothing behind.
+                check_space(dir, spec, true)?;
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+            }
         }
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         check_space(dir, spec, true)?;
-        write_manifest(dir, &m)?;
+        write_manifest(dir, &m, first_manifest)?;
         let t0 = std::time::Instant::now();
         if let Err(e) = write_tree(dir, spec, stop) {
-            let _ = remove_layout(dir, true);
+            let _ = remove_exact(dir, &m, false);
             return Err(e);
         }
         m.tree_complete = true;
-        write_manifest(dir, &m)?;
+        write_manifest(dir, &m, false)?;
         log(format!(
             "generated {} files of {} in {} ({:.2} s)",
             spec.files,
@@ -199,14 +397,21 @@ pub fn ensure(
             spec.pack_label
         ));
     } else {
+        // Only our own packed file and index can be here (inspect checked every entry).
+        for name in [PACKED_NAME, INDEX_NAME] {
+            let p = dir.join(name);
+            if std::fs::symlink_metadata(&p).is_ok_and(|md| md.is_file()) {
+                std::fs::remove_file(&p).with_context(|| format!("removing {}", p.display()))?;
+            }
+        }
         check_space(dir, spec, false)?;
-        write_manifest(dir, &m)?;
+        write_manifest(dir, &m, false)?;
         if let Err(e) = write_packed(dir, spec, stop) {
-            let _ = remove_layout(dir, true);
+            let _ = remove_exact(dir, &m, false);
             return Err(e);
         }
         m.packed_complete = true;
-        write_manifest(dir, &m)?;
+        write_manifest(dir, &m, false)?;
         log(format!(
             "wrote {} ({} order) and its index {}",
             packed_path.display(),
@@ -243,15 +448,9 @@ fn check_space(dir: &Path, spec: &LayoutSpec, tree: bool) -> anyhow::Result<()> 
     } else {
         packed
     };
-    let cpath = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
-        .context("directory name contains a NUL byte")?;
-    // SAFETY: an all-zero statvfs is a valid value for the kernel to overwrite.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `cpath` is a valid C string and `st` a live, writable statvfs.
-    if unsafe { libc::statvfs(cpath.as_ptr(), &mut st) } != 0 {
+    let Some(free) = crate::fsguard::free_bytes(dir) else {
         return Ok(()); // no figure to check against; writing will report a full disk
-    }
-    let free = st.f_bavail as u64 * st.f_frsize as u64;
+    };
     if need > free {
         return Err(crate::config::usage(format!(
             "--files: the layout needs about {} but {} has {} free; use fewer --files, a \
@@ -262,6 +461,13 @@ fn check_space(dir: &Path, spec: &LayoutSpec, tree: bool) -> anyhow::Result<()> 
         )));
     }
     Ok(())
+}
+
+/// Creates a new file of the layout, never opening one that is already there.
+fn create_new(path: &Path) -> anyhow::Result<File> {
+    create_exclusive(path)
+        .map(|(f, _)| f)
+        .map_err(|e| anyhow::anyhow!(create_error(path, &e)))
 }
 
 fn interrupted() -> anyhow::Error {
@@ -292,14 +498,16 @@ fn write_tree(dir: &Path, spec: &LayoutSpec, stop: &AtomicBool) -> anyhow::Resul
         }
         fill_content(id, &mut buf);
         let path = dir.join(small_file_rel(id, spec.fanout));
-        std::fs::write(&path, &buf).with_context(|| format!("writing {}", path.display()))?;
+        create_new(&path)?
+            .write_all(&buf)
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     sync_fs(dir)
 }
 
 fn write_packed(dir: &Path, spec: &LayoutSpec, stop: &AtomicBool) -> anyhow::Result<()> {
     let path = dir.join(PACKED_NAME);
-    let file = File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+    let file = create_new(&path)?;
     let mut out = BufWriter::with_capacity(1 << 20, file);
     let mut offsets = vec![0u64; spec.files as usize];
     let mut buf = vec![0u8; spec.file_size_bytes as usize];
@@ -319,44 +527,20 @@ fn write_packed(dir: &Path, spec: &LayoutSpec, stop: &AtomicBool) -> anyhow::Res
     sync_fs(dir)
 }
 
-/// Removes a layout of ours: the tree, the packed file, the index and the manifest (last), then
-/// the directory itself when nothing else is left in it. Other entries are never touched.
-/// Returns whether there was a layout. Without `force`, a directory without a manifest is an error.
-pub fn remove_layout(dir: &Path, force: bool) -> anyhow::Result<bool> {
-    if !dir.exists() {
-        return Ok(false);
-    }
-    if !is_ours(dir) && !force {
-        if is_empty_dir(dir)? {
-            return Ok(false);
-        }
-        return Err(crate::config::usage(format!(
-            "--clean: {} holds no diskscope locality layout; refusing to remove anything there",
-            dir.display()
-        )));
-    }
-    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
-        let entry = entry?;
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        let path = entry.path();
-        let tree_dir = entry.file_type()?.is_dir() && name.chars().all(|c| c.is_ascii_digit());
-        if tree_dir {
-            std::fs::remove_dir_all(&path)
-                .with_context(|| format!("removing {}", path.display()))?;
-        } else if name == PACKED_NAME || name == INDEX_NAME {
-            std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
+/// Removes a layout of ours: exactly the paths its manifest's parameters generate, the manifest
+/// last, then the directory itself if diskscope created it and nothing else is left. Refuses,
+/// removing nothing, when the manifest does not parse or the directory holds anything else.
+/// Returns whether there was a layout (a missing or empty directory has none).
+pub fn remove_layout(dir: &Path) -> anyhow::Result<bool> {
+    match inspect(dir)
+        .map_err(|e| crate::config::usage(format!("--clean: refusing to remove anything: {e}")))?
+    {
+        DirState::Missing | DirState::Empty => Ok(false),
+        DirState::Ours(m) => {
+            remove_exact(dir, &m, false)?;
+            Ok(true)
         }
     }
-    let manifest = dir.join(MANIFEST_NAME);
-    if manifest.exists() {
-        std::fs::remove_file(&manifest)
-            .with_context(|| format!("removing {}", manifest.display()))?;
-    }
-    if is_empty_dir(dir)? {
-        std::fs::remove_dir(dir).with_context(|| format!("removing {}", dir.display()))?;
-    }
-    Ok(true)
 }
 
 #[cfg(test)]

@@ -93,7 +93,7 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 pub fn execute(args: &LocalityArgs) -> anyhow::Result<i32> {
     let p = args.raw().validate(Syntax::Cli)?;
     if args.clean {
-        if layout::remove_layout(&p.dir, false)? {
+        if layout::remove_layout(&p.dir)? {
             eprintln!("removed the locality layout in {}", p.dir.display());
         } else {
             eprintln!("no locality layout in {}; nothing removed", p.dir.display());
@@ -140,9 +140,10 @@ pub fn execute(args: &LocalityArgs) -> anyhow::Result<i32> {
     eprintln!(
         "layout kept in {} for the next run; `diskscope locality --clean{}` removes it",
         p.dir.display(),
-        args.dir
-            .as_ref()
-            .map_or(String::new(), |d| format!(" --dir {}", d.display()))
+        args.dir.as_ref().map_or(String::new(), |d| format!(
+            " --dir {}",
+            crate::fsguard::shell_quote(&d.display().to_string())
+        ))
     );
     Ok(0)
 }

@@ -56,9 +56,24 @@ impl Prepared {
 
 fn open_error(path: &std::path::Path, e: std::io::Error, direct: bool) -> anyhow::Error {
     let p = path.display();
+    let parent = path.parent().filter(|d| !d.as_os_str().is_empty());
     match e.raw_os_error() {
+        Some(libc::ENOENT) if parent.is_some_and(|d| !d.is_dir()) => {
+            let d = parent.unwrap_or(path).display().to_string();
+            anyhow!(
+                "FILE: the directory {d} does not exist; create it first (mkdir -p {})",
+                crate::fsguard::shell_quote(&d)
+            )
+        }
         Some(libc::ENOENT) => anyhow!(
-            "FILE: {p} does not exist; check the path or create it with `run {p} -w 1M 1024`"
+            "FILE: {p} does not exist; check the path or create it with `run {} -w 1M 1024`",
+            crate::fsguard::shell_quote(&p.to_string())
+        ),
+        Some(libc::ELOOP) => usage(format!(
+            "FILE: {p} is a symbolic link loop (or a chain too long); point it at a file"
+        )),
+        Some(libc::EEXIST) => anyhow!(
+            "FILE: {p} already exists (a dangling symbolic link counts); remove it or pick another name"
         ),
         Some(libc::EACCES) | Some(libc::EPERM) => {
             anyhow!(
@@ -74,6 +89,10 @@ fn open_error(path: &std::path::Path, e: std::io::Error, direct: bool) -> anyhow
 }
 
 fn open_for(spec: &RunSpec, write: bool) -> anyhow::Result<File> {
+    if !write {
+        // Before `open`: a FIFO blocks in open, a character device never ends, /proc lies.
+        crate::fsguard::check_input(&spec.path, "FILE").map_err(usage)?;
+    }
     let mut flags = 0;
     if spec.direct {
         flags |= libc::O_DIRECT;

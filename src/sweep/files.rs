@@ -128,6 +128,10 @@ pub fn plan_file(
 
 /// Whether `path` holds exactly `size` bytes of our pattern (checked at the start and the end).
 pub fn is_our_test_file(path: &Path, size: u64) -> bool {
+    // Only a regular file (not a link, FIFO or device: opening a FIFO would block) can be ours.
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file()) {
+        return false;
+    }
     let Ok(f) = File::open(path) else {
         return false;
     };

@@ -38,6 +38,7 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 
 /// Reads and plans a sweep file without running anything.
 pub fn load(sweep_path: &Path, out: Option<&Path>) -> anyhow::Result<Plan> {
+    crate::fsguard::check_input(sweep_path, "SWEEP.toml").map_err(usage)?;
     let text = std::fs::read_to_string(sweep_path).map_err(|e| {
         usage(format!(
             "SWEEP.toml: cannot read {}: {e}; check the path",

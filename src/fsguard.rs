@@ -1,0 +1,464 @@
+//! Guards around every file diskscope creates, removes or opens as input, so the promises
+//! "never overwrites", "removes only its own files" and "never hangs on a file that cannot end"
+//! hold by construction rather than by care at each call site:
+//!
+//! * [`create_exclusive`] makes a new file with `O_CREAT|O_EXCL|O_NOFOLLOW`: it never opens a
+//!   file (or a symlink) that was already there, and returns a [`Created`] record of the inode it
+//!   made. [`Created::remove`] unlinks the path only while it still names that same inode, so a
+//!   file the user put in its place later is left alone.
+//! * [`free_bytes`] / [`ensure_free`] check the file system has room before a large write, on the
+//!   nearest existing ancestor (so nothing is created just to be refused).
+//! * [`DirLock`] is an exclusive `flock` on a lock file in an output directory: a second batch
+//!   writing to the same `--out` is refused with the first one's pid instead of interleaving rows.
+//! * [`check_input`] refuses, before any `open`, inputs that would block or never end: FIFOs,
+//!   sockets, character devices (`/dev/zero`), and `/proc` or `/sys` pseudo-files.
+
+use std::ffi::CString;
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::{Read, Seek, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// A file this process created, identified by its inode so removal can prove it is still ours.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Created {
+    pub path: PathBuf,
+    dev: u64,
+    ino: u64,
+}
+
+impl Created {
+    /// Whether `path` still names the file we created (same inode, not replaced by a symlink).
+    pub fn is_intact(&self) -> bool {
+        std::fs::symlink_metadata(&self.path)
+            .is_ok_and(|m| m.file_type().is_file() && m.dev() == self.dev && m.ino() == self.ino)
+    }
+
+    /// Unlinks the path if it still names the file we created. Returns whether it was removed;
+    /// anything else now at that path is left untouched.
+    pub fn remove(&self) -> bool {
+        self.is_intact() && std::fs::remove_file(&self.path).is_ok()
+    }
+}
+
+/// Creates `path` as a new, empty regular file open for reading and writing. Fails with
+/// `AlreadyExists` if anything (a file, a directory, a symlink, dangling or not) is there.
+pub fn create_exclusive(path: &Path) -> std::io::Result<(File, Created)> {
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)?;
+    let m = f.metadata()?;
+    let created = Created {
+        path: path.to_path_buf(),
+        dev: m.dev(),
+        ino: m.ino(),
+    };
+    Ok((f, created))
+}
+
+/// One line saying why an exclusive creation failed, naming the path and what to do.
+pub fn create_error(path: &Path, e: &std::io::Error) -> String {
+    let p = path.display();
+    match e.raw_os_error() {
+        Some(libc::EEXIST) => {
+            format!("{p} already exists; diskscope never replaces a file it did not create: remove it or pick another path")
+        }
+        Some(libc::ELOOP) => format!("{p} is a symbolic link; diskscope never writes through one: remove it or pick another path"),
+        Some(libc::ENOENT) => format!(
+            "the directory of {p} does not exist; create it first (mkdir -p {})",
+            shell_quote(&path.parent().unwrap_or(Path::new(".")).display().to_string())
+        ),
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            format!("permission denied creating {p}; pick a directory you can write to")
+        }
+        Some(libc::ENOSPC) => format!("no space left creating {p}; free some space or pick another directory"),
+        _ => format!("cannot create {p}: {e}"),
+    }
+}
+
+/// Quotes `s` for a POSIX shell when it holds anything but plain path characters, so a
+/// suggested command can be pasted as is.
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// The nearest ancestor of `path` (itself included) that exists; `.` for a relative path with
+/// no existing prefix.
+pub fn existing_ancestor(path: &Path) -> PathBuf {
+    let mut p = path;
+    loop {
+        if std::fs::symlink_metadata(p).is_ok() {
+            return p.to_path_buf();
+        }
+        match p.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => p = parent,
+            _ => return PathBuf::from("."),
+        }
+    }
+}
+
+/// Bytes an unprivileged user may still write on the file system holding `path` (or its nearest
+/// existing ancestor). None when the file system gives no figure.
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    let at = existing_ancestor(path);
+    let cpath = CString::new(at.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: an all-zero statvfs is a valid value for the kernel to overwrite.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `cpath` is a valid C string and `st` a live, writable statvfs.
+    if unsafe { libc::statvfs(cpath.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+/// Refuses (with a one-line message naming `key`) when writing `need_bytes` under `path` would
+/// not fit in the free space. A file system with no figure passes: writing reports a full disk.
+pub fn ensure_free(path: &Path, need_bytes: u64, key: &str) -> Result<(), String> {
+    match free_bytes(path) {
+        Some(free) if need_bytes > free => Err(format!(
+            "{key}: needs {} but {} has only {} free; ask for less or use another directory",
+            crate::size::format_bytes_approx(need_bytes),
+            existing_ancestor(path).display(),
+            crate::size::format_bytes_approx(free)
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Name of the lock file a batch holds in its output directory.
+pub const LOCK_NAME: &str = ".diskscope.lock";
+
+/// An exclusive `flock` on `DIR/.diskscope.lock`, held while a batch writes into `DIR`. The lock
+/// file is removed on drop (while still locked, after checking the path still names the locked
+/// inode, so a waiting process never locks an unlinked file).
+#[derive(Debug)]
+pub struct DirLock {
+    /// Holds the lock; closed (so unlocked) after `Drop` unlinks the path.
+    _file: File,
+    created: Created,
+}
+
+impl DirLock {
+    /// Takes the lock or says who holds it: `Err` carries a one-line message naming `key`.
+    /// A lock file left by a batch that was killed (a pid, unlocked) is taken over; any other
+    /// file of that name is the user's and is refused, never changed.
+    pub fn acquire(dir: &Path, key: &str) -> Result<DirLock, String> {
+        let path = dir.join(LOCK_NAME);
+        let cannot = |e: &std::io::Error| {
+            format!(
+                "{key}: cannot lock {}: {}",
+                dir.display(),
+                create_error(&path, e)
+            )
+        };
+        for _ in 0..100 {
+            let mut file = match create_exclusive(&path) {
+                Ok((f, _)) => f,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    match OpenOptions::new()
+                        .read(true)
+                        .write(true)
+                        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                        .open(&path)
+                    {
+                        Ok(f) => f,
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                        Err(e) => return Err(cannot(&e)),
+                    }
+                }
+                Err(e) => return Err(cannot(&e)),
+            };
+            let Ok(m) = file.metadata() else { continue };
+            let mut text = String::new();
+            let is_lock_file = m.is_file()
+                && m.len() < 32
+                && file.read_to_string(&mut text).is_ok()
+                && text.trim().chars().all(|c| c.is_ascii_digit());
+            if !is_lock_file {
+                return Err(format!(
+                    "{key}: {} is not a diskscope lock file; it was left untouched: move it or \
+                     pick another {key}",
+                    path.display()
+                ));
+            }
+            // SAFETY: flock(2) on a descriptor we own; no memory involved.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+                let holder = text.trim();
+                return Err(format!(
+                    "{key}: another diskscope batch is writing to {} (pid {}); wait for it to \
+                     finish or pick another {key}",
+                    dir.display(),
+                    if holder.is_empty() { "unknown" } else { holder }
+                ));
+            }
+            let same = std::fs::symlink_metadata(&path)
+                .is_ok_and(|p| p.dev() == m.dev() && p.ino() == m.ino());
+            if !same {
+                continue; // the previous holder removed it after we opened it: try again
+            }
+            let _ = file.set_len(0);
+            let _ = file.rewind();
+            let _ = writeln!(file, "{}", std::process::id());
+            let created = Created {
+                path,
+                dev: m.dev(),
+                ino: m.ino(),
+            };
+            return Ok(DirLock {
+                _file: file,
+                created,
+            });
+        }
+        Err(format!(
+            "{key}: could not lock {} (the lock file keeps changing)",
+            dir.display()
+        ))
+    }
+}
+
+impl Drop for DirLock {
+    fn drop(&mut self) {
+        self.created.remove();
+    }
+}
+
+/// What [`check_input`] found the input to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    Regular,
+    BlockDevice,
+}
+
+/// Checks, without opening it, that `path` can be read to an end: a regular file (not a `/proc`
+/// or `/sys` pseudo-file) or a block device. FIFOs and sockets would block in `open`; character
+/// devices such as `/dev/zero` never end. `key` names the argument in the message.
+pub fn check_input(path: &Path, key: &str) -> Result<(InputKind, Metadata), String> {
+    let p = path.display();
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) => {
+            return Err(match e.raw_os_error() {
+                Some(libc::ENOENT) if std::fs::symlink_metadata(path).is_ok() => {
+                    format!("{key}: {p} is a symbolic link to nothing; point it at a file")
+                }
+                Some(libc::ENOENT) => format!("{key}: {p} does not exist; check the path"),
+                Some(libc::ELOOP) => {
+                    format!("{key}: {p} is a symbolic link loop; point it at a file")
+                }
+                Some(libc::ENOTDIR) => {
+                    format!("{key}: {p}: a part of the path is not a directory; check the path")
+                }
+                Some(libc::EACCES) => format!(
+                    "{key}: permission denied reaching {p}; check the directories' permissions"
+                ),
+                _ => format!("{key}: cannot use {p}: {e}"),
+            })
+        }
+    };
+    let ft = meta.file_type();
+    let what = if ft.is_dir() {
+        Some("a directory")
+    } else if ft.is_fifo() {
+        Some("a FIFO (named pipe), which has no size and can block forever")
+    } else if ft.is_socket() {
+        Some("a socket, which has no size and can block forever")
+    } else if ft.is_char_device() {
+        Some("a character device, which has no fixed size (/dev/zero never ends)")
+    } else {
+        None
+    };
+    if let Some(what) = what {
+        return Err(format!(
+            "{key}: {p} is {what}; give a regular file (or a block device)"
+        ));
+    }
+    if ft.is_block_device() {
+        return Ok((InputKind::BlockDevice, meta));
+    }
+    if is_pseudo_fs(path) {
+        return Err(format!(
+            "{key}: {p} is a /proc or /sys pseudo-file whose size is not its length; copy it \
+             to a regular file first (cp {} copy.bin)",
+            shell_quote(&p.to_string())
+        ));
+    }
+    Ok((InputKind::Regular, meta))
+}
+
+/// Whether `path` names an already open descriptor (`/dev/stdin`, `/dev/fd/N`,
+/// `/proc/self/fd/N`): a pipe reached that way belongs to a pipeline the user started.
+fn is_descriptor_path(path: &Path) -> bool {
+    let s = path.to_string_lossy();
+    s == "/dev/stdin"
+        || s.starts_with("/dev/fd/")
+        || (s.starts_with("/proc/") && s.split('/').nth(3) == Some("fd"))
+}
+
+/// For readers that stream to the end without a size (`fast`): like [`check_input`], but also
+/// accepts `/proc` pseudo-files (read to their end) and a pipe named through an open descriptor
+/// (`/dev/stdin`). Returns whether the input is a pipe (open it with [`open_read`]). Named FIFOs,
+/// sockets and character devices are refused by name.
+pub fn check_stream_input(path: &Path, key: &str) -> Result<bool, String> {
+    match check_input(path, key) {
+        Ok(_) => Ok(false),
+        Err(e) => {
+            let Ok(meta) = std::fs::metadata(path) else {
+                return Err(e);
+            };
+            let ft = meta.file_type();
+            if ft.is_fifo() && is_descriptor_path(path) {
+                Ok(true)
+            } else if ft.is_file() && is_pseudo_fs(path) {
+                Ok(false)
+            } else {
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Opens `path` for reading; a pipe is opened with `O_NONBLOCK` (so `open` cannot wait for a
+/// writer that is gone) and switched back to blocking reads, which then end at end of input.
+pub fn open_read(path: &Path, pipe: bool) -> std::io::Result<File> {
+    let flags = if pipe { libc::O_NONBLOCK } else { 0 };
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(flags | libc::O_CLOEXEC)
+        .open(path)?;
+    if pipe {
+        let fd = f.as_raw_fd();
+        // SAFETY: fcntl(2) on a descriptor we own; clears O_NONBLOCK, no memory involved.
+        unsafe {
+            let fl = libc::fcntl(fd, libc::F_GETFL);
+            if fl < 0 || libc::fcntl(fd, libc::F_SETFL, fl & !libc::O_NONBLOCK) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+    }
+    Ok(f)
+}
+
+/// Whether `path` lives on procfs or sysfs, whose files report sizes that are not their length.
+fn is_pseudo_fs(path: &Path) -> bool {
+    const PROC_SUPER_MAGIC: i64 = 0x9fa0;
+    const SYSFS_MAGIC: i64 = 0x6265_6572;
+    let Ok(cpath) = CString::new(path.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    // SAFETY: an all-zero statfs is a valid value for the kernel to overwrite.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `cpath` is a valid C string and `st` a live, writable statfs.
+    if unsafe { libc::statfs(cpath.as_ptr(), &mut st) } != 0 {
+        return false;
+    }
+    #[allow(clippy::unnecessary_cast)] // f_type's width differs between targets
+    let t = st.f_type as i64;
+    t == PROC_SUPER_MAGIC || t == SYSFS_MAGIC
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exclusive_creation_refuses_an_existing_file_and_a_symlink() {
+        let d = tempfile::tempdir().unwrap();
+        let target = d.path().join("target");
+        std::fs::write(&target, b"user data").unwrap();
+        let err = create_exclusive(&target).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists);
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert!(create_exclusive(&link).is_err());
+        let dangling = d.path().join("dangling");
+        std::os::unix::fs::symlink(d.path().join("nowhere"), &dangling).unwrap();
+        assert!(create_exclusive(&dangling).is_err());
+        assert!(!d.path().join("nowhere").exists());
+        assert_eq!(std::fs::read(&target).unwrap(), b"user data");
+    }
+
+    #[test]
+    fn removal_leaves_a_file_that_replaced_ours() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        let (_f, created) = create_exclusive(&p).unwrap();
+        std::fs::remove_file(&p).unwrap();
+        std::fs::write(&p, b"user").unwrap();
+        assert!(!created.remove());
+        assert_eq!(std::fs::read(&p).unwrap(), b"user");
+        let q = d.path().join("g");
+        let (_g, mine) = create_exclusive(&q).unwrap();
+        assert!(mine.remove());
+        assert!(!q.exists());
+    }
+
+    #[test]
+    fn a_second_lock_on_the_same_directory_names_the_holder() {
+        let d = tempfile::tempdir().unwrap();
+        let first = DirLock::acquire(d.path(), "--out").unwrap();
+        let err = DirLock::acquire(d.path(), "--out").unwrap_err();
+        assert!(
+            err.contains(&format!("pid {}", std::process::id())),
+            "{err}"
+        );
+        drop(first);
+        assert!(!d.path().join(LOCK_NAME).exists());
+        let again = DirLock::acquire(d.path(), "--out");
+        assert!(again.is_ok());
+        drop(again);
+        std::fs::write(d.path().join(LOCK_NAME), b"my notes about this run").unwrap();
+        let err = DirLock::acquire(d.path(), "--out").unwrap_err();
+        assert!(err.contains("not a diskscope lock file"), "{err}");
+        assert_eq!(
+            std::fs::read(d.path().join(LOCK_NAME)).unwrap(),
+            b"my notes about this run"
+        );
+    }
+
+    #[test]
+    fn inputs_that_cannot_end_are_refused_by_name() {
+        let err = check_input(Path::new("/dev/zero"), "FILE").unwrap_err();
+        assert!(
+            err.contains("/dev/zero") && err.contains("character device"),
+            "{err}"
+        );
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("pipe");
+        let c = CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `c` is a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let err = check_input(&fifo, "FILE").unwrap_err();
+        assert!(err.contains("FIFO") && err.contains("pipe"), "{err}");
+        let err = check_input(Path::new("/proc/self/status"), "FILE").unwrap_err();
+        assert!(err.contains("pseudo-file"), "{err}");
+        let f = d.path().join("f");
+        std::fs::write(&f, b"x").unwrap();
+        assert_eq!(check_input(&f, "FILE").unwrap().0, InputKind::Regular);
+        // Streaming readers take /proc files, but never a named FIFO or /dev/zero.
+        assert_eq!(
+            check_stream_input(Path::new("/proc/self/status"), "FILE"),
+            Ok(false)
+        );
+        assert!(check_stream_input(&fifo, "FILE").is_err());
+        assert!(check_stream_input(Path::new("/dev/zero"), "FILE").is_err());
+    }
+
+    #[test]
+    fn shell_quoting_leaves_plain_paths_and_quotes_the_rest() {
+        assert_eq!(shell_quote("/tmp/a.bin"), "/tmp/a.bin");
+        assert_eq!(shell_quote("my file"), "'my file'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+    }
+}

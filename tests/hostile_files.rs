@@ -1,0 +1,327 @@
+//! Hostile files (issue 9): what a user already has is never deleted, overwritten or written
+//! through; inputs that cannot end are refused at once by name; nothing hangs. Every case runs the
+//! real binary under a time bound and checks what the user would see: their files intact, a
+//! one-line message naming the file or key, a non-zero exit, no signal death.
+
+use crate::util::{bin, tmp};
+use std::ffi::CString;
+use std::path::Path;
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+/// Runs `diskscope ARGS` (or another binary) with a time bound; asserts it ended by itself.
+fn bounded(name: &str, args: &[&str], limit: Duration) -> Output {
+    let started = Instant::now();
+    let out = bin(name).args(args).timeout(limit).output().unwrap();
+    assert!(
+        out.status.code().is_some(),
+        "`{name} {}` did not exit by itself within {limit:?} (status {:?}); stderr: {}",
+        args.join(" "),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(started.elapsed() < limit);
+    out
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn mkfifo(path: &Path) {
+    let c = CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `c` is a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+fn write(path: &Path, text: &str) {
+    if let Some(d) = path.parent() {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{} is gone: {e}", path.display()))
+}
+
+const SECS_30: Duration = Duration::from_secs(30);
+
+// ---- locality: only the exact paths a manifest proves are ours -----------------------------
+
+#[test]
+fn a_planted_manifest_does_not_let_clean_delete_the_users_photos_or_database() {
+    let t = tmp();
+    let u = t.path().join("u");
+    write(&u.join("2024/photos/a.jpg"), "img");
+    write(&u.join("diskscope-locality.toml"), "x");
+    write(&u.join("packed.dat"), "db");
+    let d = u.to_str().unwrap();
+    for args in [
+        vec!["locality", "--dir", d, "--clean"],
+        vec!["locality", "--dir", d, "--files", "20", "--reps", "1"],
+    ] {
+        let out = bounded("diskscope", &args, SECS_30);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("diskscope-locality.toml"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(read(&u.join("2024/photos/a.jpg")), "img");
+        assert_eq!(read(&u.join("packed.dat")), "db");
+        assert_eq!(read(&u.join("diskscope-locality.toml")), "x");
+    }
+}
+
+fn make_layout(dir: &Path, files: &str) {
+    let out = bounded(
+        "diskscope",
+        &[
+            "locality",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--files",
+            files,
+            "--file-size",
+            "1K",
+            "--reps",
+            "1",
+            "--order",
+            "sequential",
+            "--cache",
+            "warm",
+        ],
+        SECS_30,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn user_files_inside_a_real_layout_survive_a_rerun_with_other_parameters_and_clean() {
+    let t = tmp();
+    let l = t.path().join("L");
+    make_layout(&l, "30");
+    write(&l.join("0/0/user.txt"), "keep me");
+    write(&l.join("2024/notes.txt"), "mine too");
+    let d = l.to_str().unwrap();
+    let rerun = bounded(
+        "diskscope",
+        &["locality", "--dir", d, "--files", "40", "--reps", "1"],
+        SECS_30,
+    );
+    assert_eq!(rerun.status.code(), Some(2), "{}", stderr(&rerun));
+    assert!(
+        stderr(&rerun).contains("did not create"),
+        "{}",
+        stderr(&rerun)
+    );
+    let clean = bounded("diskscope", &["locality", "--dir", d, "--clean"], SECS_30);
+    assert_eq!(clean.status.code(), Some(2), "{}", stderr(&clean));
+    assert_eq!(read(&l.join("0/0/user.txt")), "keep me");
+    assert_eq!(read(&l.join("2024/notes.txt")), "mine too");
+    // The layout itself is untouched too: nothing was removed before the refusal.
+    assert!(l.join("packed.dat").is_file() && l.join("0/0/7/7.txt").is_file());
+    // Once the user moves their files out, clean removes exactly the layout.
+    std::fs::remove_file(l.join("0/0/user.txt")).unwrap();
+    std::fs::remove_dir_all(l.join("2024")).unwrap();
+    let clean = bounded("diskscope", &["locality", "--dir", d, "--clean"], SECS_30);
+    assert_eq!(clean.status.code(), Some(0), "{}", stderr(&clean));
+    assert!(!l.exists());
+}
+
+#[test]
+fn a_symlink_planted_in_a_layout_is_refused_and_its_target_untouched() {
+    let t = tmp();
+    let l = t.path().join("L");
+    make_layout(&l, "30");
+    let victim = t.path().join("victim.txt");
+    write(&victim, "precious");
+    std::fs::remove_file(l.join("0/0/7/7.txt")).unwrap();
+    std::os::unix::fs::symlink(&victim, l.join("0/0/7/7.txt")).unwrap();
+    let d = l.to_str().unwrap();
+    let out = bounded("diskscope", &["locality", "--dir", d, "--clean"], SECS_30);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("7.txt"), "{}", stderr(&out));
+    assert_eq!(read(&victim), "precious");
+    assert!(l.join("0/0/7/7.txt").is_symlink());
+}
+
+// ---- inputs that cannot end: refused at once, by name -------------------------------------
+
+#[test]
+fn a_fifo_is_refused_quickly_by_every_reading_command_naming_it() {
+    let t = tmp();
+    let fifo = t.path().join("pipe");
+    mkfifo(&fifo);
+    let f = fifo.to_str().unwrap();
+    let cases: [(&str, Vec<&str>); 6] = [
+        ("run", vec![f, "-r", "4K", "1"]),
+        ("diskscope", vec!["run", f, "-r", "4K", "1"]),
+        ("run2", vec![f, "4K"]),
+        ("fast", vec![f]),
+        ("diskscope", vec!["syscalls", f, "--seconds", "0.01"]),
+        ("diskscope", vec!["--batch", f]),
+    ];
+    for (name, args) in cases {
+        let out = bounded(name, &args, Duration::from_secs(10));
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{name} {args:?}: {err}");
+        assert!(
+            err.contains(f) && err.contains("FIFO"),
+            "{name} {args:?}: {err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{name} {args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_fifo_as_a_locality_trace_or_a_batch_test_file_is_refused_too() {
+    let t = tmp();
+    let fifo = t.path().join("pipe");
+    mkfifo(&fifo);
+    let f = fifo.to_str().unwrap();
+    let dir = t.path().join("L");
+    let out = bounded(
+        "diskscope",
+        &[
+            "locality",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--trace",
+            f,
+            "--files",
+            "10",
+        ],
+        Duration::from_secs(10),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--trace") && stderr(&out).contains(f));
+    let sweep = t.path().join("s.toml");
+    write(
+        &sweep,
+        &format!(
+            "[file]\npath = \"{f}\"\ncreate = \"1M\"\n[[experiment]]\nname = \"a\"\nkind = \"throughput\"\n"
+        ),
+    );
+    let out = bounded(
+        "diskscope",
+        &[
+            "--batch",
+            sweep.to_str().unwrap(),
+            "--out",
+            t.path().join("o").to_str().unwrap(),
+        ],
+        Duration::from_secs(10),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("already exists"), "{}", stderr(&out));
+}
+
+#[test]
+fn character_devices_that_never_end_are_refused_by_fast_run_and_run2() {
+    for (name, args) in [
+        ("fast", vec!["/dev/zero"]),
+        ("run", vec!["/dev/zero", "-r", "1M", "4"]),
+        ("run2", vec!["/dev/zero", "1M"]),
+        ("run2", vec!["/dev/null", "1M"]),
+    ] {
+        let out = bounded(name, &args, Duration::from_secs(10));
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{name} {args:?}: {err}");
+        assert!(
+            err.contains(args[0]) && err.contains("character device"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn proc_files_get_a_message_that_names_them_instead_of_illegal_seek() {
+    let out = bounded("run", &["/proc/self/status", "-r", "4K", "1"], SECS_30);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("/proc/self/status") && err.contains("pseudo-file"),
+        "{err}"
+    );
+    assert!(!err.contains("Illegal seek"), "{err}");
+}
+
+#[test]
+fn fast_still_reads_a_pipe_given_as_dev_stdin_to_its_end() {
+    let t = tmp();
+    let f = t.path().join("data");
+    let data = crate::util::write_varied_file(&f, 100_000, 3);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("fast"))
+        .arg("/dev/stdin")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(&data).unwrap();
+    }
+    let deadline = Instant::now() + SECS_30;
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "fast /dev/stdin never ended");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        crate::util::reference_xor(&data)
+    );
+}
+
+#[test]
+fn run2_on_an_empty_file_says_to_make_one_with_data() {
+    let t = tmp();
+    let f = t.path().join("empty");
+    write(&f, "");
+    let out = bounded("run2", &[f.to_str().unwrap(), "4K"], SECS_30);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is empty") && err.contains("run BIGFILE -w"),
+        "{err}"
+    );
+}
+
+#[test]
+fn messages_name_the_directory_or_the_loop_instead_of_repeating_a_failing_command() {
+    let t = tmp();
+    let missing = t.path().join("no/such/dir/f");
+    let out = bounded(
+        "run",
+        &[missing.to_str().unwrap(), "-w", "4K", "1"],
+        SECS_30,
+    );
+    let err = stderr(&out);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("mkdir -p") && !err.contains("run "), "{err}");
+    let a = t.path().join("a");
+    let b = t.path().join("b");
+    std::os::unix::fs::symlink(&b, &a).unwrap();
+    std::os::unix::fs::symlink(&a, &b).unwrap();
+    let out = bounded("run", &[a.to_str().unwrap(), "-r", "4K", "1"], SECS_30);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("loop") && !err.contains("File exists"),
+        "{err}"
+    );
+    let dir = t.path().to_str().unwrap();
+    let out = bounded(
+        "diskscope",
+        &["syscalls", dir, "--seconds", "0.01"],
+        SECS_30,
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(dir) && err.contains("directory"), "{err}");
+}
