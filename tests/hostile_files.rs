@@ -325,3 +325,110 @@ fn messages_name_the_directory_or_the_loop_instead_of_repeating_a_failing_comman
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains(dir) && err.contains("directory"), "{err}");
 }
+
+// ---- the explorer's scratch file -----------------------------------------------------------
+
+/// Runs the explorer on `file` inside a tmux server of its own; `keys` are sent one by one, each
+/// after the screen shows what it waits for. Returns the last screen. None without tmux.
+fn explore_with_keys(file: &Path, steps: &[(&str, &str)]) -> Option<String> {
+    use std::process::Command;
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("skipped: tmux is not installed (the CI installs it)");
+        return None;
+    }
+    let socket = format!(
+        "diskscope-hostile-{}-{}",
+        std::process::id(),
+        file.file_name().unwrap().to_string_lossy()
+    );
+    let tmux = |args: &[&str]| {
+        let out = Command::new("tmux")
+            .args(["-L", &socket])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    struct Kill<'a>(&'a str);
+    impl Drop for Kill<'_> {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("tmux")
+                .args(["-L", self.0, "kill-server"])
+                .output();
+        }
+    }
+    let _kill = Kill(&socket);
+    let exe = assert_cmd::cargo::cargo_bin("diskscope");
+    let shell = format!(
+        "{} {}; echo EXITED:$?; sleep 30",
+        exe.display(),
+        file.display()
+    );
+    tmux(&[
+        "-f",
+        "/dev/null",
+        "new-session",
+        "-d",
+        "-s",
+        "main",
+        "-x",
+        "100",
+        "-y",
+        "30",
+        &shell,
+    ]);
+    let mut screen = String::new();
+    for (key, wait_for) in steps {
+        if !key.is_empty() {
+            tmux(&["send-keys", "-t", "main", key]);
+        }
+        let start = Instant::now();
+        loop {
+            screen = tmux(&["capture-pane", "-p", "-t", "main"]);
+            if screen.contains(wait_for) {
+                break;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "waiting for {wait_for:?} after {key:?}:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    Some(screen)
+}
+
+#[test]
+fn a_symlinked_scratch_file_is_never_written_through_and_a_foreign_one_never_removed() {
+    let t = tmp();
+    let f = t.path().join("f.bin");
+    crate::util::write_varied_file(&f, 8 << 20, 5);
+    let victim = t.path().join("victim.txt");
+    write(&victim, "precious");
+    let scratch = t.path().join(".f.bin.diskscope-scratch");
+    std::os::unix::fs::symlink(&victim, &scratch).unwrap();
+    let Some(screen) = explore_with_keys(
+        &f,
+        &[
+            ("", "settings"),
+            ("w", "not made by diskscope"),
+            ("q", "EXITED:"),
+        ],
+    ) else {
+        return;
+    };
+    assert!(screen.contains("EXITED:0"), "{screen}");
+    assert_eq!(read(&victim), "precious");
+    assert!(scratch.is_symlink(), "the user's symlink was removed");
+
+    // A regular file of that name, `w` never pressed: still there after `q`.
+    let g = t.path().join("g.bin");
+    crate::util::write_varied_file(&g, 8 << 20, 6);
+    let foreign = t.path().join(".g.bin.diskscope-scratch");
+    write(&foreign, "not yours");
+    let Some(screen) = explore_with_keys(&g, &[("", "settings"), ("q", "EXITED:")]) else {
+        return;
+    };
+    assert!(screen.contains("EXITED:0"), "{screen}");
+    assert_eq!(read(&foreign), "not yours");
+}

@@ -95,8 +95,9 @@ pub fn check_file(file: &Path) -> anyhow::Result<u64> {
 
 async fn explore(file: PathBuf, size_bytes: u64) -> anyhow::Result<i32> {
     let scratch = scratch::write_scratch_path(&file);
-    // Removes the write scratch file however we leave, panics included.
-    let _scratch_guard = scratch::RemoveOnDrop(scratch.clone());
+    // Claimed before each write run; removed however we leave (panics included), and only if
+    // this process created it.
+    let mut write_scratch = scratch::WriteScratch::new(scratch.clone());
     let mut app = App::new(file.clone(), size_bytes, scratch, save::default_csv_path());
     let mut session = Session::spawn()?;
     let watched =
@@ -105,8 +106,16 @@ async fn explore(file: PathBuf, size_bytes: u64) -> anyhow::Result<i32> {
     let mut events = EventSource::new()?;
     let mut terminal = init_terminal()?;
     let first = app.start();
-    perform(first, &mut app, &session);
-    let outcome = event_loop(&mut terminal, &mut app, &session, &mut watch, &mut events).await;
+    perform(first, &mut app, &session, &mut write_scratch);
+    let outcome = event_loop(
+        &mut terminal,
+        &mut app,
+        &session,
+        &mut watch,
+        &mut events,
+        &mut write_scratch,
+    )
+    .await;
     ratatui::restore();
     session.shutdown();
     drop(watch);
@@ -147,6 +156,7 @@ async fn event_loop(
     session: &Session,
     watch: &mut CacheWatch,
     events: &mut EventSource,
+    write_scratch: &mut scratch::WriteScratch,
 ) -> anyhow::Result<()> {
     loop {
         terminal
@@ -162,7 +172,7 @@ async fn event_loop(
             Event::Terminate => return Ok(()),
             Event::Key(key) => {
                 let action = app.handle_key(key);
-                perform(action, app, session);
+                perform(action, app, session, write_scratch);
             }
         }
         watch.set_cold(app.wants_cold(), app.wants_periodic_eviction());
@@ -173,9 +183,20 @@ async fn event_loop(
 }
 
 /// Carries out what a key asked for.
-fn perform(action: Action, app: &mut App, session: &Session) {
+fn perform(action: Action, app: &mut App, session: &Session, scratch: &mut scratch::WriteScratch) {
     match action {
         Action::None | Action::Quit => {}
+        Action::Start { id, spec } if spec.op == crate::config::Op::Write => {
+            // Never write through or replace a file this explorer did not create.
+            match scratch.claim() {
+                Ok(()) => session.send(Command::Start { id, spec }),
+                Err(message) => {
+                    // The previous run stops; the refused one ends as a failed start would.
+                    session.send(Command::Stop);
+                    app.apply(session::Update::Failed { id, message });
+                }
+            }
+        }
         Action::Start { id, spec } => session.send(Command::Start { id, spec }),
         Action::Stop => session.send(Command::Stop),
         Action::Save => {

@@ -1,6 +1,13 @@
 //! Files the explorer makes: the default 1 GiB file explored when no FILE is given (kept in the
 //! temp directory and reused, so a first run shows something at once and later runs start
 //! instantly), and the write-mode scratch file beside the explored file (removed on exit).
+//!
+//! Neither ever replaces or writes through what was already there: the write scratch file is
+//! created with `O_CREAT|O_EXCL|O_NOFOLLOW` before the first write run ([`WriteScratch::claim`]),
+//! so a file or symlink of that name makes `w` refuse with a message instead of overwriting its
+//! target, and it is removed on exit only if this process created it. The default file is
+//! written under an exclusively created `.partial` name and renamed into place only when nothing
+//! else holds the final name.
 
 use crate::config::{Op, RunSpec};
 use crate::runner;
@@ -31,7 +38,11 @@ pub fn write_scratch_path(file: &Path) -> PathBuf {
 /// interrupted creation never leaves a short file that would be reused. Signals during the write
 /// stop it and remove the partial file.
 pub async fn ensure_default_file(path: &Path) -> anyhow::Result<PathBuf> {
-    if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == DEFAULT_FILE_BYTES) {
+    let here = std::fs::symlink_metadata(path);
+    if here
+        .as_ref()
+        .is_ok_and(|m| m.file_type().is_file() && m.len() == DEFAULT_FILE_BYTES)
+    {
         eprintln!(
             "note: exploring the scratch file {} (made earlier; delete it to free 1 GiB)",
             path.display()
@@ -42,7 +53,21 @@ pub async fn ensure_default_file(path: &Path) -> anyhow::Result<PathBuf> {
         "note: no FILE given; writing a 1 GiB scratch file to {} (once; reused next time)",
         path.display()
     );
+    if here.is_ok() {
+        anyhow::bail!(
+            "{} exists but is not the 1 GiB scratch file diskscope makes; it was left alone: \
+             remove it, or give a FILE to explore",
+            path.display()
+        );
+    }
     let partial = path.with_extension("partial");
+    // Ours from here on: the writer below replaces only this file, never one already there.
+    let (_, created) = crate::fsguard::create_exclusive(&partial).map_err(|e| {
+        anyhow::anyhow!(
+            "{} (a leftover of an interrupted first run can be deleted)",
+            crate::fsguard::create_error(&partial, &e)
+        )
+    })?;
     let mut spec = RunSpec::new(&partial);
     spec.op = Op::Write;
     spec.block_count = Some(DEFAULT_FILE_BYTES >> 20);
@@ -79,33 +104,120 @@ pub async fn ensure_default_file(path: &Path) -> anyhow::Result<PathBuf> {
     };
     match outcome {
         Ok(o) if o.result.bytes == DEFAULT_FILE_BYTES => {
+            if std::fs::symlink_metadata(path).is_ok() {
+                created.remove();
+                anyhow::bail!(
+                    "{} appeared while the scratch file was written; it was left alone",
+                    path.display()
+                );
+            }
             std::fs::rename(&partial, path)
                 .with_context(|| format!("renaming {} into place", partial.display()))?;
             Ok(path.to_path_buf())
         }
         Ok(_) => {
-            let _ = std::fs::remove_file(&partial);
+            created.remove();
             anyhow::bail!("writing {} stopped early; try again", partial.display())
         }
         Err(e) => {
-            let _ = std::fs::remove_file(&partial);
+            created.remove();
             Err(e.context(format!("creating the scratch file {}", path.display())))
         }
     }
 }
 
-/// Removes a file when dropped (also while unwinding from a panic).
-pub struct RemoveOnDrop(pub PathBuf);
+/// The explorer's write scratch file: created exclusively by [`claim`](Self::claim) before a
+/// write run, and removed on drop (also while unwinding from a panic) only if this process
+/// created it and it is still a regular file (never through a symlink put there since).
+#[derive(Debug)]
+pub struct WriteScratch {
+    path: PathBuf,
+    /// This process created the file at `path` (the session may remove and recreate it between
+    /// write runs; it stays ours as long as nothing else appears there).
+    ours: bool,
+}
 
-impl Drop for RemoveOnDrop {
+impl WriteScratch {
+    pub fn new(path: PathBuf) -> WriteScratch {
+        WriteScratch { path, ours: false }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Makes sure the scratch path holds a file this process created, creating it with
+    /// `O_CREAT|O_EXCL|O_NOFOLLOW` when missing. Refuses (one line, naming the path) when
+    /// anything else is there, so a write run never replaces or writes through it.
+    pub fn claim(&mut self) -> Result<(), String> {
+        match std::fs::symlink_metadata(&self.path) {
+            Ok(m) if self.ours && m.file_type().is_file() => return Ok(()),
+            Ok(_) => {
+                self.ours = false;
+                // Short: it has to fit the status line beside the XOR (the path is shown above).
+                let name = self.path.file_name().unwrap_or(self.path.as_os_str());
+                return Err(format!(
+                    "writes refused: {} not made by diskscope (left alone); remove it to write",
+                    name.to_string_lossy()
+                ));
+            }
+            Err(_) => {}
+        }
+        match crate::fsguard::create_exclusive(&self.path) {
+            Ok(_) => {
+                self.ours = true;
+                Ok(())
+            }
+            Err(e) => Err(format!(
+                "write mode: {}",
+                crate::fsguard::create_error(&self.path, &e)
+            )),
+        }
+    }
+}
+
+impl Drop for WriteScratch {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        let regular = std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.file_type().is_file());
+        if self.ours && regular {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scratch_file_that_was_already_there_is_refused_and_never_removed() {
+        let d = tempfile::tempdir().unwrap();
+        let target = d.path().join("victim");
+        std::fs::write(&target, b"user data").unwrap();
+        let link = d.path().join(".f.diskscope-scratch");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let mut s = WriteScratch::new(link.clone());
+        assert!(s.claim().unwrap_err().contains("not made by diskscope"));
+        drop(s);
+        assert!(link.is_symlink());
+        let plain = d.path().join(".g.diskscope-scratch");
+        std::fs::write(&plain, b"mine").unwrap();
+        drop(WriteScratch::new(plain.clone()));
+        assert_eq!(std::fs::read(&plain).unwrap(), b"mine");
+        assert_eq!(std::fs::read(&target).unwrap(), b"user data");
+    }
+
+    #[test]
+    fn a_claimed_scratch_file_is_removed_on_drop() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join(".f.diskscope-scratch");
+        let mut s = WriteScratch::new(path.clone());
+        s.claim().unwrap();
+        assert!(path.is_file());
+        s.claim().unwrap(); // a restart of write mode keeps it
+        drop(s);
+        assert!(!path.exists());
+    }
 
     #[test]
     fn the_write_scratch_file_sits_beside_the_explored_file_hidden() {
