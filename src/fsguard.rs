@@ -29,6 +29,17 @@ pub struct Created {
 }
 
 impl Created {
+    /// A record of the regular file now at `path` (not through a link), for a file proved ours
+    /// by other means (a kept test file recognised by its pattern).
+    pub fn of_existing(path: &Path) -> Option<Created> {
+        let m = std::fs::symlink_metadata(path).ok()?;
+        m.file_type().is_file().then(|| Created {
+            path: path.to_path_buf(),
+            dev: m.dev(),
+            ino: m.ino(),
+        })
+    }
+
     /// Whether `path` still names the file we created (same inode, not replaced by a symlink).
     pub fn is_intact(&self) -> bool {
         std::fs::symlink_metadata(&self.path)

@@ -410,7 +410,7 @@ fn a_symlinked_scratch_file_is_never_written_through_and_a_foreign_one_never_rem
     let Some(screen) = explore_with_keys(
         &f,
         &[
-            ("", "settings"),
+            ("", "RUNNING"),
             ("w", "not made by diskscope"),
             ("q", "EXITED:"),
         ],
@@ -431,4 +431,209 @@ fn a_symlinked_scratch_file_is_never_written_through_and_a_foreign_one_never_rem
     };
     assert!(screen.contains("EXITED:0"), "{screen}");
     assert_eq!(read(&foreign), "not yours");
+}
+
+// ---- batch mode: free space, one writer per --out, commands that background children --------
+
+fn sweep_file(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    let p = dir.join(name);
+    write(&p, text);
+    p
+}
+
+#[test]
+fn a_test_file_larger_than_the_free_space_is_refused_before_writing_anything() {
+    let t = tmp();
+    let s = sweep_file(
+        t.path(),
+        "huge.toml",
+        "[file]\ncreate = \"100T\"\n[[experiment]]\nname = \"a\"\nkind = \"throughput\"\n",
+    );
+    let out_dir = t.path().join("out");
+    let out = bounded(
+        "diskscope",
+        &[
+            "--batch",
+            s.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+        SECS_30,
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("huge.toml:2") && err.contains("create") && err.contains("free"),
+        "{err}"
+    );
+    assert!(!out_dir.exists(), "an empty --out was left behind");
+}
+
+#[test]
+fn a_second_batch_on_the_same_out_is_refused_and_the_first_finishes_intact() {
+    let t = tmp();
+    let s = sweep_file(
+        t.path(),
+        "slow.toml",
+        "[file]\ncreate = \"1M\"\n[[experiment]]\nname = \"slow\"\nkind = \"throughput\"\nblock_size = \"64K\"\nreps = 4\nseconds = 0.5\n",
+    );
+    let out_dir = t.path().join("out");
+    let mut first = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+        .args([
+            "--batch",
+            s.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + SECS_30;
+    while !out_dir.join("diskscope-testfile.bin").exists() {
+        assert!(Instant::now() < deadline, "the first batch never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let second = bounded(
+        "diskscope",
+        &[
+            "--batch",
+            s.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+        SECS_30,
+    );
+    let err = stderr(&second);
+    assert_eq!(second.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("another diskscope batch is writing to")
+            && err.contains(&format!("pid {}", first.id())),
+        "{err}"
+    );
+    while first.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the first batch never ended");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let first = first.wait_with_output().unwrap();
+    assert!(first.status.success(), "{}", stderr(&first));
+    let mut r = csv::Reader::from_path(out_dir.join("slow.csv")).unwrap();
+    let width = r.headers().unwrap().len();
+    let rows: Vec<_> = r.records().map(|x| x.unwrap()).collect();
+    assert_eq!(rows.len(), 4);
+    assert!(rows.iter().all(|x| x.len() == width));
+    assert!(!out_dir.join(".diskscope.lock").exists());
+    assert!(!out_dir.join("diskscope-testfile.bin").exists());
+}
+
+#[test]
+fn a_command_that_backgrounds_a_child_is_timed_until_the_child_ends_and_killed_at_the_timeout() {
+    let t = tmp();
+    let marker = t.path().join("child-finished");
+    let s = sweep_file(
+        t.path(),
+        "bg.toml",
+        &format!(
+            "[file]\ncreate = \"64K\"\n[[experiment]]\nname = \"short\"\nkind = \"command\"\ncommand = \"(sleep 0.4; touch {m}.short) & echo started\"\n\
+             reps = 1\n\
+             [[experiment]]\nname = \"long\"\nkind = \"command\"\ncommand = \"(sleep 30; touch {m}) & echo started\"\n\
+             timeout = 2\nreps = 1\n",
+            m = marker.display()
+        ),
+    );
+    let out_dir = t.path().join("out");
+    let started = Instant::now();
+    let out = bounded(
+        "diskscope",
+        &[
+            "--batch",
+            s.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+        Duration::from_secs(20),
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    let err = stderr(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the timed-out run counts as failed: {err}"
+    );
+    let read_rows = |name: &str| {
+        let mut r = csv::Reader::from_path(out_dir.join(name)).unwrap();
+        let h = r.headers().unwrap().clone();
+        let row = r.records().next().unwrap().unwrap();
+        let get = |c: &str| row[h.iter().position(|x| x == c).unwrap()].to_string();
+        (get("seconds").parse::<f64>().unwrap(), get("error"))
+    };
+    let (secs, error) = read_rows("short.csv");
+    assert!(error.is_empty(), "{error}");
+    assert!(
+        secs >= 0.35,
+        "the background child's time was not counted: {secs} s"
+    );
+    let (_, error) = read_rows("long.csv");
+    assert!(error.contains("timeout"), "{error}");
+    // The killed child never gets to finish, even after the batch is gone.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!marker.exists());
+}
+
+/// Pids of live processes whose command line contains `needle`.
+fn processes_with(needle: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let zombie = stat.rsplit(')').next()?.trim_start().starts_with('Z');
+            (cmd.contains(needle) && !zombie).then(|| e.file_name().to_string_lossy().into_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn sigkill_of_the_batch_leaves_no_command_running_behind() {
+    let t = tmp();
+    // A distinctive duration to find the processes by.
+    let s = sweep_file(
+        t.path(),
+        "orphan.toml",
+        "[file]\ncreate = \"64K\"\n[[experiment]]\nname = \"o\"\nkind = \"command\"\ncommand = \"sleep 47.123 & sleep 47.123\"\ntimeout = 60\nreps = 1\n",
+    );
+    let out_dir = t.path().join("out");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+        .args([
+            "--batch",
+            s.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + SECS_30;
+    while processes_with("sleep 47.123").len() < 2 {
+        assert!(Instant::now() < deadline, "the command never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = processes_with("sleep 47.123");
+        if left.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "orphans left running: {left:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

@@ -2,6 +2,15 @@
 //! and repetitions as diskscope's own runs, so "compare with dd" is one experiment. It runs as
 //! `sh -c` in its own process group, so Ctrl-C or the timeout can kill it with everything it
 //! started.
+//!
+//! A command is finished when its whole process group is: `sleep 30 & echo started` takes as
+//! long as the `sleep` (bounded by `timeout`, after which the group is killed and the run is an
+//! error), never the 1 ms the shell took. Nothing the command starts outlives the batch:
+//! * the group is killed after every run, on timeout and on Ctrl-C;
+//! * `sh` gets `PR_SET_PDEATHSIG(SIGKILL)`, so it dies with the batch even on `SIGKILL`;
+//! * a small guard (`sh -c 'read; kill -- -PGID'`, reading a pipe only the batch holds) kills
+//!   the group when that pipe closes without a "done" line, i.e. when the batch died however
+//!   it died, including what the command put in the background.
 
 use super::exec::{spawn_result, warm_interruptibly, POLL};
 use super::files::FilePlan;
@@ -45,31 +54,48 @@ pub fn run_command(
         .replace("{file}", &shell_quote(&spec.path.display().to_string()))
         .replace("{block_size}", &bs.to_string())
         .replace("{block_count}", &count.to_string());
-    let mut child = Command::new("sh")
+    let mut command = Command::new("sh");
+    command
         .arg("-c")
         .arg(&text)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .process_group(0)
+        .process_group(0);
+    // SAFETY: the closure runs in the child between fork and exec and calls only prctl(2),
+    // which is async-signal-safe; it touches no memory of the parent.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = command
         .spawn()
         .with_context(|| format!("starting `{text}`"))?;
     let started = Instant::now();
     let pgid = child.id() as i32;
+    let group = GroupGuard::new(pgid);
     let mut stderr = child.stderr.take();
-    let err_reader = std::thread::spawn(move || {
+    let (err_tx, err_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
         let mut s = String::new();
         if let Some(e) = stderr.as_mut() {
             let _ = e.read_to_string(&mut s);
         }
-        s
+        let _ = err_tx.send(s);
     });
     let rx = spawn_result(move || child.wait().map(|st| (st, Instant::now())));
-    let kill = || {
-        // SAFETY: kill(2) on the process group we created for the command; no memory involved.
-        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    let timed_out = || {
+        anyhow!(
+            "`{text}` ran longer than timeout = {} s (processes it started included) and was \
+             killed",
+            cmd.timeout.as_secs_f64()
+        )
     };
-    let (status, ended) = loop {
+    let (status, sh_ended) = loop {
         match rx.recv_timeout(POLL) {
             Ok(r) => break r.context("waiting for the command")?,
             Err(RecvTimeoutError::Disconnected) => {
@@ -77,20 +103,30 @@ pub fn run_command(
             }
             Err(RecvTimeoutError::Timeout) => {
                 if stop.load(Ordering::Relaxed) {
-                    kill();
-                    return Ok(None);
+                    return Ok(None); // `group` kills everything on drop
                 }
                 if started.elapsed() > cmd.timeout {
-                    kill();
-                    return Err(anyhow!(
-                        "`{text}` ran longer than timeout = {} s and was killed",
-                        cmd.timeout.as_secs_f64()
-                    ));
+                    return Err(timed_out());
                 }
             }
         }
     };
-    let stderr_text = err_reader.join().unwrap_or_default();
+    // The shell is done; what it started in the background is part of the command too.
+    let mut group = group;
+    let mut ended = sh_ended;
+    while group_alive(pgid) {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        if started.elapsed() > cmd.timeout {
+            return Err(timed_out());
+        }
+        std::thread::sleep(GROUP_POLL);
+        ended = Instant::now();
+    }
+    group.ended = true;
+    drop(group);
+    let stderr_text = err_rx.recv_timeout(STDERR_WAIT).unwrap_or_default();
     let program = program_of(&text);
     let mut r = RunResult {
         host: host_name(),
@@ -122,6 +158,86 @@ pub fn run_command(
         r.error = format!("`{text}` failed ({status}): {last}");
     }
     Ok(Some(r))
+}
+
+/// How often the end of a command's background processes is checked.
+const GROUP_POLL: std::time::Duration = std::time::Duration::from_millis(2);
+/// Longest wait for the stderr of a command whose group has ended (a process that left the
+/// group with `setsid` could hold it open).
+const STDERR_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Whether any live (not zombie) process is in group `pgid`. Orphans are reaped by init (or
+/// not, in some containers), so zombies are not counted.
+fn group_alive(pgid: i32) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        // SAFETY: kill(2) with signal 0 only checks for existence; no memory involved.
+        return unsafe { libc::kill(-pgid, 0) } == 0;
+    };
+    dir.flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .any(|stat| {
+            // `pid (comm) state ppid pgrp ...`; comm may hold spaces and parentheses.
+            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+                return false;
+            };
+            let mut f = rest.split_whitespace();
+            let state = f.next();
+            let pgrp = f.nth(1).and_then(|g| g.parse::<i32>().ok());
+            pgrp == Some(pgid) && state != Some("Z") && state != Some("X")
+        })
+}
+
+/// Kills a command's process group when dropped (every way out of a run), and while it lives
+/// keeps a guard process that kills the group if the batch dies without dropping it.
+struct GroupGuard {
+    pgid: i32,
+    guard: Option<std::process::Child>,
+    /// The group was seen empty: killing it now could hit a new group that reused the id.
+    ended: bool,
+}
+
+impl GroupGuard {
+    fn new(pgid: i32) -> GroupGuard {
+        // The guard waits for a line on a pipe that only this process holds: "done" when the
+        // run ended normally, end-of-file when the batch died (the kernel closes the pipe).
+        let guard = Command::new("sh")
+            .arg("-c")
+            .arg(r#"read line; [ "$line" = done ] || kill -s KILL -- "-$1" 2>/dev/null"#)
+            .arg("diskscope-guard")
+            .arg(pgid.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .ok();
+        GroupGuard {
+            pgid,
+            guard,
+            ended: false,
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if !self.ended {
+            // SAFETY: kill(2) on the process group created for the command; no memory involved.
+            unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
+        }
+        if let Some(mut g) = self.guard.take() {
+            if let Some(mut stdin) = g.stdin.take() {
+                let _ = std::io::Write::write_all(&mut stdin, b"done\n");
+            }
+            let _ = g.wait();
+        }
+    }
 }
 
 /// The program a command line starts (`dd` for `dd if=...`): the `method` column of its rows.

@@ -7,6 +7,7 @@
 use super::schema::{FileDef, Source};
 use super::values::one_size;
 use crate::config::usage;
+use crate::fsguard::{create_error, create_exclusive, Created};
 use crate::pattern::{fill, DEFAULT_SEED};
 use anyhow::Context;
 use std::fs::{File, OpenOptions};
@@ -108,12 +109,28 @@ pub fn plan_file(
                 Some(p) => PathBuf::from(p.get_ref()),
                 None => out_dir.join("diskscope-testfile.bin"),
             };
-            if path.exists() && !is_our_test_file(&path, size) {
+            let exists = std::fs::symlink_metadata(&path).is_ok();
+            if exists && !is_our_test_file(&path, size) {
                 let span = p.as_ref().map(|p| p.span()).unwrap_or(c.span());
                 return Err(src.key_error(span, if p.is_some() { "path" } else { "create" }, &format!(
                     "{} already exists and is not a {size}-byte diskscope test file; remove it or pick another path",
                     path.display()
                 )));
+            }
+            if !exists {
+                if let Some(free) = crate::fsguard::free_bytes(&path).filter(|f| *f < size) {
+                    return Err(src.key_error(
+                        c.span(),
+                        "create",
+                        &format!(
+                            "{} does not fit: {} has {} free; ask for less or put the file \
+                             elsewhere with path = \"...\"",
+                            crate::size::format_size(size),
+                            crate::fsguard::existing_ancestor(&path).display(),
+                            crate::size::format_bytes_approx(free)
+                        ),
+                    ));
+                }
             }
             Ok(Some(FilePlan {
                 path,
@@ -159,19 +176,20 @@ pub fn remove_registered() {
     }
 }
 
-/// A file the sweep made; removed on drop unless it is to be kept.
+/// A file the sweep made (or our own kept copy it reuses); removed on drop unless it is to be
+/// kept, and only while the path still names that same file.
 #[derive(Debug)]
 pub struct TestFile {
-    path: PathBuf,
+    created: Option<Created>,
     remove: bool,
 }
 
 impl Drop for TestFile {
     fn drop(&mut self) {
-        if self.remove {
-            let _ = std::fs::remove_file(&self.path);
+        if let (true, Some(c)) = (self.remove, &self.created) {
+            c.remove();
             if let Ok(mut list) = CLEANUP.lock() {
-                list.retain(|p| p != &self.path);
+                list.retain(|p| p != &c.path);
             }
         }
     }
@@ -183,28 +201,46 @@ pub fn materialize(plan: &FilePlan, stop: &AtomicBool) -> anyhow::Result<Option<
     if !plan.create {
         return Ok(None);
     }
-    let guard = TestFile {
-        path: plan.path.clone(),
-        remove: !plan.keep,
-    };
-    if let Ok(mut list) = CLEANUP.lock() {
-        if guard.remove {
-            list.push(plan.path.clone());
+    let register = |c: &Created| {
+        if !plan.keep {
+            if let Ok(mut list) = CLEANUP.lock() {
+                list.push(c.path.clone());
+            }
         }
-    }
+    };
     if is_our_test_file(&plan.path, plan.size_bytes) {
-        return Ok(Some(guard));
+        let created = Created::of_existing(&plan.path);
+        if let Some(c) = &created {
+            register(c);
+        }
+        return Ok(Some(TestFile {
+            created,
+            remove: !plan.keep,
+        }));
     }
     if let Some(dir) = plan.path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&plan.path)
-        .with_context(|| format!("creating the test file {}", plan.path.display()))?;
-    extend_with_pattern(&mut f, 0, plan.size_bytes, stop)
-        .with_context(|| format!("writing the test file {}", plan.path.display()))?;
+    crate::fsguard::ensure_free(&plan.path, plan.size_bytes, "create").map_err(usage)?;
+    // Exclusive and without following links: a file that appeared since planning (another
+    // batch's, the user's) is refused, never overwritten, and never removed by our guard.
+    let (mut f, created) = create_exclusive(&plan.path)
+        .map_err(|e| anyhow::anyhow!("creating the test file: {}", create_error(&plan.path, &e)))?;
+    register(&created);
+    // From here on the file is ours: the guard removes it on any error (also on Ctrl-C).
+    let guard = TestFile {
+        created: Some(created),
+        remove: !plan.keep,
+    };
+    let written = extend_with_pattern(&mut f, 0, plan.size_bytes, stop)
+        .with_context(|| format!("writing the test file {}", plan.path.display()));
+    if let Err(e) = written {
+        // A partial test file is never kept, whatever `keep` says.
+        if let Some(c) = &guard.created {
+            c.remove();
+        }
+        return Err(e);
+    }
     Ok(Some(guard))
 }
 

@@ -145,6 +145,17 @@ pub fn plan_text(p: &Plan) -> String {
 }
 
 /// The process-wide stop flag, raised by Ctrl-C / SIGTERM once the handler is installed.
+/// `rmdir`s a directory this run created when dropped, which succeeds only if it is empty.
+struct RemoveIfEmpty(Option<std::path::PathBuf>);
+
+impl Drop for RemoveIfEmpty {
+    fn drop(&mut self) {
+        if let Some(d) = &self.0 {
+            let _ = std::fs::remove_dir(d);
+        }
+    }
+}
+
 fn stop_flag() -> Arc<AtomicBool> {
     static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
     STOP.get_or_init(|| {
@@ -175,12 +186,22 @@ pub fn execute(sweep_path: &Path, out: Option<&Path>, dry_run: bool) -> anyhow::
     let stop = stop_flag();
     stop.store(false, Ordering::SeqCst);
     let dir = &plan.out_dir;
+    // Removes the output directory again if this run created it and leaves it empty (a refusal
+    // below must not leave an empty --out behind). Declared before the lock, so dropped after it.
+    let _empty_out = RemoveIfEmpty(
+        std::fs::symlink_metadata(dir)
+            .is_err()
+            .then(|| dir.to_path_buf()),
+    );
     std::fs::create_dir_all(dir).map_err(|e| {
         usage(format!(
             "--out: cannot create {}: {e}; pick another directory",
             dir.display()
         ))
     })?;
+    // One batch per output directory: a second would interleave rows in the same CSVs and
+    // remove the first one's test file.
+    let _lock = crate::fsguard::DirLock::acquire(dir, "--out").map_err(usage)?;
     let _test_file = match &plan.file {
         Some(f) => {
             if f.create {
