@@ -25,6 +25,9 @@ pub struct Cli {
     /// With --batch: print the plan and exit
     #[arg(long, requires = "batch")]
     pub dry_run: bool,
+    /// With --batch: accept plans past the caps (100000 points per experiment, 24 h estimated)
+    #[arg(long, requires = "batch")]
+    pub force: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -238,7 +241,9 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Syscalls(a)) => commands::syscalls::execute(&a),
         Some(Command::Locality(a)) => crate::locality::execute(&a),
         None => match cli.batch {
-            Some(sweep) => crate::sweep::execute(&sweep, cli.out.as_deref(), cli.dry_run),
+            Some(sweep) => {
+                crate::sweep::execute(&sweep, cli.out.as_deref(), cli.dry_run, cli.force)
+            }
             None => crate::tui::execute(cli.file.as_deref()),
         },
     }

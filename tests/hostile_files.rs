@@ -637,3 +637,68 @@ fn sigkill_of_the_batch_leaves_no_command_running_behind() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+// ---- sweep planning: linear, and capped ----------------------------------------------------
+
+fn big_sweep(dir: &Path, threads: usize, extra: &str) -> std::path::PathBuf {
+    let list: Vec<String> = (1..=threads).map(|t| t.to_string()).collect();
+    sweep_file(
+        dir,
+        "big.toml",
+        &format!(
+            "[file]\ncreate = \"1M\"\n[[experiment]]\nname = \"x\"\nkind = \"throughput\"\n\
+             threads = [{}]\nblock_size = \"1..128M\"\npattern = [\"sequential\", \"random\"]\n\
+             method = [\"read\", \"pread\", \"mmap\"]\n{extra}",
+            list.join(", ")
+        ),
+    )
+}
+
+#[test]
+fn a_plan_past_the_point_cap_is_refused_at_once_naming_the_key_and_force_plans_it_quickly() {
+    let t = tmp();
+    // 1000 × 28 × 2 × 3 = 168000 points.
+    let s = big_sweep(t.path(), 1000, "");
+    let out = bounded(
+        "diskscope",
+        &["--batch", s.to_str().unwrap(), "--dry-run"],
+        SECS_30,
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("big.toml:6: key `threads`")
+            && err.contains("168000 points")
+            && err.contains("--force"),
+        "{err}"
+    );
+    // Planning is linear: the whole plan (quadratic before: minutes) is printed well in time.
+    let out = bounded(
+        "diskscope",
+        &["--batch", s.to_str().unwrap(), "--dry-run", "--force"],
+        SECS_30,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("168000"));
+}
+
+#[test]
+fn a_plan_of_days_is_refused_without_force_and_the_dry_run_says_so() {
+    let t = tmp();
+    let s = big_sweep(t.path(), 10, "reps = 100\nseconds = 60\n");
+    let out_dir = t.path().join("out");
+    let args = [
+        "--batch",
+        s.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ];
+    let out = bounded("diskscope", &args, SECS_30);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--force") && err.contains(" h "), "{err}");
+    assert!(!out_dir.exists(), "nothing was started");
+    let dry = bounded("diskscope", &[&args[..], &["--dry-run"]].concat(), SECS_30);
+    assert_eq!(dry.status.code(), Some(0), "{}", stderr(&dry));
+    assert!(stderr(&dry).contains("note: --force"), "{}", stderr(&dry));
+}

@@ -68,6 +68,8 @@ pub struct Layered<'a> {
     pub exp: &'a Section,
     pub exp_span: Range<usize>,
     pub defaults: &'a Section,
+    /// `--force`: plan past the point cap.
+    pub force: bool,
 }
 
 impl<'a> Layered<'a> {

@@ -37,7 +37,7 @@ use std::sync::{Arc, OnceLock};
 pub const EXIT_INTERRUPTED: i32 = 130;
 
 /// Reads and plans a sweep file without running anything.
-pub fn load(sweep_path: &Path, out: Option<&Path>) -> anyhow::Result<Plan> {
+pub fn load(sweep_path: &Path, out: Option<&Path>, force: bool) -> anyhow::Result<Plan> {
     crate::fsguard::check_input(sweep_path, "SWEEP.toml").map_err(usage)?;
     let text = std::fs::read_to_string(sweep_path).map_err(|e| {
         usage(format!(
@@ -54,7 +54,7 @@ pub fn load(sweep_path: &Path, out: Option<&Path>) -> anyhow::Result<Plan> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "sweep".into());
-    plan::build(&src, &doc, &stem, out)
+    plan::build_with(&src, &doc, &stem, out, force)
 }
 
 /// `3 min 20 s`, `45 s`, `1.5 s`.
@@ -175,11 +175,30 @@ fn stop_flag() -> Arc<AtomicBool> {
     .clone()
 }
 
-pub fn execute(sweep_path: &Path, out: Option<&Path>, dry_run: bool) -> anyhow::Result<i32> {
-    let plan = load(sweep_path, out)?;
+pub fn execute(
+    sweep_path: &Path,
+    out: Option<&Path>,
+    dry_run: bool,
+    force: bool,
+) -> anyhow::Result<i32> {
+    let plan = load(sweep_path, out, force)?;
     let mut stdout = std::io::stdout().lock();
     write!(stdout, "{}", plan_text(&plan))?;
     stdout.flush()?;
+    let estimate_s: f64 = plan.experiments.iter().filter_map(|x| x.estimate_s()).sum();
+    if estimate_s > plan::MAX_ESTIMATE_S && !force {
+        let why = format!(
+            "--force: the plan measures for about {}, over the {} cap; shorten the lists, \
+             lower reps or seconds, or pass --force to run it anyway",
+            format_secs(estimate_s),
+            format_secs(plan::MAX_ESTIMATE_S)
+        );
+        if dry_run {
+            eprintln!("note: {why}");
+            return Ok(0);
+        }
+        return Err(usage(why));
+    }
     if dry_run {
         return Ok(0);
     }

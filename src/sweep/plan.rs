@@ -147,6 +147,14 @@ fn valid_name(s: &str) -> bool {
         && !s.starts_with('.')
 }
 
+/// Most points one experiment may have without `--force` (the lists' product): past this a
+/// plan is almost surely a mistake, and building it alone takes seconds.
+pub const MAX_POINTS: u64 = 100_000;
+/// Most points even with `--force`: every point is held in memory while planning.
+pub const MAX_POINTS_FORCED: u64 = 10_000_000;
+/// Longest estimated measuring time accepted without `--force`.
+pub const MAX_ESTIMATE_S: f64 = 24.0 * 3600.0;
+
 /// Builds the plan of a parsed sweep file. `default_name` is the file stem.
 /// `out`: the `--out` directory (default `diskscope-results/<name>/`).
 pub fn build(
@@ -154,6 +162,17 @@ pub fn build(
     doc: &SweepDoc,
     default_name: &str,
     out: Option<&Path>,
+) -> anyhow::Result<Plan> {
+    build_with(src, doc, default_name, out, false)
+}
+
+/// [`build`], with `force` lifting the point cap ([`MAX_POINTS`]) to [`MAX_POINTS_FORCED`].
+pub fn build_with(
+    src: &Source,
+    doc: &SweepDoc,
+    default_name: &str,
+    out: Option<&Path>,
+    force: bool,
 ) -> anyhow::Result<Plan> {
     let name = match &doc.name {
         Some(n) if !valid_name(n.get_ref()) => {
@@ -196,15 +215,17 @@ pub fn build(
     });
     let file = super::files::plan_file(src, doc.file.as_ref(), needs_file, &out_dir)?;
     let mut experiments: Vec<Experiment> = Vec::new();
+    let mut names = std::collections::HashSet::new();
     for e in &doc.experiment {
         let layered = Layered {
             src,
             exp: e.get_ref(),
             exp_span: e.span(),
             defaults,
+            force,
         };
         let x = experiment(&layered, file.as_ref())?;
-        if experiments.iter().any(|o| o.name == x.name) {
+        if !names.insert(x.name.clone()) {
             return Err(src.key_error(
                 layered.span("name"),
                 "name",

@@ -34,6 +34,49 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
         .or(l.defaults.one_pass.as_ref())
         .is_some_and(|v| *v.get_ref());
     x.upper_bound = one_pass_all;
+    // The product is checked before a single point is built: a typo like a 1000-entry list
+    // times a few others must be refused at once, not after minutes of planning.
+    let product = [
+        ops.len(),
+        methods.len(),
+        caches.len(),
+        directs.len(),
+        threads.len(),
+        depths.len(),
+        patterns.len(),
+        sizes.len(),
+    ]
+    .iter()
+    .fold(1u64, |acc, &n| acc.saturating_mul(n as u64));
+    let cap = if l.force {
+        super::plan::MAX_POINTS_FORCED
+    } else {
+        super::plan::MAX_POINTS
+    };
+    if product > cap {
+        let longest = [
+            ("operation", ops.len()),
+            ("method", methods.len()),
+            ("cache", caches.len()),
+            ("direct", directs.len()),
+            ("threads", threads.len()),
+            ("queue_depth", depths.len()),
+            ("pattern", patterns.len()),
+            ("block_size", sizes.len()),
+        ]
+        .into_iter()
+        .max_by_key(|(_, n)| *n)
+        .map_or("block_size", |(k, _)| k);
+        return Err(l.src.key_error(
+            l.span(longest),
+            longest,
+            &format!(
+                "the lists make {product} points, over the cap of {cap}; shorten them{}",
+                if l.force { "" } else { " or pass --force" }
+            ),
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
     let mut skipped_direct: Vec<&str> = Vec::new();
     for &op in &ops {
         for &method in &methods {
@@ -79,7 +122,8 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
                                     s.overwrite_in_place = op == Op::Write;
                                     s.validate(&TOML_NAMES)
                                         .map_err(|e| l.src.spec_error(e, |k| l.span(k)))?;
-                                    if !x.points.contains(&s) {
+                                    // A set of the points' descriptions: linear, not quadratic.
+                                    if seen.insert(format!("{s:?}")) {
                                         x.points.push(s);
                                     }
                                 }
@@ -141,6 +185,21 @@ pub fn command_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> anyho
         Some(c) => c.counts()?.into_iter().map(Some).collect(),
         None => vec![None],
     };
+    let product = (caches.len() as u64)
+        .saturating_mul(counts.len() as u64)
+        .saturating_mul(sizes.len() as u64);
+    let cap = if l.force {
+        super::plan::MAX_POINTS_FORCED
+    } else {
+        super::plan::MAX_POINTS
+    };
+    if product > cap {
+        return Err(src.key_error(
+            l.span("block_count"),
+            "block_count",
+            &format!("the lists make {product} points, over the cap of {cap}; shorten them"),
+        ));
+    }
     for &cache in &caches {
         for &count in &counts {
             for &bs in &sizes {
