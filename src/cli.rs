@@ -53,7 +53,13 @@ pub struct IoOpts {
     #[arg(long, default_value = "read", value_name = "METHOD")]
     pub method: String,
     /// Worker threads, each with its own descriptor and a disjoint range
-    #[arg(long, short = 't', default_value_t = 1, value_name = "N")]
+    #[arg(
+        long,
+        short = 't',
+        default_value_t = 1,
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
     pub threads: usize,
     /// Open with O_DIRECT (bypass the page cache); needs a block size multiple of 512
     #[arg(long)]
@@ -62,7 +68,12 @@ pub struct IoOpts {
     #[arg(long, default_value = "as-is", value_name = "MODE")]
     pub cache: String,
     /// io_uring queue depth (operations in flight per thread)
-    #[arg(long, default_value_t = 8, value_name = "N")]
+    #[arg(
+        long,
+        default_value_t = 8,
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
     pub queue_depth: u32,
     /// Offsets: sequential or random (block-aligned)
     #[arg(long, default_value = "sequential", value_name = "ORDER")]
@@ -82,10 +93,10 @@ pub struct RunArgs {
     #[arg(short = 'w', long = "write")]
     pub write: bool,
     /// Bytes per operation: 4096, 4K, 1M, 1MiB (1 to 1G)
-    #[arg(value_name = "BLOCK_SIZE")]
+    #[arg(value_name = "BLOCK_SIZE", allow_negative_numbers = true)]
     pub block_size: String,
     /// Number of blocks (reads stop early at end of file)
-    #[arg(value_name = "BLOCK_COUNT")]
+    #[arg(value_name = "BLOCK_COUNT", allow_negative_numbers = true)]
     pub block_count: String,
     #[command(flatten)]
     pub io: IoOpts,
@@ -105,7 +116,7 @@ pub struct RunArgs {
 pub struct Run2Args {
     pub file: PathBuf,
     /// Bytes per read: 4096, 4K, 1M
-    #[arg(value_name = "BLOCK_SIZE")]
+    #[arg(value_name = "BLOCK_SIZE", allow_negative_numbers = true)]
     pub block_size: String,
     /// Seconds the read must take at least
     #[arg(

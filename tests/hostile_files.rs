@@ -702,3 +702,72 @@ fn a_plan_of_days_is_refused_without_force_and_the_dry_run_says_so() {
     assert_eq!(dry.status.code(), Some(0), "{}", stderr(&dry));
     assert!(stderr(&dry).contains("note: --force"), "{}", stderr(&dry));
 }
+
+// ---- clearer messages ----------------------------------------------------------------------
+
+#[test]
+fn a_negative_number_is_reported_against_its_argument() {
+    let t = tmp();
+    let f = t.path().join("f");
+    write(&f, "data");
+    let f = f.to_str().unwrap();
+    for (args, name) in [
+        (vec![f, "-r", "1M", "-1"], "BLOCK_COUNT"),
+        (vec![f, "-r", "-1", "1"], "BLOCK_SIZE"),
+        (vec![f, "-r", "1M", "1", "--threads", "-1"], "--threads"),
+    ] {
+        let out = bounded("run", &args, SECS_30);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(name) && err.contains("-1"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn an_empty_trace_is_named_without_a_line_zero_and_leaves_no_directory() {
+    let t = tmp();
+    let trace = t.path().join("empty.log");
+    write(&trace, "# only a comment\n\n");
+    let dir = t.path().join("L");
+    let out = bounded(
+        "diskscope",
+        &[
+            "locality",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--trace",
+            trace.to_str().unwrap(),
+            "--files",
+            "10",
+        ],
+        SECS_30,
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("empty.log") && err.contains("no ids"), "{err}");
+    assert!(!err.contains("line 0"), "{err}");
+    assert!(!dir.exists());
+}
+
+#[test]
+fn a_locality_layout_too_big_for_the_disk_is_refused_without_leaving_its_directory() {
+    let t = tmp();
+    let dir = t.path().join("L");
+    let out = bounded(
+        "diskscope",
+        &[
+            "locality",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--files",
+            "1000000",
+            "--file-size",
+            "64M",
+        ],
+        SECS_30,
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("free"), "{err}");
+    assert!(!dir.exists(), "an empty --dir was left behind");
+}

@@ -54,8 +54,10 @@ pub fn load_trace(
             crate::fsguard::check_input(path, &name).map_err(usage)?;
             let text = std::fs::read_to_string(path)
                 .map_err(|e| usage(format!("{name}: cannot read {}: {e}", path.display())))?;
-            let ids = parse_trace(&text, p.files)
-                .map_err(|e| usage(format!("{name}: {} {e}", path.display())))?;
+            let ids = parse_trace(&text, p.files).map_err(|e| {
+                let sep = if e.line == 0 { ":" } else { "" };
+                usage(format!("{name}: {}{sep} {e}", path.display()))
+            })?;
             (ids, format!("from {}", path.display()))
         }
         None => {

@@ -12,14 +12,18 @@ use std::fmt;
 /// A trace line that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceError {
-    /// 1-based line number.
+    /// 1-based line number; 0 when the error is about the whole trace (it holds no ids).
     pub line: usize,
     pub message: String,
 }
 
 impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: {}", self.line, self.message)
+        if self.line == 0 {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "line {}: {}", self.line, self.message)
+        }
     }
 }
 
@@ -60,7 +64,9 @@ pub fn parse_trace(text: &str, files: u32) -> Result<Vec<u32>, TraceError> {
     if ids.is_empty() {
         return Err(TraceError {
             line: 0,
-            message: "the trace holds no ids".into(),
+            message: "the trace holds no ids (only blank or # lines); give one id or log line \
+                      per line"
+                .into(),
         });
     }
     Ok(ids)
