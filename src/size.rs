@@ -6,6 +6,8 @@
 /// Parses a size such as `4096`, `4K`, `1M`, `1MiB`, `3g`. Returns a message naming the problem.
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
+    // Shown escaped, so a control character or newline in the input keeps the message one line.
+    let text = text.escape_debug().to_string();
     if t.is_empty() {
         return Err("empty size; write bytes or use a suffix such as 4K, 1M, 1G".into());
     }
@@ -27,7 +29,8 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "t" | "tb" | "tib" => 40,
         _ => {
             return Err(format!(
-                "'{text}' has an unknown suffix '{suffix}'; use K, M, G or T (binary, 1K = 1024)"
+                "'{text}' has an unknown suffix '{}'; use K, M, G or T (binary, 1K = 1024)",
+                suffix.escape_debug()
             ))
         }
     };

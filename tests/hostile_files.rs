@@ -771,3 +771,148 @@ fn a_locality_layout_too_big_for_the_disk_is_refused_without_leaving_its_directo
     assert!(err.contains("free"), "{err}");
     assert!(!dir.exists(), "an empty --dir was left behind");
 }
+
+// ---- parsers under random input: never a panic, always an error naming the key or line ------
+
+mod parsers {
+    use diskscope::locality::trace::parse_trace;
+    use diskscope::size::parse_size;
+    use diskscope::sweep::plan::build;
+    use diskscope::sweep::schema::Source;
+    use proptest::prelude::*;
+    use std::path::Path;
+
+    const VALID_SWEEP: &str = "name = \"s\"\n[file]\ncreate = \"1M\"\n[defaults]\nreps = 2\n\
+        seconds = 0.1\n[[experiment]]\nname = \"a\"\nkind = \"throughput\"\n\
+        block_size = [\"4K\", \"1..64K\"]\nthreads = [1, 2]\nmethod = [\"read\", \"io_uring\"]\n\
+        queue_depth = [1, 8]\n[[experiment]]\nname = \"b\"\nkind = \"command\"\n\
+        command = \"dd if={file} of=/dev/null bs={block_size}\"\ntimeout = 5\n\
+        [[experiment]]\nname = \"c\"\nkind = \"syscalls\"\n";
+
+    const VALID_TRACE: &str = "# ids\n1\n2\n\n10.0.0.1 - - [10/Oct/2000:13:55:36 -0700] \
+        \"GET /0/0/7/7.txt HTTP/1.0\" 200 14336\n3\n";
+
+    /// A string with one random edit (insert, delete or replace a char) at a random place.
+    fn mutated(valid: &'static str) -> impl Strategy<Value = String> {
+        (0..valid.len() + 1, any::<char>(), 0..3u8).prop_map(move |(at, c, how)| {
+            let mut s = valid.to_string();
+            let mut at = at.min(s.len());
+            while !s.is_char_boundary(at) {
+                at -= 1;
+            }
+            match how {
+                0 => s.insert(at, c),
+                1 if at < s.len() => {
+                    s.remove(at);
+                }
+                _ if at < s.len() => {
+                    s.remove(at);
+                    s.insert(at, c);
+                }
+                _ => s.push(c),
+            }
+            s
+        })
+    }
+
+    /// Sweep errors are one line that starts with the file and a line number.
+    fn check_sweep(text: String) -> Result<(), TestCaseError> {
+        let src = Source {
+            display: "t.toml".into(),
+            text,
+        };
+        let result = src.parse().and_then(|doc| {
+            build(
+                &src,
+                &doc,
+                "t",
+                Some(Path::new("/nonexistent-diskscope-out")),
+            )
+        });
+        if let Err(e) = result {
+            let msg = format!("{e:#}");
+            prop_assert!(!msg.trim().contains('\n'), "more than one line: {msg}");
+            let rest = msg.strip_prefix("t.toml:");
+            let line_ok = rest.is_some_and(|r| {
+                r.split(':')
+                    .next()
+                    .is_some_and(|n| n.parse::<usize>().is_ok_and(|n| n >= 1))
+            });
+            prop_assert!(line_ok, "no FILE:LINE: {msg}");
+        }
+        Ok(())
+    }
+
+    fn check_trace(text: &str) -> Result<(), TestCaseError> {
+        let lines = text.lines().count();
+        if let Err(e) = parse_trace(text, 100) {
+            let shown = e.to_string();
+            prop_assert!(!shown.contains('\n'), "{shown}");
+            if e.line == 0 {
+                prop_assert!(shown.contains("no ids"), "{shown}");
+            } else {
+                prop_assert!(e.line <= lines, "line {} of {lines}", e.line);
+                prop_assert!(shown.starts_with(&format!("line {}: ", e.line)), "{shown}");
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+        #[test]
+        fn sizes_from_random_text_parse_or_say_what_is_wrong_in_one_line(text in "\\PC{0,12}") {
+            if let Err(e) = parse_size(&text) {
+                prop_assert!(!e.contains('\n'), "{e}");
+                let shown = text.escape_debug().to_string();
+                prop_assert!(e.contains(&format!("'{shown}'")) || e.starts_with("empty size"), "{e}");
+            }
+        }
+
+        #[test]
+        fn mutated_sizes_never_panic(text in mutated("64KiB")) {
+            if let Err(e) = parse_size(&text) {
+                prop_assert!(!e.contains('\n'), "{e:?}");
+            }
+        }
+
+        #[test]
+        fn random_bytes_as_a_sweep_file_give_a_located_error(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+            check_sweep(String::from_utf8_lossy(&bytes).into_owned())?;
+        }
+
+        #[test]
+        fn mutated_sweep_files_give_a_located_error(text in mutated(VALID_SWEEP)) {
+            check_sweep(text)?;
+        }
+
+        #[test]
+        fn random_traces_give_an_error_naming_a_real_line(text in "(\\PC{0,40}\n){0,6}") {
+            check_trace(&text)?;
+        }
+
+        #[test]
+        fn mutated_traces_and_log_lines_give_an_error_naming_a_real_line(text in mutated(VALID_TRACE)) {
+            check_trace(&text)?;
+        }
+    }
+
+    #[test]
+    fn the_valid_inputs_the_mutations_start_from_are_valid() {
+        assert_eq!(parse_size("64KiB"), Ok(65536));
+        assert_eq!(parse_trace(VALID_TRACE, 100).unwrap(), vec![1, 2, 7, 3]);
+        let src = Source {
+            display: "t.toml".into(),
+            text: VALID_SWEEP.into(),
+        };
+        let doc = src.parse().unwrap();
+        build(
+            &src,
+            &doc,
+            "t",
+            Some(Path::new("/nonexistent-diskscope-out")),
+        )
+        .unwrap();
+    }
+}

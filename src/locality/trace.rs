@@ -118,9 +118,11 @@ pub fn path_id(target: &str) -> Option<u64> {
     let path = target.split(['?', '#']).next().unwrap_or(target);
     let last = path.rsplit('/').next().unwrap_or(path);
     let end = last.rfind(|c: char| c.is_ascii_digit())? + 1;
+    // Step past the whole non-digit character: it may be several bytes long (`7é7.txt`).
     let start = last[..end]
-        .rfind(|c: char| !c.is_ascii_digit())
-        .map_or(0, |s| s + 1);
+        .char_indices()
+        .rfind(|(_, c)| !c.is_ascii_digit())
+        .map_or(0, |(s, c)| s + c.len_utf8());
     last[start..end].parse().ok()
 }
 
@@ -150,6 +152,13 @@ pub fn first_access_order(trace: &[u32], files: u32) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_multibyte_character_before_the_number_is_not_a_panic() {
+        assert_eq!(path_id("/0/7é7.txt"), Some(7));
+        assert_eq!(path_id("/0/7\u{e73b4}12.txt"), Some(12));
+        assert!(parse_trace("h - - [d] \"GET /7\u{e7d2}7.txt HTTP/1.0\" 200 1\n", 100).is_ok());
+    }
 
     #[test]
     fn path_ids_come_from_the_file_name() {
