@@ -19,7 +19,7 @@ use crate::config::{CacheMode, RunSpec};
 use crate::measure::RunResult;
 use crate::runner::host_name;
 use anyhow::{anyhow, Context};
-use std::io::Read;
+use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -72,12 +72,14 @@ pub fn run_command(
             Ok(())
         });
     }
+    // The guard starts before the clock: spawning it must not overlap the measured command.
+    let mut group = GroupGuard::new();
     let mut child = command
         .spawn()
         .with_context(|| format!("starting `{text}`"))?;
     let started = Instant::now();
     let pgid = child.id() as i32;
-    let group = GroupGuard::new(pgid);
+    group.watch(pgid);
     let mut stderr = child.stderr.take();
     let (err_tx, err_rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -196,21 +198,21 @@ fn group_alive(pgid: i32) -> bool {
 /// Kills a command's process group when dropped (every way out of a run), and while it lives
 /// keeps a guard process that kills the group if the batch dies without dropping it.
 struct GroupGuard {
-    pgid: i32,
+    /// The command's process group, once started.
+    pgid: Option<i32>,
     guard: Option<std::process::Child>,
     /// The group was seen empty: killing it now could hit a new group that reused the id.
     ended: bool,
 }
 
 impl GroupGuard {
-    fn new(pgid: i32) -> GroupGuard {
-        // The guard waits for a line on a pipe that only this process holds: "done" when the
-        // run ended normally, end-of-file when the batch died (the kernel closes the pipe).
+    fn new() -> GroupGuard {
+        // The guard reads the group id, then waits for a line on a pipe that only this process
+        // holds: "done" when the run ended normally, end-of-file when the batch died (the kernel
+        // closes the pipe). An empty group id (the batch died first) kills nothing.
         let guard = Command::new("sh")
             .arg("-c")
-            .arg(r#"read line; [ "$line" = done ] || kill -s KILL -- "-$1" 2>/dev/null"#)
-            .arg("diskscope-guard")
-            .arg(pgid.to_string())
+            .arg(r#"read pgid; read line; [ "$line" = done ] || [ -z "$pgid" ] || kill -s KILL -- "-$pgid" 2>/dev/null"#)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -218,22 +220,33 @@ impl GroupGuard {
             .spawn()
             .ok();
         GroupGuard {
-            pgid,
+            pgid: None,
             guard,
             ended: false,
+        }
+    }
+
+    /// Tells the guard which group to kill should the batch die.
+    fn watch(&mut self, pgid: i32) {
+        self.pgid = Some(pgid);
+        if let Some(stdin) = self.guard.as_mut().and_then(|g| g.stdin.as_mut()) {
+            let _ = writeln!(stdin, "{pgid}");
         }
     }
 }
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        if !self.ended {
+        if let (Some(pgid), false) = (self.pgid, self.ended) {
             // SAFETY: kill(2) on the process group created for the command; no memory involved.
-            unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
         }
         if let Some(mut g) = self.guard.take() {
             if let Some(mut stdin) = g.stdin.take() {
-                let _ = std::io::Write::write_all(&mut stdin, b"done\n");
+                if self.pgid.is_none() {
+                    let _ = stdin.write_all(b"\n");
+                }
+                let _ = stdin.write_all(b"done\n");
             }
             let _ = g.wait();
         }
