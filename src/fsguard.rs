@@ -308,6 +308,15 @@ pub fn check_input(path: &Path, key: &str) -> Result<(InputKind, Metadata), Stri
     Ok((InputKind::Regular, meta))
 }
 
+/// [`check_input`] for a path that exists; a missing path passes, so the caller's `open` reports
+/// it the way it always has (exit 1, "does not exist").
+pub fn check_input_if_present(path: &Path, key: &str) -> Result<(), String> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(());
+    }
+    check_input(path, key).map(drop)
+}
+
 /// Whether `path` names an already open descriptor (`/dev/stdin`, `/dev/fd/N`,
 /// `/proc/self/fd/N`): a pipe reached that way belongs to a pipeline the user started.
 fn is_descriptor_path(path: &Path) -> bool {

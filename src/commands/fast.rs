@@ -201,7 +201,12 @@ fn open_file(path: &Path) -> anyhow::Result<File> {
     let p = path.display();
     // Before `open`: a named FIFO blocks in open and a character device never ends. A pipe named
     // through an open descriptor (/dev/stdin) is read to its end, opened without blocking.
-    let pipe = crate::fsguard::check_stream_input(path, "FILE").map_err(crate::config::usage)?;
+    let pipe = match std::fs::metadata(path) {
+        Ok(m) if !m.is_dir() => {
+            crate::fsguard::check_stream_input(path, "FILE").map_err(crate::config::usage)?
+        }
+        _ => false, // the open below says what is missing, or that it is a directory
+    };
     let f = crate::fsguard::open_read(path, pipe).map_err(|e| match e.raw_os_error() {
         Some(libc::ENOENT) => anyhow!("FILE: {p} does not exist; check the path"),
         Some(libc::EACCES) | Some(libc::EPERM) => {

@@ -100,6 +100,21 @@ pub struct Source {
     pub text: String,
 }
 
+/// `text` with control characters (a newline inside a TOML string value) escaped, so an error
+/// that quotes the user's value stays one line.
+fn one_line(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_debug().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect()
+}
+
 impl Source {
     /// 1-based line of a byte offset.
     pub fn line_of(&self, offset: usize) -> usize {
@@ -114,9 +129,11 @@ impl Source {
     /// A usage error `SWEEP.toml:LINE: key `KEY`: MESSAGE`.
     pub fn key_error(&self, span: Range<usize>, key: &str, msg: &str) -> anyhow::Error {
         usage(format!(
-            "{}:{}: key `{key}`: {msg}",
+            "{}:{}: key `{}`: {}",
             self.display,
-            self.line_of(span.start)
+            self.line_of(span.start),
+            one_line(key),
+            one_line(msg)
         ))
     }
 
