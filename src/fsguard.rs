@@ -239,6 +239,26 @@ impl DirLock {
     }
 }
 
+/// The pid written in `DIR/.diskscope.lock` while another process holds that lock; None when
+/// nobody does (or there is no lock file).
+pub fn lock_holder(dir: &Path) -> Option<String> {
+    let mut f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .open(dir.join(LOCK_NAME))
+        .ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    // SAFETY: flock(2) on a descriptor we own; no memory involved.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0 {
+        return None; // free (closing the descriptor drops our shared lock)
+    }
+    let mut text = String::new();
+    let _ = f.read_to_string(&mut text);
+    Some(text.trim().to_string())
+}
+
 impl Drop for DirLock {
     fn drop(&mut self) {
         self.created.remove();
@@ -433,8 +453,10 @@ mod tests {
             err.contains(&format!("pid {}", std::process::id())),
             "{err}"
         );
+        assert_eq!(lock_holder(d.path()), Some(std::process::id().to_string()));
         drop(first);
         assert!(!d.path().join(LOCK_NAME).exists());
+        assert_eq!(lock_holder(d.path()), None);
         let again = DirLock::acquire(d.path(), "--out");
         assert!(again.is_ok());
         drop(again);

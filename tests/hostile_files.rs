@@ -410,7 +410,7 @@ fn a_symlinked_scratch_file_is_never_written_through_and_a_foreign_one_never_rem
     let Some(screen) = explore_with_keys(
         &f,
         &[
-            ("", "RUNNING"),
+            ("", "now "),
             ("w", "not made by diskscope"),
             ("q", "EXITED:"),
         ],

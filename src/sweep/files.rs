@@ -111,6 +111,14 @@ pub fn plan_file(
             };
             let exists = std::fs::symlink_metadata(&path).is_ok();
             if exists && !is_our_test_file(&path, size) {
+                // Most likely another batch creating it right now: say that, not "not ours".
+                if let Some(pid) = crate::fsguard::lock_holder(out_dir) {
+                    return Err(usage(format!(
+                        "--out: another diskscope batch is writing to {} (pid {pid}); wait for it \
+                         to finish or pick another --out",
+                        out_dir.display()
+                    )));
+                }
                 let span = p.as_ref().map(|p| p.span()).unwrap_or(c.span());
                 return Err(src.key_error(span, if p.is_some() { "path" } else { "create" }, &format!(
                     "{} already exists and is not a {size}-byte diskscope test file; remove it or pick another path",
