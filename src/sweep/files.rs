@@ -12,7 +12,7 @@ use crate::pattern::{fill, DEFAULT_SEED};
 use anyhow::Context;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -173,13 +173,13 @@ pub fn is_our_test_file(path: &Path, size: u64) -> bool {
 }
 
 /// Paths to remove if the user presses Ctrl-C twice (the second press exits at once).
-static CLEANUP: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+static CLEANUP: Mutex<Vec<Created>> = Mutex::new(Vec::new());
 
 /// Removes every registered temporary file (called from the signal handler's second press).
 pub fn remove_registered() {
     if let Ok(list) = CLEANUP.lock() {
-        for p in list.iter() {
-            let _ = std::fs::remove_file(p);
+        for c in list.iter() {
+            c.remove();
         }
     }
 }
@@ -197,7 +197,7 @@ impl Drop for TestFile {
         if let (true, Some(c)) = (self.remove, &self.created) {
             c.remove();
             if let Ok(mut list) = CLEANUP.lock() {
-                list.retain(|p| p != &c.path);
+                list.retain(|r| r != c);
             }
         }
     }
@@ -212,7 +212,7 @@ pub fn materialize(plan: &FilePlan, stop: &AtomicBool) -> anyhow::Result<Option<
     let register = |c: &Created| {
         if !plan.keep {
             if let Ok(mut list) = CLEANUP.lock() {
-                list.push(c.path.clone());
+                list.push(c.clone());
             }
         }
     };
@@ -274,6 +274,7 @@ fn extend_with_pattern(f: &mut File, from: u64, to: u64, stop: &AtomicBool) -> a
 pub fn after_write(plan: &FilePlan, stop: &AtomicBool) -> anyhow::Result<()> {
     let mut f = OpenOptions::new()
         .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(&plan.path)
         .with_context(|| format!("reopening {}", plan.path.display()))?;
     let len = f.metadata()?.len();
