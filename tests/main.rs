@@ -2,7 +2,8 @@
 //!
 //! Where new tests go: one module per area, named after the user-facing feature it checks —
 //! `run_cmd` (run/run2/fast/syscalls and bad input), `batch`, `tui`, `locality`, `speed` (`fast`
-//! against a reference XOR on every road, timing switch). Shared helpers
+//! against a reference XOR on every road, timing switch), `hostile_files` (issue 9: files we must
+//! not touch, inputs that cannot end, property tests of the parsers). Shared helpers
 //! (temp dirs, an independent XOR, binaries) live in `util`.
 
 mod util;
