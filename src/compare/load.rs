@@ -228,7 +228,7 @@ fn read_csv(path: &Path, points: &mut BTreeMap<Setup, Record>) -> Result<(), Loa
     let mut rdr = csv::Reader::from_reader(std::io::BufReader::new(file));
     let headers = rdr.headers().map_err(|e| row_error(path, &e))?.clone();
     let has = |c: &str| headers.iter().any(|h| h == c);
-    if has("mib_s_mean") {
+    if has("mean_mib_s") || (has("reps") && !has("rep")) {
         let stem = path
             .file_stem()
             .map(|s| s.to_string_lossy().trim_end_matches("-summary").to_string())

@@ -121,6 +121,8 @@ fn draw(
             .disable_x_mesh()
             .x_labels(0)
             .y_desc(&y_desc)
+            .y_label_formatter(&|v| super::render::num(*v))
+            .light_line_style(RGBColor(242, 242, 242))
             .label_style(("sans-serif", 12))
             .draw()?;
         bars(&mut cc, root, &diffs, &labels, lo / 1.5, hi * 2.0)?;
@@ -131,6 +133,8 @@ fn draw(
             .disable_x_mesh()
             .x_labels(0)
             .y_desc(&y_desc)
+            .y_label_formatter(&|v| super::render::num(*v))
+            .light_line_style(RGBColor(242, 242, 242))
             .label_style(("sans-serif", 12))
             .draw()?;
         bars(&mut cc, root, &diffs, &labels, 0.0, top)?;

@@ -33,7 +33,7 @@ pub fn machine() -> Vec<(String, String)> {
     {
         v.push((
             "memory".into(),
-            crate::size::format_size(kib.saturating_mul(1024)),
+            format!("{:.1} GiB", kib as f64 / 1048576.0),
         ));
     }
     v

@@ -33,11 +33,13 @@ table { border-collapse: collapse; font-size: .86rem; font-variant-numeric: tabu
 th, td { padding: .3rem .55rem; border-bottom: 1px solid #e4e8ec; text-align: right; white-space: nowrap; }
 th { background: #f3f5f7; font-weight: 600; position: sticky; top: 0; }
 td.t, th.t { text-align: left; }
+td.t { white-space: normal; }
+td.t:first-child { min-width: 11rem; }
 dl.ctx { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; margin: 0; }
 dl.ctx dt { color: #5a6570; } dl.ctx dd { margin: 0; word-break: break-all; }
 pre { background: #f6f8fa; padding: .75rem; overflow-x: auto; font-size: .8rem; border-radius: 4px; }
 figure { margin: 1rem 0; }
-figure svg { max-width: 100%; height: auto; display: block; border: 1px solid #e4e8ec; }
+figure svg { width: 100%; max-width: 60rem; height: auto; display: block; border: 1px solid #e4e8ec; }
 figcaption { color: #5a6570; font-size: .85rem; margin-top: .3rem; }
 .faster { color: #1e8232; font-weight: 600; }
 .slower { color: #c81e1e; font-weight: 600; }
