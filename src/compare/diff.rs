@@ -54,6 +54,13 @@ impl Metric {
         }
     }
 
+    /// Compared as a ratio (Welch's t on ln values) rather than a difference of means: tail
+    /// latencies are skewed, and one stalled repetition (2 ms among 100 µs) would otherwise
+    /// widen the interval enough to hide a hundredfold change.
+    pub fn log_scale(self) -> bool {
+        matches!(self, Metric::P99Us)
+    }
+
     pub fn samples(self, r: &Record) -> &[f64] {
         match self {
             Metric::MibS => &r.mib_s,
@@ -92,11 +99,12 @@ pub struct MetricDiff {
     pub metric: Metric,
     pub old: Stats,
     pub new: Stats,
-    /// 100 × (mean NEW − mean OLD) / mean OLD.
+    /// 100 × (mean NEW − mean OLD) / mean OLD; for a [`Metric::log_scale`] metric, the change
+    /// of the geometric mean, 100 × (geomean NEW / geomean OLD − 1).
     pub delta_pct: f64,
     /// Welch's interval of Δ%, when both sides have at least two repetitions.
     pub ci_pct: Option<(f64, f64)>,
-    /// The interval in the metric's unit.
+    /// The interval in the metric's unit (of ln values for a log-scale metric).
     pub interval: Option<DiffInterval>,
     pub verdict: Verdict,
 }
@@ -140,15 +148,32 @@ impl Comparison {
 pub fn diff_metric(metric: Metric, old: &[f64], new: &[f64]) -> MetricDiff {
     let (so, sn) = (Stats::of(old), Stats::of(new));
     let measured = |v: &[f64]| v.iter().any(|x| *x > 0.0);
-    let delta_pct = if so.mean != 0.0 {
-        100.0 * (sn.mean - so.mean) / so.mean
-    } else {
-        f64::NAN
-    };
-    let interval = welch_interval(old, new, LEVEL);
-    let ci_pct = interval
-        .filter(|_| so.mean != 0.0)
-        .map(|i| (100.0 * i.low / so.mean, 100.0 * i.high / so.mean));
+    let all_positive = |v: &[f64]| !v.is_empty() && v.iter().all(|x| *x > 0.0);
+    let (delta_pct, interval, ci_pct) =
+        if metric.log_scale() && all_positive(old) && all_positive(new) {
+            // Ratio of geometric means: Welch on ln(values), turned back into percentages.
+            let ln = |v: &[f64]| v.iter().map(|x| x.ln()).collect::<Vec<f64>>();
+            let (lo, ln_new) = (ln(old), ln(new));
+            let geo = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+            let pct = |d: f64| 100.0 * (d.exp() - 1.0);
+            let interval = welch_interval(&lo, &ln_new, LEVEL);
+            (
+                pct(geo(&ln_new) - geo(&lo)),
+                interval,
+                interval.map(|i| (pct(i.low), pct(i.high))),
+            )
+        } else {
+            let interval = welch_interval(old, new, LEVEL);
+            if so.mean != 0.0 {
+                (
+                    100.0 * (sn.mean - so.mean) / so.mean,
+                    interval,
+                    interval.map(|i| (100.0 * i.low / so.mean, 100.0 * i.high / so.mean)),
+                )
+            } else {
+                (f64::NAN, interval, None)
+            }
+        };
     let verdict = if !measured(old) || !measured(new) {
         Verdict::NotMeasured
     } else {
@@ -220,6 +245,22 @@ mod tests {
         assert_eq!(
             diff_metric(Metric::P99Us, &old, &half).verdict,
             Verdict::Faster
+        );
+    }
+
+    #[test]
+    fn a_latency_drop_behind_one_stalled_repetition_is_still_seen() {
+        // p99 µs of cold 16 KiB reads, read_ahead_kb 128 vs 4096 (measured on the dev VM): every
+        // NEW value is below every OLD one, but one 2.4 ms repetition makes the arithmetic
+        // interval [-250%, +51%].
+        let old = [2392.063, 688.127, 117.247, 305.151, 333.823];
+        let new = [2.111, 1.711, 2.031, 3.567, 3.791];
+        let m = diff_metric(Metric::P99Us, &old, &new);
+        assert_eq!(m.verdict, Verdict::Faster, "{m:?}");
+        let (lo, hi) = m.ci_pct.unwrap();
+        assert!(
+            -100.0 < lo && lo < m.delta_pct && m.delta_pct < hi && hi < 0.0,
+            "{m:?}"
         );
     }
 

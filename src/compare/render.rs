@@ -164,7 +164,10 @@ pub fn markdown(c: &Comparison) -> String {
     let mut out = format!("| {} |\n", HEADER.join(" | "));
     out += "|---|---|---:|---:|---:|---:|---:|---:|---|\n";
     for r in rows(c) {
-        let r: Vec<String> = r.iter().map(|c| esc(c)).collect();
+        let mut r: Vec<String> = r.iter().map(|c| esc(c)).collect();
+        if r[8] == "faster" || r[8] == "slower" {
+            r[8] = format!("**{}**", r[8]);
+        }
         out += &format!("| {} |\n", r.join(" | "));
     }
     let un = unmatched_lines(c);

@@ -184,7 +184,7 @@ pub fn compare_page(
     page.table(&render::HEADER, &[0, 1, 8], &rows);
     page.para(
         "note",
-        "Δ% = (NEW mean − OLD mean) / OLD mean. The interval is Welch's 95% confidence interval of the difference of the means over the repetitions (it does not assume equal spread); a verdict is given only when it excludes zero. Throughput: higher is faster. p99 latency: lower is faster.",
+        "Throughput (higher is faster): Δ% = (NEW mean − OLD mean) / OLD mean, with Welch's 95% confidence interval of the difference of the means over the repetitions (it does not assume equal spread). p99 latency (lower is faster): Δ% is the change of the geometric mean, with Welch's interval computed on the logarithms, because tail latencies are skewed. A verdict is given only when the interval excludes zero.",
     );
     let unmatched = render::unmatched_lines(c);
     if !unmatched.is_empty() {
