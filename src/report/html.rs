@@ -33,8 +33,8 @@ table { border-collapse: collapse; font-size: .86rem; font-variant-numeric: tabu
 th, td { padding: .3rem .55rem; border-bottom: 1px solid #e4e8ec; text-align: right; white-space: nowrap; }
 th { background: #f3f5f7; font-weight: 600; position: sticky; top: 0; }
 td.t, th.t { text-align: left; }
-td.t { white-space: normal; }
-td.t:first-child { min-width: 11rem; }
+td.t:first-child { white-space: normal; min-width: 11rem; }
+td.t:last-child { white-space: normal; min-width: 6.5rem; }
 dl.ctx { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; margin: 0; }
 dl.ctx dt { color: #5a6570; } dl.ctx dd { margin: 0; word-break: break-all; }
 pre { background: #f6f8fa; padding: .75rem; overflow-x: auto; font-size: .8rem; border-radius: 4px; }
