@@ -26,7 +26,12 @@ pub struct Cli {
     #[arg(long, requires = "batch")]
     pub dry_run: bool,
     /// With --batch: also write a self-contained HTML report to this new file
-    #[arg(long, value_name = "FILE.html", requires = "batch")]
+    #[arg(
+        long,
+        value_name = "FILE.html",
+        requires = "batch",
+        conflicts_with = "dry_run"
+    )]
     pub report: Option<PathBuf>,
     /// With --batch --report: replace an existing report file
     #[arg(long, requires = "report")]

@@ -251,7 +251,15 @@ fn mismatched_inputs_get_a_one_line_error_naming_the_file_and_exit_2() {
         .unwrap()
         .replace("warm,read,pread", "other,read,pread");
     std::fs::write(&other, text.replace("\nwarm,", "\nother,")).unwrap();
+    // A FIFO would block a reader forever.
+    let fifo = p(&dir, "pipe.csv");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
     let cases: Vec<(PathBuf, &str)> = vec![
+        (fifo.clone(), "not a regular file"),
         (empty.clone(), "no per-repetition CSVs"),
         (a.join("warm-summary.csv"), "summary CSV"),
         (syscalls.clone(), "system-call"),

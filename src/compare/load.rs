@@ -19,6 +19,10 @@ pub enum LoadError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error(
+        "{path}: not a regular file or directory; pass a batch result directory or a .csv file"
+    )]
+    NotAFile { path: PathBuf },
     #[error("{path}: unsupported input; pass a batch result directory or a per-repetition .csv (JSON documents are not written by diskscope yet)")]
     Unsupported { path: PathBuf },
     #[error("{path}: no per-repetition CSVs here (empty directory?); pass the --out directory of a batch run or a .csv file")]
@@ -58,6 +62,10 @@ impl InputKind {
         })?;
         if meta.is_dir() {
             return Ok(InputKind::ResultDir);
+        }
+        if !meta.is_file() {
+            // A FIFO or a device would block or never end; only regular files are read.
+            return Err(LoadError::NotAFile { path: path.into() });
         }
         match path.extension().and_then(|e| e.to_str()) {
             Some(e) if e.eq_ignore_ascii_case("csv") => Ok(InputKind::RepetitionCsv),

@@ -237,3 +237,50 @@ where
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::diff::compare;
+    use crate::compare::load::{Kind, Record};
+
+    fn rec(bs: u64, mib_s: Vec<f64>) -> Record {
+        Record {
+            setup: Setup {
+                experiment: "x".into(),
+                kind: Kind::Throughput,
+                method: "pread".into(),
+                block_size_bytes: bs,
+                threads: 1,
+                queue_depth: 1,
+                cache: "warm".into(),
+                direct: false,
+                operation: "read".into(),
+                pattern: "sequential".into(),
+            },
+            lat_p99_us: vec![0.0; mib_s.len()],
+            mib_s,
+            failed_reps: 0,
+            hosts: vec![],
+            files: vec![],
+        }
+    }
+
+    #[test]
+    fn the_axis_turns_logarithmic_only_beyond_a_fifty_fold_span() {
+        let narrow = compare(
+            &[rec(4096, vec![100.0, 110.0]), rec(8192, vec![200.0, 210.0])],
+            &[rec(4096, vec![120.0, 130.0]), rec(8192, vec![190.0, 220.0])],
+        );
+        let svg = render(&narrow, Metric::MibS, "narrow").unwrap().unwrap();
+        assert!(!svg.contains("log scale") && svg.contains("4K") && svg.contains("8K"));
+        let wide = compare(
+            &[rec(4096, vec![10.0, 11.0]), rec(8192, vec![2000.0, 2100.0])],
+            &[rec(4096, vec![12.0, 13.0]), rec(8192, vec![1900.0, 2200.0])],
+        );
+        let svg = render(&wide, Metric::MibS, "wide").unwrap().unwrap();
+        assert!(svg.contains("log scale"));
+        // No latency was measured: no latency figure.
+        assert!(render(&wide, Metric::P99Us, "p99").unwrap().is_none());
+    }
+}

@@ -9,6 +9,8 @@ use serde::Serialize;
 pub fn num(v: f64) -> String {
     if !v.is_finite() {
         "-".into()
+    } else if v == 0.0 {
+        "0".into()
     } else if v.abs() >= 100.0 {
         format!("{v:.0}")
     } else if v.abs() >= 10.0 {
