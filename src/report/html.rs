@@ -52,6 +52,9 @@ figcaption { color: #5a6570; font-size: .85rem; margin-top: .3rem; }
   h2 { break-after: avoid; }
   figure, table, dl { break-inside: avoid; }
   .scroll { overflow: visible; }
+  table { width: 100%; font-size: 7.5pt; }
+  th, td { white-space: normal; padding: .15rem .3rem; }
+  td.t:first-child { min-width: 0; }
   th { position: static; }
   pre { white-space: pre-wrap; }
   * { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
