@@ -259,17 +259,16 @@ pub fn batch_page(
     page.pre(plan_text);
     for x in experiments {
         page.h2(&format!("Experiment {}", x.name));
-        if x.figure_only {
-        } else if x.records.is_empty() {
-            page.para(
-                "note",
-                "no throughput rows to summarize (system calls, or no run finished); see the CSV in the results directory",
-            );
-        } else {
+        if !x.records.is_empty() {
             let mut facts = measured_on("measured", &x.records);
             facts.truncate(2);
             page.facts(&facts);
             summary_table(&mut page, &x.records);
+        } else if !x.figure_only {
+            page.para(
+                "note",
+                "no throughput rows to summarize (system calls, or no run finished); see the CSV in the results directory",
+            );
         }
         for f in &x.figures {
             match std::fs::read_to_string(f) {
