@@ -17,8 +17,8 @@ name = "tiny"
 [file]
 create = "8M"
 [defaults]
-reps = 5
-seconds = 0.1
+reps = 8
+seconds = 0.05
 [[experiment]]
 name = "warm"
 kind = "throughput"
