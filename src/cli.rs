@@ -25,7 +25,16 @@ pub struct Cli {
     /// With --batch: print the plan and exit
     #[arg(long, requires = "batch")]
     pub dry_run: bool,
-    /// With --batch: accept plans past the caps (100000 points per experiment, 24 h estimated)
+    /// With --batch: also write a self-contained HTML report to this new file
+    #[arg(
+        long,
+        value_name = "FILE.html",
+        requires = "batch",
+        conflicts_with = "dry_run"
+    )]
+    pub report: Option<PathBuf>,
+    /// With --batch: accept plans past the caps (100000 points per experiment, 24 h estimated),
+    /// and with --report replace an existing report file
     #[arg(long, requires = "batch")]
     pub force: bool,
     #[command(subcommand)]
@@ -44,6 +53,8 @@ pub enum Command {
     Syscalls(SyscallsArgs),
     /// Many small files vs one packed file, in sequential, random and trace order
     Locality(crate::locality::LocalityArgs),
+    /// Compare two runs point by point: Δ%, 95% confidence interval, faster/slower verdicts
+    Compare(crate::compare::CompareArgs),
 }
 
 /// Options shared by the measuring commands.
@@ -251,10 +262,17 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Fast(a)) => commands::fast::execute(&a),
         Some(Command::Syscalls(a)) => commands::syscalls::execute(&a),
         Some(Command::Locality(a)) => crate::locality::execute(&a),
+        Some(Command::Compare(a)) => crate::compare::execute(&a),
         None => match cli.batch {
-            Some(sweep) => {
-                crate::sweep::execute(&sweep, cli.out.as_deref(), cli.dry_run, cli.force)
-            }
+            Some(sweep) => match &cli.report {
+                Some(report) if !cli.dry_run => crate::report::batch::run_with_report(
+                    &sweep,
+                    cli.out.as_deref(),
+                    report,
+                    cli.force,
+                ),
+                _ => crate::sweep::execute(&sweep, cli.out.as_deref(), cli.dry_run, cli.force),
+            },
             None => crate::tui::execute(cli.file.as_deref()),
         },
     }

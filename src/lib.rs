@@ -21,11 +21,13 @@
 //! * [`xor`] — the XOR contract; [`pattern`] — deterministic written data; [`size`] — `4K`, `1M`.
 //! * [`commands`] — the classic lab commands (`run`, `run2`, `fast`, `syscalls`).
 //! * [`sweep`] — batch mode: sweep files → runs → [`export`] (CSV, SVG plots, summary table).
+//! * [`compare`] — `compare OLD NEW`: match points, Welch's t verdicts; [`report`] — `--report` HTML.
 //! * [`cli`] — clap definitions and the entry points of the binaries.
 
 pub mod cache;
 pub mod cli;
 pub mod commands;
+pub mod compare;
 pub mod config;
 pub mod engine;
 pub mod export;
@@ -33,6 +35,7 @@ pub mod fsguard;
 pub mod locality;
 pub mod measure;
 pub mod pattern;
+pub mod report;
 pub mod runner;
 pub mod size;
 pub mod sweep;

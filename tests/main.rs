@@ -1,14 +1,16 @@
 //! The one integration-test binary (one link step instead of one per file, as in ripgrep).
 //!
 //! Where new tests go: one module per area, named after the user-facing feature it checks —
-//! `run_cmd` (run/run2/fast/syscalls and bad input), `batch`, `tui`, `locality`, `speed` (`fast`
-//! against a reference XOR on every road, timing switch), `hostile_files` (issue 9: files we must
-//! not touch, inputs that cannot end, property tests of the parsers). Shared helpers
+//! `run_cmd` (run/run2/fast/syscalls and bad input), `batch`, `compare` (compare OLD NEW,
+//! --report), `tui`, `locality`, `speed` (`fast` against a reference XOR on every road, timing
+//! switch), `hostile_files` (issue 9: files we must not touch, inputs that cannot end, property
+//! tests of the parsers). Shared helpers
 //! (temp dirs, an independent XOR, binaries) live in `util`.
 
 mod util;
 
 mod batch;
+mod compare;
 mod hostile_files;
 mod locality;
 mod run_cmd;

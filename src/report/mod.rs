@@ -1,0 +1,287 @@
+//! `--report FILE.html`: one self-contained page to attach to a ticket — the machine, the plan or
+//! the inputs, summary tables, the figures inline (SVG), and for `compare` the verdict table.
+//!
+//! The page is built from the same records the terminal output uses ([`crate::compare`]), so the
+//! two cannot disagree. It is written once: created with O_CREAT|O_EXCL|O_NOFOLLOW, and an existing
+//! file is replaced only with `--force` (and never through a symbolic link).
+
+pub mod batch;
+pub mod context;
+pub mod html;
+
+use crate::compare::diff::{Comparison, Metric, Verdict};
+use crate::compare::load::Record;
+use crate::compare::render;
+use crate::config::usage;
+use crate::measure::stats::Stats;
+use html::Page;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// Fails early (before any measuring) when `path` exists and `force` is off, or is not a regular
+/// file; `flag` names the option in the message.
+pub fn check_target(path: &Path, force: bool, flag: &str) -> anyhow::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(usage(format!(
+            "{flag}: cannot check {}: {e}",
+            path.display()
+        ))),
+        Ok(m) if m.file_type().is_symlink() || !m.is_file() => Err(usage(format!(
+            "{flag}: {} exists and is not a regular file; pick another name",
+            path.display()
+        ))),
+        Ok(_) if !force => Err(usage(format!(
+            "{flag}: {} exists; pass --force to replace it, or pick another name",
+            path.display()
+        ))),
+        Ok(_) => Ok(()),
+    }
+}
+
+/// Writes `bytes` to a new file at `path` (O_CREAT|O_EXCL|O_NOFOLLOW). With `force`, an existing
+/// regular file is replaced (O_TRUNC|O_NOFOLLOW: a symbolic link is refused, never followed).
+pub fn write_new(path: &Path, bytes: &[u8], force: bool, flag: &str) -> anyhow::Result<()> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).custom_flags(libc::O_NOFOLLOW).mode(0o644);
+    if force {
+        check_target(path, true, flag)?;
+        opts.create(true).truncate(true);
+    } else {
+        opts.create_new(true);
+    }
+    let mut f = opts.open(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            usage(format!(
+                "{flag}: {} exists; pass --force to replace it, or pick another name",
+                path.display()
+            ))
+        } else {
+            usage(format!("{flag}: cannot create {}: {e}", path.display()))
+        }
+    })?;
+    f.write_all(bytes)
+        .and_then(|_| f.flush())
+        .map_err(|e| anyhow::anyhow!("{flag}: writing {}: {e}", path.display()))?;
+    Ok(())
+}
+
+fn verdict_class(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Faster => "faster",
+        Verdict::Slower => "slower",
+        _ => "same",
+    }
+}
+
+/// Facts about where the records were measured (hosts and files named in the CSVs).
+fn measured_on(label: &str, recs: &[Record]) -> Vec<(String, String)> {
+    let mut hosts: Vec<&str> = recs
+        .iter()
+        .flat_map(|r| r.hosts.iter().map(String::as_str))
+        .collect();
+    hosts.sort_unstable();
+    hosts.dedup();
+    let mut files: Vec<&str> = recs
+        .iter()
+        .flat_map(|r| r.files.iter().map(String::as_str))
+        .collect();
+    files.sort_unstable();
+    files.dedup();
+    let reps: usize = recs.iter().map(|r| r.mib_s.len()).sum();
+    let failed: usize = recs.iter().map(|r| r.failed_reps).sum();
+    vec![
+        (format!("{label} host"), hosts.join(", ")),
+        (format!("{label} file"), files.join(", ")),
+        (
+            format!("{label} points"),
+            format!("{} points, {reps} repetitions, {failed} failed", recs.len()),
+        ),
+    ]
+}
+
+/// The per-point summary table of a set of records.
+fn summary_table(page: &mut Page, recs: &[Record]) {
+    let rows: Vec<Vec<(String, &str)>> = recs
+        .iter()
+        .map(|r| {
+            let s = Stats::of(&r.mib_s);
+            let p99 = Stats::of(&r.lat_p99_us);
+            vec![
+                (r.setup.label(), ""),
+                (s.n.to_string(), ""),
+                (render::num(s.mean), ""),
+                (render::num(s.median), ""),
+                (render::num(s.min), ""),
+                (render::num(s.max), ""),
+                (render::num(s.stddev), ""),
+                (
+                    if p99.max > 0.0 {
+                        render::num(p99.median)
+                    } else {
+                        "-".into()
+                    },
+                    "",
+                ),
+                (r.failed_reps.to_string(), ""),
+            ]
+        })
+        .collect();
+    page.table(
+        &[
+            "point",
+            "reps",
+            "MiB/s mean",
+            "median",
+            "min",
+            "max",
+            "sd",
+            "p99 µs median",
+            "failed",
+        ],
+        &[0],
+        &rows,
+    );
+}
+
+/// The `compare` report.
+pub fn compare_page(
+    old_path: &Path,
+    new_path: &Path,
+    old: &[Record],
+    new: &[Record],
+    c: &Comparison,
+) -> anyhow::Result<String> {
+    let title = "diskscope compare";
+    let mut page = Page::new(
+        title,
+        &format!(
+            "OLD {} vs NEW {} — generated {} by diskscope {}",
+            old_path.display(),
+            new_path.display(),
+            context::now_utc(),
+            env!("CARGO_PKG_VERSION")
+        ),
+    );
+    page.para("summary", &render::tally(c));
+    page.h2("Verdicts");
+    let rows: Vec<Vec<(String, &str)>> = c
+        .matched
+        .iter()
+        .flat_map(|p| {
+            p.metrics().map(|m| {
+                let cells = render::cells(&p.setup, m);
+                let class = verdict_class(m.verdict);
+                cells
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, t)| (t, if i == 6 || i == 8 { class } else { "" }))
+                    .collect()
+            })
+        })
+        .collect();
+    page.table(&render::HEADER, &[0, 1, 8], &rows);
+    page.para(
+        "note",
+        "Throughput (higher is faster): Δ% = (NEW mean − OLD mean) / OLD mean, with Welch's 95% confidence interval of the difference of the means over the repetitions (it does not assume equal spread). p99 latency (lower is faster): Δ% is the change of the geometric mean, with Welch's interval computed on the logarithms, because tail latencies are skewed. A verdict is given only when the interval excludes zero.",
+    );
+    let unmatched = render::unmatched_lines(c);
+    if !unmatched.is_empty() {
+        page.h2("Points on one side only");
+        for l in &unmatched {
+            page.para("note", l);
+        }
+    }
+    page.h2("Figures");
+    for metric in Metric::ALL {
+        let name = match metric {
+            Metric::MibS => "throughput",
+            Metric::P99Us => "p99 latency",
+        };
+        if let Some(svg) = crate::compare::plot::render(c, metric, &format!("OLD vs NEW: {name}"))?
+        {
+            page.figure(
+                &svg,
+                &format!("{name}: bar = mean, dot = median, whisker = min–max over repetitions; Δ% above each pair (green faster, red slower, grey no significant change)"),
+            );
+        }
+    }
+    page.h2("Context");
+    let mut facts = measured_on("OLD", old);
+    facts.extend(measured_on("NEW", new));
+    facts.extend(
+        context::machine()
+            .into_iter()
+            .map(|(k, v)| (format!("report made on: {k}"), v)),
+    );
+    page.facts(&facts);
+    page.h2("OLD: summary");
+    summary_table(&mut page, old);
+    page.h2("NEW: summary");
+    summary_table(&mut page, new);
+    Ok(page.finish(title))
+}
+
+/// One experiment's output for the batch report.
+pub struct BatchExperiment {
+    pub name: String,
+    /// Its per-repetition CSV, read back (empty for syscall experiments or failures to read).
+    pub records: Vec<Record>,
+    /// Figures batch mode wrote for it (`<name>.svg`).
+    pub figures: Vec<PathBuf>,
+    /// Only a figure (the sweep's `compare.svg`): no table expected.
+    pub figure_only: bool,
+}
+
+/// The batch report: machine, plan, one summary table and figure per experiment.
+pub fn batch_page(
+    sweep: &str,
+    plan_text: &str,
+    out_dir: &Path,
+    experiments: &[BatchExperiment],
+    status: &str,
+) -> anyhow::Result<String> {
+    let title = format!("diskscope sweep {sweep}");
+    let mut page = Page::new(
+        &title,
+        &format!(
+            "results in {} — generated {} by diskscope {}",
+            out_dir.display(),
+            context::now_utc(),
+            env!("CARGO_PKG_VERSION")
+        ),
+    );
+    page.para("summary", status);
+    page.h2("Machine");
+    page.facts(&context::machine());
+    page.h2("Plan");
+    page.pre(plan_text);
+    for x in experiments {
+        page.h2(&format!("Experiment {}", x.name));
+        if !x.records.is_empty() {
+            let mut facts = measured_on("measured", &x.records);
+            facts.truncate(2);
+            page.facts(&facts);
+            summary_table(&mut page, &x.records);
+        } else if !x.figure_only {
+            page.para(
+                "note",
+                "no throughput rows to summarize (system calls, or no run finished); see the CSV in the results directory",
+            );
+        }
+        for f in &x.figures {
+            match std::fs::read_to_string(f) {
+                Ok(svg) => page.figure(
+                    &svg,
+                    &format!(
+                        "{}: bar = mean, dot = median, whisker = min–max over repetitions",
+                        f.file_name().unwrap_or_default().to_string_lossy()
+                    ),
+                ),
+                Err(e) => page.para("note", &format!("{}: cannot read: {e}", f.display())),
+            }
+        }
+    }
+    Ok(page.finish(&title))
+}

@@ -1,0 +1,503 @@
+//! `diskscope compare OLD NEW` and `--report`: the same sweep run twice, a NEW with halved
+//! throughput behind the regression gate, mismatched inputs, never overwriting a report, and the
+//! report page loaded in a real (headless) browser.
+
+use crate::util::{bin, p, tmp};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// A tiny, warm sweep: pread of an 8 MiB test file at three block sizes, and `sleep 0.05` as an
+/// external command (its time is steady, so halving its throughput is unmistakable).
+const SWEEP: &str = r#"
+name = "tiny"
+[file]
+create = "8M"
+[defaults]
+reps = 8
+seconds = 0.05
+[[experiment]]
+name = "warm"
+kind = "throughput"
+method = "pread"
+block_size = ["64K", "256K", "1M"]
+cache = "warm"
+[[experiment]]
+name = "sleep"
+kind = "command"
+command = "sleep 0.05"
+block_size = "1M"
+bytes = "1M"
+cache = "as-is"
+"#;
+
+fn sweep_file(dir: &tempfile::TempDir) -> PathBuf {
+    let path = p(dir, "sweep.toml");
+    std::fs::write(&path, SWEEP).unwrap();
+    path
+}
+
+/// Runs the sweep into `out` (with extra arguments), asserting it succeeded in time.
+fn batch(dir: &tempfile::TempDir, out: &str, extra: &[&str]) -> PathBuf {
+    let out = p(dir, out);
+    let started = Instant::now();
+    let o = bin("diskscope")
+        .arg("--batch")
+        .arg(sweep_file(dir))
+        .arg("--out")
+        .arg(&out)
+        .args(extra)
+        .current_dir(dir.path())
+        .timeout(LIMIT)
+        .output()
+        .unwrap();
+    assert!(started.elapsed() < LIMIT, "the sweep hung");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+fn compare(dir: &tempfile::TempDir, args: &[&std::ffi::OsStr]) -> Output {
+    let o = bin("diskscope")
+        .arg("compare")
+        .args(args)
+        .current_dir(dir.path())
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(o.status.code().is_some(), "compare died of a signal");
+    o
+}
+
+/// The per-repetition CSV as rows of column → value.
+fn read_rows(path: &Path) -> Vec<HashMap<String, String>> {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let h = r.headers().unwrap().clone();
+    r.records()
+        .map(|rec| {
+            h.iter()
+                .zip(rec.unwrap().iter())
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+/// MiB/s of each repetition per (experiment, block size), read independently of the library.
+fn samples(dir: &Path) -> HashMap<(String, String), Vec<f64>> {
+    let mut m: HashMap<(String, String), Vec<f64>> = HashMap::new();
+    for x in ["warm", "sleep"] {
+        for row in read_rows(&dir.join(format!("{x}.csv"))) {
+            m.entry((row["experiment"].clone(), row["block_size_bytes"].clone()))
+                .or_default()
+                .push(row["mib_s"].parse().unwrap());
+        }
+    }
+    m
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+fn within(x: f64, v: &[f64]) -> bool {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    lo <= x && x <= hi
+}
+
+#[test]
+fn the_same_sweep_run_twice_shows_no_significant_change_where_the_runs_overlap() {
+    let dir = tmp();
+    // Other work on the machine can shift a whole run; when no point of a pair overlaps, the
+    // check would say nothing, so the pair is measured again (at most three times).
+    let mut checked = 0;
+    for attempt in 1..=3 {
+        let a = batch(&dir, &format!("a{attempt}"), &[]);
+        let b = batch(&dir, &format!("b{attempt}"), &[]);
+        let o = compare(&dir, &[a.as_os_str(), b.as_os_str(), "--csv".as_ref()]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let out = p(&dir, "cmp.csv");
+        std::fs::write(&out, &o.stdout).unwrap();
+        let rows = read_rows(&out);
+        let (sa, sb) = (samples(&a), samples(&b));
+        assert_eq!(
+            rows.iter().filter(|r| r["metric"] == "mib_s").count(),
+            4,
+            "every point matched: {rows:?}"
+        );
+        for r in rows.iter().filter(|r| r["metric"] == "mib_s") {
+            let key = (r["experiment"].clone(), r["block_size_bytes"].clone());
+            let (old, new) = (&sa[&key], &sb[&key]);
+            // Overlap: each run's mean lies within the other run's range.
+            if within(mean(old), new) && within(mean(new), old) {
+                assert_eq!(
+                    r["verdict"], "no significant change",
+                    "{key:?}: {old:?} vs {new:?}"
+                );
+                checked += 1;
+            }
+        }
+        if checked > 0 {
+            break;
+        }
+        eprintln!("attempt {attempt}: no point overlapped; measuring again");
+    }
+    assert!(
+        checked > 0,
+        "no point overlapped in three pairs of runs of one sweep"
+    );
+}
+
+#[test]
+fn a_new_run_with_halved_throughput_is_slower_and_fails_the_regression_gate() {
+    let dir = tmp();
+    let old = batch(&dir, "a", &[]);
+    // NEW: the same repetitions with MiB/s halved (an edited CSV).
+    let text = std::fs::read_to_string(old.join("sleep.csv")).unwrap();
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let header = r.headers().unwrap().clone();
+    let col = header.iter().position(|h| h == "mib_s").unwrap();
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(&header).unwrap();
+    for rec in r.records() {
+        let rec = rec.unwrap();
+        let cells: Vec<String> = rec
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if i == col {
+                    (c.parse::<f64>().unwrap() / 2.0).to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect();
+        w.write_record(&cells).unwrap();
+    }
+    let new = p(&dir, "halved.csv");
+    std::fs::write(&new, w.into_inner().unwrap()).unwrap();
+
+    let o = compare(
+        &dir,
+        &[
+            old.join("sleep.csv").as_os_str(),
+            new.as_os_str(),
+            "--fail-on-regression".as_ref(),
+            "10".as_ref(),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stdout}{stderr}");
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("MiB/s"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(line.contains("slower") && line.contains("-50.0%"), "{line}");
+    assert!(stderr.contains("regression: sleep"), "{stderr}");
+
+    // A threshold above the change passes; so does the run compared with itself.
+    let o = compare(
+        &dir,
+        &[
+            old.join("sleep.csv").as_os_str(),
+            new.as_os_str(),
+            "--fail-on-regression".as_ref(),
+            "60".as_ref(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let o = compare(
+        &dir,
+        &[
+            old.as_os_str(),
+            old.as_os_str(),
+            "--fail-on-regression".as_ref(),
+            "0".as_ref(),
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        !stdout.lines().any(|l| l.trim_end().ends_with("slower")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn mismatched_inputs_get_a_one_line_error_naming_the_file_and_exit_2() {
+    let dir = tmp();
+    let a = batch(&dir, "a", &[]);
+    let empty = p(&dir, "empty");
+    std::fs::create_dir(&empty).unwrap();
+    let syscalls = p(&dir, "calls.csv");
+    std::fs::write(
+        &syscalls,
+        "experiment,host,file,syscall,rep,calls,seconds,calls_per_s,ns_per_call,error\nc,h,f,getpid,1,10,1,10,100,\n",
+    )
+    .unwrap();
+    let foreign = p(&dir, "prices.csv");
+    std::fs::write(&foreign, "item,price\napple,3\n").unwrap();
+    let json = p(&dir, "r.json");
+    std::fs::write(&json, "{}").unwrap();
+    // Another sweep: the same columns, but points that share no setup with `a`.
+    let other = p(&dir, "other.csv");
+    let text = std::fs::read_to_string(a.join("warm.csv"))
+        .unwrap()
+        .replace("warm,read,pread", "other,read,pread");
+    std::fs::write(&other, text.replace("\nwarm,", "\nother,")).unwrap();
+    // A FIFO would block a reader forever.
+    let fifo = p(&dir, "pipe.csv");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let cases: Vec<(PathBuf, &str)> = vec![
+        (fifo.clone(), "not a regular file"),
+        (empty.clone(), "no per-repetition CSVs"),
+        (a.join("warm-summary.csv"), "summary CSV"),
+        (syscalls.clone(), "system-call"),
+        (foreign.clone(), "not a diskscope results CSV"),
+        (json.clone(), "unsupported input"),
+        (p(&dir, "missing"), "cannot read"),
+        (other.clone(), "share no point"),
+    ];
+    for (new, want) in cases {
+        let o = compare(&dir, &[a.as_os_str(), new.as_os_str()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{}: {err}", new.display());
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.starts_with("error: ") && err.contains(want), "{err}");
+        if want != "share no point" {
+            let name = new.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(err.contains(&name), "{err}");
+        }
+        assert!(o.stdout.is_empty());
+    }
+    let o = compare(
+        &dir,
+        &[
+            a.as_os_str(),
+            a.as_os_str(),
+            "--fail-on-regression".as_ref(),
+            "-5".as_ref(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--fail-on-regression"));
+}
+
+#[test]
+fn a_report_is_never_overwritten_without_force_nor_written_through_a_link() {
+    let dir = tmp();
+    let a = batch(&dir, "a", &[]);
+    let report = p(&dir, "r.html");
+    std::fs::write(&report, "mine").unwrap();
+    let args = [
+        a.as_os_str(),
+        a.as_os_str(),
+        "--report".as_ref(),
+        report.as_os_str(),
+    ];
+    let o = compare(&dir, &args);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--force"));
+    assert_eq!(std::fs::read_to_string(&report).unwrap(), "mine");
+    // The batch run refuses before measuring anything.
+    let o = bin("diskscope")
+        .arg("--batch")
+        .arg(sweep_file(&dir))
+        .arg("--out")
+        .arg(p(&dir, "b"))
+        .arg("--report")
+        .arg(&report)
+        .current_dir(dir.path())
+        .timeout(LIMIT)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        !p(&dir, "b").exists(),
+        "the sweep ran although the report exists"
+    );
+    assert_eq!(std::fs::read_to_string(&report).unwrap(), "mine");
+
+    let o = compare(&dir, &[&args[..], &["--force".as_ref()]].concat());
+    assert_eq!(o.status.code(), Some(0));
+    assert!(std::fs::read_to_string(&report)
+        .unwrap()
+        .starts_with("<!DOCTYPE html>"));
+
+    let target = p(&dir, "target.txt");
+    std::fs::write(&target, "keep").unwrap();
+    let link = p(&dir, "link.html");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    for force in [false, true] {
+        let mut args = vec![
+            a.as_os_str(),
+            a.as_os_str(),
+            "--report".as_ref(),
+            link.as_os_str(),
+        ];
+        if force {
+            args.push("--force".as_ref());
+        }
+        let o = compare(&dir, &args);
+        assert_eq!(o.status.code(), Some(2));
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+    }
+}
+
+/// Loads `page` in headless Chromium; returns the screenshot's share of non-white pixels and the
+/// console lines the page logged. `None` when Chromium is not installed.
+fn render_in_chromium(dir: &tempfile::TempDir, page: &Path) -> Option<(f64, Vec<String>)> {
+    let chromium = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| {
+            std::process::Command::new("sh")
+                .args(["-c", &format!("command -v {c}")])
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })?;
+    let shot = p(dir, "shot.png");
+    let _ = std::fs::remove_file(&shot);
+    let profile = p(dir, "chromium-profile");
+    let mut child = std::process::Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--window-size=1280,1600",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", page.display()))
+        .env("HOME", dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::BufReader::new(stderr), &mut s).ok();
+        s
+    });
+    let started = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if started.elapsed() > Duration::from_secs(90) {
+            child.kill().ok();
+            child.wait().ok();
+            panic!("chromium did not finish within 90 s");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let log = reader.join().unwrap();
+    let console: Vec<String> = log
+        .lines()
+        .filter(|l| l.contains(":CONSOLE") || l.contains("net::ERR_"))
+        .map(str::to_string)
+        .collect();
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(&shot).unwrap_or_else(|e| panic!("no screenshot ({e}): {log}")),
+    ));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let px = info.color_type.samples();
+    let pixels = &buf[..info.buffer_size()];
+    let total = pixels.len() / px;
+    let inked = pixels
+        .chunks(px)
+        .filter(|c| c.iter().take(3).any(|v| *v < 240))
+        .count();
+    Some((inked as f64 / total as f64, console))
+}
+
+#[test]
+fn the_report_pages_render_in_a_real_browser_without_errors() {
+    let dir = tmp();
+    let a = batch(&dir, "a", &["--report", "batch.html"]);
+    let b = batch(&dir, "b", &[]);
+    let cmp = p(&dir, "compare.html");
+    let o = compare(
+        &dir,
+        &[
+            a.as_os_str(),
+            b.as_os_str(),
+            "--report".as_ref(),
+            cmp.as_os_str(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let batch_html = std::fs::read_to_string(p(&dir, "batch.html")).unwrap();
+    let cmp_html = std::fs::read_to_string(&cmp).unwrap();
+    for (html, wants) in [
+        (
+            &batch_html,
+            &["sweep tiny", "Plan", "kernel", "Experiment warm", "<svg"][..],
+        ),
+        (
+            &cmp_html,
+            &[
+                "Verdicts",
+                "no significant change",
+                "OLD vs NEW: throughput",
+                "<svg",
+            ][..],
+        ),
+    ] {
+        for w in wants {
+            assert!(html.contains(w), "missing {w}");
+        }
+        // Self-contained: nothing to fetch.
+        for bad in ["<script", "src=", "<link", "@import", "url(", "href=\"http"] {
+            assert!(!html.contains(bad), "the page references {bad}");
+        }
+    }
+    // A broken page proves the console check can fail.
+    let broken = p(&dir, "broken.html");
+    std::fs::write(
+        &broken,
+        "<!DOCTYPE html><p>x</p><script>no_such_function()</script>",
+    )
+    .unwrap();
+    let Some((_, console)) = render_in_chromium(&dir, &broken) else {
+        eprintln!("skipped: chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    assert!(
+        !console.is_empty(),
+        "the console check missed a script error"
+    );
+    for page in [p(&dir, "batch.html"), cmp] {
+        let (inked, console) = render_in_chromium(&dir, &page).unwrap();
+        assert!(console.is_empty(), "{}: {console:?}", page.display());
+        assert!(
+            inked > 0.02,
+            "{}: the page looks blank ({inked})",
+            page.display()
+        );
+    }
+}
