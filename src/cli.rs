@@ -64,6 +64,10 @@ pub struct IoOpts {
     /// Offsets: sequential or random (block-aligned)
     #[arg(long, default_value = "sequential", value_name = "ORDER")]
     pub pattern: String,
+    /// Most memory the I/O buffers may take (threads x queue depth x block size); default: half
+    /// of the memory available
+    #[arg(long, value_name = "SIZE")]
+    pub max_memory: Option<String>,
 }
 
 /// `run FILE -r|-w BLOCK_SIZE BLOCK_COUNT`

@@ -33,6 +33,7 @@ pub mod locality;
 pub mod measure;
 pub mod pattern;
 pub mod runner;
+pub mod sigbus;
 pub mod size;
 pub mod sweep;
 pub mod tui;

@@ -2,6 +2,8 @@
 //! asked), creates the output of a write without ever replacing a file unasked, applies cache
 //! control, measures residency, and splits the work into per-worker jobs.
 
+use super::budget;
+use super::watch::FileWatch;
 use crate::cache::{self, Residency};
 use crate::config::{usage, Op, Pattern, RunSpec};
 use crate::engine::WorkerJob;
@@ -20,12 +22,15 @@ pub struct Prepared {
     pub file_size: u64,
     /// Bytes the run covers (sequential) or draws offsets from (random).
     pub total: u64,
-    pub residency_before: Residency,
+    /// `None` when it cannot be known (see [`cache::residency_of`]).
+    pub residency_before: Option<Residency>,
     /// Notes for the user (end of file reached early, cold run not cold, ...).
     pub notes: Vec<String>,
     pub(super) jobs: Vec<WorkerJob>,
     /// Descriptor kept for the final fsync of writes.
     pub(super) sync_file: Option<File>,
+    /// A read run's file, checked for changes when the run ends.
+    pub(super) watch: Option<FileWatch>,
 }
 
 impl Prepared {
@@ -40,7 +45,7 @@ pub struct PreparedMeta {
     pub spec: RunSpec,
     pub file_size: u64,
     pub total: u64,
-    pub residency_before: Residency,
+    pub residency_before: Option<Residency>,
 }
 
 impl Prepared {
@@ -164,13 +169,19 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
             .set_len(total)
             .context("sizing the file for mmap writes")?;
     }
-    let residency_before = cache::residency_of(&probe).unwrap_or_default();
+    let residency_before = cache::residency_of(&probe).ok();
     if !write {
-        if let Some(w) = cache::cold_warning(spec.cache, &residency_before) {
+        if let Some(w) = cache::cold_warning(spec.cache, residency_before.as_ref()) {
             notes.push(w);
         }
     }
-    let jobs = plan_jobs(spec, total)?;
+    let mut jobs = plan_jobs(spec, total)?;
+    budget::fit_jobs(&mut jobs);
+    budget::check_budget(
+        spec,
+        budget::buffer_bytes(spec.method, &jobs),
+        budget::mem_available_bytes(),
+    )?;
     Ok(Prepared {
         spec: spec.clone(),
         file_size,
@@ -178,6 +189,11 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
         residency_before,
         notes,
         jobs,
+        watch: if write {
+            None
+        } else {
+            FileWatch::new(probe.try_clone()?)
+        },
         sync_file: write.then_some(probe),
     })
 }
