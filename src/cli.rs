@@ -99,6 +99,9 @@ pub struct RunArgs {
     /// Open with O_DSYNC: every write is durable before it returns
     #[arg(long)]
     pub dsync: bool,
+    /// On Ctrl-C during a write, keep the partial file instead of removing it
+    #[arg(long)]
+    pub keep_partial: bool,
 }
 
 /// `run2 FILE BLOCK_SIZE [--target SECONDS]`

@@ -8,6 +8,7 @@
 mod util;
 
 mod batch;
+mod hostile_runtime;
 mod locality;
 mod run_cmd;
 mod speed;

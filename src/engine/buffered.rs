@@ -21,6 +21,7 @@ impl Engine for BufferedEngine {
             .unwrap_or(4096)
             .max(512) as usize;
         let mut buf = AlignedBuf::new(job.block_size);
+        super::read::prefault(&mut buf);
         let mut cursor = job.cursor();
         let mut pos = u64::MAX;
         match job.op {

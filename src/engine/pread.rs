@@ -34,6 +34,7 @@ pub struct PreadEngine;
 impl Engine for PreadEngine {
     fn run(&self, job: &mut WorkerJob, ctx: &mut WorkerCtx) -> anyhow::Result<bool> {
         let mut buf = AlignedBuf::new(job.block_size);
+        super::read::prefault(&mut buf);
         let file = &job.file;
         let fd = file.as_raw_fd();
         let mut cursor = job.cursor();

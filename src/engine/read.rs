@@ -139,6 +139,16 @@ fn privatize(job: &mut WorkerJob) -> anyhow::Result<bool> {
     }
 }
 
+/// Touches every page of a fresh buffer so its page faults happen now, in setup, and not in the
+/// first timed read (a 1 MiB buffer is 256 faults, ~100 µs: more than a cached 1 MiB read).
+pub(super) fn prefault(buf: &mut [u8]) {
+    for page in buf.chunks_mut(super::BUF_ALIGN) {
+        // A volatile write, so the store is not optimised away as a write of the zero it holds.
+        // SAFETY: `page` is a live, exclusively borrowed, non-empty slice.
+        unsafe { std::ptr::write_volatile(page.as_mut_ptr(), 0) };
+    }
+}
+
 pub struct ReadEngine;
 
 impl Engine for ReadEngine {
@@ -147,6 +157,7 @@ impl Engine for ReadEngine {
             privatize(job)?;
         }
         let mut buf = AlignedBuf::new(job.block_size);
+        prefault(&mut buf);
         let mut file = &job.file;
         let fd = job.file.as_raw_fd();
         let mut pos = u64::MAX;
