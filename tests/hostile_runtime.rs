@@ -188,7 +188,7 @@ fn a_file_rewritten_in_place_during_a_read_is_an_error_not_an_xor() {
     };
     let r = run_blocking(&spec, "t", Arc::new(AtomicBool::new(false)), |_, _| {});
     writer.join().unwrap();
-    let e = format!("{:#}", r.err().expect("a modified file must fail the run"));
+    let e = format!("{:#}", r.expect_err("a modified file must fail the run"));
     assert!(e.contains("was modified while being read"), "{e}");
 }
 
@@ -210,7 +210,7 @@ fn a_file_that_grows_during_a_read_is_an_error_not_an_xor() {
     };
     let r = run_blocking(&spec, "t", Arc::new(AtomicBool::new(false)), |_, _| {});
     grower.join().unwrap();
-    let e = format!("{:#}", r.err().expect("a grown file must fail the run"));
+    let e = format!("{:#}", r.expect_err("a grown file must fail the run"));
     assert!(e.contains("grew while being read"), "{e}");
 }
 
