@@ -286,6 +286,30 @@ fn buffers_are_capped_by_what_the_run_can_use() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // More threads than blocks: the idle ones need no buffers.
+    let one = sparse(&dir, "one", 1 << 20);
+    let out = finish(spawn(
+        "run",
+        &[
+            one.to_str().unwrap(),
+            "-r",
+            "1M",
+            "100",
+            "--method",
+            "io_uring",
+            "--threads",
+            "64",
+            "--queue-depth",
+            "1024",
+            "--max-memory",
+            "2M",
+        ],
+    ));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // A 1 GiB block on a 1 MiB file needs a 1 MiB buffer, not 4 GiB.
     let small = sparse(&dir, "small", 1 << 20);
     let out = finish(spawn(
@@ -354,7 +378,7 @@ fn buffers_beyond_the_memory_budget_are_refused_naming_the_flags_and_the_overrid
     ));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("the run needs 64M"), "{stderr}");
+    assert!(stderr.contains("the run needs 64.00 MiB"), "{stderr}");
     assert!(stderr.contains("--max-memory limit of 32M"), "{stderr}");
 }
 
@@ -474,4 +498,21 @@ fn residency_is_unknown_not_a_false_warm_for_a_file_the_user_cannot_write() {
     assert!(stderr.contains("residency unknown"), "{stderr}");
     assert!(!stderr.contains("was not cold"), "{stderr}");
     assert!(!stderr.contains("% resident before"), "{stderr}");
+    // fast cannot know either: it says so and reads through the page cache, XOR intact.
+    let out = Command::new(assert_cmd::cargo::cargo_bin("fast"))
+        .arg(&f)
+        .arg("-v")
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("residency unknown"), "{stderr}");
+    assert!(!stderr.contains("100.0% cached"), "{stderr}");
+    let data = std::fs::read(&f).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        crate::util::reference_xor(&data)
+    );
 }

@@ -12,7 +12,7 @@
 
 use crate::config::{usage, Method, Pattern, RunSpec};
 use crate::engine::{WorkerJob, BUF_ALIGN};
-use crate::size::format_size;
+use crate::size::{format_bytes_approx, format_size};
 
 /// Share of `MemAvailable` a run's buffers may take without `--max-memory`.
 pub const DEFAULT_SHARE_OF_AVAILABLE: f64 = 0.5;
@@ -28,6 +28,9 @@ pub fn fit_jobs(jobs: &mut [WorkerJob]) {
             Pattern::Sequential => job.range.end - job.range.start,
         };
         if reach == 0 {
+            // Nothing to read or write (more threads than blocks): no buffer worth the name.
+            job.block_size = 1;
+            job.queue_depth = 1;
             continue;
         }
         let cap = if job.direct {
@@ -112,7 +115,7 @@ pub fn check_budget(
         "--max-memory: the run needs {} of I/O buffers (--threads {}{slots} x BLOCK_SIZE {}), \
          more than {what}; lower --threads, --queue-depth or BLOCK_SIZE, or pass --max-memory {} \
          to allow it",
-        format_size(needed_bytes.next_multiple_of(1 << 20)),
+        format_bytes_approx(needed_bytes),
         spec.threads,
         format_size(spec.block_size_bytes),
         format_size(needed_bytes.next_multiple_of(1 << 30)),
