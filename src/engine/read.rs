@@ -239,7 +239,8 @@ mod tests {
             let other = std::fs::File::open(&path).unwrap();
             let other_fd = other.as_raw_fd();
             // What the runner does with a finished job.
-            crate::runner::dispose_job(job, &r.map(|_| true));
+            let r = r.map(|_| true);
+            crate::runner::dispose_job(job, crate::runner::descriptor_lost(&r));
             assert!(
                 is_open(other_fd),
                 "dropping the job closed descriptor {other_fd}, which it did not own"

@@ -19,8 +19,8 @@ pub use result::{host_name, make_result, setup_result};
 pub use watch::{FileChanged, FileWatch};
 use worker::OpSpan;
 pub use worker::{
-    complete_read, dispose_job, wanted_len, DescriptorLost, FileShrank, WorkerCtx, NO_LATENCY_ENV,
-    SNAPSHOT_INTERVAL,
+    complete_read, descriptor_lost, dispose_job, wanted_len, DescriptorLost, FileShrank, WorkerCtx,
+    NO_LATENCY_ENV, SNAPSHOT_INTERVAL,
 };
 
 use crate::config::RunSpec;
@@ -122,12 +122,9 @@ pub fn start(prepared: Prepared, stop: Arc<AtomicBool>) -> anyhow::Result<RunHan
                 barrier.wait();
                 let mut ctx = WorkerCtx::new(job.worker, stop, tx, duration, job.block_size);
                 let outcome = engine.run(&mut job, &mut ctx);
-                let lost =
-                    matches!(&outcome, Err(e) if e.downcast_ref::<DescriptorLost>().is_some());
+                let lost = descriptor_lost(&outcome);
                 let span = ctx.finish(outcome);
-                if lost {
-                    dispose_job(job, &Err(DescriptorLost.into()));
-                }
+                dispose_job(job, lost);
                 span
             })
             .context("spawning a worker thread")?;

@@ -302,12 +302,18 @@ impl std::fmt::Display for DescriptorLost {
 }
 impl std::error::Error for DescriptorLost {}
 
-/// Ends a worker's job after its engine returned `outcome`: dropped (its descriptor closed)
-/// unless the engine reported [`DescriptorLost`], in which case the job is forgotten so its
-/// stale descriptor number — maybe another thread's descriptor by now — is never closed.
-pub fn dispose_job(job: WorkerJob, outcome: &anyhow::Result<bool>) {
-    match outcome {
-        Err(e) if e.downcast_ref::<DescriptorLost>().is_some() => std::mem::forget(job),
-        _ => drop(job),
+/// Whether an engine's `outcome` says the job's descriptor was lost ([`DescriptorLost`]).
+pub fn descriptor_lost(outcome: &anyhow::Result<bool>) -> bool {
+    matches!(outcome, Err(e) if e.downcast_ref::<DescriptorLost>().is_some())
+}
+
+/// Ends a worker's job: dropped (its descriptor closed), unless its descriptor was `lost`, in
+/// which case the job is forgotten so its stale descriptor number — maybe another thread's
+/// descriptor by now — is never closed.
+pub fn dispose_job(job: WorkerJob, lost: bool) {
+    if lost {
+        std::mem::forget(job);
+    } else {
+        drop(job);
     }
 }
