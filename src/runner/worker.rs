@@ -242,19 +242,21 @@ pub struct FileShrank {
     pub wanted_bytes: u64,
     /// Bytes it returned.
     pub got_bytes: u64,
+    /// The file's size when the short read was seen, if it could be read.
+    pub size_now_bytes: Option<u64>,
 }
 
 impl std::fmt::Display for FileShrank {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "the file shrank while being read: {} bytes at offset {} returned only {} (end of \
-             file now at {}); another process truncated it, so no XOR is reported",
-            self.wanted_bytes,
-            self.offset,
-            self.got_bytes,
-            self.offset + self.got_bytes
-        )
+            "the file shrank while being read: {} bytes at offset {} returned only {}",
+            self.wanted_bytes, self.offset, self.got_bytes
+        )?;
+        if let Some(size) = self.size_now_bytes {
+            write!(f, " (it is {size} bytes long now)")?;
+        }
+        f.write_str("; another process truncated it, so no XOR is reported")
     }
 }
 impl std::error::Error for FileShrank {}
@@ -284,6 +286,7 @@ pub fn complete_read(job: &WorkerJob, b: &Block, got: usize) -> Result<usize, Fi
             offset: b.offset,
             wanted_bytes: wanted as u64,
             got_bytes: got as u64,
+            size_now_bytes: job.file.metadata().ok().map(|m| m.len()),
         });
     }
     Ok(wanted)
