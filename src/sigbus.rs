@@ -18,7 +18,7 @@
 //! which is the default: the process dies as it would have without us.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Once;
+use std::sync::{Once, OnceLock};
 
 /// How many mappings can be guarded at once (one per mmap worker, a few for `fast`).
 const SLOTS: usize = 1024;
@@ -44,8 +44,9 @@ static SLOTS_TABLE: [Slot; SLOTS] = [FREE; SLOTS];
 static INSTALL: Once = Once::new();
 /// Whether the handler could be installed.
 static INSTALLED: AtomicBool = AtomicBool::new(false);
-/// The action SIGBUS had before ours (stored by `install`, read by the handler).
-static mut PREVIOUS: std::mem::MaybeUninit<libc::sigaction> = std::mem::MaybeUninit::zeroed();
+/// The action SIGBUS had before ours (set by `install` before the handler is, read by the
+/// handler: `OnceLock::get` is one atomic load, fine in a signal handler).
+static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
 
 fn page_size() -> usize {
     // SAFETY: sysconf has no memory-safety preconditions.
@@ -100,11 +101,18 @@ extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut
     }
     // Not ours (or the page could not be replaced): put the previous action back and return, so
     // the faulting instruction runs again and gets it (the default action: the process dies).
-    // SAFETY: `PREVIOUS` was written once in `install` before this handler could run, and is
-    // only read afterwards.
+    let default = PREVIOUS
+        .get()
+        .map_or(std::ptr::null(), |p| p as *const libc::sigaction);
+    // SAFETY: `default` is null or points to the action stored in a static for the life of the
+    // process; sigaction and signal are async-signal-safe. Once the previous action (or SIG_DFL)
+    // is back, the faulting access, restarted on return, gets what it would have had without us.
     unsafe {
-        let prev = std::ptr::addr_of!(PREVIOUS).cast::<libc::sigaction>();
-        libc::sigaction(sig, prev, std::ptr::null_mut());
+        if !default.is_null() {
+            libc::sigaction(sig, default, std::ptr::null_mut());
+        } else {
+            libc::signal(sig, libc::SIG_DFL);
+        }
         *libc::__errno_location() = errno;
     }
 }
@@ -112,15 +120,19 @@ extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut
 fn install() -> bool {
     INSTALL.call_once(|| {
         PAGE.store(page_size(), Ordering::Relaxed);
-        // SAFETY: a zeroed sigaction is a valid starting value; we fill handler, flags and mask,
-        // and `PREVIOUS` is written here, once, before the handler is installed.
+        // SAFETY: a zeroed sigaction is a valid starting value (SIG_DFL, no flags); the kernel
+        // fills `prev` with the current action, and we fill handler, flags and mask of ours.
+        // The previous action is stored before ours is installed, so the handler always has it.
         unsafe {
+            let mut prev: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(libc::SIGBUS, std::ptr::null(), &mut prev) != 0 {
+                return;
+            }
+            let _ = PREVIOUS.set(prev);
             let mut sa: libc::sigaction = std::mem::zeroed();
             sa.sa_sigaction = on_sigbus as *const () as usize;
             sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
             libc::sigemptyset(&mut sa.sa_mask);
-            let prev = std::ptr::addr_of_mut!(PREVIOUS).cast::<libc::sigaction>();
-            libc::sigaction(libc::SIGBUS, std::ptr::null(), prev);
             let ok = libc::sigaction(libc::SIGBUS, &sa, std::ptr::null_mut()) == 0;
             INSTALLED.store(ok, Ordering::Release);
         }
