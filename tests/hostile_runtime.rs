@@ -380,6 +380,25 @@ fn buffers_beyond_the_memory_budget_are_refused_naming_the_flags_and_the_overrid
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("the run needs 64.00 MiB"), "{stderr}");
     assert!(stderr.contains("--max-memory limit of 32M"), "{stderr}");
+    // A refused write creates nothing.
+    let out_file = p(&dir, "out");
+    let out = finish(spawn(
+        "run",
+        &[
+            out_file.to_str().unwrap(),
+            "-w",
+            "1M",
+            "64",
+            "--method",
+            "io_uring",
+            "--queue-depth",
+            "1024",
+            "--max-memory",
+            "32M",
+        ],
+    ));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!out_file.exists(), "a refused write left a file behind");
 }
 
 /// Seconds from the summary line (`read 1.00 MiB in 0.0004 s: ...`).

@@ -48,7 +48,14 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
         });
     }
     let result = run_blocking(&spec, "run", stop, |_, _| {});
-    if interrupted.load(Ordering::SeqCst) {
+    // Only a run that started (its workers ran, so its output file is the one it created or,
+    // with --force, replaced) has a partial file to deal with; a run that failed before that
+    // reports its own error and touches nothing.
+    let started = match &result {
+        Ok(_) => true,
+        Err(e) => e.downcast_ref::<RunFailed>().is_some(),
+    };
+    if interrupted.load(Ordering::SeqCst) && started {
         eprintln!("{}", interrupted_message(&spec, existed, a.keep_partial));
         return Ok(EXIT_INTERRUPTED);
     }
@@ -77,7 +84,9 @@ fn interrupted_message(spec: &RunSpec, existed: bool, keep_partial: bool) -> Str
     if spec.op != Op::Write {
         return format!("interrupted: stopped reading {p} before the end; no XOR is printed");
     }
-    if !std::fs::metadata(&spec.path).is_ok_and(|m| m.is_file()) || spec.overwrite_in_place {
+    let ours = !existed || spec.force;
+    if !ours || !std::fs::metadata(&spec.path).is_ok_and(|m| m.is_file()) || spec.overwrite_in_place
+    {
         return format!("interrupted: stopped writing {p}");
     }
     let replaced = if existed {

@@ -2,8 +2,8 @@
 //!
 //! Each worker allocates `block size` bytes per operation it can have in flight (`queue depth`
 //! of them for io_uring, one otherwise; mmap none). Asked naively, `--threads 64 --queue-depth
-//! 1024` with 1 MiB blocks is 64 GiB, and the OOM killer ends the run. So [`fit_jobs`] first
-//! trims each job to what it can use — a block never larger than the bytes the worker can reach
+//! 1024` with 1 MiB blocks is 64 GiB, and the OOM killer ends the run. So [`fitted`] first
+//! trims each worker's share to what it can use — a block never larger than the bytes the worker can reach
 //! (its range, or the span random offsets are drawn from), no more slots than operations it will
 //! do — which changes no I/O the run does; then [`check_budget`] refuses a run whose buffers
 //! would still take more than [`DEFAULT_SHARE_OF_AVAILABLE`] of the memory the system has
@@ -11,55 +11,61 @@
 //! the flags that set the size and the override.
 
 use crate::config::{usage, Method, Pattern, RunSpec};
-use crate::engine::{WorkerJob, BUF_ALIGN};
+use crate::engine::BUF_ALIGN;
 use crate::size::{format_bytes_approx, format_size};
+use std::ops::Range;
 
 /// Share of `MemAvailable` a run's buffers may take without `--max-memory`.
 pub const DEFAULT_SHARE_OF_AVAILABLE: f64 = 0.5;
 
-/// Trims each job's block size and queue depth to what it can use: the block to the bytes the
-/// worker can reach (rounded up to [`BUF_ALIGN`] with O_DIRECT, which needs aligned lengths),
-/// the queue depth to the operations it will do. The I/O the run does is unchanged: a block
-/// longer than the reachable bytes is clipped to them anyway.
-pub fn fit_jobs(jobs: &mut [WorkerJob]) {
-    for job in jobs {
-        let reach = match job.pattern {
-            Pattern::Random => job.span,
-            Pattern::Sequential => job.range.end - job.range.start,
-        };
-        if reach == 0 {
-            // Nothing to read or write (more threads than blocks): no buffer worth the name.
-            job.block_size = 1;
-            job.queue_depth = 1;
-            continue;
-        }
-        let cap = if job.direct {
-            reach.next_multiple_of(BUF_ALIGN as u64)
-        } else {
-            reach
-        };
-        if job.block_size as u64 > cap {
-            job.block_size = cap as usize;
-        }
-        let ops = match job.pattern {
-            Pattern::Sequential if !job.loop_range => Some(reach.div_ceil(job.block_size as u64)),
-            Pattern::Random => job.max_ops,
-            Pattern::Sequential => None,
-        };
-        if let Some(ops) = ops {
-            job.queue_depth = job.queue_depth.min(ops.clamp(1, u32::MAX as u64) as u32);
-        }
-    }
+/// One worker's share of a run, planned before any file is opened or created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Share {
+    /// Sequential range of the worker (random: the whole span).
+    pub range: Range<u64>,
+    /// Random pattern: operations to do, if bounded by count.
+    pub max_ops: Option<u64>,
 }
 
-/// Bytes of I/O buffers the jobs will allocate with `method`.
-pub fn buffer_bytes(method: Method, jobs: &[WorkerJob]) -> u64 {
-    jobs.iter()
-        .map(|j| {
-            let one = (j.block_size.max(1) as u64).next_multiple_of(BUF_ALIGN as u64);
+/// The block size and queue depth a worker with `share` of a run over `span` bytes needs: the
+/// block no larger than the bytes it can reach (rounded up to [`BUF_ALIGN`] with O_DIRECT, which
+/// needs aligned lengths), no more slots than operations it will do. The I/O is unchanged: a
+/// block longer than the reachable bytes is clipped to them anyway. A worker with nothing to do
+/// (more threads than blocks) gets a 1-byte block and one slot.
+pub fn fitted(spec: &RunSpec, share: &Share, span: u64, loop_range: bool) -> (usize, u32) {
+    let reach = match spec.pattern {
+        Pattern::Random => span,
+        Pattern::Sequential => share.range.end - share.range.start,
+    };
+    if reach == 0 {
+        return (1, 1);
+    }
+    let cap = if spec.direct {
+        reach.next_multiple_of(BUF_ALIGN as u64)
+    } else {
+        reach
+    };
+    let block = spec.block_size_bytes.min(cap);
+    let ops = match spec.pattern {
+        Pattern::Sequential if !loop_range => Some(reach.div_ceil(block)),
+        Pattern::Random => share.max_ops,
+        Pattern::Sequential => None,
+    };
+    let qd = match ops {
+        Some(ops) => spec.queue_depth.min(ops.clamp(1, u32::MAX as u64) as u32),
+        None => spec.queue_depth,
+    };
+    (block as usize, qd.max(1))
+}
+
+/// Bytes of I/O buffers workers of `(block size, queue depth)` allocate with `method`.
+pub fn buffer_bytes(method: Method, fits: &[(usize, u32)]) -> u64 {
+    fits.iter()
+        .map(|&(block, qd)| {
+            let one = (block.max(1) as u64).next_multiple_of(BUF_ALIGN as u64);
             match method {
                 Method::Mmap => 0,
-                Method::IoUring => one * j.queue_depth.max(1) as u64,
+                Method::IoUring => one * qd.max(1) as u64,
                 Method::Read | Method::Pread => one,
                 // The stdio-like buffer in front of the calls, at most a few pages.
                 Method::Buffered => one + 64 * 1024,
@@ -126,36 +132,30 @@ pub fn check_budget(
 mod tests {
     use super::*;
 
-    fn job(range: std::ops::Range<u64>, bs: usize, qd: u32) -> WorkerJob {
-        WorkerJob {
-            worker: 0,
-            file: std::fs::File::open("/dev/null").unwrap(),
-            op: crate::config::Op::Read,
-            block_size: bs,
-            span: range.end,
+    fn fit(spec: &RunSpec, range: Range<u64>) -> (usize, u32) {
+        let span = range.end;
+        let share = Share {
             range,
-            pattern: Pattern::Sequential,
-            loop_range: false,
             max_ops: None,
-            queue_depth: qd,
-            seed: 1,
-            direct: false,
-        }
+        };
+        fitted(spec, &share, span, false)
     }
 
     #[test]
     fn a_block_larger_than_the_file_is_trimmed_to_it_and_slots_to_the_blocks() {
-        let mut jobs = vec![
-            job(0..1_000_000, 1 << 30, 4),
-            job(0..(8 << 20), 1 << 20, 64),
-        ];
-        fit_jobs(&mut jobs);
-        assert_eq!((jobs[0].block_size, jobs[0].queue_depth), (1_000_000, 1));
-        assert_eq!((jobs[1].block_size, jobs[1].queue_depth), (1 << 20, 8));
-        jobs[0].direct = true;
-        jobs[0].block_size = 1 << 30;
-        fit_jobs(&mut jobs[..1]);
-        assert_eq!(jobs[0].block_size, 1_003_520);
+        let mut spec = RunSpec::new("/x");
+        spec.block_size_bytes = 1 << 30;
+        spec.queue_depth = 4;
+        assert_eq!(fit(&spec, 0..1_000_000), (1_000_000, 1));
+        spec.direct = true;
+        assert_eq!(fit(&spec, 0..1_000_000), (1_003_520, 1));
+        spec.direct = false;
+        spec.block_size_bytes = 1 << 20;
+        spec.queue_depth = 64;
+        assert_eq!(fit(&spec, 0..(8 << 20)), (1 << 20, 8));
+        spec.queue_depth = 1024;
+        let idle = fit(&spec, 0..0);
+        assert_eq!(buffer_bytes(Method::IoUring, &[idle]), 4096);
     }
 
     #[test]

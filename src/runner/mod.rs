@@ -13,7 +13,7 @@ mod result;
 mod watch;
 mod worker;
 
-pub use budget::{buffer_bytes, check_budget, fit_jobs, mem_available_bytes};
+pub use budget::{buffer_bytes, check_budget, fitted, mem_available_bytes, Share};
 pub use prepare::{prepare, Prepared, PreparedMeta, DEFAULT_WRITE_SPAN};
 pub use result::{host_name, make_result, setup_result};
 pub use watch::{FileChanged, FileWatch};
