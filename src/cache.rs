@@ -9,7 +9,9 @@
 //! Residency is measured with `cachestat(2)` (Linux 6.5+), which walks the cache's folios and costs
 //! microseconds even on a large file; where the kernel lacks it, with `mincore(2)` on a read-only
 //! mapping of the file, in chunks so a huge file never needs a huge vector (a mapping that is never
-//! touched does not fault pages in).
+//! touched does not fault pages in). The kernel shows page-cache state only to a user who may
+//! write the file (cachestat says EPERM, mincore says "all resident" to anyone else), so for such
+//! a file residency is [`ResidencyUnknown`], never a made-up number.
 
 use crate::config::CacheMode;
 use anyhow::{bail, Context};

@@ -183,7 +183,10 @@ impl Engine for ReadEngine {
             };
             let t1 = ctx.now();
             pos = b.offset + got as u64;
-            let n = complete_read(job, &b, got)?;
+            let n = match job.op {
+                Op::Read => complete_read(job, &b, got)?,
+                Op::Write => got,
+            };
             ctx.xor(&b, &buf[..n]);
             if !ctx.record(n as u64, t0, t1) || n == 0 {
                 break;
