@@ -535,3 +535,50 @@ fn residency_is_unknown_not_a_false_warm_for_a_file_the_user_cannot_write() {
         crate::util::reference_xor(&data)
     );
 }
+
+#[test]
+fn the_explorer_on_mmap_reports_a_truncated_file_instead_of_dying() {
+    use diskscope::measure::SnapshotKind;
+    use diskscope::tui::session::{Command as SessionCommand, Session, Update};
+    let dir = tmp();
+    let f = p(&dir, "explored");
+    write_varied_file(&f, 8 << 20, 8);
+    let settings = diskscope::tui::settings::Settings {
+        method: Method::Mmap,
+        block_size_bytes: 64 << 10,
+        ..Default::default()
+    };
+    let mut session = Session::spawn().unwrap();
+    session.send(SessionCommand::Start {
+        id: 1,
+        spec: settings.spec(&f, &p(&dir, "scratch"), 8 << 20),
+    });
+    let deadline = Instant::now() + LIMIT;
+    let (mut bytes, mut truncated, mut error) = (0u64, false, None);
+    while error.is_none() {
+        assert!(Instant::now() < deadline, "no error after the truncation");
+        let Ok(u) = session.updates.recv_timeout(Duration::from_millis(50)) else {
+            continue;
+        };
+        match u {
+            Update::Snapshot { snapshot, .. } => {
+                bytes += snapshot.bytes;
+                if let SnapshotKind::Failed(message) = snapshot.kind {
+                    error = Some(message);
+                }
+            }
+            Update::Stopped { error: e, .. } => error = Some(e.unwrap_or_default()),
+            Update::Failed { message, .. } => error = Some(message),
+            _ => {}
+        }
+        // The explorer loops over the file; cut it once it is reading.
+        if !truncated && bytes > 0 {
+            truncate(&f, 0);
+            truncated = true;
+        }
+    }
+    session.shutdown();
+    let error = error.unwrap();
+    assert!(truncated, "the run ended before it read: {error}");
+    assert!(error.contains("shrank"), "{error}");
+}
