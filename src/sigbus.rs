@@ -23,8 +23,11 @@ use std::sync::{Once, OnceLock};
 /// How many mappings can be guarded at once (one per mmap worker, a few for `fast`).
 const SLOTS: usize = 1024;
 
+/// `start` of a slot being filled or emptied: above every address, so it matches none.
+const CLAIMED: usize = usize::MAX;
+
 struct Slot {
-    /// First byte of the guarded range; 0 when the slot is free.
+    /// First byte of the guarded range; 0 when the slot is free, [`CLAIMED`] while it changes.
     start: AtomicUsize,
     /// One past the last byte.
     end: AtomicUsize,
@@ -163,11 +166,11 @@ impl Guard {
         }
         let start = ptr as usize;
         for (i, slot) in SLOTS_TABLE.iter().enumerate() {
-            // Claim the slot with a placeholder start of 1 (no mapping lives at address 1), so
-            // the handler ignores it until `end` is set.
+            // Claim the slot with the placeholder start `CLAIMED`, which no address lies at or
+            // above, so the handler ignores the slot until its real range is in place.
             if slot
                 .start
-                .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Relaxed)
+                .compare_exchange(0, CLAIMED, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
             {
                 slot.faulted.store(false, Ordering::Relaxed);
@@ -198,7 +201,8 @@ impl Guard {
 impl Drop for Guard {
     fn drop(&mut self) {
         let slot = &SLOTS_TABLE[self.slot];
-        slot.start.store(1, Ordering::Release);
+        // Match nothing first, then free the slot.
+        slot.start.store(CLAIMED, Ordering::Release);
         slot.end.store(0, Ordering::Release);
         slot.start.store(0, Ordering::Release);
     }
