@@ -57,10 +57,11 @@ impl std::fmt::Display for FileChanged {
 impl std::error::Error for FileChanged {}
 
 impl FileWatch {
-    /// Starts watching `file` (its descriptor is kept); `None` for anything but a regular file.
+    /// Starts watching `file` (its descriptor is kept); `None` for anything but a regular file
+    /// with data (pseudo-files report size 0 and times that move on their own).
     pub fn new(file: File) -> Option<FileWatch> {
         let m = file.metadata().ok()?;
-        m.is_file().then(|| FileWatch {
+        (m.is_file() && m.len() > 0).then(|| FileWatch {
             before: stamp_of(&m),
             file,
         })
