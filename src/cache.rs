@@ -9,7 +9,9 @@
 //! Residency is measured with `cachestat(2)` (Linux 6.5+), which walks the cache's folios and costs
 //! microseconds even on a large file; where the kernel lacks it, with `mincore(2)` on a read-only
 //! mapping of the file, in chunks so a huge file never needs a huge vector (a mapping that is never
-//! touched does not fault pages in).
+//! touched does not fault pages in). The kernel shows page-cache state only to a user who may
+//! write the file (cachestat says EPERM, mincore says "all resident" to anyone else), so for such
+//! a file residency is [`ResidencyUnknown`], never a made-up number.
 
 use crate::config::CacheMode;
 use anyhow::{bail, Context};
@@ -69,6 +71,11 @@ struct Cachestat {
 /// Cached pages of `len` bytes of `file` from `off` (`len` 0: to the end of the file), from
 /// `cachestat(2)`; `None` where the kernel lacks it (or refuses it for this file).
 pub fn cachestat_pages(file: &File, off: u64, len: u64) -> Option<u64> {
+    cachestat(file, off, len).ok()
+}
+
+/// `cachestat(2)`, or the errno it failed with.
+fn cachestat(file: &File, off: u64, len: u64) -> Result<u64, i32> {
     let range = CachestatRange { off, len };
     let mut stat = Cachestat::default();
     // SAFETY: both pointers refer to live, correctly laid out structs for the duration of the
@@ -82,19 +89,75 @@ pub fn cachestat_pages(file: &File, off: u64, len: u64) -> Option<u64> {
             0u32,
         )
     };
-    (rc == 0).then_some(stat.nr_cache)
+    if rc == 0 {
+        Ok(stat.nr_cache)
+    } else {
+        Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+    }
 }
 
-/// Measures the page-cache residency of an open file: `cachestat`, else `mincore`.
+/// Residency could not be measured truthfully.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResidencyUnknown {
+    pub reason: &'static str,
+}
+
+impl std::fmt::Display for ResidencyUnknown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "page-cache residency unknown: {}", self.reason)
+    }
+}
+impl std::error::Error for ResidencyUnknown {}
+
+const NOT_WRITABLE: &str = "the kernel reports it only to users who may write the file \
+     (cachestat refuses, mincore says every page is cached)";
+
+/// Whether `mincore(2)` tells the truth about `file`'s page cache: since Linux 5.0 it does only
+/// for a caller who owns the file or may write it (or root); for anyone else it reports every
+/// page as resident, to close a side channel.
+pub fn mincore_is_truthful(file: &File) -> bool {
+    let path = std::ffi::CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))
+        .expect("no NUL in a number");
+    // SAFETY: a NUL-terminated path; faccessat only checks permissions (with the effective ids)
+    // of the file the descriptor link names, it opens nothing.
+    let writable =
+        unsafe { libc::faccessat(libc::AT_FDCWD, path.as_ptr(), libc::W_OK, libc::AT_EACCESS) }
+            == 0;
+    writable
+        || file.metadata().is_ok_and(|m| {
+            use std::os::unix::fs::MetadataExt;
+            // SAFETY: geteuid has no preconditions.
+            m.uid() == unsafe { libc::geteuid() }
+        })
+}
+
+/// Measures the page-cache residency of an open file: `cachestat`, else `mincore`. Fails with
+/// [`ResidencyUnknown`] where neither can tell (a file this user may not write): a made-up 100%
+/// would read as "the run was not cold".
 pub fn residency_of(file: &File) -> anyhow::Result<Residency> {
     let meta = file.metadata().context("fstat")?;
     if meta.is_file() {
-        if let Some(cached) = cachestat_pages(file, 0, 0) {
-            let total_pages = meta.len().div_ceil(page_size());
-            return Ok(Residency {
-                resident_pages: cached.min(total_pages),
-                total_pages,
-            });
+        match cachestat(file, 0, 0) {
+            Ok(cached) => {
+                let total_pages = meta.len().div_ceil(page_size());
+                return Ok(Residency {
+                    resident_pages: cached.min(total_pages),
+                    total_pages,
+                });
+            }
+            Err(libc::EPERM) => {
+                return Err(ResidencyUnknown {
+                    reason: NOT_WRITABLE,
+                }
+                .into())
+            }
+            Err(_) if !mincore_is_truthful(file) => {
+                return Err(ResidencyUnknown {
+                    reason: NOT_WRITABLE,
+                }
+                .into())
+            }
+            Err(_) => {}
         }
     }
     residency_by_mincore(file)
@@ -213,10 +276,19 @@ pub fn prepare(path: &Path, mode: CacheMode, len: u64) -> anyhow::Result<()> {
 /// Above this share of resident pages a "cold" run was not cold.
 pub const COLD_TOLERANCE_PCT: f64 = 1.0;
 
-/// A warning when a cold run's file is still cached.
-pub fn cold_warning(mode: CacheMode, r: &Residency) -> Option<String> {
+/// A warning when a cold run's file is still cached, or when whether it is cannot be known
+/// (`residency` `None`): never a claim the measurement cannot back.
+pub fn cold_warning(mode: CacheMode, residency: Option<&Residency>) -> Option<String> {
     let cold = matches!(mode, CacheMode::Cold | CacheMode::ColdAll);
-    (cold && r.percent() > COLD_TOLERANCE_PCT).then(|| {
+    if !cold {
+        return None;
+    }
+    let Some(r) = residency else {
+        return Some(format!(
+            "note: residency unknown, so whether the run was cold is unknown: {NOT_WRITABLE}"
+        ));
+    };
+    (r.percent() > COLD_TOLERANCE_PCT).then(|| {
         format!(
             "warning: the run was not cold: {:.1}% of the file was still in the page cache \
              (pages mapped or locked by another process cannot be evicted)",

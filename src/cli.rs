@@ -89,6 +89,10 @@ pub struct IoOpts {
     /// Offsets: sequential or random (block-aligned)
     #[arg(long, default_value = "sequential", value_name = "ORDER")]
     pub pattern: String,
+    /// Most memory the I/O buffers may take (threads x queue depth x block size); default: half
+    /// of the memory available
+    #[arg(long, value_name = "SIZE")]
+    pub max_memory: Option<String>,
 }
 
 /// `run FILE -r|-w BLOCK_SIZE BLOCK_COUNT`
@@ -120,6 +124,9 @@ pub struct RunArgs {
     /// Open with O_DSYNC: every write is durable before it returns
     #[arg(long)]
     pub dsync: bool,
+    /// On Ctrl-C during a write, keep the partial file instead of removing it
+    #[arg(long)]
+    pub keep_partial: bool,
 }
 
 /// `run2 FILE BLOCK_SIZE [--target SECONDS]`

@@ -111,6 +111,9 @@ pub struct RunSpec {
     pub overwrite_in_place: bool,
     /// Seed for written data and random offsets.
     pub seed: u64,
+    /// Most bytes the run's I/O buffers may take (`--max-memory`); `None`: half of the memory
+    /// available when the run starts (see `runner::budget`).
+    pub max_memory_bytes: Option<u64>,
 }
 
 impl RunSpec {
@@ -134,6 +137,7 @@ impl RunSpec {
             force: false,
             overwrite_in_place: false,
             seed: crate::pattern::DEFAULT_SEED,
+            max_memory_bytes: None,
         }
     }
 
@@ -250,6 +254,17 @@ pub fn check_threads(n: usize, name: &str) -> Result<(), UsageError> {
         )));
     }
     Ok(())
+}
+
+/// Parses `--max-memory` (a size such as `8G`; at least one page).
+pub fn parse_max_memory(text: &str) -> Result<u64, UsageError> {
+    let v = parse_size(text).map_err(|e| UsageError(format!("--max-memory: {e}")))?;
+    if v < 4096 {
+        return Err(UsageError(format!(
+            "--max-memory: {v} bytes cannot hold one buffer; give at least 4K (e.g. 8G)"
+        )));
+    }
+    Ok(v)
 }
 
 /// Parses a count (plain number, suffixes allowed: `1K` = 1024 blocks).

@@ -18,6 +18,7 @@
 //! * [`runner`] — threads, stop flag, snapshots.
 //! * [`measure`] — clock, histograms, snapshots, aggregation, [`measure::RunResult`], statistics.
 //! * [`cache`] — warm / cold / cold-all and page-cache residency (`mincore`).
+//! * [`sigbus`] — guarded mappings: SIGBUS on a mapping becomes an error, not a signal death.
 //! * [`xor`] — the XOR contract; [`pattern`] — deterministic written data; [`size`] — `4K`, `1M`.
 //! * [`commands`] — the classic lab commands (`run`, `run2`, `fast`, `syscalls`).
 //! * [`sweep`] — batch mode: sweep files → runs → [`export`] (CSV, SVG plots, summary table).
@@ -37,6 +38,7 @@ pub mod measure;
 pub mod pattern;
 pub mod report;
 pub mod runner;
+pub mod sigbus;
 pub mod size;
 pub mod sweep;
 pub mod tui;

@@ -4,7 +4,8 @@
 //! `run_cmd` (run/run2/fast/syscalls and bad input), `batch`, `compare` (compare OLD NEW,
 //! --report), `tui`, `locality`, `speed` (`fast` against a reference XOR on every road, timing
 //! switch), `hostile_files` (issue 9: files we must not touch, inputs that cannot end, property
-//! tests of the parsers). Shared helpers
+//! tests of the parsers), `hostile_runtime` (issue 9: shrinking files, SIGBUS, memory
+//! budget, Ctrl-C during writes). Shared helpers
 //! (temp dirs, an independent XOR, binaries) live in `util`.
 
 mod util;
@@ -12,6 +13,7 @@ mod util;
 mod batch;
 mod compare;
 mod hostile_files;
+mod hostile_runtime;
 mod locality;
 mod run_cmd;
 mod speed;

@@ -53,10 +53,10 @@ fn feed_run(app: &mut App, id: u64, intervals: u64, mib_per_interval: u64, lat_u
             spec: spec.clone(),
             file_size: app.file_size_bytes,
             total: app.file_size_bytes,
-            residency_before: Residency {
+            residency_before: Some(Residency {
                 resident_pages: 10,
                 total_pages: 10,
-            },
+            }),
         }),
         workers: 1,
         notes: vec![],

@@ -267,10 +267,19 @@ pub fn xor_file(
     }
     let cached = probe::page_cache(&file, len)?;
     let warm = cached.percent() >= WARM_THRESHOLD_PCT;
-    let cache_note = format!("{:.1}% cached ({})", cached.percent(), cached.source);
+    let cache_note = if cached.known() {
+        format!("{:.1}% cached ({})", cached.percent(), cached.source)
+    } else {
+        // Reads through the page cache suit both a cached and an uncached file.
+        format!(
+            "residency {}; reading through the page cache",
+            cached.source
+        )
+    };
     log(&cache_note);
     report.reason = cache_note;
     let road = match settings.road {
+        Road::Auto if !cached.known() => Road::Buffered,
         Road::Auto if warm => Road::Mmap,
         Road::Auto if cached.percent() >= HYBRID_MIN_PCT => Road::Hybrid,
         Road::Auto => Road::Direct,

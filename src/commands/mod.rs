@@ -21,6 +21,11 @@ pub fn apply_io_opts(spec: &mut RunSpec, io: &IoOpts) -> anyhow::Result<()> {
     spec.threads = io.threads;
     spec.direct = io.direct;
     spec.queue_depth = io.queue_depth;
+    spec.max_memory_bytes = io
+        .max_memory
+        .as_deref()
+        .map(crate::config::parse_max_memory)
+        .transpose()?;
     Ok(())
 }
 
@@ -35,7 +40,7 @@ pub fn println_stdout(line: &str) -> anyhow::Result<()> {
 /// The one-line human summary of a result, for stderr.
 pub fn summary_line(r: &RunResult) -> String {
     format!(
-        "{} {} in {:.4} s: {:.1} MiB/s, {} ops, {:.0} IOPS | latency p50 {:.2} µs, p99 {:.2} µs, max {:.1} µs | {}, {} thread{}, {}{}, cache {} ({:.1}% resident before)",
+        "{} {} in {:.4} s: {:.1} MiB/s, {} ops, {:.0} IOPS | latency p50 {:.2} µs, p99 {:.2} µs, max {:.1} µs | {}, {} thread{}, {}{}, cache {} ({})",
         if r.operation == "write" { "wrote" } else { "read" },
         format_bytes_approx(r.bytes),
         r.seconds,
@@ -51,6 +56,10 @@ pub fn summary_line(r: &RunResult) -> String {
         crate::size::format_size(r.block_size_bytes),
         if r.direct { " O_DIRECT" } else { "" },
         r.cache,
-        r.residency_before_pct,
+        if r.residency_before_pct.is_nan() {
+            "residency unknown".to_string()
+        } else {
+            format!("{:.1}% resident before", r.residency_before_pct)
+        },
     )
 }

@@ -6,7 +6,7 @@ use crate::cli::RunArgs;
 use crate::config::{parse_block_size, parse_count, Op, RunSpec, CLI_NAMES};
 use crate::runner::{run_blocking, RunFailed};
 use crate::xor::format_xor;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Builds the validated spec of a `run` command line.
@@ -19,20 +19,47 @@ pub fn spec_of(a: &RunArgs) -> anyhow::Result<RunSpec> {
     spec.force = a.force;
     spec.fsync = a.fsync;
     spec.dsync = a.dsync;
-    if !a.write && (a.force || a.fsync || a.dsync) {
+    if !a.write && (a.force || a.fsync || a.dsync || a.keep_partial) {
         return Err(crate::config::usage(
-            "--force, --fsync and --dsync apply to writes (-w); remove them or use -w",
+            "--force, --fsync, --dsync and --keep-partial apply to writes (-w); remove them or \
+             use -w",
         ));
     }
     spec.validate(&CLI_NAMES)?;
     Ok(spec)
 }
 
+/// Exit status of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
+pub const EXIT_INTERRUPTED: i32 = 130;
+
 pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
     let spec = spec_of(a)?;
     let existed = spec.path.exists();
     let stop = Arc::new(AtomicBool::new(false));
-    let outcome = match run_blocking(&spec, "run", stop, |_, _| {}) {
+    // Ctrl-C (and SIGTERM, SIGHUP) stops the workers within one operation; the run then ends
+    // here, where a write's partial file is removed (or kept with --keep-partial) and said so.
+    let interrupted = Arc::new(AtomicBool::new(false));
+    {
+        let (stop, interrupted) = (stop.clone(), interrupted.clone());
+        // A handler already set (tests calling this twice in one process) keeps working.
+        let _ = ctrlc::set_handler(move || {
+            interrupted.store(true, Ordering::SeqCst);
+            stop.store(true, Ordering::SeqCst);
+        });
+    }
+    let result = run_blocking(&spec, "run", stop, |_, _| {});
+    // Only a run that started (its workers ran, so its output file is the one it created or,
+    // with --force, replaced) has a partial file to deal with; a run that failed before that
+    // reports its own error and touches nothing.
+    let started = match &result {
+        Ok(_) => true,
+        Err(e) => e.downcast_ref::<RunFailed>().is_some(),
+    };
+    if interrupted.load(Ordering::SeqCst) && started {
+        eprintln!("{}", interrupted_message(&spec, existed, a.keep_partial));
+        return Ok(EXIT_INTERRUPTED);
+    }
+    let outcome = match result {
         Ok(o) => o,
         Err(e) => return Err(cleanup_failed_write(&spec, existed, e)),
     };
@@ -47,6 +74,35 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
     println_stdout(&xor)?;
     eprintln!("{}", summary_line(r));
     Ok(0)
+}
+
+/// What happened to the output of a run stopped by a signal: a write's partial file (a regular
+/// file only, which this run created or, with --force, replaced) is removed unless
+/// `keep_partial`; a read prints no XOR since it did not cover the file.
+fn interrupted_message(spec: &RunSpec, existed: bool, keep_partial: bool) -> String {
+    let p = spec.path.display();
+    if spec.op != Op::Write {
+        return format!("interrupted: stopped reading {p} before the end; no XOR is printed");
+    }
+    let ours = !existed || spec.force;
+    if !ours || !std::fs::metadata(&spec.path).is_ok_and(|m| m.is_file()) || spec.overwrite_in_place
+    {
+        return format!("interrupted: stopped writing {p}");
+    }
+    let replaced = if existed {
+        " (it replaced an existing file)"
+    } else {
+        ""
+    };
+    if keep_partial {
+        return format!("interrupted: kept the partial file {p}{replaced} (--keep-partial)");
+    }
+    match std::fs::remove_file(&spec.path) {
+        Ok(()) => format!(
+            "interrupted: removed the partial file {p}{replaced}; pass --keep-partial to keep it"
+        ),
+        Err(e) => format!("interrupted: could not remove the partial file {p}: {e}"),
+    }
 }
 
 /// After a failed write, removes the partial file this run made (a regular file only) and says

@@ -5,6 +5,7 @@
 
 use super::{drain_to, fill_from, AlignedBuf, Engine, WorkerCtx, WorkerJob};
 use crate::config::Op;
+use crate::runner::complete_read;
 use anyhow::Context;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::MetadataExt;
@@ -20,6 +21,7 @@ impl Engine for BufferedEngine {
             .unwrap_or(4096)
             .max(512) as usize;
         let mut buf = AlignedBuf::new(job.block_size);
+        super::read::prefault(&mut buf);
         let mut cursor = job.cursor();
         let mut pos = u64::MAX;
         match job.op {
@@ -32,10 +34,11 @@ impl Engine for BufferedEngine {
                             .seek(SeekFrom::Start(b.offset))
                             .with_context(|| format!("seek to offset {}", b.offset))?;
                     }
-                    let n = fill_from(&mut buf[..b.len], |s, _| reader.read(s))
+                    let got = fill_from(&mut buf[..b.len], |s, _| reader.read(s))
                         .with_context(|| format!("buffered read at offset {}", b.offset))?;
                     let t1 = ctx.now();
-                    pos = b.offset + n as u64;
+                    pos = b.offset + got as u64;
+                    let n = complete_read(job, &b, got)?;
                     ctx.xor(&b, &buf[..n]);
                     if !ctx.record(n as u64, t0, t1) || n == 0 {
                         break;

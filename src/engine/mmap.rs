@@ -1,12 +1,47 @@
 //! `mmap`: the file is mapped and each block is read in place (XOR straight from the mapping, no
 //! copy) or written in place; an operation's latency is the time to touch its pages, page faults
 //! included. The mapping covers the whole file so every worker sees the same offsets.
+//!
+//! Each mapping is registered with a [`crate::sigbus::Guard`]: if the file shrinks under a reader
+//! (or a write fault finds the filesystem full) the kernel's SIGBUS is absorbed by an anonymous
+//! zero page and the worker fails with the offset after the block it was on, never dies on the
+//! signal. A mapping shorter than the planned range (the file shrank before this worker mapped
+//! it) is the same error as a short read.
 
 use super::{Engine, WorkerCtx, WorkerJob};
 use crate::config::Op;
+use crate::engine::Block;
+use crate::runner::complete_read;
+use crate::sigbus::Guard;
 use crate::xor::xor_at;
 use anyhow::Context;
 use memmap2::{Mmap, MmapMut};
+
+/// Guards a fresh mapping; a mapping that cannot be guarded is not used.
+fn guard_of(ptr: *const u8, len: usize) -> anyhow::Result<Guard> {
+    Guard::new(ptr, len).context("guarding the mapping against SIGBUS")
+}
+
+/// Turns a SIGBUS seen while touching block `b` into the error a short transfer gives.
+#[inline(always)]
+fn check(guard: &Guard, b: &Block, op: Op) -> anyhow::Result<()> {
+    let Err(fault) = guard.check() else {
+        return Ok(());
+    };
+    let at = fault.offset_bytes;
+    Err(match op {
+        Op::Read => anyhow::anyhow!(
+            "the file shrank while being read: the page at offset {at} (block at offset {}) is \
+             past the file's end now (SIGBUS on the mapping); another process truncated it, so no \
+             XOR is reported",
+            b.offset
+        ),
+        Op::Write => anyhow::anyhow!(
+            "mmap write at offset {at}: No space left on device (the filesystem could not back \
+             the page, SIGBUS on the mapping; or the file was truncated)"
+        ),
+    })
+}
 
 pub struct MmapEngine;
 
@@ -19,15 +54,18 @@ impl Engine for MmapEngine {
         match job.op {
             Op::Read => {
                 // SAFETY: the mapping is read-only and private to this worker; diskscope never
-                // writes a file it reads, and a concurrent truncation by another process would at
-                // worst raise SIGBUS, the documented hazard of any mmap reader.
+                // writes a file it reads. A concurrent truncation by another process raises
+                // SIGBUS on access, which `guard` turns into an error (see `crate::sigbus`).
                 let map = unsafe { Mmap::map(&job.file) }.context("mmap of the file")?;
+                let guard = guard_of(map.as_ptr(), map.len())?;
                 for b in cursor.by_ref() {
                     let end = (b.offset as usize + b.len).min(map.len());
                     let start = (b.offset as usize).min(end);
                     let t0 = ctx.now();
                     let x = xor_at(b.offset, &map[start..end]);
                     let t1 = ctx.now();
+                    check(&guard, &b, Op::Read)?;
+                    complete_read(job, &b, end - start)?;
                     ctx.xor_value(&b, std::hint::black_box(x));
                     if !ctx.record((end - start) as u64, t0, t1) || end == start {
                         break;
@@ -36,14 +74,17 @@ impl Engine for MmapEngine {
             }
             Op::Write => {
                 // SAFETY: the file was created (and sized) by this run for writing; workers write
-                // disjoint ranges of the mapping.
+                // disjoint ranges of the mapping. A page the filesystem cannot back raises
+                // SIGBUS on the write fault, which `guard` turns into an error.
                 let mut map = unsafe { MmapMut::map_mut(&job.file) }.context("mmap of the file")?;
+                let guard = guard_of(map.as_ptr(), map.len())?;
                 for b in cursor.by_ref() {
                     let end = (b.offset as usize + b.len).min(map.len());
                     let start = (b.offset as usize).min(end);
                     let t0 = ctx.now();
                     crate::pattern::fill(job.seed, b.offset, &mut map[start..end]);
                     let t1 = ctx.now();
+                    check(&guard, &b, Op::Write)?;
                     ctx.xor(&b, &map[start..end]);
                     if !ctx.record((end - start) as u64, t0, t1) || end == start {
                         break;

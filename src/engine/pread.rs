@@ -4,6 +4,7 @@
 
 use super::{drain_to, fill_from, AlignedBuf, Engine, WorkerCtx, WorkerJob};
 use crate::config::Op;
+use crate::runner::complete_read;
 use anyhow::Context;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::FileExt;
@@ -33,6 +34,7 @@ pub struct PreadEngine;
 impl Engine for PreadEngine {
     fn run(&self, job: &mut WorkerJob, ctx: &mut WorkerCtx) -> anyhow::Result<bool> {
         let mut buf = AlignedBuf::new(job.block_size);
+        super::read::prefault(&mut buf);
         let file = &job.file;
         let fd = file.as_raw_fd();
         let mut cursor = job.cursor();
@@ -41,9 +43,10 @@ impl Engine for PreadEngine {
             let n = match job.op {
                 Op::Read => {
                     let t0 = ctx.start();
-                    let n = fill_from(data, |s, done| sys_pread(fd, s, b.offset + done as u64))
+                    let got = fill_from(data, |s, done| sys_pread(fd, s, b.offset + done as u64))
                         .with_context(|| format!("pread at offset {}", b.offset))?;
                     let t1 = ctx.now();
+                    let n = complete_read(job, &b, got)?;
                     ctx.xor(&b, &data[..n]);
                     if !ctx.record(n as u64, t0, t1) {
                         break;

@@ -51,7 +51,9 @@ pub struct RunResult {
     pub lat_p99_us: f64,
     pub lat_p999_us: f64,
     pub lat_max_us: f64,
-    /// Share of the file in the page cache just before the run, percent (after cache control).
+    /// Share of the file in the page cache just before the run, percent (after cache control);
+    /// NaN, an empty CSV cell, when it cannot be known (a file this user may not write).
+    #[serde(serialize_with = "nan_as_empty")]
     pub residency_before_pct: f64,
     /// XOR of the data (8 hex digits), empty when the run did not cover its range.
     pub xor: String,
@@ -78,5 +80,14 @@ impl RunResult {
         self.lat_p99_us = s.p99_us;
         self.lat_p999_us = s.p999_us;
         self.lat_max_us = s.max_us;
+    }
+}
+
+/// Writes NaN (an unknown value) as an empty cell.
+fn nan_as_empty<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    if v.is_nan() {
+        s.serialize_none()
+    } else {
+        s.serialize_f64(*v)
     }
 }

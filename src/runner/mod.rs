@@ -7,17 +7,25 @@
 //! measurement costs one clock read and one histogram increment per I/O and no shared writes. The
 //! channel disconnects when the last worker exits; that is how consumers learn the run ended.
 
+mod budget;
 mod prepare;
 mod result;
+mod watch;
 mod worker;
 
+pub use budget::{buffer_bytes, check_budget, fitted, mem_available_bytes, Share};
 pub use prepare::{prepare, Prepared, PreparedMeta, DEFAULT_WRITE_SPAN};
 pub use result::{host_name, make_result, setup_result};
-pub use worker::{WorkerCtx, NO_LATENCY_ENV, SNAPSHOT_INTERVAL};
+pub use watch::{FileChanged, FileWatch};
+use worker::OpSpan;
+pub use worker::{
+    complete_read, descriptor_lost, dispose_job, wanted_len, DescriptorLost, FileShrank, WorkerCtx,
+    NO_LATENCY_ENV, SNAPSHOT_INTERVAL,
+};
 
 use crate::config::RunSpec;
 use crate::engine::engine_for;
-use crate::measure::{Aggregate, RunResult, Snapshot};
+use crate::measure::{Aggregate, Clock, RunResult, Snapshot};
 use anyhow::{anyhow, Context};
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,11 +38,14 @@ use std::time::{Duration, Instant};
 pub struct RunHandle {
     pub rx: Receiver<Snapshot>,
     stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<()>>,
+    threads: Vec<JoinHandle<Option<OpSpan>>>,
     started: Instant,
+    clock: Clock,
     workers: usize,
     sync_file: Option<File>,
     fsync: bool,
+    /// The file a read run reads, to check it did not change under the run.
+    watch: Option<FileWatch>,
 }
 
 impl RunHandle {
@@ -53,23 +64,49 @@ impl RunHandle {
     }
 
     /// Waits for the workers (the channel must be drained by the caller first or concurrently),
-    /// then runs the final fsync of writes. Returns the run's wall time.
+    /// then runs the final fsync of writes. Returns the run's time: from the earliest start of
+    /// any worker's first operation to the latest end of any worker's last one (each worker's
+    /// own stamps, so thread start-up, buffer setup and the main thread's wake-up are not in
+    /// it), plus the final fsync.
     pub fn join(self) -> anyhow::Result<Duration> {
+        let mut first = u64::MAX;
+        let mut last = 0u64;
         for t in self.threads {
-            t.join().map_err(|_| anyhow!("a worker thread panicked"))?;
+            let span = t.join().map_err(|_| anyhow!("a worker thread panicked"))?;
+            if let Some(s) = span {
+                first = first.min(s.first_start_raw);
+                last = last.max(s.last_end_raw);
+            }
         }
+        let ops_ns = if first == u64::MAX {
+            0
+        } else {
+            self.clock.delta_ns(first, last)
+        };
+        let sync_started = Instant::now();
         if self.fsync {
             if let Some(f) = &self.sync_file {
                 f.sync_all().context("fsync at the end of the write")?;
             }
         }
-        Ok(self.started.elapsed())
+        let sync = if self.fsync {
+            sync_started.elapsed()
+        } else {
+            Duration::ZERO
+        };
+        if let Some(w) = &self.watch {
+            w.check_unchanged()?;
+        }
+        Ok(Duration::from_nanos(ops_ns) + sync)
     }
 }
 
 /// Starts the workers of a prepared run. `stop` may be shared with a signal handler or a UI.
 pub fn start(prepared: Prepared, stop: Arc<AtomicBool>) -> anyhow::Result<RunHandle> {
     let (tx, rx) = channel();
+    // Calibrate the clock here, before any worker starts: its one-time calibration can take
+    // ~200 ms and must not land in the first run of the process.
+    let clock = Clock::get();
     let workers = prepared.jobs.len();
     let barrier = Arc::new(Barrier::new(workers + 1));
     let engine = engine_for(prepared.spec.method);
@@ -85,7 +122,10 @@ pub fn start(prepared: Prepared, stop: Arc<AtomicBool>) -> anyhow::Result<RunHan
                 barrier.wait();
                 let mut ctx = WorkerCtx::new(job.worker, stop, tx, duration, job.block_size);
                 let outcome = engine.run(&mut job, &mut ctx);
-                ctx.finish(outcome);
+                let lost = descriptor_lost(&outcome);
+                let span = ctx.finish(outcome);
+                dispose_job(job, lost);
+                span
             })
             .context("spawning a worker thread")?;
         threads.push(t);
@@ -97,7 +137,9 @@ pub fn start(prepared: Prepared, stop: Arc<AtomicBool>) -> anyhow::Result<RunHan
         stop,
         threads,
         started: Instant::now(),
+        clock,
         workers,
+        watch: prepared.watch,
         sync_file: prepared.sync_file,
         fsync: prepared.spec.fsync,
     })
@@ -128,7 +170,8 @@ pub fn run_blocking(
         agg.add(&snap);
         on_snapshot(&snap, &agg);
     }
-    let elapsed = handle.join()?;
+    // A worker's own error (the first short read, say) explains more than the end-of-run check.
+    let joined = handle.join();
     if let Some(e) = agg.errors.first() {
         return Err(RunFailed {
             message: e.clone(),
@@ -137,6 +180,15 @@ pub fn run_blocking(
         }
         .into());
     }
+    let elapsed = joined.map_err(|e| match e.downcast::<FileChanged>() {
+        Ok(changed) => RunFailed {
+            message: changed.to_string(),
+            bytes_done: agg.bytes,
+            bytes_planned: meta.total,
+        }
+        .into(),
+        Err(e) => e,
+    })?;
     Ok(RunOutcome {
         result: make_result(&meta, experiment, &agg, elapsed),
         aggregate: agg,
@@ -167,5 +219,32 @@ impl RunFailed {
     /// Whether the failure was a full disk.
     pub fn is_disk_full(&self) -> bool {
         self.message.contains("No space left on device") || self.message.contains("os error 28")
+    }
+}
+
+/// Builders for unit tests of the engines.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    use crate::config::{Op, Pattern};
+    use crate::engine::WorkerJob;
+
+    /// A one-worker sequential read job of the whole file at `path`.
+    pub fn read_job(path: &std::path::Path) -> WorkerJob {
+        let file = std::fs::File::open(path).unwrap();
+        let len = file.metadata().unwrap().len();
+        WorkerJob {
+            worker: 0,
+            file,
+            op: Op::Read,
+            block_size: 4096,
+            range: 0..len,
+            span: len,
+            pattern: Pattern::Sequential,
+            loop_range: false,
+            max_ops: None,
+            queue_depth: 1,
+            seed: 1,
+            direct: false,
+        }
     }
 }

@@ -2,6 +2,8 @@
 //! asked), creates the output of a write without ever replacing a file unasked, applies cache
 //! control, measures residency, and splits the work into per-worker jobs.
 
+use super::budget::{self, Share};
+use super::watch::FileWatch;
 use crate::cache::{self, Residency};
 use crate::config::{usage, Op, Pattern, RunSpec};
 use crate::engine::WorkerJob;
@@ -20,12 +22,15 @@ pub struct Prepared {
     pub file_size: u64,
     /// Bytes the run covers (sequential) or draws offsets from (random).
     pub total: u64,
-    pub residency_before: Residency,
+    /// `None` when it cannot be known (see [`cache::residency_of`]).
+    pub residency_before: Option<Residency>,
     /// Notes for the user (end of file reached early, cold run not cold, ...).
     pub notes: Vec<String>,
     pub(super) jobs: Vec<WorkerJob>,
     /// Descriptor kept for the final fsync of writes.
     pub(super) sync_file: Option<File>,
+    /// A read run's file, checked for changes when the run ends.
+    pub(super) watch: Option<FileWatch>,
 }
 
 impl Prepared {
@@ -40,7 +45,7 @@ pub struct PreparedMeta {
     pub spec: RunSpec,
     pub file_size: u64,
     pub total: u64,
-    pub residency_before: Residency,
+    pub residency_before: Option<Residency>,
 }
 
 impl Prepared {
@@ -146,7 +151,6 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
     let write = spec.op == Op::Write;
     let mut notes = Vec::new();
     let (file_size, total) = if write {
-        create_output(spec)?;
         let total = match spec.block_count {
             Some(c) => bs * c,
             None => DEFAULT_WRITE_SPAN.next_multiple_of(bs),
@@ -174,7 +178,21 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
         };
         (size, total)
     };
-    if !write {
+    // The buffers must fit before anything is created or read.
+    let loop_range = spec.loop_range || (spec.duration.is_some() && spec.block_count.is_none());
+    let shares = plan_shares(spec, total);
+    let fits: Vec<(usize, u32)> = shares
+        .iter()
+        .map(|s| budget::fitted(spec, s, total, loop_range))
+        .collect();
+    budget::check_budget(
+        spec,
+        budget::buffer_bytes(spec.method, &fits),
+        budget::mem_available_bytes(),
+    )?;
+    if write {
+        create_output(spec)?;
+    } else {
         cache::prepare(&spec.path, spec.cache, total)?;
     }
     let probe = open_for(spec, write)?;
@@ -183,13 +201,13 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
             .set_len(total)
             .context("sizing the file for mmap writes")?;
     }
-    let residency_before = cache::residency_of(&probe).unwrap_or_default();
+    let residency_before = cache::residency_of(&probe).ok();
     if !write {
-        if let Some(w) = cache::cold_warning(spec.cache, &residency_before) {
+        if let Some(w) = cache::cold_warning(spec.cache, residency_before.as_ref()) {
             notes.push(w);
         }
     }
-    let jobs = plan_jobs(spec, total)?;
+    let jobs = plan_jobs(spec, total, shares, &fits, loop_range)?;
     Ok(Prepared {
         spec: spec.clone(),
         file_size,
@@ -197,42 +215,63 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
         residency_before,
         notes,
         jobs,
+        watch: if write {
+            None
+        } else {
+            FileWatch::new(probe.try_clone()?)
+        },
         sync_file: write.then_some(probe),
     })
 }
 
 /// Splits the run between workers: contiguous, block-aligned ranges (sequential), or the whole
 /// span with a share of the operations each (random).
-fn plan_jobs(spec: &RunSpec, total: u64) -> anyhow::Result<Vec<WorkerJob>> {
+fn plan_shares(spec: &RunSpec, total: u64) -> Vec<Share> {
     let bs = spec.block_size_bytes;
     let blocks = total.div_ceil(bs);
     let threads = spec.threads as u64;
-    let mut jobs = Vec::with_capacity(spec.threads);
-    for w in 0..threads {
-        let (range, max_ops) = match spec.pattern {
+    (0..threads)
+        .map(|w| match spec.pattern {
             Pattern::Sequential => {
                 let first = blocks * w / threads;
                 let last = blocks * (w + 1) / threads;
-                ((first * bs).min(total)..(last * bs).min(total), None)
+                Share {
+                    range: (first * bs).min(total)..(last * bs).min(total),
+                    max_ops: None,
+                }
             }
-            Pattern::Random => {
-                let ops = spec
+            Pattern::Random => Share {
+                range: 0..total,
+                max_ops: spec
                     .block_count
-                    .map(|c| c * (w + 1) / threads - c * w / threads);
-                (0..total, ops)
-            }
-        };
+                    .map(|c| c * (w + 1) / threads - c * w / threads),
+            },
+        })
+        .collect()
+}
+
+/// One job per share, each with its own descriptor and the block size and queue depth it was
+/// fitted to (see [`budget::fitted`]).
+fn plan_jobs(
+    spec: &RunSpec,
+    total: u64,
+    shares: Vec<Share>,
+    fits: &[(usize, u32)],
+    loop_range: bool,
+) -> anyhow::Result<Vec<WorkerJob>> {
+    let mut jobs = Vec::with_capacity(shares.len());
+    for (w, (share, &(block_size, queue_depth))) in shares.into_iter().zip(fits).enumerate() {
         jobs.push(WorkerJob {
-            worker: w as usize,
+            worker: w,
             file: open_for(spec, spec.op == Op::Write)?,
             op: spec.op,
-            block_size: bs as usize,
-            range,
+            block_size,
+            range: share.range,
             span: total,
             pattern: spec.pattern,
-            loop_range: spec.loop_range || (spec.duration.is_some() && spec.block_count.is_none()),
-            max_ops,
-            queue_depth: spec.queue_depth,
+            loop_range,
+            max_ops: share.max_ops,
+            queue_depth,
             seed: spec.seed,
             direct: spec.direct,
         });

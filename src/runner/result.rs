@@ -51,7 +51,10 @@ pub fn make_result(
         bytes: agg.bytes,
         seconds: elapsed.as_secs_f64(),
         ops: agg.ops,
-        residency_before_pct: prepared_meta.residency_before.percent(),
+        // NaN (an empty cell in summaries) when residency could not be known.
+        residency_before_pct: prepared_meta
+            .residency_before
+            .map_or(f64::NAN, |r| r.percent()),
         xor: match (agg.xor(), spec.pattern) {
             (Some(x), _) => format_xor(x),
             (None, Pattern::Random) if agg.all_finished() && agg.errors.is_empty() => {

@@ -2,7 +2,8 @@
 //! 100 ms snapshot clock. Engines call [`WorkerCtx::now`] and [`WorkerCtx::record`] once per
 //! operation; everything else happens once per snapshot, off the hot path.
 
-use crate::engine::Block;
+use crate::config::Pattern;
+use crate::engine::{Block, WorkerJob};
 use crate::measure::clock::TickTally;
 use crate::measure::{new_latency_histogram, Clock, Snapshot, SnapshotKind};
 use crate::xor::xor_at;
@@ -49,6 +50,19 @@ pub struct WorkerCtx {
     bytes: u64,
     ops: u64,
     xor: u32,
+    /// Start of this worker's first operation, raw ticks (0: none yet).
+    first_op_raw: u64,
+    /// End of its latest operation, raw ticks.
+    last_op_raw: u64,
+}
+
+/// When a worker's operations ran, in raw ticks of the process clock: the first operation's start
+/// and the last one's end. The run's time is the span from the earliest start to the latest end,
+/// so neither thread start-up nor buffer setup lands in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpSpan {
+    pub first_start_raw: u64,
+    pub last_end_raw: u64,
 }
 
 impl WorkerCtx {
@@ -84,6 +98,8 @@ impl WorkerCtx {
             bytes: 0,
             ops: 0,
             xor: 0,
+            first_op_raw: 0,
+            last_op_raw: 0,
         }
     }
 
@@ -134,6 +150,10 @@ impl WorkerCtx {
     pub fn record(&mut self, bytes: u64, t0: u64, t1: u64) -> bool {
         self.bytes += bytes;
         self.ops += 1;
+        if self.first_op_raw == 0 {
+            self.first_op_raw = t0.max(1);
+        }
+        self.last_op_raw = t1;
         let now = if self.timing {
             self.tally.record(t1.saturating_sub(t0));
             if self.chain {
@@ -180,8 +200,22 @@ impl WorkerCtx {
         let _ = self.tx.send(snap);
     }
 
-    pub(super) fn finish(mut self, outcome: anyhow::Result<bool>) {
+    /// Sends the final snapshot and returns when this worker's operations ran (`None` if it did
+    /// none). Without timing ([`NO_LATENCY_ENV`]) there are no stamps, and the span runs from
+    /// the worker's start to now.
+    pub(super) fn finish(mut self, outcome: anyhow::Result<bool>) -> Option<OpSpan> {
         let now = self.clock.raw();
+        let span = if !self.timing {
+            Some(OpSpan {
+                first_start_raw: self.start_raw,
+                last_end_raw: now,
+            })
+        } else {
+            (self.first_op_raw != 0).then_some(OpSpan {
+                first_start_raw: self.first_op_raw,
+                last_end_raw: self.last_op_raw.max(self.first_op_raw),
+            })
+        };
         let kind = match outcome {
             Ok(full_pass) => SnapshotKind::Final {
                 xor: self.xor,
@@ -193,5 +227,96 @@ impl WorkerCtx {
             }
         };
         self.send(now, kind);
+        span
+    }
+}
+
+/// A read that got fewer bytes than the file held when the run was prepared: another process
+/// truncated the file during the run. The XOR of what was read would not be the file's, so the
+/// run fails instead of printing it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileShrank {
+    /// Offset of the short read.
+    pub offset: u64,
+    /// Bytes the read had to return (the file held them when the run started).
+    pub wanted_bytes: u64,
+    /// Bytes it returned.
+    pub got_bytes: u64,
+    /// The file's size when the short read was seen, if it could be read.
+    pub size_now_bytes: Option<u64>,
+}
+
+impl std::fmt::Display for FileShrank {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the file shrank while being read: {} bytes at offset {} returned only {}",
+            self.wanted_bytes, self.offset, self.got_bytes
+        )?;
+        if let Some(size) = self.size_now_bytes {
+            write!(f, " (it is {size} bytes long now)")?;
+        }
+        f.write_str("; another process truncated it, so no XOR is reported")
+    }
+}
+impl std::error::Error for FileShrank {}
+
+/// Bytes of block `b` a read of it must return: the whole block, except with O_DIRECT, where the
+/// full aligned block is asked for at the tail and only the part before the planned end counts.
+#[inline(always)]
+pub fn wanted_len(job: &WorkerJob, b: &Block) -> usize {
+    if job.direct {
+        let end = match job.pattern {
+            Pattern::Random => job.span,
+            Pattern::Sequential => job.range.end,
+        };
+        (b.len as u64).min(end.saturating_sub(b.offset)) as usize
+    } else {
+        b.len
+    }
+}
+
+/// Checks that a read of block `b` returned `got` bytes, enough for the block, and returns how
+/// many of them belong to the run (an O_DIRECT read of a file that grew can return more).
+#[inline(always)]
+pub fn complete_read(job: &WorkerJob, b: &Block, got: usize) -> Result<usize, FileShrank> {
+    let wanted = wanted_len(job, b);
+    if got < wanted {
+        return Err(FileShrank {
+            offset: b.offset,
+            wanted_bytes: wanted as u64,
+            got_bytes: got as u64,
+            size_now_bytes: job.file.metadata().ok().map(|m| m.len()),
+        });
+    }
+    Ok(wanted)
+}
+
+/// An engine gave up a worker's descriptor without closing it cleanly: `WorkerJob::file` holds
+/// a number that is no longer its own, so the job must be forgotten, never dropped (see
+/// [`dispose_job`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DescriptorLost;
+
+impl std::fmt::Display for DescriptorLost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the worker's descriptor was lost (no descriptor left to replace it)")
+    }
+}
+impl std::error::Error for DescriptorLost {}
+
+/// Whether an engine's `outcome` says the job's descriptor was lost ([`DescriptorLost`]).
+pub fn descriptor_lost(outcome: &anyhow::Result<bool>) -> bool {
+    matches!(outcome, Err(e) if e.downcast_ref::<DescriptorLost>().is_some())
+}
+
+/// Ends a worker's job: dropped (its descriptor closed), unless its descriptor was `lost`, in
+/// which case the job is forgotten so its stale descriptor number — maybe another thread's
+/// descriptor by now — is never closed.
+pub fn dispose_job(job: WorkerJob, lost: bool) {
+    if lost {
+        std::mem::forget(job);
+    } else {
+        drop(job);
     }
 }

@@ -7,6 +7,7 @@
 //! (so PMD mapping is possible at all), a few 2 MiB-aligned points are touched, and the growth
 //! of `FilePmdMapped` in `/proc/self/smaps_rollup` says how many of them got a PMD entry.
 
+use crate::sigbus::Guard;
 use anyhow::{bail, Context};
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -18,6 +19,8 @@ pub const PMD_BYTES: usize = 2 << 20;
 pub struct Mapping {
     ptr: *mut u8,
     len: usize,
+    /// Turns SIGBUS on the mapping (the file shrank) into [`Mapping::check`]'s error.
+    guard: Option<Guard>,
 }
 
 // SAFETY: the mapping is read-only and owned by this value; sharing `&Mapping` between threads only
@@ -86,17 +89,34 @@ impl Mapping {
         }
         // SAFETY: advice on our own mapping; failure only means no huge pages.
         unsafe { libc::madvise(ptr, len, libc::MADV_HUGEPAGE) };
-        Ok(Mapping {
+        let mut mapping = Mapping {
             ptr: ptr.cast(),
             len,
-        })
+            guard: None,
+        };
+        mapping.guard =
+            Some(Guard::new(mapping.ptr, len).context("guarding the mapping against SIGBUS")?);
+        Ok(mapping)
+    }
+
+    /// `Err` naming the offset if any page of the mapping could not be read since it was made
+    /// (the file shrank under it): what was computed from the mapping is then not the file's.
+    /// Call it after each chunk and before trusting its result.
+    pub fn check(&self) -> anyhow::Result<()> {
+        match self.guard.as_ref().map(Guard::check) {
+            Some(Err(fault)) => bail!(
+                "the file shrank while being read (the page at offset {} is past its end now)",
+                fault.offset_bytes
+            ),
+            _ => Ok(()),
+        }
     }
 
     /// The mapped bytes.
     pub fn bytes(&self) -> &[u8] {
         // SAFETY: `ptr` maps `len` readable bytes for the lifetime of `self`. diskscope never
-        // writes a file it reads; a concurrent truncation by another process would raise SIGBUS,
-        // the documented hazard of every mmap reader.
+        // writes a file it reads; a concurrent truncation by another process raises SIGBUS on
+        // access, which the guard absorbs (zeros read) and `check` reports.
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 
@@ -122,6 +142,8 @@ impl Mapping {
 
 impl Drop for Mapping {
     fn drop(&mut self) {
+        // Unregister before unmapping, so the handler never acts on an address we gave back.
+        self.guard = None;
         // SAFETY: unmaps exactly the mapping made in `new`; no borrows of it outlive `self`.
         unsafe { libc::munmap(self.ptr.cast(), self.len) };
     }

@@ -13,8 +13,19 @@ use std::fs::File;
 pub struct Cached {
     pub cached_pages: u64,
     pub total_pages: u64,
-    /// `"cachestat"` or `"mincore"`.
+    /// `"cachestat"` or `"mincore"`, or [`UNKNOWN`] when neither can tell.
     pub source: &'static str,
+}
+
+/// The `source` of a residency nobody can measure here: `cachestat` refuses a file this user
+/// may not write, and `mincore` then says every page is cached, true or not.
+pub const UNKNOWN: &str = "unknown: the kernel reports it only to users who may write the file";
+
+impl Cached {
+    /// Whether the residency was measured (see [`UNKNOWN`]).
+    pub fn known(&self) -> bool {
+        self.source != UNKNOWN
+    }
 }
 
 impl Cached {
@@ -46,6 +57,13 @@ pub fn page_cache(file: &File, len_bytes: u64) -> anyhow::Result<Cached> {
             cached_pages,
             total_pages,
             source: "cachestat",
+        });
+    }
+    if !cache::mincore_is_truthful(file) {
+        return Ok(Cached {
+            cached_pages: 0,
+            total_pages,
+            source: UNKNOWN,
         });
     }
     let r = cache::residency_by_mincore(file)?;

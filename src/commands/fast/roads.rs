@@ -109,7 +109,9 @@ pub fn mmap_chunks(map: &Mapping, chunks: &[(u64, u64)], threads: usize) -> anyh
                     libc::MADV_POPULATE_READ,
                 )
             };
-            Ok(xor_at(off, &bytes[o..o + l]))
+            let x = xor_at(off, &bytes[o..o + l]);
+            map.check()?;
+            Ok(x)
         },
     )
 }

@@ -1,0 +1,178 @@
+//! The memory a run's I/O buffers take, bounded before anything is allocated.
+//!
+//! Each worker allocates `block size` bytes per operation it can have in flight (`queue depth`
+//! of them for io_uring, one otherwise; mmap none). Asked naively, `--threads 64 --queue-depth
+//! 1024` with 1 MiB blocks is 64 GiB, and the OOM killer ends the run. So [`fitted`] first
+//! trims each worker's share to what it can use — a block never larger than the bytes the worker can reach
+//! (its range, or the span random offsets are drawn from), no more slots than operations it will
+//! do — which changes no I/O the run does; then [`check_budget`] refuses a run whose buffers
+//! would still take more than [`DEFAULT_SHARE_OF_AVAILABLE`] of the memory the system has
+//! available (`MemAvailable`), or more than `--max-memory` when that is given. The error names
+//! the flags that set the size and the override.
+
+use crate::config::{usage, Method, Pattern, RunSpec};
+use crate::engine::BUF_ALIGN;
+use crate::size::{format_bytes_approx, format_size};
+use std::ops::Range;
+
+/// Share of `MemAvailable` a run's buffers may take without `--max-memory`.
+pub const DEFAULT_SHARE_OF_AVAILABLE: f64 = 0.5;
+
+/// One worker's share of a run, planned before any file is opened or created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Share {
+    /// Sequential range of the worker (random: the whole span).
+    pub range: Range<u64>,
+    /// Random pattern: operations to do, if bounded by count.
+    pub max_ops: Option<u64>,
+}
+
+/// The block size and queue depth a worker with `share` of a run over `span` bytes needs: the
+/// block no larger than the bytes it can reach (rounded up to [`BUF_ALIGN`] with O_DIRECT, which
+/// needs aligned lengths), no more slots than operations it will do. The I/O is unchanged: a
+/// block longer than the reachable bytes is clipped to them anyway. A worker with nothing to do
+/// (more threads than blocks) gets a 1-byte block and one slot.
+pub fn fitted(spec: &RunSpec, share: &Share, span: u64, loop_range: bool) -> (usize, u32) {
+    let reach = match spec.pattern {
+        Pattern::Random => span,
+        Pattern::Sequential => share.range.end - share.range.start,
+    };
+    if reach == 0 {
+        return (1, 1);
+    }
+    let cap = if spec.direct {
+        reach.next_multiple_of(BUF_ALIGN as u64)
+    } else {
+        reach
+    };
+    let block = spec.block_size_bytes.min(cap);
+    let ops = match spec.pattern {
+        Pattern::Sequential if !loop_range => Some(reach.div_ceil(block)),
+        Pattern::Random => share.max_ops,
+        Pattern::Sequential => None,
+    };
+    let qd = match ops {
+        Some(ops) => spec.queue_depth.min(ops.clamp(1, u32::MAX as u64) as u32),
+        None => spec.queue_depth,
+    };
+    (block as usize, qd.max(1))
+}
+
+/// Bytes of I/O buffers workers of `(block size, queue depth)` allocate with `method`.
+pub fn buffer_bytes(method: Method, fits: &[(usize, u32)]) -> u64 {
+    fits.iter()
+        .map(|&(block, qd)| {
+            let one = (block.max(1) as u64).next_multiple_of(BUF_ALIGN as u64);
+            match method {
+                Method::Mmap => 0,
+                Method::IoUring => one * qd.max(1) as u64,
+                Method::Read | Method::Pread => one,
+                // The stdio-like buffer in front of the calls, at most a few pages.
+                Method::Buffered => one + 64 * 1024,
+            }
+        })
+        .sum()
+}
+
+/// `MemAvailable` from `/proc/meminfo`, in bytes.
+pub fn mem_available_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
+/// Refuses a run whose buffers exceed the budget: `--max-memory` if given, else
+/// [`DEFAULT_SHARE_OF_AVAILABLE`] of `available_bytes` (no check when that is unknown).
+pub fn check_budget(
+    spec: &RunSpec,
+    needed_bytes: u64,
+    available_bytes: Option<u64>,
+) -> anyhow::Result<()> {
+    let (limit, what) = match (spec.max_memory_bytes, available_bytes) {
+        (Some(max), _) => (
+            max,
+            format!("the --max-memory limit of {}", format_size(max)),
+        ),
+        (None, Some(avail)) => (
+            (avail as f64 * DEFAULT_SHARE_OF_AVAILABLE) as u64,
+            format!(
+                "half of the {} of memory available",
+                format_size(avail.next_multiple_of(1 << 20))
+            ),
+        ),
+        (None, None) => return Ok(()),
+    };
+    if needed_bytes <= limit {
+        return Ok(());
+    }
+    let slots = if spec.method == Method::IoUring {
+        format!(" x --queue-depth {}", spec.queue_depth)
+    } else {
+        String::new()
+    };
+    Err(usage(format!(
+        "--max-memory: the run needs {} of I/O buffers (--threads {}{slots} x BLOCK_SIZE {}), \
+         more than {what}; lower --threads, --queue-depth or BLOCK_SIZE, or pass --max-memory {} \
+         to allow it",
+        format_bytes_approx(needed_bytes),
+        spec.threads,
+        format_size(spec.block_size_bytes),
+        format_size(needed_bytes.next_multiple_of(1 << 30)),
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fit(spec: &RunSpec, range: Range<u64>) -> (usize, u32) {
+        let span = range.end;
+        let share = Share {
+            range,
+            max_ops: None,
+        };
+        fitted(spec, &share, span, false)
+    }
+
+    #[test]
+    fn a_block_larger_than_the_file_is_trimmed_to_it_and_slots_to_the_blocks() {
+        let mut spec = RunSpec::new("/x");
+        spec.block_size_bytes = 1 << 30;
+        spec.queue_depth = 4;
+        assert_eq!(fit(&spec, 0..1_000_000), (1_000_000, 1));
+        spec.direct = true;
+        assert_eq!(fit(&spec, 0..1_000_000), (1_003_520, 1));
+        spec.direct = false;
+        spec.block_size_bytes = 1 << 20;
+        spec.queue_depth = 64;
+        assert_eq!(fit(&spec, 0..(8 << 20)), (1 << 20, 8));
+        spec.queue_depth = 1024;
+        let idle = fit(&spec, 0..0);
+        assert_eq!(buffer_bytes(Method::IoUring, &[idle]), 4096);
+    }
+
+    #[test]
+    fn buffers_beyond_half_the_available_memory_are_refused_naming_the_flags() {
+        let mut spec = RunSpec::new("/x");
+        spec.method = Method::IoUring;
+        spec.threads = 64;
+        spec.queue_depth = 1024;
+        let e = check_budget(&spec, 64 << 30, Some(16 << 30)).unwrap_err();
+        let msg = e.to_string();
+        for needle in ["--threads 64", "--queue-depth 1024", "--max-memory 64G"] {
+            assert!(msg.contains(needle), "{msg}");
+        }
+        assert!(check_budget(&spec, 7 << 30, Some(16 << 30)).is_ok());
+        spec.max_memory_bytes = Some(64 << 30);
+        assert!(check_budget(&spec, 64 << 30, Some(16 << 30)).is_ok());
+        spec.max_memory_bytes = Some(1 << 20);
+        assert!(check_budget(&spec, 2 << 20, None).is_err());
+    }
+}

@@ -1,0 +1,596 @@
+//! Hostile conditions while a run is under way: the file shrinks, grows or changes under the
+//! readers, a mapping raises SIGBUS, the buffers would not fit in memory, the user presses
+//! Ctrl-C during a write, the user may not see the page cache. Each test runs the binaries the
+//! way a user does and bounds them in time; the promise checked is always the same: an error
+//! that says what happened (exit 1, no XOR on stdout), never a signal death, never a wrong XOR.
+
+use crate::util::{is_root, p, tmp, write_varied_file};
+use diskscope::config::{Method, Pattern, RunSpec};
+use diskscope::runner::run_blocking;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Longest any hostile run may take before the test calls it a hang.
+const LIMIT: Duration = Duration::from_secs(60);
+
+fn spawn(bin: &str, args: &[&str]) -> Child {
+    Command::new(assert_cmd::cargo::cargo_bin(bin))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits for `child` at most [`LIMIT`]; a child still running then is killed and the test fails.
+fn finish(mut child: Child) -> Output {
+    let deadline = Instant::now() + LIMIT;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "still running after {LIMIT:?} (a hang): {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Waits (bounded) until `pred` holds for the running child; on failure the child is killed
+/// (never left running, holding files or a mount) before the test fails.
+fn wait_until(child: &mut Child, what: &str, pred: impl Fn(u32) -> bool) {
+    let deadline = Instant::now() + LIMIT;
+    while !pred(child.id()) {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the run ended ({status}) before {what}");
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("never saw {what}");
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Whether the process has started its I/O workers (threads named `diskscope-worker-N`).
+fn workers_started(pid: u32) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|tasks| {
+            tasks.flatten().any(|t| {
+                std::fs::read_to_string(t.path().join("comm"))
+                    .is_ok_and(|c| c.starts_with("diskscope-work"))
+            })
+        })
+        .unwrap_or(false)
+}
+
+/// Whether the process has `path` mapped.
+fn has_mapped(pid: u32, path: &Path) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/maps"))
+        .is_ok_and(|m| m.contains(path.to_str().unwrap()))
+}
+
+fn truncate(path: &Path, len: u64) {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_len(len)
+        .unwrap();
+}
+
+/// Asserts the run failed the way a changed file must: exit 1, no XOR, `needle` in the message,
+/// and never killed by a signal (SIGBUS would be exit 135 from a shell, no status code here).
+fn assert_failed_with(out: &Output, needle: &str, what: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{what}: status {} (a signal death has no code): {stderr}",
+        out.status
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "{what}: printed {:?} on stdout",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(stderr.contains(needle), "{what}: {stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{what}: {stderr}");
+}
+
+/// A tmpfs of `size` mounted in a fresh directory (root only); unmounted on drop.
+struct SmallFs {
+    _dir: tempfile::TempDir,
+    mnt: PathBuf,
+}
+
+impl SmallFs {
+    fn mount(size: &str) -> Option<SmallFs> {
+        if !is_root() {
+            eprintln!("skipped: needs root to mount a tmpfs");
+            return None;
+        }
+        let dir = tmp();
+        let mnt = p(&dir, "mnt");
+        std::fs::create_dir(&mnt).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&mnt)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("skipped: cannot mount a tmpfs here");
+            return None;
+        }
+        Some(SmallFs { _dir: dir, mnt })
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let unmounted = Command::new("umount")
+            .arg(&self.mnt)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !unmounted {
+            // Busy (a process still holds a file): detach it now, gone when the last user is.
+            let _ = Command::new("umount").arg("-l").arg(&self.mnt).status();
+        }
+    }
+}
+
+#[test]
+fn a_file_that_shrinks_during_run_is_an_error_for_every_method() {
+    let dir = tmp();
+    let f = p(&dir, "big");
+    let name = f.to_str().unwrap();
+    let cases: &[(&str, &[&str])] = &[
+        ("read", &["--method", "read"]),
+        ("pread", &["--method", "pread"]),
+        ("mmap", &["--method", "mmap"]),
+        ("io_uring", &["--method", "io_uring"]),
+        ("buffered", &["--method", "buffered"]),
+        ("pread O_DIRECT", &["--method", "pread", "--direct"]),
+        ("io_uring O_DIRECT", &["--method", "io_uring", "--direct"]),
+    ];
+    for (what, flags) in cases {
+        // A sparse 64 MiB file and 50 million random 4 KiB reads: minutes of work, so the
+        // truncation always lands in the middle of the run.
+        let _ = std::fs::remove_file(&f);
+        std::fs::File::create(&f)
+            .unwrap()
+            .set_len(64 << 20)
+            .unwrap();
+        let mut args = vec![name, "-r", "4K", "50M", "--pattern", "random"];
+        args.extend_from_slice(flags);
+        let mut child = spawn("run", &args);
+        wait_until(&mut child, "the workers started", workers_started);
+        std::thread::sleep(Duration::from_millis(20));
+        truncate(&f, 1 << 20);
+        assert_failed_with(&finish(child), "shrank", what);
+    }
+}
+
+#[test]
+fn a_file_rewritten_in_place_during_a_read_is_an_error_not_an_xor() {
+    let dir = tmp();
+    let f = p(&dir, "f");
+    write_varied_file(&f, 4 << 20, 3);
+    let mut spec = RunSpec::new(&f);
+    spec.method = Method::Pread;
+    spec.block_size_bytes = 4096;
+    spec.pattern = Pattern::Random;
+    spec.duration = Some(Duration::from_millis(600));
+    let writer = {
+        let f = f.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(150));
+            use std::os::unix::fs::FileExt;
+            let w = std::fs::OpenOptions::new().write(true).open(&f).unwrap();
+            w.write_at(b"changed", 1000).unwrap();
+        })
+    };
+    let r = run_blocking(&spec, "t", Arc::new(AtomicBool::new(false)), |_, _| {});
+    writer.join().unwrap();
+    let e = format!("{:#}", r.expect_err("a modified file must fail the run"));
+    assert!(e.contains("was modified while being read"), "{e}");
+}
+
+#[test]
+fn a_file_that_grows_during_a_read_is_an_error_not_an_xor() {
+    let dir = tmp();
+    let f = p(&dir, "f");
+    write_varied_file(&f, 4 << 20, 4);
+    let mut spec = RunSpec::new(&f);
+    spec.block_size_bytes = 4096;
+    spec.pattern = Pattern::Random;
+    spec.duration = Some(Duration::from_millis(600));
+    let grower = {
+        let f = f.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(150));
+            truncate(&f, 8 << 20);
+        })
+    };
+    let r = run_blocking(&spec, "t", Arc::new(AtomicBool::new(false)), |_, _| {});
+    grower.join().unwrap();
+    let e = format!("{:#}", r.expect_err("a grown file must fail the run"));
+    assert!(e.contains("grew while being read"), "{e}");
+}
+
+#[test]
+fn sigbus_on_fasts_mmap_road_is_an_error_not_a_signal_death() {
+    let Some(fs) = SmallFs::mount("600m") else {
+        return;
+    };
+    let f = fs.mnt.join("big");
+    // Real data (not holes), so every page of the mapping is file-backed until the truncation.
+    let mut w = std::fs::File::create(&f).unwrap();
+    let chunk = vec![0x5au8; 1 << 20];
+    for _ in 0..384 {
+        std::io::Write::write_all(&mut w, &chunk).unwrap();
+    }
+    drop(w);
+    let name = f.to_str().unwrap();
+    let mut child = spawn("fast", &[name, "--road", "mmap", "--threads", "1"]);
+    wait_until(&mut child, "the file mapped", |pid| has_mapped(pid, &f));
+    truncate(&f, 0);
+    assert_failed_with(&finish(child), "shrank", "fast --road mmap");
+}
+
+#[test]
+fn an_mmap_write_on_a_full_filesystem_is_a_disk_full_error_and_leaves_no_file() {
+    let Some(fs) = SmallFs::mount("1m") else {
+        return;
+    };
+    let f = fs.mnt.join("out");
+    let out = finish(spawn(
+        "run",
+        &[f.to_str().unwrap(), "-w", "64K", "100", "--method", "mmap"],
+    ));
+    assert_failed_with(&out, "disk full", "run -w --method mmap on a full tmpfs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("removed the partial file"), "{stderr}");
+    assert!(!f.exists(), "the partial file was left behind");
+}
+
+/// A sparse file of `len` bytes.
+fn sparse(dir: &tempfile::TempDir, name: &str, len: u64) -> PathBuf {
+    let f = p(dir, name);
+    std::fs::File::create(&f).unwrap().set_len(len).unwrap();
+    f
+}
+
+#[test]
+fn buffers_are_capped_by_what_the_run_can_use() {
+    let dir = tmp();
+    // 64 threads x 1024 slots x 1 MiB asked (64 GiB) to read 100 MiB: each thread's range is
+    // under 2 MiB, so two 1 MiB slots each are all it can use, 128 MiB in all.
+    let f = sparse(&dir, "f", 100 << 20);
+    let name = f.to_str().unwrap();
+    let out = finish(spawn(
+        "run",
+        &[
+            name,
+            "-r",
+            "1M",
+            "100",
+            "--method",
+            "io_uring",
+            "--threads",
+            "64",
+            "--queue-depth",
+            "1024",
+            "--max-memory",
+            "128M",
+        ],
+    ));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // More threads than blocks: the idle ones need no buffers.
+    let one = sparse(&dir, "one", 1 << 20);
+    let out = finish(spawn(
+        "run",
+        &[
+            one.to_str().unwrap(),
+            "-r",
+            "1M",
+            "100",
+            "--method",
+            "io_uring",
+            "--threads",
+            "64",
+            "--queue-depth",
+            "1024",
+            "--max-memory",
+            "2M",
+        ],
+    ));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A 1 GiB block on a 1 MiB file needs a 1 MiB buffer, not 4 GiB.
+    let small = sparse(&dir, "small", 1 << 20);
+    let out = finish(spawn(
+        "run",
+        &[
+            small.to_str().unwrap(),
+            "-r",
+            "1G",
+            "1",
+            "--method",
+            "io_uring",
+            "--queue-depth",
+            "4",
+            "--max-memory",
+            "1M",
+        ],
+    ));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn buffers_beyond_the_memory_budget_are_refused_naming_the_flags_and_the_override() {
+    let dir = tmp();
+    // 64 threads, each with 1 GiB to read: 1024 slots of 1 MiB each is 64 GiB of buffers.
+    let f = sparse(&dir, "huge", 64 << 30);
+    let name = f.to_str().unwrap();
+    let base = [
+        name,
+        "-r",
+        "1M",
+        "65536",
+        "--method",
+        "io_uring",
+        "--threads",
+        "64",
+        "--queue-depth",
+        "1024",
+    ];
+    let out = finish(spawn("run", &base));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    for needle in ["--threads 64", "--queue-depth 1024", "--max-memory"] {
+        assert!(stderr.contains(needle), "{needle}: {stderr}");
+    }
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    // An explicit budget below the need is refused the same way: one thread reading 64 blocks
+    // can use 64 slots of 1 MiB.
+    let out = finish(spawn(
+        "run",
+        &[
+            name,
+            "-r",
+            "1M",
+            "64",
+            "--method",
+            "io_uring",
+            "--queue-depth",
+            "1024",
+            "--max-memory",
+            "32M",
+        ],
+    ));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("the run needs 64.00 MiB"), "{stderr}");
+    assert!(stderr.contains("--max-memory limit of 32M"), "{stderr}");
+    // A refused write creates nothing.
+    let out_file = p(&dir, "out");
+    let out = finish(spawn(
+        "run",
+        &[
+            out_file.to_str().unwrap(),
+            "-w",
+            "1M",
+            "64",
+            "--method",
+            "io_uring",
+            "--queue-depth",
+            "1024",
+            "--max-memory",
+            "32M",
+        ],
+    ));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!out_file.exists(), "a refused write left a file behind");
+}
+
+/// Seconds from the summary line (`read 1.00 MiB in 0.0004 s: ...`).
+fn reported_seconds(stderr: &str) -> f64 {
+    let line = stderr.lines().find(|l| l.contains(" s: ")).unwrap();
+    let before = line.split(" s: ").next().unwrap();
+    before.rsplit(' ').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_tiny_read_with_a_huge_block_size_is_timed_without_the_buffer_setup() {
+    let dir = tmp();
+    let f = p(&dir, "f");
+    write_varied_file(&f, 1 << 20, 5);
+    for method in ["read", "pread", "buffered", "io_uring", "mmap"] {
+        let out = finish(spawn(
+            "run",
+            &[f.to_str().unwrap(), "-r", "1G", "1", "--method", method],
+        ));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{method}: {stderr}");
+        // A cached 1 MiB read takes well under a millisecond; allocating (and faulting in) a
+        // 1 GiB buffer or calibrating the clock took 0.2-0.4 s.
+        let s = reported_seconds(&stderr);
+        assert!(s < 0.05, "{method}: {s} s for a 1 MiB read: {stderr}");
+    }
+}
+
+#[test]
+fn a_run_never_reports_less_time_than_its_operations_took() {
+    let dir = tmp();
+    let f = p(&dir, "f");
+    write_varied_file(&f, 16 << 20, 6);
+    let mut spec = RunSpec::new(&f);
+    spec.block_size_bytes = 256 << 10;
+    for method in [Method::Read, Method::Pread, Method::Mmap, Method::IoUring] {
+        spec.method = method;
+        for _ in 0..10 {
+            let o = run_blocking(&spec, "t", Arc::new(AtomicBool::new(false)), |_, _| {}).unwrap();
+            let r = &o.result;
+            // Half the operations took at least the median, and one thread does them one
+            // after another; 5% for the rounding of the tally and the histogram.
+            let floor_s = (r.ops / 2) as f64 * r.lat_p50_us * 1e-6 * 0.95;
+            assert!(
+                r.seconds >= floor_s,
+                "{method}: {} s reported, but {} ops with a p50 of {} µs take at least {floor_s} s",
+                r.seconds,
+                r.ops,
+                r.lat_p50_us
+            );
+        }
+    }
+}
+
+/// Starts a long write, presses Ctrl-C once the workers run, and returns what the run said.
+fn interrupt_a_write(f: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![f.to_str().unwrap(), "-w", "4K", "100000"];
+    args.extend_from_slice(extra);
+    let mut child = spawn("run", &args);
+    wait_until(&mut child, "the workers started", workers_started);
+    std::thread::sleep(Duration::from_millis(20));
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    finish(child)
+}
+
+#[test]
+fn ctrl_c_during_a_write_removes_the_partial_file_and_says_so() {
+    let dir = tmp();
+    for method in ["pread", "mmap"] {
+        let f = p(&dir, &format!("out-{method}"));
+        let out = interrupt_a_write(&f, &["--method", method]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{method}: {stderr}");
+        assert!(out.stdout.is_empty(), "{method}: an XOR was printed");
+        assert!(
+            stderr.contains("removed the partial file"),
+            "{method}: {stderr}"
+        );
+        assert!(!f.exists(), "{method}: the partial file was left behind");
+    }
+}
+
+#[test]
+fn ctrl_c_during_a_write_keeps_the_partial_file_with_keep_partial() {
+    let dir = tmp();
+    let f = p(&dir, "out");
+    let out = interrupt_a_write(&f, &["--keep-partial"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("kept the partial file"), "{stderr}");
+    assert!(f.exists());
+}
+
+#[test]
+fn residency_is_unknown_not_a_false_warm_for_a_file_the_user_cannot_write() {
+    if !is_root() {
+        eprintln!("skipped: needs root to run the binary as another user");
+        return;
+    }
+    let dir = tmp();
+    let f = p(&dir, "theirs");
+    write_varied_file(&f, 1 << 20, 7);
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    use std::os::unix::process::CommandExt;
+    let out = Command::new(assert_cmd::cargo::cargo_bin("run"))
+        .arg(&f)
+        .args(["-r", "4K", "16", "--cache", "cold"])
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("residency unknown"), "{stderr}");
+    assert!(!stderr.contains("was not cold"), "{stderr}");
+    assert!(!stderr.contains("% resident before"), "{stderr}");
+    // fast cannot know either: it says so and reads through the page cache, XOR intact.
+    let out = Command::new(assert_cmd::cargo::cargo_bin("fast"))
+        .arg(&f)
+        .arg("-v")
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("residency unknown"), "{stderr}");
+    assert!(!stderr.contains("100.0% cached"), "{stderr}");
+    let data = std::fs::read(&f).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        crate::util::reference_xor(&data)
+    );
+}
+
+#[test]
+fn the_explorer_on_mmap_reports_a_truncated_file_instead_of_dying() {
+    use diskscope::measure::SnapshotKind;
+    use diskscope::tui::session::{Command as SessionCommand, Session, Update};
+    let dir = tmp();
+    let f = p(&dir, "explored");
+    write_varied_file(&f, 8 << 20, 8);
+    let settings = diskscope::tui::settings::Settings {
+        method: Method::Mmap,
+        block_size_bytes: 64 << 10,
+        ..Default::default()
+    };
+    let mut session = Session::spawn().unwrap();
+    session.send(SessionCommand::Start {
+        id: 1,
+        spec: settings.spec(&f, &p(&dir, "scratch"), 8 << 20),
+    });
+    let deadline = Instant::now() + LIMIT;
+    let (mut bytes, mut truncated, mut error) = (0u64, false, None);
+    while error.is_none() {
+        assert!(Instant::now() < deadline, "no error after the truncation");
+        let Ok(u) = session.updates.recv_timeout(Duration::from_millis(50)) else {
+            continue;
+        };
+        match u {
+            Update::Snapshot { snapshot, .. } => {
+                bytes += snapshot.bytes;
+                if let SnapshotKind::Failed(message) = snapshot.kind {
+                    error = Some(message);
+                }
+            }
+            Update::Stopped { error: e, .. } => error = Some(e.unwrap_or_default()),
+            Update::Failed { message, .. } => error = Some(message),
+            _ => {}
+        }
+        // The explorer loops over the file; cut it once it is reading.
+        if !truncated && bytes > 0 {
+            truncate(&f, 0);
+            truncated = true;
+        }
+    }
+    session.shutdown();
+    let error = error.unwrap();
+    assert!(truncated, "the run ended before it read: {error}");
+    assert!(error.contains("shrank"), "{error}");
+}
