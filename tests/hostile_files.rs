@@ -916,3 +916,24 @@ mod parsers {
         .unwrap();
     }
 }
+
+#[test]
+fn run_w_with_force_never_writes_through_a_symbolic_link() {
+    let d = tmp();
+    let victim = d.path().join("victim.txt");
+    write(&victim, "precious\n");
+    let link = d.path().join("out.dat");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let link_s = link.to_str().unwrap();
+    for force in [false, true] {
+        let mut args = vec![link_s, "-w", "4K", "4"];
+        if force {
+            args.push("--force");
+        }
+        let o = bounded("run", &args, Duration::from_secs(30));
+        assert_eq!(o.status.code(), Some(2), "force={force}: {}", stderr(&o));
+        assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
+        assert_eq!(read(&victim), "precious\n", "force={force}");
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    }
+}

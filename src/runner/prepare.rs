@@ -116,6 +116,16 @@ fn open_for(spec: &RunSpec, write: bool) -> anyhow::Result<File> {
 /// Creates (or with `force`, replaces) the output file of a write run.
 fn create_output(spec: &RunSpec) -> anyhow::Result<()> {
     let p = spec.path.display();
+    // lstat, not stat: a symbolic link is never written through, even with --force (the file it
+    // points to is not the one the user named).
+    if let Ok(m) = std::fs::symlink_metadata(&spec.path) {
+        if m.file_type().is_symlink() {
+            return Err(usage(format!(
+                "FILE: {p} is a symbolic link; diskscope does not write through links, give the \
+                 real path"
+            )));
+        }
+    }
     match std::fs::metadata(&spec.path) {
         Ok(m) if m.is_dir() => bail!("FILE: {p} is a directory; give a file name to write"),
         Ok(m) if m.file_type().is_block_device() => {
@@ -131,7 +141,7 @@ fn create_output(spec: &RunSpec) -> anyhow::Result<()> {
         _ => {}
     }
     let mut o = OpenOptions::new();
-    o.write(true);
+    o.write(true).custom_flags(libc::O_NOFOLLOW);
     if spec.force {
         o.create(true).truncate(true);
     } else {
