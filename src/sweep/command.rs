@@ -48,7 +48,8 @@ pub fn run_command(
     } else {
         crate::cache::prepare(&spec.path, spec.cache, file.size_bytes)?;
     }
-    let residency = crate::cache::residency(&spec.path).unwrap_or_default();
+    // Unknown residency (a file this user may not write) stays unknown: NaN, an empty cell.
+    let residency = crate::cache::residency(&spec.path).ok();
     let text = cmd
         .template
         .replace("{file}", &shell_quote(&spec.path.display().to_string()))
@@ -147,7 +148,7 @@ pub fn run_command(
             .unwrap_or(bs.saturating_mul(count).min(file.size_bytes)),
         seconds: ended.duration_since(started).as_secs_f64(),
         ops: count,
-        residency_before_pct: residency.percent(),
+        residency_before_pct: residency.map_or(f64::NAN, |r| r.percent()),
         ..Default::default()
     };
     r.set_rates();
