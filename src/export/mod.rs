@@ -7,8 +7,10 @@
 //! mean bar, median dot and min–max whisker) so every figure of the lab is the same renderer fed
 //! by a different grouping.
 
+pub mod axis;
 pub mod chart;
 pub mod csv;
+pub mod session_svg;
 pub mod svg;
 pub mod table;
 

@@ -197,8 +197,11 @@ fn plan_jobs(spec: &RunSpec, total: u64) -> anyhow::Result<Vec<WorkerJob>> {
                 ((first * bs).min(total)..(last * bs).min(total), None)
             }
             Pattern::Random => {
+                // A looping run (the explorer) goes on until stopped; the count only sizes
+                // the range.
                 let ops = spec
                     .block_count
+                    .filter(|_| !spec.loop_range)
                     .map(|c| c * (w + 1) / threads - c * w / threads);
                 (0..total, ops)
             }

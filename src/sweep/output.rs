@@ -3,7 +3,7 @@
 
 use super::plan::{Experiment, Kind};
 use crate::export::chart::{syscalls_chart, throughput_chart, Dim};
-use crate::export::csv::to_csv;
+use crate::export::csv::to_csv_tidy as to_csv;
 use crate::export::table::{runs_table, syscalls_table};
 use crate::export::{summarize_runs, summarize_syscalls, svg, RunResult, SyscallRow};
 use anyhow::Context;

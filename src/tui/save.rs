@@ -1,5 +1,6 @@
 //! `s`: appends results rows to a CSV file with batch mode's columns (the [`RunResult`] fields,
-//! via serde), writing the header only when the file is new or empty.
+//! via serde, tidied as batch mode's: see [`crate::export::csv::tidy`]), writing the header only
+//! when the file is new or empty.
 
 use crate::measure::RunResult;
 use anyhow::Context;
@@ -50,10 +51,13 @@ pub fn append_rows(path: &Path, rows: &[RunResult]) -> anyhow::Result<()> {
         .with_context(|| format!("opening {}", path.display()))?;
     let is_new = file.metadata().map(|m| m.len() == 0).unwrap_or(true);
     let mut w = csv::WriterBuilder::new()
-        .has_headers(is_new)
+        .has_headers(false)
         .from_writer(file);
+    if is_new {
+        w.write_record(crate::export::csv::header_of::<RunResult>()?)?;
+    }
     for r in rows {
-        w.serialize(r)
+        w.write_record(crate::export::csv::tidy(r)?)
             .with_context(|| format!("writing {}", path.display()))?;
     }
     w.flush()
