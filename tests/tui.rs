@@ -4,6 +4,7 @@
 
 mod docs;
 mod e2e;
+mod plots;
 mod session;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -586,4 +587,51 @@ fn k_runs_the_kdiskmark_set_test_after_test_and_shows_a_card() {
     assert!(a.rows_to_save()[0]
         .experiment
         .starts_with("tui-kdiskmark SEQ1M Q8T1"));
+}
+
+#[test]
+fn e_exports_the_session_as_svg_and_json_and_never_replaces_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = App::new(
+        PathBuf::from("/data/big.bin"),
+        1 << 30,
+        PathBuf::from("/data/.big.bin.diskscope-scratch"),
+        dir.path().join("out/tui-x.csv"),
+    );
+    let first = started_id(&a.start());
+    feed_run(&mut a, first, 10, 100, 50);
+    let second = started_id(&a.handle_key(key(KeyCode::Right)));
+    end_run(&mut a, first, 0, 1);
+    feed_run(&mut a, second, 10, 200, 50);
+    assert_eq!(a.handle_key(key(KeyCode::Char('e'))), Action::Export);
+    let paths = diskscope::tui::export::write_session(&a).unwrap();
+    assert_eq!(
+        paths,
+        [
+            dir.path().join("out/tui-x.svg"),
+            dir.path().join("out/tui-x.json")
+        ]
+    );
+    let svg = std::fs::read_to_string(&paths[0]).unwrap();
+    for want in [
+        "throughput over time",
+        "latency per operation",
+        "results",
+        "pread 1M",
+        "big.bin",
+    ] {
+        assert!(svg.contains(want), "missing {want}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&paths[1]).unwrap()).unwrap();
+    assert_eq!(json["rows"].as_array().unwrap().len(), 1);
+    assert_eq!(json["rows"][0]["block_size_bytes"], 1 << 20);
+    assert_eq!(
+        json["history_mib_s_per_100ms"].as_array().unwrap().len(),
+        20
+    );
+    // A second export takes the next name; the first files are untouched.
+    let again = diskscope::tui::export::write_session(&a).unwrap();
+    assert_eq!(again[0], dir.path().join("out/tui-x-2.svg"));
+    assert_eq!(std::fs::read_to_string(&paths[0]).unwrap(), svg);
 }

@@ -37,9 +37,13 @@ pub fn render(chart: &Chart) -> anyhow::Result<String> {
     Ok(out)
 }
 
-/// A bar's value label: three significant digits, no `.0` noise (`8031`, `12.5`, `0.0421`).
+/// A bar's value label: three significant digits (four below 10 000), no `.0` noise (`8031`,
+/// `10.5k`, `12.5`, `0.0421`).
 pub fn fmt_value(v: f64) -> String {
     let a = v.abs();
+    if a >= 9999.5 {
+        return fmt_tick(format!("{:.3e}", v).parse().unwrap_or(v));
+    }
     let s = if a >= 100.0 {
         format!("{v:.0}")
     } else if a >= 10.0 {
@@ -254,10 +258,11 @@ fn draw(chart: &Chart, out: &mut String) -> Result<(), Box<dyn std::error::Error
         cc.draw_series(cells.iter().map(|(c, st)| {
             Circle::new((left(*c) + bar_w / 2.0, y.at(st.median)), 3, BLACK.filled())
         }))?;
-        // Value labels where the bar is wide enough (about 6.5 px per character at 11 px).
+        // Value labels where the bar is wide enough (plotters writes 11 px as ~8.9 px: about
+        // 5 px per digit).
         for (c, st) in &cells {
             let text = fmt_value(st.mean);
-            if (text.chars().count() as f64) * 6.5 + 2.0 > bar_px {
+            if (text.chars().count() as f64) * 5.0 + 2.0 > bar_px {
                 continue;
             }
             let (px, py) = cc.backend_coord(&(left(*c) + bar_w / 2.0, y.at(st.max.max(st.mean))));
@@ -385,6 +390,7 @@ mod tests {
             "a 5-digit label cannot fit a 6 px bar"
         );
         assert_eq!(fmt_value(8031.12), "8031");
+        assert_eq!(fmt_value(10_512.0), "10.5k");
         assert_eq!(fmt_value(12.51), "12.5");
         assert_eq!(fmt_value(0.04213), "0.0421");
     }

@@ -83,7 +83,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         height: h,
     };
     Clear.render(popup, buf);
-    let title = format!(" KDiskMark set, {:.0} s per test ", k.seconds);
+    let title = format!(
+        " KDiskMark set, {} s per test ",
+        crate::export::axis::fmt_tick(k.seconds)
+    );
     Paragraph::new(lines)
         .block(frame(&title))
         .render(popup, buf);
