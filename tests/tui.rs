@@ -635,3 +635,23 @@ fn e_exports_the_session_as_svg_and_json_and_never_replaces_a_file() {
     assert_eq!(again[0], dir.path().join("out/tui-x-2.svg"));
     assert_eq!(std::fs::read_to_string(&paths[0]).unwrap(), svg);
 }
+
+#[test]
+fn the_pinned_baseline_stays_in_view_below_the_live_row() {
+    let mut a = app();
+    let mut id = started_id(&a.start());
+    feed_run(&mut a, id, 5, 100, 20);
+    for _ in 0..8 {
+        let next = started_id(&a.handle_key(key(KeyCode::Char('p'))));
+        end_run(&mut a, id, 0, 1);
+        if a.baseline.is_none() {
+            a.handle_key(key(KeyCode::Char('B')));
+        }
+        feed_run(&mut a, next, 5, 100, 20);
+        id = next;
+    }
+    let screen = render(&a, 80, 24);
+    let lines: Vec<&str> = screen.lines().collect();
+    let live = lines.iter().position(|l| l.contains("▶pread")).unwrap();
+    assert!(lines[live + 1].contains("◆pread 1M"), "{screen}");
+}

@@ -21,8 +21,8 @@ pub fn figure(app: &App) -> SessionFigure {
             }
         }
     }
-    for r in app.rows.iter().rev() {
-        table.push(results::cells(app, "", r));
+    for (i, r) in app.rows.iter().enumerate().rev() {
+        table.push(results::cells(app, results::mark(app, i).trim(), r));
     }
     if app.baseline.is_none() {
         for row in &mut table {

@@ -6,7 +6,7 @@
 //! D = O_DIRECT, C = cold, R = random offsets, F = fsync at the end, S = O_DSYNC. Columns: threads,
 //! throughput, Δ% against the baseline (`B`), IOPS, p50 and p99 latency, duration and operation
 //! count (so a 0.2 s row is not mistaken for a 60 s one). Rows already saved are marked `✓`, the
-//! baseline `◆`.
+//! baseline `◆` (listed right after the live row so it stays in view).
 //!
 //! Every column is as wide as its widest cell: a figure is never cut (cutting `941.4k` to
 //! `941.4` would change its value). When the panel is too narrow, whole columns are dropped,
@@ -107,8 +107,8 @@ pub fn cells(app: &App, mark: &str, r: &RunResult) -> Vec<String> {
     ]
 }
 
-/// The mark before a finished row: baseline `◆`, saved `✓`.
-fn mark(app: &App, i: usize) -> &'static str {
+/// The mark before finished row `i`: baseline `◆`, saved `✓`.
+pub fn mark(app: &App, i: usize) -> &'static str {
     match &app.baseline {
         Some(Baseline::Pinned { index, .. }) if *index == i => "◆",
         _ if i < app.rows_saved => "✓",
@@ -195,7 +195,22 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             }
         }
     }
+    // The pinned baseline comes right after the live row, so it stays in view however many
+    // rows follow; then the others, newest first.
+    let pinned = match &app.baseline {
+        Some(Baseline::Pinned { index, .. }) => app.rows.get(*index).map(|r| (*index, r)),
+        _ => None,
+    };
+    if let Some((i, r)) = pinned {
+        body.push((
+            cells(app, mark(app, i), r),
+            Style::default().fg(Color::Cyan),
+        ));
+    }
     for (i, r) in app.rows.iter().enumerate().rev() {
+        if pinned.is_some_and(|(p, _)| p == i) {
+            continue;
+        }
         body.push((cells(app, mark(app, i), r), Style::default()));
     }
     let head = headers(app);
