@@ -655,3 +655,24 @@ fn the_pinned_baseline_stays_in_view_below_the_live_row() {
     let live = lines.iter().position(|l| l.contains("▶pread")).unwrap();
     assert!(lines[live + 1].contains("◆pread 1M"), "{screen}");
 }
+
+#[test]
+fn k_during_the_set_cancels_it_without_a_row_for_the_cut_test() {
+    use diskscope::tui::kdiskmark::KdmCaps;
+    let mut a = app();
+    a.start();
+    let Action::Start { id, .. } = a.begin_kdiskmark(KdmCaps {
+        direct: false,
+        io_uring: false,
+    }) else {
+        panic!("the set starts");
+    };
+    feed_run(&mut a, id, 3, 50, 20);
+    let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('k'))) else {
+        panic!("k cancels and resumes the explorer");
+    };
+    assert_eq!((spec.block_size_bytes, spec.duration), (MIB, None));
+    end_run(&mut a, id, 0, 1);
+    assert!(a.rows.is_empty(), "{:?}", a.rows);
+    assert!(!a.kdm_running() && a.message.contains("cancelled"));
+}

@@ -422,6 +422,10 @@ impl App {
         self.settings = k.resume;
         self.kdm = None;
         self.kdm_id = None;
+        // A test cut short is not a KDiskMark figure: no row for it.
+        if let Some(live) = &mut self.live {
+            live.keep = false;
+        }
         self.message = "KDiskMark set cancelled".into();
         self.start()
     }
