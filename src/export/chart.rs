@@ -279,7 +279,7 @@ fn today_utc() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let s = crate::tui::save::utc_stamp(secs);
+    let s = super::utc_stamp(secs);
     format!("{}-{}-{}", &s[0..4], &s[4..6], &s[6..8])
 }
 
