@@ -2,7 +2,9 @@
 //! (key → action → new settings). The session thread on a real file is in `tui/session.rs`; the
 //! real binary, driven through tmux, in `tui/e2e.rs`.
 
+mod docs;
 mod e2e;
+mod plots;
 mod session;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -142,7 +144,7 @@ fn the_screen_at_80x24_shows_settings_throughput_latency_results_and_keys() {
         "p99.9 ",
         "▶pread 1M",
         "XOR",
-        "←→ block",
+        "←→ b block",
     ] {
         assert!(screen.contains(want), "missing {want:?} in:\n{screen}");
     }
@@ -335,4 +337,342 @@ fn q_and_ctrl_c_quit() {
     let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
     assert_eq!(a.handle_key(ctrl_c), Action::Quit);
     assert!(a.quit);
+}
+
+/// Ends the live run by a setting change and feeds the next one, so the first becomes a row.
+fn finish_live(app: &mut App, id: u64, seconds: u64) {
+    let next = started_id(&app.handle_key(key(KeyCode::Char('p'))));
+    end_run(app, id, 0, seconds);
+    app.handle_key(key(KeyCode::Char(' ')));
+    end_run(app, next, 0, 0);
+}
+
+#[test]
+fn iops_at_a_million_and_at_ten_million_keep_their_magnitude_in_the_table() {
+    let mut a = app();
+    a.settings.block_size_bytes = 4096;
+    let id = started_id(&a.start());
+    // 368 MiB of 4 KiB per 100 ms: 942 080 operations per second.
+    feed_run(&mut a, id, 10, 368, 1);
+    let screen = render(&a, 80, 24);
+    assert!(screen.contains(" 942k "), "{screen}");
+    assert!(
+        !screen.contains("942.0") && !screen.contains("942.1"),
+        "{screen}"
+    );
+    finish_live(&mut a, id, 1);
+    let mut b = app();
+    b.settings.block_size_bytes = 512;
+    let id = started_id(&b.start());
+    // 500 MiB of 512 B per 100 ms: 10.24 M operations per second.
+    feed_run(&mut b, id, 10, 500, 1);
+    let screen = render(&b, 80, 24);
+    assert!(screen.contains(" 10.2M "), "{screen}");
+    assert!(!screen.contains(" 10.24 "), "{screen}");
+}
+
+#[test]
+fn io_uring_rows_at_different_queue_depths_read_differently() {
+    let mut a = app();
+    a.settings.method = Method::IoUring;
+    a.settings.block_size_bytes = 16 << 10;
+    let first = started_id(&a.start());
+    feed_run(&mut a, first, 5, 100, 20);
+    let second = started_id(&a.handle_key(key(KeyCode::Char(']'))));
+    end_run(&mut a, first, 0, 1);
+    feed_run(&mut a, second, 5, 100, 20);
+    let third = started_id(&a.handle_key(key(KeyCode::Char('d'))));
+    end_run(&mut a, second, 0, 1);
+    feed_run(&mut a, third, 5, 100, 20);
+    let screen = render(&a, 80, 24);
+    for want in ["▶io_uring 16K q16", " io_uring 16K q16", " io_uring 16K q8"] {
+        assert!(screen.contains(want), "missing {want:?}:\n{screen}");
+    }
+    // O_DIRECT shows as a flag on the live row.
+    let live = screen.lines().find(|l| l.contains("▶io_uring")).unwrap();
+    assert!(live.contains(" D "), "{live}");
+}
+
+#[test]
+fn writes_are_labelled_with_the_write_call() {
+    let mut a = app();
+    a.start();
+    let id = started_id(&a.handle_key(key(KeyCode::Char('w'))));
+    feed_run(&mut a, id, 5, 100, 20);
+    let screen = render(&a, 80, 24);
+    assert!(screen.contains("method pwrite"), "{screen}");
+    assert!(screen.contains("▶pwrite 1M"), "{screen}");
+    assert!(!screen.contains("pread"), "{screen}");
+    finish_live(&mut a, id, 1);
+    let table = diskscope::tui::widgets::results::table_text(&a);
+    assert!(table.contains("pwrite 1M"), "{table}");
+    a.settings.method = Method::Read;
+    assert_eq!(a.settings.short(), "write write 1M");
+}
+
+#[test]
+fn the_sparkline_states_the_window_it_shows_with_a_y_scale() {
+    let mut a = app();
+    let id = started_id(&a.start());
+    // A minute of history at 5000 MiB/s.
+    feed_run(&mut a, id, 600, 500, 200);
+    for width in [80, 160] {
+        let screen = render(&a, width, 24);
+        assert!(screen.contains("last 60 s"), "{width} columns:\n{screen}");
+        assert!(!screen.contains("last minute"), "{screen}");
+        assert!(
+            screen.contains("5000┤") && screen.contains("0┤"),
+            "{screen}"
+        );
+    }
+    // Four seconds of history are titled four seconds.
+    let mut b = app();
+    let id = started_id(&b.start());
+    feed_run(&mut b, id, 40, 500, 200);
+    assert!(render(&b, 160, 24).contains("last 4 s, 0.1 s per bar"));
+}
+
+#[test]
+fn below_80x24_no_number_is_cut_the_screen_says_it_is_too_small() {
+    let mut a = app();
+    let id = started_id(&a.start());
+    // 2683 MiB/s is 268.3 MiB per 100 ms; use 2683 MiB per second in whole MiB steps.
+    feed_run(&mut a, id, 10, 268, 200);
+    let full = render(&a, 80, 24);
+    assert!(full.contains("now 2680 MiB/s"), "{full}");
+    for (w, h) in [(79, 24), (80, 23), (60, 20)] {
+        let screen = render(&a, w, h);
+        assert!(screen.contains("terminal too small"), "{w}x{h}:\n{screen}");
+        assert!(!screen.contains("268"), "{w}x{h}:\n{screen}");
+    }
+}
+
+#[test]
+fn q_tells_truthfully_which_rows_were_saved() {
+    let mut a = app();
+    assert_eq!(a.exit_note(), None);
+    let first = started_id(&a.start());
+    feed_run(&mut a, first, 5, 100, 20);
+    let second = started_id(&a.handle_key(key(KeyCode::Right)));
+    end_run(&mut a, first, 0, 1);
+    let note = a.exit_note().unwrap();
+    assert!(note.contains("1 row not saved"), "{note}");
+    a.rows_saved = a.rows.len();
+    feed_run(&mut a, second, 5, 100, 20);
+    a.handle_key(key(KeyCode::Right));
+    end_run(&mut a, second, 0, 1);
+    let note = a.exit_note().unwrap();
+    assert!(
+        note.contains("1 row saved")
+            && note.contains("the last 1 (made after the last s) not saved"),
+        "{note}"
+    );
+}
+
+#[test]
+fn b_takes_an_exact_block_size_from_one_byte_to_one_gib() {
+    let mut a = app();
+    a.start();
+    assert_eq!(a.handle_key(key(KeyCode::Char('b'))), Action::None);
+    for c in "12K".chars() {
+        assert_eq!(a.handle_key(key(KeyCode::Char(c))), Action::None);
+    }
+    assert!(render(&a, 80, 24).contains("block size ▸ 12K"));
+    let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Enter)) else {
+        panic!("Enter must restart with the typed size");
+    };
+    assert_eq!(spec.block_size_bytes, 12 << 10);
+    assert!(render(&a, 80, 24).contains("block  12K"));
+    a.handle_key(key(KeyCode::Char('b')));
+    a.handle_key(key(KeyCode::Char('3')));
+    let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Enter)) else {
+        panic!("3 bytes is a block size");
+    };
+    assert_eq!(spec.block_size_bytes, 3);
+    // Too large: refused with the range, nothing restarts.
+    a.handle_key(key(KeyCode::Char('b')));
+    for c in "2G".chars() {
+        a.handle_key(key(KeyCode::Char(c)));
+    }
+    assert_eq!(a.handle_key(key(KeyCode::Enter)), Action::None);
+    assert!(a.message.contains("1 B to 1G"), "{}", a.message);
+    assert_eq!(a.settings.block_size_bytes, 3);
+    // Esc leaves the size alone.
+    a.handle_key(key(KeyCode::Char('b')));
+    a.handle_key(key(KeyCode::Char('9')));
+    assert_eq!(a.handle_key(key(KeyCode::Esc)), Action::None);
+    assert_eq!(a.settings.block_size_bytes, 3);
+}
+
+#[test]
+fn a_pinned_baseline_gives_every_row_its_delta_and_rows_show_time_ops_p50() {
+    let mut a = app();
+    let first = started_id(&a.start());
+    feed_run(&mut a, first, 10, 100, 50);
+    let second = started_id(&a.handle_key(key(KeyCode::Right)));
+    end_run(&mut a, first, 0, 1);
+    a.handle_key(key(KeyCode::Char('B')));
+    assert!(a.message.contains("baseline"), "{}", a.message);
+    feed_run(&mut a, second, 10, 150, 50);
+    let screen = render(&a, 100, 30);
+    assert!(screen.contains("Δ%"), "{screen}");
+    let live = screen.lines().find(|l| l.contains("▶pread 2M")).unwrap();
+    assert!(live.contains("+50%"), "{live}");
+    let pinned = screen.lines().find(|l| l.contains("◆pread 1M")).unwrap();
+    assert!(
+        pinned.contains("±0%") && pinned.contains("1.00s"),
+        "{pinned}"
+    );
+    assert!(screen.contains("p50") && screen.contains("time") && screen.contains("ops"));
+    // u: MB/s, as KDiskMark.
+    a.handle_key(key(KeyCode::Char('u')));
+    let screen = render(&a, 100, 30);
+    assert!(
+        screen.contains("MB/s") && screen.contains("1573"),
+        "{screen}"
+    );
+    // Records from outside: each row finds its own setup.
+    let rows = a.rows.clone();
+    a.set_baseline(diskscope::tui::baseline::Baseline::from_results(&rows));
+    let screen = render(&a, 100, 30);
+    let live = screen.lines().find(|l| l.contains("▶pread 2M")).unwrap();
+    assert!(!live.contains('%'), "no record for 2M: {live}");
+}
+
+#[test]
+fn k_runs_the_kdiskmark_set_test_after_test_and_shows_a_card() {
+    use diskscope::tui::kdiskmark::KdmCaps;
+    let mut a = app();
+    a.start();
+    assert_eq!(a.handle_key(key(KeyCode::Char('k'))), Action::KDiskMark);
+    let mut action = a.begin_kdiskmark(KdmCaps {
+        direct: true,
+        io_uring: true,
+    });
+    let mut names = Vec::new();
+    for _ in 0..8 {
+        let Action::Start { id, spec } = action else {
+            panic!("each test starts the next: {action:?}");
+        };
+        assert!(spec.direct && spec.duration.is_some());
+        names.push((spec.op, spec.block_size_bytes, spec.queue_depth));
+        // Keys other than k wait until the set ends.
+        assert_eq!(a.handle_key(key(KeyCode::Right)), Action::None);
+        feed_run(&mut a, id, 5, 50, 20);
+        end_run(&mut a, id, 0, 1);
+        action = a
+            .take_pending()
+            .expect("the next test, or back to the explorer");
+    }
+    assert_eq!(names[0], (Op::Read, MIB, 8));
+    assert_eq!(names[3], (Op::Read, 4096, 1));
+    assert_eq!(names[6], (Op::Write, 4096, 32));
+    // Back to the settings from before, the card on screen, eight rows to save.
+    let Action::Start { spec, .. } = action else {
+        panic!("the explorer resumes");
+    };
+    assert_eq!((spec.block_size_bytes, spec.duration), (MIB, None));
+    assert!(a.show_kdm);
+    let screen = render(&a, 80, 24);
+    for want in [
+        "KDiskMark set",
+        "SEQ1M Q8T1",
+        "RND4K Q32T1",
+        "Read MiB/s",
+        "Write",
+    ] {
+        assert!(screen.contains(want), "missing {want}:\n{screen}");
+    }
+    assert_eq!(a.rows.len(), 8);
+    assert!(a.rows_to_save()[0]
+        .experiment
+        .starts_with("tui-kdiskmark SEQ1M Q8T1"));
+}
+
+#[test]
+fn e_exports_the_session_as_svg_and_json_and_never_replaces_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = App::new(
+        PathBuf::from("/data/big.bin"),
+        1 << 30,
+        PathBuf::from("/data/.big.bin.diskscope-scratch"),
+        dir.path().join("out/tui-x.csv"),
+    );
+    let first = started_id(&a.start());
+    feed_run(&mut a, first, 10, 100, 50);
+    let second = started_id(&a.handle_key(key(KeyCode::Right)));
+    end_run(&mut a, first, 0, 1);
+    feed_run(&mut a, second, 10, 200, 50);
+    assert_eq!(a.handle_key(key(KeyCode::Char('e'))), Action::Export);
+    let paths = diskscope::tui::export::write_session(&a).unwrap();
+    assert_eq!(
+        paths,
+        [
+            dir.path().join("out/tui-x.svg"),
+            dir.path().join("out/tui-x.json")
+        ]
+    );
+    let svg = std::fs::read_to_string(&paths[0]).unwrap();
+    for want in [
+        "throughput over time",
+        "latency per operation",
+        "results",
+        "pread 1M",
+        "big.bin",
+    ] {
+        assert!(svg.contains(want), "missing {want}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&paths[1]).unwrap()).unwrap();
+    assert_eq!(json["rows"].as_array().unwrap().len(), 1);
+    assert_eq!(json["rows"][0]["block_size_bytes"], 1 << 20);
+    assert_eq!(
+        json["history_mib_s_per_100ms"].as_array().unwrap().len(),
+        20
+    );
+    // A second export takes the next name; the first files are untouched.
+    let again = diskscope::tui::export::write_session(&a).unwrap();
+    assert_eq!(again[0], dir.path().join("out/tui-x-2.svg"));
+    assert_eq!(std::fs::read_to_string(&paths[0]).unwrap(), svg);
+}
+
+#[test]
+fn the_pinned_baseline_stays_in_view_below_the_live_row() {
+    let mut a = app();
+    let mut id = started_id(&a.start());
+    feed_run(&mut a, id, 5, 100, 20);
+    for _ in 0..8 {
+        let next = started_id(&a.handle_key(key(KeyCode::Char('p'))));
+        end_run(&mut a, id, 0, 1);
+        if a.baseline.is_none() {
+            a.handle_key(key(KeyCode::Char('B')));
+        }
+        feed_run(&mut a, next, 5, 100, 20);
+        id = next;
+    }
+    let screen = render(&a, 80, 24);
+    let lines: Vec<&str> = screen.lines().collect();
+    let live = lines.iter().position(|l| l.contains("▶pread")).unwrap();
+    assert!(lines[live + 1].contains("◆pread 1M"), "{screen}");
+}
+
+#[test]
+fn k_during_the_set_cancels_it_without_a_row_for_the_cut_test() {
+    use diskscope::tui::kdiskmark::KdmCaps;
+    let mut a = app();
+    a.start();
+    let Action::Start { id, .. } = a.begin_kdiskmark(KdmCaps {
+        direct: false,
+        io_uring: false,
+    }) else {
+        panic!("the set starts");
+    };
+    feed_run(&mut a, id, 3, 50, 20);
+    let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('k'))) else {
+        panic!("k cancels and resumes the explorer");
+    };
+    assert_eq!((spec.block_size_bytes, spec.duration), (MIB, None));
+    end_run(&mut a, id, 0, 1);
+    assert!(a.rows.is_empty(), "{:?}", a.rows);
+    assert!(!a.kdm_running() && a.message.contains("cancelled"));
 }

@@ -92,10 +92,38 @@ pub struct Series {
     pub cells: Vec<Option<Stats>>,
 }
 
+/// How the y axis is scaled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum YScale {
+    /// Log when the values span more than ~50× (so a 1 B bar is not invisible next to a
+    /// 128 MiB one), linear otherwise.
+    #[default]
+    Auto,
+    Linear,
+    Log,
+}
+
+impl YScale {
+    /// Parses the sweep file's `y_scale` value.
+    pub fn parse(text: &str) -> Result<YScale, String> {
+        match text {
+            "auto" => Ok(YScale::Auto),
+            "linear" => Ok(YScale::Linear),
+            "log" => Ok(YScale::Log),
+            _ => Err(format!(
+                "unknown value '{text}'; use \"auto\", \"linear\" or \"log\""
+            )),
+        }
+    }
+}
+
 /// A grouped bar chart with mean bars, median dots and min–max whiskers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chart {
     pub title: String,
+    /// Where and when: host, file, size, repetitions, date.
+    pub subtitle: String,
+    pub y_scale: YScale,
     pub x_label: String,
     pub y_label: String,
     pub categories: Vec<Category>,
@@ -188,6 +216,8 @@ pub fn throughput_chart(title: &str, rows: &[RunResult], x_pref: &[Dim]) -> Opti
     let log2 = x == Some(Dim::BlockSize);
     Some(Chart {
         title: title.to_string(),
+        subtitle: subtitle_of(rows.iter().copied()),
+        y_scale: YScale::Auto,
         x_label: x.map(Dim::axis_label).unwrap_or("").to_string(),
         y_label: "MiB/s (bar: mean, dot: median, whisker: min–max)".into(),
         categories: cats
@@ -203,6 +233,54 @@ pub fn throughput_chart(title: &str, rows: &[RunResult], x_pref: &[Dim]) -> Opti
             .collect(),
         series,
     })
+}
+
+/// `host · file (size) · 5 reps · 2026-11-22` from the rows themselves: every distinct host
+/// and file is named, repetitions are the most any point had; the date is today's (UTC).
+pub fn subtitle_of<'a>(rows: impl Iterator<Item = &'a RunResult>) -> String {
+    let mut hosts: Vec<&str> = Vec::new();
+    let mut files: Vec<(&str, u64)> = Vec::new();
+    let mut reps = 0u32;
+    for r in rows {
+        if !r.host.is_empty() && !hosts.contains(&r.host.as_str()) {
+            hosts.push(&r.host);
+        }
+        if !r.file.is_empty() && !files.iter().any(|f| f.0 == r.file) {
+            files.push((&r.file, r.file_size_bytes));
+        }
+        reps = reps.max(r.rep);
+    }
+    let mut parts: Vec<String> = Vec::new();
+    if !hosts.is_empty() {
+        parts.push(hosts.join(", "));
+    }
+    if !files.is_empty() {
+        parts.push(
+            files
+                .iter()
+                .map(|(f, size)| format!("{f} ({})", crate::size::format_bytes_approx(*size)))
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+    }
+    if reps > 0 {
+        parts.push(format!(
+            "{reps} repetition{} per point",
+            if reps == 1 { "" } else { "s" }
+        ));
+    }
+    parts.push(today_utc());
+    parts.join(" · ")
+}
+
+/// Today's date, UTC, `YYYY-MM-DD`.
+fn today_utc() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let s = super::utc_stamp(secs);
+    format!("{}-{}-{}", &s[0..4], &s[4..6], &s[6..8])
 }
 
 /// Series labels: drops parts that are not needed to tell the series apart.
@@ -265,6 +343,8 @@ pub fn syscalls_chart(title: &str, rows: &[SyscallRow]) -> Option<Chart> {
         .collect();
     Some(Chart {
         title: title.to_string(),
+        subtitle: String::new(),
+        y_scale: YScale::Auto,
         x_label: "system call".into(),
         y_label: "ns per call (bar: mean, dot: median, whisker: min–max)".into(),
         categories: summary

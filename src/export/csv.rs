@@ -1,5 +1,11 @@
 //! CSV: the per-repetition files (columns are the fields of the row types, via serde) and the
 //! per-point summaries (mean, median, min, max and standard deviation over repetitions).
+//!
+//! Every record goes through [`tidy`] on its way out: floats are rounded to
+//! [`SIGNIFICANT_DIGITS`] significant digits (`1.5624820879999999` is timer noise, not
+//! precision), and latency that was not measured — an external command like `dd` has no
+//! per-operation latency, so all its `lat_*` columns are zero — is left empty rather than
+//! written as a `0.0` that reads like a real measurement.
 
 use crate::measure::stats::Stats;
 use crate::measure::RunResult;
@@ -26,6 +32,70 @@ pub struct SyscallRow {
     pub error: String,
 }
 
+/// Significant digits kept in CSV floats: more than any measurement here resolves.
+pub const SIGNIFICANT_DIGITS: usize = 6;
+
+/// `v` rounded to [`SIGNIFICANT_DIGITS`] significant digits, in its shortest form (`2683.5`,
+/// `1.56248`, `0.000123457`).
+pub fn round_float(v: f64) -> String {
+    if !v.is_finite() || v == 0.0 {
+        return if v == 0.0 { "0".into() } else { v.to_string() };
+    }
+    let rounded: f64 = format!("{v:.*e}", SIGNIFICANT_DIGITS - 1)
+        .parse()
+        .unwrap_or(v);
+    rounded.to_string()
+}
+
+/// Which columns of `T` hold floats: a default `T` writes `0.0` there (integers write `0`).
+fn float_columns<T: Serialize + Default>() -> anyhow::Result<Vec<bool>> {
+    Ok(record_of(&T::default())?
+        .iter()
+        .map(|f| f == "0.0")
+        .collect())
+}
+
+/// One row serialized as a CSV record (no header).
+fn record_of<T: Serialize>(row: &T) -> anyhow::Result<Vec<String>> {
+    let mut w = ::csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    w.serialize(row)?;
+    let bytes = w.into_inner()?;
+    let mut r = ::csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(bytes.as_slice());
+    let rec = r
+        .records()
+        .next()
+        .ok_or_else(|| anyhow::anyhow!("a row serialized to nothing"))??;
+    Ok(rec.iter().map(str::to_string).collect())
+}
+
+/// The record of `row` as written: floats rounded, unmeasured latency empty.
+pub fn tidy<T: Serialize + Default>(row: &T) -> anyhow::Result<Vec<String>> {
+    let header = header_of::<T>()?;
+    let floats = float_columns::<T>()?;
+    let mut rec = record_of(row)?;
+    let latency: Vec<usize> = (0..header.len())
+        .filter(|&i| header[i].contains("lat_") && floats.get(i) == Some(&true))
+        .collect();
+    let unmeasured = !latency.is_empty()
+        && latency
+            .iter()
+            .all(|&i| rec[i].parse::<f64>().is_ok_and(|v| v == 0.0));
+    for (i, field) in rec.iter_mut().enumerate() {
+        if unmeasured && latency.contains(&i) {
+            field.clear();
+        } else if floats.get(i) == Some(&true) {
+            if let Ok(v) = field.parse::<f64>() {
+                *field = round_float(v);
+            }
+        }
+    }
+    Ok(rec)
+}
+
 /// A CSV file written one row at a time; each row is flushed to the kernel before `write` returns.
 pub struct CsvSink {
     w: ::csv::Writer<File>,
@@ -44,9 +114,9 @@ impl CsvSink {
         Ok(CsvSink { w })
     }
 
-    /// Appends one row and flushes it.
-    pub fn write<T: Serialize>(&mut self, row: &T) -> anyhow::Result<()> {
-        self.w.serialize(row)?;
+    /// Appends one row (see [`tidy`]) and flushes it.
+    pub fn write<T: Serialize + Default>(&mut self, row: &T) -> anyhow::Result<()> {
+        self.w.write_record(tidy(row)?)?;
         self.w.flush()?;
         Ok(())
     }
@@ -66,11 +136,24 @@ pub fn header_of<T: Serialize + Default>() -> anyhow::Result<Vec<String>> {
         .collect())
 }
 
-/// Serializes rows to CSV text (header first).
+/// Serializes rows to CSV text (header first), as serde writes them.
 pub fn to_csv<T: Serialize>(rows: &[T]) -> anyhow::Result<String> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
     for r in rows {
         w.serialize(r)?;
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}
+
+/// Serializes rows to CSV text (header first, records as [`tidy`] writes them); empty for no
+/// rows. Batch mode's files are written this way.
+pub fn to_csv_tidy<T: Serialize + Default>(rows: &[T]) -> anyhow::Result<String> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    if !rows.is_empty() {
+        w.write_record(header_of::<T>()?)?;
+    }
+    for r in rows {
+        w.write_record(tidy(r)?)?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)
 }
@@ -262,6 +345,58 @@ mod tests {
         assert_eq!(s[0].stddev_mib_s, 10.0);
         assert_eq!(s[0].error, "boom");
         assert_eq!(s[1].block_size_bytes, 8192);
+    }
+
+    /// What batch mode's sink writes for `rows`.
+    fn through_sink(rows: &[RunResult]) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows.csv");
+        let mut sink = CsvSink::create::<RunResult>(&path).unwrap();
+        for r in rows {
+            sink.write(r).unwrap();
+        }
+        std::fs::read_to_string(&path).unwrap()
+    }
+
+    #[test]
+    fn floats_are_rounded_to_meaningful_digits() {
+        assert_eq!(round_float(1.5624820879999999), "1.56248");
+        assert_eq!(round_float(2683.0), "2683");
+        assert_eq!(round_float(8031.123456789), "8031.12");
+        assert_eq!(round_float(0.000123456789), "0.000123457");
+        let mut r = row(4096, 1, 1.5624820879999999);
+        r.seconds = 0.30000000000000004;
+        r.lat_p50_us = 12.345678901;
+        let text = through_sink(&[r]);
+        assert!(!text.contains("1.5624820879999999"), "{text}");
+        assert!(
+            text.contains(",1.56248,") && text.contains(",0.3,"),
+            "{text}"
+        );
+        assert!(text.contains(",12.3457,"), "{text}");
+    }
+
+    #[test]
+    fn latency_a_command_did_not_measure_is_empty_not_zero() {
+        let mut dd = row(1 << 20, 1, 900.0);
+        dd.method = "dd".into();
+        let text = through_sink(std::slice::from_ref(&dd));
+        assert_eq!(text, to_csv_tidy(&[dd]).unwrap());
+        let mut r = ::csv::Reader::from_reader(text.as_bytes());
+        let h = r.headers().unwrap().clone();
+        let rec = r.records().next().unwrap().unwrap();
+        for name in [
+            "lat_p50_us",
+            "lat_p90_us",
+            "lat_p99_us",
+            "lat_p999_us",
+            "lat_max_us",
+        ] {
+            let i = h.iter().position(|c| c == name).unwrap();
+            assert_eq!(&rec[i], "", "{name} in {text}");
+        }
+        let i = h.iter().position(|c| c == "mib_s").unwrap();
+        assert_eq!(&rec[i], "900");
     }
 
     #[test]

@@ -7,8 +7,10 @@
 //! mean bar, median dot and min–max whisker) so every figure of the lab is the same renderer fed
 //! by a different grouping.
 
+pub mod axis;
 pub mod chart;
 pub mod csv;
+pub mod session_svg;
 pub mod svg;
 pub mod table;
 
@@ -16,3 +18,25 @@ pub use self::csv::{
     summarize_runs, summarize_syscalls, CsvSink, RunSummary, SyscallRow, SyscallSummary,
 };
 pub use crate::measure::RunResult;
+
+/// `YYYYMMDD-HHMMSS` for seconds since the Unix epoch (UTC).
+pub fn utc_stamp(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}{month:02}{day:02}-{:02}{:02}{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}

@@ -1,13 +1,23 @@
 //! Renders a [`Chart`] to SVG text with plotters' SVG backend (no font files needed: text is
 //! written as SVG `<text>` and laid out by the viewer). Each category gets a group of bars, one
-//! per series: the bar is the mean, the dark dot the median, the whisker spans min to max.
+//! per series: the bar is the mean, the dark dot the median, the whisker spans min to max, and
+//! the mean is written above the whisker where the bar is wide enough for it.
+//!
+//! The y axis is linear, or log10 when asked or when the means span more than ~50×
+//! ([`YScale::Auto`]): block-size sweeps from 1 B to 128 MiB span four decades, and on a linear
+//! axis the small blocks' bars are invisible. Ticks are drawn here rather than by plotters so
+//! they are round numbers without `.0` noise (`2000`, `20k`; decades on a log axis).
 
-use super::chart::Chart;
+use super::axis::{fmt_tick, linear_ticks, log_ticks, wants_log};
+use super::chart::{Chart, YScale};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// Image size, pixels.
 pub const SIZE_PX: (u32, u32) = (1000, 560);
+
+/// Height of the title and subtitle band, pixels.
+const HEADER_PX: u32 = 58;
 
 const COLORS: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
@@ -27,9 +37,115 @@ pub fn render(chart: &Chart) -> anyhow::Result<String> {
     Ok(out)
 }
 
+/// A bar's value label: three significant digits (four below 10 000), no `.0` noise (`8031`,
+/// `10.5k`, `12.5`, `0.0421`).
+pub fn fmt_value(v: f64) -> String {
+    let a = v.abs();
+    if a >= 9999.5 {
+        return fmt_tick(format!("{:.3e}", v).parse().unwrap_or(v));
+    }
+    let s = if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else if a > 0.0 {
+        let digits = (-a.log10().floor()) as usize + 2;
+        format!("{v:.digits$}")
+    } else {
+        "0".into()
+    };
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// The y mapping of a chart: value → axis coordinate, the axis range and its ticks.
+pub struct YAxis {
+    pub log: bool,
+    pub lo: f64,
+    pub hi: f64,
+    pub ticks: Vec<f64>,
+}
+
+impl YAxis {
+    /// The axis for `chart`'s values (means, medians, whiskers).
+    pub fn of(chart: &Chart) -> YAxis {
+        let cells: Vec<_> = chart
+            .series
+            .iter()
+            .flat_map(|s| s.cells.iter().flatten())
+            .collect();
+        let max = cells.iter().map(|c| c.max).fold(0.0, f64::max);
+        let min_pos = cells
+            .iter()
+            .flat_map(|c| [c.mean, c.min])
+            .filter(|v| *v > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        let min_mean = cells
+            .iter()
+            .map(|c| c.mean)
+            .filter(|v| *v > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        let log = match chart.y_scale {
+            YScale::Linear => false,
+            YScale::Log => max > 0.0 && min_pos.is_finite(),
+            YScale::Auto => min_mean.is_finite() && wants_log(min_mean, max),
+        };
+        if log {
+            let ticks = log_ticks(min_pos, max);
+            let lo = ticks[0].log10();
+            // Room above the tallest whisker for its label.
+            let hi = (max * 1.6).log10().max(ticks[ticks.len() - 1].log10());
+            let ticks = ticks.into_iter().filter(|t| t.log10() <= hi).collect();
+            YAxis { log, lo, hi, ticks }
+        } else {
+            let (ticks, top) = linear_ticks(if max > 0.0 { max * 1.1 } else { 1.0 });
+            YAxis {
+                log,
+                lo: 0.0,
+                hi: top,
+                ticks,
+            }
+        }
+    }
+
+    /// Axis coordinate of `v` (values at or below zero sit on the bottom of a log axis).
+    pub fn at(&self, v: f64) -> f64 {
+        if self.log {
+            if v > 0.0 {
+                v.log10().max(self.lo)
+            } else {
+                self.lo
+            }
+        } else {
+            v
+        }
+    }
+}
+
 fn draw(chart: &Chart, out: &mut String) -> Result<(), Box<dyn std::error::Error>> {
     let root = SVGBackend::with_string(out, SIZE_PX).into_drawing_area();
     root.fill(&WHITE)?;
+    let (header, body) = root.split_vertically(HEADER_PX);
+    let centre = |size: u32| {
+        TextStyle::from(("sans-serif", size).into_font()).pos(Pos::new(HPos::Center, VPos::Top))
+    };
+    header.draw(&Text::new(
+        chart.title.clone(),
+        (SIZE_PX.0 as i32 / 2, 8),
+        centre(22).color(&BLACK),
+    ))?;
+    if !chart.subtitle.is_empty() {
+        header.draw(&Text::new(
+            chart.subtitle.clone(),
+            (SIZE_PX.0 as i32 / 2, 36),
+            centre(13).color(&RGBColor(85, 85, 85)),
+        ))?;
+    }
     let mut pos: Vec<f64> = chart.categories.iter().map(|c| c.pos).collect();
     pos.sort_by(f64::total_cmp);
     let gap = pos
@@ -39,40 +155,70 @@ fn draw(chart: &Chart, out: &mut String) -> Result<(), Box<dyn std::error::Error
         .fold(f64::INFINITY, f64::min);
     let gap = if gap.is_finite() { gap } else { 1.0 };
     let (x0, x1) = (pos[0] - 0.6 * gap, pos[pos.len() - 1] + 0.6 * gap);
-    let y_max = chart
-        .series
-        .iter()
-        .flat_map(|s| s.cells.iter().flatten().map(|c| c.max))
-        .fold(0.0, f64::max);
-    let y_max = if y_max > 0.0 { y_max * 1.12 } else { 1.0 };
+    let y = YAxis::of(chart);
     let labels: Vec<(f64, String)> = chart
         .categories
         .iter()
         .map(|c| (c.pos, c.label.clone()))
         .collect();
-    let mut cc = ChartBuilder::on(&root)
-        .caption(&chart.title, ("sans-serif", 22))
+    let y_desc = if y.log {
+        format!("{} — log scale", chart.y_label)
+    } else {
+        chart.y_label.clone()
+    };
+    let mut cc = ChartBuilder::on(&body)
         .margin(12)
+        .margin_top(4)
         .x_label_area_size(48)
         .y_label_area_size(70)
-        .build_cartesian_2d(x0..x1, 0.0..y_max)?;
-    // x labels sit exactly under the categories (plotters' own ticks are "nice" numbers).
+        .build_cartesian_2d(x0..x1, y.lo..y.hi)?;
+    // Ticks and labels are drawn below: x labels exactly under the categories, y ticks round.
     cc.configure_mesh()
         .disable_x_mesh()
+        .disable_y_mesh()
         .x_labels(0)
+        .y_labels(0)
         .x_desc(&chart.x_label)
-        .y_desc(&chart.y_label)
+        .y_desc(&y_desc)
         .label_style(("sans-serif", 12))
         .draw()?;
+    let tick_style = TextStyle::from(("sans-serif", 12).into_font())
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Right, VPos::Center));
+    for t in &y.ticks {
+        let at = y.at(*t);
+        cc.draw_series(std::iter::once(PathElement::new(
+            vec![(x0, at), (x1, at)],
+            RGBColor(221, 221, 221).stroke_width(1),
+        )))?;
+        let (px, py) = cc.backend_coord(&(x0, at));
+        body.draw(&Text::new(
+            fmt_tick(*t),
+            (px - 6, py - HEADER_PX as i32),
+            tick_style.clone(),
+        ))?;
+    }
     let label_style = TextStyle::from(("sans-serif", 12).into_font())
         .color(&BLACK)
         .pos(Pos::new(HPos::Center, VPos::Top));
     for (p, l) in &labels {
-        let (px, py) = cc.backend_coord(&(*p, 0.0));
-        root.draw(&Text::new(l.clone(), (px, py + 6), label_style.clone()))?;
+        let (px, py) = cc.backend_coord(&(*p, y.lo));
+        body.draw(&Text::new(
+            l.clone(),
+            (px, py + 6 - HEADER_PX as i32),
+            label_style.clone(),
+        ))?;
     }
+    let value_style = TextStyle::from(("sans-serif", 11).into_font())
+        .color(&RGBColor(40, 40, 40))
+        .pos(Pos::new(HPos::Center, VPos::Bottom));
     let n = chart.series.len().max(1) as f64;
     let bar_w = 0.8 * gap / n;
+    let bar_px = {
+        let (a, _) = cc.backend_coord(&(x0, y.lo));
+        let (b, _) = cc.backend_coord(&(x0 + bar_w, y.lo));
+        (b - a) as f64
+    };
     for (si, s) in chart.series.iter().enumerate() {
         let color = COLORS[si % COLORS.len()];
         let left = |c: f64| c - 0.4 * gap + si as f64 * bar_w;
@@ -85,8 +231,8 @@ fn draw(chart: &Chart, out: &mut String) -> Result<(), Box<dyn std::error::Error
         cc.draw_series(cells.iter().map(|(c, st)| {
             Rectangle::new(
                 [
-                    (left(*c) + bar_w * 0.06, 0.0),
-                    (left(*c) + bar_w * 0.94, st.mean),
+                    (left(*c) + bar_w * 0.06, y.lo),
+                    (left(*c) + bar_w * 0.94, y.at(st.mean)),
                 ],
                 color.mix(0.75).filled(),
             )
@@ -96,23 +242,36 @@ fn draw(chart: &Chart, out: &mut String) -> Result<(), Box<dyn std::error::Error
         cc.draw_series(cells.iter().flat_map(|(c, st)| {
             let mid = left(*c) + bar_w / 2.0;
             let cap = bar_w * 0.2;
+            let (lo, hi) = (y.at(st.min), y.at(st.max));
             [
-                PathElement::new(vec![(mid, st.min), (mid, st.max)], BLACK.stroke_width(1)),
+                PathElement::new(vec![(mid, lo), (mid, hi)], BLACK.stroke_width(1)),
                 PathElement::new(
-                    vec![(mid - cap, st.min), (mid + cap, st.min)],
+                    vec![(mid - cap, lo), (mid + cap, lo)],
                     BLACK.stroke_width(1),
                 ),
                 PathElement::new(
-                    vec![(mid - cap, st.max), (mid + cap, st.max)],
+                    vec![(mid - cap, hi), (mid + cap, hi)],
                     BLACK.stroke_width(1),
                 ),
             ]
         }))?;
-        cc.draw_series(
-            cells
-                .iter()
-                .map(|(c, st)| Circle::new((left(*c) + bar_w / 2.0, st.median), 3, BLACK.filled())),
-        )?;
+        cc.draw_series(cells.iter().map(|(c, st)| {
+            Circle::new((left(*c) + bar_w / 2.0, y.at(st.median)), 3, BLACK.filled())
+        }))?;
+        // Value labels where the bar is wide enough (plotters writes 11 px as ~8.9 px: about
+        // 5 px per digit).
+        for (c, st) in &cells {
+            let text = fmt_value(st.mean);
+            if (text.chars().count() as f64) * 5.0 + 2.0 > bar_px {
+                continue;
+            }
+            let (px, py) = cc.backend_coord(&(left(*c) + bar_w / 2.0, y.at(st.max.max(st.mean))));
+            body.draw(&Text::new(
+                text,
+                (px, py - 3 - HEADER_PX as i32),
+                value_style.clone(),
+            ))?;
+        }
     }
     if chart.series.len() > 1 || chart.series.first().is_some_and(|s| s.name != "all") {
         cc.configure_series_labels()
@@ -136,6 +295,8 @@ mod tests {
     fn a_chart_renders_to_svg_with_its_title_labels_and_bars() {
         let chart = Chart {
             title: "block sizes".into(),
+            subtitle: "host · f (1.00 GiB) · 3 repetitions per point · 2026-11-22".into(),
+            y_scale: YScale::Auto,
             x_label: "block size".into(),
             y_label: "MiB/s".into(),
             categories: vec![
@@ -165,5 +326,72 @@ mod tests {
             assert!(svg.contains(text), "missing {text}");
         }
         assert!(svg.matches("<circle").count() >= 3);
+        assert!(svg.contains("3 repetitions per point"));
+        // Value labels of the means; ticks without ".0".
+        assert!(
+            svg.contains("\n1.5\n") && svg.contains("\n5\n"),
+            "value labels"
+        );
+        assert!(!svg.contains(".0\n</text>"), "tick noise");
+    }
+
+    fn one_series(values: &[(f64, &str)]) -> Chart {
+        Chart {
+            title: "t".into(),
+            subtitle: String::new(),
+            y_scale: YScale::Auto,
+            x_label: "block size".into(),
+            y_label: "MiB/s".into(),
+            categories: values
+                .iter()
+                .enumerate()
+                .map(|(i, (_, l))| Category {
+                    label: l.to_string(),
+                    pos: i as f64,
+                })
+                .collect(),
+            series: vec![Series {
+                name: "all".into(),
+                cells: values.iter().map(|(v, _)| Some(Stats::of(&[*v]))).collect(),
+            }],
+        }
+    }
+
+    #[test]
+    fn values_spanning_more_than_50x_get_a_log_axis_unless_the_sweep_says_linear() {
+        let mut c = one_series(&[(0.8, "1"), (95.0, "4K"), (9000.0, "1M")]);
+        let y = YAxis::of(&c);
+        assert!(y.log);
+        assert_eq!(y.ticks, vec![0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0]);
+        let svg = render(&c).unwrap();
+        assert!(
+            svg.contains("log scale") && svg.contains("\n10k\n"),
+            "decade ticks"
+        );
+        c.y_scale = YScale::Linear;
+        assert!(!YAxis::of(&c).log);
+        let near = one_series(&[(100.0, "a"), (4000.0, "b")]);
+        assert!(!YAxis::of(&near).log);
+        assert_eq!(YScale::parse("log"), Ok(YScale::Log));
+        assert!(YScale::parse("logarithmic")
+            .unwrap_err()
+            .contains("\"auto\""));
+    }
+
+    #[test]
+    fn value_labels_are_left_out_where_bars_are_too_narrow() {
+        let many: Vec<(f64, String)> = (0..120)
+            .map(|i| (12345.0 + i as f64, i.to_string()))
+            .collect();
+        let refs: Vec<(f64, &str)> = many.iter().map(|(v, l)| (*v, l.as_str())).collect();
+        let svg = render(&one_series(&refs)).unwrap();
+        assert!(
+            !svg.contains("\n12345\n"),
+            "a 5-digit label cannot fit a 6 px bar"
+        );
+        assert_eq!(fmt_value(8031.12), "8031");
+        assert_eq!(fmt_value(10_512.0), "10.5k");
+        assert_eq!(fmt_value(12.51), "12.5");
+        assert_eq!(fmt_value(0.04213), "0.0421");
     }
 }

@@ -252,8 +252,11 @@ fn plan_shares(spec: &RunSpec, total: u64) -> Vec<Share> {
             }
             Pattern::Random => Share {
                 range: 0..total,
+                // A looping run (the explorer) goes on until stopped; the count only sizes the
+                // range.
                 max_ops: spec
                     .block_count
+                    .filter(|_| !spec.loop_range)
                     .map(|c| c * (w + 1) / threads - c * w / threads),
             },
         })

@@ -275,13 +275,14 @@ pub fn execute(
     let done: Vec<(&plan::Experiment, &Collected)> =
         plan.experiments.iter().zip(&collected).collect();
     for (x, rows) in &done {
-        written.extend(output::write_experiment(dir, x, rows)?);
+        written.extend(output::write_experiment(dir, x, rows, plan.y_scale)?);
     }
     written.extend(output::write_compare(
         dir,
         &plan.name,
         &plan.compare,
         &done,
+        plan.y_scale,
     )?);
     let failed = collected
         .iter()

@@ -2,8 +2,8 @@
 //! the SVG figures, and the summary table printed on stdout.
 
 use super::plan::{Experiment, Kind};
-use crate::export::chart::{syscalls_chart, throughput_chart, Dim};
-use crate::export::csv::to_csv;
+use crate::export::chart::{syscalls_chart, throughput_chart, Dim, YScale};
+use crate::export::csv::to_csv_tidy as to_csv;
 use crate::export::table::{runs_table, syscalls_table};
 use crate::export::{summarize_runs, summarize_syscalls, svg, RunResult, SyscallRow};
 use anyhow::Context;
@@ -33,6 +33,7 @@ pub fn write_experiment(
     dir: &Path,
     x: &Experiment,
     rows: &Collected,
+    y_scale: YScale,
 ) -> anyhow::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let summary = dir.join(format!("{}-summary.csv", x.name));
@@ -61,7 +62,8 @@ pub fn write_experiment(
         std::fs::write(&summary, csv).with_context(|| format!("writing {}", summary.display()))?;
         files.push(summary);
     }
-    if let Some(chart) = chart {
+    if let Some(mut chart) = chart {
+        chart.y_scale = y_scale;
         let path = dir.join(format!("{}.svg", x.name));
         std::fs::write(&path, svg::render(&chart)?)
             .with_context(|| format!("writing {}", path.display()))?;
@@ -78,6 +80,7 @@ pub fn write_compare(
     sweep: &str,
     names: &[String],
     xs: &[(&Experiment, &Collected)],
+    y_scale: YScale,
 ) -> anyhow::Result<Option<PathBuf>> {
     let runs: Vec<&(&Experiment, &Collected)> = xs
         .iter()
@@ -101,10 +104,12 @@ pub fn write_compare(
         .iter()
         .flat_map(|(_, c)| c.runs.iter().cloned())
         .collect();
-    let Some(chart) = throughput_chart(&format!("{sweep}: {}", names.join(" vs ")), &rows, pref)
+    let Some(mut chart) =
+        throughput_chart(&format!("{sweep}: {}", names.join(" vs ")), &rows, pref)
     else {
         return Ok(None);
     };
+    chart.y_scale = y_scale;
     let path = dir.join("compare.svg");
     std::fs::write(&path, svg::render(&chart)?)
         .with_context(|| format!("writing {}", path.display()))?;

@@ -134,6 +134,8 @@ pub struct Plan {
     pub out_dir: PathBuf,
     /// Experiments drawn together in `compare.svg`.
     pub compare: Vec<String>,
+    /// y axis of the figures (`y_scale`).
+    pub y_scale: crate::export::chart::YScale,
 }
 
 const DEFAULT_SECONDS: f64 = 2.0;
@@ -271,8 +273,14 @@ pub fn build_with(
             c.get_ref().clone()
         }
     };
+    let y_scale = match &doc.y_scale {
+        None => Default::default(),
+        Some(v) => crate::export::chart::YScale::parse(v.get_ref())
+            .map_err(|e| src.key_error(v.span(), "y_scale", &e))?,
+    };
     Ok(Plan {
         compare,
+        y_scale,
         name,
         description: doc.description.clone().unwrap_or_default(),
         file,

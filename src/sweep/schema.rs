@@ -20,6 +20,8 @@ pub struct SweepDoc {
     pub description: Option<String>,
     /// Experiments (throughput or command) to draw together in `compare.svg`.
     pub compare: Option<Spanned<Vec<String>>>,
+    /// y axis of the figures: "auto" (log when values span > ~50×), "linear" or "log".
+    pub y_scale: Option<Spanned<String>>,
     /// The file the experiments read (or write, or that diskscope creates).
     pub file: Option<Spanned<FileDef>>,
     /// Values every experiment inherits unless it sets its own.

@@ -6,9 +6,11 @@
 //! that was asked to stop waits in `ending` until its last snapshots and its `Stopped` arrive,
 //! then becomes a row of the results table (unless it was reset or never got going).
 
+use super::baseline::{Baseline, BaselineRecord};
+use super::kdiskmark::{KdmCaps, KdmRun};
 pub use super::segment::{Segment, XorSeen};
 use super::session::Update;
-use super::settings::Settings;
+use super::settings::{Settings, WriteSync};
 use crate::cache::Residency;
 use crate::config::{Op, Pattern, RunSpec};
 use crate::measure::{Aggregate, RunResult, SnapshotKind};
@@ -35,6 +37,11 @@ pub enum Action {
     Stop,
     /// Append the results table to the CSV file.
     Save,
+    /// Write the session as SVG and JSON.
+    Export,
+    /// Start the KDiskMark set: the event loop checks what the machine allows and calls
+    /// [`App::begin_kdiskmark`].
+    KDiskMark,
     /// Leave the explorer.
     Quit,
 }
@@ -61,6 +68,22 @@ pub struct App {
     pub xor: Option<XorSeen>,
     /// One-line status: the last change, error or note.
     pub message: String,
+    /// Show throughput in MB/s (10^6 bytes, as KDiskMark) instead of MiB/s.
+    pub units_mb: bool,
+    /// What rows are compared with (Δ%).
+    pub baseline: Option<Baseline>,
+    /// Text typed after `b` (exact block size entry), while entering.
+    pub entry: Option<String>,
+    /// The KDiskMark set in progress, or the last one (for its card).
+    pub kdm: Option<KdmRun>,
+    /// Segment id of the KDiskMark test running now.
+    kdm_id: Option<u64>,
+    /// Show the KDiskMark card (any key closes it).
+    pub show_kdm: bool,
+    /// Seconds per KDiskMark test.
+    pub kdm_seconds: f64,
+    /// An action the event loop must carry out without a key (the set's next test).
+    pending: Option<Action>,
     next_id: u64,
 }
 
@@ -83,6 +106,14 @@ impl App {
             history: VecDeque::with_capacity(HISTORY_POINTS),
             xor: None,
             message: String::from("press ? for help"),
+            units_mb: false,
+            baseline: None,
+            entry: None,
+            kdm: None,
+            kdm_id: None,
+            show_kdm: false,
+            kdm_seconds: super::kdiskmark::DEFAULT_SECONDS,
+            pending: None,
             next_id: 1,
         }
     }
@@ -95,7 +126,12 @@ impl App {
         }
         let id = self.next_id;
         self.next_id += 1;
-        self.live = Some(Segment::new(id, self.settings));
+        let experiment = match (self.settings.op, self.settings.sync) {
+            (Op::Write, WriteSync::FsyncAtEnd) => format!("{EXPERIMENT}+fsync"),
+            (Op::Write, WriteSync::Dsync) => format!("{EXPERIMENT}+dsync"),
+            _ => EXPERIMENT.to_string(),
+        };
+        self.live = Some(Segment::new(id, self.settings, experiment));
         self.paused = false;
         Action::Start {
             id,
@@ -113,11 +149,72 @@ impl App {
                 _ => Action::None,
             };
         }
-        if self.show_help && !matches!(key.code, KeyCode::Char('q')) {
+        if let Some(text) = &mut self.entry {
+            return match key.code {
+                KeyCode::Esc => {
+                    self.entry = None;
+                    self.message = "block size unchanged".into();
+                    Action::None
+                }
+                KeyCode::Backspace => {
+                    text.pop();
+                    Action::None
+                }
+                KeyCode::Char(c) if c.is_ascii_alphanumeric() && text.len() < 16 => {
+                    text.push(c);
+                    Action::None
+                }
+                KeyCode::Enter => {
+                    let text = self.entry.take().unwrap_or_default();
+                    let changed = self
+                        .settings
+                        .set_block_size_text(&text)
+                        .map(|_| block_note(&self.settings));
+                    self.after_change(changed)
+                }
+                _ => Action::None,
+            };
+        }
+        if (self.show_help || self.show_kdm) && !matches!(key.code, KeyCode::Char('q')) {
             self.show_help = false;
+            self.show_kdm = false;
             if matches!(key.code, KeyCode::Char('?') | KeyCode::Esc) {
                 return Action::None;
             }
+        }
+        if self.kdm_running() {
+            return match key.code {
+                KeyCode::Char('q') => self.quit_action(),
+                KeyCode::Char('k') | KeyCode::Esc => self.cancel_kdiskmark(),
+                KeyCode::Char('?') => {
+                    self.show_help = true;
+                    Action::None
+                }
+                _ => {
+                    self.message = "KDiskMark set running: k cancels it".into();
+                    Action::None
+                }
+            };
+        }
+        match key.code {
+            KeyCode::Char('b') => {
+                self.entry = Some(String::new());
+                self.message =
+                    "block size: type e.g. 12K or 3 (1 B to 1G), Enter applies, Esc cancels".into();
+                return Action::None;
+            }
+            KeyCode::Char('B') => {
+                self.cycle_baseline();
+                return Action::None;
+            }
+            KeyCode::Char('u') => {
+                self.units_mb = !self.units_mb;
+                self.message = format!("throughput in {}", self.unit());
+                return Action::None;
+            }
+            KeyCode::Char('e') => return Action::Export,
+            KeyCode::Char('k') => return Action::KDiskMark,
+            _ => {}
         }
         let s = &mut self.settings;
         let changed: Result<String, String> = match key.code {
@@ -169,8 +266,27 @@ impl App {
                 s.toggle_pattern();
                 Ok(format!("offsets {}", s.pattern))
             }
+            KeyCode::Char('f') => {
+                s.cycle_sync();
+                let what = match s.sync {
+                    WriteSync::None => "writes: plain (may be page-cache speed)",
+                    WriteSync::FsyncAtEnd => "writes: fsync at the end, timed",
+                    WriteSync::Dsync => "writes: O_DSYNC, every write durable",
+                };
+                let when = if s.op == Op::Read {
+                    " (applies once w switches to writes)"
+                } else {
+                    ""
+                };
+                Ok(format!("{what}{when}"))
+            }
             _ => return Action::None,
         };
+        self.after_change(changed)
+    }
+
+    /// Restarts after a successful change (unless paused), or shows why it was refused.
+    fn after_change(&mut self, changed: Result<String, String>) -> Action {
         match changed {
             Ok(note) => {
                 self.message = note;
@@ -186,6 +302,149 @@ impl App {
                 Action::None
             }
         }
+    }
+
+    /// The throughput unit shown: `MiB/s` or `MB/s`.
+    pub fn unit(&self) -> &'static str {
+        if self.units_mb {
+            "MB/s"
+        } else {
+            "MiB/s"
+        }
+    }
+
+    /// A MiB/s figure in the unit shown.
+    pub fn in_unit(&self, mib_s: f64) -> f64 {
+        if self.units_mb {
+            mib_s * 1.048_576
+        } else {
+            mib_s
+        }
+    }
+
+    /// `B`: pins the newest row as the baseline; pressed again, the next older one; after the
+    /// oldest, none.
+    fn cycle_baseline(&mut self) {
+        let next = match &self.baseline {
+            _ if self.rows.is_empty() => {
+                self.message = "no finished row to pin yet: change a setting first".into();
+                return;
+            }
+            Some(Baseline::Pinned { index, .. }) if *index == 0 => None,
+            Some(Baseline::Pinned { index, .. }) => Some(index - 1),
+            _ => Some(self.rows.len() - 1),
+        };
+        match next {
+            Some(index) => {
+                let b = Baseline::Pinned {
+                    index,
+                    record: BaselineRecord::of(&self.rows[index]),
+                };
+                self.message = format!("{} (B: next older row)", b.describe());
+                self.baseline = Some(b);
+            }
+            None => {
+                self.baseline = None;
+                self.message = "no baseline".into();
+            }
+        }
+    }
+
+    /// Compares every row with `baseline` (e.g. records of an earlier run's results).
+    pub fn set_baseline(&mut self, baseline: Baseline) {
+        self.message = baseline.describe();
+        self.baseline = Some(baseline);
+    }
+
+    /// Δ% of `r` against the baseline, if it has a reference.
+    pub fn delta_pct(&self, r: &RunResult) -> Option<f64> {
+        self.baseline.as_ref()?.delta_pct(r)
+    }
+
+    /// Whether a KDiskMark set is running.
+    pub fn kdm_running(&self) -> bool {
+        self.kdm.as_ref().is_some_and(|k| !k.done())
+    }
+
+    /// Starts the KDiskMark set with what the machine allows; returns the first test's start.
+    pub fn begin_kdiskmark(&mut self, caps: KdmCaps) -> Action {
+        let mut run = KdmRun::new(caps, self.kdm_seconds, self.settings);
+        run.results.clear();
+        self.kdm = Some(run);
+        self.show_kdm = false;
+        self.start_kdm_step()
+    }
+
+    fn start_kdm_step(&mut self) -> Action {
+        let Some(k) = &self.kdm else {
+            return Action::None;
+        };
+        let step = k.step;
+        match k.settings(step) {
+            Some(settings) => {
+                let name = k.step_name(step);
+                let experiment = k.experiment(step);
+                let total = KdmRun::steps().len();
+                if let Some(old) = self.live.take() {
+                    self.ending.push(old);
+                }
+                self.settings = settings;
+                let id = self.next_id;
+                self.next_id += 1;
+                self.live = Some(Segment::new(id, settings, experiment));
+                self.paused = false;
+                self.kdm_id = Some(id);
+                self.message = format!(
+                    "KDiskMark {}/{total}: {name}, {:.0} s (k cancels)",
+                    step + 1,
+                    self.kdm_seconds
+                );
+                Action::Start {
+                    id,
+                    spec: settings.spec(&self.file, &self.scratch, self.file_size_bytes),
+                }
+            }
+            None => {
+                // Done: back to what was running before, card on screen.
+                self.kdm_id = None;
+                self.settings = k.resume;
+                self.show_kdm = true;
+                self.message = "KDiskMark set done: rows added (s saves, e exports)".into();
+                self.start()
+            }
+        }
+    }
+
+    fn cancel_kdiskmark(&mut self) -> Action {
+        let Some(k) = &mut self.kdm else {
+            return Action::None;
+        };
+        self.settings = k.resume;
+        self.kdm = None;
+        self.kdm_id = None;
+        // A test cut short is not a KDiskMark figure: no row for it.
+        if let Some(live) = &mut self.live {
+            live.keep = false;
+        }
+        self.message = "KDiskMark set cancelled".into();
+        self.start()
+    }
+
+    /// A KDiskMark test ended (with a row, or None if it failed): on to the next one.
+    fn kdm_step_ended(&mut self, id: u64, row: Option<RunResult>) {
+        if self.kdm_id != Some(id) {
+            return;
+        }
+        if let Some(k) = &mut self.kdm {
+            k.results.push(row);
+            k.step += 1;
+        }
+        self.pending = Some(self.start_kdm_step());
+    }
+
+    /// The action to carry out without a key press, if any (taken once).
+    pub fn take_pending(&mut self) -> Option<Action> {
+        self.pending.take()
     }
 
     fn quit_action(&mut self) -> Action {
@@ -261,14 +520,14 @@ impl App {
                 if let Some(e) = error {
                     self.message = format!("error: {e}");
                 }
-                if let Some(seg) = seg {
-                    self.segment_ended(seg, elapsed.as_secs_f64());
-                }
+                let row = seg.and_then(|seg| self.segment_ended(seg, elapsed.as_secs_f64()));
+                self.kdm_step_ended(id, row);
             }
             Update::Failed { id, message } => {
                 if self.remove_segment(id).is_some() {
                     self.message = format!("error: {message}");
                 }
+                self.kdm_step_ended(id, None);
             }
         }
     }
@@ -307,9 +566,10 @@ impl App {
     }
 
     /// A finished segment becomes a row (if it measured anything) and may give an XOR.
-    fn segment_ended(&mut self, seg: Segment, seconds: f64) {
+    /// Returns the row.
+    fn segment_ended(&mut self, seg: Segment, seconds: f64) -> Option<RunResult> {
         if seg.meta.is_none() || seg.agg.ops == 0 {
-            return;
+            return None;
         }
         if let Some(e) = seg.agg.errors.first() {
             self.message = format!("error: {e}");
@@ -321,10 +581,12 @@ impl App {
             }
         }
         if seg.keep {
-            if let Some(row) = seg.result(EXPERIMENT, seconds) {
-                self.rows.push(row);
+            if let Some(row) = seg.result(&seg.experiment, seconds) {
+                self.rows.push(row.clone());
+                return Some(row);
             }
         }
+        None
     }
 
     fn note_xor(&mut self, xor: String, by: String) {
@@ -347,10 +609,32 @@ impl App {
         let mut out: Vec<RunResult> = self.rows[self.rows_saved.min(self.rows.len())..].to_vec();
         if let Some(live) = &self.live {
             if live.agg.ops > 0 {
-                out.extend(live.result(EXPERIMENT_LIVE, live.seconds()));
+                let experiment = live.experiment.replacen(EXPERIMENT, EXPERIMENT_LIVE, 1);
+                out.extend(live.result(&experiment, live.seconds()));
             }
         }
         out
+    }
+
+    /// What `q` tells about saving: rows made after the last `s` are not in the CSV file, and
+    /// the message says so rather than claiming everything was saved.
+    pub fn exit_note(&self) -> Option<String> {
+        let total = self.rows.len();
+        let saved = self.rows_saved.min(total);
+        let unsaved = total - saved;
+        let path = self.csv_path.display();
+        match (saved, unsaved) {
+            (0, 0) => None,
+            (0, n) => Some(format!(
+                "{n} row{} not saved (s saves to {path} before q)",
+                plural(n)
+            )),
+            (n, 0) => Some(format!("results saved to {path} ({n} row{})", plural(n))),
+            (n, m) => Some(format!(
+                "{n} row{} saved to {path}; the last {m} (made after the last s) not saved",
+                plural(n)
+            )),
+        }
     }
 
     /// Whether the engine is (about to be) running.
@@ -367,6 +651,14 @@ impl App {
     /// pass (see [`super::cache_watch`]).
     pub fn wants_periodic_eviction(&self) -> bool {
         self.wants_cold() && self.settings.pattern == Pattern::Random
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
     }
 }
 

@@ -8,15 +8,20 @@
 //! * [`ui`] and [`widgets`] — `impl Widget for &App`, a pure function of the state.
 //! * [`session`] — the thread that owns the running engine and restarts it with new settings;
 //!   [`cache_watch`] — residency polling and cold-mode eviction on their own thread.
-//! * [`save`] — the CSV of `s`; [`scratch`] — the files the explorer makes (and removes).
+//! * [`save`] — the CSV of `s`; [`export`] — the SVG and JSON of `e`; [`scratch`] — the files
+//!   the explorer makes (and removes).
+//! * [`kdiskmark`] — the set `k` runs; [`baseline`] — what rows are compared with (Δ%).
 //!
 //! The engine's workers run on their own OS threads at full speed; the UI drains their snapshots
 //! ten times a second and folds them into a [`measure::Aggregate`](crate::measure::Aggregate), the
 //! same computation batch mode uses.
 
 pub mod app;
+pub mod baseline;
 pub mod cache_watch;
 pub mod event;
+pub mod export;
+pub mod kdiskmark;
 pub mod save;
 pub mod scratch;
 pub mod segment;
@@ -25,7 +30,6 @@ pub mod settings;
 pub mod ui;
 pub mod widgets;
 
-use crate::commands::summary_line;
 use crate::config::usage;
 use anyhow::Context;
 use app::{Action, App};
@@ -99,6 +103,13 @@ async fn explore(file: PathBuf, size_bytes: u64) -> anyhow::Result<i32> {
     // this process created it.
     let mut write_scratch = scratch::WriteScratch::new(scratch.clone());
     let mut app = App::new(file.clone(), size_bytes, scratch, save::default_csv_path());
+    if let Some(secs) = std::env::var("DISKSCOPE_KDM_SECONDS")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|v| *v > 0.0 && *v <= 600.0)
+    {
+        app.kdm_seconds = secs;
+    }
     let mut session = Session::spawn()?;
     let watched =
         std::fs::File::open(&file).with_context(|| format!("opening {}", file.display()))?;
@@ -123,11 +134,11 @@ async fn explore(file: PathBuf, size_bytes: u64) -> anyhow::Result<i32> {
         app.apply(u);
     }
     outcome?;
-    for row in &app.rows {
-        eprintln!("{}", summary_line(row));
+    if !app.rows.is_empty() {
+        eprint!("{}", widgets::results::table_text(&app));
     }
-    if app.rows_saved > 0 {
-        eprintln!("results saved to {}", app.csv_path.display());
+    if let Some(note) = app.exit_note() {
+        eprintln!("{note}");
     }
     Ok(0)
 }
@@ -166,6 +177,9 @@ async fn event_loop(
             Event::Tick => {
                 while let Ok(u) = session.updates.try_recv() {
                     app.apply(u);
+                    if let Some(action) = app.take_pending() {
+                        perform(action, app, session, write_scratch);
+                    }
                 }
             }
             Event::Resize => {}
@@ -199,6 +213,27 @@ fn perform(action: Action, app: &mut App, session: &Session, scratch: &mut scrat
         }
         Action::Start { id, spec } => session.send(Command::Start { id, spec }),
         Action::Stop => session.send(Command::Stop),
+        Action::KDiskMark => {
+            let caps = kdiskmark::KdmCaps {
+                direct: kdiskmark::direct_works(&app.file),
+                io_uring: crate::engine::probe_io_uring().is_ok(),
+            };
+            let start = app.begin_kdiskmark(caps);
+            perform(start, app, session, scratch);
+        }
+        Action::Export => {
+            app.message = match export::write_session(app) {
+                Ok(paths) => format!(
+                    "exported {}",
+                    paths
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(" and ")
+                ),
+                Err(e) => format!("error: {e:#}"),
+            };
+        }
         Action::Save => {
             let rows = app.rows_to_save();
             if rows.is_empty() {

@@ -1,5 +1,6 @@
 //! `s`: appends results rows to a CSV file with batch mode's columns (the [`RunResult`] fields,
-//! via serde), writing the header only when the file is new or empty.
+//! via serde, tidied as batch mode's: see [`crate::export::csv::tidy`]), writing the header only
+//! when the file is new or empty.
 
 use crate::measure::RunResult;
 use anyhow::Context;
@@ -16,27 +17,7 @@ pub fn default_csv_path() -> PathBuf {
     PathBuf::from("diskscope-results").join(format!("tui-{}.csv", utc_stamp(secs)))
 }
 
-/// `YYYYMMDD-HHMMSS` for seconds since the Unix epoch (UTC).
-pub fn utc_stamp(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}{month:02}{day:02}-{:02}{:02}{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
+pub use crate::export::utc_stamp;
 
 /// Appends `rows` to `path` (creating its directory), with a header if the file is new.
 pub fn append_rows(path: &Path, rows: &[RunResult]) -> anyhow::Result<()> {
@@ -50,10 +31,13 @@ pub fn append_rows(path: &Path, rows: &[RunResult]) -> anyhow::Result<()> {
         .with_context(|| format!("opening {}", path.display()))?;
     let is_new = file.metadata().map(|m| m.len() == 0).unwrap_or(true);
     let mut w = csv::WriterBuilder::new()
-        .has_headers(is_new)
+        .has_headers(false)
         .from_writer(file);
+    if is_new {
+        w.write_record(crate::export::csv::header_of::<RunResult>()?)?;
+    }
     for r in rows {
-        w.serialize(r)
+        w.write_record(crate::export::csv::tidy(r)?)
             .with_context(|| format!("writing {}", path.display()))?;
     }
     w.flush()

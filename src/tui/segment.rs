@@ -11,6 +11,8 @@ use crate::runner::{make_result, PreparedMeta};
 pub struct Segment {
     pub id: u64,
     pub settings: Settings,
+    /// The `experiment` column of its row (`tui`, `tui+fsync`, `tui-kdiskmark SEQ1M Q8T1`).
+    pub experiment: String,
     pub meta: Option<PreparedMeta>,
     pub agg: Aggregate,
     /// Whether it becomes a results row when it ends (`r` discards it).
@@ -23,10 +25,11 @@ pub struct Segment {
 }
 
 impl Segment {
-    pub(super) fn new(id: u64, settings: Settings) -> Self {
+    pub(super) fn new(id: u64, settings: Settings, experiment: String) -> Self {
         Segment {
             id,
             settings,
+            experiment,
             meta: None,
             agg: Aggregate::new(0),
             keep: true,

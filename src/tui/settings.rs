@@ -8,8 +8,13 @@
 use crate::config::{CacheMode, Method, Op, Pattern, RunSpec, UsageError};
 use std::path::Path;
 
-/// Smallest block size the arrow keys reach (O_DIRECT needs a multiple of 512).
+/// Smallest block size the arrow keys reach (O_DIRECT needs a multiple of 512); `b` reaches
+/// any size from [`MIN_TYPED_BLOCK_SIZE_BYTES`] to [`MAX_TYPED_BLOCK_SIZE_BYTES`].
 pub const MIN_BLOCK_SIZE_BYTES: u64 = 512;
+/// Smallest block size `b` accepts.
+pub const MIN_TYPED_BLOCK_SIZE_BYTES: u64 = 1;
+/// Largest block size `b` accepts (one buffer of this size per thread).
+pub const MAX_TYPED_BLOCK_SIZE_BYTES: u64 = 1 << 30;
 /// Largest block size the arrow keys reach: bigger blocks only cost memory per thread.
 pub const MAX_BLOCK_SIZE_BYTES: u64 = 64 << 20;
 /// Most worker threads the keys reach.
@@ -18,6 +23,30 @@ pub const MAX_THREADS: usize = 64;
 pub const MAX_QUEUE_DEPTH: u32 = 256;
 /// Largest region the write mode cycles through in its scratch file.
 pub const MAX_WRITE_SPAN_BYTES: u64 = 1 << 30;
+
+/// How writes reach the disk: the page cache's speed is not the disk's, so `f` makes a write
+/// figure durable. Reads ignore it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WriteSync {
+    /// Plain writes: the figure may be page-cache speed.
+    #[default]
+    None,
+    /// One `fsync` when the run ends, timed (RunSpec's `fsync`, `run --fsync`).
+    FsyncAtEnd,
+    /// Every write durable: the file is opened with O_DSYNC (RunSpec's `dsync`, `run --dsync`).
+    Dsync,
+}
+
+impl WriteSync {
+    /// Short name for the panel, the rows' flags and the CSV's experiment column.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WriteSync::None => "none",
+            WriteSync::FsyncAtEnd => "fsync",
+            WriteSync::Dsync => "dsync",
+        }
+    }
+}
 
 /// What the user has dialled in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +60,10 @@ pub struct Settings {
     /// Keep the explored file out of the page cache (reads only).
     pub cold: bool,
     pub pattern: Pattern,
+    /// Durability of writes.
+    pub sync: WriteSync,
+    /// A time bound, ms (the KDiskMark set's runs); `None` runs until stopped.
+    pub run_ms: Option<u64>,
 }
 
 impl Default for Settings {
@@ -45,6 +78,8 @@ impl Default for Settings {
             direct: false,
             cold: false,
             pattern: Pattern::Sequential,
+            sync: WriteSync::None,
+            run_ms: None,
         }
     }
 }
@@ -76,7 +111,10 @@ impl Settings {
         // Cold sequential reads run one pass at a time (the session evicts and starts the next
         // pass), so every pass starts cold; everything else loops until stopped.
         spec.loop_range = !(self.cold && !write && self.pattern == Pattern::Sequential);
+        spec.duration = self.run_ms.map(std::time::Duration::from_millis);
         if write {
+            spec.fsync = self.sync == WriteSync::FsyncAtEnd;
+            spec.dsync = self.sync == WriteSync::Dsync;
             let span = file_size_bytes.clamp(self.block_size_bytes, MAX_WRITE_SPAN_BYTES);
             spec.block_count = Some(span.div_ceil(self.block_size_bytes));
             // The scratch file is ours: replace it on every restart.
@@ -113,6 +151,32 @@ impl Settings {
             ));
         }
         self.try_set(|s| s.block_size_bytes = next)
+    }
+
+    /// Sets an exact block size typed after `b` (`12K`, `3`, `1M`): 1 B to 1 GiB.
+    pub fn set_block_size_text(&mut self, text: &str) -> Result<(), String> {
+        let bytes = crate::size::parse_size(text).map_err(|e| format!("block size: {e}"))?;
+        if !(MIN_TYPED_BLOCK_SIZE_BYTES..=MAX_TYPED_BLOCK_SIZE_BYTES).contains(&bytes) {
+            return Err(format!(
+                "block size: {text} is outside 1 B to 1G; type e.g. 4K, 12K or 3"
+            ));
+        }
+        self.try_set(|s| s.block_size_bytes = bytes)
+    }
+
+    /// Plain writes → fsync at the end → O_DSYNC → plain.
+    pub fn cycle_sync(&mut self) {
+        self.sync = match self.sync {
+            WriteSync::None => WriteSync::FsyncAtEnd,
+            WriteSync::FsyncAtEnd => WriteSync::Dsync,
+            WriteSync::Dsync => WriteSync::None,
+        };
+    }
+
+    /// The method's name for this operation: writes go through `write`, `pwrite`, stores into
+    /// the mapping, io_uring writes or a buffered writer, so a write row never reads `pread`.
+    pub fn method_label(&self) -> &'static str {
+        method_label(self.op, self.method.as_str())
     }
 
     /// One thread more or less.
@@ -189,14 +253,30 @@ impl Settings {
         Ok(())
     }
 
-    /// Short form for the results table: `read pread 1M x2 D C`.
+    /// Short form for messages: `read pread 1M`, `write pwrite 4K`.
     pub fn short(&self) -> String {
         format!(
             "{} {} {}",
             self.op,
-            self.method,
+            self.method_label(),
             crate::size::format_size(self.block_size_bytes)
         )
+    }
+}
+
+/// The name of `method` (as in the CSV's `method` column) doing `op`: the write-side system call
+/// for writes (`read` → `write`, `pread` → `pwrite`), unchanged for reads and for methods whose
+/// name covers both directions.
+pub fn method_label(op: Op, method: &str) -> &'static str {
+    match (op, method) {
+        (Op::Write, "read") => "write",
+        (Op::Write, "pread") => "pwrite",
+        (_, "read") => "read",
+        (_, "pread") => "pread",
+        (_, "mmap") => "mmap",
+        (_, "io_uring") => "io_uring",
+        (_, "buffered") => "buffered",
+        _ => "?",
     }
 }
 
@@ -212,6 +292,55 @@ mod tests {
         s.block_size_bytes = MIN_BLOCK_SIZE_BYTES;
         assert!(s.step_block_size(false).is_err());
         assert_eq!(s.block_size_bytes, MIN_BLOCK_SIZE_BYTES);
+    }
+
+    #[test]
+    fn typed_block_sizes_reach_any_size_from_1_byte_to_1_gib() {
+        let mut s = Settings::default();
+        s.set_block_size_text("12K").unwrap();
+        assert_eq!(s.block_size_bytes, 12 << 10);
+        s.set_block_size_text("3").unwrap();
+        assert_eq!(s.block_size_bytes, 3);
+        s.set_block_size_text("1G").unwrap();
+        assert!(s
+            .set_block_size_text("0")
+            .unwrap_err()
+            .contains("1 B to 1G"));
+        assert!(s.set_block_size_text("2G").is_err());
+        assert!(s.set_block_size_text("12Q").unwrap_err().contains("suffix"));
+        assert_eq!(s.block_size_bytes, 1 << 30);
+        // O_DIRECT needs whole sectors: a 3-byte block is refused with the reason.
+        s.direct = true;
+        s.block_size_bytes = 4096;
+        assert!(s.set_block_size_text("3").unwrap_err().contains("512"));
+    }
+
+    #[test]
+    fn writes_are_named_after_the_write_call_not_the_read_call() {
+        let s = Settings {
+            op: Op::Write,
+            ..Settings::default()
+        };
+        assert_eq!(s.short(), "write pwrite 1M");
+        assert_eq!(method_label(Op::Write, "read"), "write");
+        assert_eq!(method_label(Op::Read, "pread"), "pread");
+    }
+
+    #[test]
+    fn the_sync_toggle_reaches_fsync_at_end_and_o_dsync_for_writes_only() {
+        let mut s = Settings {
+            op: Op::Write,
+            ..Settings::default()
+        };
+        s.cycle_sync();
+        let spec = s.spec(Path::new("/f"), Path::new("/s"), 1 << 20);
+        assert!(spec.fsync && !spec.dsync);
+        s.cycle_sync();
+        let spec = s.spec(Path::new("/f"), Path::new("/s"), 1 << 20);
+        assert!(!spec.fsync && spec.dsync);
+        s.op = Op::Read;
+        let spec = s.spec(Path::new("/f"), Path::new("/s"), 1 << 20);
+        assert!(!spec.fsync && !spec.dsync);
     }
 
     #[test]

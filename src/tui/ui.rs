@@ -1,10 +1,12 @@
 //! The screen: `impl Widget for &App`, a pure function of the state (tested with
-//! `TestBackend`). Layout, top to bottom: a status line, settings beside throughput, latency
-//! beside results, then the XOR and message line and the key footer. Everything essential fits
-//! in 80×24; larger terminals give the sparkline, histogram and table more room.
+//! `TestBackend`). Layout, top to bottom: a status line, settings beside throughput, then latency
+//! above the results table (beside it from [`SIDE_BY_SIDE_WIDTH`] columns on), then the XOR and
+//! message line and the key footer. Everything fits in [`MIN_WIDTH`]×[`MIN_HEIGHT`]; below that
+//! the screen says the terminal is too small instead of cutting numbers (a cut `2683` reads
+//! `268`), and larger terminals give the sparkline, histogram and table more room.
 
 use super::app::App;
-use super::widgets::{help, latency, panel, results, throughput};
+use super::widgets::{help, kdm_card, latency, panel, results, throughput};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -13,10 +15,21 @@ use ratatui::widgets::{Paragraph, Widget};
 
 /// The one-line key summary at the bottom.
 pub const FOOTER: &str =
-    "←→ block ↑↓ threads m method c cold d direct w write ␣ pause r reset s save ? q";
+    "←→ b block ↑↓ thr m c d w p f sync k KDiskMark B base u unit e export s ? q";
+
+/// Smallest terminal the screen is laid out for.
+pub const MIN_WIDTH: u16 = 80;
+/// Smallest terminal height the screen is laid out for.
+pub const MIN_HEIGHT: u16 = 24;
+/// From this width on, latency and results sit side by side.
+pub const SIDE_BY_SIDE_WIDTH: u16 = 150;
 
 impl Widget for &App {
     fn render(self, area: Rect, buf: &mut Buffer) {
+        if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+            too_small(area, buf);
+            return;
+        }
         let [top, upper, lower, info, footer] = Layout::vertical([
             Constraint::Length(1),
             Constraint::Length(8),
@@ -30,18 +43,45 @@ impl Widget for &App {
             Layout::horizontal([Constraint::Length(34), Constraint::Min(20)]).areas(upper);
         panel::render(self, settings, buf);
         throughput::render(self, tput, buf);
-        let [lat, res] =
-            Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)])
-                .areas(lower);
+        let [lat, res] = if area.width >= SIDE_BY_SIDE_WIDTH {
+            Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)])
+                .areas(lower)
+        } else {
+            // Header, borders and the rows there are, at most half the height left.
+            let rows = self.rows.len() as u16 + u16::from(self.live.is_some()) + 3;
+            let res_h = rows.clamp(4, (lower.height / 2).max(4));
+            Layout::vertical([Constraint::Min(4), Constraint::Length(res_h)]).areas(lower)
+        };
         latency::render(self, lat, buf);
         results::render(self, res, buf);
         info_line(self, info, buf);
         Paragraph::new(Line::styled(FOOTER, Style::default().fg(Color::DarkGray)))
             .render(footer, buf);
+        if self.show_kdm {
+            kdm_card::render(self, area, buf);
+        }
         if self.show_help {
             help::render(self, area, buf);
         }
     }
+}
+
+/// What a terminal below 80×24 shows instead of cut figures.
+fn too_small(area: Rect, buf: &mut Buffer) {
+    let lines = vec![
+        Line::styled(
+            "terminal too small",
+            Style::default().add_modifier(Modifier::BOLD),
+        ),
+        Line::raw(format!(
+            "{}×{}; diskscope needs {MIN_WIDTH}×{MIN_HEIGHT}",
+            area.width, area.height
+        )),
+        Line::raw("enlarge it, or q to quit"),
+    ];
+    Paragraph::new(lines)
+        .wrap(ratatui::widgets::Wrap { trim: true })
+        .render(area, buf);
 }
 
 fn status_line(app: &App, area: Rect, buf: &mut Buffer) {
@@ -57,6 +97,10 @@ fn status_line(app: &App, area: Rect, buf: &mut Buffer) {
     let target = match app.settings.op {
         crate::config::Op::Read => app.file.display().to_string(),
         crate::config::Op::Write => format!("writing {}", app.scratch.display()),
+    };
+    let target = match (&app.kdm, app.kdm_running()) {
+        (Some(k), true) => format!("KDiskMark {} │ {target}", k.step_name(k.step)),
+        _ => target,
     };
     Paragraph::new(Line::from(vec![
         Span::styled(
@@ -91,6 +135,14 @@ fn info_line(app: &App, area: Rect, buf: &mut Buffer) {
         None => spans.push(Span::styled("pending (shown when a run stops) ", dim)),
     }
     spans.push(Span::raw("│ "));
-    spans.push(Span::raw(app.message.as_str()));
+    match &app.entry {
+        Some(text) => spans.push(Span::styled(
+            format!("block size ▸ {text}▏ (Enter applies, Esc cancels)"),
+            Style::default()
+                .fg(Color::Yellow)
+                .add_modifier(Modifier::BOLD),
+        )),
+        None => spans.push(Span::raw(app.message.as_str())),
+    }
     Paragraph::new(Line::from(spans)).render(area, buf);
 }

@@ -37,10 +37,20 @@ impl Tmux {
     /// Starts `diskscope FILE` from `dir` in an 80×24 session on its own tmux server; the shell
     /// prints `EXITED:<status>` when diskscope ends and keeps the pane open for inspection.
     fn explore(socket: String, dir: &std::path::Path, file: &std::path::Path) -> Tmux {
+        Self::explore_with(socket, dir, file, "")
+    }
+
+    /// As [`Tmux::explore`], with `env` (`NAME=value ...`) set for diskscope.
+    fn explore_with(
+        socket: String,
+        dir: &std::path::Path,
+        file: &std::path::Path,
+        env: &str,
+    ) -> Tmux {
         let exe = assert_cmd::cargo::cargo_bin("diskscope");
         let tmux = Tmux { socket };
         let shell = format!(
-            "cd {} && {} {}; echo EXITED:$?; sleep 30",
+            "cd {} && {env} {} {}; echo EXITED:$?; sleep 30",
             dir.display(),
             exe.display(),
             file.display()
@@ -229,4 +239,96 @@ fn sigterm_and_ctrl_c_restore_the_terminal_and_remove_the_scratch_file() {
         assert_eq!(modes.trim(), "0", "{how}: alternate screen left on");
         assert!(!scratch.exists(), "{how}: the scratch file was left behind");
     }
+}
+
+#[test]
+fn kdiskmark_a_typed_block_size_and_a_baseline_work_in_a_real_terminal() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("skipped: tmux is not installed (the CI installs it)");
+        return;
+    }
+    let dir = tmp();
+    let f = p(&dir, "kdm.bin");
+    write_varied_file(&f, 32 << 20, 5);
+    let tmux = Tmux::explore_with(
+        format!("diskscope-test-{}-kdm", std::process::id()),
+        dir.path(),
+        &f,
+        "DISKSCOPE_KDM_SECONDS=0.3",
+    );
+    let limit = Duration::from_secs(5);
+    let send = |keys: &[&str]| {
+        for k in keys {
+            tmux.cmd(&["send-keys", "-t", "main", k]);
+        }
+    };
+    let (ok, s) = tmux.wait_for(limit, |s| shown_mib_s(s).is_some_and(|v| v > 0.0));
+    assert!(ok, "no throughput shown:\n{s}");
+
+    // b, then an exact size.
+    send(&["b", "1", "2", "K"]);
+    let (ok, s) = tmux.wait_for(limit, |s| s.contains("block size ▸ 12K"));
+    assert!(ok, "the typed size is not echoed:\n{s}");
+    send(&["Enter"]);
+    let (ok, s) = tmux.wait_for(limit, |s| {
+        s.contains("block  12K") && s.contains(" pread 1M") && s.contains("▶pread 12K")
+    });
+    assert!(ok, "b 12K Enter did not run 12 KiB blocks:\n{s}");
+
+    // B pins the finished 1M row: it reads ±0%, the live row its difference.
+    send(&["B"]);
+    let (ok, s) = tmux.wait_for(limit, |s| {
+        s.contains("Δ%")
+            && s.lines()
+                .any(|l| l.contains("◆pread 1M") && l.contains("±0%"))
+    });
+    assert!(ok, "B did not pin a baseline:\n{s}");
+    let live = s.lines().find(|l| l.contains("▶pread 12K")).unwrap_or("");
+    assert!(live.contains('%'), "the live row has no Δ%: {live}");
+
+    // k: eight timed tests, then the card.
+    send(&["k"]);
+    let (ok, s) = tmux.wait_for(limit, |s| s.contains("KDiskMark 1/8"));
+    assert!(ok, "k did not start the set:\n{s}");
+    let (ok, s) = tmux.wait_for(Duration::from_secs(40), |s| {
+        s.contains("KDiskMark set, 0.3 s per test") && s.contains("RND4K Q1T1")
+    });
+    assert!(ok, "no KDiskMark card:\n{s}");
+    let card_line = s.lines().find(|l| l.contains("SEQ1M Q8T1")).unwrap_or("");
+    let figures = card_line
+        .split_whitespace()
+        .filter(|w| w.parse::<f64>().is_ok_and(|v| v > 0.0))
+        .count();
+    assert_eq!(
+        figures, 2,
+        "SEQ1M Q8T1 needs a read and a write figure: {card_line}"
+    );
+
+    // Any key closes the card; s saves; one more row after the save; q tells the truth.
+    send(&["Escape", "s"]);
+    let (ok, s) = tmux.wait_for(limit, |s| s.contains("saved ") && s.contains(" rows to "));
+    assert!(ok, "s did not save:\n{s}");
+    send(&["Right"]);
+    std::thread::sleep(Duration::from_millis(400));
+    send(&["Right"]);
+    std::thread::sleep(Duration::from_millis(400));
+    send(&["q"]);
+    let (ok, s) = tmux.wait_for(limit, |s| s.contains("EXITED:"));
+    assert!(ok && s.contains("EXITED:0"), "q did not exit:\n{s}");
+    assert!(
+        s.contains("not saved") && !s.contains("results saved to"),
+        "the exit note must not claim rows made after s were saved:\n{s}"
+    );
+    assert!(
+        s.contains("setting") && s.contains("SEQ1M Q8T1"),
+        "no summary table:\n{s}"
+    );
+    let csv_dir = p(&dir, "diskscope-results");
+    let csv = std::fs::read_dir(&csv_dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .find(|e| e.path().extension().is_some_and(|x| x == "csv"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .expect("the CSV of s");
+    assert_eq!(csv.matches("tui-kdiskmark ").count(), 8, "{csv}");
 }

@@ -106,3 +106,96 @@ fn a_new_setting_runs_within_200_ms_of_the_key() {
         "a restart took {worst:?}"
     );
 }
+
+#[test]
+fn random_writes_loop_until_stopped_like_reads() {
+    use diskscope::config::{Op, Pattern};
+    use diskscope::tui::session::{Command, Session};
+    let dir = crate::util::tmp();
+    let f = crate::util::p(&dir, "explored.bin");
+    crate::util::write_varied_file(&f, 256 << 10, 2);
+    let scratch = crate::util::p(&dir, ".explored.bin.diskscope-scratch");
+    let settings = diskscope::tui::settings::Settings {
+        op: Op::Write,
+        pattern: Pattern::Random,
+        block_size_bytes: 4096,
+        ..Default::default()
+    };
+    // 256 KiB: 64 blocks; a run that stopped after one file's worth would do 64 operations.
+    let spec = settings.spec(&f, &scratch, 256 << 10);
+    assert_eq!(spec.block_count, Some(64));
+    let mut session = Session::spawn().unwrap();
+    session.send(Command::Start { id: 1, spec });
+    let (mut ops, mut stopped_early) = (0u64, false);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while ops < 64 * 20 && std::time::Instant::now() < deadline {
+        match session.updates.recv_timeout(Duration::from_millis(50)) {
+            Ok(Update::Snapshot { id: 1, snapshot }) => ops += snapshot.ops,
+            Ok(Update::Stopped { id: 1, .. }) => {
+                stopped_early = true;
+                break;
+            }
+            Ok(Update::Failed { message, .. }) => panic!("{message}"),
+            _ => {}
+        }
+    }
+    session.shutdown();
+    assert!(
+        !stopped_early,
+        "random writes stopped by themselves after {ops} ops"
+    );
+    assert!(ops >= 64 * 20, "only {ops} random writes in 10 s");
+    assert!(
+        !scratch.exists(),
+        "the scratch file is removed when writes stop"
+    );
+}
+
+#[test]
+fn a_write_rows_time_ends_with_its_workers_not_with_the_scratch_files_removal() {
+    use diskscope::config::{Method, Op, Pattern};
+    use diskscope::tui::session::{Command, Session};
+    let dir = crate::util::tmp();
+    let f = crate::util::p(&dir, "explored.bin");
+    crate::util::write_varied_file(&f, 4096, 2);
+    let scratch = crate::util::p(&dir, ".explored.bin.diskscope-scratch");
+    if !diskscope::tui::kdiskmark::direct_works(&f) || diskscope::engine::probe_io_uring().is_err()
+    {
+        eprintln!("skipped: needs O_DIRECT and io_uring here");
+        return;
+    }
+    // Random 4 KiB O_DIRECT writes into a fresh 256 MiB scratch file leave tens of thousands of
+    // extents: unlinking it takes long enough to show in the row's time if it were timed.
+    let settings = diskscope::tui::settings::Settings {
+        op: Op::Write,
+        pattern: Pattern::Random,
+        method: Method::IoUring,
+        queue_depth: 32,
+        direct: true,
+        block_size_bytes: 4096,
+        run_ms: Some(1000),
+        ..Default::default()
+    };
+    let spec = settings.spec(&f, &scratch, 256 << 20);
+    let mut session = Session::spawn().unwrap();
+    session.send(Command::Start { id: 1, spec });
+    let mut last_at_ns = 0u64;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let elapsed = loop {
+        assert!(std::time::Instant::now() < deadline, "the run did not end");
+        match session.updates.recv_timeout(Duration::from_millis(100)) {
+            Ok(Update::Snapshot { id: 1, snapshot }) => last_at_ns = last_at_ns.max(snapshot.at_ns),
+            Ok(Update::Stopped { id: 1, elapsed, .. }) => break elapsed,
+            Ok(Update::Failed { message, .. }) => panic!("{message}"),
+            _ => {}
+        }
+    };
+    session.shutdown();
+    let measured = Duration::from_nanos(last_at_ns);
+    eprintln!("workers {measured:?}, row {elapsed:?}");
+    assert!(
+        elapsed < measured + Duration::from_millis(250),
+        "the row's time {elapsed:?} includes cleanup after the workers' {measured:?}"
+    );
+    assert!(!scratch.exists());
+}

@@ -10,6 +10,7 @@ use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
 /// The key lines, shared with the docs.
 pub const KEYS: &[&str] = &[
     "←/→      halve / double the block size",
+    "b        type an exact block size (12K, 3, 1M: 1 B to 1G), Enter",
     "↑/↓ +/-  one thread more / less",
     "m        next method (read pread mmap io_uring buffered)",
     "[ ]      io_uring queue depth",
@@ -17,6 +18,11 @@ pub const KEYS: &[&str] = &[
     "d        O_DIRECT on / off",
     "w        read / write (writes go to a scratch file)",
     "p        sequential / random offsets",
+    "f        writes: plain / fsync at the end / O_DSYNC",
+    "k        KDiskMark set (SEQ1M Q8T1 ... RND4K Q1T1, read+write)",
+    "B        pin the newest row as baseline (again: older, none)",
+    "u        MiB/s or MB/s",
+    "e        export the session as SVG and JSON",
     "space    pause / resume",
     "r        reset the statistics",
     "s        append the results table to the CSV file",

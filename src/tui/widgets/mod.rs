@@ -3,6 +3,7 @@
 //! everywhere).
 
 pub mod help;
+pub mod kdm_card;
 pub mod latency;
 pub mod panel;
 pub mod results;
@@ -32,14 +33,68 @@ pub fn fmt_mib_s(v: f64) -> String {
     }
 }
 
-/// Operations per second, shortened: `950`, `12.3k`, `1.20M`.
+/// A count or rate, shortened to at most 6 characters without losing its magnitude: `950`,
+/// `12.3k`, `941k`, `1.20M`, `12.3M`, `123M`, `1.23G`. Cutting such a figure to fit a column
+/// would change its value (`941.4k` cut to `941.4`), so widths are taken from [`fmt_rate`]'s
+/// longest output, never the other way round.
 pub fn fmt_rate(v: f64) -> String {
-    if v >= 1e6 {
+    // Each branch's bound is where its rounded form would reach the next unit.
+    if v >= 999.5e6 {
+        let g = v / 1e9;
+        if g >= 99.95 {
+            format!("{g:.0}G")
+        } else if g >= 9.995 {
+            format!("{g:.1}G")
+        } else {
+            format!("{g:.2}G")
+        }
+    } else if v >= 99.95e6 {
+        format!("{:.0}M", v / 1e6)
+    } else if v >= 9.995e6 {
+        format!("{:.1}M", v / 1e6)
+    } else if v >= 999.5e3 {
         format!("{:.2}M", v / 1e6)
-    } else if v >= 1e4 {
+    } else if v >= 99.95e3 {
+        format!("{:.0}k", v / 1e3)
+    } else if v >= 9999.5 {
         format!("{:.1}k", v / 1e3)
     } else {
         format!("{v:.0}")
+    }
+}
+
+/// A duration in seconds, at most 6 characters: `0.21s`, `12.3s`, `59s`, `12m`, `3.1h`.
+pub fn fmt_secs(s: f64) -> String {
+    if s < 9.995 {
+        format!("{s:.2}s")
+    } else if s < 99.95 {
+        format!("{s:.1}s")
+    } else if s < 599.5 {
+        format!("{s:.0}s")
+    } else if s < 99.5 * 60.0 {
+        format!("{:.0}m", s / 60.0)
+    } else {
+        format!("{:.1}h", s / 3600.0)
+    }
+}
+
+/// A relative difference in percent with its sign: `+12%`, `-3.4%`, `±0%`.
+pub fn fmt_delta_pct(pct: f64) -> String {
+    if !pct.is_finite() {
+        return "n/a".into();
+    }
+    let a = pct.abs();
+    let body = if a < 9.95 {
+        format!("{a:.1}")
+    } else {
+        format!("{a:.0}")
+    };
+    if body == "0.0" {
+        "±0%".into()
+    } else if pct > 0.0 {
+        format!("+{body}%")
+    } else {
+        format!("-{body}%")
     }
 }
 
@@ -82,6 +137,25 @@ pub fn fmt_ns(ns: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn rates_keep_their_magnitude_in_at_most_6_characters() {
+        for (v, want) in [
+            (941_400.0, "941k"),
+            (99_960.0, "100k"),
+            (999_600.0, "1.00M"),
+            (12_345_678.0, "12.3M"),
+            (123_456_789.0, "123M"),
+            (2.5e9, "2.50G"),
+        ] {
+            assert_eq!(super::fmt_rate(v), want);
+        }
+        let mut v = 1.0;
+        while v < 1e12 {
+            assert!(super::fmt_rate(v).chars().count() <= 6, "{v}");
+            v *= 1.07;
+        }
+    }
+
     use super::*;
 
     #[test]
@@ -89,6 +163,10 @@ mod tests {
         assert_eq!(fmt_mib_s(5123.44), "5123");
         assert_eq!(fmt_mib_s(2.345), "2.35");
         assert_eq!(fmt_rate(12_345.0), "12.3k");
+        assert_eq!(fmt_delta_pct(12.34), "+12%");
+        assert_eq!(fmt_delta_pct(-3.44), "-3.4%");
+        assert_eq!(fmt_secs(0.2), "0.20s");
+        assert_eq!(fmt_secs(60.2), "60.2s");
         assert_eq!(fmt_us(4560.0), "4.56ms");
         assert_eq!(fmt_us(667.6), "668µs");
         assert_eq!(fmt_us(999.9), "1.00ms");

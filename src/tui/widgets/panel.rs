@@ -37,7 +37,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         ),
         Line::from(
             [
-                pair("method ", s.method.to_string()),
+                pair("method ", s.method_label().to_string()),
                 pair(
                     "  qd ",
                     if s.method == crate::config::Method::IoUring {
@@ -56,10 +56,20 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             ]
             .concat(),
         ),
-        Line::from(pair(
-            "direct ",
-            if s.direct { "O_DIRECT on" } else { "off" }.into(),
-        )),
+        Line::from(
+            [
+                pair("direct ", if s.direct { "on" } else { "off" }.into()),
+                pair(
+                    "  sync ",
+                    if s.op == crate::config::Op::Write {
+                        s.sync.as_str().into()
+                    } else {
+                        "-".into()
+                    },
+                ),
+            ]
+            .concat(),
+        ),
     ];
     lines.truncate(inner.height as usize);
     Paragraph::new(lines).render(inner, buf);

@@ -1,17 +1,31 @@
 //! The results table: the live setting on top, then each finished setting's figures (newest
-//! first), so block sizes or methods can be compared side by side. Flags: W = write,
-//! D = O_DIRECT, C = cold, R = random offsets. Rows already saved to CSV are marked with `✓`.
+//! first), so block sizes or methods can be compared side by side.
+//!
+//! A row names what differs between settings: the method as it was used (`pwrite` for writes),
+//! the block size, the io_uring queue depth (`q32`) or the KDiskMark test, and flags: W = write,
+//! D = O_DIRECT, C = cold, R = random offsets, F = fsync at the end, S = O_DSYNC. Columns: threads,
+//! throughput, Δ% against the baseline (`B`), IOPS, p50 and p99 latency, duration and operation
+//! count (so a 0.2 s row is not mistaken for a 60 s one). Rows already saved are marked `✓`, the
+//! baseline `◆` (listed right after the live row so it stays in view).
+//!
+//! Every column is as wide as its widest cell: a figure is never cut (cutting `941.4k` to
+//! `941.4` would change its value). When the panel is too narrow, whole columns are dropped,
+//! least important first; [`table_text`] lays out the same cells for the summary printed on exit.
 
-use super::{fmt_mib_s, fmt_rate, fmt_us, frame};
+use super::{fmt_delta_pct, fmt_mib_s, fmt_rate, fmt_secs, fmt_us, frame};
 use crate::measure::RunResult;
 use crate::size::format_size;
 use crate::tui::app::App;
+use crate::tui::baseline::Baseline;
+use crate::tui::kdiskmark;
+use crate::tui::settings::method_label;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::widgets::{Row, Table, Widget};
 
-fn flags(r: &RunResult) -> String {
+/// `WDCRFS`: what the setting name does not say.
+pub fn flags(r: &RunResult) -> String {
     let mut f = String::new();
     if r.operation == "write" {
         f.push('W');
@@ -25,50 +39,226 @@ fn flags(r: &RunResult) -> String {
     if r.pattern == "random" {
         f.push('R');
     }
+    if r.experiment.ends_with("+fsync") {
+        f.push('F');
+    }
+    if r.experiment.ends_with("+dsync") {
+        f.push('S');
+    }
     f
 }
 
-fn row(mark: &str, r: &RunResult) -> Row<'static> {
-    Row::new(vec![
-        format!("{mark}{} {}", r.method, format_size(r.block_size_bytes)),
+/// `pread 1M`, `pwrite 4K`, `io_uring 16K q32`, `SEQ1M Q8T1`.
+pub fn setting_label(r: &RunResult) -> String {
+    if let Some(name) = kdiskmark::test_name(r) {
+        return name.to_string();
+    }
+    let op = if r.operation == "write" {
+        crate::config::Op::Write
+    } else {
+        crate::config::Op::Read
+    };
+    let mut s = format!(
+        "{} {}",
+        method_label(op, &r.method),
+        format_size(r.block_size_bytes)
+    );
+    if r.method == "io_uring" {
+        s.push_str(&format!(" q{}", r.queue_depth));
+    }
+    s
+}
+
+/// Column headers; the throughput one carries the unit shown.
+pub fn headers(app: &App) -> Vec<String> {
+    [
+        "setting",
+        "thr",
+        "flg",
+        app.unit(),
+        "Δ%",
+        "IOPS",
+        "p50",
+        "p99",
+        "time",
+        "ops",
+    ]
+    .iter()
+    .map(|h| h.to_string())
+    .collect()
+}
+
+/// Column importance: lower stays longer when the panel is narrow.
+const PRIORITY: [u8; 10] = [0, 2, 1, 0, 1, 1, 4, 2, 3, 3];
+
+/// The cells of one row, in [`headers`] order.
+pub fn cells(app: &App, mark: &str, r: &RunResult) -> Vec<String> {
+    vec![
+        format!("{mark}{}", setting_label(r)),
         r.threads.to_string(),
         flags(r),
-        fmt_mib_s(r.mib_s),
+        fmt_mib_s(app.in_unit(r.mib_s)),
+        app.delta_pct(r).map(fmt_delta_pct).unwrap_or_default(),
         fmt_rate(r.iops),
+        fmt_us(r.lat_p50_us),
         fmt_us(r.lat_p99_us),
-    ])
+        fmt_secs(r.seconds),
+        fmt_rate(r.ops as f64),
+    ]
+}
+
+/// The mark before finished row `i`: baseline `◆`, saved `✓`.
+pub fn mark(app: &App, i: usize) -> &'static str {
+    match &app.baseline {
+        Some(Baseline::Pinned { index, .. }) if *index == i => "◆",
+        _ if i < app.rows_saved => "✓",
+        _ => " ",
+    }
+}
+
+/// Which columns fit in `width` (column widths from the cells, one space between): the least
+/// important are dropped until the rest fit; Δ% is left out without a baseline.
+pub fn fitting_columns(widths: &[usize], width: usize, has_baseline: bool) -> Vec<usize> {
+    let mut keep: Vec<usize> = (0..widths.len())
+        .filter(|&c| has_baseline || c != 4)
+        .collect();
+    loop {
+        let need: usize = keep.iter().map(|&c| widths[c]).sum::<usize>() + keep.len() - 1;
+        if need <= width || keep.len() <= 1 {
+            return keep;
+        }
+        let worst = keep
+            .iter()
+            .enumerate()
+            .max_by_key(|(pos, &c)| (PRIORITY[c], *pos))
+            .map(|(pos, _)| pos)
+            .unwrap_or(0);
+        if PRIORITY[keep[worst]] == 0 {
+            return keep;
+        }
+        keep.remove(worst);
+    }
+}
+
+fn widths_of(rows: &[Vec<String>]) -> Vec<usize> {
+    let n = rows.first().map(Vec::len).unwrap_or(0);
+    (0..n)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect()
+}
+
+/// The table as aligned text (header first): the summary printed when the explorer ends.
+pub fn table_text(app: &App) -> String {
+    let mut all = vec![headers(app)];
+    for (i, r) in app.rows.iter().enumerate() {
+        all.push(cells(app, mark(app, i), r));
+    }
+    let widths = widths_of(&all);
+    let keep: Vec<usize> = (0..widths.len())
+        .filter(|&c| app.baseline.is_some() || c != 4)
+        .collect();
+    let mut out = String::new();
+    for row in &all {
+        let line: Vec<String> = keep
+            .iter()
+            .map(|&c| {
+                if c <= 2 {
+                    format!("{:<w$}", row[c], w = widths[c])
+                } else {
+                    format!("{:>w$}", row[c], w = widths[c])
+                }
+            })
+            .collect();
+        out.push_str(line.join(" ").trim_end());
+        out.push('\n');
+    }
+    out
 }
 
 /// Draws the results table.
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
-    let title = format!(" results ({} rows, s saves) ", app.rows.len());
+    let title = format!(
+        " results ({} rows{}, s saves, B baseline) ",
+        app.rows.len(),
+        match &app.baseline {
+            Some(b @ Baseline::Records(_)) => format!(", {}", b.describe()),
+            _ => String::new(),
+        }
+    );
     let block = frame(&title);
-    let mut rows = Vec::new();
+    let inner = block.inner(area);
+    let mut body: Vec<(Vec<String>, Style)> = Vec::new();
     if let Some(live) = &app.live {
-        if let Some(r) = live.result("tui-live", live.seconds()) {
+        if let Some(r) = live.result(&live.experiment, live.seconds()) {
             if r.ops > 0 {
-                rows.push(row("▶", &r).style(Style::default().fg(Color::Green)));
+                body.push((cells(app, "▶", &r), Style::default().fg(Color::Green)));
             }
         }
     }
-    for (i, r) in app.rows.iter().enumerate().rev() {
-        rows.push(row(if i < app.rows_saved { "✓" } else { " " }, r));
+    // The pinned baseline comes right after the live row, so it stays in view however many
+    // rows follow; then the others, newest first.
+    let pinned = match &app.baseline {
+        Some(Baseline::Pinned { index, .. }) => app.rows.get(*index).map(|r| (*index, r)),
+        _ => None,
+    };
+    if let Some((i, r)) = pinned {
+        body.push((
+            cells(app, mark(app, i), r),
+            Style::default().fg(Color::Cyan),
+        ));
     }
-    let header = Row::new(vec!["setting", "thr", "flg", "MiB/s", "IOPS", "p99"])
+    for (i, r) in app.rows.iter().enumerate().rev() {
+        if pinned.is_some_and(|(p, _)| p == i) {
+            continue;
+        }
+        body.push((cells(app, mark(app, i), r), Style::default()));
+    }
+    let head = headers(app);
+    let mut all = vec![head.clone()];
+    all.extend(body.iter().map(|(c, _)| c.clone()));
+    let widths = widths_of(&all);
+    let keep = fitting_columns(&widths, inner.width as usize, app.baseline.is_some());
+    let pick = |row: &[String]| -> Vec<String> {
+        keep.iter()
+            .map(|&c| {
+                if c <= 2 {
+                    row[c].clone()
+                } else {
+                    format!("{:>w$}", row[c], w = widths[c])
+                }
+            })
+            .collect()
+    };
+    let header = Row::new(pick(&head))
         .style(Style::default().add_modifier(Modifier::BOLD | Modifier::UNDERLINED));
-    Table::new(
-        rows,
-        [
-            Constraint::Min(13),
-            Constraint::Length(3),
-            Constraint::Length(3),
-            Constraint::Length(6),
-            Constraint::Length(5),
-            Constraint::Length(6),
-        ],
-    )
-    .header(header)
-    .column_spacing(1)
-    .block(block)
-    .render(area, buf);
+    let rows: Vec<Row> = body
+        .iter()
+        .map(|(c, style)| Row::new(pick(c)).style(*style))
+        .collect();
+    let constraints: Vec<Constraint> = keep
+        .iter()
+        .map(|&c| Constraint::Length(widths[c] as u16))
+        .collect();
+    Table::new(rows, constraints)
+        .header(header)
+        .column_spacing(1)
+        .block(block)
+        .render(area, buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn narrow_panels_drop_whole_columns_least_important_first() {
+        let w = [14, 3, 3, 5, 4, 6, 6, 6, 5, 5];
+        assert_eq!(fitting_columns(&w, 200, false).len(), 9);
+        assert_eq!(fitting_columns(&w, 200, true).len(), 10);
+        let k = fitting_columns(&w, 45, true);
+        assert!(!k.contains(&6), "p50 goes first: {k:?}");
+        assert!(k.contains(&3) && k.contains(&0));
+        let need: usize = k.iter().map(|&c| w[c]).sum::<usize>() + k.len() - 1;
+        assert!(need <= 45);
+    }
 }
