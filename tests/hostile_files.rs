@@ -934,6 +934,9 @@ fn run_w_with_force_never_writes_through_a_symbolic_link() {
         assert_eq!(o.status.code(), Some(2), "force={force}: {}", stderr(&o));
         assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
         assert_eq!(read(&victim), "precious\n", "force={force}");
-        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
     }
 }

@@ -172,8 +172,10 @@ struct Row {
     block_size_bytes: u64,
     threads: usize,
     queue_depth: u32,
-    mib_s: f64,
-    lat_p99_us: f64,
+    /// Empty in a failed row.
+    mib_s: Option<f64>,
+    /// Empty where latency was not measured (a `command` row): kept as 0, "not measured".
+    lat_p99_us: Option<f64>,
     #[serde(default)]
     error: String,
 }
@@ -285,11 +287,12 @@ fn read_csv(path: &Path, points: &mut BTreeMap<Setup, Record>) -> Result<(), Loa
         if !rec.files.contains(&r.file) {
             rec.files.push(r.file);
         }
-        if !r.error.is_empty() || !r.mib_s.is_finite() {
-            rec.failed_reps += 1;
-        } else {
-            rec.mib_s.push(r.mib_s);
-            rec.lat_p99_us.push(r.lat_p99_us);
+        match r.mib_s {
+            Some(mib_s) if r.error.is_empty() && mib_s.is_finite() => {
+                rec.mib_s.push(mib_s);
+                rec.lat_p99_us.push(r.lat_p99_us.unwrap_or(0.0));
+            }
+            _ => rec.failed_reps += 1,
         }
     }
     if rows == 0 {

@@ -36,8 +36,13 @@ pub struct SyscallRow {
 pub const SIGNIFICANT_DIGITS: usize = 6;
 
 /// `v` rounded to [`SIGNIFICANT_DIGITS`] significant digits, in its shortest form (`2683.5`,
-/// `1.56248`, `0.000123457`).
+/// `1.56248`, `0.000123457`); NaN (not measured, not known) is empty.
 pub fn round_float(v: f64) -> String {
+    if v.is_nan() {
+        // Not known (e.g. residency of a file this user may not write): an empty cell, never a
+        // made-up number.
+        return String::new();
+    }
     if !v.is_finite() || v == 0.0 {
         return if v == 0.0 { "0".into() } else { v.to_string() };
     }
@@ -364,6 +369,7 @@ mod tests {
         assert_eq!(round_float(2683.0), "2683");
         assert_eq!(round_float(8031.123456789), "8031.12");
         assert_eq!(round_float(0.000123456789), "0.000123457");
+        assert_eq!(round_float(f64::NAN), "", "not known is an empty cell");
         let mut r = row(4096, 1, 1.5624820879999999);
         r.seconds = 0.30000000000000004;
         r.lat_p50_us = 12.345678901;
