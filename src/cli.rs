@@ -25,6 +25,10 @@ pub struct Cli {
     /// With --batch: print the plan and exit
     #[arg(long, requires = "batch")]
     pub dry_run: bool,
+    /// Explorer: compare every row with a saved run (a batch result directory, a per-repetition
+    /// CSV or rows saved with `s`): each row shows Δ% against the same setup there
+    #[arg(long, value_name = "RESULTS", conflicts_with = "batch")]
+    pub baseline: Option<PathBuf>,
     /// With --batch: also write a self-contained HTML report to this new file
     #[arg(
         long,
@@ -280,7 +284,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                 ),
                 _ => crate::sweep::execute(&sweep, cli.out.as_deref(), cli.dry_run, cli.force),
             },
-            None => crate::tui::execute(cli.file.as_deref()),
+            None => crate::tui::execute(cli.file.as_deref(), cli.baseline.as_deref()),
         },
     }
 }

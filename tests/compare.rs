@@ -501,3 +501,22 @@ fn the_report_pages_render_in_a_real_browser_without_errors() {
         );
     }
 }
+
+#[test]
+fn the_explorer_refuses_a_baseline_it_cannot_read_naming_the_flag() {
+    let d = crate::util::tmp();
+    let empty = d.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for bad in [d.path().join("missing.csv"), empty] {
+        let o = crate::util::bin("diskscope")
+            .arg("--baseline")
+            .arg(&bad)
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.starts_with("error: --baseline: "), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+}

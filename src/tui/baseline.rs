@@ -28,6 +28,30 @@ impl BaselineRecord {
     }
 }
 
+impl BaselineRecord {
+    /// The record of a point loaded by the compare module, keyed like a row of this session
+    /// (the experiment name does not take part: a row matches a setup, not a sweep).
+    fn of_compared(r: &crate::compare::Record) -> Option<Self> {
+        let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+        let s = &r.setup;
+        Some(BaselineRecord {
+            setup: format!(
+                "{} {} {} {} {} {} t{} qd{}",
+                s.operation,
+                s.method,
+                s.pattern,
+                s.cache,
+                if s.direct { "direct" } else { "buffered" },
+                crate::size::format_size(s.block_size_bytes),
+                s.threads,
+                s.queue_depth
+            ),
+            mib_s: mean(&r.mib_s)?,
+            p99_us: mean(&r.lat_p99_us).unwrap_or(0.0),
+        })
+    }
+}
+
 /// The reference rows are compared with.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Baseline {
@@ -58,6 +82,19 @@ pub fn setup_key(r: &RunResult) -> String {
 }
 
 impl Baseline {
+    /// The records of a saved run (`diskscope --baseline RESULTS`): a batch result directory, a
+    /// per-repetition CSV or rows saved with `s`, read by the compare module. Each setup's
+    /// reference is the mean of its successful repetitions.
+    pub fn from_saved(path: &std::path::Path) -> Result<Baseline, crate::compare::LoadError> {
+        let records = crate::compare::load(path)?;
+        Ok(Baseline::Records(
+            records
+                .iter()
+                .filter_map(BaselineRecord::of_compared)
+                .collect(),
+        ))
+    }
+
     /// The records of finished rows (failed ones left out), for supplying a baseline from a
     /// results file.
     pub fn from_results(rows: &[RunResult]) -> Baseline {
@@ -137,5 +174,27 @@ mod tests {
             setup_key(&row(4096, 1.0)),
             "read pread sequential as-is buffered 4K t1 qd1"
         );
+    }
+
+    #[test]
+    fn rows_saved_with_s_come_back_as_the_baseline_of_the_same_setup() {
+        let dir = std::env::temp_dir().join(format!("diskscope-baseline-{}", std::process::id()));
+        let _ = std::fs::create_dir(&dir);
+        let csv = dir.join("tui-saved.csv");
+        let mut saved = vec![row(4096, 100.0), row(4096, 300.0), row(1 << 20, 800.0)];
+        for (i, r) in saved.iter_mut().enumerate() {
+            r.experiment = "tui".into();
+            r.rep = i as u32 + 1;
+            r.lat_p99_us = 50.0;
+        }
+        crate::tui::save::append_rows(&csv, &saved).unwrap();
+        let b = Baseline::from_saved(&csv);
+        let _ = std::fs::remove_file(&csv);
+        let _ = std::fs::remove_dir(&dir);
+        let b = b.unwrap();
+        // 4K: mean of 100 and 300 is the reference; 1M has its own.
+        assert_eq!(b.delta_pct(&row(4096, 300.0)), Some(50.0));
+        assert_eq!(b.delta_pct(&row(1 << 20, 400.0)), Some(-50.0));
+        assert_eq!(b.delta_pct(&row(8192, 400.0)), None, "no such setup saved");
     }
 }

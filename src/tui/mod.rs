@@ -41,11 +41,18 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 /// Runs the explorer on `file` (or on the default scratch file). Returns the exit code.
-pub fn execute(file: Option<&Path>) -> anyhow::Result<i32> {
+pub fn execute(file: Option<&Path>, baseline: Option<&Path>) -> anyhow::Result<i32> {
     // A bad FILE is reported first: it is the more specific mistake.
     if let Some(f) = file {
         check_file(f)?;
     }
+    // A bad --baseline is refused before the terminal is taken over.
+    let baseline = match baseline {
+        Some(path) => Some(
+            baseline::Baseline::from_saved(path).map_err(|e| usage(format!("--baseline: {e}")))?,
+        ),
+        None => None,
+    };
     if !std::io::stdout().is_terminal() {
         return Err(usage(
             "the live explorer needs a terminal on stdout; for headless runs use \
@@ -62,7 +69,7 @@ pub fn execute(file: Option<&Path>) -> anyhow::Result<i32> {
             None => scratch::ensure_default_file(&scratch::default_file_path()).await?,
         };
         let size_bytes = check_file(&file)?;
-        explore(file, size_bytes).await
+        explore(file, size_bytes, baseline).await
     })
 }
 
@@ -97,12 +104,19 @@ pub fn check_file(file: &Path) -> anyhow::Result<u64> {
     Ok(meta.len())
 }
 
-async fn explore(file: PathBuf, size_bytes: u64) -> anyhow::Result<i32> {
+async fn explore(
+    file: PathBuf,
+    size_bytes: u64,
+    baseline: Option<baseline::Baseline>,
+) -> anyhow::Result<i32> {
     let scratch = scratch::write_scratch_path(&file);
     // Claimed before each write run; removed however we leave (panics included), and only if
     // this process created it.
     let mut write_scratch = scratch::WriteScratch::new(scratch.clone());
     let mut app = App::new(file.clone(), size_bytes, scratch, save::default_csv_path());
+    if let Some(b) = baseline {
+        app.set_baseline(b);
+    }
     if let Some(secs) = std::env::var("DISKSCOPE_KDM_SECONDS")
         .ok()
         .and_then(|v| v.parse::<f64>().ok())
