@@ -95,6 +95,9 @@ pub struct RunArgs {
     /// Open with O_DSYNC: every write is durable before it returns
     #[arg(long)]
     pub dsync: bool,
+    #[cfg(feature = "mpi")]
+    #[command(flatten)]
+    pub fleet: crate::fleet::run_cmd::FleetArgs,
 }
 
 /// `run2 FILE BLOCK_SIZE [--target SECONDS]`

@@ -111,6 +111,9 @@ pub struct RunSpec {
     pub overwrite_in_place: bool,
     /// Seed for written data and random offsets.
     pub seed: u64,
+    /// Sequential runs: where the covered range starts in the file, bytes (a fleet rank's share
+    /// of a shared file, `src/fleet/`); `block_count` blocks are counted from here. 0 elsewhere.
+    pub range_start_bytes: u64,
 }
 
 impl RunSpec {
@@ -134,6 +137,7 @@ impl RunSpec {
             force: false,
             overwrite_in_place: false,
             seed: crate::pattern::DEFAULT_SEED,
+            range_start_bytes: 0,
         }
     }
 
