@@ -32,6 +32,11 @@ pub fn rows(reports: &[RankReport], clients: usize, layout: Layout) -> Vec<RunRe
     out
 }
 
+/// Fills the fleet columns of an aggregate (`rank = all`) row, empty where there is no value.
+pub fn mark_all(row: &mut RunResult, clients: usize, layout: Layout) {
+    mark(row, "all", clients, layout);
+}
+
 fn mark(row: &mut RunResult, rank: &str, clients: usize, layout: Layout) {
     row.rank = Some(rank.to_string());
     row.clients = Some(clients as u32);

@@ -18,6 +18,7 @@
 //!   the merged latency histogram — percentiles of the union, not an average of percentiles.
 
 pub mod aggregate;
+pub mod batch;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod point;

@@ -165,6 +165,16 @@ fn stop_flag() -> Arc<AtomicBool> {
 
 pub fn execute(sweep_path: &Path, out: Option<&Path>, dry_run: bool) -> anyhow::Result<i32> {
     let plan = load(sweep_path, out)?;
+    // Under mpirun/srun (built with `--features mpi`): every rank runs the sweep, src/fleet/.
+    #[cfg(feature = "mpi")]
+    if !dry_run {
+        let options = crate::fleet::batch::options_of(sweep_path)?;
+        if let Some(fleet) = crate::fleet::join(options)? {
+            let stop = stop_flag();
+            stop.store(false, Ordering::SeqCst);
+            return crate::fleet::batch::execute(&plan, fleet, &stop);
+        }
+    }
     let mut stdout = std::io::stdout().lock();
     write!(stdout, "{}", plan_text(&plan))?;
     stdout.flush()?;
