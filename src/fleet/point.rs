@@ -424,6 +424,118 @@ impl Coordinator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fleet::{FleetOptions, Threads};
+    use std::thread;
+
+    /// Runs `f` on `n` thread-ranks of one fleet; each gets its fleet.
+    fn on_ranks<T: Send + 'static>(
+        n: usize,
+        o: FleetOptions,
+        f: impl Fn(Fleet) -> T + Send + Sync + Clone + 'static,
+    ) -> Vec<T> {
+        let hs: Vec<_> = Threads::fleet(n)
+            .into_iter()
+            .map(|t| {
+                let f = f.clone();
+                thread::spawn(move || f(Fleet::new(Box::new(t), "h".into(), o).unwrap()))
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    }
+
+    fn write_rank_files(dir: &std::path::Path, sizes: &[usize]) -> PathBuf {
+        let base = dir.join("f");
+        for (r, len) in sizes.iter().enumerate() {
+            let data: Vec<u8> = (0..*len).map(|i| (i * 7 + r) as u8).collect();
+            std::fs::write(rank_file(&base, r), data).unwrap();
+        }
+        base
+    }
+
+    fn read_spec(base: &std::path::Path) -> RunSpec {
+        let mut s = RunSpec::new(base);
+        s.block_size_bytes = 4096;
+        s
+    }
+
+    #[test]
+    fn with_stonewall_the_first_rank_done_stops_the_others_and_each_reports_what_it_did() {
+        let dir = tempfile::tempdir().unwrap();
+        // Ranks 0 and 1 read 64 KiB, rank 2 reads 64 MiB in 4 KiB blocks: it is still running
+        // when the others are done.
+        let base = write_rank_files(dir.path(), &[64 << 10, 64 << 10, 64 << 20]);
+        let spec = read_spec(&base);
+        let o = FleetOptions {
+            stonewall: true,
+            ..Default::default()
+        };
+        let got = on_ranks(3, o, move |mut f| {
+            run_point(&mut f, 1, &spec, "t", &AtomicBool::new(false))
+                .map(|e| e.reports)
+                .map_err(|e| e.0.to_string())
+        });
+        let reports = got[0].as_ref().unwrap();
+        assert_eq!(reports.len(), 3);
+        let slow = &reports[2];
+        assert!(
+            slow.stopped_by.starts_with("stonewall: rank"),
+            "{}",
+            slow.stopped_by
+        );
+        assert!(slow.result.bytes < 64 << 20, "{}", slow.result.bytes);
+        assert_eq!(slow.xor_full, None);
+        let all = crate::fleet::aggregate::aggregate_row(reports, 3, Layout::FilePerProcess);
+        let sum: u64 = reports.iter().map(|r| r.result.bytes).sum();
+        assert_eq!(all.bytes, sum);
+        assert_eq!(all.stopped_early, Some(true));
+        assert!(got[1].is_ok() && got[2].is_ok());
+    }
+
+    #[test]
+    fn a_rank_whose_file_is_missing_fails_the_point_on_every_rank_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = write_rank_files(dir.path(), &[4096, 4096]);
+        let spec = read_spec(&base);
+        let got = on_ranks(3, FleetOptions::default(), move |mut f| {
+            run_point(&mut f, 1, &spec, "t", &AtomicBool::new(false))
+                .map(|_| ())
+                .map_err(|e| e.0.to_string())
+        });
+        for g in got {
+            let e = g.unwrap_err();
+            assert!(e.starts_with("fleet: rank 2 (h) failed: FILE:"), "{e}");
+            assert!(e.contains("f.2 does not exist"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_rank_that_dies_after_the_barrier_is_named_on_rank_0_within_the_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = write_rank_files(dir.path(), &[1 << 20, 1 << 20, 1 << 20]);
+        let spec = read_spec(&base);
+        let o = FleetOptions {
+            timeout: Duration::from_millis(600),
+            ..Default::default()
+        };
+        let t0 = std::time::Instant::now();
+        let got = on_ranks(3, o, move |mut f| {
+            if f.rank() == 1 {
+                // Sets up, passes the barrier, then vanishes without a word.
+                let _ = f.barrier(3, Ok(()));
+                return Err("died".to_string());
+            }
+            run_point(&mut f, 1, &spec, "t", &AtomicBool::new(false))
+                .map(|_| ())
+                .map_err(|e| e.0.to_string())
+        });
+        assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+        let e = got[0].clone().unwrap_err();
+        assert!(
+            e.contains("rank 1 (h) did not answer during point 1"),
+            "{e}"
+        );
+        assert!(got[2].is_err(), "rank 2 is told the point ended");
+    }
 
     fn spec(op: Op, count: Option<u64>) -> RunSpec {
         let mut s = RunSpec::new("/data/f");
