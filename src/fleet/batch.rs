@@ -65,8 +65,9 @@ impl FleetDef {
     }
 }
 
-/// The fleet options of the sweep at `path` (defaults when it has no `fleet` key).
-pub fn options_of(path: &Path) -> anyhow::Result<FleetOptions> {
+/// The fleet options of the sweep at `path`, checked (in every build, so a misspelt layout is
+/// an error even before the first mpirun), or None when it has no `fleet` key.
+pub fn options_of(path: &Path) -> anyhow::Result<Option<FleetOptions>> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| usage(format!("SWEEP.toml: cannot read {}: {e}", path.display())))?;
     let src = Source {
@@ -74,10 +75,7 @@ pub fn options_of(path: &Path) -> anyhow::Result<FleetOptions> {
         text,
     };
     let doc = src.parse()?;
-    match &doc.fleet {
-        Some(f) => f.get_ref().options(&src),
-        None => Ok(FleetOptions::default()),
-    }
+    doc.fleet.map(|f| f.get_ref().options(&src)).transpose()
 }
 
 /// This rank's copy of the sweep's file plan.
@@ -144,7 +142,7 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
     let mut _guard = None;
     if makes_file {
         if mine.create {
-            match files::materialize(&mine, stop) {
+            match fleet.while_alive(|| files::materialize(&mine, stop)) {
                 Ok(g) => _guard = g,
                 Err(e) => setup = Err(format!("{e:#}")),
             }
@@ -183,7 +181,7 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
                 let label = crate::sweep::exec::point_label(&x.name, spec, x.kind);
                 let end = point::run_point(&mut fleet, seq, spec, &x.name, stop);
                 if spec.op == Op::Write && makes_file {
-                    files::after_write(&mine, &AtomicBool::new(false))?;
+                    fleet.while_alive(|| files::after_write(&mine, &AtomicBool::new(false)))?;
                 }
                 if stop.load(Ordering::Relaxed) {
                     collected.push(rows);
@@ -291,5 +289,48 @@ impl Default for FleetCsvRow {
         let mut r = RunResult::default();
         super::aggregate::mark_all(&mut r, 0, Layout::FilePerProcess);
         FleetCsvRow(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(text: &str) -> anyhow::Result<FleetOptions> {
+        let src = Source {
+            display: "s.toml".into(),
+            text: text.into(),
+        };
+        let doc = src.parse()?;
+        doc.fleet.expect("a fleet key").get_ref().options(&src)
+    }
+
+    #[test]
+    fn the_fleet_key_sets_layout_stonewall_and_timeout() {
+        let o =
+            options("fleet = { layout = \"shared-file\", stonewall = true, timeout_s = 2.5 }\n")
+                .unwrap();
+        assert_eq!(o.layout, Layout::SharedFile);
+        assert!(o.stonewall);
+        assert_eq!(o.timeout, Duration::from_millis(2500));
+    }
+
+    #[test]
+    fn a_bad_fleet_value_names_the_line_and_the_key() {
+        let e = options("name = \"x\"\nfleet = { layout = \"striped\" }\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "s.toml:2: key `layout`: unknown layout 'striped'; use file-per-process or shared-file"
+        );
+        let e = options("fleet = { timeout_s = -1 }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("s.toml:1: key `timeout_s`: -1 is not"), "{e}");
+        let e = options("fleet = { layuot = \"shared-file\" }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("s.toml:1: key `layuot`: unknown key"), "{e}");
     }
 }

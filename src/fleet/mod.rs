@@ -38,8 +38,8 @@ pub const HEARTBEAT: Duration = Duration::from_millis(500);
 /// How long a waiting loop sleeps between looks at the transport. Bounds the barrier's release
 /// skew from below; small against any point worth measuring.
 pub const POLL_SLEEP: Duration = Duration::from_micros(200);
-/// Default for how long a rank may stay silent (or late to a barrier) before the point is
-/// stopped and the rank named.
+/// Default for how long a rank may stay silent (no heartbeat, no message) while it is waited
+/// for before the point is stopped and the rank named.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Where each rank's data lives.
@@ -95,7 +95,8 @@ impl Default for FleetOptions {
 /// What can go wrong between ranks.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FleetError {
-    /// Ranks that did not answer in time (barrier, or silent during a point).
+    /// Ranks silent for longer than the timeout when they were needed (at a barrier, during
+    /// a point).
     Timeout {
         what: String,
         missing: Vec<usize>,
@@ -128,8 +129,8 @@ impl fmt::Display for FleetError {
                     .collect();
                 write!(
                     f,
-                    "fleet: rank{} {} did not {what} within {:.1} s (dead, or stuck; \
-                     raise the timeout if setup is slow)",
+                    "fleet: rank{} {} did not {what} and was silent for {:.1} s (dead, or \
+                     its host or network gone)",
                     if missing.len() == 1 { "" } else { "s" },
                     names.join(", "),
                     timeout.as_secs_f64()
@@ -323,16 +324,37 @@ impl Fleet {
         self.stash.retain(|(_, m)| m.seq().is_none_or(|s| s >= seq));
     }
 
+    /// Runs `work` (setup: creating a test file, warming or evicting a cache, opening files) on
+    /// a helper thread while this thread keeps the fleet's heartbeats going, so a long setup is
+    /// not mistaken for a dead rank. `work` must not use the fleet.
+    pub fn while_alive<T: Send>(&mut self, work: impl FnOnce() -> T + Send) -> T {
+        if self.size() == 1 {
+            return work();
+        }
+        std::thread::scope(|s| {
+            let h = s.spawn(work);
+            while !h.is_finished() {
+                // A garbled message surfaces at the next wait, which decodes it again.
+                let _ = self.pump();
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+        })
+    }
+
     /// The checked barrier before point `seq`: every rank says whether its setup worked; rank 0
-    /// waits for all of them (at most the timeout), then releases everyone or aborts the point for
-    /// everyone with the first failure or the list of ranks that did not arrive. Every rank
-    /// returns the same verdict.
+    /// waits for all of them, then releases everyone or aborts the point for everyone with the
+    /// first failure, or with the ranks that did not arrive and fell silent for longer than the
+    /// timeout (dead, or their host gone). A rank that is alive but slow to set up (it keeps
+    /// sending heartbeats, see [`Fleet::while_alive`]) is waited for. Every rank returns the same
+    /// verdict.
     pub fn barrier(&mut self, seq: u64, mine: Result<(), String>) -> Result<(), FleetError> {
         self.forget_before(seq);
         if self.size() == 1 {
             return mine.map_err(FleetError::Aborted);
         }
-        let timeout = self.options.timeout;
+        let is_verdict = |m: &Msg| matches!(m, Msg::Verdict { seq: s, .. } if *s == seq);
+        let is_ready = |m: &Msg| matches!(m, Msg::Ready { seq: s, .. } if *s == seq);
         if self.rank() != 0 {
             self.send(
                 0,
@@ -341,45 +363,43 @@ impl Fleet {
                     error: mine.err(),
                 },
             )?;
-            // Rank 0 answers at most one timeout after it arrives itself.
-            let deadline = Instant::now() + 2 * timeout;
-            let got = self.wait_for(
-                deadline,
-                |m| matches!(m, Msg::Verdict { seq: s, .. } if *s == seq),
-            )?;
-            return match got {
-                Some((_, Msg::Verdict { abort: None, .. })) => Ok(()),
-                Some((
-                    _,
-                    Msg::Verdict {
-                        abort: Some(why), ..
-                    },
-                )) => Err(FleetError::Aborted(why)),
-                _ => Err(self.timeout_error(&format!("release barrier {seq}"), vec![0])),
-            };
+            loop {
+                match self.take(is_verdict)? {
+                    Some((_, Msg::Verdict { abort: None, .. })) => return Ok(()),
+                    Some((
+                        _,
+                        Msg::Verdict {
+                            abort: Some(why), ..
+                        },
+                    )) => return Err(FleetError::Aborted(why)),
+                    _ => {}
+                }
+                if !self.silent(std::iter::once(0)).is_empty() {
+                    return Err(self.timeout_error(&format!("release barrier {seq}"), vec![0]));
+                }
+                std::thread::sleep(POLL_SLEEP);
+            }
         }
-        let deadline = Instant::now() + timeout;
         let mut arrived = vec![false; self.size()];
         arrived[0] = true;
         let mut failures: Vec<(usize, String)> = Vec::new();
         if let Err(e) = mine {
             failures.push((0, e));
         }
+        let mut missing = Vec::new();
         while arrived.iter().any(|a| !a) {
-            match self.wait_for(
-                deadline,
-                |m| matches!(m, Msg::Ready { seq: s, .. } if *s == seq),
-            )? {
-                Some((from, Msg::Ready { error, .. })) => {
-                    arrived[from] = true;
-                    if let Some(e) = error {
-                        failures.push((from, e));
-                    }
+            while let Some((from, Msg::Ready { error, .. })) = self.take(is_ready)? {
+                arrived[from] = true;
+                if let Some(e) = error {
+                    failures.push((from, e));
                 }
-                _ => break,
             }
+            missing = self.silent((0..self.size()).filter(|r| !arrived[*r]));
+            if !missing.is_empty() {
+                break;
+            }
+            std::thread::sleep(POLL_SLEEP);
         }
-        let missing: Vec<usize> = (0..self.size()).filter(|r| !arrived[*r]).collect();
         let verdict = if !missing.is_empty() {
             Some(self.timeout_error(&format!("reach barrier {seq}"), missing))
         } else {

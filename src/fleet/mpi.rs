@@ -26,9 +26,12 @@ pub struct MpiTransport {
 impl MpiTransport {
     /// Initialises MPI (once per process).
     pub fn init() -> Result<MpiTransport, FleetError> {
-        let universe = mpi::initialize().ok_or_else(|| {
-            FleetError::Mpi("MPI was already initialised, or MPI_Init failed".into())
-        })?;
+        // Funneled: the runner's workers and setup helpers are threads, but only the main
+        // thread ever calls MPI.
+        let (universe, _) =
+            mpi::initialize_with_threading(mpi::Threading::Funneled).ok_or_else(|| {
+                FleetError::Mpi("MPI was already initialised, or MPI_Init failed".into())
+            })?;
         let world = universe.world();
         let rank = world.rank() as usize;
         let size = world.size() as usize;

@@ -150,14 +150,16 @@ pub fn run_point(
         let mut pre: Result<(), String> = Ok(());
         if cold_all {
             if fleet.is_host_leader() {
-                pre = crate::cache::prepare(&mine.path, CacheMode::ColdAll, 0)
+                let path = mine.path.clone();
+                pre = fleet
+                    .while_alive(|| crate::cache::prepare(&path, CacheMode::ColdAll, 0))
                     .map_err(|e| format!("{e:#}"));
             }
             // The host's page cache is dropped once; every rank then evicts its own file.
             mine.cache = CacheMode::Cold;
         }
         if shared_write && rank == 0 {
-            match create_shared(&mine) {
+            match fleet.while_alive(|| create_shared(&mine)) {
                 Ok(true) => created.push(mine.path.clone()),
                 Ok(false) => {}
                 Err(e) => pre = Err(format!("{e:#}")),
@@ -170,7 +172,7 @@ pub fn run_point(
 
     // Step 1: this rank's setup, before the clock.
     let existed = mine.path.exists();
-    let prepared = runner::prepare(&mine);
+    let prepared = fleet.while_alive(|| runner::prepare(&mine));
     if mine.op == Op::Write && !existed && mine.path.is_file() {
         created.push(mine.path.clone());
     }
