@@ -241,6 +241,8 @@ pub fn run_point(
         }
     };
     result.host = fleet.host().to_string();
+    // `cold-all` ran as a host-wide drop plus `cold` per rank: report what was asked.
+    result.cache = spec.cache.to_string();
     let error = (!result.error.is_empty()).then(|| result.error.clone());
     let report = RankReport {
         rank,
@@ -491,6 +493,29 @@ mod tests {
         assert_eq!(all.bytes, sum);
         assert_eq!(all.stopped_early, Some(true));
         assert!(got[1].is_ok() && got[2].is_ok());
+    }
+
+    #[test]
+    fn cold_all_rows_say_cold_all_though_only_the_hosts_first_rank_drops_the_cache() {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: cold-all needs root (drop_caches)");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let base = write_rank_files(dir.path(), &[8192, 8192]);
+        let mut spec = read_spec(&base);
+        spec.cache = CacheMode::ColdAll;
+        let got = on_ranks(2, FleetOptions::default(), move |mut f| {
+            run_point(&mut f, 1, &spec, "t", &AtomicBool::new(false))
+                .map(|e| e.reports)
+                .map_err(|e| e.0.to_string())
+        });
+        let reports = got[0].as_ref().unwrap();
+        for r in reports {
+            assert_eq!(r.result.cache, "cold-all");
+            assert_eq!(r.result.bytes, 8192);
+        }
     }
 
     #[test]
