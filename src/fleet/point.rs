@@ -50,6 +50,12 @@ pub fn rank_spec(
     file_size_bytes: u64,
 ) -> RunSpec {
     let mut s = spec.clone();
+    if spec.pattern == Pattern::Random && spec.op == Op::Read {
+        // Each rank its own offsets (the same seed would send every rank to the same blocks in
+        // the same order). Not for writes: the seed is also the data, and a test file must keep
+        // its pattern.
+        s.seed = spec.seed ^ (rank as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
     match layout {
         Layout::FilePerProcess => s.path = rank_file(&spec.path, rank),
         Layout::SharedFile => {
@@ -604,6 +610,19 @@ mod tests {
         // 11 blocks (the last one partial): rank 2 gets blocks 7..11.
         assert_eq!(last.range_start_bytes, 7 * 4096);
         assert_eq!(last.block_count, Some(4));
+    }
+
+    #[test]
+    fn random_reads_draw_different_offsets_on_each_rank_but_writes_keep_the_data_seed() {
+        let mut s = spec(Op::Read, Some(10));
+        s.pattern = Pattern::Random;
+        let seeds: Vec<u64> = (0..3)
+            .map(|r| rank_spec(&s, Layout::SharedFile, r, 3, 1 << 20).seed)
+            .collect();
+        assert_eq!(seeds[0], s.seed);
+        assert!(seeds[1] != seeds[0] && seeds[2] != seeds[1]);
+        s.op = Op::Write;
+        assert_eq!(rank_spec(&s, Layout::SharedFile, 2, 3, 0).seed, s.seed);
     }
 
     #[test]
