@@ -48,23 +48,33 @@ fn mpirun() -> Command {
 /// Runs `c` with a hard time limit (the whole process group is killed past it).
 fn run_bounded(mut c: Command, limit: Duration) -> (Output, Duration) {
     use std::os::unix::process::CommandExt;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
     c.stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
     let t0 = Instant::now();
-    let mut child = c.spawn().expect("mpirun starts");
+    let child = c.spawn().expect("mpirun starts");
     let pid = child.id() as i32;
-    let watchdog = std::thread::spawn(move || {
-        while t0.elapsed() < limit {
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        // SAFETY: kill(2) on the process group of the child we started; harmless if gone.
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
-    });
-    let _ = &mut child;
+    let done = Arc::new(AtomicBool::new(false));
+    let watchdog = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            while t0.elapsed() < limit {
+                if done.load(Ordering::SeqCst) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            // SAFETY: kill(2) on the process group of the child we started; the watchdog stops
+            // as soon as the child is reaped, so it only fires while the group is ours.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+        })
+    };
     let out = child.wait_with_output().expect("mpirun output");
+    done.store(true, Ordering::SeqCst);
     let took = t0.elapsed();
-    drop(watchdog); // detached: it ends on its own after the limit
+    watchdog.join().unwrap();
     assert!(took < limit, "mpirun ran past {limit:?}: {out:?}");
     (out, took)
 }
