@@ -83,6 +83,13 @@ fn rank_file_plan(plan: &FilePlan, layout: Layout, rank: usize) -> FilePlan {
     let mut p = plan.clone();
     if layout == Layout::FilePerProcess {
         p.path = rank_file(&plan.path, rank);
+        if !plan.create {
+            // The user's own per-rank file: after a write it is restored to its own size, never
+            // cut to the size of the file the sweep names.
+            if let Ok(m) = std::fs::metadata(&p.path) {
+                p.size_bytes = m.len();
+            }
+        }
     }
     p
 }
@@ -295,6 +302,25 @@ impl Default for FleetCsvRow {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_named_per_rank_file_keeps_its_own_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("f");
+        std::fs::write(&base, vec![0u8; 100]).unwrap();
+        std::fs::write(rank_file(&base, 1), vec![0u8; 300]).unwrap();
+        let plan = FilePlan {
+            path: base.clone(),
+            size_bytes: 100,
+            create: false,
+            keep: true,
+            writable: true,
+        };
+        let mine = rank_file_plan(&plan, Layout::FilePerProcess, 1);
+        assert_eq!((mine.path, mine.size_bytes), (rank_file(&base, 1), 300));
+        let shared = rank_file_plan(&plan, Layout::SharedFile, 1);
+        assert_eq!(shared, plan);
+    }
 
     fn options(text: &str) -> anyhow::Result<FleetOptions> {
         let src = Source {
