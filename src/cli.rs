@@ -41,6 +41,9 @@ pub enum Command {
     Syscalls(SyscallsArgs),
     /// Many small files vs one packed file, in sequential, random and trace order
     Locality(crate::locality::LocalityArgs),
+    /// Fleet runs: throughput by number of clients, from the CSVs of several fleet runs
+    #[cfg(feature = "mpi")]
+    Clients(crate::fleet::clients::ClientsArgs),
 }
 
 /// Options shared by the measuring commands.
@@ -240,6 +243,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Fast(a)) => commands::fast::execute(&a),
         Some(Command::Syscalls(a)) => commands::syscalls::execute(&a),
         Some(Command::Locality(a)) => crate::locality::execute(&a),
+        #[cfg(feature = "mpi")]
+        Some(Command::Clients(a)) => crate::fleet::clients::execute(&a),
         None => match cli.batch {
             Some(sweep) => crate::sweep::execute(&sweep, cli.out.as_deref(), cli.dry_run),
             None => crate::tui::execute(cli.file.as_deref()),

@@ -180,6 +180,18 @@ fn a_file_per_process_sweep_on_three_ranks_sums_the_ranks_and_only_rank_0_writes
     assert!(alls.iter().all(|r| r["layout"] == "file-per-process"));
     assert!(lead.join("out/x-summary.csv").is_file());
     assert!(!rest.join("out").exists(), "ranks 1 and 2 wrote results");
+    // The clients figure reads fleet CSVs back (one here; several rank counts in real use).
+    let svg = d.path().join("clients.svg");
+    let out = bin("diskscope")
+        .arg("clients")
+        .arg("--out")
+        .arg(&svg)
+        .arg(lead.join("out/x.csv"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let figure = std::fs::read_to_string(&svg).unwrap();
+    assert!(figure.contains("clients (MPI ranks)"));
     for r in 0..3 {
         let f = PathBuf::from(format!("{}.{r}", data.display()));
         assert!(!f.exists(), "test file {} left behind", f.display());

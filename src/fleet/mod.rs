@@ -19,6 +19,7 @@
 
 pub mod aggregate;
 pub mod batch;
+pub mod clients;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod point;
