@@ -21,6 +21,7 @@
 //! * [`xor`] — the XOR contract; [`pattern`] — deterministic written data; [`size`] — `4K`, `1M`.
 //! * [`commands`] — the classic lab commands (`run`, `run2`, `fast`, `syscalls`).
 //! * [`sweep`] — batch mode: sweep files → runs → [`export`] (CSV, SVG plots, summary table).
+//! * [`fleet`] — the same point on many MPI ranks at once (`--features mpi`), IOR-style aggregate.
 //! * [`cli`] — clap definitions and the entry points of the binaries.
 
 pub mod cache;
