@@ -1,7 +1,7 @@
 //! How ranks reach each other: "send these bytes to rank r" and "is there a message for me?",
 //! nothing more. Every coordination rule (barriers with timeouts, stop, gather) is built on these
-//! two calls in [`super::Fleet`], so the same rules run on MPI (`fleet::mpi`, feature `mpi`), in one process
-//! ([`Solo`]), and between threads in the tests ([`Threads`]).
+//! two calls in [`super::Fleet`], so the same rules run on MPI (`fleet::mpi`, feature `mpi`), in
+//! one process ([`Solo`]), and between threads in the tests ([`Threads`]).
 
 use super::FleetError;
 use std::sync::mpsc::{channel, Receiver, Sender};
