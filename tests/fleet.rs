@@ -269,6 +269,26 @@ fn run_under_mpirun_writes_a_shared_file_whose_xor_equals_a_single_runs() {
 }
 
 #[test]
+fn a_shared_write_onto_an_existing_file_is_refused_by_rank_0_and_the_file_untouched() {
+    need_mpi!();
+    let d = tmp();
+    let f = d.path().join("precious");
+    std::fs::write(&f, b"keep me").unwrap();
+    let mut c = mpirun();
+    c.args(["-n", "3"]).arg(bin_path("run")).arg(&f);
+    c.args(["-w", "4K", "8", "--fleet-layout", "shared-file"]);
+    let (out, _) = run_bounded(c, Duration::from_secs(60));
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    // Rank 0 gets to say why: the other ranks exit 0 so mpirun does not kill it first.
+    assert!(
+        err.contains("error: fleet: rank 0 (") && err.contains("already exists; pass --force"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&f).unwrap(), b"keep me");
+}
+
+#[test]
 fn a_bad_fleet_flag_is_a_usage_error_naming_the_flag() {
     need_mpi!();
     let mut c = mpirun();

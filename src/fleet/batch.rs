@@ -101,7 +101,7 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
     let lead = rank == 0;
     if let Some(x) = plan.experiments.iter().find(|x| x.kind != Kind::Throughput) {
         if !lead {
-            return Ok(2);
+            return Ok(0); // rank 0 says why and sets the status (see `follower_status`)
         }
         return Err(usage(format!(
             "experiment `{}`: kind {} cannot run as a fleet (only throughput experiments do); \
@@ -209,7 +209,7 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
                         r.experiment = x.name.clone();
                         r.rep = rep;
                         r.error = e.to_string();
-                        if matches!(e, FleetError::Timeout { .. }) {
+                        if e.is_lost() {
                             broken = Some(e);
                         }
                         vec![r]
@@ -244,7 +244,7 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
         collected.push(rows);
     }
     if !lead {
-        return Ok(if broken.is_some() { 1 } else { 0 });
+        return Ok(broken.as_ref().map_or(0, super::follower_status));
     }
     let done: Vec<(&crate::sweep::plan::Experiment, &Collected)> =
         plan.experiments.iter().zip(&collected).collect();
@@ -282,7 +282,7 @@ fn fleet_failed(lead: bool, e: FleetError) -> anyhow::Result<i32> {
     if lead {
         Err(anyhow::anyhow!("{e}"))
     } else {
-        Ok(1)
+        Ok(super::follower_status(&e))
     }
 }
 

@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 pub use transport::{Solo, Threads, Transport};
 use wire::Msg;
 
-/// How often a waiting rank says it is alive.
+/// How often a waiting rank says it is alive (more often when the timeout is under 2 s).
 pub const HEARTBEAT: Duration = Duration::from_millis(500);
 /// How long a waiting loop sleeps between looks at the transport. Bounds the barrier's release
 /// skew from below; small against any point worth measuring.
@@ -106,6 +106,9 @@ pub enum FleetError {
     },
     /// Rank 0 stopped the point for every rank; the (whole) message names the rank and why.
     Aborted(String),
+    /// Rank 0 stopped the point because a rank is gone (it timed out on rank 0): the fleet
+    /// cannot run further points.
+    Lost(String),
     /// A message that does not decode (a mismatched build on some rank).
     Garbled(String),
     /// The MPI library refused something.
@@ -137,7 +140,7 @@ impl fmt::Display for FleetError {
                     timeout.as_secs_f64()
                 )
             }
-            FleetError::Aborted(why) => f.write_str(why),
+            FleetError::Aborted(why) | FleetError::Lost(why) => f.write_str(why),
             FleetError::Garbled(why) => {
                 write!(
                     f,
@@ -150,6 +153,40 @@ impl fmt::Display for FleetError {
 }
 
 impl std::error::Error for FleetError {}
+
+impl FleetError {
+    /// Whether the fleet lost a rank, so no further point can run.
+    pub fn is_lost(&self) -> bool {
+        matches!(self, FleetError::Timeout { .. } | FleetError::Lost(_))
+    }
+
+    /// Whether rank 0 is among the ranks that fell silent: then nobody else will report.
+    pub fn lost_rank_0(&self) -> bool {
+        matches!(self, FleetError::Timeout { missing, .. } if missing.contains(&0))
+    }
+}
+
+/// The error a follower makes of rank 0's abort.
+fn abort_error(why: String, lost: bool) -> FleetError {
+    if lost {
+        FleetError::Lost(why)
+    } else {
+        FleetError::Aborted(why)
+    }
+}
+
+/// The exit status of a rank other than 0 after a failed point. Rank 0 reports failures and
+/// sets the job's status; a follower exiting non-zero first would make mpirun kill the job, rank
+/// 0 included, before rank 0 prints why. So followers exit 0, unless rank 0 itself is gone: then
+/// they say so and exit 1.
+pub fn follower_status(e: &FleetError) -> i32 {
+    if e.lost_rank_0() {
+        eprintln!("error: {e}");
+        1
+    } else {
+        0
+    }
+}
 
 /// The fleet this process belongs to, with the coordination rules.
 pub struct Fleet {
@@ -278,7 +315,9 @@ impl Fleet {
                 m => self.stash.push_back((from, m)),
             }
         }
-        if self.size() > 1 && self.last_beat.elapsed() >= HEARTBEAT {
+        // At least four beats per timeout, so a short timeout never mistakes a live rank.
+        let beat = HEARTBEAT.min(self.options.timeout / 4);
+        if self.size() > 1 && self.last_beat.elapsed() >= beat {
             self.last_beat = Instant::now();
             if self.rank() == 0 {
                 self.to_all(&Msg::Heartbeat)?;
@@ -370,9 +409,11 @@ impl Fleet {
                     Some((
                         _,
                         Msg::Verdict {
-                            abort: Some(why), ..
+                            abort: Some(why),
+                            lost,
+                            ..
                         },
-                    )) => return Err(FleetError::Aborted(why)),
+                    )) => return Err(abort_error(why, lost)),
                     _ => {}
                 }
                 if !self.silent(std::iter::once(0)).is_empty() {
@@ -410,12 +451,14 @@ impl Fleet {
             })
         };
         let abort = verdict.as_ref().map(|e| e.to_string());
+        let lost = verdict.as_ref().is_some_and(FleetError::is_lost);
         for r in (1..self.size()).filter(|r| arrived[*r]) {
             self.send(
                 r,
                 &Msg::Verdict {
                     seq,
                     abort: abort.clone(),
+                    lost,
                 },
             )?;
         }

@@ -165,7 +165,9 @@ pub fn run_point(
             mine.cache = CacheMode::Cold;
         }
         if shared_write && rank == 0 {
-            match fleet.while_alive(|| create_shared(&mine)) {
+            // The point's own flags decide (`mine` is always force + in place: it writes into
+            // the file created here).
+            match fleet.while_alive(|| create_shared(spec)) {
                 Ok(true) => created.push(mine.path.clone()),
                 Ok(false) => {}
                 Err(e) => pre = Err(format!("{e:#}")),
@@ -290,12 +292,11 @@ impl Fleet {
         {
             return Ok(Some(why));
         }
-        if let Some((_, Msg::End { abort, .. })) =
+        if let Some((_, Msg::End { abort, lost, .. })) =
             self.take(|m| matches!(m, Msg::End { seq: s, .. } if *s == seq))?
         {
-            return Err(FleetError::Aborted(
-                abort.unwrap_or_else(|| "fleet: rank 0 ended the point early".into()),
-            ));
+            let why = abort.unwrap_or_else(|| "fleet: rank 0 ended the point early".into());
+            return Err(super::abort_error(why, lost));
         }
         if !self.silent(std::iter::once(0)).is_empty() {
             return Err(self.timeout_error(&format!("answer during point {seq}"), vec![0]));
@@ -320,12 +321,12 @@ impl Fleet {
             },
         )?;
         loop {
-            if let Some((_, Msg::End { abort, .. })) =
+            if let Some((_, Msg::End { abort, lost, .. })) =
                 self.take(|m| matches!(m, Msg::End { seq: s, .. } if *s == seq))?
             {
                 return match abort {
                     None => Ok(()),
-                    Some(why) => Err(FleetError::Aborted(why)),
+                    Some(why) => Err(super::abort_error(why, lost)),
                 };
             }
             if !self.silent(std::iter::once(0)).is_empty() {
@@ -398,6 +399,7 @@ impl Coordinator {
             let _ = fleet.to_all(&Msg::End {
                 seq,
                 abort: Some(e.to_string()),
+                lost: true,
             });
             return Err(e);
         }
@@ -426,7 +428,11 @@ impl Coordinator {
             }
         }
         let abort = self.failure.as_ref().map(|(_, why)| why.clone());
-        fleet.to_all(&Msg::End { seq, abort })?;
+        fleet.to_all(&Msg::End {
+            seq,
+            abort,
+            lost: false,
+        })?;
         Ok(reports.into_iter().flatten().collect())
     }
 }
@@ -525,6 +531,34 @@ mod tests {
     }
 
     #[test]
+    fn a_shared_write_onto_an_existing_file_without_force_is_refused_and_the_file_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("shared");
+        std::fs::write(&f, b"precious").unwrap();
+        let mut spec = RunSpec::new(&f);
+        spec.op = Op::Write;
+        spec.block_size_bytes = 4096;
+        spec.block_count = Some(6);
+        let o = FleetOptions {
+            layout: Layout::SharedFile,
+            ..Default::default()
+        };
+        let got = on_ranks(3, o, move |mut f| {
+            run_point(&mut f, 1, &spec, "t", &AtomicBool::new(false))
+                .map(|_| ())
+                .map_err(|e| e.0.to_string())
+        });
+        for g in got {
+            let e = g.unwrap_err();
+            assert!(
+                e.contains("already exists; pass --force to replace it"),
+                "{e}"
+            );
+        }
+        assert_eq!(std::fs::read(&f).unwrap(), b"precious");
+    }
+
+    #[test]
     fn a_rank_whose_file_is_missing_fails_the_point_on_every_rank_naming_it() {
         let dir = tempfile::tempdir().unwrap();
         let base = write_rank_files(dir.path(), &[4096, 4096]);
@@ -555,19 +589,21 @@ mod tests {
             if f.rank() == 1 {
                 // Sets up, passes the barrier, then vanishes without a word.
                 let _ = f.barrier(3, Ok(()));
-                return Err("died".to_string());
+                return Err((true, "died".to_string()));
             }
             run_point(&mut f, 1, &spec, "t", &AtomicBool::new(false))
                 .map(|_| ())
-                .map_err(|e| e.0.to_string())
+                .map_err(|e| (e.0.is_lost(), e.0.to_string()))
         });
         assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
-        let e = got[0].clone().unwrap_err();
+        let (lost, e) = got[0].clone().unwrap_err();
         assert!(
             e.contains("rank 1 (h) did not answer during point 1"),
             "{e}"
         );
-        assert!(got[2].is_err(), "rank 2 is told the point ended");
+        assert!(lost);
+        // Rank 2 is told the point ended, and that the fleet cannot go on.
+        assert_eq!(got[2], Err((true, e)));
     }
 
     fn spec(op: Op, count: Option<u64>) -> RunSpec {

@@ -6,7 +6,7 @@
 //! summary, then the fleet's.
 
 use super::point::{self, PointEnd};
-use super::{Fleet, FleetOptions, Layout};
+use super::{follower_status, Fleet, FleetOptions, Layout};
 use crate::cli::RunArgs;
 use crate::commands::{println_stdout, summary_line};
 use crate::config::Op;
@@ -72,20 +72,21 @@ pub fn execute(a: &RunArgs, mut fleet: Fleet) -> anyhow::Result<i32> {
     let rank = fleet.rank();
     let spec = match crate::commands::run::spec_of(a) {
         Ok(s) => s,
-        // Every rank sees the same command line: rank 0 says it once.
+        // Every rank sees the same command line: rank 0 says it once and sets the status (see
+        // `follower_status`).
         Err(e) if rank == 0 => return Err(e),
-        Err(_) => return Ok(2),
+        Err(_) => return Ok(0),
     };
     let stop = AtomicBool::new(false);
     let end = point::run_point(&mut fleet, 1, &spec, "run", &stop);
-    let failed = |why: String, created: &[PathBuf]| -> anyhow::Result<i32> {
+    let failed = |why: String, created: &[PathBuf], follower: i32| -> anyhow::Result<i32> {
         let removed = if spec.op == Op::Write {
             remove_created(created)
         } else {
             Vec::new()
         };
         if rank != 0 {
-            return Ok(1);
+            return Ok(follower);
         }
         let note = if removed.is_empty() {
             String::new()
@@ -96,7 +97,10 @@ pub fn execute(a: &RunArgs, mut fleet: Fleet) -> anyhow::Result<i32> {
     };
     let PointEnd { reports, created } = match end {
         Ok(e) => e,
-        Err((e, created)) => return failed(e.to_string(), &created),
+        Err((e, created)) => {
+            let follower = if rank != 0 { follower_status(&e) } else { 0 };
+            return failed(e.to_string(), &created, follower);
+        }
     };
     if rank != 0 {
         return Ok(0);
@@ -104,7 +108,7 @@ pub fn execute(a: &RunArgs, mut fleet: Fleet) -> anyhow::Result<i32> {
     let rows = fleet.rows_of(&reports);
     let all = rows.last().expect("rows end with the aggregate");
     if !all.error.is_empty() {
-        return failed(format!("fleet: {}", all.error), &created);
+        return failed(format!("fleet: {}", all.error), &created, 0);
     }
     let per_rank = &rows[..rows.len() - 1];
     match fleet.options.layout {

@@ -41,8 +41,13 @@ pub enum Msg {
     Hosts { hosts: Vec<String> },
     /// Rank → 0: ready for point `seq` (or the setup failed, and why).
     Ready { seq: u64, error: Option<String> },
-    /// 0 → all: start point `seq` now, or abort it (why).
-    Verdict { seq: u64, abort: Option<String> },
+    /// 0 → all: start point `seq` now, or abort it (why; `lost`: a rank is gone, the fleet
+    /// cannot go on).
+    Verdict {
+        seq: u64,
+        abort: Option<String>,
+        lost: bool,
+    },
     /// Anyone: still alive (rank → 0, and 0 → all while it waits).
     Heartbeat,
     /// Rank → 0: my run of point `seq` ended (failed: why).
@@ -51,8 +56,12 @@ pub enum Msg {
     Stop { seq: u64, why: String },
     /// Rank → 0: my measurement of point `seq`.
     Report { seq: u64, report: Box<RankReport> },
-    /// 0 → all: point `seq` is over (abort: a rank went missing and why).
-    End { seq: u64, abort: Option<String> },
+    /// 0 → all: point `seq` is over (abort: it failed, and why; `lost`: a rank is gone).
+    End {
+        seq: u64,
+        abort: Option<String>,
+        lost: bool,
+    },
 }
 
 impl Msg {
@@ -88,10 +97,11 @@ impl Msg {
                 w.u64(*seq);
                 w.opt_str(error.as_deref());
             }
-            Msg::Verdict { seq, abort } => {
+            Msg::Verdict { seq, abort, lost } => {
                 w.u8(4);
                 w.u64(*seq);
                 w.opt_str(abort.as_deref());
+                w.u8(*lost as u8);
             }
             Msg::Heartbeat => w.u8(5),
             Msg::Done { seq, error } => {
@@ -109,10 +119,11 @@ impl Msg {
                 w.u64(*seq);
                 w.report(report);
             }
-            Msg::End { seq, abort } => {
+            Msg::End { seq, abort, lost } => {
                 w.u8(9);
                 w.u64(*seq);
                 w.opt_str(abort.as_deref());
+                w.u8(*lost as u8);
             }
         }
         w.0
@@ -137,6 +148,7 @@ impl Msg {
             4 => Msg::Verdict {
                 seq: r.u64()?,
                 abort: r.opt_str()?,
+                lost: r.u8()? != 0,
             },
             5 => Msg::Heartbeat,
             6 => Msg::Done {
@@ -154,6 +166,7 @@ impl Msg {
             9 => Msg::End {
                 seq: r.u64()?,
                 abort: r.opt_str()?,
+                lost: r.u8()? != 0,
             },
             k => return Err(FleetError::Garbled(format!("unknown message kind {k}"))),
         };
@@ -360,6 +373,7 @@ mod tests {
             Msg::Verdict {
                 seq: 3,
                 abort: None,
+                lost: false,
             },
             Msg::Heartbeat,
             Msg::Done {
@@ -377,6 +391,7 @@ mod tests {
             Msg::End {
                 seq: 4,
                 abort: Some("rank 1".into()),
+                lost: true,
             },
         ];
         for m in msgs {
