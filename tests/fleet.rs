@@ -34,9 +34,16 @@ fn bin_path(name: &str) -> PathBuf {
     PathBuf::from(bin(name).get_program())
 }
 
-/// `mpirun` with the flags this host needs (three ranks on two cores, maybe as root).
-fn mpirun() -> Command {
+/// `mpirun` with the flags this host needs (three ranks on two cores, maybe as root). Its session
+/// directory goes under `scratch` (a test's temp dir): mpiruns started at once by parallel tests
+/// race to create the shared default one in /tmp.
+fn mpirun(scratch: &Path) -> Command {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let session = scratch.join(format!("ompi-{}", N.fetch_add(1, Ordering::SeqCst)));
+    std::fs::create_dir(&session).unwrap();
     let mut c = Command::new("mpirun");
+    c.env("OMPI_MCA_orte_tmpdir_base", &session);
     c.arg("--oversubscribe");
     if is_root() {
         c.arg("--allow-run-as-root");
@@ -117,7 +124,7 @@ fn sweep(dir: &Path, layout: &str, data: &Path, keep: bool) -> PathBuf {
 /// Rank 0 in `lead`, ranks 1 and 2 in `rest` (MPMD), so files written by the wrong rank show.
 fn batch_on_three_ranks(lead: &Path, rest: &Path, sweep: &Path) -> Output {
     let diskscope = bin_path("diskscope");
-    let mut c = mpirun();
+    let mut c = mpirun(sweep.parent().unwrap());
     for (n, wdir) in [(1, lead), (2, rest)] {
         if n == 2 {
             c.arg(":");
@@ -223,7 +230,7 @@ fn run_under_mpirun_writes_a_shared_file_whose_xor_equals_a_single_runs() {
     let f = d.path().join("f");
     let run = bin_path("run");
     let fleet_run = |args: &[&str]| {
-        let mut c = mpirun();
+        let mut c = mpirun(d.path());
         c.args(["-n", "3"]).arg(&run).arg(&f).args(args);
         run_bounded(c, Duration::from_secs(60)).0
     };
@@ -274,7 +281,7 @@ fn a_shared_write_onto_an_existing_file_is_refused_by_rank_0_and_the_file_untouc
     let d = tmp();
     let f = d.path().join("precious");
     std::fs::write(&f, b"keep me").unwrap();
-    let mut c = mpirun();
+    let mut c = mpirun(d.path());
     c.args(["-n", "3"]).arg(bin_path("run")).arg(&f);
     c.args(["-w", "4K", "8", "--fleet-layout", "shared-file"]);
     let (out, _) = run_bounded(c, Duration::from_secs(60));
@@ -291,7 +298,8 @@ fn a_shared_write_onto_an_existing_file_is_refused_by_rank_0_and_the_file_untouc
 #[test]
 fn a_bad_fleet_flag_is_a_usage_error_naming_the_flag() {
     need_mpi!();
-    let mut c = mpirun();
+    let d = tmp();
+    let mut c = mpirun(d.path());
     c.args(["-n", "3"]).arg(bin_path("run"));
     c.args(["/dev/null", "-r", "4K", "1", "--fleet-layout", "striped"]);
     let (out, _) = run_bounded(c, Duration::from_secs(60));
@@ -326,11 +334,24 @@ fn pids_of_rank(marker: &str, rank: usize) -> Vec<i32> {
     pids
 }
 
+/// Bytes a process has written so far (`wchar` of /proc/PID/io), 0 if unknown.
+fn bytes_written(pid: i32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/io"))
+        .ok()
+        .and_then(|io| {
+            io.lines()
+                .find_map(|l| l.strip_prefix("wchar: ").map(|v| v.trim().parse().ok()))
+                .flatten()
+        })
+        .unwrap_or(0)
+}
+
 /// Starts a long shared-file write to /dev/null on three ranks, kills rank 1 once it runs, and
 /// returns mpirun's output and how long it took after the kill.
 fn kill_rank_1_mid_point(recovery: bool) -> (Output, Duration) {
     let marker = format!("{}-{}", std::process::id(), recovery);
-    let mut c = mpirun();
+    let d = tmp();
+    let mut c = mpirun(d.path());
     if recovery {
         c.arg("--enable-recovery");
     }
@@ -343,11 +364,15 @@ fn kill_rank_1_mid_point(recovery: bool) -> (Output, Duration) {
     let killer = std::thread::spawn(move || {
         let t0 = Instant::now();
         while t0.elapsed() < Duration::from_secs(30) {
-            std::thread::sleep(Duration::from_millis(1500));
-            let pids = pids_of_rank(&marker, 1);
-            if let Some(pid) = pids.first() {
+            std::thread::sleep(Duration::from_millis(100));
+            // Only once rank 1 is measuring (it has written 64 MiB): a rank killed inside
+            // MPI_Init can leave the others in MPI_Init, which no code of ours can time out.
+            let measuring = pids_of_rank(&marker, 1)
+                .into_iter()
+                .find(|pid| bytes_written(*pid) > 64 << 20);
+            if let Some(pid) = measuring {
                 // SAFETY: kill(2) on the rank this test started (matched by its marker).
-                unsafe { libc::kill(*pid, libc::SIGKILL) };
+                unsafe { libc::kill(pid, libc::SIGKILL) };
                 return Some(Instant::now());
             }
         }

@@ -162,6 +162,7 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
         }
     }
     if let Err(e) = fleet.barrier(0, setup) {
+        fleet.note_error(&e);
         return fleet_failed(lead, e);
     }
 
@@ -204,6 +205,7 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
                         out
                     }
                     Err((e, _)) => {
+                        fleet.note_error(&e);
                         let mut r = crate::runner::setup_result(spec, file.size_bytes);
                         super::aggregate::mark_all(&mut r, fleet.size(), layout);
                         r.experiment = x.name.clone();

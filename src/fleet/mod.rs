@@ -277,6 +277,14 @@ impl Fleet {
         &self.hosts
     }
 
+    /// After an error: when it means a rank is gone, this rank will leave without MPI's orderly
+    /// goodbye, which would wait for the dead rank for ever. Call on every error of a point.
+    pub fn note_error(&self, e: &FleetError) {
+        if e.is_lost() {
+            self.t.abandon();
+        }
+    }
+
     /// Whether this rank is the lowest rank on its host: the one that runs per-host actions
     /// (`cold-all` drops the whole host's page cache once, not once per rank).
     pub fn is_host_leader(&self) -> bool {

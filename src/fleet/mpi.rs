@@ -16,8 +16,9 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 const TAG: mpi::Tag = 0x0d15;
 
 pub struct MpiTransport {
-    /// Finalizes MPI when dropped, after the last message.
-    _universe: Universe,
+    /// Finalizes MPI when dropped, after the last message (unless abandoned).
+    universe: Option<Universe>,
+    abandoned: std::cell::Cell<bool>,
     world: SimpleCommunicator,
     rank: usize,
     size: usize,
@@ -36,11 +37,22 @@ impl MpiTransport {
         let rank = world.rank() as usize;
         let size = world.size() as usize;
         Ok(MpiTransport {
-            _universe: universe,
+            universe: Some(universe),
+            abandoned: std::cell::Cell::new(false),
             world,
             rank,
             size,
         })
+    }
+}
+
+impl Drop for MpiTransport {
+    fn drop(&mut self) {
+        if self.abandoned.get() {
+            // MPI_Finalize would wait for the dead rank forever: skip it. The launcher sees a
+            // rank that exits without finalizing, which it treats like a failed rank.
+            std::mem::forget(self.universe.take());
+        }
     }
 }
 
@@ -64,5 +76,8 @@ impl Transport for MpiTransport {
             .immediate_matched_probe_with_tag(TAG)?;
         let (bytes, status) = probed.matched_receive_vec::<u8>();
         Some((status.source_rank() as usize, bytes))
+    }
+    fn abandon(&self) {
+        self.abandoned.set(true);
     }
 }

@@ -98,6 +98,7 @@ pub fn execute(a: &RunArgs, mut fleet: Fleet) -> anyhow::Result<i32> {
     let PointEnd { reports, created } = match end {
         Ok(e) => e,
         Err((e, created)) => {
+            fleet.note_error(&e);
             let follower = if rank != 0 { follower_status(&e) } else { 0 };
             return failed(e.to_string(), &created, follower);
         }

@@ -16,6 +16,9 @@ pub trait Transport {
     fn send(&self, to: usize, bytes: &[u8]) -> Result<(), FleetError>;
     /// Takes one waiting message, if any: (sender rank, bytes). Never blocks.
     fn try_recv(&self) -> Option<(usize, Vec<u8>)>;
+    /// A rank is gone: leave without the orderly goodbye (MPI_Finalize waits for every rank,
+    /// the dead one included, and would hang).
+    fn abandon(&self) {}
 }
 
 /// The fleet of one: not launched by an MPI launcher, or built without the `mpi` feature.
