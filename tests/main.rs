@@ -1,7 +1,7 @@
 //! The one integration-test binary (one link step instead of one per file, as in ripgrep).
 //!
 //! Where new tests go: one module per area, named after the user-facing feature it checks —
-//! `run_cmd` (run/run2/fast/syscalls and bad input), `batch`, `fleet` (MPI runs, `--features mpi`), `tui`, `locality`, `speed` (`fast`
+//! `run_cmd` (run/run2/fast/syscalls and bad input), `batch`, `tui`, `locality`, `speed` (`fast`
 //! against a reference XOR on every road, timing switch). Shared helpers
 //! (temp dirs, an independent XOR, binaries) live in `util`.
 
