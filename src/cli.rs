@@ -59,6 +59,9 @@ pub enum Command {
     Locality(crate::locality::LocalityArgs),
     /// Compare two runs point by point: Δ%, 95% confidence interval, faster/slower verdicts
     Compare(crate::compare::CompareArgs),
+    /// Fleet runs: throughput by number of clients, from the CSVs of several fleet runs
+    #[cfg(feature = "mpi")]
+    Clients(crate::fleet::clients::ClientsArgs),
 }
 
 /// Options shared by the measuring commands.
@@ -131,6 +134,9 @@ pub struct RunArgs {
     /// On Ctrl-C during a write, keep the partial file instead of removing it
     #[arg(long)]
     pub keep_partial: bool,
+    #[cfg(feature = "mpi")]
+    #[command(flatten)]
+    pub fleet: crate::fleet::run_cmd::FleetArgs,
 }
 
 /// `run2 FILE BLOCK_SIZE [--target SECONDS]`
@@ -274,6 +280,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Syscalls(a)) => commands::syscalls::execute(&a),
         Some(Command::Locality(a)) => crate::locality::execute(&a),
         Some(Command::Compare(a)) => crate::compare::execute(&a),
+        #[cfg(feature = "mpi")]
+        Some(Command::Clients(a)) => crate::fleet::clients::execute(&a),
         None => match cli.batch {
             Some(sweep) => match &cli.report {
                 Some(report) if !cli.dry_run => crate::report::batch::run_with_report(

@@ -114,6 +114,9 @@ pub struct RunSpec {
     /// Most bytes the run's I/O buffers may take (`--max-memory`); `None`: half of the memory
     /// available when the run starts (see `runner::budget`).
     pub max_memory_bytes: Option<u64>,
+    /// Sequential runs: where the covered range starts in the file, bytes (a fleet rank's share
+    /// of a shared file, `src/fleet/`); `block_count` blocks are counted from here. 0 elsewhere.
+    pub range_start_bytes: u64,
 }
 
 impl RunSpec {
@@ -138,6 +141,7 @@ impl RunSpec {
             overwrite_in_place: false,
             seed: crate::pattern::DEFAULT_SEED,
             max_memory_bytes: None,
+            range_start_bytes: 0,
         }
     }
 

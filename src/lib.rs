@@ -23,6 +23,7 @@
 //! * [`commands`] — the classic lab commands (`run`, `run2`, `fast`, `syscalls`).
 //! * [`sweep`] — batch mode: sweep files → runs → [`export`] (CSV, SVG plots, summary table).
 //! * [`compare`] — `compare OLD NEW`: match points, Welch's t verdicts; [`report`] — `--report` HTML.
+//! * [`fleet`] — the same point on many MPI ranks at once (`--features mpi`), IOR-style aggregate.
 //! * [`cli`] — clap definitions and the entry points of the binaries.
 
 pub mod cache;
@@ -33,6 +34,7 @@ pub mod config;
 pub mod engine;
 pub mod export;
 pub mod fsguard;
+pub mod fleet;
 pub mod locality;
 pub mod measure;
 pub mod pattern;

@@ -12,6 +12,7 @@ mod util;
 
 mod batch;
 mod compare;
+mod fleet;
 mod hostile_files;
 mod hostile_runtime;
 mod locality;

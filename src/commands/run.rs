@@ -33,6 +33,11 @@ pub fn spec_of(a: &RunArgs) -> anyhow::Result<RunSpec> {
 pub const EXIT_INTERRUPTED: i32 = 130;
 
 pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
+    // Under mpirun/srun (built with `--features mpi`): the point on every rank, src/fleet/.
+    #[cfg(feature = "mpi")]
+    if let Some(fleet) = crate::fleet::join(a.fleet.options()?)? {
+        return crate::fleet::run_cmd::execute(a, fleet);
+    }
     let spec = spec_of(a)?;
     let existed = spec.path.exists();
     let stop = Arc::new(AtomicBool::new(false));

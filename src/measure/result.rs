@@ -2,10 +2,10 @@
 //! column cannot drift from the struct; the TUI's results table, batch summaries and `run`'s stderr
 //! report all read it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One measured run (one repetition of one sweep point).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
     /// Experiment name (batch), or the command that produced it (`run`, `tui`).
     pub experiment: String,
@@ -59,6 +59,32 @@ pub struct RunResult {
     pub xor: String,
     /// Error message when the run failed, else empty.
     pub error: String,
+    /// Fleet runs (MPI, see `src/fleet/`) only: the columns below are `None` outside a fleet and
+    /// then left out of the CSV, so a single-process CSV keeps its header. A fleet CSV has them
+    /// all; `Some(None)` is an empty cell.
+    /// MPI rank of the row (`0`, `1`, ...) or `all` for the aggregate row of a point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<String>,
+    /// Ranks (clients) that ran the point together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<u32>,
+    /// `file-per-process` or `shared-file`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<String>,
+    /// True when this rank was stopped before its end (stonewalling, or another rank failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_early: Option<bool>,
+    /// Aggregate row: the slowest and fastest rank's throughput, MiB/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank_min_mib_s: Option<Option<f64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank_max_mib_s: Option<Option<f64>>,
+    /// Aggregate row: `host#rank` of the slowest rank.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowest: Option<String>,
+    /// Aggregate row: latest minus earliest start of the ranks after the barrier, microseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_skew_us: Option<Option<f64>>,
 }
 
 impl RunResult {

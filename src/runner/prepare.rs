@@ -175,7 +175,9 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
             );
         }
         let mut f = open_for(spec, false)?;
-        let size = f.seek(SeekFrom::End(0)).context("finding the file size")?;
+        let file_size = f.seek(SeekFrom::End(0)).context("finding the file size")?;
+        // A fleet rank's share of a shared file starts at `range_start_bytes` (0 elsewhere).
+        let size = file_size.saturating_sub(spec.range_start_bytes);
         let total = match spec.block_count {
             Some(c) if bs * c > size && spec.pattern == Pattern::Sequential => {
                 notes.push(format!(
@@ -186,7 +188,7 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
             Some(c) if spec.pattern == Pattern::Sequential => bs * c,
             _ => size,
         };
-        (size, total)
+        (file_size, total)
     };
     // The buffers must fit before anything is created or read.
     let loop_range = spec.loop_range || (spec.duration.is_some() && spec.block_count.is_none());
@@ -203,12 +205,15 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
     if write {
         create_output(spec)?;
     } else {
-        cache::prepare(&spec.path, spec.cache, total)?;
+        cache::prepare(&spec.path, spec.cache, spec.range_start_bytes + total)?;
     }
     let probe = open_for(spec, write)?;
     if write && spec.method == crate::config::Method::Mmap {
+        // Never shrink: fleet ranks write their shares of one file (`range_start_bytes`).
+        let end = spec.range_start_bytes + total;
+        let len = probe.metadata().map(|m| m.len()).unwrap_or(0);
         probe
-            .set_len(total)
+            .set_len(end.max(len))
             .context("sizing the file for mmap writes")?;
     }
     let residency_before = cache::residency_of(&probe).ok();
@@ -245,8 +250,9 @@ fn plan_shares(spec: &RunSpec, total: u64) -> Vec<Share> {
             Pattern::Sequential => {
                 let first = blocks * w / threads;
                 let last = blocks * (w + 1) / threads;
+                let at = spec.range_start_bytes;
                 Share {
-                    range: (first * bs).min(total)..(last * bs).min(total),
+                    range: at + (first * bs).min(total)..at + (last * bs).min(total),
                     max_ops: None,
                 }
             }

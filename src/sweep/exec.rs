@@ -19,7 +19,9 @@ use std::time::Duration;
 /// How often a waiting loop looks at the stop flag.
 pub const POLL: Duration = Duration::from_millis(50);
 
-/// A finished repetition.
+/// A finished repetition. (A `RunResult` is much bigger than a `SyscallRow`, and rows are few:
+/// boxing would buy nothing.)
+#[allow(clippy::large_enum_variant)]
 pub enum Row {
     Run(RunResult),
     Syscall(SyscallRow),

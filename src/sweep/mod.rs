@@ -182,6 +182,22 @@ pub fn execute(
     force: bool,
 ) -> anyhow::Result<i32> {
     let plan = load(sweep_path, out, force)?;
+    // Under mpirun/srun (built with `--features mpi`): every rank runs the sweep, src/fleet/.
+    let fleet_options = crate::fleet::batch::options_of(sweep_path)?;
+    #[cfg(feature = "mpi")]
+    if !dry_run {
+        if let Some(fleet) = crate::fleet::join(fleet_options.unwrap_or_default())? {
+            let stop = stop_flag();
+            stop.store(false, Ordering::SeqCst);
+            return crate::fleet::batch::execute(&plan, fleet, &stop);
+        }
+    }
+    if fleet_options.is_some() && !(cfg!(feature = "mpi") && crate::fleet::launched_by_mpi()) {
+        eprintln!(
+            "note: the sweep's `fleet` key applies under mpirun/srun with a diskscope built \
+             with --features mpi; running as one process"
+        );
+    }
     let mut stdout = std::io::stdout().lock();
     write!(stdout, "{}", plan_text(&plan))?;
     stdout.flush()?;

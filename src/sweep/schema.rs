@@ -29,6 +29,8 @@ pub struct SweepDoc {
     /// `[[experiment]]` tables, run in order.
     #[serde(default)]
     pub experiment: Vec<Spanned<Section>>,
+    /// Fleet runs under mpirun (`--features mpi`): `fleet = { layout, stonewall, timeout_s }`.
+    pub fleet: Option<Spanned<crate::fleet::batch::FleetDef>>,
 }
 
 /// `[file]`: name a file, or ask for a test file of a given size.

@@ -1,0 +1,404 @@
+//! Fleet runs on MPI: three ranks on this host (`mpirun --oversubscribe -n 3`). These tests need
+//! a build with `--features mpi` and OpenMPI's `mpirun`; without either they pass with a printed
+//! reason (CI's fleet block installs OpenMPI and runs `cargo test --features mpi --test main fleet`).
+
+use crate::util::{bin, is_root, reference_xor, tmp};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Why the fleet tests cannot run here, if they cannot.
+fn skip_reason() -> Option<&'static str> {
+    if !cfg!(feature = "mpi") {
+        return Some("built without --features mpi");
+    }
+    let ok = Command::new("mpirun")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    (!ok).then_some("mpirun is not installed (apt-get install openmpi-bin libopenmpi-dev)")
+}
+
+macro_rules! need_mpi {
+    () => {
+        if let Some(why) = skip_reason() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+}
+
+fn bin_path(name: &str) -> PathBuf {
+    PathBuf::from(bin(name).get_program())
+}
+
+/// `mpirun` with the flags this host needs (three ranks on two cores, maybe as root). Its session
+/// directory goes under `scratch` (a test's temp dir): mpiruns started at once by parallel tests
+/// race to create the shared default one in /tmp.
+fn mpirun(scratch: &Path) -> Command {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let session = scratch.join(format!("ompi-{}", N.fetch_add(1, Ordering::SeqCst)));
+    std::fs::create_dir(&session).unwrap();
+    let mut c = Command::new("mpirun");
+    c.env("OMPI_MCA_orte_tmpdir_base", &session);
+    c.arg("--oversubscribe");
+    if is_root() {
+        c.arg("--allow-run-as-root");
+    }
+    c.stdin(Stdio::null());
+    c
+}
+
+/// Runs `c` with a hard time limit (the whole process group is killed past it).
+fn run_bounded(mut c: Command, limit: Duration) -> (Output, Duration) {
+    use std::os::unix::process::CommandExt;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    c.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let t0 = Instant::now();
+    let child = c.spawn().expect("mpirun starts");
+    let pid = child.id() as i32;
+    let done = Arc::new(AtomicBool::new(false));
+    let watchdog = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            while t0.elapsed() < limit {
+                if done.load(Ordering::SeqCst) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            // SAFETY: kill(2) on the process group of the child we started; the watchdog stops
+            // as soon as the child is reaped, so it only fires while the group is ours.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+        })
+    };
+    let out = child.wait_with_output().expect("mpirun output");
+    done.store(true, Ordering::SeqCst);
+    let took = t0.elapsed();
+    watchdog.join().unwrap();
+    assert!(took < limit, "mpirun ran past {limit:?}: {out:?}");
+    (out, took)
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The rows of a CSV as maps column → value.
+fn csv_rows(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
+    let mut rd = csv::Reader::from_path(path).unwrap();
+    let header: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
+    rd.records()
+        .map(|r| {
+            header
+                .iter()
+                .cloned()
+                .zip(r.unwrap().iter().map(String::from))
+                .collect()
+        })
+        .collect()
+}
+
+fn sweep(dir: &Path, layout: &str, data: &Path, keep: bool) -> PathBuf {
+    let s = dir.join("s.toml");
+    std::fs::write(
+        &s,
+        format!(
+            "name = \"fleet\"\nfleet = {{ layout = \"{layout}\", timeout_s = 20 }}\n\
+             [file]\npath = \"{}\"\ncreate = \"1M\"\nkeep = {keep}\n\
+             [[experiment]]\nname = \"x\"\nkind = \"throughput\"\nreps = 2\n\
+             block_size = [\"64K\", \"256K\"]\noperation = [\"read\", \"write\"]\n",
+            data.display()
+        ),
+    )
+    .unwrap();
+    s
+}
+
+/// Rank 0 in `lead`, ranks 1 and 2 in `rest` (MPMD), so files written by the wrong rank show.
+fn batch_on_three_ranks(lead: &Path, rest: &Path, sweep: &Path) -> Output {
+    let diskscope = bin_path("diskscope");
+    let mut c = mpirun(sweep.parent().unwrap());
+    for (n, wdir) in [(1, lead), (2, rest)] {
+        if n == 2 {
+            c.arg(":");
+        }
+        c.args(["-n", &n.to_string(), "--wdir"])
+            .arg(wdir)
+            .arg(&diskscope);
+        c.arg("--batch").arg(sweep).args(["--out", "out"]);
+    }
+    let (out, _) = run_bounded(c, Duration::from_secs(120));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    out
+}
+
+/// Checks a fleet CSV: 3 rank rows and one `all` row per repetition, the aggregate's bytes the
+/// sum of the ranks'. Returns the aggregate rows.
+fn check_fleet_csv(csv: &Path) -> Vec<std::collections::HashMap<String, String>> {
+    let rows = csv_rows(csv);
+    assert_eq!(
+        rows.len(),
+        2 * 2 * 2 * 4,
+        "2 block sizes x 2 operations x 2 reps, 4 rows each"
+    );
+    let mut alls = Vec::new();
+    for group in rows.chunks(4) {
+        let ranks: Vec<&str> = group.iter().map(|r| r["rank"].as_str()).collect();
+        assert_eq!(ranks, ["0", "1", "2", "all"]);
+        let sum: u64 = group[..3]
+            .iter()
+            .map(|r| r["bytes"].parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(group[3]["bytes"].parse::<u64>().unwrap(), sum);
+        assert!(sum > 0);
+        for r in group {
+            assert_eq!(r["clients"], "3");
+            assert!(!r["host"].is_empty());
+            assert_eq!(r["error"], "");
+        }
+        alls.push(group[3].clone());
+    }
+    alls
+}
+
+#[test]
+fn a_file_per_process_sweep_on_three_ranks_sums_the_ranks_and_only_rank_0_writes_results() {
+    need_mpi!();
+    let d = tmp();
+    let (lead, rest) = (d.path().join("lead"), d.path().join("rest"));
+    std::fs::create_dir_all(&lead).unwrap();
+    std::fs::create_dir_all(&rest).unwrap();
+    let data = d.path().join("data.bin");
+    let s = sweep(d.path(), "file-per-process", &data, false);
+    let out = batch_on_three_ranks(&lead, &rest, &s);
+    assert!(
+        text(&out.stdout).contains("fleet: 3 ranks"),
+        "{}",
+        text(&out.stdout)
+    );
+    let alls = check_fleet_csv(&lead.join("out/x.csv"));
+    assert!(alls.iter().all(|r| r["layout"] == "file-per-process"));
+    assert!(lead.join("out/x-summary.csv").is_file());
+    assert!(!rest.join("out").exists(), "ranks 1 and 2 wrote results");
+    // The clients figure reads fleet CSVs back (one here; several rank counts in real use).
+    let svg = d.path().join("clients.svg");
+    let out = bin("diskscope")
+        .arg("clients")
+        .arg("--out")
+        .arg(&svg)
+        .arg(lead.join("out/x.csv"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let figure = std::fs::read_to_string(&svg).unwrap();
+    assert!(figure.contains("clients (MPI ranks)"));
+    for r in 0..3 {
+        let f = PathBuf::from(format!("{}.{r}", data.display()));
+        assert!(!f.exists(), "test file {} left behind", f.display());
+    }
+}
+
+#[test]
+fn a_shared_file_sweep_gives_the_files_xor_and_the_sum_of_the_ranks() {
+    need_mpi!();
+    let d = tmp();
+    let (lead, rest) = (d.path().join("lead"), d.path().join("rest"));
+    std::fs::create_dir_all(&lead).unwrap();
+    std::fs::create_dir_all(&rest).unwrap();
+    let data = d.path().join("data.bin");
+    let s = sweep(d.path(), "shared-file", &data, true);
+    batch_on_three_ranks(&lead, &rest, &s);
+    let alls = check_fleet_csv(&lead.join("out/x.csv"));
+    let whole = reference_xor(&std::fs::read(&data).unwrap());
+    for r in alls.iter().filter(|r| r["operation"] == "read") {
+        assert_eq!(r["xor"], whole, "the ranks' XORs combine to the file's");
+    }
+    assert!(!rest.join("out").exists(), "ranks 1 and 2 wrote results");
+}
+
+#[test]
+fn run_under_mpirun_writes_a_shared_file_whose_xor_equals_a_single_runs() {
+    need_mpi!();
+    let d = tmp();
+    let f = d.path().join("f");
+    let run = bin_path("run");
+    let fleet_run = |args: &[&str]| {
+        let mut c = mpirun(d.path());
+        c.args(["-n", "3"]).arg(&run).arg(&f).args(args);
+        run_bounded(c, Duration::from_secs(60)).0
+    };
+    let w = fleet_run(&["-w", "64K", "47", "--fleet-layout", "shared-file"]);
+    assert!(w.status.success(), "{}", text(&w.stderr));
+    let fleet_xor = text(&w.stdout);
+    assert_eq!(
+        fleet_xor.lines().count(),
+        1,
+        "only rank 0 prints: {fleet_xor}"
+    );
+    assert!(
+        text(&w.stderr).contains("fleet of 3 ranks"),
+        "{}",
+        text(&w.stderr)
+    );
+    let single = bin("run")
+        .arg(&f)
+        .args(["-r", "64K", "47"])
+        .output()
+        .unwrap();
+    assert!(single.status.success());
+    assert_eq!(fleet_xor, text(&single.stdout));
+    let data = std::fs::read(&f).unwrap();
+    assert_eq!(data.len(), 47 * 65536);
+    assert_eq!(fleet_xor.trim(), reference_xor(&data));
+    let r = fleet_run(&["-r", "64K", "47", "--fleet-layout", "shared-file"]);
+    assert_eq!(text(&r.stdout), fleet_xor, "{}", text(&r.stderr));
+    // File-per-process: one `XOR  FILE` line per rank, each the XOR of that rank's file.
+    let w = fleet_run(&["-w", "4K", "10"]);
+    assert!(w.status.success(), "{}", text(&w.stderr));
+    let lines: Vec<String> = text(&w.stdout).lines().map(String::from).collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    for (rank, line) in lines.iter().enumerate() {
+        let file = PathBuf::from(format!("{}.{rank}", f.display()));
+        let want = format!(
+            "{}  {}",
+            reference_xor(&std::fs::read(&file).unwrap()),
+            file.display()
+        );
+        assert_eq!(line, &want);
+    }
+}
+
+#[test]
+fn a_shared_write_onto_an_existing_file_is_refused_by_rank_0_and_the_file_untouched() {
+    need_mpi!();
+    let d = tmp();
+    let f = d.path().join("precious");
+    std::fs::write(&f, b"keep me").unwrap();
+    let mut c = mpirun(d.path());
+    c.args(["-n", "3"]).arg(bin_path("run")).arg(&f);
+    c.args(["-w", "4K", "8", "--fleet-layout", "shared-file"]);
+    let (out, _) = run_bounded(c, Duration::from_secs(60));
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    // Rank 0 gets to say why: the other ranks exit 0 so mpirun does not kill it first.
+    assert!(
+        err.contains("error: fleet: rank 0 (") && err.contains("already exists; pass --force"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&f).unwrap(), b"keep me");
+}
+
+#[test]
+fn a_bad_fleet_flag_is_a_usage_error_naming_the_flag() {
+    need_mpi!();
+    let d = tmp();
+    let mut c = mpirun(d.path());
+    c.args(["-n", "3"]).arg(bin_path("run"));
+    c.args(["/dev/null", "-r", "4K", "1", "--fleet-layout", "striped"]);
+    let (out, _) = run_bounded(c, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    // Checked before MPI starts, so every rank says it (mpirun shows each rank's stderr).
+    assert!(
+        err.contains(
+            "error: --fleet-layout: unknown layout 'striped'; use file-per-process or shared-file"
+        ),
+        "{err}"
+    );
+}
+
+/// The pids of this test's rank `rank` (found by the marker in their environment).
+fn pids_of_rank(marker: &str, rank: usize) -> Vec<i32> {
+    let want_rank = format!("OMPI_COMM_WORLD_RANK={rank}");
+    let want_marker = format!("DISKSCOPE_FLEET_TEST={marker}");
+    let mut pids = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(env) = std::fs::read(e.path().join("environ")) else {
+            continue;
+        };
+        let vars: Vec<&[u8]> = env.split(|b| *b == 0).collect();
+        if vars.contains(&want_rank.as_bytes()) && vars.contains(&want_marker.as_bytes()) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// Bytes a process has written so far (`wchar` of /proc/PID/io), 0 if unknown.
+fn bytes_written(pid: i32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/io"))
+        .ok()
+        .and_then(|io| {
+            io.lines()
+                .find_map(|l| l.strip_prefix("wchar: ").map(|v| v.trim().parse().ok()))
+                .flatten()
+        })
+        .unwrap_or(0)
+}
+
+/// Starts a long shared-file write to /dev/null on three ranks, kills rank 1 once it runs, and
+/// returns mpirun's output and how long it took after the kill.
+fn kill_rank_1_mid_point(recovery: bool) -> (Output, Duration) {
+    let marker = format!("{}-{}", std::process::id(), recovery);
+    let d = tmp();
+    let mut c = mpirun(d.path());
+    if recovery {
+        c.arg("--enable-recovery");
+    }
+    c.env("DISKSCOPE_FLEET_TEST", &marker)
+        .args(["-x", "DISKSCOPE_FLEET_TEST"]);
+    c.args(["-n", "3"]).arg(bin_path("run"));
+    // 2^30 blocks: hours of writing, so the point is surely running when rank 1 dies.
+    c.args(["/dev/null", "-w", "4K", "1073741824", "--force"]);
+    c.args(["--fleet-layout", "shared-file", "--fleet-timeout", "3"]);
+    let killer = std::thread::spawn(move || {
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(100));
+            // Only once rank 1 is measuring (it has written 64 MiB): a rank killed inside
+            // MPI_Init can leave the others in MPI_Init, which no code of ours can time out.
+            let measuring = pids_of_rank(&marker, 1)
+                .into_iter()
+                .find(|pid| bytes_written(*pid) > 64 << 20);
+            if let Some(pid) = measuring {
+                // SAFETY: kill(2) on the rank this test started (matched by its marker).
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                return Some(Instant::now());
+            }
+        }
+        None
+    });
+    let (out, _) = run_bounded(c, Duration::from_secs(60));
+    let killed_at = killer.join().unwrap().expect("rank 1 was found and killed");
+    (out, killed_at.elapsed())
+}
+
+#[test]
+fn a_rank_killed_mid_point_is_named_by_rank_0_within_the_timeout() {
+    need_mpi!();
+    // With --enable-recovery mpirun lets the other ranks live: rank 0 notices the silence.
+    let (out, after_kill) = kill_rank_1_mid_point(true);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("error: fleet: rank 1 (")
+            && err.contains("did not answer during point 1 and was silent for 3.0 s"),
+        "{err}"
+    );
+    assert!(after_kill < Duration::from_secs(15), "{after_kill:?}");
+    // By default mpirun itself ends the job at once and names the rank.
+    let (out, after_kill) = kill_rank_1_mid_point(false);
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains("rank 1") && err.contains("signal 9"), "{err}");
+    assert!(after_kill < Duration::from_secs(15), "{after_kill:?}");
+}
