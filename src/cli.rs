@@ -64,6 +64,10 @@ pub struct IoOpts {
     /// Offsets: sequential or random (block-aligned)
     #[arg(long, default_value = "sequential", value_name = "ORDER")]
     pub pattern: String,
+    /// io_uring submission: batch (fill every free slot, one submit-and-wait) or each (submit
+    /// every operation as it is queued, like fio)
+    #[arg(long, default_value = "batch", value_name = "POLICY")]
+    pub submit: String,
 }
 
 /// `run FILE -r|-w BLOCK_SIZE BLOCK_COUNT`
@@ -95,6 +99,12 @@ pub struct RunArgs {
     /// Open with O_DSYNC: every write is durable before it returns
     #[arg(long)]
     pub dsync: bool,
+    /// Writes: preallocate the file before the run: native (fallocate, fio's default) or none
+    #[arg(long, default_value = "native", value_name = "MODE")]
+    pub prealloc: String,
+    /// Also print (on stderr) the fio command line that does the same I/O
+    #[arg(long)]
+    pub fio: bool,
 }
 
 /// `run2 FILE BLOCK_SIZE [--target SECONDS]`

@@ -29,6 +29,7 @@ pub mod commands;
 pub mod config;
 pub mod engine;
 pub mod export;
+pub mod fio;
 pub mod locality;
 pub mod measure;
 pub mod pattern;

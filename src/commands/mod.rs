@@ -21,6 +21,7 @@ pub fn apply_io_opts(spec: &mut RunSpec, io: &IoOpts) -> anyhow::Result<()> {
     spec.threads = io.threads;
     spec.direct = io.direct;
     spec.queue_depth = io.queue_depth;
+    spec.submit = crate::config::SubmitPolicy::parse(&io.submit, "--submit")?;
     Ok(())
 }
 

@@ -19,6 +19,7 @@ pub fn spec_of(a: &RunArgs) -> anyhow::Result<RunSpec> {
     spec.force = a.force;
     spec.fsync = a.fsync;
     spec.dsync = a.dsync;
+    spec.prealloc = crate::config::Prealloc::parse(&a.prealloc, "--prealloc")?;
     if !a.write && (a.force || a.fsync || a.dsync) {
         return Err(crate::config::usage(
             "--force, --fsync and --dsync apply to writes (-w); remove them or use -w",
@@ -31,6 +32,7 @@ pub fn spec_of(a: &RunArgs) -> anyhow::Result<RunSpec> {
 pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
     let spec = spec_of(a)?;
     let existed = spec.path.exists();
+    let size_before = std::fs::metadata(&spec.path).map(|m| m.len()).unwrap_or(0);
     let stop = Arc::new(AtomicBool::new(false));
     let outcome = match run_blocking(&spec, "run", stop, |_, _| {}) {
         Ok(o) => o,
@@ -46,6 +48,10 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
     };
     println_stdout(&xor)?;
     eprintln!("{}", summary_line(r));
+    if a.fio {
+        let total = crate::fio::total_bytes_of(&spec, size_before);
+        eprintln!("{}", crate::fio::fio_command(&spec, total));
+    }
     Ok(0)
 }
 

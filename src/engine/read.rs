@@ -13,7 +13,7 @@
 //! private table holding the only reference to a fresh open file description, the kernel skips
 //! both, as it does for a single-threaded program.
 
-use super::{drain_to, fill_from, AlignedBuf, Engine, WorkerCtx, WorkerJob};
+use super::{drain_to, fill_from, Engine, WorkerCtx, WorkerJob};
 use crate::config::Op;
 use anyhow::Context;
 use std::fs::File;
@@ -123,33 +123,24 @@ pub struct ReadEngine;
 
 impl Engine for ReadEngine {
     fn run(&self, job: &mut WorkerJob, ctx: &mut WorkerCtx) -> anyhow::Result<bool> {
-        if job.op == Op::Read {
-            privatize(job)?;
+        if job.op == Op::Write {
+            return write_run(job, ctx);
         }
-        let mut buf = AlignedBuf::new(job.block_size);
+        privatize(job)?;
+        let mut buf = job.take_buffer();
         let mut file = &job.file;
         let fd = job.file.as_raw_fd();
         let mut pos = u64::MAX;
         let mut cursor = job.cursor();
         for b in cursor.by_ref() {
             let data = &mut buf[..b.len];
-            if job.op == Op::Write {
-                crate::pattern::fill(job.seed, b.offset, data);
-            }
             let t0 = ctx.start();
             if pos != b.offset {
                 file.seek(SeekFrom::Start(b.offset))
                     .with_context(|| format!("lseek to offset {}", b.offset))?;
             }
-            let n = match job.op {
-                Op::Read => fill_from(data, |s, _| sys_read(fd, s))
-                    .with_context(|| format!("read at offset {}", b.offset))?,
-                Op::Write => {
-                    drain_to(data, |s, _| file.write(s))
-                        .with_context(|| format!("write at offset {}", b.offset))?;
-                    b.len
-                }
-            };
+            let n = fill_from(data, |s, _| sys_read(fd, s))
+                .with_context(|| format!("read at offset {}", b.offset))?;
             let t1 = ctx.now();
             pos = b.offset + n as u64;
             ctx.xor(&b, &buf[..n]);
@@ -159,6 +150,32 @@ impl Engine for ReadEngine {
         }
         Ok(cursor.completed_pass())
     }
+}
+
+/// Writes with `write(2)` on the file position: the bytes come pre-generated (or are generated
+/// before the clock is read), so only the system calls are timed.
+fn write_run(job: &mut WorkerJob, ctx: &mut WorkerCtx) -> anyhow::Result<bool> {
+    let mut buf = job.take_buffer();
+    let mut file = &job.file;
+    let mut pos = u64::MAX;
+    let mut cursor = job.cursor();
+    for b in cursor.by_ref() {
+        let data = job.write_bytes(&b, &mut buf);
+        let t0 = ctx.now();
+        if pos != b.offset {
+            file.seek(SeekFrom::Start(b.offset))
+                .with_context(|| format!("lseek to offset {}", b.offset))?;
+        }
+        drain_to(data, |s, _| file.write(s))
+            .with_context(|| format!("write at offset {}", b.offset))?;
+        let t1 = ctx.now();
+        pos = b.offset + b.len as u64;
+        ctx.xor(&b, data);
+        if !ctx.record(b.len as u64, t0, t1) {
+            break;
+        }
+    }
+    Ok(cursor.completed_pass())
 }
 
 #[cfg(test)]

@@ -164,13 +164,19 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
             .set_len(total)
             .context("sizing the file for mmap writes")?;
     }
+    crate::engine::setup::preallocate(spec, &probe, total, &mut notes)?;
     let residency_before = cache::residency_of(&probe).unwrap_or_default();
     if !write {
         if let Some(w) = cache::cold_warning(spec.cache, &residency_before) {
             notes.push(w);
         }
     }
-    let jobs = plan_jobs(spec, total)?;
+    let write_data = crate::engine::setup::write_data(spec, total, &mut notes);
+    let jobs = plan_jobs(spec, total, write_data)?;
+    notes.extend(crate::engine::setup::buffer_note(
+        spec,
+        jobs.first().and_then(|j| j.buffers.as_ref()),
+    ));
     Ok(Prepared {
         spec: spec.clone(),
         file_size,
@@ -184,7 +190,11 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
 
 /// Splits the run between workers: contiguous, block-aligned ranges (sequential), or the whole
 /// span with a share of the operations each (random).
-fn plan_jobs(spec: &RunSpec, total: u64) -> anyhow::Result<Vec<WorkerJob>> {
+fn plan_jobs(
+    spec: &RunSpec,
+    total: u64,
+    write_data: Option<std::sync::Arc<crate::engine::WriteData>>,
+) -> anyhow::Result<Vec<WorkerJob>> {
     let bs = spec.block_size_bytes;
     let blocks = total.div_ceil(bs);
     let threads = spec.threads as u64;
@@ -216,6 +226,9 @@ fn plan_jobs(spec: &RunSpec, total: u64) -> anyhow::Result<Vec<WorkerJob>> {
             queue_depth: spec.queue_depth,
             seed: spec.seed,
             direct: spec.direct,
+            submit: spec.submit,
+            buffers: crate::engine::setup::worker_slots(spec),
+            write_data: write_data.clone(),
         });
     }
     Ok(jobs)
