@@ -174,6 +174,48 @@ pub fn fio_args(spec: &RunSpec, total_bytes: u64) -> (Vec<String>, Vec<String>) 
     (args, caveats)
 }
 
+/// The companion text of a sweep experiment: per point, a `# ` line naming it and the fio
+/// command. `file_size_bytes` is the size of the sweep's file.
+pub fn sweep_companion(experiment: &str, points: &[RunSpec], file_size_bytes: u64) -> String {
+    let mut out = format!(
+        "# fio command lines doing the same I/O as the points of experiment `{experiment}` \
+         (one per point; lines starting with # are notes)\n"
+    );
+    for (i, s) in points.iter().enumerate() {
+        out.push_str(&format!(
+            "# point {}: {} {} {} bs={} threads={} qd={} direct={} cache={}\n",
+            i + 1,
+            s.op,
+            s.method,
+            s.pattern,
+            s.block_size_bytes,
+            s.threads,
+            s.queue_depth,
+            s.direct,
+            s.cache
+        ));
+        out.push_str(&fio_command(s, total_bytes_of(s, file_size_bytes)));
+        out.push('\n');
+    }
+    out
+}
+
+/// Writes `<experiment>-fio.txt` into `dir` for an experiment with points; returns its path.
+pub fn write_sweep_companion(
+    dir: &std::path::Path,
+    experiment: &str,
+    points: &[RunSpec],
+    file_size_bytes: u64,
+) -> anyhow::Result<Option<std::path::PathBuf>> {
+    if points.is_empty() {
+        return Ok(None);
+    }
+    let path = dir.join(format!("{experiment}-fio.txt"));
+    std::fs::write(&path, sweep_companion(experiment, points, file_size_bytes))
+        .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+    Ok(Some(path))
+}
+
 /// fio splits `filename` at `:`; a literal colon is written `\:`.
 fn fio_filename(path: &str) -> String {
     path.replace(':', "\\:")

@@ -14,6 +14,22 @@
 //! 3. plain page-aligned heap memory.
 //!
 //! Buffers are zeroed and touched when made, so page faults never land in a timed operation.
+//!
+//! `DISKSCOPE_IO_MEMORY=pages` (or `thp`) caps the ladder, to compare against scattered pages or
+//! to test the fallback; unset (or `hugetlb`) tries every step.
+
+/// Environment variable capping the memory kinds [`AlignedBuf::contiguous`] tries.
+pub const IO_MEMORY_ENV: &str = "DISKSCOPE_IO_MEMORY";
+
+/// The most contiguous kind the environment allows.
+fn allowed() -> BufferKind {
+    static ALLOWED: std::sync::OnceLock<BufferKind> = std::sync::OnceLock::new();
+    *ALLOWED.get_or_init(|| match std::env::var(IO_MEMORY_ENV).as_deref() {
+        Ok("pages") => BufferKind::Pages,
+        Ok("thp") => BufferKind::TransparentHuge,
+        _ => BufferKind::HugeTlb,
+    })
+}
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::ops::{Deref, DerefMut};
@@ -104,10 +120,13 @@ impl AlignedBuf {
     /// its settings: hugetlb, then transparent huge pages, then ordinary pages. Buffers of one
     /// page or less gain nothing from huge pages and are ordinary.
     pub fn contiguous(len: usize) -> Self {
-        if len <= BUF_ALIGN {
+        let allowed = allowed();
+        if len <= BUF_ALIGN || allowed == BufferKind::Pages {
             return Self::new(len);
         }
-        Self::hugetlb(len)
+        (allowed == BufferKind::HugeTlb)
+            .then(|| Self::hugetlb(len))
+            .flatten()
             .or_else(|| Self::transparent_huge(len))
             .unwrap_or_else(|| Self::new(len))
     }
@@ -115,7 +134,7 @@ impl AlignedBuf {
     /// Like [`AlignedBuf::contiguous`] without the hugetlb step: for large buffers (pre-generated
     /// write data) that should not use up the small hugetlb pool the I/O slots need.
     pub fn large(len: usize) -> Self {
-        if len <= BUF_ALIGN {
+        if len <= BUF_ALIGN || allowed() == BufferKind::Pages {
             return Self::new(len);
         }
         Self::transparent_huge(len).unwrap_or_else(|| Self::new(len))

@@ -235,6 +235,12 @@ pub fn execute(sweep_path: &Path, out: Option<&Path>, dry_run: bool) -> anyhow::
         plan.experiments.iter().zip(&collected).collect();
     for (x, rows) in &done {
         written.extend(output::write_experiment(dir, x, rows)?);
+        if x.kind == plan::Kind::Throughput {
+            let size = plan.file.as_ref().map_or(0, |f| f.size_bytes);
+            written.extend(crate::fio::write_sweep_companion(
+                dir, &x.name, &x.points, size,
+            )?);
+        }
     }
     written.extend(output::write_compare(
         dir,
