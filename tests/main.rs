@@ -7,6 +7,7 @@
 
 mod util;
 
+mod accuracy;
 mod batch;
 mod locality;
 mod run_cmd;

@@ -117,3 +117,62 @@ pub fn preallocate(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    fn write_spec(path: &std::path::Path, prealloc: Prealloc) -> RunSpec {
+        let mut s = RunSpec::new(path);
+        s.op = Op::Write;
+        s.prealloc = prealloc;
+        s
+    }
+
+    #[test]
+    fn native_preallocation_reserves_the_blocks_before_any_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let f = File::create(&path).unwrap();
+        let mut notes = Vec::new();
+        preallocate(
+            &write_spec(&path, Prealloc::Native),
+            &f,
+            8 << 20,
+            &mut notes,
+        )
+        .unwrap();
+        let m = f.metadata().unwrap();
+        if notes.is_empty() {
+            assert_eq!(m.len(), 8 << 20);
+            assert!(m.blocks() * 512 >= 8 << 20, "{} blocks", m.blocks());
+        } else {
+            eprintln!("skipped: {}", notes[0]);
+        }
+    }
+
+    #[test]
+    fn no_preallocation_leaves_the_file_to_the_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let f = File::create(&path).unwrap();
+        let mut notes = Vec::new();
+        preallocate(&write_spec(&path, Prealloc::None), &f, 8 << 20, &mut notes).unwrap();
+        assert_eq!(f.metadata().unwrap().len(), 0);
+        assert_eq!(f.metadata().unwrap().blocks(), 0);
+    }
+
+    #[test]
+    fn write_data_is_the_pattern_and_reads_need_none() {
+        let mut notes = Vec::new();
+        let mut s = write_spec(std::path::Path::new("/x"), Prealloc::Native);
+        let d = write_data(&s, 10_000, &mut notes).expect("10 kB fits in memory");
+        let mut want = vec![0u8; 10_000];
+        crate::pattern::fill(s.seed, 0, &mut want);
+        assert_eq!(d.at(0, 10_000), &want[..]);
+        assert!(d.covers(9_000, 1_000) && !d.covers(9_001, 1_000));
+        s.op = Op::Read;
+        assert!(write_data(&s, 10_000, &mut notes).is_none());
+    }
+}
