@@ -161,6 +161,14 @@ pub fn fio_args(spec: &RunSpec, total_bytes: u64) -> (Vec<String>, Vec<String>) 
         ),
         _ => {}
     }
+    if spec.direct {
+        caveats.push(
+            "O_DIRECT buffers: diskscope uses huge pages where the system offers them (its note \
+             says which); fio matches with --iomem=mmaphuge once hugetlb pages are reserved \
+             (/proc/sys/vm/nr_hugepages)"
+                .into(),
+        );
+    }
     if spec.cache == CacheMode::ColdAll && spec.op == Op::Read {
         caveats.push("cold-all: run `sync; echo 3 > /proc/sys/vm/drop_caches` (root) first".into());
     }
