@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # diskscope against fio on the same I/O, interleaved (diskscope, fio, diskscope, fio, ...).
 #
-#   bench/peer.sh [--quick] [--pairs N] [--size SIZE] [--dir DIR] [--out FILE]
+#   bench/peer.sh [--quick] [--pairs N] [--size MIB] [--dir DIR] [--out FILE] [--hugepages N]
 #
 # Builds the release binaries, makes a test file (in a fresh directory it removes afterwards),
 # and for each workload asks `run ... --fio` for the fio command line doing the same I/O, then
@@ -12,6 +12,11 @@
 # ratios, and a one-line reason for every throughput ratio outside [0.9, 1.1].
 #
 # --quick: 64 MiB file, 1 pair, small op counts (a smoke test, numbers mean little).
+# --hugepages N: opt-in: reserve N hugetlb pages (/proc/sys/vm/nr_hugepages) for the run and
+#   restore the old value at exit; O_DIRECT workloads then run fio with --iomem=mmaphuge, and
+#   diskscope takes hugetlb buffers by itself. Without it, diskscope uses transparent huge pages
+#   and fio malloc'd buffers (no fio option asks for THP), so cold O_DIRECT rows compare
+#   contiguous against scattered buffers.
 # Default: 1 GiB file, 5 pairs; about 5 minutes on the lab VM.
 # Needs root for cold runs (drop_caches before each run of either tool); installs fio with
 # apt-get when it is missing.
@@ -23,6 +28,7 @@ PAIRS=5
 SIZE_MIB=1024
 BASE_DIR=/var/tmp
 OUT=bench/peer.md
+HUGEPAGES=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) QUICK=1; PAIRS=1; SIZE_MIB=64 ;;
@@ -30,12 +36,14 @@ while [ $# -gt 0 ]; do
         --size) SIZE_MIB="$2"; shift ;;
         --dir) BASE_DIR="$2"; shift ;;
         --out) OUT="$2"; shift ;;
-        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+        --hugepages) HUGEPAGES="$2"; shift ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
         *) echo "peer.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
 done
 case "$PAIRS" in ''|*[!0-9]*|0) echo "peer.sh: --pairs: give a positive number" >&2; exit 2 ;; esac
+case "$HUGEPAGES" in ''|*[!0-9]*) echo "peer.sh: --hugepages: give a page count" >&2; exit 2 ;; esac
 case "$SIZE_MIB" in ''|*[!0-9]*|0) echo "peer.sh: --size: give MiB as a positive number" >&2; exit 2 ;; esac
 
 if ! command -v fio >/dev/null; then
@@ -49,15 +57,23 @@ RUN=$PWD/target/release/run
 
 WORK=$(mktemp -d "$BASE_DIR/diskscope-peer.XXXXXX")
 RAW=$WORK/raw.tsv
+ORIG_HUGEPAGES=$(cat /proc/sys/vm/nr_hugepages)
 cleanup() {
-    # Only what this script made: its two files and its directory.
+    # Only what this script made: its two files and its directory; and the setting it changed.
     rm -f "$WORK/data" "$WORK/written" "$RAW"
     rmdir "$WORK" 2>/dev/null || true
+    if [ "$HUGEPAGES" -gt 0 ]; then echo "$ORIG_HUGEPAGES" >/proc/sys/vm/nr_hugepages; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 DATA=$WORK/data
+IOMEM=""
+if [ "$HUGEPAGES" -gt 0 ]; then
+    echo "$HUGEPAGES" >/proc/sys/vm/nr_hugepages
+    echo "reserved $(awk '/HugePages_Free/ {print $2}' /proc/meminfo) hugetlb pages (restored to $ORIG_HUGEPAGES at exit)" >&2
+    IOMEM="--iomem=mmaphuge"
+fi
 FREE_MIB=$(df -Pm "$WORK" | awk 'NR==2 {print $4}')
 if [ "$FREE_MIB" -lt $((SIZE_MIB * 3)) ]; then
     echo "peer.sh: $WORK has $FREE_MIB MiB free; need $((SIZE_MIB * 3))" >&2
@@ -91,6 +107,7 @@ for w in "${WORKLOADS[@]}"; do
     # The fio line for this workload, from diskscope itself.
     # shellcheck disable=SC2086
     fio_cmd=$("$RUN" "$target" $args --fio 2>&1 >/dev/null | grep '^fio ')
+    case "$args" in *--direct*) fio_cmd="$fio_cmd $IOMEM" ;; esac
     rm -f "$WORK/written"
     echo "== $name" >&2
     echo "   $fio_cmd" >&2
@@ -108,11 +125,12 @@ for w in "${WORKLOADS[@]}"; do
 done
 
 MODE="full ($PAIRS pairs, ${SIZE_MIB} MiB file)"
+[ "$HUGEPAGES" -gt 0 ] && MODE="$MODE, $HUGEPAGES hugetlb pages reserved: fio --iomem=mmaphuge on O_DIRECT rows"
 [ "$QUICK" = 1 ] && MODE="quick smoke test ($PAIRS pair, ${SIZE_MIB} MiB file: not a measurement)"
-python3 - "$RAW" "$OUT" "$MODE" "$(uname -r)" "$(fio --version)" <<'PY'
+python3 - "$RAW" "$OUT" "$MODE" "$(uname -r)" "$(fio --version)" "$HUGEPAGES" <<'PY'
 import json, re, statistics, sys
 
-raw, out, mode, kernel, fio_version = sys.argv[1:6]
+raw, out, mode, kernel, fio_version, hugepages = sys.argv[1:7]
 rows = {}
 order = []
 for line in open(raw):
@@ -139,6 +157,12 @@ REASONS = {
     "warm mmap 1M": "fio's mmap engine copies each block into a buffer; diskscope XORs the mapping in place",
     "write": "diskscope divides by the wall span including the timed end fsync; fio by the job runtime",
 }
+
+if hugepages == "0":
+    REASONS["cold 1M O_DIRECT"] = (
+        "diskscope's O_DIRECT buffers are huge pages (one device request per 1M read), fio's are "
+        "malloc'd 4 KiB pages (two); run with --hugepages N for like-for-like"
+    )
 
 def reason(name, ratio, d, f):
     for key, why in REASONS.items():
