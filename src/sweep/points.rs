@@ -173,7 +173,7 @@ pub fn command_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> anyho
 
 #[cfg(test)]
 mod tests {
-    use crate::config::{CacheMode, Method, Op};
+    use crate::config::{CacheMode, Method, Op, SubmitPolicy};
     use crate::sweep::plan::{build, Plan};
     use crate::sweep::schema::Source;
     use std::path::Path;
@@ -235,5 +235,22 @@ mod tests {
             3
         );
         assert_eq!(p.experiments[0].estimate_s(), Some(4.0 * 5.0 * 2.0));
+    }
+
+    #[test]
+    fn submit_sets_the_io_uring_policy_once_per_experiment() {
+        let p = plan("method = [\"pread\", \"io_uring\"]\nsubmit = \"each\"");
+        let pts = &p.experiments[0].points;
+        let uring = pts.iter().find(|s| s.method == Method::IoUring).unwrap();
+        assert_eq!(uring.submit, SubmitPolicy::Each);
+        let companion = crate::fio::sweep_companion("x", pts, 1 << 20);
+        assert!(
+            companion.contains("--iodepth_batch_submit=1"),
+            "{companion}"
+        );
+        assert_eq!(
+            companion.lines().filter(|l| l.starts_with("fio ")).count(),
+            2
+        );
     }
 }
