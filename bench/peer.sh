@@ -127,10 +127,10 @@ done
 MODE="full ($PAIRS pairs, ${SIZE_MIB} MiB file)"
 [ "$HUGEPAGES" -gt 0 ] && MODE="$MODE, $HUGEPAGES hugetlb pages reserved: fio --iomem=mmaphuge on O_DIRECT rows"
 [ "$QUICK" = 1 ] && MODE="quick smoke test ($PAIRS pair, ${SIZE_MIB} MiB file: not a measurement)"
-python3 - "$RAW" "$OUT" "$MODE" "$(uname -r)" "$(fio --version)" "$HUGEPAGES" <<'PY'
+python3 - "$RAW" "$OUT" "$MODE" "$(uname -r)" "$(fio --version)" "$HUGEPAGES" "$QUICK" <<'PY'
 import json, re, statistics, sys
 
-raw, out, mode, kernel, fio_version, hugepages = sys.argv[1:7]
+raw, out, mode, kernel, fio_version, hugepages, quick = sys.argv[1:8]
 rows = {}
 order = []
 for line in open(raw):
@@ -155,7 +155,6 @@ for line in open(raw):
 
 REASONS = {
     "warm mmap 1M": "fio's mmap engine copies each block into a buffer; diskscope XORs the mapping in place",
-    "write": "diskscope divides by the wall span including the timed end fsync; fio by the job runtime",
 }
 
 if hugepages == "0":
@@ -168,6 +167,8 @@ def reason(name, ratio, d, f):
     for key, why in REASONS.items():
         if name.startswith(key):
             return why
+    if quick == "1":
+        return "quick smoke test: runs of milliseconds, start-up costs dominate; not a measurement"
     if min(d) <= max(f) and min(f) <= max(d):
         return "within noise: the min–max ranges of the two tools overlap"
     return "not explained yet: see docs/accuracy.md"
