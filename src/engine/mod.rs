@@ -5,6 +5,10 @@
 //! know nothing of threads, channels or the UI: they pull [`Block`]s from a [`Cursor`], time each
 //! operation with [`WorkerCtx::now`] and hand bytes and latency to [`WorkerCtx::record`], which
 //! also tells them when to stop.
+//!
+//! What costs time but is not I/O happens before the run, in [`setup`]: each job arrives with its
+//! I/O slots already made ([`SlotBufs`], physically contiguous for O_DIRECT, see `buffer.rs`) and,
+//! for writes, the pattern bytes already generated ([`WriteData`]).
 
 mod buffer;
 mod buffered;

@@ -1,5 +1,9 @@
 //! The cold road: `O_DIRECT` reads through one io_uring kept `queue_depth` deep, straight from the
-//! disk into registered, page-aligned buffers, XOR-ed as they complete.
+//! disk into registered buffers of physically contiguous memory where the system offers it
+//! (hugetlb, then transparent huge pages: a 1 MiB read into scattered 4 KiB pages is split into
+//! two device requests on a virtio disk; see `engine::buffer`), XOR-ed as they complete. The ring
+//! and its slots are the engine's [`SlotRing`], which holds the reasoning about memory lent to
+//! the kernel.
 //!
 //! Why this and not buffered reads: for a file that is not cached the disk is the limit, and the
 //! page cache only adds a copy and the work of filling (and later evicting) it. One ring on one
