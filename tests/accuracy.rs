@@ -345,4 +345,16 @@ fn both_submission_policies_read_and_write_the_same_xor() {
         &[],
     );
     assert_eq!(x_batch, x_each, "same seed, same offsets, same XOR");
+    let out = bin("run")
+        .args([
+            path, "-r", "4K", "1", "--method", "io_uring", "--submit", "eager",
+        ])
+        .timeout(RUN_TIMEOUT)
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains("--submit") && err.contains("batch, each"),
+        "{err}"
+    );
 }
