@@ -11,7 +11,8 @@
 # bench/peer.md: medians, min–max, the throughput ratio (diskscope / fio), the p50 and p99
 # ratios, and a one-line reason for every throughput ratio outside [0.9, 1.1].
 #
-# --quick: 64 MiB file, 1 pair, small op counts (a smoke test, numbers mean little).
+# --quick: 64 MiB file, 1 pair, small op counts (a smoke test, numbers mean little); prints the
+#   table without writing bench/peer.md unless --out is given.
 # --hugepages N: opt-in: reserve N hugetlb pages (/proc/sys/vm/nr_hugepages) for the run and
 #   restore the old value at exit; O_DIRECT workloads then run fio with --iomem=mmaphuge, and
 #   diskscope takes hugetlb buffers by itself. Without it, diskscope uses transparent huge pages
@@ -27,7 +28,7 @@ QUICK=0
 PAIRS=5
 SIZE_MIB=1024
 BASE_DIR=/var/tmp
-OUT=bench/peer.md
+OUT=
 HUGEPAGES=0
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -37,12 +38,13 @@ while [ $# -gt 0 ]; do
         --dir) BASE_DIR="$2"; shift ;;
         --out) OUT="$2"; shift ;;
         --hugepages) HUGEPAGES="$2"; shift ;;
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
         *) echo "peer.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
 done
 case "$PAIRS" in ''|*[!0-9]*|0) echo "peer.sh: --pairs: give a positive number" >&2; exit 2 ;; esac
+[ -z "$OUT" ] && [ "$QUICK" = 0 ] && OUT=bench/peer.md
 case "$HUGEPAGES" in ''|*[!0-9]*) echo "peer.sh: --hugepages: give a page count" >&2; exit 2 ;; esac
 case "$SIZE_MIB" in ''|*[!0-9]*|0) echo "peer.sh: --size: give MiB as a positive number" >&2; exit 2 ;; esac
 
@@ -203,6 +205,7 @@ for name in order:
     )
 text = "\n".join(lines) + "\n"
 print(text)
-open(out, "w").write(text)
+if out:
+    open(out, "w").write(text)
 PY
-echo "wrote $OUT" >&2
+if [ -n "$OUT" ]; then echo "wrote $OUT" >&2; fi
