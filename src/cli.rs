@@ -100,6 +100,10 @@ pub struct IoOpts {
     /// of the memory available
     #[arg(long, value_name = "SIZE")]
     pub max_memory: Option<String>,
+    /// io_uring submission: batch (fill every free slot, one submit-and-wait) or each (submit
+    /// every operation as it is queued, like fio)
+    #[arg(long, default_value = "batch", value_name = "POLICY")]
+    pub submit: String,
 }
 
 /// `run FILE -r|-w BLOCK_SIZE BLOCK_COUNT`
@@ -137,6 +141,12 @@ pub struct RunArgs {
     #[cfg(feature = "mpi")]
     #[command(flatten)]
     pub fleet: crate::fleet::run_cmd::FleetArgs,
+    /// Writes: preallocate the file before the run: native (fallocate, fio's default) or none
+    #[arg(long, default_value = "native", value_name = "MODE")]
+    pub prealloc: String,
+    /// Also print (on stderr) the fio command line that does the same I/O
+    #[arg(long)]
+    pub fio: bool,
 }
 
 /// `run2 FILE BLOCK_SIZE [--target SECONDS]`

@@ -74,11 +74,30 @@ named_enum!(
     Pattern { Sequential = "sequential", Random = "random" }
 );
 
+named_enum!(
+    /// io_uring submission: `batch` queues every free slot and enters the kernel once to submit
+    /// and wait; `each` submits every operation as soon as it is queued (fio's default,
+    /// `iodepth_batch_submit=1`) and enters again to wait when the queue is full.
+    SubmitPolicy { Batch = "batch", Each = "each" }
+);
+named_enum!(
+    /// Preallocation of a written file before the run: `native` reserves its blocks with
+    /// `fallocate(2)` in untimed setup (fio's default, `fallocate=native`), `none` lets the
+    /// writes allocate them.
+    Prealloc { Native = "native", None = "none" }
+);
+
 impl Method {
     /// Whether the method can use O_DIRECT.
     pub fn supports_direct(self) -> bool {
         matches!(self, Method::Read | Method::Pread | Method::IoUring)
     }
+}
+
+impl SubmitPolicy {
+    /// The default: the policy measured faster on both random 4K QD32 and sequential 1M (see
+    /// docs/accuracy.md).
+    pub const DEFAULT: SubmitPolicy = SubmitPolicy::Batch;
 }
 
 /// A fully validated description of one run.
@@ -117,6 +136,10 @@ pub struct RunSpec {
     /// Sequential runs: where the covered range starts in the file, bytes (a fleet rank's share
     /// of a shared file, `src/fleet/`); `block_count` blocks are counted from here. 0 elsewhere.
     pub range_start_bytes: u64,
+    /// io_uring submission policy.
+    pub submit: SubmitPolicy,
+    /// Writes: preallocate the file before the run.
+    pub prealloc: Prealloc,
 }
 
 impl RunSpec {
@@ -142,6 +165,8 @@ impl RunSpec {
             seed: crate::pattern::DEFAULT_SEED,
             max_memory_bytes: None,
             range_start_bytes: 0,
+            submit: SubmitPolicy::DEFAULT,
+            prealloc: Prealloc::Native,
         }
     }
 

@@ -10,6 +10,7 @@
 
 mod util;
 
+mod accuracy;
 mod batch;
 mod compare;
 mod fleet;

@@ -371,10 +371,11 @@ fn run_road(
             report.threads = 1;
             let qd = settings.queue_depth;
             match direct::direct_road(path, file, len, cold_block, qd, direct_streams)? {
-                direct::Direct::Done(x) => {
+                direct::Direct::Done(x, kind) => {
                     let n = roads::useful_threads(len, direct_streams);
+                    log(&format!("direct road buffers: {}", kind.describe()));
                     report.reason.push_str(&format!(
-                        ", queue depth {qd}, {n} stream{}",
+                        ", queue depth {qd}, {n} stream{}, {kind} buffers",
                         if n == 1 { "" } else { "s" }
                     ));
                     x

@@ -26,6 +26,7 @@ pub fn apply_io_opts(spec: &mut RunSpec, io: &IoOpts) -> anyhow::Result<()> {
         .as_deref()
         .map(crate::config::parse_max_memory)
         .transpose()?;
+    spec.submit = crate::config::SubmitPolicy::parse(&io.submit, "--submit")?;
     Ok(())
 }
 

@@ -19,6 +19,7 @@ pub fn spec_of(a: &RunArgs) -> anyhow::Result<RunSpec> {
     spec.force = a.force;
     spec.fsync = a.fsync;
     spec.dsync = a.dsync;
+    spec.prealloc = crate::config::Prealloc::parse(&a.prealloc, "--prealloc")?;
     if !a.write && (a.force || a.fsync || a.dsync || a.keep_partial) {
         return Err(crate::config::usage(
             "--force, --fsync, --dsync and --keep-partial apply to writes (-w); remove them or \
@@ -40,6 +41,7 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
     }
     let spec = spec_of(a)?;
     let existed = spec.path.exists();
+    let size_before = std::fs::metadata(&spec.path).map(|m| m.len()).unwrap_or(0);
     let stop = Arc::new(AtomicBool::new(false));
     // Ctrl-C (and SIGTERM, SIGHUP) stops the workers within one operation; the run then ends
     // here, where a write's partial file is removed (or kept with --keep-partial) and said so.
@@ -78,6 +80,10 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
     };
     println_stdout(&xor)?;
     eprintln!("{}", summary_line(r));
+    if a.fio {
+        let total = crate::fio::total_bytes_of(&spec, size_before);
+        eprintln!("{}", crate::fio::fio_command(&spec, total));
+    }
     Ok(0)
 }
 

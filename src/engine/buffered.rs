@@ -3,7 +3,7 @@
 //! cost a memcpy instead of a syscall, and blocks at least as large as the buffer bypass it — the
 //! same trade stdio makes.
 
-use super::{drain_to, fill_from, AlignedBuf, Engine, WorkerCtx, WorkerJob};
+use super::{drain_to, fill_from, Engine, WorkerCtx, WorkerJob};
 use crate::config::Op;
 use crate::runner::complete_read;
 use anyhow::Context;
@@ -20,8 +20,7 @@ impl Engine for BufferedEngine {
             .map(|m| m.blksize())
             .unwrap_or(4096)
             .max(512) as usize;
-        let mut buf = AlignedBuf::new(job.block_size);
-        super::read::prefault(&mut buf);
+        let mut buf = job.take_buffer();
         let mut cursor = job.cursor();
         let mut pos = u64::MAX;
         match job.op {
@@ -48,8 +47,7 @@ impl Engine for BufferedEngine {
             Op::Write => {
                 let mut writer = BufWriter::with_capacity(blksize, &job.file);
                 for b in cursor.by_ref() {
-                    let data = &mut buf[..b.len];
-                    crate::pattern::fill(job.seed, b.offset, data);
+                    let data = job.write_bytes(&b, &mut buf);
                     let t0 = ctx.now();
                     if pos != b.offset {
                         writer

@@ -82,7 +82,12 @@ impl Engine for MmapEngine {
                     let end = (b.offset as usize + b.len).min(map.len());
                     let start = (b.offset as usize).min(end);
                     let t0 = ctx.now();
-                    crate::pattern::fill(job.seed, b.offset, &mut map[start..end]);
+                    match job.write_data.as_deref() {
+                        Some(d) if d.covers(b.offset, end - start) => {
+                            map[start..end].copy_from_slice(d.at(b.offset, end - start))
+                        }
+                        _ => crate::pattern::fill(job.seed, b.offset, &mut map[start..end]),
+                    }
                     let t1 = ctx.now();
                     check(&guard, &b, Op::Write)?;
                     ctx.xor(&b, &map[start..end]);

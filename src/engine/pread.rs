@@ -2,7 +2,7 @@
 //! position, the natural method for threads and random offsets. Reads use the bare system call
 //! [`sys_pread`] for the reason given in the `read` engine (no cancellation-point wrapper).
 
-use super::{drain_to, fill_from, AlignedBuf, Engine, WorkerCtx, WorkerJob};
+use super::{drain_to, fill_from, Engine, WorkerCtx, WorkerJob};
 use crate::config::Op;
 use crate::runner::complete_read;
 use anyhow::Context;
@@ -33,8 +33,7 @@ pub struct PreadEngine;
 
 impl Engine for PreadEngine {
     fn run(&self, job: &mut WorkerJob, ctx: &mut WorkerCtx) -> anyhow::Result<bool> {
-        let mut buf = AlignedBuf::new(job.block_size);
-        super::read::prefault(&mut buf);
+        let mut buf = job.take_buffer();
         let file = &job.file;
         let fd = file.as_raw_fd();
         let mut cursor = job.cursor();
@@ -54,7 +53,7 @@ impl Engine for PreadEngine {
                     n
                 }
                 Op::Write => {
-                    crate::pattern::fill(job.seed, b.offset, data);
+                    let data = job.write_bytes(&b, data);
                     let t0 = ctx.now();
                     drain_to(data, |s, done| file.write_at(s, b.offset + done as u64))
                         .with_context(|| format!("pwrite at offset {}", b.offset))?;

@@ -2,34 +2,23 @@
 //! with the ring (fixed buffers, which spare the kernel a page pin per I/O) when the kernel allows,
 //! with plain reads as the fallback. An operation's latency runs from just before the submitting
 //! `io_uring_enter` to the reaping of its completion, like fio's clat+slat.
+//!
+//! Two submission policies ([`SubmitPolicy`]): `batch` queues an operation in every free slot and
+//! enters the kernel once to submit them all and wait; `each` enters the kernel to submit every
+//! operation as soon as it is queued (fio's `iodepth_batch_submit=1`) and once more to wait when
+//! no slot is free. [`SlotRing`] owns the ring and the memory lent to the kernel; `fast`'s direct
+//! road uses it too.
 
-use super::{AlignedBuf, Block, Engine, WorkerCtx, WorkerJob};
-use crate::config::Op;
+use super::{Block, BufferKind, Engine, SlotBufs, WorkerCtx, WorkerJob, WriteData};
+use crate::config::{Op, SubmitPolicy};
 use anyhow::anyhow;
-use io_uring::{opcode, types, IoUring};
+use io_uring::{opcode, squeue, types, IoUring};
+use std::mem::ManuallyDrop;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
+use std::sync::Arc;
 
 pub struct UringEngine;
-
-/// Registers `bufs` with `ring` as fixed buffers (index i = `bufs[i]`), sparing the kernel a page
-/// pin per I/O. Returns whether the kernel accepted them (it may refuse, e.g. over the memlock
-/// limit); callers then fall back to plain reads and writes.
-///
-/// # Safety
-/// Every buffer must stay allocated and unmoved while the ring can use it: until the ring is
-/// dropped (or the buffers unregistered) with no operation in flight.
-pub(crate) unsafe fn register_buffers(ring: &IoUring, bufs: &mut [AlignedBuf]) -> bool {
-    let iovecs: Vec<libc::iovec> = bufs
-        .iter_mut()
-        .map(|b| libc::iovec {
-            iov_base: b.as_mut_ptr().cast(),
-            iov_len: b.len(),
-        })
-        .collect();
-    // SAFETY: the caller keeps the buffers alive and in place for as long as the ring uses them.
-    unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok()
-}
 
 /// Checks that this process can create a ring.
 pub fn probe() -> Result<(), String> {
@@ -40,56 +29,228 @@ pub fn probe() -> Result<(), String> {
     })
 }
 
-/// Submits what is queued, waits for at least one completion and moves every completion into
-/// `done` as `(user_data, result)`. An interrupted wait leaves `done` empty (the caller loops).
-/// On any other failure operations may still be in flight and nothing can reap them, so `bufs`
-/// is leaked (kept alive for the rest of the process) rather than freed under the kernel.
-pub(crate) fn submit_and_reap(
-    ring: &mut IoUring,
-    bufs: &mut Vec<AlignedBuf>,
-    done: &mut Vec<(usize, i32)>,
-) -> anyhow::Result<()> {
-    done.clear();
-    if let Err(e) = ring.submit_and_wait(1) {
-        if e.kind() == std::io::ErrorKind::Interrupted {
-            return Ok(());
-        }
-        std::mem::forget(std::mem::take(bufs));
-        return Err(anyhow::Error::new(e).context("io_uring_enter"));
-    }
-    done.extend(
-        ring.completion()
-            .map(|c| (c.user_data() as usize, c.result())),
-    );
-    Ok(())
+/// One io_uring with the memory it lends to the kernel: `count` I/O slots and, for writes, the
+/// pre-generated data. Used by the io_uring engine and by `fast`'s direct road, so the reasoning
+/// about memory shared with the kernel lives here once:
+///
+/// - a slot is lent when an operation on it is queued and returned when its completion is
+///   reaped; [`SlotRing::slot`] and [`SlotRing::slot_mut`] refuse (panic) while it is lent;
+/// - the slots are registered as fixed buffers when the kernel allows (sparing a page pin per
+///   I/O), with plain reads and writes as the fallback;
+/// - if the ring is dropped (or fails) with operations still in flight, nothing can reap them,
+///   so the memory they point to is leaked (kept for the rest of the process) instead of freed
+///   under the kernel.
+pub(crate) struct SlotRing {
+    ring: ManuallyDrop<IoUring>,
+    bufs: ManuallyDrop<SlotBufs>,
+    data: ManuallyDrop<Option<Arc<WriteData>>>,
+    fixed: bool,
+    lent: Vec<bool>,
+    inflight: usize,
 }
 
-struct Slot {
-    block: Option<Block>,
-    t0: u64,
+impl SlotRing {
+    /// A ring with room for every slot of `bufs`; `data` is memory writes may come from.
+    pub fn new(mut bufs: SlotBufs, data: Option<Arc<WriteData>>) -> std::io::Result<Self> {
+        let count = bufs.count().max(1);
+        let ring = IoUring::new((count as u32).next_power_of_two())?;
+        let iovecs = bufs.iovecs();
+        // SAFETY: the slots stay allocated and unmoved while the ring exists: `SlotRing` owns
+        // both, unregisters before freeing, and leaks the slots if it cannot (see `Drop`).
+        let fixed = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+        Ok(SlotRing {
+            ring: ManuallyDrop::new(ring),
+            bufs: ManuallyDrop::new(bufs),
+            data: ManuallyDrop::new(data),
+            fixed,
+            lent: vec![false; count],
+            inflight: 0,
+        })
+    }
+
+    /// The memory behind the slots.
+    pub fn kind(&self) -> BufferKind {
+        self.bufs.kind()
+    }
+
+    /// Operations queued or submitted and not yet reaped.
+    pub fn inflight(&self) -> usize {
+        self.inflight
+    }
+
+    /// Slot `i`; panics while the kernel may write it.
+    pub fn slot(&self, i: usize) -> &[u8] {
+        assert!(!self.lent[i], "slot {i} is in flight");
+        self.bufs.slot(i)
+    }
+
+    /// Slot `i`, to fill before a write; panics while the kernel may use it.
+    pub fn slot_mut(&mut self, i: usize) -> &mut [u8] {
+        assert!(!self.lent[i], "slot {i} is in flight");
+        self.bufs.slot_mut(i)
+    }
+
+    /// Queues a read of `len` bytes at file `offset` into slot `slot`.
+    pub fn queue_read(
+        &mut self,
+        fd: types::Fd,
+        slot: usize,
+        len: usize,
+        offset: u64,
+    ) -> anyhow::Result<()> {
+        let buf = self.bufs.slot_mut(slot);
+        assert!(
+            len <= buf.len(),
+            "read of {len} bytes into a {}-byte slot",
+            buf.len()
+        );
+        let ptr = buf.as_mut_ptr();
+        let entry = if self.fixed {
+            opcode::ReadFixed::new(fd, ptr, len as u32, slot as u16)
+                .offset(offset)
+                .build()
+        } else {
+            opcode::Read::new(fd, ptr, len as u32)
+                .offset(offset)
+                .build()
+        };
+        self.push(slot, entry)
+    }
+
+    /// Queues a write of the first `len` bytes of slot `slot` at file `offset`.
+    pub fn queue_write_slot(
+        &mut self,
+        fd: types::Fd,
+        slot: usize,
+        len: usize,
+        offset: u64,
+    ) -> anyhow::Result<()> {
+        let buf = self.bufs.slot_mut(slot);
+        assert!(
+            len <= buf.len(),
+            "write of {len} bytes from a {}-byte slot",
+            buf.len()
+        );
+        let ptr = buf.as_mut_ptr();
+        let entry = if self.fixed {
+            opcode::WriteFixed::new(fd, ptr, len as u32, slot as u16)
+                .offset(offset)
+                .build()
+        } else {
+            opcode::Write::new(fd, ptr, len as u32)
+                .offset(offset)
+                .build()
+        };
+        self.push(slot, entry)
+    }
+
+    /// Queues a write of the pre-generated bytes at `offset..offset + len` to the same file
+    /// offset; `slot` only names the operation. Falls back to the slot (filled now) when the
+    /// ring holds no data covering the range.
+    pub fn queue_write_data(
+        &mut self,
+        fd: types::Fd,
+        slot: usize,
+        len: usize,
+        offset: u64,
+        seed: u64,
+    ) -> anyhow::Result<()> {
+        let ptr = match self.data.as_deref() {
+            Some(d) if d.covers(offset, len) => d.at(offset, len).as_ptr(),
+            _ => {
+                crate::pattern::fill(seed, offset, &mut self.slot_mut(slot)[..len]);
+                return self.queue_write_slot(fd, slot, len, offset);
+            }
+        };
+        let entry = opcode::Write::new(fd, ptr, len as u32)
+            .offset(offset)
+            .build();
+        self.push(slot, entry)
+    }
+
+    fn push(&mut self, slot: usize, entry: squeue::Entry) -> anyhow::Result<()> {
+        assert!(!self.lent[slot], "slot {slot} is already in flight");
+        let entry = entry.user_data(slot as u64);
+        // SAFETY: the entry points into a slot or into the write data, both owned by `self` and
+        // kept (or leaked) until its completion is reaped; the slot is marked lent so no `&mut`
+        // to it is handed out meanwhile. The ring has an entry per slot, so at most `count`
+        // operations are queued.
+        if unsafe { self.ring.submission().push(&entry) }.is_err() {
+            return Err(anyhow!("io_uring submission queue unexpectedly full"));
+        }
+        self.lent[slot] = true;
+        self.inflight += 1;
+        Ok(())
+    }
+
+    /// Hands what is queued to the kernel without waiting. An interrupted call leaves it queued
+    /// for the next one.
+    pub fn submit(&mut self) -> anyhow::Result<()> {
+        match self.ring.submit() {
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Ok(()),
+            Err(e) => Err(anyhow::Error::new(e).context("io_uring_enter")),
+        }
+    }
+
+    /// Submits what is queued, waits for at least one completion and moves every completion into
+    /// `done` as `(slot, result)`, returning the slots. An interrupted wait leaves `done` empty
+    /// (the caller loops).
+    pub fn submit_and_reap(&mut self, done: &mut Vec<(usize, i32)>) -> anyhow::Result<()> {
+        done.clear();
+        if let Err(e) = self.ring.submit_and_wait(1) {
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                return Ok(());
+            }
+            return Err(anyhow::Error::new(e).context("io_uring_enter"));
+        }
+        for c in self.ring.completion() {
+            let slot = c.user_data() as usize;
+            if let Some(l) = self.lent.get_mut(slot) {
+                if *l {
+                    *l = false;
+                    self.inflight -= 1;
+                }
+            }
+            done.push((slot, c.result()));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for SlotRing {
+    fn drop(&mut self) {
+        if self.fixed && self.inflight == 0 {
+            let _ = self.ring.submitter().unregister_buffers();
+        }
+        // SAFETY: each field is taken exactly once, here; the ring goes first.
+        unsafe {
+            ManuallyDrop::drop(&mut self.ring);
+            if self.inflight == 0 {
+                ManuallyDrop::drop(&mut self.bufs);
+                ManuallyDrop::drop(&mut self.data);
+            }
+            // Otherwise operations may still use the memory: leave it allocated.
+        }
+    }
 }
 
 impl Engine for UringEngine {
     fn run(&self, job: &mut WorkerJob, ctx: &mut WorkerCtx) -> anyhow::Result<bool> {
-        let qd = job.queue_depth.max(1);
-        // `bufs` is declared before `ring`, so the ring is always dropped first.
-        let mut bufs: Vec<AlignedBuf> = (0..qd).map(|_| AlignedBuf::new(job.block_size)).collect();
-        let mut ring = IoUring::new(qd.next_power_of_two())
+        let qd = job.queue_depth.max(1) as usize;
+        let bufs = job.take_slots(qd);
+        let mut ring = SlotRing::new(bufs, job.write_data.clone())
             .map_err(|e| anyhow!("io_uring is not available here ({e}); use --method pread"))?;
-        // Failures stop new submissions and the loop reaps what is in flight before returning the
-        // error; if the ring itself fails, the buffers are leaked instead of freed.
-        // SAFETY: the buffers stay allocated and unmoved until the ring (declared after `bufs`) is
-        // dropped, and nothing is in flight when this function returns (see above).
-        let fixed = unsafe { register_buffers(&ring, &mut bufs) };
         let fd = types::Fd(job.file.as_raw_fd());
-        let mut slots: Vec<Slot> = (0..qd).map(|_| Slot { block: None, t0: 0 }).collect();
-        let mut free: Vec<usize> = (0..qd as usize).rev().collect();
+        let each = job.submit == SubmitPolicy::Each;
+        let mut blocks: Vec<Option<Block>> = vec![None; qd];
+        let mut t0s = vec![0u64; qd];
+        let mut free: Vec<usize> = (0..qd).rev().collect();
         let mut cursor = job.cursor();
-        let mut inflight = 0usize;
         let mut stopping = false;
         let mut exhausted = false;
-        let mut fresh: Vec<usize> = Vec::with_capacity(qd as usize);
-        let mut done: Vec<(usize, i32)> = Vec::with_capacity(qd as usize);
+        let mut fresh: Vec<usize> = Vec::with_capacity(qd);
+        let mut done: Vec<(usize, i32)> = Vec::with_capacity(qd);
         // The first failure; set, it stops new submissions while in-flight operations are reaped.
         let mut failure: Option<anyhow::Error> = None;
         loop {
@@ -100,58 +261,52 @@ impl Engine for UringEngine {
                     break;
                 };
                 free.pop();
-                let buf = &mut bufs[slot][..b.len];
-                let ptr = buf.as_mut_ptr();
-                let len = b.len as u32;
-                let entry = match (job.op, fixed) {
-                    (Op::Read, true) => opcode::ReadFixed::new(fd, ptr, len, slot as u16)
-                        .offset(b.offset)
-                        .build(),
-                    (Op::Read, false) => opcode::Read::new(fd, ptr, len).offset(b.offset).build(),
-                    (Op::Write, _) => {
-                        crate::pattern::fill(job.seed, b.offset, buf);
-                        ctx.xor(&b, buf);
-                        if fixed {
-                            opcode::WriteFixed::new(fd, ptr, len, slot as u16)
-                                .offset(b.offset)
-                                .build()
-                        } else {
-                            opcode::Write::new(fd, ptr, len).offset(b.offset).build()
+                let queued = match job.op {
+                    Op::Read => ring.queue_read(fd, slot, b.len, b.offset),
+                    Op::Write => {
+                        // Pre-generated data is XOR-ed here; a slot filled now is XOR-ed when
+                        // its write completes (below).
+                        if let Some(d) = job
+                            .write_data
+                            .as_deref()
+                            .filter(|d| d.covers(b.offset, b.len))
+                        {
+                            ctx.xor(&b, d.at(b.offset, b.len));
                         }
+                        ring.queue_write_data(fd, slot, b.len, b.offset, job.seed)
                     }
-                }
-                .user_data(slot as u64);
-                // SAFETY: the entry points into `bufs[slot]`, which stays alive and untouched
-                // until its completion is reaped below; the queue has room because at most `qd`
-                // slots are in flight and the ring has at least `qd` entries.
-                if unsafe { ring.submission().push(&entry) }.is_err() {
+                };
+                if let Err(e) = queued {
                     free.push(slot);
-                    failure = Some(anyhow!("io_uring submission queue unexpectedly full"));
+                    failure = Some(e);
                     stopping = true;
                     break;
                 }
-                slots[slot].block = Some(b);
-                fresh.push(slot);
-                inflight += 1;
+                blocks[slot] = Some(b);
+                if each {
+                    t0s[slot] = ctx.now();
+                    if let Err(e) = ring.submit() {
+                        failure.get_or_insert(e);
+                        stopping = true;
+                    }
+                } else {
+                    fresh.push(slot);
+                }
             }
-            if inflight == 0 {
+            if ring.inflight() == 0 {
                 break;
             }
             let t0 = ctx.now();
             for &s in &fresh {
-                slots[s].t0 = t0;
+                t0s[s] = t0;
             }
             fresh.clear();
-            submit_and_reap(&mut ring, &mut bufs, &mut done)?;
+            ring.submit_and_reap(&mut done)?;
             let t1 = ctx.now();
             for &(slot, res) in &done {
-                inflight -= 1;
                 free.push(slot);
-                let b = slots[slot]
-                    .block
-                    .take()
-                    .expect("completed slot was in flight");
-                let n = match complete(job, &mut bufs[slot], &b, res) {
+                let b = blocks[slot].take().expect("completed slot was in flight");
+                let n = match complete(job, &mut ring, slot, &b, res) {
                     Ok(n) => n,
                     Err(e) => {
                         failure.get_or_insert(e);
@@ -159,16 +314,18 @@ impl Engine for UringEngine {
                         continue;
                     }
                 };
-                if job.op == Op::Read {
-                    ctx.xor(&b, &bufs[slot][..n]);
+                let from_data = job.op == Op::Write
+                    && job
+                        .write_data
+                        .as_deref()
+                        .is_some_and(|d| d.covers(b.offset, b.len));
+                if !from_data {
+                    ctx.xor(&b, &ring.slot(slot)[..n]);
                 }
-                if !ctx.record(n as u64, slots[slot].t0, t1) {
+                if !ctx.record(n as u64, t0s[slot], t1) {
                     stopping = true;
                 }
             }
-        }
-        if fixed {
-            let _ = ring.submitter().unregister_buffers();
         }
         drop(ring);
         match failure {
@@ -181,7 +338,13 @@ impl Engine for UringEngine {
 /// Turns a completion of `res` for block `b` into the bytes done: an error for a negative result,
 /// and a short transfer finished synchronously (with O_DIRECT the full block is asked for at the
 /// tail of the file, so a short read there means end of file).
-fn complete(job: &WorkerJob, buf: &mut [u8], b: &Block, res: i32) -> anyhow::Result<usize> {
+fn complete(
+    job: &WorkerJob,
+    ring: &mut SlotRing,
+    slot: usize,
+    b: &Block,
+    res: i32,
+) -> anyhow::Result<usize> {
     if res < 0 {
         let err = std::io::Error::from_raw_os_error(-res);
         return Err(anyhow::Error::new(err)
@@ -189,14 +352,21 @@ fn complete(job: &WorkerJob, buf: &mut [u8], b: &Block, res: i32) -> anyhow::Res
     }
     let mut n = res as usize;
     if n < b.len && n > 0 && job.op == Op::Read && !job.direct {
-        let rest = &mut buf[n..b.len];
+        let rest = &mut ring.slot_mut(slot)[n..b.len];
         n += super::fill_from(rest, |s, d| job.file.read_at(s, b.offset + (n + d) as u64))?;
     }
     if job.op == Op::Read {
         // A read short of what the file held at the start: it shrank (never counted as an op).
         n = crate::runner::complete_read(job, b, n)?;
     } else if n < b.len && job.op == Op::Write {
-        let rest = &buf[n..b.len];
+        let rest = match job
+            .write_data
+            .as_deref()
+            .filter(|d| d.covers(b.offset, b.len))
+        {
+            Some(d) => &d.at(b.offset, b.len)[n..],
+            None => &ring.slot(slot)[n..b.len],
+        };
         super::drain_to(rest, |s, d| job.file.write_at(s, b.offset + (n + d) as u64))?;
         n = b.len;
     }

@@ -245,6 +245,9 @@ pub(crate) mod tests_support {
             queue_depth: 1,
             seed: 1,
             direct: false,
+            submit: crate::config::SubmitPolicy::DEFAULT,
+            buffers: None,
+            write_data: None,
         }
     }
 }

@@ -216,13 +216,19 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
             .set_len(end.max(len))
             .context("sizing the file for mmap writes")?;
     }
+    crate::engine::setup::preallocate(spec, &probe, total, &mut notes)?;
     let residency_before = cache::residency_of(&probe).ok();
     if !write {
         if let Some(w) = cache::cold_warning(spec.cache, residency_before.as_ref()) {
             notes.push(w);
         }
     }
-    let jobs = plan_jobs(spec, total, shares, &fits, loop_range)?;
+    let write_data = crate::engine::setup::write_data(spec, total, &mut notes);
+    let jobs = plan_jobs(spec, total, shares, &fits, loop_range, write_data)?;
+    notes.extend(crate::engine::setup::buffer_note(
+        spec,
+        jobs.first().and_then(|j| j.buffers.as_ref()),
+    ));
     Ok(Prepared {
         spec: spec.clone(),
         file_size,
@@ -277,6 +283,7 @@ fn plan_jobs(
     shares: Vec<Share>,
     fits: &[(usize, u32)],
     loop_range: bool,
+    write_data: Option<std::sync::Arc<crate::engine::WriteData>>,
 ) -> anyhow::Result<Vec<WorkerJob>> {
     let mut jobs = Vec::with_capacity(shares.len());
     for (w, (share, &(block_size, queue_depth))) in shares.into_iter().zip(fits).enumerate() {
@@ -293,6 +300,10 @@ fn plan_jobs(
             queue_depth,
             seed: spec.seed,
             direct: spec.direct,
+            submit: spec.submit,
+            // Sized by what the budget fitted to this worker, never by the spec's raw values.
+            buffers: crate::engine::setup::worker_slots(spec, block_size, queue_depth),
+            write_data: write_data.clone(),
         });
     }
     Ok(jobs)

@@ -37,11 +37,12 @@ pub fn axis_of<'a>(s: &'a Section, key: &str) -> Option<&'a Axis> {
         "queue_depth" => &s.queue_depth,
         "operation" => &s.operation,
         "pattern" => &s.pattern,
+        "submit" => &s.submit,
         _ => return None,
     })
 }
 
-pub const ALL_KEYS: [&str; 18] = [
+pub const ALL_KEYS: [&str; 19] = [
     "one_pass",
     "name",
     "kind",
@@ -56,6 +57,7 @@ pub const ALL_KEYS: [&str; 18] = [
     "queue_depth",
     "operation",
     "pattern",
+    "submit",
     "command",
     "bytes",
     "timeout",

@@ -292,6 +292,12 @@ pub fn execute(
         plan.experiments.iter().zip(&collected).collect();
     for (x, rows) in &done {
         written.extend(output::write_experiment(dir, x, rows, plan.y_scale)?);
+        if x.kind == plan::Kind::Throughput {
+            let size = plan.file.as_ref().map_or(0, |f| f.size_bytes);
+            written.extend(crate::fio::write_sweep_companion(
+                dir, &x.name, &x.points, size,
+            )?);
+        }
     }
     written.extend(output::write_compare(
         dir,

@@ -60,6 +60,7 @@ impl Kind {
                 "queue_depth",
                 "operation",
                 "pattern",
+                "submit",
                 "one_pass",
             ],
             Kind::Command => &[

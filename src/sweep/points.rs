@@ -5,7 +5,7 @@ use super::files::FilePlan;
 use super::layered::Layered;
 use super::plan::{CommandPlan, Experiment};
 use super::values::one_size;
-use crate::config::{CacheMode, Method, Op, Pattern, RunSpec, TOML_NAMES};
+use crate::config::{CacheMode, Method, Op, Pattern, RunSpec, SubmitPolicy, TOML_NAMES};
 use std::time::Duration;
 
 /// Seconds after which a `command` repetition is killed, unless `timeout` says otherwise.
@@ -20,6 +20,16 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
     let depths = l.list("queue_depth", 1, |c| c.counts())?;
     let ops = l.list("operation", Op::Read, |c| c.names(Op::parse))?;
     let patterns = l.list("pattern", Pattern::Sequential, |c| c.names(Pattern::parse))?;
+    let submit = match l.list("submit", SubmitPolicy::DEFAULT, |c| c.names(SubmitPolicy::parse))?[..] {
+        [one] => one,
+        _ => {
+            return Err(l.src.key_error(
+                l.span("submit"),
+                "submit",
+                "one policy per experiment (the CSV has no submit column); make one experiment per policy",
+            ))
+        }
+    };
     if ops.contains(&Op::Write) && !file.writable {
         return Err(l.src.key_error(l.span("operation"), "operation", &format!(
             "write would overwrite {}; add `write = true` under [file] to allow it, or use `create`",
@@ -108,6 +118,9 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
                                         1
                                     };
                                     s.pattern = pattern;
+                                    if method == Method::IoUring {
+                                        s.submit = submit;
+                                    }
                                     s.block_size_bytes = bs;
                                     s.duration = Some(Duration::from_secs_f64(x.seconds));
                                     let one_pass = one_pass_all
@@ -219,7 +232,7 @@ pub fn command_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> anyho
 
 #[cfg(test)]
 mod tests {
-    use crate::config::{CacheMode, Method, Op};
+    use crate::config::{CacheMode, Method, Op, SubmitPolicy};
     use crate::sweep::plan::{build, Plan};
     use crate::sweep::schema::Source;
     use std::path::Path;
@@ -281,5 +294,22 @@ mod tests {
             3
         );
         assert_eq!(p.experiments[0].estimate_s(), Some(4.0 * 5.0 * 2.0));
+    }
+
+    #[test]
+    fn submit_sets_the_io_uring_policy_once_per_experiment() {
+        let p = plan("method = [\"pread\", \"io_uring\"]\nsubmit = \"each\"");
+        let pts = &p.experiments[0].points;
+        let uring = pts.iter().find(|s| s.method == Method::IoUring).unwrap();
+        assert_eq!(uring.submit, SubmitPolicy::Each);
+        let companion = crate::fio::sweep_companion("x", pts, 1 << 20);
+        assert!(
+            companion.contains("--iodepth_batch_submit=1"),
+            "{companion}"
+        );
+        assert_eq!(
+            companion.lines().filter(|l| l.starts_with("fio ")).count(),
+            2
+        );
     }
 }

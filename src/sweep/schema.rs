@@ -85,6 +85,8 @@ pub struct Section {
     pub queue_depth: Axis,
     pub operation: Axis,
     pub pattern: Axis,
+    /// io_uring submission policy (`batch` or `each`), one per experiment.
+    pub submit: Axis,
     /// `throughput` kind: read the file once per repetition (like dd) instead of looping over it
     /// until `seconds` is up; `seconds` still bounds it.
     pub one_pass: Option<Spanned<bool>>,

@@ -1,5 +1,9 @@
 //! The cold road: `O_DIRECT` reads through one io_uring kept `queue_depth` deep, straight from the
-//! disk into registered, page-aligned buffers, XOR-ed as they complete.
+//! disk into registered buffers of physically contiguous memory where the system offers it
+//! (hugetlb, then transparent huge pages: a 1 MiB read into scattered 4 KiB pages is split into
+//! two device requests on a virtio disk; see `engine::buffer`), XOR-ed as they complete. The ring
+//! and its slots are the engine's [`SlotRing`], which holds the reasoning about memory lent to
+//! the kernel.
 //!
 //! Why this and not buffered reads: for a file that is not cached the disk is the limit, and the
 //! page cache only adds a copy and the work of filling (and later evicting) it. One ring on one
@@ -7,10 +11,10 @@
 //! deliver it, so no second thread is needed. A read that comes back short before the end of the
 //! file is finished with a plain `pread`, so the XOR never skips bytes.
 
-use crate::engine::{fill_from, AlignedBuf};
+use crate::engine::{fill_from, BufferKind, SlotBufs, SlotRing};
 use crate::xor::xor_at;
 use anyhow::{anyhow, bail, Context};
-use io_uring::{opcode, types, IoUring};
+use io_uring::types;
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -21,8 +25,8 @@ const DIRECT_ALIGN: usize = 4096;
 
 /// What the direct road did.
 pub enum Direct {
-    /// The XOR of the file.
-    Done(u32),
+    /// The XOR of the file, and the memory its buffers were made of.
+    Done(u32, BufferKind),
     /// O_DIRECT or io_uring cannot be used here (the reason); take another road.
     Unsupported(String),
 }
@@ -75,18 +79,17 @@ pub fn direct_ranges(
         .map(|(a, b)| (b - a).div_ceil(block_bytes as u64))
         .sum();
     if blocks == 0 {
-        return Ok(Direct::Done(0));
+        return Ok(Direct::Done(0, BufferKind::Pages));
     }
     let qd = (queue_depth.max(1) as u64).min(blocks) as usize;
-    // `bufs` is declared before `ring`, so it outlives it on every path.
-    let mut bufs: Vec<AlignedBuf> = (0..qd).map(|_| AlignedBuf::new(block_bytes)).collect();
-    let mut ring = match IoUring::new((qd as u32).next_power_of_two()) {
+    // Physically contiguous slots where the system offers them: a 1 MiB read into scattered
+    // 4 KiB pages is split into two device requests (see engine::buffer).
+    let bufs = SlotBufs::new(qd, block_bytes, true);
+    let mut ring = match SlotRing::new(bufs, None) {
         Ok(r) => r,
         Err(e) => return Ok(Direct::Unsupported(format!("io_uring unavailable: {e}"))),
     };
-    // SAFETY: the registered buffers stay allocated and unmoved until the ring is dropped (it is
-    // declared after `bufs`, so it is dropped first) and no read is in flight when we return.
-    let fixed = unsafe { crate::engine::register_buffers(&ring, &mut bufs) };
+    let kind = ring.kind();
     let fd = types::Fd(direct.as_raw_fd());
     let mut offsets = vec![0u64; qd];
     let mut wants = vec![0usize; qd];
@@ -107,23 +110,9 @@ pub fn direct_ranges(
             let (next_off, end) = cursors[turn];
             let want = (block_bytes as u64).min(end - next_off) as usize;
             let req = want.next_multiple_of(DIRECT_ALIGN) as u32;
-            let ptr = bufs[slot].as_mut_ptr();
-            let entry = if fixed {
-                opcode::ReadFixed::new(fd, ptr, req, slot as u16)
-                    .offset(next_off)
-                    .build()
-            } else {
-                opcode::Read::new(fd, ptr, req).offset(next_off).build()
-            }
-            .user_data(slot as u64);
-            // SAFETY: the entry points into `bufs[slot]` (at least `req` bytes), which is neither
-            // read nor reused until its completion is reaped below; the ring has room for `qd`.
-            if unsafe { ring.submission().push(&entry) }.is_err() {
-                // Cannot happen (at most `qd` in flight); if it did, reads may be in flight:
-                // keep their buffers alive rather than free memory the kernel may still write.
-                std::mem::forget(bufs);
-                return Err(anyhow!("io_uring submission queue unexpectedly full"));
-            }
+            // A failure here cannot happen (at most `qd` in flight); if it did, the ring keeps
+            // the memory of what is in flight alive when it is dropped.
+            ring.queue_read(fd, slot, req as usize, next_off)?;
             offsets[slot] = next_off;
             wants[slot] = want;
             if next_off + want as u64 >= end {
@@ -136,7 +125,7 @@ pub fn direct_ranges(
         if inflight == 0 {
             break;
         }
-        crate::engine::submit_and_reap(&mut ring, &mut bufs, &mut done)?;
+        ring.submit_and_reap(&mut done)?;
         for &(slot, res) in &done {
             inflight -= 1;
             free.push(slot);
@@ -154,14 +143,14 @@ pub fn direct_ranges(
                 continue;
             }
             got_data = true;
-            match finish_block(file, &mut bufs[slot], off, res as usize, want) {
-                Ok(()) => x ^= xor_at(off, &bufs[slot][..want]),
+            match finish_block(file, ring.slot_mut(slot), off, res as usize, want) {
+                Ok(()) => x ^= xor_at(off, &ring.slot(slot)[..want]),
                 Err(e) => outcome = Some(Err(e)),
             }
         }
     }
     drop(ring);
-    outcome.unwrap_or(Ok(Direct::Done(x)))
+    outcome.unwrap_or(Ok(Direct::Done(x, kind)))
 }
 
 /// Completes a block of which the kernel returned `got` of `want` bytes: a short read before the

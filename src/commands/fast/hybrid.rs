@@ -52,7 +52,7 @@ pub fn run(
         (from_cache, from_disk)
     });
     let from_disk = match from_disk?? {
-        Direct::Done(x) => x,
+        Direct::Done(x, _) => x,
         Direct::Unsupported(_) => {
             // No O_DIRECT here: read the missing chunks through the cache instead.
             let missing: Vec<(u64, u64)> = cold

@@ -1,0 +1,180 @@
+//! Untimed setup of a run's memory and file: I/O slots, pre-generated write data and
+//! preallocation. The runner calls these while preparing, before any clock starts, so a timed
+//! operation never pays for a page fault, pattern generation or block allocation that fio would
+//! also have done in its setup.
+
+use super::{SlotBufs, WriteData};
+use crate::config::{Method, Op, Prealloc, RunSpec};
+use crate::runner::RunFailed;
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+
+/// Write data is pre-generated only when it takes at most this share of the available memory.
+const WRITE_DATA_MAX_SHARE_OF_AVAILABLE: u64 = 4;
+
+/// I/O slots a worker of `spec` uses: `queue_depth` for io_uring, none for mmap, else one.
+pub fn slots_per_worker(spec: &RunSpec, queue_depth: u32) -> usize {
+    match spec.method {
+        Method::IoUring => queue_depth.max(1) as usize,
+        Method::Mmap => 0,
+        _ => 1,
+    }
+}
+
+/// The slots of one worker of `spec`, made now: contiguous memory for O_DIRECT. `block_size`
+/// and `queue_depth` are the worker's own, as the memory budget fitted them
+/// (`runner::budget::fitted`): never more than the worker can use.
+pub fn worker_slots(spec: &RunSpec, block_size: usize, queue_depth: u32) -> Option<SlotBufs> {
+    let n = slots_per_worker(spec, queue_depth);
+    (n > 0).then(|| SlotBufs::new(n, block_size, spec.direct))
+}
+
+/// A note naming the memory of the O_DIRECT buffers (the first worker's).
+pub fn buffer_note(spec: &RunSpec, slots: Option<&SlotBufs>) -> Option<String> {
+    let s = slots?;
+    spec.direct
+        .then(|| format!("note: O_DIRECT buffers: {}", s.kind().describe()))
+}
+
+/// Bytes of memory the kernel says are available (`MemAvailable`), if known.
+pub fn mem_available_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// The pattern bytes of a write of `total_bytes`, generated now; `None` (with a note) when they
+/// would take more than a quarter of the available memory: then each block is generated just
+/// before its write, outside its latency but inside the run's wall time.
+pub fn write_data(
+    spec: &RunSpec,
+    total_bytes: u64,
+    notes: &mut Vec<String>,
+) -> Option<Arc<WriteData>> {
+    if spec.op != Op::Write || total_bytes == 0 {
+        return None;
+    }
+    let avail = mem_available_bytes().unwrap_or(0);
+    if total_bytes > avail / WRITE_DATA_MAX_SHARE_OF_AVAILABLE || total_bytes > usize::MAX as u64 {
+        notes.push(format!(
+            "note: write data is generated during the run: {total_bytes} bytes is more than a \
+             quarter of the {avail} bytes of available memory"
+        ));
+        return None;
+    }
+    Some(Arc::new(WriteData::generate(
+        spec.seed,
+        total_bytes as usize,
+    )))
+}
+
+/// Preallocates `len_bytes` of the freshly created (or replaced) output file with
+/// `fallocate(2)` when `spec.prealloc` asks for it, like fio's `fallocate=native`. A filesystem
+/// without fallocate gets a note; a full disk is a failed run (so the caller removes the file).
+pub fn preallocate(
+    spec: &RunSpec,
+    file: &File,
+    len_bytes: u64,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    if spec.op != Op::Write
+        || spec.prealloc == Prealloc::None
+        || spec.overwrite_in_place
+        || len_bytes == 0
+        || !file.metadata().is_ok_and(|m| m.is_file())
+    {
+        return Ok(());
+    }
+    let Ok(len) = libc::off_t::try_from(len_bytes) else {
+        return Ok(());
+    };
+    loop {
+        // SAFETY: fallocate on a descriptor we own; mode 0 allocates and extends the file.
+        let r = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, len) };
+        if r == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS) => {
+                notes.push(format!(
+                    "note: --prealloc native: the filesystem of {} cannot preallocate ({e}); \
+                     the writes allocate the blocks",
+                    spec.path.display()
+                ));
+                return Ok(());
+            }
+            _ => {
+                // Leave no blocks reserved behind: the caller removes the file on this error.
+                let _ = file.set_len(0);
+                return Err(anyhow::Error::new(RunFailed {
+                    message: format!("preallocating {len_bytes} bytes (--prealloc native): {e}"),
+                    bytes_done: 0,
+                    bytes_planned: len_bytes,
+                }));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    fn write_spec(path: &std::path::Path, prealloc: Prealloc) -> RunSpec {
+        let mut s = RunSpec::new(path);
+        s.op = Op::Write;
+        s.prealloc = prealloc;
+        s
+    }
+
+    #[test]
+    fn native_preallocation_reserves_the_blocks_before_any_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let f = File::create(&path).unwrap();
+        let mut notes = Vec::new();
+        preallocate(
+            &write_spec(&path, Prealloc::Native),
+            &f,
+            8 << 20,
+            &mut notes,
+        )
+        .unwrap();
+        let m = f.metadata().unwrap();
+        if notes.is_empty() {
+            assert_eq!(m.len(), 8 << 20);
+            assert!(m.blocks() * 512 >= 8 << 20, "{} blocks", m.blocks());
+        } else {
+            eprintln!("skipped: {}", notes[0]);
+        }
+    }
+
+    #[test]
+    fn no_preallocation_leaves_the_file_to_the_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let f = File::create(&path).unwrap();
+        let mut notes = Vec::new();
+        preallocate(&write_spec(&path, Prealloc::None), &f, 8 << 20, &mut notes).unwrap();
+        assert_eq!(f.metadata().unwrap().len(), 0);
+        assert_eq!(f.metadata().unwrap().blocks(), 0);
+    }
+
+    #[test]
+    fn write_data_is_the_pattern_and_reads_need_none() {
+        let mut notes = Vec::new();
+        let mut s = write_spec(std::path::Path::new("/x"), Prealloc::Native);
+        let d = write_data(&s, 10_000, &mut notes).expect("10 kB fits in memory");
+        let mut want = vec![0u8; 10_000];
+        crate::pattern::fill(s.seed, 0, &mut want);
+        assert_eq!(d.at(0, 10_000), &want[..]);
+        assert!(d.covers(9_000, 1_000) && !d.covers(9_001, 1_000));
+        s.op = Op::Read;
+        assert!(write_data(&s, 10_000, &mut notes).is_none());
+    }
+}

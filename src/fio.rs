@@ -1,0 +1,252 @@
+//! The fio command line that does the same I/O as a [`RunSpec`], so a diskscope number can be
+//! checked with the tool people already trust (`run --fio`, and `<experiment>-fio.txt` next to a
+//! sweep's CSV).
+//!
+//! The mapping, and where it is only close (listed as `# ` caveat lines under the command):
+//! - method `read` → `ioengine=sync` (read(2) after lseek), `pread` → `psync`, `io_uring` →
+//!   `io_uring` with `fixedbufs` (diskscope registers its buffers), `mmap` → `mmap` (fio's mmap
+//!   engine copies each block into a buffer, diskscope XORs it in place), `buffered` → `sync`
+//!   (fio has no stdio-style user-space buffer);
+//! - threads → `numjobs` with `thread`; each sequential worker reads its own contiguous range, so
+//!   job i gets `offset = i × size` through `offset_increment`; random workers draw from the
+//!   whole file with replacement (`norandommap`) and do their share of the operations
+//!   (`number_ios`);
+//! - io_uring submission `batch` → `iodepth_batch_submit = iodepth`, `each` → `1` (fio's default);
+//! - cache `warm`/`as-is` → `invalidate=0`; `cold` → `invalidate=1`; `cold-all` also needs
+//!   `echo 3 > /proc/sys/vm/drop_caches` first (a caveat line says so);
+//! - writes: `fsync` → `end_fsync=1` (timed, as in diskscope), `dsync` → `sync=dsync`,
+//!   `prealloc` → `fallocate=native|none`.
+//!
+//! fio divides bytes by the longest job's runtime; diskscope by the wall span of all workers
+//! (docs/accuracy.md).
+
+use crate::config::{CacheMode, Method, Op, Pattern, Prealloc, RunSpec, SubmitPolicy};
+
+/// The fio invocation for `spec`, given the bytes the run covers (`total_bytes`: the sequential
+/// range, or the span random offsets are drawn from). The first line is the command; any
+/// further lines start with `# ` and say where fio's I/O still differs.
+pub fn fio_command(spec: &RunSpec, total_bytes: u64) -> String {
+    let (args, caveats) = fio_args(spec, total_bytes);
+    let mut out = std::iter::once("fio".to_string())
+        .chain(args)
+        .collect::<Vec<_>>()
+        .join(" ");
+    for c in caveats {
+        out.push_str("\n# ");
+        out.push_str(&c);
+    }
+    out
+}
+
+/// The bytes a run of `spec` covers, as `runner::prepare` computes them: for a write the blocks
+/// it writes (1 GiB when only time-bounded); for a read the file size (`file_size_bytes`),
+/// clipped to the blocks asked for when sequential.
+pub fn total_bytes_of(spec: &RunSpec, file_size_bytes: u64) -> u64 {
+    let bs = spec.block_size_bytes;
+    match (spec.op, spec.block_count) {
+        (Op::Write, Some(c)) => bs * c,
+        (Op::Write, None) => crate::runner::DEFAULT_WRITE_SPAN.next_multiple_of(bs),
+        (Op::Read, Some(c)) if spec.pattern == Pattern::Sequential => (bs * c).min(file_size_bytes),
+        (Op::Read, _) => file_size_bytes,
+    }
+}
+
+/// The arguments after `fio` (each one shell-quoted `--key=value`) and the caveats.
+pub fn fio_args(spec: &RunSpec, total_bytes: u64) -> (Vec<String>, Vec<String>) {
+    let mut a: Vec<(String, String)> = Vec::new();
+    let mut caveats = Vec::new();
+    let mut set = |k: &str, v: String| a.push((k.to_string(), v));
+    let bs = spec.block_size_bytes;
+    let threads = spec.threads.max(1) as u64;
+    set("name", "diskscope".into());
+    set("filename", fio_filename(&spec.path.to_string_lossy()));
+    let rw = match (spec.op, spec.pattern) {
+        (Op::Read, Pattern::Sequential) => "read",
+        (Op::Write, Pattern::Sequential) => "write",
+        (Op::Read, Pattern::Random) => "randread",
+        (Op::Write, Pattern::Random) => "randwrite",
+    };
+    set("rw", rw.into());
+    set("bs", bs.to_string());
+    let engine = match spec.method {
+        Method::Read | Method::Buffered => "sync",
+        Method::Pread => "psync",
+        Method::Mmap => "mmap",
+        Method::IoUring => "io_uring",
+    };
+    set("ioengine", engine.into());
+    if spec.method == Method::IoUring {
+        set("iodepth", spec.queue_depth.to_string());
+        set("fixedbufs", "1".into());
+        let batch = match spec.submit {
+            SubmitPolicy::Batch => spec.queue_depth,
+            SubmitPolicy::Each => 1,
+        };
+        set("iodepth_batch_submit", batch.to_string());
+        set("iodepth_batch_complete_min", "1".into());
+    }
+    set("direct", u8::from(spec.direct).to_string());
+    if spec.op == Op::Read {
+        let invalidate = matches!(spec.cache, CacheMode::Cold | CacheMode::ColdAll);
+        set("invalidate", u8::from(invalidate).to_string());
+    }
+    match spec.pattern {
+        Pattern::Sequential => {
+            let blocks = total_bytes.div_ceil(bs);
+            let per_job = blocks / threads * bs;
+            if threads > 1 {
+                set("numjobs", threads.to_string());
+                set("size", per_job.to_string());
+                set("offset_increment", per_job.to_string());
+                if !blocks.is_multiple_of(threads) {
+                    caveats.push(format!(
+                        "{blocks} blocks do not split evenly over {threads} jobs: diskscope gives \
+                         some workers one block more; fio's jobs read {per_job} bytes each"
+                    ));
+                }
+            } else {
+                set("size", total_bytes.to_string());
+            }
+        }
+        Pattern::Random => {
+            set("size", total_bytes.to_string());
+            set("norandommap", "1".into());
+            set("randrepeat", "0".into());
+            if threads > 1 {
+                set("numjobs", threads.to_string());
+            }
+            if let Some(c) = spec.block_count {
+                set("number_ios", (c / threads).max(1).to_string());
+                if !c.is_multiple_of(threads) {
+                    caveats.push(format!(
+                        "{c} operations do not split evenly over {threads} jobs"
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(d) = spec.duration {
+        set("runtime", format!("{}ms", d.as_millis().max(1)));
+        if spec.block_count.is_none() || spec.loop_range {
+            set("time_based", "1".into());
+        }
+    }
+    if spec.op == Op::Write {
+        if spec.fsync {
+            set("end_fsync", "1".into());
+        }
+        if spec.dsync {
+            set("sync", "dsync".into());
+        }
+        let fallocate = match spec.prealloc {
+            Prealloc::Native if !spec.overwrite_in_place => "native",
+            _ => "none",
+        };
+        set("fallocate", fallocate.into());
+    }
+    if threads > 1 {
+        set("thread", "1".into());
+        set("group_reporting", "1".into());
+    }
+    match spec.method {
+        Method::Mmap if spec.op == Op::Read => caveats.push(
+            "fio's mmap engine copies each block into a buffer; diskscope XORs the mapping in \
+             place (no copy)"
+                .into(),
+        ),
+        Method::Buffered => caveats.push(
+            "fio has no stdio-style engine: diskscope's buffered method adds a user-space buffer \
+             of st_blksize in front of read(2)/write(2)"
+                .into(),
+        ),
+        _ => {}
+    }
+    if spec.direct {
+        caveats.push(
+            "O_DIRECT buffers: diskscope uses huge pages where the system offers them (its note \
+             says which); fio matches with --iomem=mmaphuge once hugetlb pages are reserved \
+             (/proc/sys/vm/nr_hugepages)"
+                .into(),
+        );
+    }
+    if spec.cache == CacheMode::ColdAll && spec.op == Op::Read {
+        caveats.push("cold-all: run `sync; echo 3 > /proc/sys/vm/drop_caches` (root) first".into());
+    }
+    if spec.cache == CacheMode::Warm && spec.op == Op::Read {
+        caveats.push("warm: read the file once first (e.g. `cat FILE > /dev/null`)".into());
+    }
+    let args = a
+        .into_iter()
+        .map(|(k, v)| shell_quote(&format!("--{k}={v}")))
+        .collect();
+    (args, caveats)
+}
+
+/// The companion text of a sweep experiment: per point, a `# ` line naming it and the fio
+/// command. `file_size_bytes` is the size of the sweep's file.
+pub fn sweep_companion(experiment: &str, points: &[RunSpec], file_size_bytes: u64) -> String {
+    let mut out = format!(
+        "# fio command lines doing the same I/O as the points of experiment `{experiment}` \
+         (one per point; lines starting with # are notes)\n"
+    );
+    for (i, s) in points.iter().enumerate() {
+        out.push_str(&format!(
+            "# point {}: {} {} {} bs={} threads={} qd={} direct={} cache={}\n",
+            i + 1,
+            s.op,
+            s.method,
+            s.pattern,
+            s.block_size_bytes,
+            s.threads,
+            s.queue_depth,
+            s.direct,
+            s.cache
+        ));
+        out.push_str(&fio_command(s, total_bytes_of(s, file_size_bytes)));
+        out.push('\n');
+    }
+    out
+}
+
+/// Writes `<experiment>-fio.txt` into `dir` for an experiment with points; returns its path.
+pub fn write_sweep_companion(
+    dir: &std::path::Path,
+    experiment: &str,
+    points: &[RunSpec],
+    file_size_bytes: u64,
+) -> anyhow::Result<Option<std::path::PathBuf>> {
+    if points.is_empty() {
+        return Ok(None);
+    }
+    let path = dir.join(format!("{experiment}-fio.txt"));
+    std::fs::write(&path, sweep_companion(experiment, points, file_size_bytes))
+        .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+    Ok(Some(path))
+}
+
+/// fio splits `filename` at `:`; a literal colon is written `\:`.
+fn fio_filename(path: &str) -> String {
+    path.replace(':', "\\:")
+}
+
+/// Quotes `s` for a POSIX shell when it holds anything beyond a safe set.
+pub fn shell_quote(s: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_=./,:@%+".contains(c);
+    if !s.is_empty() && s.chars().all(safe) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_with_spaces_quotes_and_colons_survive_the_shell_and_fio() {
+        let spec = RunSpec::new("/tmp/a b:c'd");
+        let cmd = fio_command(&spec, 4096);
+        assert!(cmd.contains(r"'--filename=/tmp/a b\:c'\''d'"), "{cmd}");
+    }
+}
