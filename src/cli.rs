@@ -41,6 +41,8 @@ pub enum Command {
     Syscalls(SyscallsArgs),
     /// Many small files vs one packed file, in sequential, random and trace order
     Locality(crate::locality::LocalityArgs),
+    /// Measure this machine's ceilings for a file's device once and store them as a profile
+    Limits(crate::explain::limits::LimitsArgs),
 }
 
 /// Options shared by the measuring commands.
@@ -95,6 +97,10 @@ pub struct RunArgs {
     /// Open with O_DSYNC: every write is durable before it returns
     #[arg(long)]
     pub dsync: bool,
+    /// Print one JSON document (context, setup, figures, latency percentiles) on stdout instead
+    /// of the XOR alone
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `run2 FILE BLOCK_SIZE [--target SECONDS]`
@@ -114,6 +120,10 @@ pub struct Run2Args {
     pub target: f64,
     #[command(flatten)]
     pub io: IoOpts,
+    /// Print one JSON document (context, setup, figures, latency percentiles) on stdout instead
+    /// of the XOR alone
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `fast FILE`
@@ -237,6 +247,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Fast(a)) => commands::fast::execute(&a),
         Some(Command::Syscalls(a)) => commands::syscalls::execute(&a),
         Some(Command::Locality(a)) => crate::locality::execute(&a),
+        Some(Command::Limits(a)) => crate::explain::limits::execute(&a),
         None => match cli.batch {
             Some(sweep) => crate::sweep::execute(&sweep, cli.out.as_deref(), cli.dry_run),
             None => crate::tui::execute(cli.file.as_deref()),

@@ -21,6 +21,8 @@
 //! * [`xor`] — the XOR contract; [`pattern`] — deterministic written data; [`size`] — `4K`, `1M`.
 //! * [`commands`] — the classic lab commands (`run`, `run2`, `fast`, `syscalls`).
 //! * [`sweep`] — batch mode: sweep files → runs → [`export`] (CSV, SVG plots, summary table).
+//! * [`explain`] — context of a run, the machine's ceilings (`limits`) and the model naming the
+//!   bound of every result.
 //! * [`cli`] — clap definitions and the entry points of the binaries.
 
 pub mod cache;
@@ -28,6 +30,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod engine;
+pub mod explain;
 pub mod export;
 pub mod locality;
 pub mod measure;

@@ -44,8 +44,16 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
         Some(x) => format_xor(x),
         None => format_xor(outcome.aggregate.xor_of_read_data()),
     };
-    println_stdout(&xor)?;
+    if a.json {
+        let doc = crate::explain::json::run_document("run", &spec, r, &outcome.notes)?;
+        println_stdout(&doc)?;
+    } else {
+        println_stdout(&xor)?;
+    }
     eprintln!("{}", summary_line(r));
+    for line in crate::explain::stderr_lines(&spec.path, r) {
+        eprintln!("{line}");
+    }
     Ok(0)
 }
 

@@ -20,6 +20,7 @@ use std::time::Duration;
 pub const POLL: Duration = Duration::from_millis(50);
 
 /// A finished repetition.
+#[allow(clippy::large_enum_variant)] // one per repetition, moved once: boxing would buy nothing
 pub enum Row {
     Run(RunResult),
     Syscall(SyscallRow),
@@ -76,6 +77,7 @@ pub fn run_experiment(
                         progress.note(&format!("{label} rep {rep}: {w}"));
                     }
                     progress.finish_run(&format!("{label} rep {rep}/{}", x.reps), &run_outcome(&r));
+                    crate::explain::annotate(&mut r); // bound columns, empty without a profile
                     emit(Row::Run(r))?;
                 }
             }
