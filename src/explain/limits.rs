@@ -13,7 +13,8 @@
 
 use super::context::Context;
 use super::profile::{
-    self, now_unix_s, DeviceCeiling, MemoryCeiling, MethodCost, Profile, PROFILE_VERSION,
+    self, now_unix_s, DeviceCeiling, MemoryCeiling, MemoryLevel, MethodCost, Profile,
+    PROFILE_VERSION,
 };
 use crate::config::{usage, CacheMode, Method, Pattern, RunSpec};
 use crate::measure::RunResult;
@@ -55,8 +56,6 @@ pub const QUICK: Budget = Budget {
 
 /// Source buffer of the memory measurements: larger than any CPU cache.
 const MEMORY_SRC_BYTES: usize = 256 << 20;
-/// Destination of one copy: a read(2) buffer that stays in cache.
-const MEMORY_DST_BYTES: usize = 1 << 20;
 
 /// Arguments of `diskscope limits`.
 #[derive(Debug, Clone, clap::Args)]
@@ -244,51 +243,119 @@ fn thread_counts(nproc: usize) -> Vec<usize> {
     v
 }
 
-/// Copy and XOR bandwidth of `threads` threads at once over one shared source, MiB/s (sum).
-fn memory_ceiling(src: &[u8], threads: usize, d: Duration) -> MemoryCeiling {
-    let run = |xor: bool| -> f64 {
-        let barrier = Barrier::new(threads);
-        let chunk = src.len() / threads;
-        let bytes: u64 = std::thread::scope(|s| {
-            let hs: Vec<_> = (0..threads)
-                .map(|t| {
-                    let mine = &src[t * chunk..(t + 1) * chunk];
-                    let barrier = &barrier;
-                    s.spawn(move || {
-                        let mut dst = vec![0u8; MEMORY_DST_BYTES];
-                        barrier.wait();
-                        let start = Instant::now();
-                        let mut done = 0u64;
-                        let mut acc = 0u32;
-                        while start.elapsed() < d {
-                            for piece in mine.chunks(MEMORY_DST_BYTES) {
-                                if xor {
-                                    acc ^= crate::xor::xor_aligned(piece);
-                                } else {
+/// Sizes of the L2 and last-level caches of CPU 0, bytes (sysfs), with common defaults.
+pub fn cache_sizes() -> (u64, u64) {
+    let mut l2 = 0;
+    let mut llc = 0;
+    for i in 0..8 {
+        let d = PathBuf::from(format!("/sys/devices/system/cpu/cpu0/cache/index{i}"));
+        let read = |f: &str| std::fs::read_to_string(d.join(f)).ok();
+        let (Some(level), Some(size)) = (read("level"), read("size")) else {
+            continue;
+        };
+        if read("type").is_some_and(|t| t.trim() == "Instruction") {
+            continue;
+        }
+        let Ok(bytes) = crate::size::parse_size(size.trim()) else {
+            continue;
+        };
+        match level.trim() {
+            "2" => l2 = bytes,
+            "3" | "4" => llc = llc.max(bytes),
+            _ => {}
+        }
+    }
+    let l2 = if l2 == 0 { 1 << 20 } else { l2 };
+    (l2, llc.max(l2 * 4))
+}
+
+/// What one memory measurement does with each piece of its source.
+#[derive(Debug, Clone, Copy)]
+enum MemWork {
+    /// memcpy into a buffer of this many bytes.
+    Copy(usize),
+    /// XOR the source in place, 1 MiB at a time.
+    Xor,
+    /// memcpy into a buffer of this many bytes, then XOR the buffer.
+    CopyXor(usize),
+}
+
+/// MiB per second of `threads` threads doing `work` over disjoint parts of `src`, summed.
+fn memory_rate_mib_s(src: &[u8], threads: usize, work: MemWork, d: Duration) -> f64 {
+    let barrier = Barrier::new(threads);
+    let chunk = src.len() / threads;
+    let piece_bytes = match work {
+        MemWork::Copy(b) | MemWork::CopyXor(b) => b.min(chunk).max(1),
+        MemWork::Xor => (1 << 20).min(chunk).max(1),
+    };
+    let bytes_per_s: f64 = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..threads)
+            .map(|t| {
+                let mine = &src[t * chunk..(t + 1) * chunk];
+                let barrier = &barrier;
+                s.spawn(move || {
+                    let mut dst = match work {
+                        MemWork::Xor => Vec::new(),
+                        _ => vec![1u8; piece_bytes],
+                    };
+                    barrier.wait();
+                    let start = Instant::now();
+                    let mut done = 0u64;
+                    let mut acc = 0u32;
+                    while start.elapsed() < d {
+                        for piece in mine.chunks(piece_bytes) {
+                            match work {
+                                MemWork::Xor => acc ^= crate::xor::xor_aligned(piece),
+                                MemWork::Copy(_) => {
                                     dst[..piece.len()].copy_from_slice(piece);
                                     black_box(&mut dst);
                                 }
-                                done += piece.len() as u64;
+                                MemWork::CopyXor(_) => {
+                                    dst[..piece.len()].copy_from_slice(piece);
+                                    let copied = black_box(&dst[..piece.len()]);
+                                    acc ^= crate::xor::xor_aligned(copied);
+                                }
                             }
+                            done += piece.len() as u64;
                         }
-                        black_box(acc);
-                        (done, start.elapsed())
-                    })
+                    }
+                    black_box(acc);
+                    done as f64 / start.elapsed().as_secs_f64()
                 })
-                .collect();
-            hs.into_iter()
-                .map(|h| {
-                    let (done, el) = h.join().unwrap_or((0, Duration::from_secs(1)));
-                    (done as f64 / el.as_secs_f64()) as u64
-                })
-                .sum()
-        });
-        bytes as f64 / (1024.0 * 1024.0)
-    };
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap_or(0.0)).sum()
+    });
+    bytes_per_s / (1024.0 * 1024.0)
+}
+
+/// The memory ceilings of `threads` threads (see [`MemoryCeiling`]): copy and XOR apart, and
+/// copy-then-XOR with a buffer in L2, one sharing the last-level cache, and one in memory.
+fn memory_ceiling(src: &[u8], threads: usize, d: Duration) -> MemoryCeiling {
+    let (l2, llc) = cache_sizes();
+    let chunk = (src.len() / threads) as u64;
+    let small = (l2 / 2).min(chunk);
+    let mid = llc / (2 * threads as u64);
+    let large = (2 * llc / threads as u64).max(4 * small).min(chunk);
+    let mut sizes = vec![small];
+    if mid > 2 * small && mid * 2 < large {
+        sizes.push(mid);
+    }
+    if large > small {
+        sizes.push(large);
+    }
+    let read_levels = sizes
+        .into_iter()
+        .map(|b| MemoryLevel {
+            buffer_bytes: b,
+            copy_xor_mib_s: memory_rate_mib_s(src, threads, MemWork::CopyXor(b as usize), d),
+        })
+        .collect();
     MemoryCeiling {
         threads,
-        copy_mib_s: run(false),
-        xor_mib_s: run(true),
+        copy_mib_s: memory_rate_mib_s(src, threads, MemWork::Copy(small as usize), d),
+        xor_mib_s: memory_rate_mib_s(src, threads, MemWork::Xor, d),
+        read_levels,
     }
 }
 
@@ -493,17 +560,34 @@ pub fn table(p: &Profile) -> String {
             1e9 / m.ops_per_s.max(1e-9)
         );
     }
-    let _ = writeln!(s, "\nmemory ceiling (sum over threads)");
     let _ = writeln!(
         s,
-        "  {:>7} {:>14} {:>14}",
+        "\nmemory ceiling (sum over threads; copy+XOR by buffer size per thread)"
+    );
+    let _ = writeln!(
+        s,
+        "  {:>7} {:>11} {:>11}  copy+XOR MiB/s",
         "threads", "copy MiB/s", "XOR MiB/s"
     );
     for m in &p.memory {
+        let levels: Vec<String> = m
+            .read_levels
+            .iter()
+            .map(|l| {
+                format!(
+                    "{:.0} @ {}",
+                    l.copy_xor_mib_s,
+                    crate::size::format_bytes_approx(l.buffer_bytes)
+                )
+            })
+            .collect();
         let _ = writeln!(
             s,
-            "  {:>7} {:>14.0} {:>14.0}",
-            m.threads, m.copy_mib_s, m.xor_mib_s
+            "  {:>7} {:>11.0} {:>11.0}  {}",
+            m.threads,
+            m.copy_mib_s,
+            m.xor_mib_s,
+            levels.join(", ")
         );
     }
     let _ = writeln!(s, "\ndevice (O_DIRECT)");
@@ -557,5 +641,10 @@ mod tests {
         let m = memory_ceiling(&src, 2, Duration::from_millis(20));
         assert_eq!(m.threads, 2);
         assert!(m.copy_mib_s > 10.0 && m.xor_mib_s > 10.0, "{m:?}");
+        assert!(!m.read_levels.is_empty(), "{m:?}");
+        assert!(m
+            .read_levels
+            .iter()
+            .all(|l| l.copy_xor_mib_s > 10.0 && l.buffer_bytes > 0 && l.buffer_bytes <= 2 << 20));
     }
 }

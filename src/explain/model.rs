@@ -5,7 +5,7 @@
 //! A roofline takes `min(ops/s ceiling × block size, memory ceiling, device ceiling)`. One thread
 //! doing synchronous reads pays those costs one after the other, not side by side: each call
 //! costs its fixed overhead *and then* copies its bytes. So where the work is serial the model adds
-//! times (per operation: `1 / ops_per_s + bytes / copy_bw + bytes / xor_bw`), which is the
+//! times (per operation: `1 / ops_per_s + bytes / copy_xor_bw(bytes)`), which is the
 //! roofline with its corner rounded; it equals the `min` far from the corner and is up to 2×
 //! lower at it, where a plain `min` would call every measurement "50% of bound". Where costs
 //! overlap (several threads, requests in flight on the device) the slowest stage sets the pace,
@@ -203,22 +203,19 @@ pub fn predict(p: &Profile, pt: &Point) -> Option<Prediction> {
     // Per thread: the memory ceilings are sums over the threads measured together.
     let per_thread = |total_mib_s: f64| total_mib_s * MIB / mem.threads.max(1) as f64;
     let t_call = 1.0 / p.ops_per_s(pt.method)?;
-    let t_xor = bytes / per_thread(mem.xor_mib_s);
-    // read(2) and friends copy from the cache into the buffer; mmap and O_DIRECT do not.
+    // read(2) and friends copy from the cache into the buffer, then XOR it (fast while the
+    // buffer fits a CPU cache); mmap and O_DIRECT reads only XOR, from memory.
     let copies = !pt.direct && pt.method != Method::Mmap;
-    let t_copy = if copies {
-        bytes / per_thread(mem.copy_mib_s)
-    } else {
-        0.0
-    };
     let memory_mib_s = if copies {
-        1.0 / (1.0 / mem.copy_mib_s + 1.0 / mem.xor_mib_s)
+        mem.copy_xor_mib_s(pt.block_size_bytes)
     } else {
         mem.xor_mib_s
     };
+    let t_mem = bytes / per_thread(memory_mib_s);
+    let t_xor = bytes / per_thread(mem.xor_mib_s);
     // CPU time of one operation on one thread.
-    let t_cpu = t_call + t_copy + t_xor;
-    let mut bound = if t_call >= t_copy + t_xor {
+    let t_cpu = t_call + t_mem;
+    let mut bound = if t_call >= t_mem {
         Bound::Syscall
     } else {
         Bound::Memory
@@ -460,11 +457,13 @@ mod tests {
                     threads: 1,
                     copy_mib_s: 8192.0,
                     xor_mib_s: 8192.0,
+                    read_levels: vec![],
                 },
                 MemoryCeiling {
                     threads: 4,
                     copy_mib_s: 32768.0,
                     xor_mib_s: 32768.0,
+                    read_levels: vec![],
                 },
             ],
             device: Some(DeviceCeiling {

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// Format version of the stored profile; a different one is ignored.
-pub const PROFILE_VERSION: u32 = 1;
+pub const PROFILE_VERSION: u32 = 2;
 /// Age after which a profile is called stale.
 pub const STALE_AFTER_DAYS: u64 = 30;
 
@@ -23,14 +23,59 @@ pub struct MethodCost {
     pub ops_per_s: f64,
 }
 
-/// Memory bandwidth with `threads` threads working at once (sum over threads).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Memory bandwidth with `threads` threads working at once (sums over the threads).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemoryCeiling {
     pub threads: usize,
     /// memcpy from a large buffer into a small, cache-resident one (what read(2) does), MiB/s.
     pub copy_mib_s: f64,
-    /// XOR of a large buffer's 4-byte words (what every method does to the data), MiB/s.
+    /// XOR of a large buffer's 4-byte words straight from memory (what mmap and O_DIRECT reads
+    /// do to the data), MiB/s.
     pub xor_mib_s: f64,
+    /// What a buffered read does to its bytes, by buffer size: copy a chunk from a large source
+    /// into a buffer of `buffer_bytes`, then XOR that buffer. A buffer that fits the L2 cache
+    /// is XORed from the cache; one larger than the last-level cache goes to memory and back.
+    /// Ascending by buffer size.
+    pub read_levels: Vec<MemoryLevel>,
+}
+
+/// Copy-then-XOR throughput with a buffer of one size.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MemoryLevel {
+    /// Buffer size per thread, bytes.
+    pub buffer_bytes: u64,
+    /// Copy + XOR throughput, MiB/s (sum over the threads).
+    pub copy_xor_mib_s: f64,
+}
+
+impl MemoryCeiling {
+    /// Copy + XOR throughput of all threads for blocks of `bytes` (log-linear interpolation of
+    /// the time per byte between the measured buffer sizes, flat beyond them); falls back to
+    /// copy and XOR measured apart when no level was measured.
+    pub fn copy_xor_mib_s(&self, bytes: u64) -> f64 {
+        let levels = &self.read_levels;
+        let apart = || 1.0 / (1.0 / self.copy_mib_s + 1.0 / self.xor_mib_s);
+        let (Some(first), Some(last)) = (levels.first(), levels.last()) else {
+            return apart();
+        };
+        if bytes <= first.buffer_bytes {
+            return first.copy_xor_mib_s;
+        }
+        if bytes >= last.buffer_bytes {
+            return last.copy_xor_mib_s;
+        }
+        let x = (bytes as f64).ln();
+        for w in levels.windows(2) {
+            let (a, b) = (w[0], w[1]);
+            if bytes <= b.buffer_bytes {
+                let (xa, xb) = ((a.buffer_bytes as f64).ln(), (b.buffer_bytes as f64).ln());
+                let f = if xb > xa { (x - xa) / (xb - xa) } else { 1.0 };
+                let (ta, tb) = (1.0 / a.copy_xor_mib_s, 1.0 / b.copy_xor_mib_s);
+                return 1.0 / (ta + (tb - ta) * f);
+            }
+        }
+        apart()
+    }
 }
 
 /// The device under the file, read with O_DIRECT.
@@ -249,10 +294,43 @@ mod tests {
                 threads: t,
                 copy_mib_s: t as f64,
                 xor_mib_s: t as f64,
+                read_levels: vec![],
             });
         }
         assert_eq!(p.memory_for(3).unwrap().threads, 2);
         assert_eq!(p.memory_for(64).unwrap().threads, 4);
         assert_eq!(p.memory_for(0).unwrap().threads, 1);
+    }
+
+    #[test]
+    fn copy_and_xor_slow_down_between_the_cache_and_memory_buffer_sizes() {
+        let m = MemoryCeiling {
+            threads: 1,
+            copy_mib_s: 8000.0,
+            xor_mib_s: 16000.0,
+            read_levels: vec![
+                MemoryLevel {
+                    buffer_bytes: 1 << 19,
+                    copy_xor_mib_s: 10000.0,
+                },
+                MemoryLevel {
+                    buffer_bytes: 1 << 27,
+                    copy_xor_mib_s: 2500.0,
+                },
+            ],
+        };
+        assert_eq!(m.copy_xor_mib_s(4096), 10000.0);
+        assert_eq!(m.copy_xor_mib_s(1 << 30), 2500.0);
+        // Halfway in log size: time per byte halfway between 1/10000 and 1/2500.
+        let mid = m.copy_xor_mib_s(1 << 23);
+        assert!(
+            (mid - 1.0 / ((1.0 / 10000.0 + 1.0 / 2500.0) / 2.0)).abs() < 1.0,
+            "{mid}"
+        );
+        let none = MemoryCeiling {
+            read_levels: vec![],
+            ..m
+        };
+        assert!((none.copy_xor_mib_s(4096) - 1.0 / (1.0 / 8000.0 + 1.0 / 16000.0)).abs() < 1e-6);
     }
 }
