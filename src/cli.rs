@@ -166,6 +166,9 @@ pub struct SyscallsArgs {
     /// Print CSV instead of a table
     #[arg(long)]
     pub csv: bool,
+    /// Print one JSON document (context, setup, every call's figures) instead of a table
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
 }
 
 /// Parses arguments for a binary; on error prints one line and exits 2 (help/version exit 0).
