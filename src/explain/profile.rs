@@ -32,14 +32,15 @@ pub struct MemoryCeiling {
     /// XOR of a large buffer's 4-byte words straight from memory (what mmap and O_DIRECT reads
     /// do to the data), MiB/s.
     pub xor_mib_s: f64,
-    /// What a buffered read does to its bytes, by buffer size: copy a chunk from a large source
-    /// into a buffer of `buffer_bytes`, then XOR that buffer. A buffer that fits the L2 cache
+    /// What a read(2) of a cached file costs per byte beyond the call, by block (buffer) size:
+    /// the kernel's copy into the buffer, then the XOR of the buffer, measured with the `read`
+    /// engine on a warm file with the per-call cost taken out. A buffer that fits the L2 cache
     /// is XORed from the cache; one larger than the last-level cache goes to memory and back.
     /// Ascending by buffer size.
     pub read_levels: Vec<MemoryLevel>,
 }
 
-/// Copy-then-XOR throughput with a buffer of one size.
+/// Copy-then-XOR throughput (call cost excluded) with a buffer of one size.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct MemoryLevel {
     /// Buffer size per thread, bytes.
