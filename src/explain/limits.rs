@@ -232,15 +232,16 @@ fn timed(path: &Path, method: Method, bs: u64, d: Duration) -> RunSpec {
     s
 }
 
-/// Thread counts for the memory ceiling: every count up to 16, then powers of two, then nproc.
+/// Thread counts for the memory ceiling: every count up to 8, then powers of two, then nproc
+/// (so a 128-core machine still measures in about a minute).
 fn thread_counts(nproc: usize) -> Vec<usize> {
-    let mut v: Vec<usize> = (1..=nproc.min(16)).collect();
-    let mut t = 32;
+    let mut v: Vec<usize> = (1..=nproc.min(8)).collect();
+    let mut t = 16;
     while t < nproc {
         v.push(t);
         t *= 2;
     }
-    if nproc > 16 {
+    if nproc > 8 {
         v.push(nproc);
     }
     v
@@ -350,8 +351,9 @@ fn memory_ceiling(src: &[u8], threads: usize, d: Duration) -> MemoryCeiling {
 }
 
 /// What reading a cached file costs per byte, beyond the call, at three block sizes: one whose
-/// buffer stays in L2 (64 KiB), one sharing the last-level cache (LLC / 2 / threads) and one
-/// far beyond it (4 × LLC / threads). Measured with the `read` engine on a warm file, the
+/// buffer stays in L2 (64 KiB), two that fit the last-level cache with the data streaming
+/// through it easily (LLC / 8 / threads) or hardly (LLC / 2 / threads), and one far beyond it
+/// (4 × LLC / threads). Measured with the `read` engine on a warm file, the
 /// kernel's own copy included, best of [`TRIES`]; the per-call cost `t_call_s` is taken out
 /// so the model can add it back at any block size. Levels the file is too small for are left out.
 fn read_levels(
@@ -367,9 +369,11 @@ fn read_levels(
     let t = threads as u64;
     let mut sizes = vec![
         64u64 << 10,
+        (llc / 8 / t).max(128 << 10),
         (llc / 2 / t).max(256 << 10),
         (4 * llc / t).max(1 << 20),
     ];
+    sizes.sort_unstable();
     sizes.dedup();
     let mut levels = Vec::new();
     for bs in sizes.into_iter().filter(|&b| b * 4 <= per_thread_file) {
@@ -478,8 +482,7 @@ pub fn measure(
                 .iter()
                 .find(|c| c.method == Method::Read)
                 .map_or(0.0, |c| 1.0 / c.ops_per_s);
-            m.read_levels =
-                read_levels(&path, file_bytes, t, t_call_s, budget.memory_step * 2, stop)?;
+            m.read_levels = read_levels(&path, file_bytes, t, t_call_s, budget.memory_step, stop)?;
             memory.push(m);
             pb.inc(1);
         }
@@ -693,10 +696,9 @@ mod tests {
         let m = memory_ceiling(&src, 2, Duration::from_millis(20));
         assert_eq!(m.threads, 2);
         assert!(m.copy_mib_s > 10.0 && m.xor_mib_s > 10.0, "{m:?}");
-        assert!(!m.read_levels.is_empty(), "{m:?}");
-        assert!(m
-            .read_levels
-            .iter()
-            .all(|l| l.copy_xor_mib_s > 10.0 && l.buffer_bytes > 0 && l.buffer_bytes <= 2 << 20));
+        assert!(
+            m.read_levels.is_empty(),
+            "levels are measured through the page cache"
+        );
     }
 }
