@@ -18,7 +18,7 @@
 //! Writes are not modelled (the profile measures reads only): [`predict`] returns None for them.
 
 use super::profile::Profile;
-use crate::config::{Method, Op, RunSpec};
+use crate::config::{CacheMode, Method, Op, RunSpec};
 use crate::measure::RunResult;
 use crate::size::format_size;
 use serde::{Deserialize, Serialize};
@@ -102,15 +102,22 @@ impl Point {
         }
     }
 
-    /// The point of a measured result: cold when less than half the file was cached before.
+    /// The point of a measured result: warm or cold as asked; with `as-is`, cold when less than
+    /// half the file was cached before. (A warm run over part of a file has a low residency
+    /// of the whole file, so residency alone would call it cold.)
     pub fn of_result(r: &RunResult) -> Option<Point> {
+        let cold = match CacheMode::parse(&r.cache, "cache") {
+            Ok(CacheMode::Warm) => false,
+            Ok(CacheMode::Cold | CacheMode::ColdAll) => true,
+            _ => r.residency_before_pct < 50.0,
+        };
         Some(Point {
             method: Method::parse(&r.method, "method").ok()?,
             op: Op::parse(&r.operation, "operation").ok()?,
             block_size_bytes: r.block_size_bytes,
             threads: r.threads.max(1),
             queue_depth: r.queue_depth.max(1),
-            cold: r.residency_before_pct < 50.0,
+            cold,
             direct: r.direct,
             random: r.pattern == "random",
         })
@@ -340,8 +347,10 @@ fn hint_for(p: &Profile, pt: &Point) -> String {
 fn format_rate(v: f64, unit: &str) -> String {
     if v >= 1e6 {
         format!("{:.1} M {unit}", v / 1e6)
-    } else if v >= 1e3 {
+    } else if v >= 1e4 {
         format!("{:.0} k {unit}", v / 1e3)
+    } else if v >= 1e3 {
+        format!("{:.1} k {unit}", v / 1e3)
     } else {
         format!("{v:.0} {unit}")
     }
@@ -647,6 +656,39 @@ mod tests {
             low.line
         );
         assert!(low.line.contains("below half the bound: another process"));
+    }
+
+    #[test]
+    fn a_warm_run_over_part_of_a_file_is_warm_whatever_the_whole_file_residency() {
+        let r = RunResult {
+            operation: "read".into(),
+            method: "read".into(),
+            cache: "warm".into(),
+            block_size_bytes: 1,
+            threads: 1,
+            queue_depth: 1,
+            residency_before_pct: 0.1,
+            ..Default::default()
+        };
+        assert!(!Point::of_result(&r).unwrap().cold);
+        let as_is = RunResult {
+            cache: "as-is".into(),
+            ..r.clone()
+        };
+        assert!(Point::of_result(&as_is).unwrap().cold);
+        let cold = RunResult {
+            cache: "cold".into(),
+            residency_before_pct: 100.0,
+            ..r
+        };
+        assert!(Point::of_result(&cold).unwrap().cold);
+    }
+
+    #[test]
+    fn rates_keep_a_decimal_below_ten_thousand() {
+        assert_eq!(format_rate(1536.0, "IOPS"), "1.5 k IOPS");
+        assert_eq!(format_rate(27_000.0, "ops/s"), "27 k ops/s");
+        assert_eq!(format_rate(1.9e6, "ops/s"), "1.9 M ops/s");
     }
 
     #[test]
