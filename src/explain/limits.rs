@@ -328,11 +328,17 @@ fn memory_rate_once(src: &[u8], threads: usize, work: MemWork, d: Duration) -> f
                         }
                     }
                     black_box(acc);
-                    done as f64 / start.elapsed().as_secs_f64()
+                    (done, start.elapsed())
                 })
             })
             .collect();
-        hs.into_iter().map(|h| h.join().unwrap_or(0.0)).sum()
+        // All bytes over the longest thread's time: summing per-thread rates would count twice
+        // the bandwidth of threads that took turns on a busy machine instead of running together.
+        let (bytes, longest) = hs
+            .into_iter()
+            .map(|h| h.join().unwrap_or((0, Duration::ZERO)))
+            .fold((0u64, Duration::ZERO), |(b, l), (d, e)| (b + d, l.max(e)));
+        bytes as f64 / longest.as_secs_f64().max(1e-9)
     });
     bytes_per_s / (1024.0 * 1024.0)
 }
