@@ -69,8 +69,13 @@ pub fn stderr_lines(file: &Path, r: &RunResult) -> Vec<String> {
 }
 
 /// Fills the `bound`, `bound_mib_s` and `pct_of_bound` columns of a result of a run on the
-/// file the result names; leaves them empty without a profile.
+/// file the result names; leaves them empty without a profile. Says once on stderr when the
+/// profile is stale.
 pub fn annotate(r: &mut RunResult) {
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    if let Some((_, Some(stale))) = profile_for(Path::new(&r.file)) {
+        WARNED.call_once(|| eprintln!("warning: {stale}"));
+    }
     let e = explain_file_result(Path::new(&r.file), r);
     r.bound = e.as_ref().map(|e| e.prediction.bound.to_string());
     r.bound_mib_s = e.as_ref().map(|e| e.prediction.bound_mib_s);
