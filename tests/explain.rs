@@ -248,3 +248,60 @@ fn limits_on_a_directory_or_a_missing_file_is_a_usage_error_naming_file() {
         );
     }
 }
+
+#[test]
+fn ctrl_c_during_limits_removes_the_test_file_and_stores_no_profile() {
+    let dir = tmp();
+    let cache = p(&dir, "cache");
+    let work = p(&dir, "work");
+    std::fs::create_dir(&work).unwrap();
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+        .args(["limits", "--quick"])
+        .current_dir(&work)
+        .env("XDG_CACHE_HOME", &cache)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the test file, then interrupt while it is in use.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while std::fs::read_dir(&work).unwrap().count() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no test file appeared"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: kill(2) on our own child process.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let stop_by = std::time::Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > stop_by {
+            let _ = child.kill();
+            panic!("limits did not stop within 10 s of Ctrl-C");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    if status.success() {
+        // The measurement may have ended just before the signal: then it must be complete.
+        assert!(err.contains("stored"), "{err}");
+    } else {
+        assert!(err.contains("interrupted"), "{err}");
+        assert!(
+            !cache.join("diskscope/profiles").exists() || {
+                std::fs::read_dir(cache.join("diskscope/profiles"))
+                    .unwrap()
+                    .count()
+                    == 0
+            }
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir(&work).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
