@@ -62,6 +62,8 @@ pub enum Command {
     /// Fleet runs: throughput by number of clients, from the CSVs of several fleet runs
     #[cfg(feature = "mpi")]
     Clients(crate::fleet::clients::ClientsArgs),
+    /// Measure this machine's ceilings for a file's device once and store them as a profile
+    Limits(crate::explain::limits::LimitsArgs),
 }
 
 /// Options shared by the measuring commands.
@@ -147,6 +149,10 @@ pub struct RunArgs {
     /// Also print (on stderr) the fio command line that does the same I/O
     #[arg(long)]
     pub fio: bool,
+    /// Print one JSON document (context, setup, figures, latency percentiles) on stdout instead
+    /// of the XOR alone
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `run2 FILE BLOCK_SIZE [--target SECONDS]`
@@ -166,6 +172,10 @@ pub struct Run2Args {
     pub target: f64,
     #[command(flatten)]
     pub io: IoOpts,
+    /// Print one JSON document (context, setup, figures, latency percentiles) on stdout instead
+    /// of the XOR alone
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `fast FILE`
@@ -208,6 +218,9 @@ pub struct SyscallsArgs {
     /// Print CSV instead of a table
     #[arg(long)]
     pub csv: bool,
+    /// Print one JSON document (context, setup, every call's figures) instead of a table
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
 }
 
 /// Parses arguments for a binary; on error prints one line and exits 2 (help/version exit 0).
@@ -292,6 +305,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Compare(a)) => crate::compare::execute(&a),
         #[cfg(feature = "mpi")]
         Some(Command::Clients(a)) => crate::fleet::clients::execute(&a),
+        Some(Command::Limits(a)) => crate::explain::limits::execute(&a),
         None => match cli.batch {
             Some(sweep) => match &cli.report {
                 Some(report) if !cli.dry_run => crate::report::batch::run_with_report(

@@ -24,6 +24,8 @@
 //! * [`sweep`] — batch mode: sweep files → runs → [`export`] (CSV, SVG plots, summary table).
 //! * [`compare`] — `compare OLD NEW`: match points, Welch's t verdicts; [`report`] — `--report` HTML.
 //! * [`fleet`] — the same point on many MPI ranks at once (`--features mpi`), IOR-style aggregate.
+//! * [`explain`] — context of a run, the machine's ceilings (`limits`) and the model naming the
+//!   bound of every result.
 //! * [`cli`] — clap definitions and the entry points of the binaries.
 
 pub mod cache;
@@ -32,6 +34,7 @@ pub mod commands;
 pub mod compare;
 pub mod config;
 pub mod engine;
+pub mod explain;
 pub mod export;
 pub mod fio;
 pub mod fleet;

@@ -61,7 +61,7 @@ fn col(header: &[String], name: &str) -> usize {
 }
 
 /// The columns the issue asks for, in the order of the result type.
-const RUN_COLUMNS: [&str; 27] = [
+const RUN_COLUMNS: [&str; 30] = [
     "experiment",
     "host",
     "file",
@@ -89,6 +89,9 @@ const RUN_COLUMNS: [&str; 27] = [
     "residency_before_pct",
     "xor",
     "error",
+    "bound",
+    "bound_mib_s",
+    "pct_of_bound",
 ];
 
 #[test]

@@ -2,7 +2,7 @@
 //!
 //! Where new tests go: one module per area, named after the user-facing feature it checks —
 //! `run_cmd` (run/run2/fast/syscalls and bad input), `batch`, `compare` (compare OLD NEW,
-//! --report), `tui`, `locality`, `speed` (`fast` against a reference XOR on every road, timing
+//! --report), `explain` (context, limits, --json), `tui`, `locality`, `speed` (`fast` against a reference XOR on every road, timing
 //! switch), `hostile_files` (issue 9: files we must not touch, inputs that cannot end, property
 //! tests of the parsers), `hostile_runtime` (issue 9: shrinking files, SIGBUS, memory
 //! budget, Ctrl-C during writes). Shared helpers
@@ -13,6 +13,7 @@ mod util;
 mod accuracy;
 mod batch;
 mod compare;
+mod explain;
 mod fleet;
 mod hostile_files;
 mod hostile_runtime;

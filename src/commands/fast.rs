@@ -193,7 +193,13 @@ pub fn execute(a: &FastArgs) -> anyhow::Result<i32> {
         }
     })?;
     println_stdout(&format_xor(report.xor))?;
-    eprintln!("{}", report.summary(started.elapsed().as_secs_f64()));
+    let seconds = started.elapsed().as_secs_f64();
+    eprintln!("{}", report.summary(seconds));
+    let (road, t, bs) = (report.road.as_str(), report.threads, report.block_bytes);
+    let qd = settings.queue_depth;
+    if let Some(l) = crate::explain::fast_line(&a.file, road, t, bs, qd, report.bytes, seconds) {
+        eprintln!("{l}");
+    }
     Ok(0)
 }
 

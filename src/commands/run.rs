@@ -78,11 +78,19 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
         Some(x) => format_xor(x),
         None => format_xor(outcome.aggregate.xor_of_read_data()),
     };
-    println_stdout(&xor)?;
+    if a.json {
+        let doc = crate::explain::json::run_document("run", &spec, r, &outcome.notes)?;
+        println_stdout(&doc)?;
+    } else {
+        println_stdout(&xor)?;
+    }
     eprintln!("{}", summary_line(r));
     if a.fio {
         let total = crate::fio::total_bytes_of(&spec, size_before);
         eprintln!("{}", crate::fio::fio_command(&spec, total));
+    }
+    for line in crate::explain::stderr_lines(&spec.path, r) {
+        eprintln!("{line}");
     }
     Ok(0)
 }

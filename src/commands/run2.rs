@@ -78,14 +78,22 @@ pub fn execute(a: &Run2Args) -> anyhow::Result<i32> {
     spec.block_count = Some(1);
     spec.validate(&CLI_NAMES)?;
     let bs = spec.block_size_bytes;
+    let mut last = None;
     let end = search(bs, a.target, |count| {
         spec.block_count = Some(count);
         let o = run_blocking(&spec, "run2", Arc::new(AtomicBool::new(false)), |_, _| {})?;
-        Ok((o.result.bytes, o.result.seconds))
+        let done = (o.result.bytes, o.result.seconds);
+        last = Some(o);
+        Ok(done)
     })?;
     match end {
         SearchEnd::Found(s) => {
-            println_stdout(&s.block_count.to_string())?;
+            match (&last, a.json) {
+                (Some(o), true) => println_stdout(&crate::explain::json::run_document(
+                    "run2", &spec, &o.result, &o.notes,
+                )?)?,
+                _ => println_stdout(&s.block_count.to_string())?,
+            }
             eprintln!(
                 "file size {} bytes ({}), {} blocks of {} = {} bytes read in {:.3} s: {:.1} MiB/s",
                 std::fs::metadata(&a.file).map(|m| m.len()).unwrap_or(0),
@@ -98,6 +106,11 @@ pub fn execute(a: &Run2Args) -> anyhow::Result<i32> {
                 s.seconds,
                 s.bytes as f64 / (1024.0 * 1024.0) / s.seconds.max(1e-9)
             );
+            if let Some(o) = &last {
+                for line in crate::explain::stderr_lines(&spec.path, &o.result) {
+                    eprintln!("{line}");
+                }
+            }
             Ok(0)
         }
         SearchEnd::FileTooSmall(s) => {

@@ -187,7 +187,14 @@ pub fn execute(a: &SyscallsArgs) -> anyhow::Result<i32> {
         }
     };
     let results = measure_all(&file, budget)?;
-    let text = if a.csv {
+    let text = if a.json {
+        let ctx = crate::explain::context::Context::collect(&file);
+        let setup = serde_json::json!({
+            "file": file.display().to_string(),
+            "seconds_per_call": a.seconds,
+        });
+        crate::explain::json::document("syscalls", &ctx, setup, &results, &[], &[])?
+    } else if a.csv {
         csv(&results)?
     } else {
         table(&results)

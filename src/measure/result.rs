@@ -59,6 +59,13 @@ pub struct RunResult {
     pub xor: String,
     /// Error message when the run failed, else empty.
     pub error: String,
+    /// What limits this point (`syscall-bound`, `memory-bound`, `device-bound (...)`), from the
+    /// `diskscope limits` profile; empty without one (see `explain::model`).
+    pub bound: Option<String>,
+    /// The model's predicted throughput for this point, MiB/s; empty without a profile.
+    pub bound_mib_s: Option<f64>,
+    /// Measured throughput as a share of `bound_mib_s`, percent; empty without a profile.
+    pub pct_of_bound: Option<f64>,
     /// Fleet runs (MPI, see `src/fleet/`) only: the columns below are `None` outside a fleet and
     /// then left out of the CSV, so a single-process CSV keeps its header. A fleet CSV has them
     /// all; `Some(None)` is an empty cell.

@@ -78,6 +78,7 @@ pub fn run_experiment(
                         progress.note(&format!("{label} rep {rep}: {w}"));
                     }
                     progress.finish_run(&format!("{label} rep {rep}/{}", x.reps), &run_outcome(&r));
+                    crate::explain::annotate(&mut r); // bound columns, empty without a profile
                     emit(Row::Run(r))?;
                 }
             }

@@ -1,0 +1,78 @@
+//! One JSON document per run or sweep (`--json`), as hyperfine's `--export-json` and fio's
+//! `--output-format=json`: the context, the setup, every figure (the same fields as the CSV,
+//! latency percentiles included) and, when a limits profile exists, the explanation.
+//!
+//! The document is built from serde types only, so a column added to [`RunResult`] appears in the
+//! JSON without touching this file. Other commands reuse [`document`] with their own row type.
+
+use super::context::Context;
+use super::model::Explanation;
+use crate::config::RunSpec;
+use crate::measure::RunResult;
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// Format version of the documents.
+pub const JSON_VERSION: u32 = 1;
+
+/// A document: `{"diskscope": {...}, "command", "context", "setup", "results", "explanations",
+/// "notes"}`. `results` is any serializable rows (RunResult, syscall rows, locality rows).
+pub fn document<T: Serialize>(
+    command: &str,
+    ctx: &Context,
+    setup: Value,
+    results: &[T],
+    explanations: &[Option<Explanation>],
+    notes: &[String],
+) -> anyhow::Result<String> {
+    let doc = json!({
+        "diskscope": { "version": env!("CARGO_PKG_VERSION"), "json_version": JSON_VERSION },
+        "command": command,
+        "context": ctx,
+        "setup": setup,
+        "results": results,
+        "explanations": explanations,
+        "notes": notes,
+    });
+    Ok(serde_json::to_string_pretty(&doc)?)
+}
+
+/// The settings of a run spec, as JSON (units in the names).
+pub fn setup_of(spec: &RunSpec) -> Value {
+    json!({
+        "file": spec.path.display().to_string(),
+        "operation": spec.op,
+        "method": spec.method,
+        "block_size_bytes": spec.block_size_bytes,
+        "block_count": spec.block_count,
+        "threads": spec.threads,
+        "direct": spec.direct,
+        "cache": spec.cache,
+        "queue_depth": spec.queue_depth,
+        "pattern": spec.pattern,
+        "duration_s": spec.duration.map(|d| d.as_secs_f64()),
+        "fsync": spec.fsync,
+        "dsync": spec.dsync,
+        "seed": spec.seed,
+    })
+}
+
+/// The document of one measured run (`run --json`, `run2 --json`).
+pub fn run_document(
+    command: &str,
+    spec: &RunSpec,
+    result: &RunResult,
+    notes: &[String],
+) -> anyhow::Result<String> {
+    let ctx = Context::collect(&spec.path);
+    let explanation = super::explain_file_result(Path::new(&spec.path), result);
+    document(
+        command,
+        &ctx,
+        setup_of(spec),
+        std::slice::from_ref(result),
+        &[explanation],
+        notes,
+    )
+}

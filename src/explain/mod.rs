@@ -1,0 +1,118 @@
+//! "…and why?": every number with its context and the limit that bounds it.
+//!
+//! Three layers, each usable alone:
+//! * [`context`] — where a run ran: machine, filesystem, the block device under the file.
+//! * [`limits`] + [`profile`] — `diskscope limits` measures the machine's ceilings once and
+//!   stores them under the user's cache directory.
+//! * [`model`] — the empirical roofline: the bound of a point, its value, and how close a
+//!   measurement came.
+//!
+//! The small functions below are the hooks the front ends call: [`stderr_lines`] for `run` and
+//! `fast`, [`annotate`] for the sweep's CSV rows, [`json`] for `--json` documents. They load the
+//! profile for the file's device once per process and never fail: no profile, no explanation.
+
+pub mod context;
+pub mod json;
+pub mod limits;
+pub mod model;
+pub mod profile;
+
+use crate::config::Method;
+use crate::measure::RunResult;
+use context::Context;
+use model::{Explanation, Point};
+use profile::Profile;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Profiles already looked up in this process, by file (a sweep explains many rows of one file).
+static LOADED: Mutex<Option<HashMap<PathBuf, Option<Loaded>>>> = Mutex::new(None);
+
+/// A stored profile and, when it may no longer describe the machine, why.
+pub type Loaded = (Profile, Option<String>);
+
+/// The stored profile for the device under `file`, with a staleness warning when it may no
+/// longer describe the machine.
+pub fn profile_for(file: &Path) -> Option<Loaded> {
+    let mut guard = LOADED.lock().ok()?;
+    let map = guard.get_or_insert_with(HashMap::new);
+    map.entry(file.to_path_buf())
+        .or_insert_with(|| {
+            let ctx = Context::collect(file);
+            let p = profile::load_for(&ctx)?;
+            let stale = p.staleness(&ctx, profile::now_unix_s());
+            Some((p, stale))
+        })
+        .clone()
+}
+
+/// The explanation of a result of a run on `file`, when a profile exists and the model covers it.
+pub fn explain_file_result(file: &Path, r: &RunResult) -> Option<Explanation> {
+    let (p, _) = profile_for(file)?;
+    model::explain_result(&p, r)
+}
+
+/// Lines for stderr after a run: the one-liner and a staleness warning; empty without a profile.
+pub fn stderr_lines(file: &Path, r: &RunResult) -> Vec<String> {
+    let Some((p, stale)) = profile_for(file) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = model::explain_result(&p, r)
+        .map(|e| e.line)
+        .into_iter()
+        .collect();
+    if let (false, Some(s)) = (out.is_empty(), stale) {
+        out.push(format!("warning: {s}"));
+    }
+    out
+}
+
+/// Fills the `bound`, `bound_mib_s` and `pct_of_bound` columns of a result of a run on the
+/// file the result names; leaves them empty without a profile. Says once on stderr when the
+/// profile is stale.
+pub fn annotate(r: &mut RunResult) {
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    if let Some((_, Some(stale))) = profile_for(Path::new(&r.file)) {
+        WARNED.call_once(|| eprintln!("warning: {stale}"));
+    }
+    let e = explain_file_result(Path::new(&r.file), r);
+    r.bound = e.as_ref().map(|e| e.prediction.bound.to_string());
+    r.bound_mib_s = e.as_ref().map(|e| e.prediction.bound_mib_s);
+    r.pct_of_bound = e.as_ref().map(|e| e.pct_of_bound);
+}
+
+/// The stderr line for `fast`: its road as a model point. `road` is the road's name (mmap,
+/// pread, direct, buffered; hybrid is not modelled), `block_bytes` 0 for mmap.
+pub fn fast_line(
+    file: &Path,
+    road: &str,
+    threads: usize,
+    block_bytes: usize,
+    queue_depth: u32,
+    bytes: u64,
+    seconds: f64,
+) -> Option<String> {
+    let (p, _) = profile_for(file)?;
+    let (method, cold, direct, bs) = match road {
+        // One mapping, XORed in 8 MiB chunks: per-call cost is one chunk's.
+        "mmap" => (Method::Mmap, false, false, 8 << 20),
+        "pread" => (Method::Pread, false, false, block_bytes as u64),
+        "direct" => (Method::IoUring, true, true, block_bytes as u64),
+        "buffered" => (Method::Pread, true, false, block_bytes as u64),
+        _ => return None,
+    };
+    let pt = Point {
+        method,
+        op: crate::config::Op::Read,
+        block_size_bytes: bs.max(1),
+        // The direct road serves all its streams from one ring: its depth is the queue depth.
+        threads: if direct { 1 } else { threads.max(1) },
+        queue_depth: if direct { queue_depth.max(1) } else { 1 },
+        cold,
+        direct,
+        random: false,
+    };
+    let measured = bytes as f64 / (1024.0 * 1024.0) / seconds.max(1e-9);
+    model::explain(&p, &pt, measured).map(|e| format!("fast: {}", e.line))
+}

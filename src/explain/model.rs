@@ -1,0 +1,705 @@
+//! The empirical roofline: which measured ceiling bounds a point, what it predicts, and how close
+//! the measurement came (after "An Empirical Roofline Model for Extreme-Scale I/O Workload
+//! Analysis", IPDPSW 2023, applied to one machine and one file).
+//!
+//! A roofline takes `min(ops/s ceiling × block size, memory ceiling, device ceiling)`. One thread
+//! doing synchronous reads pays those costs one after the other, not side by side: each call
+//! costs its fixed overhead *and then* copies its bytes. So where the work is serial the model adds
+//! times (per operation: `1 / ops_per_s + bytes / copy_xor_bw(bytes)`), which is the
+//! roofline with its corner rounded; it equals the `min` far from the corner and is up to 2×
+//! lower at it, where a plain `min` would call every measurement "50% of bound". Where costs
+//! overlap (several threads, requests in flight on the device) the slowest stage sets the pace,
+//! as in the plain roofline. The bound named is the term that takes the most time.
+//!
+//! The device is modelled as `t(bytes) = latency + bytes / bandwidth` per request, fitted through
+//! the two measured points (random 4 KiB and sequential 1 MiB, O_DIRECT) at queue depth 1 and at
+//! 32, interpolated on a log scale in between.
+//!
+//! Writes are not modelled (the profile measures reads only): [`predict`] returns None for them.
+
+use super::profile::Profile;
+use crate::config::{CacheMode, Method, Op, RunSpec};
+use crate::measure::RunResult;
+use crate::size::format_size;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// Below this share of its bound a point is flagged with what to look at.
+pub const LOW_PCT: f64 = 50.0;
+
+/// What limits a point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Bound {
+    /// The fixed cost of each system call (or page fault) dominates.
+    #[serde(rename = "syscall-bound")]
+    Syscall,
+    /// Copying and XORing the bytes in memory dominates.
+    #[serde(rename = "memory-bound")]
+    Memory,
+    /// The device's transfer rate dominates.
+    #[serde(rename = "device-bound (bandwidth)")]
+    DeviceBandwidth,
+    /// The device's per-request latency dominates.
+    #[serde(rename = "device-bound (IOPS)")]
+    DeviceIops,
+    /// Readahead from the device into the page cache dominates.
+    #[serde(rename = "device-bound (readahead)")]
+    Readahead,
+}
+
+impl Bound {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Bound::Syscall => "syscall-bound",
+            Bound::Memory => "memory-bound",
+            Bound::DeviceBandwidth => "device-bound (bandwidth)",
+            Bound::DeviceIops => "device-bound (IOPS)",
+            Bound::Readahead => "device-bound (readahead)",
+        }
+    }
+}
+
+impl fmt::Display for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The settings of a point that the model looks at.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    pub method: Method,
+    pub op: Op,
+    pub block_size_bytes: u64,
+    pub threads: usize,
+    /// Requests in flight per thread (io_uring); 1 for synchronous methods.
+    pub queue_depth: u32,
+    /// The data is not in the page cache (cold) when read.
+    pub cold: bool,
+    pub direct: bool,
+    pub random: bool,
+}
+
+impl Point {
+    /// The point of a spec (cold when the spec asks for cold or cold-all).
+    pub fn of_spec(spec: &RunSpec) -> Point {
+        use crate::config::{CacheMode, Pattern};
+        Point {
+            method: spec.method,
+            op: spec.op,
+            block_size_bytes: spec.block_size_bytes,
+            threads: spec.threads,
+            queue_depth: if spec.method == Method::IoUring {
+                spec.queue_depth
+            } else {
+                1
+            },
+            cold: matches!(spec.cache, CacheMode::Cold | CacheMode::ColdAll),
+            direct: spec.direct,
+            random: spec.pattern == Pattern::Random,
+        }
+    }
+
+    /// The point of a measured result: warm or cold as asked; with `as-is`, cold when less than
+    /// half the file was cached before. (A warm run over part of a file has a low residency
+    /// of the whole file, so residency alone would call it cold.)
+    pub fn of_result(r: &RunResult) -> Option<Point> {
+        let cold = match CacheMode::parse(&r.cache, "cache") {
+            Ok(CacheMode::Warm) => false,
+            Ok(CacheMode::Cold | CacheMode::ColdAll) => true,
+            _ => r.residency_before_pct < 50.0,
+        };
+        Some(Point {
+            method: Method::parse(&r.method, "method").ok()?,
+            op: Op::parse(&r.operation, "operation").ok()?,
+            block_size_bytes: r.block_size_bytes,
+            threads: r.threads.max(1),
+            queue_depth: r.queue_depth.max(1),
+            cold,
+            direct: r.direct,
+            random: r.pattern == "random",
+        })
+    }
+}
+
+/// What the model predicts for a point.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Prediction {
+    pub bound: Bound,
+    /// Predicted throughput, MiB/s: what the point should reach if nothing else is in the way.
+    pub bound_mib_s: f64,
+    /// Predicted operations per second (all threads): `bound_mib_s` = this × block size.
+    pub ops_per_s: f64,
+    /// The ceilings the prediction was made from, for the explanation line.
+    #[serde(skip)]
+    detail: Detail,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+struct Detail {
+    /// Concurrent workers (threads, or requests in flight for the device).
+    parallel: f64,
+    /// Memory bandwidth of copy + XOR together at this thread count, MiB/s.
+    memory_mib_s: f64,
+    /// Device rate used, MiB/s, and requests in flight.
+    device_mib_s: f64,
+    device_qd: f64,
+}
+
+/// A prediction next to a measurement.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Explanation {
+    #[serde(flatten)]
+    pub prediction: Prediction,
+    pub measured_mib_s: f64,
+    /// measured / predicted, percent.
+    pub pct_of_bound: f64,
+    /// What to look at when the point is far below its bound.
+    pub hint: Option<String>,
+    /// The one-line explanation.
+    pub line: String,
+}
+
+/// Seconds per request of the device for `bytes`, with `qd` requests in flight (aggregate: the
+/// device completes one such request every this many seconds).
+fn device_seconds_per_op(p: &Profile, bytes: f64, qd: f64) -> Option<(f64, Bound)> {
+    let d = p.device.as_ref()?;
+    let fit = |iops: f64, seq_mib_s: f64| -> Option<(f64, f64)> {
+        if iops <= 0.0 || seq_mib_s <= 0.0 {
+            return None;
+        }
+        let t4k = 1.0 / iops;
+        let t1m = MIB / (seq_mib_s * MIB);
+        let per_byte = ((t1m - t4k) / (MIB - 4096.0)).max(1.0 / (seq_mib_s * MIB) * 0.5);
+        let latency = (t4k - 4096.0 * per_byte).max(0.0);
+        Some((latency, per_byte))
+    };
+    let one = fit(d.rand4k_qd1_iops, d.seq_qd1_mib_s)?;
+    let deep = fit(d.rand4k_qd32_iops, d.seq_qd32_mib_s).unwrap_or(one);
+    let w = (qd.clamp(1.0, 32.0).ln() / 32f64.ln()).clamp(0.0, 1.0);
+    let lerp_log = |a: f64, b: f64| {
+        if a <= 0.0 || b <= 0.0 {
+            a + (b - a) * w
+        } else {
+            (a.ln() + (b.ln() - a.ln()) * w).exp()
+        }
+    };
+    let latency = lerp_log(one.0, deep.0);
+    let per_byte = lerp_log(one.1, deep.1);
+    let bound = if latency > bytes * per_byte {
+        Bound::DeviceIops
+    } else {
+        Bound::DeviceBandwidth
+    };
+    Some((latency + bytes * per_byte, bound))
+}
+
+/// Predicts the bound of `pt` from the ceilings in `p`; None when the profile lacks what the
+/// point needs (a write, a direct read without device figures).
+pub fn predict(p: &Profile, pt: &Point) -> Option<Prediction> {
+    if pt.op != Op::Read || pt.block_size_bytes == 0 {
+        return None;
+    }
+    let bytes = pt.block_size_bytes as f64;
+    let cpus = p.context.cpu_count.max(1);
+    let threads = pt.threads.max(1);
+    let running = threads.min(cpus) as f64;
+    let mem = p.memory_for(threads.min(cpus))?;
+    // Per thread: the memory ceilings are sums over the threads measured together.
+    let per_thread = |total_mib_s: f64| total_mib_s * MIB / mem.threads.max(1) as f64;
+    let t_call = 1.0 / p.ops_per_s(pt.method)?;
+    // read(2) and friends copy from the cache into the buffer, then XOR it (fast while the
+    // buffer fits a CPU cache); mmap and O_DIRECT reads only XOR, from memory.
+    let copies = !pt.direct && pt.method != Method::Mmap;
+    let memory_mib_s = if copies {
+        mem.copy_xor_mib_s(pt.block_size_bytes)
+    } else {
+        mem.xor_mib_s
+    };
+    let t_mem = bytes / per_thread(memory_mib_s);
+    let t_xor = bytes / per_thread(mem.xor_mib_s);
+    // CPU time of one operation on one thread.
+    let t_cpu = t_call + t_mem;
+    let mut bound = if t_call >= t_mem {
+        Bound::Syscall
+    } else {
+        Bound::Memory
+    };
+    let cpu_ops_per_s = running / t_cpu;
+    let mut detail = Detail {
+        parallel: running,
+        memory_mib_s,
+        ..Default::default()
+    };
+    let ops_per_s = if pt.direct || (pt.cold && pt.random) {
+        let per_thread_qd = if pt.method == Method::IoUring {
+            pt.queue_depth.max(1) as f64
+        } else {
+            1.0
+        };
+        let qd = threads as f64 * per_thread_qd;
+        let (t_dev, dev_bound) = device_seconds_per_op(p, bytes.max(4096.0), qd)?;
+        detail.device_qd = qd;
+        detail.device_mib_s = bytes / t_dev / MIB;
+        if qd <= 1.0 {
+            // One synchronous request at a time: the device latency (which already holds the
+            // call's cost, as the QD 1 figures were measured with pread) then the XOR.
+            let t = t_dev + t_xor;
+            if t_dev >= t_xor {
+                bound = dev_bound;
+            }
+            1.0 / t
+        } else {
+            let dev_ops_per_s = 1.0 / t_dev;
+            if dev_ops_per_s < cpu_ops_per_s {
+                bound = dev_bound;
+            }
+            dev_ops_per_s.min(cpu_ops_per_s)
+        }
+    } else if pt.cold {
+        let ra = p.cold_readahead_mib_s?;
+        detail.device_mib_s = ra;
+        let ra_ops_per_s = ra * MIB / bytes;
+        if ra_ops_per_s < cpu_ops_per_s {
+            bound = Bound::Readahead;
+        }
+        ra_ops_per_s.min(cpu_ops_per_s)
+    } else {
+        cpu_ops_per_s
+    };
+    Some(Prediction {
+        bound,
+        bound_mib_s: ops_per_s * bytes / MIB,
+        ops_per_s,
+        detail,
+    })
+}
+
+/// The prediction for the same point at each block size (for the model line over block-size
+/// plots): `(block_size_bytes, prediction)`, sizes the model cannot predict left out.
+pub fn predict_curve(p: &Profile, base: &Point, block_sizes: &[u64]) -> Vec<(u64, Prediction)> {
+    block_sizes
+        .iter()
+        .filter_map(|&bs| {
+            let pt = Point {
+                block_size_bytes: bs,
+                ..*base
+            };
+            predict(p, &pt).map(|pr| (bs, pr))
+        })
+        .collect()
+}
+
+/// Predicts and compares with a measured throughput.
+pub fn explain(p: &Profile, pt: &Point, measured_mib_s: f64) -> Option<Explanation> {
+    let prediction = predict(p, pt)?;
+    let pct = if prediction.bound_mib_s > 0.0 {
+        100.0 * measured_mib_s / prediction.bound_mib_s
+    } else {
+        0.0
+    };
+    let hint = (pct < LOW_PCT).then(|| hint_for(p, pt));
+    let line = one_liner(&prediction, pt, measured_mib_s, pct, hint.as_deref());
+    Some(Explanation {
+        prediction,
+        measured_mib_s,
+        pct_of_bound: pct,
+        hint,
+        line,
+    })
+}
+
+/// Explains a measured result (None without a usable point or prediction).
+pub fn explain_result(p: &Profile, r: &RunResult) -> Option<Explanation> {
+    if !r.error.is_empty() || r.seconds <= 0.0 {
+        return None;
+    }
+    explain(p, &Point::of_result(r)?, r.mib_s)
+}
+
+/// What to look at when a point reaches less than half its bound.
+fn hint_for(p: &Profile, pt: &Point) -> String {
+    let dev = p.context.device.as_ref();
+    let lbs = dev.and_then(|d| d.logical_block_size_bytes).unwrap_or(512);
+    if pt.direct && !pt.block_size_bytes.is_multiple_of(lbs.max(4096)) {
+        return format!(
+            "misaligned requests: O_DIRECT blocks of {} are not a multiple of 4 KiB, so the device does read-modify or split work",
+            format_size(pt.block_size_bytes)
+        );
+    }
+    if let Some(max_kb) = dev.and_then(|d| d.max_sectors_kb) {
+        if (pt.direct || pt.cold) && pt.block_size_bytes > max_kb * 1024 {
+            return format!(
+                "split requests: {} blocks exceed max_sectors_kb ({max_kb} KiB), so each read becomes several device requests",
+                format_size(pt.block_size_bytes)
+            );
+        }
+    }
+    if pt.cold && !pt.direct {
+        return "page cache churn: readahead pages evicted before use (memory pressure) or another process reading the same device".to_string();
+    }
+    "another process competing for CPU or memory bandwidth (check top), CPU frequency scaling, or a misaligned buffer".to_string()
+}
+
+/// `1.9 M ops/s`, `850 k ops/s`, `420 ops/s`.
+fn format_rate(v: f64, unit: &str) -> String {
+    if v >= 1e6 {
+        format!("{:.1} M {unit}", v / 1e6)
+    } else if v >= 1e4 {
+        format!("{:.0} k {unit}", v / 1e3)
+    } else if v >= 1e3 {
+        format!("{:.1} k {unit}", v / 1e3)
+    } else {
+        format!("{v:.0} {unit}")
+    }
+}
+
+/// A throughput in GiB/s from 1 GiB/s, else MiB/s; `unit` false drops the unit (same scale).
+fn format_mib_s(v: f64, scale_of: f64, unit: bool) -> String {
+    let (x, u) = if scale_of >= 1024.0 {
+        (v / 1024.0, "GiB/s")
+    } else {
+        (v, "MiB/s")
+    };
+    let num = if x >= 100.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.1}")
+    };
+    if unit {
+        format!("{num} {u}")
+    } else {
+        num
+    }
+}
+
+/// The one line: `syscall-bound: 1.9 M ops/s × 4 KiB = 7.4 GiB/s; measured 6.5 (88%)`, with the
+/// hint appended when there is one.
+pub fn one_liner(
+    pr: &Prediction,
+    pt: &Point,
+    measured_mib_s: f64,
+    pct: f64,
+    hint: Option<&str>,
+) -> String {
+    let d = &pr.detail;
+    let pred = format_mib_s(pr.bound_mib_s, pr.bound_mib_s, true);
+    let threads = if d.parallel > 1.0 {
+        format!(" on {:.0} threads", d.parallel)
+    } else {
+        String::new()
+    };
+    let how = match pr.bound {
+        Bound::Syscall => format!(
+            "{} × {}{threads}",
+            format_rate(pr.ops_per_s, "ops/s"),
+            format_size(pt.block_size_bytes)
+        ),
+        Bound::Memory => format!(
+            "{} {}{threads} ({})",
+            if pt.direct || pt.method == Method::Mmap {
+                "XOR at"
+            } else {
+                "copy + XOR at"
+            },
+            format_mib_s(d.memory_mib_s, d.memory_mib_s, true),
+            format_rate(pr.ops_per_s, "ops/s")
+        ),
+        Bound::DeviceIops => format!(
+            "{} × {} at QD {:.0}",
+            format_rate(pr.ops_per_s, "IOPS"),
+            format_size(pt.block_size_bytes),
+            d.device_qd.max(1.0)
+        ),
+        Bound::DeviceBandwidth => format!(
+            "{} × {} at QD {:.0}",
+            format_rate(pr.ops_per_s, "IOPS"),
+            format_size(pt.block_size_bytes),
+            d.device_qd.max(1.0)
+        ),
+        Bound::Readahead => format!(
+            "cold readahead at {}",
+            format_mib_s(d.device_mib_s, d.device_mib_s, true)
+        ),
+    };
+    let mut s = format!(
+        "{}: {how} = {pred}; measured {} ({pct:.0}%)",
+        pr.bound,
+        format_mib_s(measured_mib_s, pr.bound_mib_s, false)
+    );
+    if let Some(h) = hint {
+        s.push_str(&format!(" | below half the bound: {h}"));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explain::context::Context;
+    use crate::explain::profile::{DeviceCeiling, MemoryCeiling, MethodCost, PROFILE_VERSION};
+
+    /// 1 M read calls/s, copy 8 GiB/s and XOR 8 GiB/s on one thread (4 GiB/s together, 16 on 4),
+    /// a device of 100 µs per 4 KiB request and 1 GiB/s at QD 1, 50k IOPS and 3 GiB/s at QD 32.
+    fn synthetic() -> Profile {
+        Profile {
+            version: PROFILE_VERSION,
+            measured_unix_s: 0,
+            context: Context {
+                cpu_count: 4,
+                ..Default::default()
+            },
+            methods: vec![
+                MethodCost {
+                    method: Method::Read,
+                    ops_per_s: 1e6,
+                },
+                MethodCost {
+                    method: Method::Mmap,
+                    ops_per_s: 1e8,
+                },
+            ],
+            memory: vec![
+                MemoryCeiling {
+                    threads: 1,
+                    copy_mib_s: 8192.0,
+                    xor_mib_s: 8192.0,
+                    read_levels: vec![],
+                },
+                MemoryCeiling {
+                    threads: 4,
+                    copy_mib_s: 32768.0,
+                    xor_mib_s: 32768.0,
+                    read_levels: vec![],
+                },
+            ],
+            device: Some(DeviceCeiling {
+                seq_qd1_mib_s: 1024.0,
+                seq_qd32_mib_s: 3072.0,
+                rand4k_qd1_iops: 10_000.0,
+                rand4k_qd32_iops: 50_000.0,
+            }),
+            cold_readahead_mib_s: Some(900.0),
+            notes: vec![],
+        }
+    }
+
+    fn warm_read(bs: u64) -> Point {
+        Point {
+            method: Method::Read,
+            op: Op::Read,
+            block_size_bytes: bs,
+            threads: 1,
+            queue_depth: 1,
+            cold: false,
+            direct: false,
+            random: false,
+        }
+    }
+
+    #[test]
+    fn tiny_warm_reads_are_syscall_bound_at_the_call_rate() {
+        let pr = predict(&synthetic(), &warm_read(1)).unwrap();
+        assert_eq!(pr.bound, Bound::Syscall);
+        // 1 byte per call at ~1 M calls/s (the copy of one byte is negligible).
+        assert!((pr.ops_per_s - 1e6).abs() / 1e6 < 0.01, "{pr:?}");
+    }
+
+    #[test]
+    fn large_warm_reads_are_memory_bound_at_copy_plus_xor() {
+        let pr = predict(&synthetic(), &warm_read(64 << 20)).unwrap();
+        assert_eq!(pr.bound, Bound::Memory);
+        // copy 8 GiB/s then XOR 8 GiB/s: 4 GiB/s, less a hair for the call.
+        assert!((pr.bound_mib_s - 4096.0).abs() < 5.0, "{pr:?}");
+    }
+
+    #[test]
+    fn the_corner_is_rounded_where_call_and_copy_cost_the_same() {
+        // At 4 KiB: 1 µs for the call, then ~0.95 µs to copy and XOR 4 KiB at 4 GiB/s.
+        let pr = predict(&synthetic(), &warm_read(4096)).unwrap();
+        let t = 1e-6 + 4096.0 / (4096.0 * MIB);
+        let want = 4096.0 / t / MIB;
+        assert!((pr.bound_mib_s - want).abs() / want < 0.001, "{pr:?}");
+        assert_eq!(pr.bound, Bound::Syscall);
+    }
+
+    #[test]
+    fn threads_multiply_the_call_rate_up_to_the_cpu_count() {
+        let p = synthetic();
+        let one = predict(&p, &warm_read(1)).unwrap().ops_per_s;
+        let four = predict(
+            &p,
+            &Point {
+                threads: 4,
+                ..warm_read(1)
+            },
+        )
+        .unwrap()
+        .ops_per_s;
+        let eight = predict(
+            &p,
+            &Point {
+                threads: 8,
+                ..warm_read(1)
+            },
+        )
+        .unwrap()
+        .ops_per_s;
+        assert!((four / one - 4.0).abs() < 0.05, "{one} {four}");
+        assert!((eight / four - 1.0).abs() < 0.01, "{four} {eight}");
+    }
+
+    #[test]
+    fn direct_reads_name_the_device_iops_small_and_bandwidth_large() {
+        let p = synthetic();
+        let small = predict(
+            &p,
+            &Point {
+                direct: true,
+                cold: true,
+                random: true,
+                ..warm_read(4096)
+            },
+        )
+        .unwrap();
+        assert_eq!(small.bound, Bound::DeviceIops);
+        assert!(
+            (small.ops_per_s - 10_000.0).abs() / 10_000.0 < 0.05,
+            "{small:?}"
+        );
+        let big = predict(
+            &p,
+            &Point {
+                direct: true,
+                cold: true,
+                ..warm_read(4 << 20)
+            },
+        )
+        .unwrap();
+        assert_eq!(big.bound, Bound::DeviceBandwidth);
+        assert!(
+            big.bound_mib_s < 1024.0 && big.bound_mib_s > 700.0,
+            "{big:?}"
+        );
+        let deep = predict(
+            &p,
+            &Point {
+                method: Method::IoUring,
+                direct: true,
+                cold: true,
+                random: true,
+                queue_depth: 32,
+                ..warm_read(4096)
+            },
+        )
+        .unwrap();
+        assert_eq!(deep.bound, Bound::DeviceIops);
+        assert!(
+            (deep.ops_per_s - 50_000.0).abs() / 50_000.0 < 0.05,
+            "{deep:?}"
+        );
+    }
+
+    #[test]
+    fn cold_buffered_reads_are_bound_by_readahead() {
+        let pr = predict(
+            &synthetic(),
+            &Point {
+                cold: true,
+                ..warm_read(1 << 20)
+            },
+        )
+        .unwrap();
+        assert_eq!(pr.bound, Bound::Readahead);
+        assert!((pr.bound_mib_s - 900.0).abs() < 1.0);
+    }
+
+    #[test]
+    fn writes_and_direct_reads_without_device_figures_are_not_predicted() {
+        let mut p = synthetic();
+        assert!(predict(
+            &p,
+            &Point {
+                op: Op::Write,
+                ..warm_read(4096)
+            }
+        )
+        .is_none());
+        p.device = None;
+        assert!(predict(
+            &p,
+            &Point {
+                direct: true,
+                ..warm_read(4096)
+            }
+        )
+        .is_none());
+    }
+
+    #[test]
+    fn the_one_liner_reads_bound_rate_block_prediction_and_share() {
+        let p = synthetic();
+        let e = explain(&p, &warm_read(4096), 1800.0).unwrap();
+        assert_eq!(
+            e.line,
+            "syscall-bound: 512 k ops/s × 4K = 2.0 GiB/s; measured 1.8 (90%)"
+        );
+        assert!(e.hint.is_none());
+        let low = explain(&p, &warm_read(64 << 20), 1000.0).unwrap();
+        assert!(low.pct_of_bound < 50.0);
+        assert!(
+            low.line
+                .starts_with("memory-bound: copy + XOR at 4.0 GiB/s"),
+            "{}",
+            low.line
+        );
+        assert!(low.line.contains("below half the bound: another process"));
+    }
+
+    #[test]
+    fn a_warm_run_over_part_of_a_file_is_warm_whatever_the_whole_file_residency() {
+        let r = RunResult {
+            operation: "read".into(),
+            method: "read".into(),
+            cache: "warm".into(),
+            block_size_bytes: 1,
+            threads: 1,
+            queue_depth: 1,
+            residency_before_pct: 0.1,
+            ..Default::default()
+        };
+        assert!(!Point::of_result(&r).unwrap().cold);
+        let as_is = RunResult {
+            cache: "as-is".into(),
+            ..r.clone()
+        };
+        assert!(Point::of_result(&as_is).unwrap().cold);
+        let cold = RunResult {
+            cache: "cold".into(),
+            residency_before_pct: 100.0,
+            ..r
+        };
+        assert!(Point::of_result(&cold).unwrap().cold);
+    }
+
+    #[test]
+    fn rates_keep_a_decimal_below_ten_thousand() {
+        assert_eq!(format_rate(1536.0, "IOPS"), "1.5 k IOPS");
+        assert_eq!(format_rate(27_000.0, "ops/s"), "27 k ops/s");
+        assert_eq!(format_rate(1.9e6, "ops/s"), "1.9 M ops/s");
+    }
+
+    #[test]
+    fn the_curve_turns_from_syscall_to_memory_bound() {
+        let sizes: Vec<u64> = (0..28).map(|i| 1u64 << i).collect();
+        let curve = predict_curve(&synthetic(), &warm_read(1), &sizes);
+        assert_eq!(curve.len(), sizes.len());
+        assert_eq!(curve[0].1.bound, Bound::Syscall);
+        assert_eq!(curve.last().unwrap().1.bound, Bound::Memory);
+        assert!(curve
+            .windows(2)
+            .all(|w| w[1].1.bound_mib_s >= w[0].1.bound_mib_s));
+    }
+}

@@ -1,0 +1,307 @@
+//! "…and why?": the context of a file (on a tmpfs and a loop device made here), `diskscope
+//! limits` (measures, stores, reuses, leaves nothing behind), and `run --json` (one document
+//! holding every figure the CSV holds, and the explanation once a profile exists).
+
+use crate::util::{bin, is_root, p, tmp};
+use diskscope::explain::context::Context;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// Unmounts a mount point when dropped (also when an assertion fails).
+struct Mounted(PathBuf);
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// Detaches a loop device when dropped.
+struct LoopDev(String);
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+fn mount(args: &[&str], target: &Path) -> Option<Mounted> {
+    let ok = Command::new("mount")
+        .args(args)
+        .arg(target)
+        .status()
+        .is_ok_and(|s| s.success());
+    ok.then(|| Mounted(target.to_path_buf()))
+}
+
+#[test]
+fn a_file_on_a_tmpfs_is_said_to_live_in_ram_with_no_device_under_it() {
+    if !is_root() {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    }
+    let dir = tmp();
+    let mnt = p(&dir, "mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let Some(_m) = mount(&["-t", "tmpfs", "-o", "size=4m", "tmpfs"], &mnt) else {
+        eprintln!("skipped: cannot mount a tmpfs here");
+        return;
+    };
+    let f = mnt.join("data.bin");
+    std::fs::write(&f, [1u8; 4096]).unwrap();
+    let ctx = Context::collect(&f);
+    let fs = ctx.filesystem.as_ref().expect("the tmpfs mount is found");
+    assert_eq!(fs.fs_type, "tmpfs");
+    assert_eq!(Path::new(&fs.mount_point), mnt.canonicalize().unwrap());
+    assert!(fs.super_options.contains("size=4096k"), "{fs:?}");
+    assert!(ctx.device.is_none(), "{:?}", ctx.device);
+    assert!(
+        ctx.warnings
+            .iter()
+            .any(|w| w.contains("tmpfs") && w.contains("cold run measures memory")),
+        "{:?}",
+        ctx.warnings
+    );
+    let line = ctx.to_string();
+    assert!(!line.contains('\n') && line.contains("tmpfs") && line.contains("warning"));
+}
+
+#[test]
+fn a_file_on_a_loop_device_is_followed_to_the_disk_under_the_backing_file() {
+    if !is_root() {
+        eprintln!("skipped: loop devices need root");
+        return;
+    }
+    let dir = tmp();
+    let image = p(&dir, "disk.img");
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(16 << 20)
+        .unwrap();
+    let out = Command::new("losetup")
+        .args(["--find", "--show"])
+        .arg(&image)
+        .output();
+    let Some(dev) = out
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    else {
+        eprintln!("skipped: losetup cannot attach a loop device here");
+        return;
+    };
+    let _loop = LoopDev(dev.clone());
+    let mkfs = Command::new("mkfs.ext4")
+        .args(["-q", "-F", &dev])
+        .status()
+        .is_ok_and(|s| s.success());
+    let mnt = p(&dir, "mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = if mkfs { mount(&[&dev], &mnt) } else { None };
+    let Some(_m) = mounted else {
+        eprintln!("skipped: cannot make or mount an ext4 on {dev}");
+        return;
+    };
+    let f = mnt.join("data.bin");
+    std::fs::write(&f, [2u8; 8192]).unwrap();
+    let ctx = Context::collect(&f);
+    assert_eq!(ctx.filesystem.as_ref().unwrap().fs_type, "ext4");
+    let d = ctx.device.as_ref().expect("a device under the loop mount");
+    let loop_name = dev.trim_start_matches("/dev/");
+    assert_eq!(
+        d.chain.first().map(String::as_str),
+        Some(loop_name),
+        "{d:?}"
+    );
+    assert_eq!(
+        d.backing_files.first().map(PathBuf::from),
+        Some(image.canonicalize().unwrap()),
+        "{d:?}"
+    );
+    // The queue settings are those of the device under the backing file, as for the image.
+    let under = Context::collect(&image);
+    match &under.device {
+        Some(u) => {
+            assert_eq!(d.name, u.name, "{d:?} vs {u:?}");
+            assert!(d.chain.len() >= 2, "{d:?}");
+        }
+        None => assert_eq!(d.name, loop_name, "{d:?}"),
+    }
+    assert!(d.logical_block_size_bytes.is_some(), "{d:?}");
+}
+
+#[test]
+fn limits_measures_once_stores_the_profile_reuses_it_and_leaves_no_file() {
+    let dir = tmp();
+    let cache = p(&dir, "cache");
+    let work = p(&dir, "work");
+    std::fs::create_dir(&work).unwrap();
+    let first = bin("diskscope")
+        .args(["limits", "--quick"])
+        .current_dir(&work)
+        .env("XDG_CACHE_HOME", &cache)
+        .timeout(Duration::from_secs(180))
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&first.stdout);
+    let err = String::from_utf8_lossy(&first.stderr);
+    assert!(first.status.success(), "{out}\n{err}");
+    for needed in ["per-operation cost", "memory ceiling", "device (O_DIRECT)"] {
+        assert!(out.contains(needed), "{needed} missing from\n{out}");
+    }
+    assert_eq!(
+        std::fs::read_dir(&work).unwrap().count(),
+        0,
+        "the test file was removed"
+    );
+    let profiles: Vec<_> = std::fs::read_dir(cache.join("diskscope/profiles"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(profiles.len(), 1, "{profiles:?}");
+    let stored: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&profiles[0]).unwrap()).unwrap();
+    assert!(stored["methods"].as_array().unwrap().len() >= 4, "{stored}");
+    assert!(stored["memory"][0]["xor_mib_s"].as_f64().unwrap() > 0.0);
+
+    let again = bin("diskscope")
+        .args(["limits", "--json"])
+        .current_dir(&work)
+        .env("XDG_CACHE_HOME", &cache)
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert!(again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("stored profile"));
+    let shown: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(shown["measured_unix_s"], stored["measured_unix_s"]);
+
+    // With the profile, a run on the same filesystem names its bound on stderr and in --json.
+    let f = work.join("data.bin");
+    std::fs::write(&f, vec![5u8; 1 << 20]).unwrap();
+    let run = bin("run")
+        .arg(&f)
+        .args(["-r", "4K", "256", "--cache", "warm", "--json"])
+        .env("XDG_CACHE_HOME", &cache)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        err.contains("-bound: ") && err.contains("measured"),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let e = &doc["explanations"][0];
+    assert!(e["bound"].as_str().unwrap().ends_with("bound"), "{e}");
+    assert!(e["bound_mib_s"].as_f64().unwrap() > 0.0, "{e}");
+    assert!(e["pct_of_bound"].as_f64().unwrap() > 0.0, "{e}");
+}
+
+#[test]
+fn run_json_is_one_document_with_every_figure_the_csv_holds() {
+    let dir = tmp();
+    let f = p(&dir, "data.bin");
+    std::fs::write(&f, vec![7u8; 64 << 10]).unwrap();
+    let out = bin("run")
+        .arg(&f)
+        .args(["-r", "4K", "16", "--json"])
+        .env("XDG_CACHE_HOME", p(&dir, "no-cache"))
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    let row = &doc["results"][0];
+    for column in diskscope::export::csv::header_of::<diskscope::measure::RunResult>().unwrap() {
+        assert!(row.get(&column).is_some(), "column {column} missing: {row}");
+    }
+    assert_eq!(row["xor"], "00000000");
+    assert_eq!(row["bytes"], 64 << 10);
+    assert!(row["lat_p99_us"].as_f64().unwrap() > 0.0);
+    assert_eq!(doc["command"], "run");
+    assert_eq!(doc["setup"]["block_size_bytes"], 4096);
+    assert!(doc["context"]["cpu_count"].as_u64().unwrap() >= 1);
+    assert!(doc["context"]["filesystem"]["fs_type"].is_string());
+    assert!(
+        doc["explanations"][0].is_null(),
+        "no profile, no explanation"
+    );
+}
+
+#[test]
+fn limits_on_a_directory_or_a_missing_file_is_a_usage_error_naming_file() {
+    let dir = tmp();
+    for target in [dir.path().to_path_buf(), p(&dir, "absent")] {
+        let out = bin("diskscope")
+            .arg("limits")
+            .arg(&target)
+            .env("XDG_CACHE_HOME", p(&dir, "cache"))
+            .timeout(Duration::from_secs(30))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.starts_with("error: FILE: ") && err.lines().count() == 1,
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn ctrl_c_during_limits_removes_the_test_file_and_stores_no_profile() {
+    let dir = tmp();
+    let cache = p(&dir, "cache");
+    let work = p(&dir, "work");
+    std::fs::create_dir(&work).unwrap();
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+        .args(["limits", "--quick"])
+        .current_dir(&work)
+        .env("XDG_CACHE_HOME", &cache)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the test file, then interrupt while it is in use.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while std::fs::read_dir(&work).unwrap().count() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no test file appeared"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: kill(2) on our own child process.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let stop_by = std::time::Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > stop_by {
+            let _ = child.kill();
+            panic!("limits did not stop within 10 s of Ctrl-C");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    if status.success() {
+        // The measurement may have ended just before the signal: then it must be complete.
+        assert!(err.contains("stored"), "{err}");
+    } else {
+        assert!(err.contains("interrupted"), "{err}");
+        assert!(
+            !cache.join("diskscope/profiles").exists() || {
+                std::fs::read_dir(cache.join("diskscope/profiles"))
+                    .unwrap()
+                    .count()
+                    == 0
+            }
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir(&work).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
