@@ -58,7 +58,8 @@ impl RunHandle {
         self.workers
     }
 
-    /// When the workers were released.
+    /// The run's time origin (just before the workers were started): snapshots' `at_ns` count
+    /// from the same instant.
     pub fn started(&self) -> Instant {
         self.started
     }
@@ -107,6 +108,9 @@ pub fn start(prepared: Prepared, stop: Arc<AtomicBool>) -> anyhow::Result<RunHan
     // Calibrate the clock here, before any worker starts: its one-time calibration can take
     // ~200 ms and must not land in the first run of the process.
     let clock = Clock::get();
+    // The run's time origin: taken once here, before any worker can start, for both the
+    // snapshots (`at_ns`) and `RunHandle::started`, so the two agree.
+    let (epoch_raw, started) = (clock.raw(), Instant::now());
     let workers = prepared.jobs.len();
     let barrier = Arc::new(Barrier::new(workers + 1));
     let engine = engine_for(prepared.spec.method);
@@ -120,7 +124,8 @@ pub fn start(prepared: Prepared, stop: Arc<AtomicBool>) -> anyhow::Result<RunHan
             .name(format!("diskscope-worker-{}", job.worker))
             .spawn(move || {
                 barrier.wait();
-                let mut ctx = WorkerCtx::new(job.worker, stop, tx, duration, job.block_size);
+                let mut ctx =
+                    WorkerCtx::new(epoch_raw, job.worker, stop, tx, duration, job.block_size);
                 let outcome = engine.run(&mut job, &mut ctx);
                 let lost = descriptor_lost(&outcome);
                 let span = ctx.finish(outcome);
@@ -136,7 +141,7 @@ pub fn start(prepared: Prepared, stop: Arc<AtomicBool>) -> anyhow::Result<RunHan
         rx,
         stop,
         threads,
-        started: Instant::now(),
+        started,
         clock,
         workers,
         watch: prepared.watch,

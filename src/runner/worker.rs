@@ -31,6 +31,10 @@ pub const CHAIN_MAX_BLOCK_BYTES: usize = 64;
 pub struct WorkerCtx {
     worker: usize,
     clock: Clock,
+    /// The run's time origin, raw ticks, shared with [`super::RunHandle::started`]: snapshots'
+    /// `at_ns` count from it, so a front end that chains runs (the explorer's cold passes) sees
+    /// times that never go back, whatever each thread's wake-up delay.
+    epoch_raw: u64,
     start_raw: u64,
     last_flush_raw: u64,
     next_event_raw: u64,
@@ -67,6 +71,7 @@ pub struct OpSpan {
 
 impl WorkerCtx {
     pub(super) fn new(
+        epoch_raw: u64,
         worker: usize,
         stop: Arc<AtomicBool>,
         tx: Sender<Snapshot>,
@@ -81,6 +86,7 @@ impl WorkerCtx {
             .map(|d| start_raw.saturating_add(clock.ticks_for_ns(d.as_nanos() as u64)))
             .unwrap_or(u64::MAX);
         WorkerCtx {
+            epoch_raw,
             worker,
             start_raw,
             last_flush_raw: start_raw,
@@ -188,7 +194,7 @@ impl WorkerCtx {
         self.hist.reset();
         let snap = Snapshot {
             worker: self.worker,
-            at_ns: self.clock.delta_ns(self.start_raw, now),
+            at_ns: self.clock.delta_ns(self.epoch_raw, now),
             interval_ns: self.clock.delta_ns(self.last_flush_raw, now),
             bytes: std::mem::take(&mut self.bytes),
             ops: std::mem::take(&mut self.ops),
