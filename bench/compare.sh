@@ -8,6 +8,9 @@
 #   BENCH_DIR  where the test files live (default /var/tmp); reused when present
 #   SIZE_MIB   test file size (default 4096; --quick: 512)
 #   RUNS       runs per contender (default 7; --quick: 3)
+#   HUGEPAGES  opt-in: reserve this many 2 MiB hugetlb pages for the run (restored at exit) and add
+#              fio's best cold reads with huge-page buffers (--iomem=mmaphuge: io_uring O_DIRECT
+#              QD32 1M and QD8 4M) to the cold contenders; `fast` then uses hugetlb buffers too
 #
 # Every contender runs RUNS times, interleaved (A B C A B C ..., the order rotated each round), and
 # is timed as a whole process. Warm runs read the file right before they are timed (the VM evicts
@@ -59,8 +62,19 @@ XL=$ROOT/target/bench/xorloops
 CORES=$(nproc)
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/diskscope-bench.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
+HUGEPAGES=${HUGEPAGES:-0}
+[[ $HUGEPAGES =~ ^[0-9]+$ ]] || { echo "bench/compare.sh: HUGEPAGES must be a page count (got '$HUGEPAGES')" >&2; exit 2; }
+OLD_HUGEPAGES=$(cat /proc/sys/vm/nr_hugepages)
+cleanup() {
+  rm -rf "$TMP"
+  [ "$HUGEPAGES" = 0 ] || echo "$OLD_HUGEPAGES" >/proc/sys/vm/nr_hugepages
+}
+trap cleanup EXIT
 trap 'exit 130' INT TERM
+if [ "$HUGEPAGES" != 0 ]; then
+  echo "$HUGEPAGES" >/proc/sys/vm/nr_hugepages
+  echo "bench: reserved $(cat /proc/sys/vm/nr_hugepages) hugetlb pages (was $OLD_HUGEPAGES)" >&2
+fi
 
 # --- test files ----------------------------------------------------------------------------------
 make_file() { # PATH MIB: deterministic data from `run -w`, reused when the size matches
@@ -107,6 +121,8 @@ label() {
     dd) echo "dd if=FILE of=/dev/null bs=1M" ;;
     fio_uring) echo "fio io_uring O_DIRECT QD32 1M" ;;
     fio_psync) echo "fio psync 1M (buffered)" ;;
+    fio_huge) echo "fio io_uring O_DIRECT QD32 1M, huge-page buffers (--iomem=mmaphuge)" ;;
+    fio_huge4m) echo "fio io_uring O_DIRECT QD8 4M, huge-page buffers (--iomem=mmaphuge)" ;;
     c_pread) echo "C pread+XOR, $CORES threads, 1M aligned" ;;
     c_mmap) echo "C mmap+XOR, $CORES threads" ;;
     ram) echo "RAM ceiling: XOR of an in-memory buffer, $CORES threads" ;;
@@ -120,6 +136,8 @@ run_contender() { # NAME
     dd) timed dd if="$FILE" of=/dev/null bs=1M ;;
     fio_uring) timed fio "${fio_args[@]}" --ioengine=io_uring --direct=1 --iodepth=32 ;;
     fio_psync) timed fio "${fio_args[@]}" --ioengine=psync ;;
+    fio_huge) timed fio "${fio_args[@]}" --ioengine=io_uring --direct=1 --iodepth=32 --iomem=mmaphuge ;;
+    fio_huge4m) timed fio "${fio_args[@]/--bs=1M/--bs=4M}" --ioengine=io_uring --direct=1 --iodepth=8 --iomem=mmaphuge ;;
     c_pread) timed "$XL" pread "$FILE" "$CORES" 1048576; check_xor c_pread ;;
     c_mmap) timed "$XL" mmap "$FILE" "$CORES"; check_xor c_mmap ;;
     ram) timed "$XL" ram "$SIZE_BYTES" "$CORES"; SECS=$(awk '{ print $1; exit }' "$TMP/err") ;;
@@ -149,7 +167,11 @@ measure() { # SECTION CONTENDER...: RUNS interleaved rounds
 
 echo "bench: $SIZE_MIB MiB file $FILE, $RUNS runs per contender, interleaved" >&2
 measure warm fast dd fio_uring fio_psync c_pread c_mmap ram
-measure cold fast dd fio_uring fio_psync c_pread
+if [ "$HUGEPAGES" != 0 ]; then
+  measure cold fast dd fio_uring fio_huge fio_huge4m fio_psync c_pread
+else
+  measure cold fast dd fio_uring fio_psync c_pread
+fi
 
 # --- instrumentation overhead --------------------------------------------------------------------
 BLOCKS_4K=$((SIZE_MIB * 256)) # the whole file: ~1M operations keep run-to-run noise under the 3% being measured
@@ -198,7 +220,7 @@ OUT=$TMP/table.md
   echo "|---|---|---:|---:|---:|---:|---:|"
   for section in warm cold; do
     read -r fm _ _ _ _ <<<"$(stat_of "$section" fast)"
-    names=(fast dd fio_uring fio_psync c_pread c_mmap ram)
+    names=(fast dd fio_uring fio_huge fio_huge4m fio_psync c_pread c_mmap ram)
     for name in "${names[@]}"; do
       grep -q "^$section	$name	" "$RECORDS" || continue
       read -r m lo hi _ _ <<<"$(stat_of "$section" "$name")"
