@@ -441,10 +441,20 @@ fn is_empty_dir(dir: &Path) -> anyhow::Result<bool> {
 
 /// Refuses to start when the file system cannot hold what is about to be written.
 fn check_space(dir: &Path, spec: &LayoutSpec, tree: bool) -> anyhow::Result<()> {
+    check_space_of(dir, spec.files, spec.file_size_bytes, tree)
+}
+
+/// [`check_space`] from the parameters alone (a sweep's plan checks it before anything runs).
+pub fn check_space_of(
+    dir: &Path,
+    files: u32,
+    file_size_bytes: u64,
+    tree: bool,
+) -> anyhow::Result<()> {
     let block = 4096u64;
-    let packed = spec.files as u64 * spec.file_size_bytes + spec.files as u64 * 32;
+    let packed = files as u64 * file_size_bytes + files as u64 * 32;
     let need = if tree {
-        spec.files as u64 * spec.file_size_bytes.div_ceil(block) * block + packed
+        files as u64 * file_size_bytes.div_ceil(block) * block + packed
     } else {
         packed
     };
