@@ -46,6 +46,12 @@ impl Created {
             .is_ok_and(|m| m.file_type().is_file() && m.dev() == self.dev && m.ino() == self.ino)
     }
 
+    /// Whether the open `file` is the file we created (same device and inode).
+    pub fn is_same(&self, file: &File) -> bool {
+        file.metadata()
+            .is_ok_and(|m| m.dev() == self.dev && m.ino() == self.ino)
+    }
+
     /// Unlinks the path if it still names the file we created. Returns whether it was removed;
     /// anything else now at that path is left untouched.
     pub fn remove(&self) -> bool {
@@ -246,9 +252,14 @@ impl DirLock {
             let free =
                 unsafe { libc::flock(existing.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
             if !free {
+                let who = if key == "--dir" {
+                    "locality run is using"
+                } else {
+                    "batch is writing to"
+                };
                 return Err(format!(
-                    "{key}: another diskscope process is using {} (pid {}); wait for it to \
-                     finish or pick another {key}",
+                    "{key}: another diskscope {who} {} (pid {}); wait for it to finish or \
+                     pick another {key}",
                     dir.display(),
                     pid.map_or("unknown".to_string(), |p| p.to_string())
                 ));

@@ -115,14 +115,7 @@ pub fn plan_file(
                 None => out_dir.join("diskscope-testfile.bin"),
             };
             let exists = std::fs::symlink_metadata(&path).is_ok();
-            if exists && in_use(&path) {
-                return Err(usage(format!(
-                    "another diskscope batch is using the test file {}; wait for it to finish \
-                     or use another path",
-                    path.display()
-                )));
-            }
-            if exists && !is_our_test_file(&path, size) {
+            if exists {
                 // Most likely another batch creating it right now: say that, not "not ours".
                 if let Some(pid) = crate::fsguard::lock_holder(out_dir) {
                     return Err(usage(format!(
@@ -131,6 +124,15 @@ pub fn plan_file(
                         out_dir.display()
                     )));
                 }
+                if in_use(&path) {
+                    return Err(usage(format!(
+                        "another diskscope batch is using the test file {}; wait for it to \
+                         finish or use another path",
+                        path.display()
+                    )));
+                }
+            }
+            if exists && !is_our_test_file(&path, size) {
                 let span = p.as_ref().map(|p| p.span()).unwrap_or(c.span());
                 return Err(src.key_error(span, if p.is_some() { "path" } else { "create" }, &format!(
                     "{} already exists and is not a {size}-byte diskscope test file; remove it or pick another path",
