@@ -320,6 +320,75 @@ pub fn ensure(
     stop: &AtomicBool,
     log: &mut dyn FnMut(String),
 ) -> anyhow::Result<Layout> {
+    ensure_in(dir, spec, stop, log, false)
+}
+
+/// An exclusive `flock` on the layout directory itself (no lock file, so nothing is added to a
+/// directory whose every entry the manifest must account for), held for a whole run or
+/// `--clean`: a second `locality` on the same `--dir` is refused instead of taking the first
+/// one's half-written layout for a stale one and regenerating it.
+#[derive(Debug)]
+pub struct DirFlock {
+    _dir: File,
+    /// This call made the directory (it was missing).
+    pub created: bool,
+}
+
+/// Takes the [`DirFlock`] of `dir`. A missing `dir` is created first (with `create`) while its
+/// parent is locked, so two runs starting together agree on who made it; without `create` a
+/// missing directory needs no lock (None). `key` names the flag in the message.
+pub fn lock_dir(dir: &Path, key: &str, create: bool) -> anyhow::Result<Option<DirFlock>> {
+    let open_dir = |p: &Path| {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+            .open(p)
+    };
+    let mut created = false;
+    if std::fs::symlink_metadata(dir).is_err() {
+        if !create {
+            return Ok(None);
+        }
+        let parent = dir
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("{key}: creating {}", parent.display()))?;
+        let p = open_dir(parent).with_context(|| format!("{key}: opening {}", parent.display()))?;
+        // SAFETY: flock(2) on a descriptor we own; waits only while another run creates its
+        // directory here, a moment.
+        unsafe { libc::flock(p.as_raw_fd(), libc::LOCK_EX) };
+        match std::fs::create_dir(dir) {
+            Ok(()) => created = true,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e).with_context(|| format!("{key}: creating {}", dir.display())),
+        }
+        drop(p);
+    }
+    let d = open_dir(dir).with_context(|| format!("{key}: opening {}", dir.display()))?;
+    if !crate::fsguard::try_lock(&d) {
+        if created {
+            let _ = std::fs::remove_dir(dir);
+        }
+        return Err(crate::config::usage(format!(
+            "{key}: another diskscope locality run is using {}; wait for it to finish or pick \
+             another {key}",
+            dir.display()
+        )));
+    }
+    Ok(Some(DirFlock { _dir: d, created }))
+}
+
+/// [`ensure`] for a directory that [`lock_dir`] may have just created (`created_dir`): such a
+/// directory counts as diskscope's, so `--clean` removes it again.
+pub fn ensure_in(
+    dir: &Path,
+    spec: &LayoutSpec,
+    stop: &AtomicBool,
+    log: &mut dyn FnMut(String),
+    created_dir: bool,
+) -> anyhow::Result<Layout> {
     assert_eq!(
         spec.pack_ids.len(),
         spec.files as usize,
@@ -351,7 +420,10 @@ pub fn ensure(
         packed_complete: false,
         created_dir: match &old {
             Some(o) => o.created_dir,
-            None => matches!(state, DirState::Missing),
+            None => {
+                matches!(state, DirState::Missing)
+                    || (created_dir && matches!(state, DirState::Empty))
+            }
         },
     };
     if !tree_ok {
