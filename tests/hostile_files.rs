@@ -1091,7 +1091,8 @@ fn a_lock_file_that_is_not_provably_ours_is_never_taken_over() {
     let s = quick_sweep(t.path(), "l");
     let year = t.path().join("year.txt");
     write(&year, "2024\n");
-    let cases: [(&str, &dyn Fn(&Path)); 3] = [
+    type Plant<'a> = &'a dyn Fn(&Path);
+    let cases: [(&str, Plant); 3] = [
         ("empty", &|p| write(p, "")),
         ("digits", &|p| write(p, "2024\n")),
         ("hard link", &|p| std::fs::hard_link(&year, p).unwrap()),

@@ -388,7 +388,7 @@ mod tests {
     fn through_sink(rows: &[RunResult]) -> String {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("rows.csv");
-        let mut sink = CsvSink::create::<RunResult>(&path).unwrap();
+        let mut sink = CsvSink::create::<RunResult>(&path, false).unwrap();
         for r in rows {
             sink.write(r).unwrap();
         }

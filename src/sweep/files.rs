@@ -252,11 +252,11 @@ pub fn materialize(plan: &FilePlan, stop: &AtomicBool) -> anyhow::Result<Option<
         }
     };
     let busy = || {
-        anyhow::Error::from(usage(format!(
+        usage(format!(
             "another diskscope batch is using the test file {}; wait for it to finish or use \
              another path",
             plan.path.display()
-        )))
+        ))
     };
     if is_our_test_file(&plan.path, plan.size_bytes) {
         // Not created by this process: used (locked) but never removed, whatever `keep` says.
