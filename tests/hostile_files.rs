@@ -1428,3 +1428,31 @@ fn dev_null_is_named_as_itself_not_as_dev_zero() {
         "{err}"
     );
 }
+
+#[test]
+fn syscalls_with_a_full_tmpdir_names_the_temp_file_and_leaves_nothing() {
+    let t = tmp();
+    let small = t.path().join("tiny");
+    let Some(_fs) = SmallFs::mount(&small, "64k") else {
+        return;
+    };
+    let out = bin("diskscope")
+        .args(["syscalls", "--seconds", "0.01"])
+        .env("TMPDIR", &small)
+        .timeout(SECS_30)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&small.join("diskscope-syscalls-").display().to_string())
+            && err.contains("No space"),
+        "{err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&small)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
