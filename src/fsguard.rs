@@ -368,6 +368,31 @@ pub fn create_output(path: &Path, force: bool) -> Result<(File, Created), String
     }
 }
 
+/// What [`create_output`] would refuse at `path`, checked before a batch starts so an old output
+/// is reported at once rather than after hours of measuring. None when it may be created.
+pub fn output_refusal(path: &Path, force: bool) -> Option<String> {
+    let m = std::fs::symlink_metadata(path).ok()?;
+    if m.file_type().is_symlink() {
+        Some(format!(
+            "{} is a symbolic link; diskscope never writes through one (not even with --force): \
+             remove it or pick another --out",
+            path.display()
+        ))
+    } else if !m.file_type().is_file() {
+        Some(format!(
+            "{} exists and is not a regular file; remove it or pick another --out",
+            path.display()
+        ))
+    } else if !force {
+        Some(format!(
+            "{} already exists; pass --force to replace it, or pick another --out",
+            path.display()
+        ))
+    } else {
+        None
+    }
+}
+
 /// Writes `bytes` to a new output file (see [`create_output`]); the message names the file.
 pub fn write_output(path: &Path, bytes: &[u8], force: bool) -> anyhow::Result<()> {
     let (mut f, created) = create_output(path, force).map_err(anyhow::Error::msg)?;

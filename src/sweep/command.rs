@@ -126,14 +126,20 @@ pub fn run_command(
     let mut group = group;
     let mut ended = sh_ended;
     let guard_pid = group.guard.as_ref().map(|g| g.id() as i32);
-    while group_alive(pgid) || !orphans(guard_pid).is_empty() {
+    loop {
+        // A cheap kill(0) while the group lives; the /proc scan for processes that left it
+        // (`setsid`) only once the group is gone, and then at a slower pace.
+        let in_group = group_alive(pgid);
+        if !in_group && orphans(guard_pid).is_empty() {
+            break;
+        }
         if stop.load(Ordering::Relaxed) {
             return Ok(None);
         }
         if started.elapsed() > cmd.timeout {
             return Err(timed_out());
         }
-        std::thread::sleep(GROUP_POLL);
+        std::thread::sleep(if in_group { GROUP_POLL } else { ORPHAN_POLL });
         ended = Instant::now();
     }
     group.ended = true;
@@ -174,6 +180,9 @@ pub fn run_command(
 
 /// How often the end of a command's background processes is checked.
 const GROUP_POLL: std::time::Duration = std::time::Duration::from_millis(2);
+/// How often processes that left the group are checked (a scan of /proc; their end is timed to
+/// this resolution).
+const ORPHAN_POLL: std::time::Duration = std::time::Duration::from_millis(10);
 /// Longest wait for the stderr of a command whose group has ended (a process that left the
 /// group with `setsid` could hold it open).
 const STDERR_WAIT: std::time::Duration = std::time::Duration::from_secs(1);

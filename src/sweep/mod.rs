@@ -254,6 +254,22 @@ pub fn execute(
     // remove the first one's test file.
     let _lock = crate::fsguard::DirLock::acquire(dir, "--out").map_err(usage)?;
     files::register_cleanup(_lock.created().clone());
+    // Every output file is checked now: an old one found only when an experiment ends would
+    // cost the runs before it.
+    let mut outputs: Vec<String> = plan
+        .experiments
+        .iter()
+        .flat_map(|x| output::output_names(&x.name, x.kind))
+        .collect();
+    if !plan.compare.is_empty() {
+        outputs.push("compare.svg".into());
+    }
+    if let Some(why) = outputs
+        .iter()
+        .find_map(|n| crate::fsguard::output_refusal(&dir.join(n), plan.force))
+    {
+        return Err(usage(format!("--out: {why}")));
+    }
     let _test_file = match &plan.file {
         Some(f) => {
             if f.create {
