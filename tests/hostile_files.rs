@@ -978,9 +978,14 @@ fn batch_outputs_never_follow_a_symlink_and_an_existing_file_needs_force() {
         for force in [&[][..], &["--force"][..]] {
             let out = batch(&s, &out_dir, force);
             let err = stderr(&out);
-            assert_ne!(out.status.code(), Some(0), "{planted} {force:?}: {err}");
+            assert_eq!(out.status.code(), Some(2), "{planted} {force:?}: {err}");
             assert!(
                 err.contains("symbolic link") && err.contains(planted),
+                "{err}"
+            );
+            // Refused before anything ran: no CSV of a run that would be lost.
+            assert!(
+                planted == "s.csv" || !out_dir.join("s.csv").exists(),
                 "{err}"
             );
             assert_eq!(read(&victim), "precious", "written through {planted}");
