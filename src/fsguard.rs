@@ -214,7 +214,19 @@ impl DirLock {
                 tmp_created.remove();
                 return Err(format!("{key}: cannot lock {}", dir.display()));
             }
-            let linked = std::fs::hard_link(&tmp, &path);
+            let mut linked = std::fs::hard_link(&tmp, &path);
+            if linked
+                .as_ref()
+                .is_err_and(|e| matches!(e.raw_os_error(), Some(libc::EPERM | libc::EOPNOTSUPP)))
+            {
+                // A file system without hard links: rename is atomic too, but replaces, so only
+                // when the name is free (only there can two batches race for the name).
+                linked = if std::fs::symlink_metadata(&path).is_ok() {
+                    Err(std::io::ErrorKind::AlreadyExists.into())
+                } else {
+                    std::fs::rename(&tmp, &path)
+                };
+            }
             tmp_created.remove();
             match linked {
                 Ok(()) => {

@@ -118,9 +118,9 @@ pub fn run(
     let lock = lock_dir(&p.dir, &syntax.name("dir"), true)?;
     let created = lock.as_ref().is_some_and(|l| l.created);
     let prepared = prepare_layout(p, &trace, stop, log, created);
-    if prepared.is_err() && created {
+    if let (Err(_), Some(l)) = (&prepared, &lock) {
         // A refusal (no space) or an interrupted first generation leaves no empty directory.
-        let _ = std::fs::remove_dir(&p.dir);
+        l.remove_created(&p.dir);
     }
     let layout = match prepared {
         Ok(l) => l,

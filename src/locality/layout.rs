@@ -332,6 +332,22 @@ pub struct DirFlock {
     _dir: File,
     /// This call made the directory (it was missing).
     pub created: bool,
+    /// Missing ancestors this call made, deepest first.
+    pub created_parents: Vec<PathBuf>,
+}
+
+impl DirFlock {
+    /// Removes the directory and the ancestors this lock made, each only while empty (after a
+    /// refusal or an interrupted first generation, so nothing is left behind).
+    pub fn remove_created(&self, dir: &Path) {
+        if self.created && std::fs::remove_dir(dir).is_ok() {
+            for p in &self.created_parents {
+                if std::fs::remove_dir(p).is_err() {
+                    break;
+                }
+            }
+        }
+    }
 }
 
 /// Takes the [`DirFlock`] of `dir`. A missing `dir` is created first (with `create`) while its
@@ -345,6 +361,7 @@ pub fn lock_dir(dir: &Path, key: &str, create: bool) -> anyhow::Result<Option<Di
             .open(p)
     };
     let mut created = false;
+    let mut created_parents = Vec::new();
     if std::fs::symlink_metadata(dir).is_err() {
         if !create {
             return Ok(None);
@@ -353,6 +370,14 @@ pub fn lock_dir(dir: &Path, key: &str, create: bool) -> anyhow::Result<Option<Di
             .parent()
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
+        let mut missing = parent;
+        while std::fs::symlink_metadata(missing).is_err() {
+            created_parents.push(missing.to_path_buf());
+            match missing.parent().filter(|d| !d.as_os_str().is_empty()) {
+                Some(up) => missing = up,
+                None => break,
+            }
+        }
         std::fs::create_dir_all(parent)
             .with_context(|| format!("{key}: creating {}", parent.display()))?;
         let p = open_dir(parent).with_context(|| format!("{key}: opening {}", parent.display()))?;
@@ -367,17 +392,20 @@ pub fn lock_dir(dir: &Path, key: &str, create: bool) -> anyhow::Result<Option<Di
         drop(p);
     }
     let d = open_dir(dir).with_context(|| format!("{key}: opening {}", dir.display()))?;
-    if !crate::fsguard::try_lock(&d) {
-        if created {
-            let _ = std::fs::remove_dir(dir);
-        }
+    let lock = DirFlock {
+        _dir: d,
+        created,
+        created_parents,
+    };
+    if !crate::fsguard::try_lock(&lock._dir) {
+        lock.remove_created(dir);
         return Err(crate::config::usage(format!(
             "{key}: another diskscope locality run is using {}; wait for it to finish or pick \
              another {key}",
             dir.display()
         )));
     }
-    Ok(Some(DirFlock { _dir: d, created }))
+    Ok(Some(lock))
 }
 
 /// [`ensure`] for a directory that [`lock_dir`] may have just created (`created_dir`): such a
