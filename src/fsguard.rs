@@ -15,7 +15,7 @@
 
 use std::ffi::CString;
 use std::fs::{File, Metadata, OpenOptions};
-use std::io::{Read, Seek, Write};
+use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -44,6 +44,12 @@ impl Created {
     pub fn is_intact(&self) -> bool {
         std::fs::symlink_metadata(&self.path)
             .is_ok_and(|m| m.file_type().is_file() && m.dev() == self.dev && m.ino() == self.ino)
+    }
+
+    /// Whether the open `file` is the file we created (same device and inode).
+    pub fn is_same(&self, file: &File) -> bool {
+        file.metadata()
+            .is_ok_and(|m| m.dev() == self.dev && m.ino() == self.ino)
     }
 
     /// Unlinks the path if it still names the file we created. Returns whether it was removed;
@@ -151,6 +157,24 @@ pub fn ensure_free(path: &Path, need_bytes: u64, key: &str) -> Result<(), String
 /// Name of the lock file a batch holds in its output directory.
 pub const LOCK_NAME: &str = ".diskscope.lock";
 
+/// What a lock file of ours holds: this line and nothing else. A lock file is taken over (as
+/// left by a batch that was killed) only when it holds exactly this, is unlocked, has one link
+/// and belongs to us; an empty, hard-linked or otherwise different file of that name is the
+/// user's and is never changed or removed.
+fn lock_text(pid: u32) -> String {
+    format!("diskscope batch lock, pid {pid}\n")
+}
+
+/// The pid in a lock file of ours, None for any other content.
+fn lock_pid(text: &str) -> Option<u32> {
+    let pid = text
+        .strip_prefix("diskscope batch lock, pid ")?
+        .strip_suffix('\n')?;
+    (!pid.is_empty() && pid.chars().all(|c| c.is_ascii_digit()))
+        .then(|| pid.parse().ok())
+        .flatten()
+}
+
 /// An exclusive `flock` on `DIR/.diskscope.lock`, held while a batch writes into `DIR`. The lock
 /// file is removed on drop (while still locked, after checking the path still names the locked
 /// inode, so a waiting process never locks an unlinked file).
@@ -163,79 +187,135 @@ pub struct DirLock {
 
 impl DirLock {
     /// Takes the lock or says who holds it: `Err` carries a one-line message naming `key`.
-    /// A lock file left by a batch that was killed (a pid, unlocked) is taken over; any other
-    /// file of that name is the user's and is refused, never changed.
+    /// The lock file is written under a temporary name, locked, and `link`ed into place (so it is
+    /// never seen empty). A lock file left by a batch that was killed (our exact content,
+    /// unlocked, one link, our uid) is removed and made anew; any other file of that name is
+    /// refused, never changed.
     pub fn acquire(dir: &Path, key: &str) -> Result<DirLock, String> {
         let path = dir.join(LOCK_NAME);
-        let cannot = |e: &std::io::Error| {
+        let cannot = |p: &Path, e: &std::io::Error| {
             format!(
                 "{key}: cannot lock {}: {}",
                 dir.display(),
-                create_error(&path, e)
+                create_error(p, e)
             )
         };
+        let tmp = dir.join(format!("{LOCK_NAME}.{}.new", std::process::id()));
         for _ in 0..100 {
-            let mut file = match create_exclusive(&path) {
-                Ok((f, _)) => f,
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    match OpenOptions::new()
-                        .read(true)
-                        .write(true)
-                        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-                        .open(&path)
-                    {
-                        Ok(f) => f,
-                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                        Err(e) => return Err(cannot(&e)),
-                    }
+            let (mut file, tmp_created) = create_exclusive(&tmp).map_err(|e| cannot(&tmp, &e))?;
+            let written = file.write_all(lock_text(std::process::id()).as_bytes());
+            // SAFETY: flock(2) on a descriptor we own; no memory involved.
+            let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+            if let Err(e) = written {
+                tmp_created.remove();
+                return Err(cannot(&tmp, &e));
+            }
+            if locked != 0 {
+                tmp_created.remove();
+                return Err(format!("{key}: cannot lock {}", dir.display()));
+            }
+            let mut linked = std::fs::hard_link(&tmp, &path);
+            if linked
+                .as_ref()
+                .is_err_and(|e| matches!(e.raw_os_error(), Some(libc::EPERM | libc::EOPNOTSUPP)))
+            {
+                // A file system without hard links: rename is atomic too, but replaces, so only
+                // when the name is free (only there can two batches race for the name).
+                linked = if std::fs::symlink_metadata(&path).is_ok() {
+                    Err(std::io::ErrorKind::AlreadyExists.into())
+                } else {
+                    std::fs::rename(&tmp, &path)
+                };
+            }
+            tmp_created.remove();
+            match linked {
+                Ok(()) => {
+                    let created = Created {
+                        path: path.clone(),
+                        dev: tmp_created.dev,
+                        ino: tmp_created.ino,
+                    };
+                    return Ok(DirLock {
+                        _file: file,
+                        created,
+                    });
                 }
-                Err(e) => return Err(cannot(&e)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(cannot(&path, &e)),
+            }
+            drop(file);
+            // Someone's file is there: inspect it read-only.
+            let existing = match OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+                .open(&path)
+            {
+                Ok(f) => f,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(cannot(&path, &e)),
             };
-            let Ok(m) = file.metadata() else { continue };
+            let Ok(m) = existing.metadata() else { continue };
             let mut text = String::new();
-            let is_lock_file = m.is_file()
-                && m.len() < 32
-                && file.read_to_string(&mut text).is_ok()
-                && text.trim().chars().all(|c| c.is_ascii_digit());
-            if !is_lock_file {
+            if m.is_file() && m.len() < 64 {
+                let _ = (&existing).read_to_string(&mut text);
+            }
+            let pid = lock_pid(&text).filter(|_| m.is_file());
+            // SAFETY: flock(2) on a descriptor we own (read-only); no memory involved.
+            let free =
+                unsafe { libc::flock(existing.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+            if !free {
+                let who = if key == "--dir" {
+                    "locality run is using"
+                } else {
+                    "batch is writing to"
+                };
                 return Err(format!(
-                    "{key}: {} is not a diskscope lock file; it was left untouched: move it or \
+                    "{key}: another diskscope {who} {} (pid {}); wait for it to finish or \
                      pick another {key}",
+                    dir.display(),
+                    pid.map_or("unknown".to_string(), |p| p.to_string())
+                ));
+            }
+            // SAFETY: geteuid has no preconditions.
+            let uid = unsafe { libc::geteuid() };
+            let why = if !m.is_file() {
+                Some("is not a regular file")
+            } else if m.len() == 0 {
+                Some("is empty")
+            } else if m.nlink() != 1 {
+                Some("has other hard links")
+            } else if m.uid() != uid {
+                Some("belongs to another user")
+            } else if pid.is_none() {
+                Some("holds something else")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(format!(
+                    "{key}: {} {why}, so it is not provably a diskscope lock file; it was left \
+                     untouched: remove it if it is a leftover, or pick another {key}",
                     path.display()
                 ));
             }
-            // SAFETY: flock(2) on a descriptor we own; no memory involved.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-                let holder = text.trim();
-                return Err(format!(
-                    "{key}: another diskscope batch is writing to {} (pid {}); wait for it to \
-                     finish or pick another {key}",
-                    dir.display(),
-                    if holder.is_empty() { "unknown" } else { holder }
-                ));
-            }
-            let same = std::fs::symlink_metadata(&path)
-                .is_ok_and(|p| p.dev() == m.dev() && p.ino() == m.ino());
-            if !same {
-                continue; // the previous holder removed it after we opened it: try again
-            }
-            let _ = file.set_len(0);
-            let _ = file.rewind();
-            let _ = writeln!(file, "{}", std::process::id());
-            let created = Created {
-                path,
+            // A stale lock of ours (its batch was killed): remove it while we hold its lock and
+            // it is still the file we inspected, then make a new one.
+            let stale = Created {
+                path: path.clone(),
                 dev: m.dev(),
                 ino: m.ino(),
             };
-            return Ok(DirLock {
-                _file: file,
-                created,
-            });
+            stale.remove();
         }
         Err(format!(
             "{key}: could not lock {} (the lock file keeps changing)",
             dir.display()
         ))
+    }
+
+    /// The lock file's record, for removal from a signal handler.
+    pub fn created(&self) -> &Created {
+        &self.created
     }
 }
 
@@ -256,7 +336,84 @@ pub fn lock_holder(dir: &Path) -> Option<String> {
     }
     let mut text = String::new();
     let _ = f.read_to_string(&mut text);
-    Some(text.trim().to_string())
+    Some(lock_pid(&text).map_or("unknown".to_string(), |p| p.to_string()))
+}
+
+/// Takes an exclusive `flock` on `file` without waiting; false when another descriptor holds one.
+pub fn try_lock(file: &File) -> bool {
+    // SAFETY: flock(2) on a descriptor the caller owns; no memory involved.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}
+
+/// Creates the output file `path` (a CSV, a figure) with `O_CREAT|O_EXCL|O_NOFOLLOW`. With
+/// `force`, a regular file already there is unlinked first and a new one made; a symlink (or
+/// anything not a regular file) is refused even then, so nothing is ever written through a link.
+pub fn create_output(path: &Path, force: bool) -> Result<(File, Created), String> {
+    match create_exclusive(path) {
+        Ok(x) => Ok(x),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let m = std::fs::symlink_metadata(path).ok();
+            if m.as_ref().is_some_and(|m| m.file_type().is_symlink()) {
+                return Err(format!(
+                    "{} is a symbolic link; diskscope never writes through one (not even with \
+                     --force): remove it or pick another --out",
+                    path.display()
+                ));
+            }
+            if !force {
+                return Err(format!(
+                    "{} already exists; pass --force to replace it, or pick another --out",
+                    path.display()
+                ));
+            }
+            if !m.is_some_and(|m| m.file_type().is_file()) {
+                return Err(format!(
+                    "{} exists and is not a regular file; remove it or pick another --out",
+                    path.display()
+                ));
+            }
+            std::fs::remove_file(path)
+                .map_err(|e| format!("--force: cannot replace {}: {e}", path.display()))?;
+            create_exclusive(path).map_err(|e| create_error(path, &e))
+        }
+        Err(e) => Err(create_error(path, &e)),
+    }
+}
+
+/// What [`create_output`] would refuse at `path`, checked before a batch starts so an old output
+/// is reported at once rather than after hours of measuring. None when it may be created.
+pub fn output_refusal(path: &Path, force: bool) -> Option<String> {
+    let m = std::fs::symlink_metadata(path).ok()?;
+    if m.file_type().is_symlink() {
+        Some(format!(
+            "{} is a symbolic link; diskscope never writes through one (not even with --force): \
+             remove it or pick another --out",
+            path.display()
+        ))
+    } else if !m.file_type().is_file() {
+        Some(format!(
+            "{} exists and is not a regular file; remove it or pick another --out",
+            path.display()
+        ))
+    } else if !force {
+        Some(format!(
+            "{} already exists; pass --force to replace it, or pick another --out",
+            path.display()
+        ))
+    } else {
+        None
+    }
+}
+
+/// Writes `bytes` to a new output file (see [`create_output`]); the message names the file.
+pub fn write_output(path: &Path, bytes: &[u8], force: bool) -> anyhow::Result<()> {
+    let (mut f, created) = create_output(path, force).map_err(anyhow::Error::msg)?;
+    if let Err(e) = f.write_all(bytes) {
+        // A cut figure or summary is worse than none, and this file is ours to remove.
+        created.remove();
+        anyhow::bail!("writing {}: {e}", path.display());
+    }
+    Ok(())
 }
 
 impl Drop for DirLock {
@@ -306,7 +463,11 @@ pub fn check_input(path: &Path, key: &str) -> Result<(InputKind, Metadata), Stri
     } else if ft.is_socket() {
         Some("a socket, which has no size and can block forever")
     } else if ft.is_char_device() {
-        Some("a character device, which has no fixed size (/dev/zero never ends)")
+        Some(if path == Path::new("/dev/null") {
+            "a character device that is always empty"
+        } else {
+            "a character device, which has no fixed size (a device such as /dev/zero never ends)"
+        })
     } else {
         None
     };
@@ -462,7 +623,7 @@ mod tests {
         drop(again);
         std::fs::write(d.path().join(LOCK_NAME), b"my notes about this run").unwrap();
         let err = DirLock::acquire(d.path(), "--out").unwrap_err();
-        assert!(err.contains("not a diskscope lock file"), "{err}");
+        assert!(err.contains("not provably a diskscope lock file"), "{err}");
         assert_eq!(
             std::fs::read(d.path().join(LOCK_NAME)).unwrap(),
             b"my notes about this run"

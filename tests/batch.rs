@@ -314,6 +314,8 @@ fn a_read_sweep_leaves_the_named_file_untouched_and_writes_need_write_true() {
         "a read sweep never changes the file"
     );
 
+    // A second batch writes to its own --out (an old one's files are refused without --force).
+    let out = p(&d, "out2");
     let a = run_batch(&sweep("write = true"), &out);
     assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
     assert_eq!(
@@ -338,7 +340,7 @@ fn a_kept_test_file_survives_writes_intact_and_is_reused_next_time() {
         ),
     );
     for round in 0..2 {
-        let a = run_batch(&sweep, &p(&d, "out"));
+        let a = run_batch(&sweep, &p(&d, &format!("out{round}")));
         assert!(
             a.status.success(),
             "round {round}: {}",

@@ -940,3 +940,537 @@ fn run_w_with_force_never_writes_through_a_symbolic_link() {
             .is_symlink());
     }
 }
+
+// ---- second pass (review of issue 9): outputs, test files, locks, signals, plans -----------
+
+/// A sweep of one quick syscalls experiment named `name` (it needs no file of the user's).
+fn quick_sweep(dir: &Path, name: &str) -> std::path::PathBuf {
+    sweep_file(
+        dir,
+        &format!("{name}.toml"),
+        &format!(
+            "[[experiment]]\nname = \"{name}\"\nkind = \"syscalls\"\nreps = 1\nseconds = 0.01\n"
+        ),
+    )
+}
+
+fn batch(sweep: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "--batch",
+        sweep.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    bounded("diskscope", &args, SECS_30)
+}
+
+#[test]
+fn batch_outputs_never_follow_a_symlink_and_an_existing_file_needs_force() {
+    let t = tmp();
+    let s = quick_sweep(t.path(), "s");
+    let victim = t.path().join("victim.txt");
+    write(&victim, "precious");
+    for planted in ["s.csv", "s-summary.csv", "s.svg"] {
+        let out_dir = t.path().join(format!("o-{planted}"));
+        std::fs::create_dir_all(&out_dir).unwrap();
+        std::os::unix::fs::symlink(&victim, out_dir.join(planted)).unwrap();
+        for force in [&[][..], &["--force"][..]] {
+            let out = batch(&s, &out_dir, force);
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(2), "{planted} {force:?}: {err}");
+            assert!(
+                err.contains("symbolic link") && err.contains(planted),
+                "{err}"
+            );
+            // Refused before anything ran: no CSV of a run that would be lost.
+            assert!(
+                planted == "s.csv" || !out_dir.join("s.csv").exists(),
+                "{err}"
+            );
+            assert_eq!(read(&victim), "precious", "written through {planted}");
+            assert!(out_dir.join(planted).is_symlink());
+            assert!(!out_dir.join(".diskscope.lock").exists());
+        }
+    }
+    // A plain file from an earlier run: refused without --force, replaced with it.
+    let out_dir = t.path().join("o-plain");
+    write(&out_dir.join("s.csv"), "old results");
+    let out = batch(&s, &out_dir, &[]);
+    let err = stderr(&out);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("already exists") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(read(&out_dir.join("s.csv")), "old results");
+    let out = batch(&s, &out_dir, &["--force"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(read(&out_dir.join("s.csv")).starts_with("experiment,"));
+    // Re-running onto an old --out is refused too, rather than overwriting it silently.
+    let out = batch(&s, &out_dir, &[]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("already exists"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_test_file_made_by_someone_else_is_reused_but_never_removed() {
+    let t = tmp();
+    let mine = t.path().join("mine.dat");
+    let made = bounded("run", &[mine.to_str().unwrap(), "-w", "1M", "4"], SECS_30);
+    assert_eq!(made.status.code(), Some(0), "{}", stderr(&made));
+    let s = sweep_file(
+        t.path(),
+        "reuse.toml",
+        &format!(
+            "[file]\npath = \"{}\"\ncreate = \"4M\"\n[[experiment]]\nname = \"r\"\nkind = \"throughput\"\n\
+             block_size = \"1M\"\nreps = 1\nseconds = 0.1\n",
+            mine.display()
+        ),
+    );
+    let out = batch(&s, &t.path().join("out"), &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert!(plan.contains("never removed"), "{plan}");
+    assert!(mine.exists(), "the batch deleted a file it did not create");
+    assert_eq!(std::fs::metadata(&mine).unwrap().len(), 4 << 20);
+}
+
+#[test]
+fn a_second_batch_on_the_same_test_file_is_refused_while_the_first_uses_it() {
+    let t = tmp();
+    let shared = t.path().join("shared.bin");
+    let s = sweep_file(
+        t.path(),
+        "shared.toml",
+        &format!(
+            "[file]\npath = \"{}\"\ncreate = \"1M\"\n[[experiment]]\nname = \"slow\"\nkind = \"throughput\"\n\
+             block_size = \"64K\"\nreps = 4\nseconds = 0.5\n",
+            shared.display()
+        ),
+    );
+    let a_out = t.path().join("a");
+    let mut a = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+        .args([
+            "--batch",
+            s.to_str().unwrap(),
+            "--out",
+            a_out.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + SECS_30;
+    while !a_out.join("slow.csv").exists() {
+        assert!(Instant::now() < deadline, "the first batch never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let b = batch(&s, &t.path().join("b"), &[]);
+    let err = stderr(&b);
+    assert_eq!(b.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("using the test file") && err.contains("shared.bin"),
+        "{err}"
+    );
+    while a.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the first batch never ended");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let a = a.wait_with_output().unwrap();
+    assert!(a.status.success(), "{}", stderr(&a));
+    let rows = csv::Reader::from_path(a_out.join("slow.csv"))
+        .unwrap()
+        .records()
+        .count();
+    assert_eq!(rows, 4);
+    assert!(
+        !shared.exists(),
+        "the first batch created it and removes it"
+    );
+}
+
+#[test]
+fn a_lock_file_that_is_not_provably_ours_is_never_taken_over() {
+    let t = tmp();
+    let s = quick_sweep(t.path(), "l");
+    let year = t.path().join("year.txt");
+    write(&year, "2024\n");
+    type Plant<'a> = &'a dyn Fn(&Path);
+    let cases: [(&str, Plant); 3] = [
+        ("empty", &|p| write(p, "")),
+        ("digits", &|p| write(p, "2024\n")),
+        ("hard link", &|p| std::fs::hard_link(&year, p).unwrap()),
+    ];
+    for (what, plant) in cases {
+        let out_dir = t.path().join(format!("o-{}", what.replace(' ', "-")));
+        std::fs::create_dir_all(&out_dir).unwrap();
+        let lock = out_dir.join(".diskscope.lock");
+        plant(&lock);
+        let before = std::fs::read(&lock).unwrap();
+        let out = batch(&s, &out_dir, &[]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+        assert!(
+            err.contains("not provably a diskscope lock file"),
+            "{what}: {err}"
+        );
+        assert_eq!(std::fs::read(&lock).unwrap(), before, "{what}: changed");
+    }
+    assert_eq!(read(&year), "2024\n");
+    // A lock left by a killed batch (its exact content, nobody holding it) is taken over.
+    let out_dir = t.path().join("o-stale");
+    write(
+        &out_dir.join(".diskscope.lock"),
+        "diskscope batch lock, pid 999999\n",
+    );
+    let out = batch(&s, &out_dir, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!out_dir.join(".diskscope.lock").exists());
+}
+
+#[test]
+fn syscalls_without_a_file_leaves_no_temp_file_whatever_signal_stops_it() {
+    let t = tmp();
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        let tmpdir = t.path().join(format!("tmp-{sig}"));
+        std::fs::create_dir_all(&tmpdir).unwrap();
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+            .args(["syscalls", "--seconds", "3"])
+            .env("TMPDIR", &tmpdir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(400));
+        // SAFETY: kill(2) on the child we spawned.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let deadline = Instant::now() + SECS_30;
+        while child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "syscalls ignored signal {sig}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let left: Vec<_> = std::fs::read_dir(&tmpdir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert!(left.is_empty(), "signal {sig} left {left:?}");
+    }
+}
+
+#[test]
+fn experiments_whose_output_files_collide_are_refused_at_plan_time_with_the_line() {
+    let t = tmp();
+    let s = sweep_file(
+        t.path(),
+        "col.toml",
+        "[[experiment]]\nname = \"a\"\nkind = \"syscalls\"\n\n[[experiment]]\nname = \"a-summary\"\nkind = \"syscalls\"\n",
+    );
+    let out = batch(&s, &t.path().join("out"), &["--dry-run"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("col.toml:6: key `name`") && err.contains("a-summary.csv"),
+        "{err}"
+    );
+    assert!(!t.path().join("out").exists());
+}
+
+#[test]
+fn locality_params_in_a_sweep_are_checked_by_the_dry_run_with_the_line() {
+    let t = tmp();
+    let s = sweep_file(
+        t.path(),
+        "loc.toml",
+        &format!(
+            "[[experiment]]\nname = \"l\"\nkind = \"locality\"\nparams = {{ dir = \"{}\", files = 100000000, file_size = \"1G\" }}\n",
+            t.path().join("layout").display()
+        ),
+    );
+    let out = batch(&s, &t.path().join("out"), &["--dry-run"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("loc.toml:4: key `params`") && err.contains("files"),
+        "{err}"
+    );
+    // In range but far more than the disk holds: refused at plan time too.
+    let s = sweep_file(
+        t.path(),
+        "loc2.toml",
+        &format!(
+            "[[experiment]]\nname = \"l\"\nkind = \"locality\"\nparams = {{ dir = \"{}\", files = 1000000, file_size = \"64M\" }}\n",
+            t.path().join("layout").display()
+        ),
+    );
+    let out = batch(&s, &t.path().join("out"), &["--dry-run"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("loc2.toml:4: key `params`") && err.contains("free"),
+        "{err}"
+    );
+}
+
+/// A tmpfs of `size` mounted at `dir` for the life of the value (root only; None, with the reason
+/// printed, where mounting is not allowed).
+struct SmallFs(std::path::PathBuf);
+impl SmallFs {
+    fn mount(dir: &Path, size: &str) -> Option<SmallFs> {
+        std::fs::create_dir_all(dir).unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !ok {
+            eprintln!("skipped: cannot mount a small tmpfs here (needs root)");
+            return None;
+        }
+        Some(SmallFs(dir.to_path_buf()))
+    }
+}
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .output();
+    }
+}
+
+#[test]
+fn a_full_out_disk_leaves_only_whole_rows_and_the_message_names_the_file() {
+    let t = tmp();
+    let Some(_fs) = SmallFs::mount(&t.path().join("full"), "8k") else {
+        return;
+    };
+    let data = t.path().join("data.bin");
+    write(&data, "some bytes to read");
+    let s = sweep_file(
+        t.path(),
+        "fill.toml",
+        &format!(
+            "[file]\npath = \"{}\"\n[[experiment]]\nname = \"s\"\nkind = \"syscalls\"\nreps = 200\nseconds = 0.0005\n",
+            data.display()
+        ),
+    );
+    let out_dir = t.path().join("full/o");
+    let out = batch(&s, &out_dir, &[]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("full/o/s.csv") && err.contains("No space"),
+        "{err}"
+    );
+    let mut r = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_path(out_dir.join("s.csv"))
+        .unwrap();
+    let width = r.headers().unwrap().len();
+    let rows: Vec<_> = r.records().map(|x| x.unwrap()).collect();
+    assert!(!rows.is_empty());
+    assert!(rows.iter().all(|x| x.len() == width), "a cut row was left");
+    assert!(read(&out_dir.join("s.csv")).ends_with('\n'));
+}
+
+#[test]
+fn a_second_signal_keeps_stopping_gracefully_and_leaves_no_lock() {
+    let t = tmp();
+    let s = sweep_file(
+        t.path(),
+        "sig.toml",
+        "[file]\ncreate = \"1M\"\n[[experiment]]\nname = \"slow\"\nkind = \"throughput\"\nblock_size = \"64K\"\nreps = 20\nseconds = 0.5\n",
+    );
+    let out_dir = t.path().join("out");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+        .args([
+            "--batch",
+            s.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + SECS_30;
+    while std::fs::read_to_string(out_dir.join("slow.csv")).map_or(0, |s| s.lines().count()) < 2 {
+        assert!(Instant::now() < deadline, "the batch never finished a run");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for _ in 0..2 {
+        // SAFETY: kill(2) on the child we spawned.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted: the CSVs hold"), "{err}");
+    assert!(out_dir.join("slow-summary.csv").exists(), "{err}");
+    assert!(!out_dir.join(".diskscope.lock").exists());
+    assert!(!out_dir.join("diskscope-testfile.bin").exists());
+}
+
+#[test]
+fn two_locality_runs_on_one_dir_do_not_destroy_each_other() {
+    let t = tmp();
+    let dir = t.path().join("L");
+    let d = dir.to_str().unwrap();
+    let args = ["locality", "--dir", d, "--files", "20000", "--reps", "3"];
+    let mut a = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + SECS_30;
+    while !dir.join("diskscope-locality.toml").exists() {
+        assert!(Instant::now() < deadline, "the first run never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for b_args in [&args[..], &["locality", "--dir", d, "--clean"][..]] {
+        let b = bounded("diskscope", b_args, SECS_30);
+        let err = stderr(&b);
+        assert_eq!(b.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("another diskscope locality run is using"),
+            "{err}"
+        );
+    }
+    // SAFETY: kill(2) on the child we spawned.
+    unsafe { libc::kill(a.id() as i32, libc::SIGINT) };
+    while a.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline + SECS_30,
+            "the first run never ended"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let a = a.wait_with_output().unwrap();
+    assert!(
+        matches!(a.status.code(), Some(0 | 130)),
+        "the first run was disturbed: {}",
+        stderr(&a)
+    );
+    let clean = bounded("diskscope", &["locality", "--dir", d, "--clean"], SECS_30);
+    assert_eq!(clean.status.code(), Some(0), "{}", stderr(&clean));
+}
+
+#[test]
+fn a_setsid_child_of_a_command_is_part_of_the_run_and_killed_at_the_timeout() {
+    let t = tmp();
+    let s = sweep_file(
+        t.path(),
+        "setsid.toml",
+        "[file]\ncreate = \"64K\"\n[[experiment]]\nname = \"o\"\nkind = \"command\"\ncommand = \"setsid sleep 41.321 & echo started\"\ntimeout = 1\nreps = 1\n",
+    );
+    let out = batch(&s, &t.path().join("out"), &[]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "recorded as a success: {err}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = processes_with("sleep 41.321");
+        if left.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "orphans left running: {left:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_explorers_default_file_checks_free_space_before_writing() {
+    let t = tmp();
+    let small = t.path().join("small");
+    let Some(_fs) = SmallFs::mount(&small, "16m") else {
+        return;
+    };
+    if std::process::Command::new("script")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: `script` (util-linux) is not installed");
+        return;
+    }
+    // `script` gives the explorer the terminal it needs.
+    let shell = format!(
+        "TMPDIR={} {}",
+        small.display(),
+        assert_cmd::cargo::cargo_bin("diskscope").display()
+    );
+    let started = Instant::now();
+    let run = assert_cmd::Command::new("script")
+        .args(["-qec", &shell, "/dev/null"])
+        .timeout(SECS_30)
+        .output()
+        .unwrap();
+    assert!(started.elapsed() < SECS_30);
+    let text = String::from_utf8_lossy(&run.stdout).into_owned() + &stderr(&run);
+    assert_ne!(run.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("1 GiB scratch file: needs") && text.contains("has only"),
+        "{text}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&small)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn dev_null_is_named_as_itself_not_as_dev_zero() {
+    let out = bounded("run", &["/dev/null", "-r", "4K", "1"], SECS_30);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("/dev/null") && !err.contains("/dev/zero"),
+        "{err}"
+    );
+}
+
+#[test]
+fn syscalls_with_a_full_tmpdir_names_the_temp_file_and_leaves_nothing() {
+    let t = tmp();
+    let small = t.path().join("tiny");
+    let Some(_fs) = SmallFs::mount(&small, "64k") else {
+        return;
+    };
+    let out = bin("diskscope")
+        .args(["syscalls", "--seconds", "0.01"])
+        .env("TMPDIR", &small)
+        .timeout(SECS_30)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&small.join("diskscope-syscalls-").display().to_string())
+            && err.contains("No space"),
+        "{err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&small)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn fast_on_an_empty_file_says_it_is_empty_rather_than_no_size_known() {
+    let t = tmp();
+    let empty = t.path().join("empty.dat");
+    write(&empty, "");
+    let out = bounded("fast", &[empty.to_str().unwrap()], SECS_30);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &stderr(&out);
+    assert!(
+        !text.contains("no size known") && text.contains("empty file"),
+        "{text}"
+    );
+}

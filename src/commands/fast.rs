@@ -258,7 +258,7 @@ pub fn xor_file(
         report.road = Road::Pread;
         report.threads = 1;
         report.block_bytes = WARM_BLOCK_BYTES;
-        report.reason = "no size known: read until end of file".into();
+        report.reason = "size 0 (an empty file, a pipe or a pseudo-file): read to the end".into();
         (report.xor, report.bytes) = roads::xor_to_end(&file, WARM_BLOCK_BYTES)?;
         return Ok(report);
     }

@@ -62,14 +62,20 @@ fn measure(
 /// Measures every system call of the lab on `file`, `budget` each.
 pub fn measure_all(file: &Path, budget: Duration) -> anyhow::Result<Vec<SyscallResult>> {
     crate::fsguard::check_input_if_present(file, "FILE").map_err(usage)?;
-    let mut f =
-        File::open(file).with_context(|| format!("FILE: cannot open {}", file.display()))?;
+    let f = File::open(file).with_context(|| format!("FILE: cannot open {}", file.display()))?;
     if f.metadata()?.len() == 0 {
         return Err(usage(format!(
             "FILE: {} is empty; the read tests need at least 1 byte",
             file.display()
         )));
     }
+    let g = File::open(file)?;
+    measure_open(f, g, budget)
+}
+
+/// [`measure_all`] on open descriptors of one file: `f` for `read` (its offset moves), `g` for
+/// the rest. (The temp file of `syscalls` without FILE is measured this way, already unlinked.)
+fn measure_open(mut f: File, g: File, budget: Duration) -> anyhow::Result<Vec<SyscallResult>> {
     let mut byte = [0u8; 1];
     let mut out = Vec::new();
     out.push(measure("read 1 B", budget, || {
@@ -79,7 +85,6 @@ pub fn measure_all(file: &Path, budget: Duration) -> anyhow::Result<Vec<SyscallR
         black_box(&byte);
         Ok(())
     })?);
-    let g = File::open(file)?;
     out.push(measure("pread 1 B", budget, || {
         black_box(g.read_at(&mut byte, 0)?);
         Ok(())
@@ -158,14 +163,6 @@ pub fn csv(results: &[SyscallResult]) -> anyhow::Result<String> {
     crate::export::csv::to_csv(results)
 }
 
-/// A temporary file this process created, removed on drop only while it is still the same file.
-struct TempFile(crate::fsguard::Created);
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        self.0.remove();
-    }
-}
-
 pub fn execute(a: &SyscallsArgs) -> anyhow::Result<i32> {
     if !(a.seconds.is_finite() && a.seconds > 0.0 && a.seconds <= 3600.0) {
         return Err(usage(format!(
@@ -174,19 +171,30 @@ pub fn execute(a: &SyscallsArgs) -> anyhow::Result<i32> {
         )));
     }
     let budget = Duration::from_secs_f64(a.seconds);
-    let _tmp;
-    let file = match &a.file {
-        Some(f) => f.clone(),
+    let (file, results) = match &a.file {
+        Some(f) => (f.clone(), measure_all(f, budget)?),
         None => {
-            let p = std::env::temp_dir().join(format!("diskscope-syscalls-{}", std::process::id()));
+            // The temp file is unlinked as soon as it is written and measured through its open
+            // descriptors, so no signal (not even SIGKILL) can leave it behind.
+            let dir = std::env::temp_dir();
+            let p = dir.join(format!("diskscope-syscalls-{}", std::process::id()));
             let (mut f, created) = crate::fsguard::create_exclusive(&p)
                 .map_err(|e| anyhow::anyhow!(crate::fsguard::create_error(&p, &e)))?;
-            _tmp = TempFile(created);
-            std::io::Write::write_all(&mut f, &[7u8; 1 << 20]).context("writing a temp file")?;
-            p
+            let opened = f
+                .write_all(&[7u8; 1 << 20])
+                .and_then(|_| f.rewind())
+                .and_then(|_| File::open(&p));
+            created.remove();
+            let g = opened.map_err(|e| {
+                anyhow::anyhow!(
+                    "writing the temp file {}: {e}; set TMPDIR to a directory with 1 MiB free, \
+                     or give a FILE",
+                    p.display()
+                )
+            })?;
+            (dir, measure_open(f, g, budget)?)
         }
     };
-    let results = measure_all(&file, budget)?;
     let text = if a.json {
         let ctx = crate::explain::context::Context::collect(&file);
         let setup = serde_json::json!({

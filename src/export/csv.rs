@@ -9,7 +9,6 @@
 
 use crate::measure::stats::Stats;
 use crate::measure::RunResult;
-use anyhow::Context;
 use serde::Serialize;
 use std::fs::File;
 use std::path::Path;
@@ -101,28 +100,61 @@ pub fn tidy<T: Serialize + Default>(row: &T) -> anyhow::Result<Vec<String>> {
     Ok(rec)
 }
 
-/// A CSV file written one row at a time; each row is flushed to the kernel before `write` returns.
+/// A CSV file written one row at a time. Each row goes to the kernel in one `write` of the
+/// whole record; when that fails (a full disk) the file is cut back to the last complete row, so
+/// the file never ends in half a row, and the error names the file.
 pub struct CsvSink {
-    w: ::csv::Writer<File>,
+    file: File,
+    path: std::path::PathBuf,
+    /// Length of the file after the last complete row.
+    len_bytes: u64,
 }
 
 impl CsvSink {
-    /// Creates (or replaces) `path` and writes the header of `T`'s columns at once, so even a
-    /// sweep stopped before its first row leaves a valid CSV.
-    pub fn create<T: Serialize + Default>(path: &Path) -> anyhow::Result<Self> {
-        let f = File::create(path).with_context(|| format!("creating {}", path.display()))?;
-        let mut w = ::csv::WriterBuilder::new()
-            .has_headers(false)
-            .from_writer(f);
-        w.write_record(header_of::<T>()?)?;
-        w.flush()?;
-        Ok(CsvSink { w })
+    /// Creates `path` (exclusively, never through a symlink; an existing regular file is replaced
+    /// only with `force`) and writes the header of `T`'s columns at once, so even a sweep stopped
+    /// before its first row leaves a valid CSV.
+    pub fn create<T: Serialize + Default>(path: &Path, force: bool) -> anyhow::Result<Self> {
+        let (file, _) = crate::fsguard::create_output(path, force).map_err(anyhow::Error::msg)?;
+        let mut sink = CsvSink {
+            file,
+            path: path.to_path_buf(),
+            len_bytes: 0,
+        };
+        sink.append(header_of::<T>()?)?;
+        Ok(sink)
     }
 
-    /// Appends one row (see [`tidy`]) and flushes it.
+    /// Appends one row (see [`tidy`]).
     pub fn write<T: Serialize + Default>(&mut self, row: &T) -> anyhow::Result<()> {
-        self.w.write_record(tidy(row)?)?;
-        self.w.flush()?;
+        self.append(tidy(row)?)
+    }
+
+    fn append(&mut self, record: Vec<String>) -> anyhow::Result<()> {
+        use std::io::Write;
+        let mut w = ::csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(Vec::new());
+        w.write_record(&record)?;
+        let bytes = w.into_inner()?;
+        if let Err(e) = self.file.write_all(&bytes) {
+            // Ours, made by this run: cutting it back to the last full row loses nothing.
+            use std::io::Seek;
+            let cut = self
+                .file
+                .set_len(self.len_bytes)
+                .and_then(|_| self.file.seek(std::io::SeekFrom::Start(self.len_bytes)));
+            anyhow::bail!(
+                "writing {}: {e}{}",
+                self.path.display(),
+                if cut.is_ok() {
+                    "; the file keeps the rows written before"
+                } else {
+                    ""
+                }
+            );
+        }
+        self.len_bytes += bytes.len() as u64;
         Ok(())
     }
 }
@@ -356,7 +388,7 @@ mod tests {
     fn through_sink(rows: &[RunResult]) -> String {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("rows.csv");
-        let mut sink = CsvSink::create::<RunResult>(&path).unwrap();
+        let mut sink = CsvSink::create::<RunResult>(&path, false).unwrap();
         for r in rows {
             sink.write(r).unwrap();
         }

@@ -175,7 +175,7 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
         let mut sink = None;
         if lead {
             let csv_path = dir.join(format!("{}.csv", x.name));
-            sink = Some(CsvSink::create::<FleetCsvRow>(&csv_path)?);
+            sink = Some(CsvSink::create::<FleetCsvRow>(&csv_path, plan.force)?);
             written.push(csv_path);
         }
         let mut rows = Collected::default();
@@ -251,7 +251,13 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
     let done: Vec<(&crate::sweep::plan::Experiment, &Collected)> =
         plan.experiments.iter().zip(&collected).collect();
     for (x, rows) in &done {
-        written.extend(output::write_experiment(dir, x, rows, plan.y_scale)?);
+        written.extend(output::write_experiment(
+            dir,
+            x,
+            rows,
+            plan.y_scale,
+            plan.force,
+        )?);
     }
     written.extend(output::write_compare(
         dir,
@@ -259,6 +265,7 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
         &plan.compare,
         &done,
         plan.y_scale,
+        plan.force,
     )?);
     writeln!(stdout)?;
     write!(stdout, "{}", output::summary_text(&done))?;

@@ -6,7 +6,7 @@
 //! work, page-cache aging) does not always land on the same layout.
 
 use super::bench::{prepare_cache, run_pass, LayoutKind};
-use super::layout::{ensure, Layout, LayoutSpec};
+use super::layout::{ensure_in, lock_dir, Layout, LayoutSpec};
 use super::params::{Order, PackOrder, Params, Syntax};
 use super::synth::{shuffle, synthetic_trace, SynthParams};
 use super::trace::{first_access_order, parse_trace};
@@ -83,6 +83,7 @@ pub fn prepare_layout(
     trace: &[u32],
     stop: &AtomicBool,
     log: &mut dyn FnMut(String),
+    created_dir: bool,
 ) -> anyhow::Result<Layout> {
     let pack_ids = match p.pack_order {
         PackOrder::Id => (0..p.files).collect(),
@@ -95,7 +96,7 @@ pub fn prepare_layout(
         pack_ids: &pack_ids,
         pack_label: p.pack_order.as_str(),
     };
-    ensure(&p.dir, &spec, stop, log)
+    ensure_in(&p.dir, &spec, stop, log, created_dir)
 }
 
 /// Runs the whole experiment. Returns false when `stop` ended it early (what was measured up to
@@ -113,7 +114,15 @@ pub fn run(
     } else {
         Vec::new()
     };
-    let layout = match prepare_layout(p, &trace, stop, log) {
+    // Held until the last repetition: another run on this --dir is refused meanwhile.
+    let lock = lock_dir(&p.dir, &syntax.name("dir"), true)?;
+    let created = lock.as_ref().is_some_and(|l| l.created);
+    let prepared = prepare_layout(p, &trace, stop, log, created);
+    if let (Err(_), Some(l)) = (&prepared, &lock) {
+        // A refusal (no space) or an interrupted first generation leaves no empty directory.
+        l.remove_created(&p.dir);
+    }
+    let layout = match prepared {
         Ok(l) => l,
         Err(e) if stop.load(Ordering::Relaxed) => {
             log(format!("{e:#}"));

@@ -320,6 +320,103 @@ pub fn ensure(
     stop: &AtomicBool,
     log: &mut dyn FnMut(String),
 ) -> anyhow::Result<Layout> {
+    ensure_in(dir, spec, stop, log, false)
+}
+
+/// An exclusive `flock` on the layout directory itself (no lock file, so nothing is added to a
+/// directory whose every entry the manifest must account for), held for a whole run or
+/// `--clean`: a second `locality` on the same `--dir` is refused instead of taking the first
+/// one's half-written layout for a stale one and regenerating it.
+#[derive(Debug)]
+pub struct DirFlock {
+    _dir: File,
+    /// This call made the directory (it was missing).
+    pub created: bool,
+    /// Missing ancestors this call made, deepest first.
+    pub created_parents: Vec<PathBuf>,
+}
+
+impl DirFlock {
+    /// Removes the directory and the ancestors this lock made, each only while empty (after a
+    /// refusal or an interrupted first generation, so nothing is left behind).
+    pub fn remove_created(&self, dir: &Path) {
+        if self.created && std::fs::remove_dir(dir).is_ok() {
+            for p in &self.created_parents {
+                if std::fs::remove_dir(p).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Takes the [`DirFlock`] of `dir`. A missing `dir` is created first (with `create`) while its
+/// parent is locked, so two runs starting together agree on who made it; without `create` a
+/// missing directory needs no lock (None). `key` names the flag in the message.
+pub fn lock_dir(dir: &Path, key: &str, create: bool) -> anyhow::Result<Option<DirFlock>> {
+    let open_dir = |p: &Path| {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+            .open(p)
+    };
+    let mut created = false;
+    let mut created_parents = Vec::new();
+    if std::fs::symlink_metadata(dir).is_err() {
+        if !create {
+            return Ok(None);
+        }
+        let parent = dir
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let mut missing = parent;
+        while std::fs::symlink_metadata(missing).is_err() {
+            created_parents.push(missing.to_path_buf());
+            match missing.parent().filter(|d| !d.as_os_str().is_empty()) {
+                Some(up) => missing = up,
+                None => break,
+            }
+        }
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("{key}: creating {}", parent.display()))?;
+        let p = open_dir(parent).with_context(|| format!("{key}: opening {}", parent.display()))?;
+        // SAFETY: flock(2) on a descriptor we own; waits only while another run creates its
+        // directory here, a moment.
+        unsafe { libc::flock(p.as_raw_fd(), libc::LOCK_EX) };
+        match std::fs::create_dir(dir) {
+            Ok(()) => created = true,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e).with_context(|| format!("{key}: creating {}", dir.display())),
+        }
+        drop(p);
+    }
+    let d = open_dir(dir).with_context(|| format!("{key}: opening {}", dir.display()))?;
+    let lock = DirFlock {
+        _dir: d,
+        created,
+        created_parents,
+    };
+    if !crate::fsguard::try_lock(&lock._dir) {
+        lock.remove_created(dir);
+        return Err(crate::config::usage(format!(
+            "{key}: another diskscope locality run is using {}; wait for it to finish or pick \
+             another {key}",
+            dir.display()
+        )));
+    }
+    Ok(Some(lock))
+}
+
+/// [`ensure`] for a directory that [`lock_dir`] may have just created (`created_dir`): such a
+/// directory counts as diskscope's, so `--clean` removes it again.
+pub fn ensure_in(
+    dir: &Path,
+    spec: &LayoutSpec,
+    stop: &AtomicBool,
+    log: &mut dyn FnMut(String),
+    created_dir: bool,
+) -> anyhow::Result<Layout> {
     assert_eq!(
         spec.pack_ids.len(),
         spec.files as usize,
@@ -351,7 +448,10 @@ pub fn ensure(
         packed_complete: false,
         created_dir: match &old {
             Some(o) => o.created_dir,
-            None => matches!(state, DirState::Missing),
+            None => {
+                matches!(state, DirState::Missing)
+                    || (created_dir && matches!(state, DirState::Empty))
+            }
         },
     };
     if !tree_ok {
@@ -441,10 +541,20 @@ fn is_empty_dir(dir: &Path) -> anyhow::Result<bool> {
 
 /// Refuses to start when the file system cannot hold what is about to be written.
 fn check_space(dir: &Path, spec: &LayoutSpec, tree: bool) -> anyhow::Result<()> {
+    check_space_of(dir, spec.files, spec.file_size_bytes, tree)
+}
+
+/// [`check_space`] from the parameters alone (a sweep's plan checks it before anything runs).
+pub fn check_space_of(
+    dir: &Path,
+    files: u32,
+    file_size_bytes: u64,
+    tree: bool,
+) -> anyhow::Result<()> {
     let block = 4096u64;
-    let packed = spec.files as u64 * spec.file_size_bytes + spec.files as u64 * 32;
+    let packed = files as u64 * file_size_bytes + files as u64 * 32;
     let need = if tree {
-        spec.files as u64 * spec.file_size_bytes.div_ceil(block) * block + packed
+        files as u64 * file_size_bytes.div_ceil(block) * block + packed
     } else {
         packed
     };

@@ -93,6 +93,7 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 pub fn execute(args: &LocalityArgs) -> anyhow::Result<i32> {
     let p = args.raw().validate(Syntax::Cli)?;
     if args.clean {
+        let _lock = layout::lock_dir(&p.dir, "--dir", false)?;
         if layout::remove_layout(&p.dir)? {
             eprintln!("removed the locality layout in {}", p.dir.display());
         } else {

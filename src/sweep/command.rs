@@ -11,6 +11,13 @@
 //! * a small guard (`sh -c 'read; kill -- -PGID'`, reading a pipe only the batch holds) kills
 //!   the group when that pipe closes without a "done" line, i.e. when the batch died however
 //!   it died, including what the command put in the background.
+//! * the batch is a child subreaper (`PR_SET_CHILD_SUBREAPER`): a process that leaves the group
+//!   (`setsid sleep 41 &`) is reparented to the batch when its parent exits, instead of to init.
+//!   Such processes count as part of the command (the run lasts until they end, bounded by
+//!   `timeout`), and whatever is left is killed at the end of the run, at the timeout and on
+//!   Ctrl-C. The limit: a process that escapes both the group and the batch's descendants (one
+//!   started through a service manager, `systemd-run`, or `ssh host ...`) is out of reach, and
+//!   after `SIGKILL` of the batch itself its reparented processes go to the next subreaper (init).
 
 use super::exec::{spawn_result, warm_interruptibly, POLL};
 use super::files::FilePlan;
@@ -73,6 +80,7 @@ pub fn run_command(
             Ok(())
         });
     }
+    become_subreaper();
     // The guard starts before the clock: spawning it must not overlap the measured command.
     let mut group = GroupGuard::new();
     let mut child = command
@@ -117,14 +125,21 @@ pub fn run_command(
     // The shell is done; what it started in the background is part of the command too.
     let mut group = group;
     let mut ended = sh_ended;
-    while group_alive(pgid) {
+    let guard_pid = group.guard.as_ref().map(|g| g.id() as i32);
+    loop {
+        // A cheap kill(0) while the group lives; the /proc scan for processes that left it
+        // (`setsid`) only once the group is gone, and then at a slower pace.
+        let in_group = group_alive(pgid);
+        if !in_group && orphans(guard_pid).is_empty() {
+            break;
+        }
         if stop.load(Ordering::Relaxed) {
             return Ok(None);
         }
         if started.elapsed() > cmd.timeout {
             return Err(timed_out());
         }
-        std::thread::sleep(GROUP_POLL);
+        std::thread::sleep(if in_group { GROUP_POLL } else { ORPHAN_POLL });
         ended = Instant::now();
     }
     group.ended = true;
@@ -165,6 +180,9 @@ pub fn run_command(
 
 /// How often the end of a command's background processes is checked.
 const GROUP_POLL: std::time::Duration = std::time::Duration::from_millis(2);
+/// How often processes that left the group are checked (a scan of /proc; their end is timed to
+/// this resolution).
+const ORPHAN_POLL: std::time::Duration = std::time::Duration::from_millis(10);
 /// Longest wait for the stderr of a command whose group has ended (a process that left the
 /// group with `setsid` could hold it open).
 const STDERR_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
@@ -194,6 +212,80 @@ fn group_alive(pgid: i32) -> bool {
             let pgrp = f.nth(1).and_then(|g| g.parse::<i32>().ok());
             pgrp == Some(pgid) && state != Some("Z") && state != Some("X")
         })
+}
+
+/// Makes this process the subreaper of its descendants (once; later calls are no-ops).
+fn become_subreaper() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: prctl(2) with an integer argument; no memory involved.
+        if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong) } != 0 {
+            eprintln!(
+                "note: cannot become a child subreaper ({}); a command's `setsid` processes \
+                 may outlive their run",
+                std::io::Error::last_os_error()
+            );
+        }
+    });
+}
+
+/// Processes reparented to this one (a command's leftovers: their parent exited), other than
+/// `except` (the guard, a child of ours by birth). Zombies among them are reaped on the way.
+fn orphans(except: Option<i32>) -> Vec<i32> {
+    // SAFETY: getpid has no preconditions.
+    let me = unsafe { libc::getpid() };
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut alive = Vec::new();
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        if Some(pid) == except {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid ...`; comm may hold spaces and parentheses.
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let mut f = rest.split_whitespace();
+        let (Some(state), Some(ppid)) = (f.next(), f.next().and_then(|p| p.parse::<i32>().ok()))
+        else {
+            continue;
+        };
+        if ppid != me {
+            continue;
+        }
+        if state == "Z" {
+            // SAFETY: waitpid(2) on a pid that is our exited child; status is not read.
+            unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+        } else {
+            alive.push(pid);
+        }
+    }
+    alive
+}
+
+/// Kills and reaps every process reparented to this one (see [`orphans`]); repeated while
+/// killing one hands its own children to us, a bounded number of times.
+fn kill_orphans(except: Option<i32>) {
+    for _ in 0..50 {
+        let left = orphans(except);
+        if left.is_empty() {
+            return;
+        }
+        for pid in left {
+            // SAFETY: kill(2) and waitpid(2) on a child of ours (reparented); no memory involved.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, std::ptr::null_mut(), 0);
+            }
+        }
+    }
 }
 
 /// Kills a command's process group when dropped (every way out of a run), and while it lives
@@ -241,6 +333,9 @@ impl Drop for GroupGuard {
         if let (Some(pgid), false) = (self.pgid, self.ended) {
             // SAFETY: kill(2) on the process group created for the command; no memory involved.
             unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        }
+        if self.pgid.is_some() {
+            kill_orphans(self.guard.as_ref().map(|g| g.id() as i32));
         }
         if let Some(mut g) = self.guard.take() {
             if let Some(mut stdin) = g.stdin.take() {

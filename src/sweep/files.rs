@@ -1,8 +1,13 @@
 //! The file a sweep measures: a file the user named (read only unless `write = true`), or a test
 //! file diskscope creates with its deterministic pattern and removes afterwards (on Ctrl-C too)
-//! unless `keep = true`. A file left from an earlier `keep = true` run is recognised by its size
-//! and pattern and reused, so keeping a big test file saves creating it again; any other existing
-//! file at that path is refused, never overwritten.
+//! unless `keep = true`. A file already there with the test file's size and pattern (left by an
+//! earlier `keep = true` run, or made by `run -w`) is reused, so keeping a big test file saves
+//! creating it again; but this process did not create it, so it is never removed (the plan says
+//! so). Any other existing file at that path is refused, never overwritten.
+//!
+//! While a batch uses its test file it holds an exclusive `flock` on it: a second batch naming
+//! the same file (with another `--out`) is refused instead of sharing it and removing it under
+//! the first one.
 
 use super::schema::{FileDef, Source};
 use super::values::one_size;
@@ -110,7 +115,7 @@ pub fn plan_file(
                 None => out_dir.join("diskscope-testfile.bin"),
             };
             let exists = std::fs::symlink_metadata(&path).is_ok();
-            if exists && !is_our_test_file(&path, size) {
+            if exists {
                 // Most likely another batch creating it right now: say that, not "not ours".
                 if let Some(pid) = crate::fsguard::lock_holder(out_dir) {
                     return Err(usage(format!(
@@ -119,6 +124,15 @@ pub fn plan_file(
                         out_dir.display()
                     )));
                 }
+                if in_use(&path) {
+                    return Err(usage(format!(
+                        "another diskscope batch is using the test file {}; wait for it to \
+                         finish or use another path",
+                        path.display()
+                    )));
+                }
+            }
+            if exists && !is_our_test_file(&path, size) {
                 let span = p.as_ref().map(|p| p.span()).unwrap_or(c.span());
                 return Err(src.key_error(span, if p.is_some() { "path" } else { "create" }, &format!(
                     "{} already exists and is not a {size}-byte diskscope test file; remove it or pick another path",
@@ -172,8 +186,27 @@ pub fn is_our_test_file(path: &Path, size: u64) -> bool {
     })
 }
 
+/// Whether another process holds the `flock` of a test file at `path` (a batch using it).
+fn in_use(path: &Path) -> bool {
+    let Ok(f) = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+    else {
+        return false;
+    };
+    f.metadata().is_ok_and(|m| m.is_file()) && !crate::fsguard::try_lock(&f)
+}
+
 /// Paths to remove if the user presses Ctrl-C twice (the second press exits at once).
 static CLEANUP: Mutex<Vec<Created>> = Mutex::new(Vec::new());
+
+/// Adds `c` (the `--out` lock file) to what a forced exit removes.
+pub fn register_cleanup(c: Created) {
+    if let Ok(mut list) = CLEANUP.lock() {
+        list.push(c);
+    }
+}
 
 /// Removes every registered temporary file (called from the signal handler's second press).
 pub fn remove_registered() {
@@ -190,6 +223,8 @@ pub fn remove_registered() {
 pub struct TestFile {
     created: Option<Created>,
     remove: bool,
+    /// Holds the exclusive `flock` while the sweep uses the file.
+    _lock: File,
 }
 
 impl Drop for TestFile {
@@ -216,14 +251,27 @@ pub fn materialize(plan: &FilePlan, stop: &AtomicBool) -> anyhow::Result<Option<
             }
         }
     };
+    let busy = || {
+        usage(format!(
+            "another diskscope batch is using the test file {}; wait for it to finish or use \
+             another path",
+            plan.path.display()
+        ))
+    };
     if is_our_test_file(&plan.path, plan.size_bytes) {
-        let created = Created::of_existing(&plan.path);
-        if let Some(c) = &created {
-            register(c);
+        // Not created by this process: used (locked) but never removed, whatever `keep` says.
+        let f = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&plan.path)
+            .with_context(|| format!("opening the test file {}", plan.path.display()))?;
+        if !crate::fsguard::try_lock(&f) {
+            return Err(busy());
         }
         return Ok(Some(TestFile {
-            created,
-            remove: !plan.keep,
+            created: None,
+            remove: false,
+            _lock: f,
         }));
     }
     if let Some(dir) = plan.path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -234,11 +282,17 @@ pub fn materialize(plan: &FilePlan, stop: &AtomicBool) -> anyhow::Result<Option<
     // batch's, the user's) is refused, never overwritten, and never removed by our guard.
     let (mut f, created) = create_exclusive(&plan.path)
         .map_err(|e| anyhow::anyhow!("creating the test file: {}", create_error(&plan.path, &e)))?;
+    // Locked at once: a second batch that sees it (even half written) is refused.
+    if !crate::fsguard::try_lock(&f) {
+        created.remove();
+        return Err(busy());
+    }
     register(&created);
     // From here on the file is ours: the guard removes it on any error (also on Ctrl-C).
     let guard = TestFile {
         created: Some(created),
         remove: !plan.keep,
+        _lock: f.try_clone()?,
     };
     let written = extend_with_pattern(&mut f, 0, plan.size_bytes, stop)
         .with_context(|| format!("writing the test file {}", plan.path.display()));

@@ -8,7 +8,8 @@
 //!
 //! Ctrl-C (and SIGTERM) raise a stop flag: the run in progress stops within ~100 ms and is
 //! dropped, summaries and figures of the finished runs are written, the test file is removed, and
-//! the exit status is 130. A second Ctrl-C removes the test file and exits at once.
+//! the exit status is 130. A second signal is taken as the same request (GNU `timeout` sends two);
+//! a third removes the lock and the test file this run created and exits at once.
 
 pub mod command;
 pub mod exec;
@@ -30,7 +31,7 @@ use plan::{Kind, Plan};
 use schema::Source;
 use std::io::Write;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Exit status after Ctrl-C (128 + SIGINT), as shells report it.
@@ -82,7 +83,11 @@ pub fn plan_text(p: &Plan) -> String {
     }
     s.push('\n');
     if let Some(f) = &p.file {
+        let reused = f.create && files::is_our_test_file(&f.path, f.size_bytes);
         let how = match (f.create, f.keep, f.writable) {
+            (true, _, _) if reused => {
+                "test file already there (not made by this run): reused, never removed"
+            }
             (true, true, _) => "test file, created if missing, kept",
             (true, false, _) => "test file, created and removed afterwards",
             (false, _, true) => "your file, writes allowed",
@@ -158,13 +163,24 @@ impl Drop for RemoveIfEmpty {
 
 fn stop_flag() -> Arc<AtomicBool> {
     static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    static SIGNALS: AtomicUsize = AtomicUsize::new(0);
     STOP.get_or_init(|| {
         let stop = Arc::new(AtomicBool::new(false));
         let s = stop.clone();
+        // The first signal stops the sweep; a second one (GNU `timeout` signals both the group
+        // and the child, so two arrive together) keeps stopping gracefully; only a third quits
+        // at once, still removing the lock and the test file this run created.
         let installed = ctrlc::set_handler(move || {
-            if s.swap(true, Ordering::SeqCst) {
-                files::remove_registered();
-                std::process::exit(EXIT_INTERRUPTED);
+            s.store(true, Ordering::SeqCst);
+            match SIGNALS.fetch_add(1, Ordering::SeqCst) {
+                0 => {}
+                1 => eprintln!(
+                    "stopping: writing what finished; a third Ctrl-C quits at once (no summaries)"
+                ),
+                _ => {
+                    files::remove_registered();
+                    std::process::exit(EXIT_INTERRUPTED);
+                }
             }
         });
         if let Err(e) = installed {
@@ -237,6 +253,23 @@ pub fn execute(
     // One batch per output directory: a second would interleave rows in the same CSVs and
     // remove the first one's test file.
     let _lock = crate::fsguard::DirLock::acquire(dir, "--out").map_err(usage)?;
+    files::register_cleanup(_lock.created().clone());
+    // Every output file is checked now: an old one found only when an experiment ends would
+    // cost the runs before it.
+    let mut outputs: Vec<String> = plan
+        .experiments
+        .iter()
+        .flat_map(|x| output::output_names(&x.name, x.kind))
+        .collect();
+    if !plan.compare.is_empty() {
+        outputs.push("compare.svg".into());
+    }
+    if let Some(why) = outputs
+        .iter()
+        .find_map(|n| crate::fsguard::output_refusal(&dir.join(n), plan.force))
+    {
+        return Err(usage(format!("--out: {why}")));
+    }
     let _test_file = match &plan.file {
         Some(f) => {
             if f.create {
@@ -262,8 +295,8 @@ pub fn execute(
     for x in &plan.experiments {
         let csv_path = dir.join(format!("{}.csv", x.name));
         let mut sink = match x.kind {
-            Kind::Syscalls => CsvSink::create::<SyscallRow>(&csv_path)?,
-            _ => CsvSink::create::<RunResult>(&csv_path)?,
+            Kind::Syscalls => CsvSink::create::<SyscallRow>(&csv_path, plan.force)?,
+            _ => CsvSink::create::<RunResult>(&csv_path, plan.force)?,
         };
         written.push(csv_path);
         let mut rows = Collected::default();
@@ -291,12 +324,16 @@ pub fn execute(
     let done: Vec<(&plan::Experiment, &Collected)> =
         plan.experiments.iter().zip(&collected).collect();
     for (x, rows) in &done {
-        written.extend(output::write_experiment(dir, x, rows, plan.y_scale)?);
+        written.extend(output::write_experiment(
+            dir,
+            x,
+            rows,
+            plan.y_scale,
+            plan.force,
+        )?);
         if x.kind == plan::Kind::Throughput {
             let size = plan.file.as_ref().map_or(0, |f| f.size_bytes);
-            written.extend(crate::fio::write_sweep_companion(
-                dir, &x.name, &x.points, size,
-            )?);
+            written.extend(output::write_fio_companion(dir, x, size, plan.force)?);
         }
     }
     written.extend(output::write_compare(
@@ -305,6 +342,7 @@ pub fn execute(
         &plan.compare,
         &done,
         plan.y_scale,
+        plan.force,
     )?);
     let failed = collected
         .iter()

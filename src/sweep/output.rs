@@ -6,7 +6,7 @@ use crate::export::chart::{syscalls_chart, throughput_chart, Dim, YScale};
 use crate::export::csv::to_csv_tidy as to_csv;
 use crate::export::table::{runs_table, syscalls_table};
 use crate::export::{summarize_runs, summarize_syscalls, svg, RunResult, SyscallRow};
-use anyhow::Context;
+use crate::fsguard::write_output;
 use std::path::{Path, PathBuf};
 
 /// Rows of one experiment.
@@ -34,6 +34,7 @@ pub fn write_experiment(
     x: &Experiment,
     rows: &Collected,
     y_scale: YScale,
+    force: bool,
 ) -> anyhow::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let summary = dir.join(format!("{}-summary.csv", x.name));
@@ -59,14 +60,13 @@ pub fn write_experiment(
         ),
     };
     if !csv.is_empty() {
-        std::fs::write(&summary, csv).with_context(|| format!("writing {}", summary.display()))?;
+        write_output(&summary, csv.as_bytes(), force)?;
         files.push(summary);
     }
     if let Some(mut chart) = chart {
         chart.y_scale = y_scale;
         let path = dir.join(format!("{}.svg", x.name));
-        std::fs::write(&path, svg::render(&chart)?)
-            .with_context(|| format!("writing {}", path.display()))?;
+        write_output(&path, svg::render(&chart)?.as_bytes(), force)?;
         files.push(path);
     }
     Ok(files)
@@ -81,6 +81,7 @@ pub fn write_compare(
     names: &[String],
     xs: &[(&Experiment, &Collected)],
     y_scale: YScale,
+    force: bool,
 ) -> anyhow::Result<Option<PathBuf>> {
     let runs: Vec<&(&Experiment, &Collected)> = xs
         .iter()
@@ -111,9 +112,38 @@ pub fn write_compare(
     };
     chart.y_scale = y_scale;
     let path = dir.join("compare.svg");
-    std::fs::write(&path, svg::render(&chart)?)
-        .with_context(|| format!("writing {}", path.display()))?;
+    write_output(&path, svg::render(&chart)?.as_bytes(), force)?;
     Ok(Some(path))
+}
+
+/// `<name>-fio.txt`: the fio commands of a throughput experiment's points (see [`crate::fio`]),
+/// created like every other output file.
+pub fn write_fio_companion(
+    dir: &Path,
+    x: &Experiment,
+    file_size_bytes: u64,
+    force: bool,
+) -> anyhow::Result<Option<PathBuf>> {
+    if x.points.is_empty() {
+        return Ok(None);
+    }
+    let path = dir.join(format!("{}-fio.txt", x.name));
+    let text = crate::fio::sweep_companion(&x.name, &x.points, file_size_bytes);
+    write_output(&path, text.as_bytes(), force)?;
+    Ok(Some(path))
+}
+
+/// The file names an experiment of `kind` called `name` may write into `--out`.
+pub fn output_names(name: &str, kind: Kind) -> Vec<String> {
+    let mut v = vec![
+        format!("{name}.csv"),
+        format!("{name}-summary.csv"),
+        format!("{name}.svg"),
+    ];
+    if kind == Kind::Throughput {
+        v.push(format!("{name}-fio.txt"));
+    }
+    v
 }
 
 /// The summary table of every experiment, for stdout.

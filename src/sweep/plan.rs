@@ -137,6 +137,9 @@ pub struct Plan {
     pub compare: Vec<String>,
     /// y axis of the figures (`y_scale`).
     pub y_scale: crate::export::chart::YScale,
+    /// `--force`: output files already in `--out` are replaced (regular files only, never
+    /// through a link); without it they are refused.
+    pub force: bool,
 }
 
 const DEFAULT_SECONDS: f64 = 2.0;
@@ -219,6 +222,9 @@ pub fn build_with(
     let file = super::files::plan_file(src, doc.file.as_ref(), needs_file, &out_dir)?;
     let mut experiments: Vec<Experiment> = Vec::new();
     let mut names = std::collections::HashSet::new();
+    // Output file name -> the experiment writing it: `a`'s summary is `a-summary.csv`, which an
+    // experiment named `a-summary` would also write.
+    let mut outputs = std::collections::HashMap::new();
     for e in &doc.experiment {
         let layered = Layered {
             src,
@@ -237,6 +243,19 @@ pub fn build_with(
                 x.name
             ),
             ));
+        }
+        for out_name in super::output::output_names(&x.name, x.kind) {
+            if let Some(other) = outputs.insert(out_name.clone(), x.name.clone()) {
+                return Err(src.key_error(
+                    layered.span("name"),
+                    "name",
+                    &format!(
+                        "experiment `{}` would write {out_name}, which experiment `{other}` \
+                         writes too; rename one of them",
+                        x.name
+                    ),
+                ));
+            }
         }
         experiments.push(x);
     }
@@ -271,6 +290,16 @@ pub fn build_with(
                     "list at least two experiments to draw together",
                 ));
             }
+            if let Some(other) = outputs.get("compare.svg") {
+                return Err(src.key_error(
+                    c.span(),
+                    "compare",
+                    &format!(
+                        "the comparison figure compare.svg would replace experiment `{other}`'s \
+                         figure; rename that experiment"
+                    ),
+                ));
+            }
             c.get_ref().clone()
         }
     };
@@ -280,6 +309,7 @@ pub fn build_with(
             .map_err(|e| src.key_error(v.span(), "y_scale", &e))?,
     };
     Ok(Plan {
+        force,
         compare,
         y_scale,
         name,
@@ -369,7 +399,18 @@ fn experiment(l: &Layered, file: Option<&FilePlan>) -> anyhow::Result<Experiment
     match kind {
         Kind::Throughput => throughput_points(l, file.expect("planned"), &mut x)?,
         Kind::Command => command_points(l, file.expect("planned"), &mut x)?,
-        Kind::Syscalls | Kind::Locality => {}
+        Kind::Locality => {
+            // Checked now, so `--dry-run` and the plan catch what the run would refuse later.
+            let span = key_span(l.exp, "params").unwrap_or_else(|| l.span("name"));
+            let p = crate::locality::params::Raw::from_toml(&x.params)
+                .and_then(|r| r.validate(crate::locality::params::Syntax::Toml))
+                .map_err(|e| src.key_error(span.clone(), "params", &e.0))?;
+            if !crate::locality::layout::is_ours(&p.dir) {
+                crate::locality::layout::check_space_of(&p.dir, p.files, p.file_size_bytes, true)
+                    .map_err(|e| src.key_error(span, "params", &e.to_string()))?;
+            }
+        }
+        Kind::Syscalls => {}
     }
     Ok(x)
 }

@@ -118,12 +118,9 @@ fn create_new(dir: &Path, stem: &str, ext: &str) -> anyhow::Result<(PathBuf, std
             format!("{stem}-{n}.{ext}")
         };
         let path = dir.join(name);
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(f) => return Ok((path, f)),
+        // O_CREAT|O_EXCL|O_NOFOLLOW: a file or a symlink of that name is skipped, never opened.
+        match crate::fsguard::create_exclusive(&path) {
+            Ok((f, _)) => return Ok((path, f)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e).with_context(|| format!("creating {}", path.display())),
         }

@@ -255,7 +255,8 @@ fn perform(action: Action, app: &mut App, session: &Session, scratch: &mut scrat
                 return;
             }
             app.message = match save::append_rows(&app.csv_path, &rows) {
-                Ok(()) => {
+                Ok(path) => {
+                    app.csv_path = path;
                     app.rows_saved = app.rows.len();
                     format!(
                         "saved {} row{} to {}",

@@ -2,10 +2,14 @@
 //! via serde, tidied as batch mode's: see [`crate::export::csv::tidy`]), writing the header only
 //! when the file is new or empty.
 
+use crate::fsguard::{create_exclusive, Created};
 use crate::measure::RunResult;
 use anyhow::Context;
 use std::fs::OpenOptions;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// Where `s` saves: `diskscope-results/tui-YYYYMMDD-HHMMSS.csv` under the working directory, the
 /// time being the explorer's start (UTC), so one session appends to one file.
@@ -19,30 +23,77 @@ pub fn default_csv_path() -> PathBuf {
 
 pub use crate::export::utc_stamp;
 
-/// Appends `rows` to `path` (creating its directory), with a header if the file is new.
-pub fn append_rows(path: &Path, rows: &[RunResult]) -> anyhow::Result<()> {
+/// Files `s` made in this process: the path asked for and the file actually created for it.
+static SAVED: Mutex<Vec<(PathBuf, Created)>> = Mutex::new(Vec::new());
+
+/// Appends `rows` to the session's CSV for `path` (creating its directory), with a header when
+/// the file is new; returns the file written. The first save creates the file exclusively and
+/// without following links (`O_CREAT|O_EXCL|O_NOFOLLOW`); when `path` is taken (the user's file,
+/// a symlink) it takes the first free `stem-2.csv`, `stem-3.csv`, …, as `e` does. Later saves
+/// append only to that same inode, never through a link put there since.
+pub fn append_rows(path: &Path, rows: &[RunResult]) -> anyhow::Result<PathBuf> {
+    let mut text = Vec::new();
+    {
+        let mut w = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(&mut text);
+        for r in rows {
+            w.write_record(crate::export::csv::tidy(r)?)?;
+        }
+        w.flush()?;
+    }
+    let mut saved = SAVED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, c)) = saved.iter().find(|(p, c)| p == path && c.is_intact()) {
+        let mut f = OpenOptions::new()
+            .append(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&c.path)
+            .with_context(|| format!("opening {}", c.path.display()))?;
+        if c.is_same(&f) {
+            f.write_all(&text)
+                .with_context(|| format!("writing {}", c.path.display()))?;
+            return Ok(c.path.clone());
+        }
+    }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .with_context(|| format!("opening {}", path.display()))?;
-    let is_new = file.metadata().map(|m| m.len() == 0).unwrap_or(true);
-    let mut w = csv::WriterBuilder::new()
-        .has_headers(false)
-        .from_writer(file);
-    if is_new {
-        w.write_record(crate::export::csv::header_of::<RunResult>()?)?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "tui".into());
+    for n in 1..1000 {
+        let candidate = if n == 1 {
+            path.to_path_buf()
+        } else {
+            path.with_file_name(format!("{stem}-{n}.csv"))
+        };
+        let (mut f, created) = match create_exclusive(&candidate) {
+            Ok(x) => x,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => anyhow::bail!(crate::fsguard::create_error(&candidate, &e)),
+        };
+        let mut all = Vec::new();
+        {
+            let mut w = csv::WriterBuilder::new()
+                .has_headers(false)
+                .from_writer(&mut all);
+            w.write_record(crate::export::csv::header_of::<RunResult>()?)?;
+            w.flush()?;
+        }
+        all.extend_from_slice(&text);
+        if let Err(e) = f.write_all(&all) {
+            created.remove();
+            anyhow::bail!("writing {}: {e}", candidate.display());
+        }
+        saved.retain(|(p, _)| p != path);
+        saved.push((path.to_path_buf(), created));
+        return Ok(candidate);
     }
-    for r in rows {
-        w.write_record(crate::export::csv::tidy(r)?)
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
-    w.flush()
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+    anyhow::bail!(
+        "{}: 999 saved files already; move some away",
+        path.display()
+    )
 }
 
 #[cfg(test)]
@@ -75,5 +126,28 @@ mod tests {
             lines.iter().filter(|l| l.starts_with("experiment")).count(),
             1
         );
+    }
+
+    #[test]
+    fn a_symlink_or_a_file_at_the_save_path_is_left_alone_and_a_fresh_name_is_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim.txt");
+        std::fs::write(&victim, b"precious").unwrap();
+        let path = dir.path().join("tui-x.csv");
+        std::os::unix::fs::symlink(&victim, &path).unwrap();
+        let row = RunResult {
+            experiment: "tui".into(),
+            ..Default::default()
+        };
+        let used = append_rows(&path, std::slice::from_ref(&row)).unwrap();
+        assert_eq!(used, dir.path().join("tui-x-2.csv"));
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        // A link swapped in for our file later is not written through either.
+        std::fs::remove_file(&used).unwrap();
+        std::os::unix::fs::symlink(&victim, &used).unwrap();
+        let again = append_rows(&path, std::slice::from_ref(&row)).unwrap();
+        assert_eq!(again, dir.path().join("tui-x-3.csv"));
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        assert_eq!(std::fs::read_to_string(&again).unwrap().lines().count(), 2);
     }
 }

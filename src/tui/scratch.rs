@@ -61,6 +61,11 @@ pub async fn ensure_default_file(path: &Path) -> anyhow::Result<PathBuf> {
         );
     }
     let partial = path.with_extension("partial");
+    // Checked before anything is created: a full temp directory is refused by name at once
+    // instead of being filled to the last byte.
+    crate::fsguard::ensure_free(&partial, DEFAULT_FILE_BYTES, "the 1 GiB scratch file").map_err(
+        |e| anyhow::anyhow!("{e} (set TMPDIR to a roomier directory, or give a FILE to explore)"),
+    )?;
     // Ours from here on: the writer below replaces only this file, never one already there.
     let (_, created) = crate::fsguard::create_exclusive(&partial).map_err(|e| {
         anyhow::anyhow!(
