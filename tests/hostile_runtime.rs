@@ -919,3 +919,37 @@ fn the_explorer_stopped_by_sigterm_exits_143() {
     let out = finish(script);
     assert_eq!(out.status.code(), Some(128 + libc::SIGTERM));
 }
+
+#[test]
+fn the_explorer_never_removes_a_file_put_in_place_of_its_write_scratch_file() {
+    use diskscope::tui::session::{Command as SessionCommand, Session, Update};
+    let dir = tmp();
+    let f = p(&dir, "explored");
+    write_varied_file(&f, 1 << 20, 4);
+    let scratch = p(&dir, ".explored.diskscope-scratch");
+    std::fs::write(&scratch, b"").unwrap(); // what WriteScratch::claim creates
+    let settings = diskscope::tui::settings::Settings {
+        op: diskscope::config::Op::Write,
+        block_size_bytes: 4 << 10,
+        ..Default::default()
+    };
+    let mut session = Session::spawn().unwrap();
+    session.send(SessionCommand::Start {
+        id: 1,
+        spec: settings.spec(&f, &scratch, 1 << 20),
+    });
+    let deadline = Instant::now() + LIMIT;
+    loop {
+        assert!(Instant::now() < deadline, "the write run never started");
+        match session.updates.recv_timeout(Duration::from_millis(50)) {
+            Ok(Update::Started { .. }) => break,
+            Ok(Update::Failed { message, .. }) => panic!("{message}"),
+            _ => {}
+        }
+    }
+    // The user swaps the scratch file for a file of theirs while the run writes, then quits.
+    std::fs::rename(&scratch, p(&dir, "scratch.moved")).unwrap();
+    std::fs::write(&scratch, b"the user's file").unwrap();
+    session.shutdown();
+    assert_eq!(std::fs::read(&scratch).unwrap(), b"the user's file");
+}
