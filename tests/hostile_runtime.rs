@@ -27,7 +27,7 @@ fn spawn(bin: &str, args: &[&str]) -> Child {
 }
 
 /// Waits for `child` at most [`LIMIT`]; a child still running then is killed and the test fails.
-fn finish(mut child: Child) -> Output {
+pub(crate) fn finish(mut child: Child) -> Output {
     let deadline = Instant::now() + LIMIT;
     while child.try_wait().unwrap().is_none() {
         if Instant::now() > deadline {
@@ -614,7 +614,7 @@ fn the_explorer_on_mmap_reports_a_truncated_file_instead_of_dying() {
 
 /// A test hook directory (see `diskscope::runner::test_hook`): the run waits at a named point
 /// until the test has done what another process could do there, so the race is not a race.
-struct Hook {
+pub(crate) struct Hook {
     dir: tempfile::TempDir,
     point: &'static str,
 }
@@ -622,11 +622,11 @@ struct Hook {
 impl Hook {
     /// A hook that stops the run at `point` (`after-create`, `before-check`,
     /// `fast-before-check`).
-    fn at(point: &'static str) -> Hook {
+    pub(crate) fn at(point: &'static str) -> Hook {
         Hook { dir: tmp(), point }
     }
 
-    fn spawn(&self, bin: &str, args: &[&str]) -> Child {
+    pub(crate) fn spawn(&self, bin: &str, args: &[&str]) -> Child {
         Command::new(assert_cmd::cargo::cargo_bin(bin))
             .args(args)
             .env("DISKSCOPE_TEST_HOOK_DIR", self.dir.path())
@@ -638,14 +638,14 @@ impl Hook {
     }
 
     /// Waits (bounded) until the child reached the point.
-    fn reached(&self, child: &mut Child) {
+    pub(crate) fn reached(&self, child: &mut Child) {
         let marker = self.dir.path().join(format!("{}.reached", self.point));
         let what = format!("the run reached {}", self.point);
         wait_until(child, &what, |_| marker.exists());
     }
 
     /// Lets the child go on.
-    fn go(&self) {
+    pub(crate) fn go(&self) {
         let go = self.dir.path().join(format!("{}.go", self.point));
         std::fs::write(go, b"").unwrap();
     }
