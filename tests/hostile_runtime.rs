@@ -953,3 +953,16 @@ fn the_explorer_never_removes_a_file_put_in_place_of_its_write_scratch_file() {
     session.shutdown();
     assert_eq!(std::fs::read(&scratch).unwrap(), b"the user's file");
 }
+
+#[test]
+fn fast_on_an_empty_file_says_it_is_empty() {
+    let dir = tmp();
+    let f = p(&dir, "empty.dat");
+    std::fs::write(&f, b"").unwrap();
+    let out = finish(spawn("fast", &[f.to_str().unwrap()]));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "00000000");
+    assert!(stderr.contains("the file is empty"), "{stderr}");
+    assert!(!stderr.contains("no size known"), "{stderr}");
+}

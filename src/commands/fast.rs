@@ -287,6 +287,9 @@ fn choose_and_read(
         report.block_bytes = WARM_BLOCK_BYTES;
         report.reason = "no size known: read until end of file".into();
         (report.xor, report.bytes) = roads::xor_to_end(&file, WARM_BLOCK_BYTES)?;
+        if report.bytes == 0 {
+            report.reason = "the file is empty".into();
+        }
         return Ok(report);
     }
     if !meta.is_file() {
