@@ -261,12 +261,18 @@ pub fn prepare(path: &Path, mode: CacheMode, len: u64) -> anyhow::Result<()> {
         return Ok(());
     }
     let f = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    prepare_open(&f, mode, len)
+}
+
+/// [`prepare`] on an open descriptor (the run's own, so it acts on the file the run reads even
+/// if the path is renamed meanwhile).
+pub fn prepare_open(f: &File, mode: CacheMode, len: u64) -> anyhow::Result<()> {
     match mode {
         CacheMode::AsIs => {}
-        CacheMode::Warm => warm_file(&f, len)?,
-        CacheMode::Cold => evict_file(&f)?,
+        CacheMode::Warm => warm_file(f, len)?,
+        CacheMode::Cold => evict_file(f)?,
         CacheMode::ColdAll => {
-            evict_file(&f)?;
+            evict_file(f)?;
             drop_all_caches()?;
         }
     }

@@ -200,6 +200,10 @@ pub struct FastArgs {
     /// Reads in flight on the direct road
     #[arg(long, default_value_t = 32, value_name = "N")]
     pub queue_depth: u32,
+    /// Most memory the read buffers may take (threads x block size, x queue depth on the direct
+    /// road); default: half of the memory available
+    #[arg(long, value_name = "SIZE")]
+    pub max_memory: Option<String>,
 }
 
 /// `syscalls FILE [--seconds S]`

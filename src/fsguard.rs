@@ -569,6 +569,18 @@ fn is_pseudo_fs(path: &Path) -> bool {
     t == PROC_SUPER_MAGIC || t == SYSFS_MAGIC
 }
 
+/// A record of `file`, which this process opened at `path` (created it, or with `--force`
+/// validated and truncated it), so that removing `path` later proves it still names that inode.
+/// Added for `run -w` (src/runner/prepare.rs): the partial-file cleanup is inode-checked.
+pub fn created_of_open(path: &Path, file: &File) -> std::io::Result<Created> {
+    let m = file.metadata()?;
+    Ok(Created {
+        path: path.to_path_buf(),
+        dev: m.dev(),
+        ino: m.ino(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,7 +27,7 @@ fn spawn(bin: &str, args: &[&str]) -> Child {
 }
 
 /// Waits for `child` at most [`LIMIT`]; a child still running then is killed and the test fails.
-fn finish(mut child: Child) -> Output {
+pub(crate) fn finish(mut child: Child) -> Output {
     let deadline = Instant::now() + LIMIT;
     while child.try_wait().unwrap().is_none() {
         if Instant::now() > deadline {
@@ -248,14 +248,31 @@ fn sigbus_on_fasts_mmap_road_is_an_error_not_a_signal_death() {
 
 #[test]
 fn an_mmap_write_on_a_full_filesystem_is_a_disk_full_error_and_leaves_no_file() {
-    let Some(fs) = SmallFs::mount("1m") else {
+    let Some(fs) = SmallFs::mount("8m") else {
         return;
     };
     let f = fs.mnt.join("out");
-    let out = finish(spawn(
+    // 6.25 MiB fit when the run checks the free space; another file takes it before the writes.
+    let hook = Hook::at("after-create");
+    let mut child = hook.spawn(
         "run",
-        &[f.to_str().unwrap(), "-w", "64K", "100", "--method", "mmap"],
-    ));
+        &[
+            f.to_str().unwrap(),
+            "-w",
+            "64K",
+            "100",
+            "--method",
+            "mmap",
+            "--prealloc",
+            "none",
+        ],
+    );
+    hook.reached(&mut child);
+    let filler = fs.mnt.join("filler");
+    let _ = std::fs::write(&filler, vec![1u8; 7 << 20]);
+    hook.go();
+    let out = finish(child);
+    let _ = std::fs::remove_file(&filler);
     assert_failed_with(&out, "disk full", "run -w --method mmap on a full tmpfs");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("removed the partial file"), "{stderr}");
@@ -593,4 +610,359 @@ fn the_explorer_on_mmap_reports_a_truncated_file_instead_of_dying() {
     let error = error.unwrap();
     assert!(truncated, "the run ended before it read: {error}");
     assert!(error.contains("shrank"), "{error}");
+}
+
+/// A test hook directory (see `diskscope::runner::test_hook`): the run waits at a named point
+/// until the test has done what another process could do there, so the race is not a race.
+pub(crate) struct Hook {
+    dir: tempfile::TempDir,
+    point: &'static str,
+}
+
+impl Hook {
+    /// A hook that stops the run at `point` (`after-create`, `before-check`,
+    /// `fast-before-check`).
+    pub(crate) fn at(point: &'static str) -> Hook {
+        Hook { dir: tmp(), point }
+    }
+
+    pub(crate) fn spawn(&self, bin: &str, args: &[&str]) -> Child {
+        Command::new(assert_cmd::cargo::cargo_bin(bin))
+            .args(args)
+            .env("DISKSCOPE_TEST_HOOK_DIR", self.dir.path())
+            .env("DISKSCOPE_TEST_HOOK_POINT", self.point)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    /// Waits (bounded) until the child reached the point.
+    pub(crate) fn reached(&self, child: &mut Child) {
+        let marker = self.dir.path().join(format!("{}.reached", self.point));
+        let what = format!("the run reached {}", self.point);
+        wait_until(child, &what, |_| marker.exists());
+    }
+
+    /// Lets the child go on.
+    pub(crate) fn go(&self) {
+        let go = self.dir.path().join(format!("{}.go", self.point));
+        std::fs::write(go, b"").unwrap();
+    }
+}
+
+#[test]
+fn a_write_goes_only_to_the_file_it_created_even_if_a_symlink_is_swapped_in() {
+    let dir = tmp();
+    let victim = p(&dir, "victim");
+    std::fs::write(&victim, b"the user's data").unwrap();
+    for method in ["pread", "mmap", "buffered"] {
+        let hook = Hook::at("after-create");
+        let out_path = p(&dir, &format!("w3-{method}"));
+        let args = [out_path.to_str().unwrap(), "-w", "4K", "256", "-t", "2"];
+        let mut child = hook.spawn("run", &[&args[..], &["--method", method]].concat());
+        hook.reached(&mut child);
+        // Another process renames a ready symlink over the file the run just created.
+        let link = p(&dir, "link");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        std::fs::rename(&link, &out_path).unwrap();
+        hook.go();
+        let out = finish(child);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            std::fs::read(&victim).unwrap(),
+            b"the user's data",
+            "{method}: the file behind the swapped-in link was written: {stderr}"
+        );
+        assert_eq!(out.status.code(), Some(1), "{method}: {stderr}");
+        assert!(stderr.contains("was replaced"), "{method}: {stderr}");
+        assert!(stderr.contains("left alone"), "{method}: {stderr}");
+        assert!(out.stdout.is_empty(), "{method}: an XOR was printed");
+        // The link is the user's now: never removed.
+        assert!(std::fs::symlink_metadata(&out_path).is_ok(), "{method}");
+        std::fs::remove_file(&out_path).unwrap();
+    }
+}
+
+#[test]
+fn ctrl_c_after_the_output_was_replaced_leaves_the_new_file_alone() {
+    let dir = tmp();
+    let hook = Hook::at("after-create");
+    let w2 = p(&dir, "w2");
+    let mut child = hook.spawn(
+        "run",
+        &[
+            w2.to_str().unwrap(),
+            "-w",
+            "4K",
+            "1000",
+            "--method",
+            "pread",
+        ],
+    );
+    hook.reached(&mut child);
+    std::fs::rename(&w2, p(&dir, "w2.moved")).unwrap();
+    std::fs::write(&w2, b"PRECIOUS").unwrap();
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    hook.go();
+    let out = finish(child);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert_eq!(std::fs::read(&w2).unwrap(), b"PRECIOUS", "{stderr}");
+    assert!(stderr.contains("left alone"), "{stderr}");
+}
+
+#[test]
+fn an_in_place_rewrite_with_the_mtime_put_back_is_an_error_not_an_xor() {
+    use std::os::unix::fs::FileExt;
+    let dir = tmp();
+    let f = p(&dir, "data");
+    write_varied_file(&f, 1 << 20, 3);
+    let mtime = std::fs::metadata(&f).unwrap().modified().unwrap();
+    let hook = Hook::at("before-check");
+    let mut child = hook.spawn("run", &[f.to_str().unwrap(), "-r", "4K", "256"]);
+    hook.reached(&mut child);
+    let file = std::fs::OpenOptions::new().write(true).open(&f).unwrap();
+    file.write_at(&[0x5a; 4096], 0).unwrap();
+    // `touch -m -r ref`: the size and the mtime are as before; only the ctime tells.
+    file.set_modified(mtime).unwrap();
+    drop(file);
+    hook.go();
+    let out = finish(child);
+    assert_failed_with(&out, "was modified while being read", "in-place rewrite");
+}
+
+#[test]
+fn fast_fails_when_the_file_changes_while_it_reads_on_every_road() {
+    use std::os::unix::fs::FileExt;
+    let dir = tmp();
+    for road in ["pread", "buffered", "mmap", "direct"] {
+        for change in ["rewrite", "append"] {
+            let f = p(&dir, &format!("s-{road}-{change}"));
+            write_varied_file(&f, 4 << 20, 5);
+            let hook = Hook::at("fast-before-check");
+            let mut child = hook.spawn("fast", &[f.to_str().unwrap(), "--road", road]);
+            hook.reached(&mut child);
+            let file = std::fs::OpenOptions::new().write(true).open(&f).unwrap();
+            match change {
+                "rewrite" => file.write_at(&[0xa5; 1 << 16], 1 << 20).unwrap(),
+                _ => file.write_at(&[0xa5; 1 << 16], 4 << 20).unwrap(),
+            };
+            drop(file);
+            hook.go();
+            let out = finish(child);
+            let what = format!("fast --road {road}, {change}");
+            let needle = if change == "append" {
+                "grew"
+            } else {
+                "was modified"
+            };
+            assert_failed_with(&out, needle, &what);
+        }
+    }
+}
+
+#[test]
+fn fast_fits_its_buffers_to_the_file_and_keeps_to_max_memory() {
+    let dir = tmp();
+    let one = p(&dir, "one.dat");
+    let data = write_varied_file(&one, 1 << 20, 9);
+    // 4 threads x 1G asked for; the file is 1 MiB, so 1 MiB buffers fit an 8 MiB budget.
+    let args = [
+        one.to_str().unwrap(),
+        "--block-size",
+        "1G",
+        "--threads",
+        "4",
+    ];
+    for road in ["pread", "buffered", "direct"] {
+        let out = finish(spawn(
+            "fast",
+            &[&args[..], &["--road", road, "--max-memory", "8M"]].concat(),
+        ));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{road}: {stderr}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            crate::util::reference_xor(&data),
+            "{road}"
+        );
+    }
+    // 64 MiB: 8 chunks, so 8 threads of 8 MiB buffers at most = 64 MiB, over a 32M budget.
+    let big = sparse(&dir, "big.dat", 64 << 20);
+    let out = finish(spawn(
+        "fast",
+        &[
+            big.to_str().unwrap(),
+            "--road",
+            "pread",
+            "--block-size",
+            "1G",
+            "--threads",
+            "64",
+            "--max-memory",
+            "32M",
+        ],
+    ));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--max-memory"), "{stderr}");
+    assert!(stderr.contains("8 threads x 8M"), "{stderr}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn a_write_larger_than_the_free_space_is_refused_before_anything_is_created() {
+    let Some(fs) = SmallFs::mount("16M") else {
+        return;
+    };
+    let x = fs.mnt.join("x");
+    let out = finish(spawn("run", &[x.to_str().unwrap(), "-w", "1M", "64"]));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(x.to_str().unwrap()), "{stderr}");
+    assert!(stderr.contains("free"), "{stderr}");
+    assert!(!stderr.contains("disk full"), "{stderr}");
+    assert!(!x.exists(), "{stderr}");
+}
+
+#[test]
+fn a_missing_directory_or_a_fifo_as_output_is_a_usage_error() {
+    let dir = tmp();
+    let nodir = p(&dir, "nodir/x");
+    let out = finish(spawn("run", &[nodir.to_str().unwrap(), "-w", "1M", "1"]));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("mkdir -p"), "{stderr}");
+    let fifo = p(&dir, "ff");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let out = finish(spawn(
+        "run",
+        &[fifo.to_str().unwrap(), "-w", "4K", "1", "--force"],
+    ));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("is a FIFO"), "{stderr}");
+    assert!(!stderr.contains("Illegal seek"), "{stderr}");
+}
+
+#[test]
+fn an_mmap_write_whose_file_is_truncated_is_not_called_disk_full() {
+    let dir = tmp();
+    let f = p(&dir, "w");
+    let mut child = spawn(
+        "run",
+        &[
+            f.to_str().unwrap(),
+            "-w",
+            "4K",
+            "262144",
+            "--method",
+            "mmap",
+        ],
+    );
+    wait_until(&mut child, "the file was mapped", |pid| has_mapped(pid, &f));
+    truncate(&f, 0);
+    let out = finish(child);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.success() {
+        eprintln!("skipped: the write ended before the truncation");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("truncated by another process"), "{stderr}");
+    assert!(!stderr.contains("disk full"), "{stderr}");
+}
+
+#[test]
+fn the_explorer_stopped_by_sigterm_exits_143() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: needs script(1) for a terminal");
+        return;
+    }
+    let dir = tmp();
+    let f = p(&dir, "explored");
+    write_varied_file(&f, 1 << 20, 2);
+    let cmd = format!(
+        "exec {} {}",
+        assert_cmd::cargo::cargo_bin("diskscope").display(),
+        f.display()
+    );
+    let mut script = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let children = format!("/proc/{0}/task/{0}/children", script.id());
+    let explorer = || -> Option<i32> {
+        let pid: i32 = std::fs::read_to_string(&children)
+            .ok()?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()?;
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+        let has_ui = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?.count() > 1;
+        (comm.trim() == "diskscope" && has_ui).then_some(pid)
+    };
+    wait_until(&mut script, "the explorer started", |_| {
+        explorer().is_some()
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: kill(2) on our grandchild's pid.
+    unsafe { libc::kill(explorer().unwrap(), libc::SIGTERM) };
+    let out = finish(script);
+    assert_eq!(out.status.code(), Some(128 + libc::SIGTERM));
+}
+
+#[test]
+fn the_explorer_never_removes_a_file_put_in_place_of_its_write_scratch_file() {
+    use diskscope::tui::session::{Command as SessionCommand, Session, Update};
+    let dir = tmp();
+    let f = p(&dir, "explored");
+    write_varied_file(&f, 1 << 20, 4);
+    let scratch = p(&dir, ".explored.diskscope-scratch");
+    std::fs::write(&scratch, b"").unwrap(); // what WriteScratch::claim creates
+    let settings = diskscope::tui::settings::Settings {
+        op: diskscope::config::Op::Write,
+        block_size_bytes: 4 << 10,
+        ..Default::default()
+    };
+    let mut session = Session::spawn().unwrap();
+    session.send(SessionCommand::Start {
+        id: 1,
+        spec: settings.spec(&f, &scratch, 1 << 20),
+    });
+    let deadline = Instant::now() + LIMIT;
+    loop {
+        assert!(Instant::now() < deadline, "the write run never started");
+        match session.updates.recv_timeout(Duration::from_millis(50)) {
+            Ok(Update::Started { .. }) => break,
+            Ok(Update::Failed { message, .. }) => panic!("{message}"),
+            _ => {}
+        }
+    }
+    // The user swaps the scratch file for a file of theirs while the run writes, then quits.
+    std::fs::rename(&scratch, p(&dir, "scratch.moved")).unwrap();
+    std::fs::write(&scratch, b"the user's file").unwrap();
+    session.shutdown();
+    assert_eq!(std::fs::read(&scratch).unwrap(), b"the user's file");
+}
+
+#[test]
+fn fast_on_an_empty_file_says_it_is_empty() {
+    let dir = tmp();
+    let f = p(&dir, "empty.dat");
+    std::fs::write(&f, b"").unwrap();
+    let out = finish(spawn("fast", &[f.to_str().unwrap()]));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "00000000");
+    assert!(stderr.contains("the file is empty"), "{stderr}");
+    assert!(!stderr.contains("no size known"), "{stderr}");
 }

@@ -357,7 +357,7 @@ fn a_full_disk_reports_and_removes_the_partial_file() {
     let mnt = p(&dir, "mnt");
     std::fs::create_dir(&mnt).unwrap();
     let ok = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+        .args(["-t", "tmpfs", "-o", "size=8m", "tmpfs"])
         .arg(&mnt)
         .status()
         .is_ok_and(|s| s.success());
@@ -366,7 +366,19 @@ fn a_full_disk_reports_and_removes_the_partial_file() {
         return;
     }
     let f = mnt.join("big");
-    let msg = expect_error(&[f.to_str().unwrap(), "-w", "64K", "100"], 1, "disk full");
+    // 6.25 MiB fit when the run checks the free space; another file takes it before the writes.
+    let hook = crate::hostile_runtime::Hook::at("after-create");
+    let child = {
+        let mut c = hook.spawn("run", &[f.to_str().unwrap(), "-w", "64K", "100"]);
+        hook.reached(&mut c);
+        let _ = std::fs::write(mnt.join("filler"), vec![1u8; 7 << 20]);
+        hook.go();
+        c
+    };
+    let out = crate::hostile_runtime::finish(child);
+    let msg = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(1), "{msg}");
+    assert!(msg.contains("disk full"), "{msg}");
     assert!(msg.contains("removed the partial file"), "{msg}");
     assert!(!f.exists());
     let _ = std::process::Command::new("umount").arg(&mnt).status();

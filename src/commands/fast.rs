@@ -102,6 +102,8 @@ pub struct Settings {
     pub threads: Option<usize>,
     pub block_bytes: Option<usize>,
     pub queue_depth: u32,
+    /// `--max-memory`: most bytes the read buffers may take (`None`: half of what is available).
+    pub max_memory_bytes: Option<u64>,
 }
 
 impl Default for Settings {
@@ -111,6 +113,7 @@ impl Default for Settings {
             threads: None,
             block_bytes: None,
             queue_depth: 32,
+            max_memory_bytes: None,
         }
     }
 }
@@ -144,6 +147,11 @@ impl Settings {
             threads: a.threads,
             block_bytes,
             queue_depth: a.queue_depth,
+            max_memory_bytes: a
+                .max_memory
+                .as_deref()
+                .map(crate::config::parse_max_memory)
+                .transpose()?,
         })
     }
 }
@@ -227,12 +235,31 @@ fn open_file(path: &Path) -> anyhow::Result<File> {
 }
 
 /// XORs the whole file at `path`, choosing (or taking the forced) road. `log` gets the steps.
+/// A regular file whose size, times or inode moved while it was read (another process wrote,
+/// truncated or extended it) is an error, never an XOR: the same end-of-run check as `run`'s
+/// [`crate::runner::FileWatch`], whatever the road.
 pub fn xor_file(
     path: &Path,
     settings: &Settings,
     log: &mut dyn FnMut(&str),
 ) -> anyhow::Result<Report> {
-    let mut file = open_file(path)?;
+    let file = open_file(path)?;
+    let watch = crate::runner::FileWatch::new(file.try_clone()?);
+    let report = choose_and_read(path, file, settings, log)?;
+    crate::runner::test_hook("fast-before-check");
+    if let Some(w) = &watch {
+        w.check_unchanged()
+            .map_err(|changed| anyhow!("FILE {}: {changed}", path.display()))?;
+    }
+    Ok(report)
+}
+
+fn choose_and_read(
+    path: &Path,
+    mut file: File,
+    settings: &Settings,
+    log: &mut dyn FnMut(&str),
+) -> anyhow::Result<Report> {
     let meta = file.metadata()?;
     let is_block = std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type());
     let len = if meta.is_file() {
@@ -260,6 +287,9 @@ pub fn xor_file(
         report.block_bytes = WARM_BLOCK_BYTES;
         report.reason = "size 0 (an empty file, a pipe or a pseudo-file): read to the end".into();
         (report.xor, report.bytes) = roads::xor_to_end(&file, WARM_BLOCK_BYTES)?;
+        if report.bytes == 0 {
+            report.reason = "the file is empty".into();
+        }
         return Ok(report);
     }
     if !meta.is_file() {
@@ -323,6 +353,68 @@ pub fn xor_file(
     )
 }
 
+/// The read buffers a road allocates, counted before any is: `--max-memory` (or half of the
+/// available memory) bounds them as it bounds `run`'s (see [`crate::runner::check_budget`]).
+struct Buffers {
+    road: Road,
+    len: u64,
+    threads: usize,
+    streams: usize,
+    warm_block: usize,
+    cold_block: usize,
+    queue_depth: u32,
+}
+
+impl Buffers {
+    /// Bytes allocated and the figures that multiply to them.
+    fn bytes(&self) -> (u64, String) {
+        let direct_slots =
+            (self.queue_depth.max(1) as u64).min(self.len.div_ceil(self.cold_block as u64).max(1));
+        let direct = direct_slots * self.cold_block as u64;
+        let cold = format_size(self.cold_block as u64);
+        match self.road {
+            Road::Auto | Road::Mmap => (0, "the mapping needs none".into()),
+            Road::Pread => {
+                let n = self.threads.min(roads::chunks_of(self.len).len()).max(1);
+                let warm = format_size(self.warm_block as u64);
+                (
+                    n as u64 * self.warm_block as u64,
+                    format!("{n} threads x {warm}"),
+                )
+            }
+            Road::Buffered => (
+                self.streams as u64 * self.cold_block as u64,
+                format!("{} streams x {cold}", self.streams),
+            ),
+            // The direct road, or (no O_DIRECT) buffered reads with as many streams.
+            Road::Direct | Road::Hybrid => {
+                let fallback = self.streams as u64 * self.cold_block as u64;
+                (
+                    direct.max(fallback),
+                    format!("queue depth {direct_slots} x {cold}, or {} streams x {cold} without O_DIRECT", self.streams),
+                )
+            }
+        }
+    }
+
+    fn check(&self, max_memory_bytes: Option<u64>, available: Option<u64>) -> anyhow::Result<()> {
+        let (need, figures) = self.bytes();
+        let Some((limit, what)) = crate::runner::limit_of(max_memory_bytes, available) else {
+            return Ok(());
+        };
+        if need <= limit {
+            return Ok(());
+        }
+        Err(usage(format!(
+            "--max-memory: the {} road needs {} of read buffers ({figures}), more than {what}; \
+             lower --threads, --block-size or --queue-depth, or pass --max-memory {} to allow it",
+            self.road.as_str(),
+            crate::size::format_bytes_approx(need),
+            format_size(need.next_multiple_of(1 << 30)),
+        )))
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run_road(
     path: &Path,
@@ -337,10 +429,33 @@ fn run_road(
     log(&format!("taking the {} road", road.as_str()));
     report.road = road;
     let threads = report.threads;
-    let warm_block = settings.block_bytes.unwrap_or(WARM_BLOCK_BYTES);
-    let cold_block = settings.block_bytes.unwrap_or(COLD_BLOCK_BYTES);
     let streams = settings.threads.unwrap_or(BUFFERED_STREAMS);
     let direct_streams = settings.threads.unwrap_or(DIRECT_STREAMS);
+    // Never a buffer larger than a reader can fill: a chunk on the chunked roads, the file on
+    // the others. The reads are the same; a 1 MiB file no longer gets 1 GiB buffers.
+    let warm_block = settings
+        .block_bytes
+        .unwrap_or(WARM_BLOCK_BYTES)
+        .min(roads::CHUNK_BYTES.min(len) as usize)
+        .max(1);
+    let cold_block = settings
+        .block_bytes
+        .unwrap_or(COLD_BLOCK_BYTES)
+        .min(len.next_multiple_of(4096) as usize)
+        .max(1);
+    let need = Buffers {
+        road,
+        len,
+        threads,
+        streams: roads::useful_threads(len, streams),
+        warm_block,
+        cold_block,
+        queue_depth: settings.queue_depth,
+    };
+    need.check(
+        settings.max_memory_bytes,
+        crate::runner::mem_available_bytes(),
+    )?;
     report.xor = match road {
         Road::Auto | Road::Mmap => {
             let map = match map {
@@ -357,7 +472,7 @@ fn run_road(
         Road::Buffered => {
             report.block_bytes = cold_block;
             report.threads = roads::useful_threads(len, streams);
-            roads::buffered_road(path, len, streams, cold_block)?
+            roads::buffered_road(path, file, len, streams, cold_block)?
         }
         Road::Hybrid => {
             report.block_bytes = cold_block;
@@ -391,7 +506,7 @@ fn run_road(
                     report.road = Road::Buffered;
                     report.threads = roads::useful_threads(len, streams);
                     report.reason.push_str(&format!(", {why}"));
-                    roads::buffered_road(path, len, streams, cold_block)?
+                    roads::buffered_road(path, file, len, streams, cold_block)?
                 }
             }
         }

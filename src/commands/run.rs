@@ -4,7 +4,8 @@
 use super::{apply_io_opts, println_stdout, summary_line};
 use crate::cli::RunArgs;
 use crate::config::{parse_block_size, parse_count, Op, RunSpec, CLI_NAMES};
-use crate::runner::{run_blocking, RunFailed};
+use crate::fsguard::Created;
+use crate::runner::{run_blocking_created, RunFailed};
 use crate::xor::format_xor;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -54,7 +55,8 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
             stop.store(true, Ordering::SeqCst);
         });
     }
-    let result = run_blocking(&spec, "run", stop, |_, _| {});
+    let mut created = None;
+    let result = run_blocking_created(&spec, "run", stop, |_, _| {}, &mut created);
     // Only a run that started (its workers ran, so its output file is the one it created or,
     // with --force, replaced) has a partial file to deal with; a run that failed before that
     // reports its own error and touches nothing.
@@ -63,12 +65,13 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
         Err(e) => e.downcast_ref::<RunFailed>().is_some(),
     };
     if interrupted.load(Ordering::SeqCst) && started {
-        eprintln!("{}", interrupted_message(&spec, existed, a.keep_partial));
+        let msg = interrupted_message(&spec, created.as_ref(), existed, a.keep_partial);
+        eprintln!("{msg}");
         return Ok(EXIT_INTERRUPTED);
     }
     let outcome = match result {
         Ok(o) => o,
-        Err(e) => return Err(cleanup_failed_write(&spec, existed, e)),
+        Err(e) => return Err(cleanup_failed_write(&spec, created.as_ref(), existed, e)),
     };
     for n in &outcome.notes {
         eprintln!("{n}");
@@ -95,18 +98,28 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// What happened to the output of a run stopped by a signal: a write's partial file (a regular
-/// file only, which this run created or, with --force, replaced) is removed unless
+/// What happened to the output of a run stopped by a signal: a write's partial file (the one
+/// this run created or, with --force, replaced, while the path still names it) is removed unless
 /// `keep_partial`; a read prints no XOR since it did not cover the file.
-fn interrupted_message(spec: &RunSpec, existed: bool, keep_partial: bool) -> String {
+fn interrupted_message(
+    spec: &RunSpec,
+    created: Option<&Created>,
+    existed: bool,
+    keep_partial: bool,
+) -> String {
     let p = spec.path.display();
     if spec.op != Op::Write {
         return format!("interrupted: stopped reading {p} before the end; no XOR is printed");
     }
-    let ours = !existed || spec.force;
-    if !ours || !std::fs::metadata(&spec.path).is_ok_and(|m| m.is_file()) || spec.overwrite_in_place
-    {
+    let Some(created) = created else {
+        // A device or batch mode's kept test file: never removed.
         return format!("interrupted: stopped writing {p}");
+    };
+    if !created.is_intact() {
+        return format!(
+            "interrupted: stopped writing {p}; the path no longer names the file this run \
+             created (another process replaced it), so it was left alone"
+        );
     }
     let replaced = if existed {
         " (it replaced an existing file)"
@@ -116,49 +129,57 @@ fn interrupted_message(spec: &RunSpec, existed: bool, keep_partial: bool) -> Str
     if keep_partial {
         return format!("interrupted: kept the partial file {p}{replaced} (--keep-partial)");
     }
-    match std::fs::remove_file(&spec.path) {
-        Ok(()) => format!(
+    if created.remove() {
+        format!(
             "interrupted: removed the partial file {p}{replaced}; pass --keep-partial to keep it"
-        ),
-        Err(e) => format!("interrupted: could not remove the partial file {p}: {e}"),
+        )
+    } else {
+        format!(
+            "interrupted: could not remove the partial file {p} (or it was replaced meanwhile); \
+             left alone"
+        )
     }
 }
 
-/// After a failed write, removes the partial file this run made (a regular file only) and says
-/// so in the error, so a full disk never leaves a silent half-written file.
-fn cleanup_failed_write(spec: &RunSpec, existed: bool, e: anyhow::Error) -> anyhow::Error {
+/// After a failed write, removes the partial file this run made (only while the path still
+/// names it) and says so in the error, so a full disk never leaves a silent half-written file.
+fn cleanup_failed_write(
+    spec: &RunSpec,
+    created: Option<&Created>,
+    existed: bool,
+    e: anyhow::Error,
+) -> anyhow::Error {
     if spec.op != Op::Write {
         return e;
     }
     let Some(failed) = e.downcast_ref::<RunFailed>() else {
         return e;
     };
-    let is_regular = std::fs::metadata(&spec.path).is_ok_and(|m| m.is_file());
     let what = if failed.is_disk_full() {
         "disk full"
     } else {
         "write failed"
     };
-    if is_regular {
-        let removed = std::fs::remove_file(&spec.path).is_ok();
-        let fate = if removed {
-            "removed the partial file"
-        } else {
-            "could not remove the partial file"
-        };
-        let replaced = if existed {
-            " (it replaced an existing file)"
-        } else {
-            ""
-        };
-        anyhow::anyhow!(
-            "{what} writing {}: {}; {} bytes of {} were written; {fate}{replaced}",
-            spec.path.display(),
-            failed.message,
-            failed.bytes_done,
-            failed.bytes_planned
-        )
+    let Some(created) = created else {
+        return anyhow::anyhow!("{what} writing {}: {failed}", spec.path.display());
+    };
+    let fate = if !created.is_intact() {
+        "the path no longer names the file this run created, so it was left alone"
+    } else if created.remove() {
+        "removed the partial file"
     } else {
-        anyhow::anyhow!("{what} writing {}: {failed}", spec.path.display())
-    }
+        "could not remove the partial file"
+    };
+    let replaced = if existed {
+        " (it replaced an existing file)"
+    } else {
+        ""
+    };
+    anyhow::anyhow!(
+        "{what} writing {}: {}; {} bytes of {} were written; {fate}{replaced}",
+        spec.path.display(),
+        failed.message,
+        failed.bytes_done,
+        failed.bytes_planned
+    )
 }

@@ -22,9 +22,11 @@ fn guard_of(ptr: *const u8, len: usize) -> anyhow::Result<Guard> {
     Guard::new(ptr, len).context("guarding the mapping against SIGBUS")
 }
 
-/// Turns a SIGBUS seen while touching block `b` into the error a short transfer gives.
+/// Turns a SIGBUS seen while touching block `b` into the error a short transfer gives. A write
+/// fault is a full disk only while the file still covers the page: past its end now, another
+/// process truncated it.
 #[inline(always)]
-fn check(guard: &Guard, b: &Block, op: Op) -> anyhow::Result<()> {
+fn check(guard: &Guard, b: &Block, op: Op, file: &std::fs::File) -> anyhow::Result<()> {
     let Err(fault) = guard.check() else {
         return Ok(());
     };
@@ -36,10 +38,16 @@ fn check(guard: &Guard, b: &Block, op: Op) -> anyhow::Result<()> {
              XOR is reported",
             b.offset
         ),
-        Op::Write => anyhow::anyhow!(
-            "mmap write at offset {at}: No space left on device (the filesystem could not back \
-             the page, SIGBUS on the mapping; or the file was truncated)"
-        ),
+        Op::Write => match file.metadata().map(|m| m.len()) {
+            Ok(len) if len <= at => anyhow::anyhow!(
+                "mmap write at offset {at}: the file was truncated by another process during the \
+                 run (it is {len} bytes long now; SIGBUS on the mapping)"
+            ),
+            _ => anyhow::anyhow!(
+                "mmap write at offset {at}: No space left on device (the filesystem could not \
+                 back the page, SIGBUS on the mapping)"
+            ),
+        },
     })
 }
 
@@ -64,7 +72,7 @@ impl Engine for MmapEngine {
                     let t0 = ctx.now();
                     let x = xor_at(b.offset, &map[start..end]);
                     let t1 = ctx.now();
-                    check(&guard, &b, Op::Read)?;
+                    check(&guard, &b, Op::Read, &job.file)?;
                     complete_read(job, &b, end - start)?;
                     ctx.xor_value(&b, std::hint::black_box(x));
                     if !ctx.record((end - start) as u64, t0, t1) || end == start {
@@ -89,7 +97,7 @@ impl Engine for MmapEngine {
                         _ => crate::pattern::fill(job.seed, b.offset, &mut map[start..end]),
                     }
                     let t1 = ctx.now();
-                    check(&guard, &b, Op::Write)?;
+                    check(&guard, &b, Op::Write, &job.file)?;
                     ctx.xor(&b, &map[start..end]);
                     if !ctx.record((end - start) as u64, t0, t1) || end == start {
                         break;

@@ -88,41 +88,82 @@ pub fn mem_available_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// Refuses a run whose buffers exceed the budget: `--max-memory` if given, else
-/// [`DEFAULT_SHARE_OF_AVAILABLE`] of `available_bytes` (no check when that is unknown).
-pub fn check_budget(
-    spec: &RunSpec,
-    needed_bytes: u64,
+/// The most buffer memory allowed and how to say it: `--max-memory` if given, else
+/// [`DEFAULT_SHARE_OF_AVAILABLE`] of `available_bytes`; `None` when neither is known.
+pub fn limit_of(
+    max_memory_bytes: Option<u64>,
     available_bytes: Option<u64>,
-) -> anyhow::Result<()> {
-    let (limit, what) = match (spec.max_memory_bytes, available_bytes) {
-        (Some(max), _) => (
+) -> Option<(u64, String)> {
+    match (max_memory_bytes, available_bytes) {
+        (Some(max), _) => Some((
             max,
             format!("the --max-memory limit of {}", format_size(max)),
-        ),
-        (None, Some(avail)) => (
+        )),
+        (None, Some(avail)) => Some((
             (avail as f64 * DEFAULT_SHARE_OF_AVAILABLE) as u64,
             format!(
                 "half of the {} of memory available",
                 format_size(avail.next_multiple_of(1 << 20))
             ),
-        ),
-        (None, None) => return Ok(()),
+        )),
+        (None, None) => None,
+    }
+}
+
+/// The figures behind [`buffer_bytes`], as the refusal states them: what each worker was
+/// fitted to, so the product on the page is the product that was computed (`4 workers x queue
+/// depth 8 x 1.00 MiB`, or a sum when workers differ).
+pub fn describe_fits(method: Method, fits: &[(usize, u32)]) -> String {
+    let mut groups: Vec<((usize, u32), usize)> = Vec::new();
+    for &f in fits {
+        let f = if method == Method::IoUring {
+            f
+        } else {
+            (f.0, 1)
+        };
+        match groups.iter_mut().find(|(g, _)| *g == f) {
+            Some((_, n)) => *n += 1,
+            None => groups.push((f, 1)),
+        }
+    }
+    let one = |&((block, qd), n): &((usize, u32), usize)| {
+        let block = format_size((block.max(1) as u64).next_multiple_of(BUF_ALIGN as u64));
+        let workers = format!("{n} worker{}", if n == 1 { "" } else { "s" });
+        match method {
+            Method::IoUring => format!("{workers} x queue depth {qd} x {block}"),
+            Method::Buffered => format!("{workers} x ({block} + 64K)"),
+            _ => format!("{workers} x {block}"),
+        }
+    };
+    groups.iter().map(one).collect::<Vec<_>>().join(" + ")
+}
+
+/// Refuses a run whose buffers, for workers fitted to `fits` (see [`fitted`]), exceed the
+/// budget: `--max-memory` if given, else [`DEFAULT_SHARE_OF_AVAILABLE`] of `available_bytes`
+/// (no check when that is unknown).
+pub fn check_budget(
+    spec: &RunSpec,
+    fits: &[(usize, u32)],
+    available_bytes: Option<u64>,
+) -> anyhow::Result<()> {
+    let needed_bytes = buffer_bytes(spec.method, fits);
+    let Some((limit, what)) = limit_of(spec.max_memory_bytes, available_bytes) else {
+        return Ok(());
     };
     if needed_bytes <= limit {
         return Ok(());
     }
-    let slots = if spec.method == Method::IoUring {
-        format!(" x --queue-depth {}", spec.queue_depth)
-    } else {
-        String::new()
-    };
     Err(usage(format!(
-        "--max-memory: the run needs {} of I/O buffers (--threads {}{slots} x BLOCK_SIZE {}), \
-         more than {what}; lower --threads, --queue-depth or BLOCK_SIZE, or pass --max-memory {} \
-         to allow it",
+        "--max-memory: the run needs {} of I/O buffers ({}; set by --threads {}{}, BLOCK_SIZE \
+         {}), more than {what}; lower them, or pass --max-memory {} to allow it",
         format_bytes_approx(needed_bytes),
+        describe_fits(spec.method, fits),
         spec.threads,
+        if spec.method == Method::IoUring {
+            format!(", --queue-depth {}", spec.queue_depth)
+        } else {
+            String::new()
+        },
         format_size(spec.block_size_bytes),
         format_size(needed_bytes.next_multiple_of(1 << 30)),
     )))
@@ -164,15 +205,38 @@ mod tests {
         spec.method = Method::IoUring;
         spec.threads = 64;
         spec.queue_depth = 1024;
-        let e = check_budget(&spec, 64 << 30, Some(16 << 30)).unwrap_err();
+        let fits = vec![(1 << 20, 1024u32); 64];
+        let e = check_budget(&spec, &fits, Some(16 << 30)).unwrap_err();
         let msg = e.to_string();
         for needle in ["--threads 64", "--queue-depth 1024", "--max-memory 64G"] {
             assert!(msg.contains(needle), "{msg}");
         }
-        assert!(check_budget(&spec, 7 << 30, Some(16 << 30)).is_ok());
+        assert!(check_budget(&spec, &fits[..7], Some(16 << 30)).is_ok());
         spec.max_memory_bytes = Some(64 << 30);
-        assert!(check_budget(&spec, 64 << 30, Some(16 << 30)).is_ok());
+        assert!(check_budget(&spec, &fits, Some(16 << 30)).is_ok());
         spec.max_memory_bytes = Some(1 << 20);
-        assert!(check_budget(&spec, 2 << 20, None).is_err());
+        assert!(check_budget(&spec, &[(2 << 20, 1)], None).is_err());
+    }
+
+    #[test]
+    fn the_refusal_states_the_fitted_figures_it_multiplied() {
+        // The explorer's case: 11 threads asked for queue depth 256 of 64M blocks, but a file
+        // of 16 MiB fits each worker to one 16 MiB block and 1 slot... except where it does not.
+        let mut spec = RunSpec::new("/x");
+        spec.method = Method::IoUring;
+        spec.threads = 11;
+        spec.queue_depth = 256;
+        spec.block_size_bytes = 64 << 20;
+        spec.max_memory_bytes = Some(1 << 30);
+        let mut fits = vec![(64 << 20, 8u32); 10];
+        fits.push((16 << 20, 2));
+        let msg = check_budget(&spec, &fits, None).unwrap_err().to_string();
+        assert!(
+            msg.contains("10 workers x queue depth 8 x 64M + 1 worker x queue depth 2 x 16M"),
+            "{msg}"
+        );
+        // 10 x 8 x 64 MiB + 2 x 16 MiB = 5152 MiB, the figure stated.
+        assert_eq!(buffer_bytes(Method::IoUring, &fits), 5152 << 20);
+        assert!(msg.contains(&format_bytes_approx(5152 << 20)), "{msg}");
     }
 }

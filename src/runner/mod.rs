@@ -13,8 +13,10 @@ mod result;
 mod watch;
 mod worker;
 
-pub use budget::{buffer_bytes, check_budget, fitted, mem_available_bytes, Share};
-pub use prepare::{prepare, Prepared, PreparedMeta, DEFAULT_WRITE_SPAN};
+pub use budget::{
+    buffer_bytes, check_budget, describe_fits, fitted, limit_of, mem_available_bytes, Share,
+};
+pub use prepare::{prepare, test_hook, Prepared, PreparedMeta, DEFAULT_WRITE_SPAN};
 pub use result::{host_name, make_result, setup_result};
 pub use watch::{FileChanged, FileWatch};
 use worker::OpSpan;
@@ -25,6 +27,7 @@ pub use worker::{
 
 use crate::config::RunSpec;
 use crate::engine::engine_for;
+use crate::fsguard::Created;
 use crate::measure::{Aggregate, Clock, RunResult, Snapshot};
 use anyhow::{anyhow, Context};
 use std::fs::File;
@@ -46,6 +49,8 @@ pub struct RunHandle {
     fsync: bool,
     /// The file a read run reads, to check it did not change under the run.
     watch: Option<FileWatch>,
+    /// The file a write run created (or replaced with --force), checked to be still at its path.
+    created: Option<Created>,
 }
 
 impl RunHandle {
@@ -56,6 +61,12 @@ impl RunHandle {
 
     pub fn workers(&self) -> usize {
         self.workers
+    }
+
+    /// The file a write run created (or with --force replaced), by inode: remove a partial file
+    /// only through [`Created::remove`], which leaves anything put at the path since alone.
+    pub fn created(&self) -> Option<&Created> {
+        self.created.as_ref()
     }
 
     /// The run's time origin (just before the workers were started): snapshots' `at_ns` count
@@ -95,8 +106,17 @@ impl RunHandle {
         } else {
             Duration::ZERO
         };
+        test_hook("before-check");
         if let Some(w) = &self.watch {
             w.check_unchanged()?;
+        }
+        if let Some(c) = &self.created {
+            if !c.is_intact() {
+                return Err(FileReplaced {
+                    path: c.path.clone(),
+                }
+                .into());
+            }
         }
         Ok(Duration::from_nanos(ops_ns) + sync)
     }
@@ -145,6 +165,7 @@ pub fn start(prepared: Prepared, stop: Arc<AtomicBool>) -> anyhow::Result<RunHan
         clock,
         workers,
         watch: prepared.watch,
+        created: prepared.created,
         sync_file: prepared.sync_file,
         fsync: prepared.spec.fsync,
     })
@@ -164,9 +185,22 @@ pub fn run_blocking(
     spec: &RunSpec,
     experiment: &str,
     stop: Arc<AtomicBool>,
+    on_snapshot: impl FnMut(&Snapshot, &Aggregate),
+) -> anyhow::Result<RunOutcome> {
+    run_blocking_created(spec, experiment, stop, on_snapshot, &mut None)
+}
+
+/// [`run_blocking`] that also gives back, in `created`, the file a write run created (or with
+/// --force replaced), so the caller can remove a partial file by inode ([`Created::remove`]).
+pub fn run_blocking_created(
+    spec: &RunSpec,
+    experiment: &str,
+    stop: Arc<AtomicBool>,
     mut on_snapshot: impl FnMut(&Snapshot, &Aggregate),
+    created: &mut Option<Created>,
 ) -> anyhow::Result<RunOutcome> {
     let prepared = prepare(spec)?;
+    created.clone_from(&prepared.created);
     let meta = prepared.meta();
     let notes = prepared.notes.clone();
     let handle = start(prepared, stop)?;
@@ -185,14 +219,20 @@ pub fn run_blocking(
         }
         .into());
     }
-    let elapsed = joined.map_err(|e| match e.downcast::<FileChanged>() {
-        Ok(changed) => RunFailed {
-            message: changed.to_string(),
+    let failed = |message: String| -> anyhow::Error {
+        RunFailed {
+            message,
             bytes_done: agg.bytes,
             bytes_planned: meta.total,
         }
-        .into(),
-        Err(e) => e,
+        .into()
+    };
+    let elapsed = joined.map_err(|e| match e.downcast::<FileChanged>() {
+        Ok(changed) => failed(changed.to_string()),
+        Err(e) => match e.downcast::<FileReplaced>() {
+            Ok(replaced) => failed(replaced.to_string()),
+            Err(e) => e,
+        },
     })?;
     Ok(RunOutcome {
         result: make_result(&meta, experiment, &agg, elapsed),
@@ -200,6 +240,27 @@ pub fn run_blocking(
         notes,
     })
 }
+
+/// The path a write run created no longer names the file it wrote: another process renamed or
+/// linked something over it during the run. Every descriptor of the run refers to the created
+/// inode, so nothing else was written, but the data is not where the user will look for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileReplaced {
+    pub path: std::path::PathBuf,
+}
+
+impl std::fmt::Display for FileReplaced {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} was replaced during the run (another process renamed or linked something over \
+             it); the run wrote only to the file it created, which is no longer at that path, and \
+             touched nothing else",
+            self.path.display()
+        )
+    }
+}
+impl std::error::Error for FileReplaced {}
 
 /// A run that stopped because a worker failed.
 #[derive(Debug, Clone)]

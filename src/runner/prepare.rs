@@ -7,10 +7,12 @@ use super::watch::FileWatch;
 use crate::cache::{self, Residency};
 use crate::config::{usage, Op, Pattern, RunSpec};
 use crate::engine::WorkerJob;
+use crate::fsguard::Created;
 use anyhow::{anyhow, bail, Context};
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 
 /// Size of the region a time-bounded write without a block count cycles through.
 pub const DEFAULT_WRITE_SPAN: u64 = 1 << 30;
@@ -31,6 +33,9 @@ pub struct Prepared {
     pub(super) sync_file: Option<File>,
     /// A read run's file, checked for changes when the run ends.
     pub(super) watch: Option<FileWatch>,
+    /// The file a write run created (or with --force replaced): its partial file is removed
+    /// only while the path still names that inode.
+    pub(super) created: Option<Created>,
 }
 
 impl Prepared {
@@ -65,10 +70,10 @@ fn open_error(path: &std::path::Path, e: std::io::Error, direct: bool) -> anyhow
     match e.raw_os_error() {
         Some(libc::ENOENT) if parent.is_some_and(|d| !d.is_dir()) => {
             let d = parent.unwrap_or(path).display().to_string();
-            anyhow!(
+            usage(format!(
                 "FILE: the directory {d} does not exist; create it first (mkdir -p {})",
                 crate::fsguard::shell_quote(&d)
-            )
+            ))
         }
         Some(libc::ENOENT) => anyhow!(
             "FILE: {p} does not exist; check the path or create it with `run {} -w 1M 1024`",
@@ -102,8 +107,12 @@ fn open_for(spec: &RunSpec, write: bool) -> anyhow::Result<File> {
     if spec.direct {
         flags |= libc::O_DIRECT;
     }
-    if write && spec.dsync {
-        flags |= libc::O_DSYNC;
+    if write {
+        // Never through a symbolic link (one put at the path after the checks included).
+        flags |= libc::O_NOFOLLOW;
+        if spec.dsync {
+            flags |= libc::O_DSYNC;
+        }
     }
     OpenOptions::new()
         .read(true)
@@ -113,8 +122,75 @@ fn open_for(spec: &RunSpec, write: bool) -> anyhow::Result<File> {
         .map_err(|e| open_error(&spec.path, e, spec.direct))
 }
 
-/// Creates (or with `force`, replaces) the output file of a write run.
-fn create_output(spec: &RunSpec) -> anyhow::Result<()> {
+/// Another descriptor of the file `anchor` is open on, with the run's flags (O_DIRECT,
+/// O_DSYNC). It goes through `/proc/self/fd`, never through the path again: whatever another
+/// process renames over the path after `anchor` was opened (a symbolic link to a file of the
+/// user's, say), every descriptor of the run refers to the inode the run created or checked.
+/// The inode is compared anyway, and a mismatch is an error, never a write elsewhere.
+fn reopen(anchor: &File, spec: &RunSpec, write: bool) -> anyhow::Result<File> {
+    let mut flags = libc::O_CLOEXEC;
+    if spec.direct {
+        flags |= libc::O_DIRECT;
+    }
+    if write && spec.dsync {
+        flags |= libc::O_DSYNC;
+    }
+    let proc_path = format!("/proc/self/fd/{}", anchor.as_raw_fd());
+    let p = spec.path.display();
+    let f = OpenOptions::new()
+        .read(true)
+        .write(write)
+        .custom_flags(flags)
+        .open(&proc_path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::EINVAL) if spec.direct => usage(format!(
+                "--direct: the filesystem of {p} refuses O_DIRECT; run without --direct"
+            )),
+            _ => anyhow!("FILE: cannot open another descriptor of {p} (through {proc_path}): {e}"),
+        })?;
+    let (a, b) = (anchor.metadata()?, f.metadata()?);
+    if (a.dev(), a.ino()) != (b.dev(), b.ino()) {
+        bail!(
+            "FILE: a second descriptor of {p} refers to another file (is /proc mounted?); \
+             nothing was written"
+        );
+    }
+    Ok(f)
+}
+
+/// Test hook: with `DISKSCOPE_TEST_HOOK_DIR` set and `DISKSCOPE_TEST_HOOK_POINT` = `point`, a
+/// run that reaches `point` creates `DIR/POINT.reached` and waits (at most 30 s) until
+/// `DIR/POINT.go` exists. Tests use it to do what another process could do at exactly that
+/// moment (swap the path, rewrite the file) instead of racing the run for it. Without the
+/// variables it costs one `getenv`.
+pub fn test_hook(point: &str) {
+    let Some(dir) = std::env::var_os("DISKSCOPE_TEST_HOOK_DIR") else {
+        return;
+    };
+    if std::env::var_os("DISKSCOPE_TEST_HOOK_POINT").is_none_or(|p| p != point) {
+        return;
+    }
+    let dir = std::path::PathBuf::from(dir);
+    let _ = std::fs::write(dir.join(format!("{point}.reached")), b"");
+    let go = dir.join(format!("{point}.go"));
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !go.exists() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// The output of a write run: the descriptor every other descriptor of the run is reopened
+/// from, and the record of the file this run created or (with --force) replaced, for an
+/// inode-checked removal of a partial file (`None`: a device or batch mode's kept test file,
+/// never removed).
+struct Output {
+    anchor: File,
+    created: Option<Created>,
+}
+
+/// Creates (or with `force`, replaces) the output file of a write run, after checking there is
+/// room for `need_bytes`.
+fn create_output(spec: &RunSpec, need_bytes: u64) -> anyhow::Result<Output> {
     let p = spec.path.display();
     // lstat, not stat: a symbolic link is never written through, even with --force (the file it
     // points to is not the one the user named).
@@ -126,7 +202,7 @@ fn create_output(spec: &RunSpec) -> anyhow::Result<()> {
             )));
         }
     }
-    match std::fs::metadata(&spec.path) {
+    let existing = match std::fs::metadata(&spec.path) {
         Ok(m) if m.is_dir() => bail!("FILE: {p} is a directory; give a file name to write"),
         Ok(m) if m.file_type().is_block_device() => {
             bail!("FILE: {p} is a block device; diskscope does not write to devices")
@@ -136,20 +212,50 @@ fn create_output(spec: &RunSpec) -> anyhow::Result<()> {
                 "FILE: {p} already exists; pass --force to replace it"
             )))
         }
-        Ok(m) if !m.is_file() => return Ok(()), // e.g. /dev/null with --force: write as is
-        Ok(_) if spec.overwrite_in_place => return Ok(()), // batch mode: overwrite, keep the blocks
-        _ => {}
-    }
+        Ok(m) if m.file_type().is_fifo() || m.file_type().is_socket() => {
+            return Err(usage(format!(
+                "FILE: {p} is a {}; a write run needs a regular file (or a device such as \
+                 /dev/null with --force); give a file name",
+                if m.file_type().is_fifo() {
+                    "FIFO"
+                } else {
+                    "socket"
+                }
+            )))
+        }
+        Ok(m) if !m.is_file() || spec.overwrite_in_place => {
+            // A character device (/dev/null with --force): written as is. Batch mode's kept
+            // test file: overwritten in place, keeping its blocks. Neither is ever removed.
+            return Ok(Output {
+                anchor: open_for(spec, true)?,
+                created: None,
+            });
+        }
+        Ok(m) => m.len(),
+        Err(_) => 0,
+    };
+    // Before anything is created: a write that cannot fit fails here, not at a full disk.
+    let key = format!("FILE {p}");
+    crate::fsguard::ensure_free(&spec.path, need_bytes.saturating_sub(existing), &key)
+        .map_err(|e| anyhow!("{e}"))?;
     let mut o = OpenOptions::new();
-    o.write(true).custom_flags(libc::O_NOFOLLOW);
+    o.read(true)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
     if spec.force {
         o.create(true).truncate(true);
     } else {
         o.create_new(true);
     }
-    o.open(&spec.path)
-        .map(drop)
-        .map_err(|e| open_error(&spec.path, e, false))
+    let anchor = o
+        .open(&spec.path)
+        .map_err(|e| open_error(&spec.path, e, false))?;
+    let created = crate::fsguard::created_of_open(&spec.path, &anchor)
+        .with_context(|| format!("FILE: reading back {p}"))?;
+    Ok(Output {
+        anchor,
+        created: Some(created),
+    })
 }
 
 /// Opens files, applies cache control and measures residency.
@@ -160,12 +266,12 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
     let bs = spec.block_size_bytes;
     let write = spec.op == Op::Write;
     let mut notes = Vec::new();
-    let (file_size, total) = if write {
+    let (file_size, total, read_anchor) = if write {
         let total = match spec.block_count {
             Some(c) => bs * c,
             None => DEFAULT_WRITE_SPAN.next_multiple_of(bs),
         };
-        (total, total)
+        (total, total, None)
     } else {
         let meta = std::fs::metadata(&spec.path).map_err(|e| open_error(&spec.path, e, false))?;
         if meta.is_dir() {
@@ -188,7 +294,7 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
             Some(c) if spec.pattern == Pattern::Sequential => bs * c,
             _ => size,
         };
-        (file_size, total)
+        (file_size, total, Some(f))
     };
     // The buffers must fit before anything is created or read.
     let loop_range = spec.loop_range || (spec.duration.is_some() && spec.block_count.is_none());
@@ -197,17 +303,73 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
         .iter()
         .map(|s| budget::fitted(spec, s, total, loop_range))
         .collect();
-    budget::check_budget(
-        spec,
-        budget::buffer_bytes(spec.method, &fits),
-        budget::mem_available_bytes(),
-    )?;
-    if write {
-        create_output(spec)?;
-    } else {
-        cache::prepare(&spec.path, spec.cache, spec.range_start_bytes + total)?;
+    budget::check_budget(spec, &fits, budget::mem_available_bytes())?;
+    let (anchor, created) = match read_anchor {
+        None => {
+            let out = create_output(spec, spec.range_start_bytes + total)?;
+            (out.anchor, out.created)
+        }
+        Some(f) => {
+            cache::prepare_open(&f, spec.cache, spec.range_start_bytes + total)?;
+            (f, None)
+        }
+    };
+    test_hook("after-create");
+    // Past this point a failure removes the file this run created (inode-checked).
+    let ready = prepare_opened(spec, write, &anchor, total, notes);
+    match ready {
+        Ok((probe, residency_before, jobs, notes)) => Ok(Prepared {
+            spec: spec.clone(),
+            file_size,
+            total,
+            residency_before,
+            notes,
+            jobs,
+            watch: if write {
+                None
+            } else {
+                FileWatch::new(probe.try_clone()?)
+            },
+            sync_file: write.then_some(probe),
+            created,
+        }),
+        Err(e) => {
+            // Inode-checked: a file put at the path since is left alone.
+            if !created.as_ref().is_some_and(|c| c.remove()) {
+                return Err(e);
+            }
+            Err(match e.downcast::<super::RunFailed>() {
+                Ok(mut failed) => {
+                    failed.message.push_str("; removed the partial file");
+                    failed.into()
+                }
+                Err(e) => e.context(format!(
+                    "removed {} again, which this run had created",
+                    spec.path.display()
+                )),
+            })
+        }
     }
-    let probe = open_for(spec, write)?;
+}
+
+type Opened = (File, Option<Residency>, Vec<WorkerJob>, Vec<String>);
+
+/// The part of [`prepare`] after the file is opened (or created): every descriptor is a reopen
+/// of `anchor` (see [`reopen`]).
+fn prepare_opened(
+    spec: &RunSpec,
+    write: bool,
+    anchor: &File,
+    total: u64,
+    mut notes: Vec<String>,
+) -> anyhow::Result<Opened> {
+    let loop_range = spec.loop_range || (spec.duration.is_some() && spec.block_count.is_none());
+    let shares = plan_shares(spec, total);
+    let fits: Vec<(usize, u32)> = shares
+        .iter()
+        .map(|s| budget::fitted(spec, s, total, loop_range))
+        .collect();
+    let probe = reopen(anchor, spec, write)?;
     if write && spec.method == crate::config::Method::Mmap {
         // Never shrink: fleet ranks write their shares of one file (`range_start_bytes`).
         let end = spec.range_start_bytes + total;
@@ -224,25 +386,12 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
         }
     }
     let write_data = crate::engine::setup::write_data(spec, total, &mut notes);
-    let jobs = plan_jobs(spec, total, shares, &fits, loop_range, write_data)?;
+    let jobs = plan_jobs(spec, anchor, total, shares, &fits, loop_range, write_data)?;
     notes.extend(crate::engine::setup::buffer_note(
         spec,
         jobs.first().and_then(|j| j.buffers.as_ref()),
     ));
-    Ok(Prepared {
-        spec: spec.clone(),
-        file_size,
-        total,
-        residency_before,
-        notes,
-        jobs,
-        watch: if write {
-            None
-        } else {
-            FileWatch::new(probe.try_clone()?)
-        },
-        sync_file: write.then_some(probe),
-    })
+    Ok((probe, residency_before, jobs, notes))
 }
 
 /// Splits the run between workers: contiguous, block-aligned ranges (sequential), or the whole
@@ -279,6 +428,7 @@ fn plan_shares(spec: &RunSpec, total: u64) -> Vec<Share> {
 /// fitted to (see [`budget::fitted`]).
 fn plan_jobs(
     spec: &RunSpec,
+    anchor: &File,
     total: u64,
     shares: Vec<Share>,
     fits: &[(usize, u32)],
@@ -289,7 +439,7 @@ fn plan_jobs(
     for (w, (share, &(block_size, queue_depth))) in shares.into_iter().zip(fits).enumerate() {
         jobs.push(WorkerJob {
             worker: w,
-            file: open_for(spec, spec.op == Op::Write)?,
+            file: reopen(anchor, spec, spec.op == Op::Write)?,
             op: spec.op,
             block_size,
             range: share.range,

@@ -1,5 +1,7 @@
-//! Watching the file a read run reads: its size and modification time are taken when the run is
-//! prepared and compared when it ends. A read that comes back short already fails the worker
+//! Watching the file a read run reads: its size, modification and status-change times and inode
+//! are taken when the run is prepared and compared when it ends. The ctime matters: `touch -m -r`
+//! (or `utimensat`) puts the mtime back after an in-place rewrite, but no user can set the ctime,
+//! and every write or `utimensat` moves it. A read that comes back short already fails the worker
 //! (the file shrank); this catches what a short read cannot see: a file truncated and extended
 //! again, one that grew, or one rewritten in place while the run read it. Each means the XOR is
 //! of data that was never the file's at any one moment, so the run fails instead of printing it.
@@ -7,12 +9,18 @@
 use std::fs::File;
 use std::os::unix::fs::MetadataExt;
 
-/// Size and modification time of a file (what a change to its data moves).
+/// What a change to a file's data moves: size, modification and status-change times, and the
+/// inode (constant through one descriptor; compared so a watch built on a path would notice a
+/// swap too).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Stamp {
     size_bytes: u64,
     mtime_s: i64,
     mtime_ns: i64,
+    ctime_s: i64,
+    ctime_ns: i64,
+    dev: u64,
+    ino: u64,
 }
 
 fn stamp_of(m: &std::fs::Metadata) -> Stamp {
@@ -20,6 +28,10 @@ fn stamp_of(m: &std::fs::Metadata) -> Stamp {
         size_bytes: m.len(),
         mtime_s: m.mtime(),
         mtime_ns: m.mtime_nsec(),
+        ctime_s: m.ctime(),
+        ctime_ns: m.ctime_nsec(),
+        dev: m.dev(),
+        ino: m.ino(),
     }
 }
 
@@ -67,7 +79,7 @@ impl FileWatch {
         })
     }
 
-    /// `Err` if the file's size or modification time moved since [`FileWatch::new`].
+    /// `Err` if the file's size, mtime, ctime or inode moved since [`FileWatch::new`].
     pub fn check_unchanged(&self) -> Result<(), FileChanged> {
         let after = match self.file.metadata() {
             Ok(m) => stamp_of(&m),

@@ -22,8 +22,8 @@ pub enum Event {
     Key(KeyEvent),
     /// The terminal changed size (the next draw adapts).
     Resize,
-    /// SIGTERM, SIGHUP or SIGINT (or stdin closed): leave cleanly.
-    Terminate,
+    /// SIGTERM, SIGHUP or SIGINT (its number), or stdin closed (`None`): leave cleanly.
+    Terminate(Option<i32>),
 }
 
 /// Merges the tick, the terminal and the signals.
@@ -54,11 +54,11 @@ impl EventSource {
         loop {
             let event = tokio::select! {
                 _ = self.tick.tick() => Event::Tick,
-                _ = self.sigterm.recv() => Event::Terminate,
-                _ = self.sighup.recv() => Event::Terminate,
-                _ = self.sigint.recv() => Event::Terminate,
+                _ = self.sigterm.recv() => Event::Terminate(Some(libc::SIGTERM)),
+                _ = self.sighup.recv() => Event::Terminate(Some(libc::SIGHUP)),
+                _ = self.sigint.recv() => Event::Terminate(Some(libc::SIGINT)),
                 input = self.terminal.next() => match input {
-                    None => Event::Terminate,
+                    None => Event::Terminate(None),
                     Some(Err(e)) => return Err(anyhow::Error::new(e).context("reading the terminal")),
                     Some(Ok(TermEvent::Key(k))) if k.kind != KeyEventKind::Release => Event::Key(k),
                     Some(Ok(TermEvent::Resize(..))) => Event::Resize,

@@ -147,14 +147,16 @@ async fn explore(
     while let Ok(u) = session.updates.try_recv() {
         app.apply(u);
     }
-    outcome?;
+    let signal = outcome?;
     if !app.rows.is_empty() {
         eprint!("{}", widgets::results::table_text(&app));
     }
     if let Some(note) = app.exit_note() {
         eprintln!("{note}");
     }
-    Ok(0)
+    // Stopped by a signal: cleaned up like a quit, but reported as shells expect (128 + signal),
+    // so a script or service manager sees it did not end on its own.
+    Ok(signal.map_or(0, |s| 128 + s))
 }
 
 /// Enters raw mode and the alternate screen. ratatui's panic hook restores the terminal; it is
@@ -182,7 +184,7 @@ async fn event_loop(
     watch: &mut CacheWatch,
     events: &mut EventSource,
     write_scratch: &mut scratch::WriteScratch,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Option<i32>> {
     loop {
         terminal
             .draw(|f| f.render_widget(&*app, f.area()))
@@ -197,7 +199,7 @@ async fn event_loop(
                 }
             }
             Event::Resize => {}
-            Event::Terminate => return Ok(()),
+            Event::Terminate(signal) => return Ok(signal),
             Event::Key(key) => {
                 let action = app.handle_key(key);
                 perform(action, app, session, write_scratch);
@@ -205,7 +207,7 @@ async fn event_loop(
         }
         watch.set_cold(app.wants_cold(), app.wants_periodic_eviction());
         if app.quit {
-            return Ok(());
+            return Ok(None);
         }
     }
 }

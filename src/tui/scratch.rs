@@ -132,19 +132,22 @@ pub async fn ensure_default_file(path: &Path) -> anyhow::Result<PathBuf> {
 }
 
 /// The explorer's write scratch file: created exclusively by [`claim`](Self::claim) before a
-/// write run, and removed on drop (also while unwinding from a panic) only if this process
-/// created it and it is still a regular file (never through a symlink put there since).
+/// write run, and removed on drop (also while unwinding from a panic) only while its path still
+/// names the inode this process created (never a file or symlink put there since).
 #[derive(Debug)]
 pub struct WriteScratch {
     path: PathBuf,
-    /// This process created the file at `path` (the session may remove and recreate it between
-    /// write runs; it stays ours as long as nothing else appears there).
-    ours: bool,
+    /// The file this process created at `path`, by inode (the session may remove and recreate
+    /// it between write runs; only that inode is ever removed).
+    created: Option<crate::fsguard::Created>,
 }
 
 impl WriteScratch {
     pub fn new(path: PathBuf) -> WriteScratch {
-        WriteScratch { path, ours: false }
+        WriteScratch {
+            path,
+            created: None,
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -156,9 +159,9 @@ impl WriteScratch {
     /// anything else is there, so a write run never replaces or writes through it.
     pub fn claim(&mut self) -> Result<(), String> {
         match std::fs::symlink_metadata(&self.path) {
-            Ok(m) if self.ours && m.file_type().is_file() => return Ok(()),
+            Ok(_) if self.created.as_ref().is_some_and(|c| c.is_intact()) => return Ok(()),
             Ok(_) => {
-                self.ours = false;
+                self.created = None;
                 // Short: it has to fit the status line beside the XOR (the path is shown above).
                 let name = self.path.file_name().unwrap_or(self.path.as_os_str());
                 return Err(format!(
@@ -169,8 +172,8 @@ impl WriteScratch {
             Err(_) => {}
         }
         match crate::fsguard::create_exclusive(&self.path) {
-            Ok(_) => {
-                self.ours = true;
+            Ok((_, created)) => {
+                self.created = Some(created);
                 Ok(())
             }
             Err(e) => Err(format!(
@@ -183,9 +186,9 @@ impl WriteScratch {
 
 impl Drop for WriteScratch {
     fn drop(&mut self) {
-        let regular = std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.file_type().is_file());
-        if self.ours && regular {
-            let _ = std::fs::remove_file(&self.path);
+        // Only the inode this process created: a file put in its place since is left alone.
+        if let Some(c) = &self.created {
+            c.remove();
         }
     }
 }
@@ -222,6 +225,20 @@ mod tests {
         s.claim().unwrap(); // a restart of write mode keeps it
         drop(s);
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_file_put_in_place_of_the_claimed_scratch_file_is_never_removed() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join(".f.diskscope-scratch");
+        let mut s = WriteScratch::new(path.clone());
+        s.claim().unwrap();
+        // Someone swaps the scratch file for a file of their own while the explorer runs.
+        std::fs::rename(&path, d.path().join("moved")).unwrap();
+        std::fs::write(&path, b"precious").unwrap();
+        assert!(s.claim().unwrap_err().contains("not made by diskscope"));
+        drop(s);
+        assert_eq!(std::fs::read(&path).unwrap(), b"precious");
     }
 
     #[test]

@@ -235,9 +235,8 @@ fn begin(id: u64, spec: RunSpec, out: &Sender<Update>) -> Option<Running> {
             })
         }
         Err(e) => {
-            if spec.op == Op::Write {
-                let _ = std::fs::remove_file(&spec.path);
-            }
+            // A write run that failed to start removed what it created itself (inode-checked,
+            // in runner::prepare); the path may hold anything else, which is left alone.
             let _ = out.send(Update::Failed {
                 id,
                 message: format!("{e:#}"),
@@ -281,13 +280,16 @@ fn finish(mut run: Running, out: &Sender<Update>) {
     // The run's time ends when its workers (and a final fsync) are done: removing the scratch
     // file is cleanup, and unlinking a file of random 4 KiB writes (tens of thousands of extents)
     // can take seconds that must not dilute the row's MiB/s.
+    let created = run.handle.created().cloned();
     let joined = run.handle.join();
     let elapsed = match &joined {
         Ok(wall) => *wall + Duration::from_nanos(run.offset_ns),
         Err(_) => run.origin.elapsed(),
     };
-    if run.spec.op == Op::Write {
-        let _ = std::fs::remove_file(&run.spec.path);
+    // Only the file this run created (or replaced), while the path still names it: a file put
+    // there since is left alone.
+    if let Some(c) = created {
+        c.remove();
     }
     let error = joined.err().map(|e| format!("{e:#}"));
     let _ = out.send(Update::Stopped {

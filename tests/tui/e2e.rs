@@ -231,10 +231,13 @@ fn sigterm_and_ctrl_c_restore_the_terminal_and_remove_the_scratch_file() {
             tmux.cmd(&["send-keys", "-t", "main", how]);
         }
         let (ok, s) = tmux.wait_for(limit, |s| s.contains("EXITED:"));
-        assert!(
-            ok && s.contains("EXITED:0"),
-            "{how}: did not exit cleanly:\n{s}"
-        );
+        // A signal ends it cleaned up but reported as shells expect: 128 + SIGTERM.
+        let code = if how == "SIGTERM" {
+            "EXITED:143"
+        } else {
+            "EXITED:0"
+        };
+        assert!(ok && s.contains(code), "{how}: did not exit cleanly:\n{s}");
         let modes = tmux.cmd(&["display-message", "-p", "-t", "main", "#{alternate_on}"]);
         assert_eq!(modes.trim(), "0", "{how}: alternate screen left on");
         assert!(!scratch.exists(), "{how}: the scratch file was left behind");

@@ -15,9 +15,9 @@ use crate::engine::{fill_from, BufferKind, SlotBufs, SlotRing};
 use crate::xor::xor_at;
 use anyhow::{anyhow, bail, Context};
 use io_uring::types;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 /// Alignment of offsets, lengths and buffers for O_DIRECT.
@@ -66,11 +66,9 @@ pub fn direct_ranges(
     queue_depth: u32,
 ) -> anyhow::Result<Direct> {
     let block_bytes = block_bytes.next_multiple_of(DIRECT_ALIGN);
-    let direct = match OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(path)
-    {
+    // The file already open, through /proc/self/fd (never the path again): see `roads::reopen`.
+    let _ = path;
+    let direct = match super::roads::reopen(file, libc::O_DIRECT) {
         Ok(f) => f,
         Err(e) => return Ok(Direct::Unsupported(format!("O_DIRECT open failed: {e}"))),
     };

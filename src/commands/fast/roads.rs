@@ -169,6 +169,24 @@ fn pread_chunk(file: &File, buf: &mut AlignedBuf, off: u64, len: u64) -> anyhow:
 
 /// XOR of everything `read(2)` returns until end of file, for files whose size is unknown
 /// (pseudo-files that report 0, pipes). Returns the XOR and the bytes read.
+/// Another descriptor (its own file offset and readahead state) of the file `file` is open on,
+/// with `flags` (e.g. `O_DIRECT`): through `/proc/self/fd`, never through the path again, so a
+/// path renamed meanwhile cannot make one stream read another file. The inode is compared anyway.
+pub fn reopen(file: &File, flags: i32) -> std::io::Result<File> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags | libc::O_CLOEXEC)
+        .open(format!("/proc/self/fd/{}", file.as_raw_fd()))?;
+    let (a, b) = (file.metadata()?, f.metadata()?);
+    if (a.dev(), a.ino()) != (b.dev(), b.ino()) {
+        return Err(std::io::Error::other(
+            "a second descriptor refers to another file (is /proc mounted?)",
+        ));
+    }
+    Ok(f)
+}
+
 pub fn xor_to_end(mut file: &File, block_bytes: usize) -> anyhow::Result<(u32, u64)> {
     use std::io::Read;
     let mut buf = AlignedBuf::new(block_bytes);
@@ -189,6 +207,7 @@ pub fn xor_to_end(mut file: &File, block_bytes: usize) -> anyhow::Result<(u32, u
 /// a readahead window open for each (several streams keep more of the device busy than one).
 pub fn buffered_road(
     path: &Path,
+    file: &File,
     len_bytes: u64,
     streams: usize,
     block_bytes: usize,
@@ -202,7 +221,7 @@ pub fn buffered_road(
                 let start = (units * i / streams * unit).min(len_bytes);
                 let end = (units * (i + 1) / streams * unit).min(len_bytes);
                 s.spawn(move || -> anyhow::Result<u32> {
-                    let f = File::open(path)
+                    let f = reopen(file, 0)
                         .with_context(|| format!("FILE: cannot open {}", path.display()))?;
                     // SAFETY: plain syscall on a valid descriptor; it only tunes readahead.
                     unsafe {
