@@ -1461,16 +1461,3 @@ fn syscalls_with_a_full_tmpdir_names_the_temp_file_and_leaves_nothing() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
-
-#[test]
-fn fast_on_an_empty_file_says_it_is_empty_rather_than_no_size_known() {
-    let t = tmp();
-    let empty = t.path().join("empty.dat");
-    write(&empty, "");
-    let out = bounded("fast", &[empty.to_str().unwrap()], SECS_30);
-    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &stderr(&out);
-    assert!(
-        !text.contains("no size known") && text.contains("empty file"),
-        "{text}"
-    );
-}
