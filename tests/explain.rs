@@ -292,6 +292,11 @@ fn ctrl_c_during_limits_removes_the_test_file_and_stores_no_profile() {
         // The measurement may have ended just before the signal: then it must be complete.
         assert!(err.contains("stored"), "{err}");
     } else {
+        assert_eq!(
+            status.code(),
+            Some(130),
+            "exits 130 as batch mode does: {err}"
+        );
         assert!(err.contains("interrupted"), "{err}");
         assert!(
             !cache.join("diskscope/profiles").exists() || {

@@ -146,6 +146,36 @@ impl Context {
     }
 }
 
+impl Context {
+    /// The file's storage in a few words, for a one-line panel: `ext4 (rw,relatime) on vda
+    /// (QEMU HARDDISK): rotational, mq-deadline, read_ahead 8192 KiB`, or `tmpfs (rw)` where
+    /// no device is under it; `filesystem unknown` when nothing was found.
+    pub fn storage_summary(&self) -> String {
+        let mut s = match &self.filesystem {
+            Some(fs) => format!("{} ({})", fs.fs_type, fs.mount_options),
+            None => "filesystem unknown".to_string(),
+        };
+        if let Some(d) = &self.device {
+            s.push_str(&format!(" on {}", d.chain.join("→")));
+            if let Some(m) = &d.model {
+                s.push_str(&format!(" ({m})"));
+            }
+            s.push_str(match d.rotational {
+                Some(true) => ": rotational",
+                Some(false) => ": non-rotational",
+                None => ":",
+            });
+            if let Some(sch) = &d.scheduler {
+                s.push_str(&format!(", {sch}"));
+            }
+            if let Some(n) = d.read_ahead_kb {
+                s.push_str(&format!(", read_ahead {n} KiB"));
+            }
+        }
+        s
+    }
+}
+
 impl fmt::Display for Context {
     /// One line: `host, Linux 6.8, 2× Intel Xeon, 23.5 GiB | ext4 (rw,relatime) on vda: ssd, ...`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
