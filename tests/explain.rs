@@ -310,3 +310,33 @@ fn ctrl_c_during_limits_removes_the_test_file_and_stores_no_profile() {
     let left: Vec<_> = std::fs::read_dir(&work).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+#[test]
+fn the_explorers_scratch_file_leaves_a_tmpfs_temp_dir_for_a_disk_or_says_it_measures_ram() {
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() || !diskscope::explain::context::is_in_ram(shm) {
+        eprintln!("skipped: /dev/shm is not a tmpfs here");
+        return;
+    }
+    let disk = tmp();
+    if diskscope::explain::context::is_in_ram(disk.path()) {
+        eprintln!("skipped: the test directory is itself in RAM");
+        return;
+    }
+    use diskscope::explain::context::scratch_dir;
+    // A temp dir in RAM and a current directory on a disk with room: the disk.
+    let c = scratch_dir(shm, Some(disk.path()), 1 << 20);
+    assert_eq!(c.dir, disk.path());
+    assert!(c.note.unwrap().contains("in RAM"));
+    // Nowhere else to go (or no room there): it stays, and says what it measures.
+    for cwd in [None, Some(shm)] {
+        let c = scratch_dir(shm, cwd, 1 << 20);
+        assert_eq!(c.dir, shm);
+        assert!(c.note.unwrap().contains("measure memory, not a disk"));
+    }
+    let c = scratch_dir(shm, Some(disk.path()), u64::MAX / 4);
+    assert_eq!(c.dir, shm, "no room on the disk: stays, with the note");
+    // A temp dir on a disk is used as it is, silently.
+    let c = scratch_dir(disk.path(), Some(shm), 1 << 20);
+    assert_eq!((c.dir.as_path(), c.note), (disk.path(), None));
+}

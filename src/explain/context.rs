@@ -232,6 +232,79 @@ impl fmt::Display for Context {
     }
 }
 
+/// Whether `dir` is on a filesystem that keeps its files in RAM (tmpfs, ramfs, ...).
+pub fn is_in_ram(dir: &Path) -> bool {
+    Context::collect(dir)
+        .filesystem
+        .is_some_and(|f| RAM_FS.contains(&f.fs_type.as_str()))
+}
+
+/// Where the explorer's default scratch file goes, and what to say about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScratchDir {
+    pub dir: PathBuf,
+    /// Said when the choice is not the plain temp directory, or when the file will be in RAM.
+    pub note: Option<String>,
+}
+
+/// Free bytes for an unprivileged user on the filesystem of `dir`.
+fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a zeroed statvfs is a valid value for this plain C struct.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is NUL-terminated and `st` a writable statvfs; statvfs only writes into it.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
+    (rc == 0).then(|| st.f_bavail as u64 * st.f_frsize as u64)
+}
+
+/// Whether this process may create files in `dir`.
+fn writable(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a valid NUL-terminated path; access(2) reads it only.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
+}
+
+/// The directory for the explorer's default scratch file of `needed_bytes`. A scratch file in a
+/// tmpfs `/tmp` would make every "cold" run measure RAM while the screen says "disk", so when
+/// `temp` is in RAM the current directory `cwd` is preferred if it is on a real filesystem,
+/// writable, and has room (twice the file); otherwise the temp directory stays, with a note that
+/// says the numbers are RAM's.
+pub fn scratch_dir(temp: &Path, cwd: Option<&Path>, needed_bytes: u64) -> ScratchDir {
+    if !is_in_ram(temp) {
+        return ScratchDir {
+            dir: temp.to_path_buf(),
+            note: None,
+        };
+    }
+    if let Some(cwd) = cwd.filter(|c| {
+        !is_in_ram(c)
+            && writable(c)
+            && free_bytes(c).is_some_and(|f| f >= needed_bytes.saturating_mul(2))
+    }) {
+        return ScratchDir {
+            dir: cwd.to_path_buf(),
+            note: Some(format!(
+                "{} is in RAM (tmpfs), so the scratch file goes to the current directory {} \
+                 to measure a disk; give a FILE to choose",
+                temp.display(),
+                cwd.display()
+            )),
+        };
+    }
+    ScratchDir {
+        dir: temp.to_path_buf(),
+        note: Some(format!(
+            "the scratch file is in {} on tmpfs: it lives in RAM, so its numbers (cold ones too) \
+             measure memory, not a disk; run from a directory on a disk, or give a FILE there",
+            temp.display()
+        )),
+    }
+}
+
 fn split_dev(dev: u64) -> (u32, u32) {
     (libc::major(dev), libc::minor(dev))
 }
