@@ -47,6 +47,33 @@ pub fn profile_for(file: &Path) -> Option<Loaded> {
         .clone()
 }
 
+/// The file's storage for a plot subtitle: `ext4 on vda`, with the RAM/network warning when
+/// there is one (`tmpfs: in RAM`). Looked up on the nearest existing ancestor when the file is
+/// gone (a sweep's test file is removed before its plots are drawn); cached per path.
+pub fn storage_of(file: &Path) -> Option<String> {
+    static SEEN: Mutex<Option<HashMap<PathBuf, Option<String>>>> = Mutex::new(None);
+    let mut guard = SEEN.lock().ok()?;
+    let map = guard.get_or_insert_with(HashMap::new);
+    map.entry(file.to_path_buf())
+        .or_insert_with(|| {
+            let at = file.ancestors().find(|a| a.exists())?;
+            let ctx = Context::collect(at);
+            let fs = ctx.filesystem.as_ref()?;
+            let mut s = fs.fs_type.clone();
+            if let Some(d) = &ctx.device {
+                s.push_str(&format!(" on {}", d.chain.join("→")));
+                if let Some(m) = &d.model {
+                    s.push_str(&format!(" ({m})"));
+                }
+            }
+            if !ctx.warnings.is_empty() {
+                s.push_str(" (⚠ in RAM, overlay or remote: not a plain local disk)");
+            }
+            Some(s)
+        })
+        .clone()
+}
+
 /// The explanation of a result of a run on `file`, when a profile exists and the model covers it.
 pub fn explain_file_result(file: &Path, r: &RunResult) -> Option<Explanation> {
     let (p, _) = profile_for(file)?;
