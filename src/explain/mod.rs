@@ -80,10 +80,11 @@ pub fn explain_file_result(file: &Path, r: &RunResult) -> Option<Explanation> {
     model::explain_result(&p, r)
 }
 
-/// Lines for stderr after a run: the one-liner and a staleness warning; empty without a profile.
+/// Lines for stderr after a run: the context in one line, then (with a profile) the one-liner
+/// and a staleness warning.
 pub fn stderr_lines(file: &Path, r: &RunResult) -> Vec<String> {
     let Some((p, stale)) = profile_for(file) else {
-        return Vec::new();
+        return vec![context_line(file)];
     };
     let mut out: Vec<String> = model::explain_result(&p, r)
         .map(|e| e.line)
@@ -92,6 +93,7 @@ pub fn stderr_lines(file: &Path, r: &RunResult) -> Vec<String> {
     if let (false, Some(s)) = (out.is_empty(), stale) {
         out.push(format!("warning: {s}"));
     }
+    out.insert(0, context_line(file));
     out
 }
 
@@ -109,6 +111,12 @@ pub fn annotate(r: &mut RunResult) {
     r.pct_of_bound = e.as_ref().map(|e| e.pct_of_bound);
 }
 
+/// The one-line context for a stderr summary: `context: host, Linux …, 2× CPU, 24 GiB RAM |
+/// ext4 (rw,relatime) on vda: …` with the RAM/network warning at the end when there is one.
+pub fn context_line(file: &Path) -> String {
+    format!("context: {}", Context::collect(file))
+}
+
 /// The stderr line for `fast`: its road as a model point. `road` is the road's name (mmap,
 /// pread, direct, buffered; hybrid is not modelled), `block_bytes` 0 for mmap.
 pub fn fast_line(
@@ -120,6 +128,28 @@ pub fn fast_line(
     bytes: u64,
     seconds: f64,
 ) -> Option<String> {
+    fast_explanation(
+        file,
+        road,
+        threads,
+        block_bytes,
+        queue_depth,
+        bytes,
+        seconds,
+    )
+    .map(|e| format!("fast: {}", e.line))
+}
+
+/// The explanation of a `fast` run (see [`fast_line`]), for its JSON document.
+pub fn fast_explanation(
+    file: &Path,
+    road: &str,
+    threads: usize,
+    block_bytes: usize,
+    queue_depth: u32,
+    bytes: u64,
+    seconds: f64,
+) -> Option<Explanation> {
     let (p, _) = profile_for(file)?;
     let (method, cold, direct, bs) = match road {
         // One mapping, XORed in 8 MiB chunks: per-call cost is one chunk's.
@@ -141,5 +171,5 @@ pub fn fast_line(
         random: false,
     };
     let measured = bytes as f64 / (1024.0 * 1024.0) / seconds.max(1e-9);
-    model::explain(&p, &pt, measured).map(|e| format!("fast: {}", e.line))
+    model::explain(&p, &pt, measured)
 }
