@@ -342,10 +342,18 @@ fn the_explorers_scratch_file_leaves_a_tmpfs_temp_dir_for_a_disk_or_says_it_meas
 }
 
 /// Stores the synthetic profile as the profile of the device under `dir`, in `cache`, as
-/// `diskscope limits` would (measured now, so it is not stale).
-fn store_synthetic_profile(cache: &Path, dir: &Path) {
+/// `diskscope limits` would (measured now, so it is not stale), its CPU and memory ceilings
+/// multiplied by `scale`.
+fn store_synthetic_profile(cache: &Path, dir: &Path, scale: f64) {
     use diskscope::explain::profile::{now_unix_s, profile_file_name, Profile};
     let mut p = Profile::synthetic_example();
+    for m in &mut p.methods {
+        m.ops_per_s *= scale;
+    }
+    for m in &mut p.memory {
+        m.copy_mib_s *= scale;
+        m.xor_mib_s *= scale;
+    }
     p.context = Context::collect(dir);
     p.measured_unix_s = now_unix_s();
     let profiles = cache.join("diskscope/profiles");
@@ -374,7 +382,7 @@ fn fast_json_is_one_document_with_the_xor_the_figures_and_the_bound() {
     let err = String::from_utf8_lossy(&plain.stderr);
     assert!(err.contains("context: "), "the context in one line: {err}");
     let cache = p(&dir, "cache");
-    store_synthetic_profile(&cache, dir.path());
+    store_synthetic_profile(&cache, dir.path(), 1.0);
     for road in ["pread", "mmap"] {
         let out = bin("fast")
             .arg(&f)
@@ -523,8 +531,10 @@ fn batch_json_and_context_json_hold_every_csv_figure_and_plots_draw_the_model_wi
     let fs = ctx["filesystem"]["fs_type"].as_str().unwrap();
     assert!(svg.contains(fs), "the subtitle names the filesystem {fs}");
 
-    // With a profile: bound columns filled, an explanation per row, the model over the bars.
-    store_synthetic_profile(&cache, &out);
+    // With a profile a thousand times this machine: bound columns filled, an explanation per
+    // row, every point far below its bound and flagged with what to look at in the CSV and the
+    // JSON, and the model over the bars.
+    store_synthetic_profile(&cache, &out, 1000.0);
     let out = p(&dir, "explained");
     let o = run(&out, &cache);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -537,6 +547,22 @@ fn batch_json_and_context_json_hold_every_csv_figure_and_plots_draw_the_model_wi
     {
         assert!(r["bound"].as_str().unwrap().ends_with("-bound"), "{r}");
         assert_eq!(r["bound"], e["bound"]);
+        assert!(r["pct_of_bound"].as_f64().unwrap() < 50.0, "{r}");
+        assert!(e["hint"].as_str().is_some_and(|h| !h.is_empty()), "{e}");
+    }
+    let mut rdr = csv::Reader::from_path(out.join("block-size.csv")).unwrap();
+    let hint = rdr
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == "bound_hint")
+        .unwrap();
+    for row in rdr.records() {
+        let row = row.unwrap();
+        assert!(
+            !row[hint].is_empty(),
+            "a point below half its bound says what to look at: {row:?}"
+        );
     }
     let svg = std::fs::read_to_string(out.join("block-size.svg")).unwrap();
     assert!(svg.contains("model (limits profile)"), "the model line");

@@ -97,7 +97,7 @@ pub fn stderr_lines(file: &Path, r: &RunResult) -> Vec<String> {
     out
 }
 
-/// Fills the `bound`, `bound_mib_s` and `pct_of_bound` columns of a result of a run on the
+/// Fills the `bound`, `bound_mib_s`, `pct_of_bound` and `bound_hint` columns of a result of a run on the
 /// file the result names; leaves them empty without a profile. Says once on stderr when the
 /// profile is stale.
 pub fn annotate(r: &mut RunResult) {
@@ -109,6 +109,7 @@ pub fn annotate(r: &mut RunResult) {
     r.bound = e.as_ref().map(|e| e.prediction.bound.to_string());
     r.bound_mib_s = e.as_ref().map(|e| e.prediction.bound_mib_s);
     r.pct_of_bound = e.as_ref().map(|e| e.pct_of_bound);
+    r.bound_hint = e.and_then(|e| e.hint);
 }
 
 /// The one-line context for a stderr summary: `context: host, Linux …, 2× CPU, 24 GiB RAM |
