@@ -293,7 +293,12 @@ fn draw(chart: &Chart, out: &mut String) -> Result<(), Box<dyn std::error::Error
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.4))
             .label_font(("sans-serif", 13))
-            .position(SeriesLabelPosition::UpperRight)
+            // Block-size bars rise to the right; with a model line the upper left is free.
+            .position(if chart.model.is_empty() {
+                SeriesLabelPosition::UpperRight
+            } else {
+                SeriesLabelPosition::UpperLeft
+            })
             .draw()?;
     }
     root.present()?;
@@ -342,18 +347,22 @@ where
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], dark.stroke_width(2)));
         // The bound at the start of each stretch.
         let mut last = None;
-        for ((x, v, bound), p) in m.points.iter().zip(&pts) {
+        for ((_, v, bound), p) in m.points.iter().zip(&pts) {
             if last == Some(*bound) {
                 continue;
             }
             last = Some(*bound);
             let (px, py) = cc.backend_coord(p);
-            body.draw(&Text::new(
-                format!("{bound} ({} MiB/s)", fmt_value(*v)),
-                (px + 3, py - 4 - HEADER_PX as i32),
-                label_style.clone(),
+            let text = format!("{bound} ({} MiB/s)", fmt_value(*v));
+            // Above the line, on a light box so bars and whiskers do not cross the words
+            // (plotters writes 11 px text at about 5 px per character).
+            let (tx, ty) = (px + 4, py - 6 - HEADER_PX as i32);
+            let w = text.chars().count() as i32 * 5 + 6;
+            body.draw(&Rectangle::new(
+                [(tx - 2, ty - 13), (tx + w, ty + 2)],
+                WHITE.mix(0.85).filled(),
             ))?;
-            let _ = x;
+            body.draw(&Text::new(text, (tx, ty), label_style.clone()))?;
         }
     }
     Ok(())
