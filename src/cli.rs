@@ -37,6 +37,10 @@ pub struct Cli {
         conflicts_with = "dry_run"
     )]
     pub report: Option<PathBuf>,
+    /// With --batch: print one JSON document of the sweep (context, setup, every row, the
+    /// model's bounds) on stdout; the plan and summary table go to stderr
+    #[arg(long, requires = "batch")]
+    pub json: bool,
     /// With --batch: accept plans past the caps (100000 points per experiment, 24 h estimated),
     /// and with --report replace an existing report file
     #[arg(long, requires = "batch")]
@@ -204,6 +208,10 @@ pub struct FastArgs {
     /// road); default: half of the memory available
     #[arg(long, value_name = "SIZE")]
     pub max_memory: Option<String>,
+    /// Print one JSON document (context, setup, figures, the model's bound) on stdout instead
+    /// of the XOR alone
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `syscalls FILE [--seconds S]`
@@ -300,6 +308,7 @@ pub fn diskscope_main() -> ! {
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<i32> {
+    crate::explain::json::set_batch_json(cli.json);
     match cli.command {
         Some(Command::Run(a)) => commands::run::execute(&a),
         Some(Command::Run2(a)) => commands::run2::execute(&a),
@@ -312,6 +321,9 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Limits(a)) => crate::explain::limits::execute(&a),
         None => match cli.batch {
             Some(sweep) => match &cli.report {
+                _ if cli.json && cli.report.is_some() => Err(crate::config::usage(
+                    "--json: not with --report (the report embeds the figures); drop one",
+                )),
                 Some(report) if !cli.dry_run => crate::report::batch::run_with_report(
                     &sweep,
                     cli.out.as_deref(),

@@ -61,7 +61,7 @@ fn col(header: &[String], name: &str) -> usize {
 }
 
 /// The columns the issue asks for, in the order of the result type.
-const RUN_COLUMNS: [&str; 30] = [
+const RUN_COLUMNS: [&str; 31] = [
     "experiment",
     "host",
     "file",
@@ -92,6 +92,7 @@ const RUN_COLUMNS: [&str; 30] = [
     "bound",
     "bound_mib_s",
     "pct_of_bound",
+    "bound_hint",
 ];
 
 #[test]

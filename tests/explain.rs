@@ -292,6 +292,11 @@ fn ctrl_c_during_limits_removes_the_test_file_and_stores_no_profile() {
         // The measurement may have ended just before the signal: then it must be complete.
         assert!(err.contains("stored"), "{err}");
     } else {
+        assert_eq!(
+            status.code(),
+            Some(130),
+            "exits 130 as batch mode does: {err}"
+        );
         assert!(err.contains("interrupted"), "{err}");
         assert!(
             !cache.join("diskscope/profiles").exists() || {
@@ -304,4 +309,265 @@ fn ctrl_c_during_limits_removes_the_test_file_and_stores_no_profile() {
     }
     let left: Vec<_> = std::fs::read_dir(&work).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn the_explorers_scratch_file_leaves_a_tmpfs_temp_dir_for_a_disk_or_says_it_measures_ram() {
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() || !diskscope::explain::context::is_in_ram(shm) {
+        eprintln!("skipped: /dev/shm is not a tmpfs here");
+        return;
+    }
+    let disk = tmp();
+    if diskscope::explain::context::is_in_ram(disk.path()) {
+        eprintln!("skipped: the test directory is itself in RAM");
+        return;
+    }
+    use diskscope::explain::context::scratch_dir;
+    // A temp dir in RAM and a current directory on a disk with room: the disk.
+    let c = scratch_dir(shm, Some(disk.path()), 1 << 20);
+    assert_eq!(c.dir, disk.path());
+    assert!(c.note.unwrap().contains("in RAM"));
+    // Nowhere else to go (or no room there): it stays, and says what it measures.
+    for cwd in [None, Some(shm)] {
+        let c = scratch_dir(shm, cwd, 1 << 20);
+        assert_eq!(c.dir, shm);
+        assert!(c.note.unwrap().contains("measure memory, not a disk"));
+    }
+    let c = scratch_dir(shm, Some(disk.path()), u64::MAX / 4);
+    assert_eq!(c.dir, shm, "no room on the disk: stays, with the note");
+    // A temp dir on a disk is used as it is, silently.
+    let c = scratch_dir(disk.path(), Some(shm), 1 << 20);
+    assert_eq!((c.dir.as_path(), c.note), (disk.path(), None));
+}
+
+/// Stores the synthetic profile as the profile of the device under `dir`, in `cache`, as
+/// `diskscope limits` would (measured now, so it is not stale), its CPU and memory ceilings
+/// multiplied by `scale`.
+fn store_synthetic_profile(cache: &Path, dir: &Path, scale: f64) {
+    use diskscope::explain::profile::{now_unix_s, profile_file_name, Profile};
+    let mut p = Profile::synthetic_example();
+    for m in &mut p.methods {
+        m.ops_per_s *= scale;
+    }
+    for m in &mut p.memory {
+        m.copy_mib_s *= scale;
+        m.xor_mib_s *= scale;
+    }
+    p.context = Context::collect(dir);
+    p.measured_unix_s = now_unix_s();
+    let profiles = cache.join("diskscope/profiles");
+    std::fs::create_dir_all(&profiles).unwrap();
+    std::fs::write(
+        profiles.join(profile_file_name(&p.context)),
+        serde_json::to_string(&p).unwrap(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn fast_json_is_one_document_with_the_xor_the_figures_and_the_bound() {
+    let dir = tmp();
+    let f = p(&dir, "data.bin");
+    let data: Vec<u8> = (0..(1u32 << 20)).map(|i| (i * 7 + 3) as u8).collect();
+    std::fs::write(&f, &data).unwrap();
+    let plain = bin("fast")
+        .arg(&f)
+        .env("XDG_CACHE_HOME", p(&dir, "none"))
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(plain.status.success());
+    let xor = String::from_utf8_lossy(&plain.stdout).trim().to_string();
+    let err = String::from_utf8_lossy(&plain.stderr);
+    assert!(err.contains("context: "), "the context in one line: {err}");
+    let cache = p(&dir, "cache");
+    store_synthetic_profile(&cache, dir.path(), 1.0);
+    for road in ["pread", "mmap"] {
+        let out = bin("fast")
+            .arg(&f)
+            .args(["--road", road, "--json"])
+            .env("XDG_CACHE_HOME", &cache)
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{road}");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+        assert_eq!(doc["command"], "fast");
+        assert_eq!(doc["setup"]["road"], road);
+        let row = &doc["results"][0];
+        assert_eq!(row["xor"], xor.as_str(), "the same XOR on every road");
+        assert_eq!(row["bytes"], 1 << 20);
+        assert!(row["mib_s"].as_f64().unwrap() > 0.0);
+        assert!(row["bound"].as_str().unwrap().ends_with("-bound"), "{row}");
+        assert!(row["pct_of_bound"].as_f64().unwrap() > 0.0);
+        assert_eq!(doc["explanations"][0]["bound"], row["bound"]);
+        assert!(doc["context"]["filesystem"]["fs_type"].is_string());
+    }
+}
+
+#[test]
+fn locality_json_holds_every_pass_with_its_percentiles_and_the_summary() {
+    let dir = tmp();
+    let layout = p(&dir, "layout");
+    let out = bin("diskscope")
+        .args([
+            "locality",
+            "--files",
+            "40",
+            "--file-size",
+            "4K",
+            "--reps",
+            "2",
+        ])
+        .args([
+            "--order",
+            "sequential,random",
+            "--cache",
+            "warm",
+            "--json",
+            "--dir",
+        ])
+        .arg(&layout)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert_eq!(doc["command"], "locality");
+    assert_eq!(doc["setup"]["files"], 40);
+    let results = doc["results"].as_array().unwrap();
+    // 2 layouts x 2 orders x 2 repetitions.
+    assert_eq!(results.len(), 8, "{doc}");
+    let columns = diskscope::export::csv::header_of::<diskscope::measure::RunResult>().unwrap();
+    for r in results {
+        for c in &columns {
+            assert!(r.get(c).is_some(), "column {c} missing: {r}");
+        }
+        assert!(r["lat_p50_us"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    assert_eq!(doc["summary"].as_array().unwrap().len(), 4);
+    assert!(
+        err.contains("dir / packed") || err.contains("packed"),
+        "the table on stderr: {err}"
+    );
+    let _ = bin("diskscope")
+        .args(["locality", "--clean", "--dir"])
+        .arg(&layout)
+        .timeout(Duration::from_secs(30))
+        .output();
+}
+
+/// Every cell of a CSV row, as the JSON row has it (numbers compared as numbers, to the six
+/// significant digits the CSV writes).
+fn same_as_json(header: &[String], row: &csv::StringRecord, json: &serde_json::Value) -> bool {
+    header.iter().zip(row.iter()).all(|(h, cell)| {
+        let v = &json[h];
+        match v {
+            serde_json::Value::Null => cell.is_empty(),
+            serde_json::Value::Number(n) => cell
+                .parse::<f64>()
+                .is_ok_and(|c| (c - n.as_f64().unwrap()).abs() <= 1e-5 * c.abs().max(1e-3)),
+            serde_json::Value::Bool(b) => cell == b.to_string(),
+            serde_json::Value::String(s) => cell == s,
+            _ => false,
+        }
+    })
+}
+
+#[test]
+fn batch_json_and_context_json_hold_every_csv_figure_and_plots_draw_the_model_with_a_profile() {
+    let dir = tmp();
+    let sweep = p(&dir, "sweep.toml");
+    std::fs::write(
+        &sweep,
+        "name = \"bs\"\n[file]\ncreate = \"4M\"\n[[experiment]]\nname = \"block-size\"\n\
+         kind = \"throughput\"\nmethod = \"read\"\ncache = \"warm\"\n\
+         block_size = [\"64\", \"4K\", \"256K\"]\nreps = 2\nseconds = 0.1\n",
+    )
+    .unwrap();
+    let cache = p(&dir, "cache");
+    let run = |out: &Path, cache: &Path| {
+        bin("diskscope")
+            .arg("--batch")
+            .arg(&sweep)
+            .arg("--out")
+            .arg(out)
+            .arg("--json")
+            .env("XDG_CACHE_HOME", cache)
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap()
+    };
+    // Without a profile: the document and context.json, no model line.
+    let out = p(&dir, "plain");
+    let o = run(&out, &p(&dir, "none"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("sweep bs"), "the plan goes to stderr: {err}");
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is JSON");
+    let on_disk: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    assert_eq!(doc, on_disk, "sweep.json is the document printed");
+    let ctx: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("context.json")).unwrap()).unwrap();
+    assert!(ctx["filesystem"]["fs_type"].is_string(), "{ctx}");
+    assert_eq!(doc["context"], ctx);
+    let mut rdr = csv::Reader::from_path(out.join("block-size.csv")).unwrap();
+    let header: Vec<String> = rdr.headers().unwrap().iter().map(String::from).collect();
+    let rows: Vec<csv::StringRecord> = rdr.records().map(|r| r.unwrap()).collect();
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 6);
+    assert_eq!(results.len(), rows.len());
+    for row in &rows {
+        assert!(
+            results.iter().any(|j| same_as_json(&header, row, j)),
+            "no JSON row holds {row:?}"
+        );
+    }
+    let svg = std::fs::read_to_string(out.join("block-size.svg")).unwrap();
+    assert!(!svg.contains("model (limits profile)"));
+    let fs = ctx["filesystem"]["fs_type"].as_str().unwrap();
+    assert!(svg.contains(fs), "the subtitle names the filesystem {fs}");
+
+    // With a profile a thousand times this machine: bound columns filled, an explanation per
+    // row, every point far below its bound and flagged with what to look at in the CSV and the
+    // JSON, and the model over the bars.
+    store_synthetic_profile(&cache, &out, 1000.0);
+    let out = p(&dir, "explained");
+    let o = run(&out, &cache);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for (r, e) in doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(doc["explanations"].as_array().unwrap())
+    {
+        assert!(r["bound"].as_str().unwrap().ends_with("-bound"), "{r}");
+        assert_eq!(r["bound"], e["bound"]);
+        assert!(r["pct_of_bound"].as_f64().unwrap() < 50.0, "{r}");
+        assert!(e["hint"].as_str().is_some_and(|h| !h.is_empty()), "{e}");
+    }
+    let mut rdr = csv::Reader::from_path(out.join("block-size.csv")).unwrap();
+    let hint = rdr
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == "bound_hint")
+        .unwrap();
+    for row in rdr.records() {
+        let row = row.unwrap();
+        assert!(
+            !row[hint].is_empty(),
+            "a point below half its bound says what to look at: {row:?}"
+        );
+    }
+    let svg = std::fs::read_to_string(out.join("block-size.svg")).unwrap();
+    assert!(svg.contains("model (limits profile)"), "the model line");
+    assert!(
+        svg.contains("syscall-bound ("),
+        "the 64-byte end names its bound"
+    );
 }

@@ -676,3 +676,152 @@ fn k_during_the_set_cancels_it_without_a_row_for_the_cut_test() {
     assert!(a.rows.is_empty(), "{:?}", a.rows);
     assert!(!a.kdm_running() && a.message.contains("cancelled"));
 }
+
+/// The "why" line and the context, with a synthetic profile so the test does not depend on a
+/// profile stored on this machine.
+mod why {
+    use super::*;
+    use diskscope::explain::context::{warnings_for, Context, Device, Filesystem};
+    use diskscope::explain::profile::Profile;
+
+    fn explained() -> App {
+        let mut a = app();
+        a.profile = Some((Profile::synthetic_example(), None));
+        a.context = Some(Context {
+            filesystem: Some(Filesystem {
+                fs_type: "ext4".into(),
+                mount_options: "rw,relatime".into(),
+                ..Default::default()
+            }),
+            device: Some(Device {
+                name: "vda".into(),
+                chain: vec!["vda".into()],
+                rotational: Some(false),
+                scheduler: Some("none".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        a
+    }
+
+    #[test]
+    fn the_why_line_names_the_bound_its_value_and_the_percentage_and_follows_the_knobs() {
+        let mut a = explained();
+        let id = started_id(&a.start());
+        // Before data: the bound of the settings. Pread 1 MiB, warm: copy + XOR at 4 GiB/s.
+        let screen = render(&a, 80, 24);
+        assert!(
+            screen.contains("why memory-bound: 4.0 GiB/s predicted"),
+            "{screen}"
+        );
+        // 3000 MiB/s measured of the 4096 predicted: 74% (the call costs a hair).
+        feed_run(&mut a, id, 10, 300, 200);
+        let screen = render(&a, 80, 24);
+        assert!(
+            screen.contains("why memory-bound 4.0 GiB/s · 74%"),
+            "{screen}"
+        );
+        let tall = render(&a, 80, 30);
+        assert!(
+            tall.contains("why   memory-bound: copy + XOR at 4.0 GiB/s"),
+            "{tall}"
+        );
+        assert!(tall.contains("(74%)"), "{tall}");
+        assert!(!tall.contains("below half"), "{tall}");
+        // Turning the block size down to 16 bytes turns the bound into the call rate.
+        a.handle_key(key(KeyCode::Char('b')));
+        for c in "16".chars() {
+            a.handle_key(key(KeyCode::Char(c)));
+        }
+        let id = started_id(&a.handle_key(key(KeyCode::Enter)));
+        let screen = render(&a, 80, 24);
+        assert!(screen.contains("why syscall-bound"), "{screen}");
+        feed_run(&mut a, id, 10, 1, 1);
+        let tall = render(&a, 80, 30);
+        assert!(
+            tall.contains("syscall-bound: 996 k ops/s × 16 = 15.2 MiB/s; measured 10.0 (66%)"),
+            "{tall}"
+        );
+        assert!(tall.contains("measured"), "{tall}");
+    }
+
+    #[test]
+    fn a_run_below_half_its_bound_is_flagged_with_what_to_look_at() {
+        let mut a = explained();
+        let id = started_id(&a.start());
+        // 1000 MiB/s of ~4090: 25%.
+        feed_run(&mut a, id, 10, 100, 200);
+        let screen = render(&a, 80, 24);
+        assert!(
+            screen.contains("⚠ memory-bound 4.0 GiB/s · 25%"),
+            "{screen}"
+        );
+        let tall = render(&a, 80, 30);
+        assert!(tall.contains("(25%)"), "{tall}");
+        assert!(tall.contains("below half its bound"), "{tall}");
+        assert!(tall.contains("another process"), "{tall}");
+    }
+
+    #[test]
+    fn without_a_profile_the_why_line_says_how_to_make_one() {
+        let mut a = app();
+        let id = started_id(&a.start());
+        feed_run(&mut a, id, 10, 300, 200);
+        let screen = render(&a, 80, 24);
+        assert!(
+            screen.contains("why no profile: run `diskscope limits FILE`"),
+            "{screen}"
+        );
+        let tall = render(&a, 80, 30);
+        assert!(
+            tall.contains("no profile: run `diskscope limits /data/big.bin`"),
+            "{tall}"
+        );
+    }
+
+    #[test]
+    fn writes_are_said_not_to_be_modelled() {
+        let mut a = explained();
+        a.start();
+        a.handle_key(key(KeyCode::Char('w')));
+        let screen = render(&a, 80, 30);
+        assert!(screen.contains("writes are not modelled"), "{screen}");
+    }
+
+    #[test]
+    fn the_status_line_and_context_row_show_filesystem_and_device_and_warn_of_a_tmpfs() {
+        let a = explained();
+        let screen = render(&a, 80, 24);
+        let top = screen.lines().next().unwrap();
+        assert!(top.contains("│ ext4 on vda"), "{top}");
+        let tall = render(&a, 80, 30);
+        assert!(
+            tall.contains("where ext4 (rw,relatime) on vda: non-rotational, none"),
+            "{tall}"
+        );
+        let mut a = app();
+        let fs = Filesystem {
+            fs_type: "tmpfs".into(),
+            mount_options: "rw".into(),
+            ..Default::default()
+        };
+        a.context = Some(Context {
+            warnings: warnings_for(Some(&fs), None),
+            filesystem: Some(fs),
+            ..Default::default()
+        });
+        for screen in [render(&a, 80, 24), render(&a, 80, 30)] {
+            let top = screen.lines().next().unwrap();
+            assert!(
+                top.contains("│ ⚠"),
+                "the warning is on the status line: {top}"
+            );
+            let line = screen.lines().find(|l| l.starts_with("where"));
+            if let Some(line) = line {
+                assert!(line.contains("⚠"), "{line}");
+                assert!(line.contains("in RAM"), "{line}");
+            }
+        }
+    }
+}

@@ -200,13 +200,25 @@ pub fn execute(a: &FastArgs) -> anyhow::Result<i32> {
             eprintln!("fast: {line}");
         }
     })?;
-    println_stdout(&format_xor(report.xor))?;
     let seconds = started.elapsed().as_secs_f64();
-    eprintln!("{}", report.summary(seconds));
     let (road, t, bs) = (report.road.as_str(), report.threads, report.block_bytes);
     let qd = settings.queue_depth;
-    if let Some(l) = crate::explain::fast_line(&a.file, road, t, bs, qd, report.bytes, seconds) {
-        eprintln!("{l}");
+    let e = crate::explain::fast_explanation(&a.file, road, t, bs, qd, report.bytes, seconds);
+    if a.json {
+        println_stdout(&crate::explain::json::fast_document(
+            &a.file,
+            &report,
+            qd,
+            seconds,
+            e.as_ref(),
+        )?)?;
+    } else {
+        println_stdout(&format_xor(report.xor))?;
+    }
+    eprintln!("{}", report.summary(seconds));
+    eprintln!("{}", crate::explain::context_line(&a.file));
+    if let Some(e) = e {
+        eprintln!("fast: {}", e.line);
     }
     Ok(0)
 }

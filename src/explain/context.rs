@@ -146,6 +146,36 @@ impl Context {
     }
 }
 
+impl Context {
+    /// The file's storage in a few words, for a one-line panel: `ext4 (rw,relatime) on vda
+    /// (QEMU HARDDISK): rotational, mq-deadline, read_ahead 8192 KiB`, or `tmpfs (rw)` where
+    /// no device is under it; `filesystem unknown` when nothing was found.
+    pub fn storage_summary(&self) -> String {
+        let mut s = match &self.filesystem {
+            Some(fs) => format!("{} ({})", fs.fs_type, fs.mount_options),
+            None => "filesystem unknown".to_string(),
+        };
+        if let Some(d) = &self.device {
+            s.push_str(&format!(" on {}", d.chain.join("→")));
+            if let Some(m) = &d.model {
+                s.push_str(&format!(" ({m})"));
+            }
+            s.push_str(match d.rotational {
+                Some(true) => ": rotational",
+                Some(false) => ": non-rotational",
+                None => ":",
+            });
+            if let Some(sch) = &d.scheduler {
+                s.push_str(&format!(", {sch}"));
+            }
+            if let Some(n) = d.read_ahead_kb {
+                s.push_str(&format!(", read_ahead {n} KiB"));
+            }
+        }
+        s
+    }
+}
+
 impl fmt::Display for Context {
     /// One line: `host, Linux 6.8, 2× Intel Xeon, 23.5 GiB | ext4 (rw,relatime) on vda: ssd, ...`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -199,6 +229,79 @@ impl fmt::Display for Context {
             write!(f, " | warning: {w}")?;
         }
         Ok(())
+    }
+}
+
+/// Whether `dir` is on a filesystem that keeps its files in RAM (tmpfs, ramfs, ...).
+pub fn is_in_ram(dir: &Path) -> bool {
+    Context::collect(dir)
+        .filesystem
+        .is_some_and(|f| RAM_FS.contains(&f.fs_type.as_str()))
+}
+
+/// Where the explorer's default scratch file goes, and what to say about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScratchDir {
+    pub dir: PathBuf,
+    /// Said when the choice is not the plain temp directory, or when the file will be in RAM.
+    pub note: Option<String>,
+}
+
+/// Free bytes for an unprivileged user on the filesystem of `dir`.
+fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a zeroed statvfs is a valid value for this plain C struct.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is NUL-terminated and `st` a writable statvfs; statvfs only writes into it.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
+    (rc == 0).then(|| st.f_bavail as u64 * st.f_frsize as u64)
+}
+
+/// Whether this process may create files in `dir`.
+fn writable(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a valid NUL-terminated path; access(2) reads it only.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
+}
+
+/// The directory for the explorer's default scratch file of `needed_bytes`. A scratch file in a
+/// tmpfs `/tmp` would make every "cold" run measure RAM while the screen says "disk", so when
+/// `temp` is in RAM the current directory `cwd` is preferred if it is on a real filesystem,
+/// writable, and has room (twice the file); otherwise the temp directory stays, with a note that
+/// says the numbers are RAM's.
+pub fn scratch_dir(temp: &Path, cwd: Option<&Path>, needed_bytes: u64) -> ScratchDir {
+    if !is_in_ram(temp) {
+        return ScratchDir {
+            dir: temp.to_path_buf(),
+            note: None,
+        };
+    }
+    if let Some(cwd) = cwd.filter(|c| {
+        !is_in_ram(c)
+            && writable(c)
+            && free_bytes(c).is_some_and(|f| f >= needed_bytes.saturating_mul(2))
+    }) {
+        return ScratchDir {
+            dir: cwd.to_path_buf(),
+            note: Some(format!(
+                "{} is in RAM (tmpfs), so the scratch file goes to the current directory {} \
+                 to measure a disk; give a FILE to choose",
+                temp.display(),
+                cwd.display()
+            )),
+        };
+    }
+    ScratchDir {
+        dir: temp.to_path_buf(),
+        note: Some(format!(
+            "the scratch file is in {} on tmpfs: it lives in RAM, so its numbers (cold ones too) \
+             measure memory, not a disk; run from a directory on a disk, or give a FILE there",
+            temp.display()
+        )),
     }
 }
 

@@ -76,3 +76,119 @@ pub fn run_document(
         notes,
     )
 }
+
+/// The document of a `fast` run: its road and setup, the XOR and the figures (fast keeps no
+/// latency histogram: it times the whole pass), and the model's explanation.
+pub fn fast_document(
+    file: &Path,
+    report: &crate::commands::fast::Report,
+    queue_depth: u32,
+    seconds: f64,
+    explanation: Option<&Explanation>,
+) -> anyhow::Result<String> {
+    let ctx = Context::collect(file);
+    let setup = json!({
+        "file": file.display().to_string(),
+        "road": report.road.as_str(),
+        "threads": report.threads,
+        "block_size_bytes": report.block_bytes,
+        "queue_depth": queue_depth,
+        "why_this_road": report.reason,
+    });
+    let mib_s = report.bytes as f64 / (1024.0 * 1024.0) / seconds.max(1e-9);
+    let row = json!({
+        "xor": crate::xor::format_xor(report.xor),
+        "bytes": report.bytes,
+        "seconds": seconds,
+        "mib_s": mib_s,
+        "gib_s": mib_s / 1024.0,
+        "bound": explanation.map(|e| e.prediction.bound.to_string()),
+        "bound_mib_s": explanation.map(|e| e.prediction.bound_mib_s),
+        "pct_of_bound": explanation.map(|e| e.pct_of_bound),
+    });
+    document(
+        "fast",
+        &ctx,
+        setup,
+        &[row],
+        &[explanation.cloned()],
+        &["fast times one whole pass: no per-operation latency percentiles".to_string()],
+    )
+}
+
+/// `diskscope --batch SWEEP --json`: the document goes to stdout and the plan and summary
+/// table to stderr. Set once by the command line before the sweep starts.
+static BATCH_JSON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Asks batch mode for its JSON document on stdout (`--json`).
+pub fn set_batch_json(on: bool) {
+    BATCH_JSON.store(on, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Whether batch mode prints its JSON document on stdout.
+pub fn batch_json() -> bool {
+    BATCH_JSON.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// The companions of a sweep's CSVs in its output directory: `context.json` (where it ran: the
+/// machine, the test file's filesystem and device, warnings) and `sweep.json`, one document
+/// with the context, the setup of every experiment, every row of every CSV (latency
+/// percentiles and the bound columns included) and the explanation of each run row. Returns
+/// the files written and the document (printed on stdout with `--json`).
+pub fn write_sweep_documents(
+    dir: &Path,
+    plan: &crate::sweep::plan::Plan,
+    done: &[(
+        &crate::sweep::plan::Experiment,
+        &crate::sweep::output::Collected,
+    )],
+) -> anyhow::Result<(Vec<std::path::PathBuf>, String)> {
+    use anyhow::Context as _;
+    let at = plan
+        .file
+        .as_ref()
+        .map(|f| f.path.clone())
+        .filter(|p| p.exists())
+        .unwrap_or_else(|| dir.to_path_buf());
+    let ctx = Context::collect(&at);
+    let setup = json!({
+        "sweep": plan.name,
+        "description": plan.description,
+        "file": plan.file.as_ref().map(|f| json!({
+            "path": f.path.display().to_string(),
+            "size_bytes": f.size_bytes,
+            "created_by_diskscope": f.create,
+        })),
+        "out_dir": dir.display().to_string(),
+        "experiments": plan.experiments.iter().map(|x| json!({
+            "name": x.name,
+            "kind": format!("{:?}", x.kind).to_lowercase(),
+            "reps": x.reps,
+            "seconds": x.seconds,
+            "points": x.points.iter().map(setup_of).collect::<Vec<_>>(),
+            "notes": x.notes,
+        })).collect::<Vec<_>>(),
+    });
+    let runs: Vec<&RunResult> = done.iter().flat_map(|(_, c)| &c.runs).collect();
+    let explanations: Vec<Option<Explanation>> = runs
+        .iter()
+        .map(|r| super::explain_file_result(Path::new(&r.file), r))
+        .collect();
+    let syscalls: Vec<&crate::export::SyscallRow> =
+        done.iter().flat_map(|(_, c)| &c.syscalls).collect();
+    let doc = document("batch", &ctx, setup, &runs, &explanations, &[])?;
+    let mut v: Value = serde_json::from_str(&doc)?;
+    v["syscalls"] = serde_json::to_value(&syscalls)?;
+    let doc = serde_json::to_string_pretty(&v)?;
+    let mut written = Vec::new();
+    for (name, text) in [
+        ("context.json", serde_json::to_string_pretty(&ctx)?),
+        ("sweep.json", doc.clone()),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, format!("{text}\n"))
+            .with_context(|| format!("writing {}", path.display()))?;
+        written.push(path);
+    }
+    Ok((written, doc))
+}

@@ -133,7 +133,16 @@ pub fn execute(a: &LimitsArgs) -> anyhow::Result<i32> {
     let budget = if a.quick { QUICK } else { FULL };
     let stop = stop_flag();
     let started = Instant::now();
-    let p = measure(a.file.as_deref(), &where_, ctx, budget, &stop)?;
+    let p = match measure(a.file.as_deref(), &where_, ctx, budget, &stop) {
+        Ok(p) => p,
+        // Ctrl-C: the test file is already removed (dropped with the error) and nothing was
+        // stored; exit as batch mode does.
+        Err(_) if stop.load(Ordering::SeqCst) => {
+            eprintln!("limits: interrupted; no profile stored, the test file was removed");
+            return Ok(crate::sweep::EXIT_INTERRUPTED);
+        }
+        Err(e) => return Err(e),
+    };
     let path = profile::store(&p)?;
     print_profile(&p, a.json)?;
     eprintln!(

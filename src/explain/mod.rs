@@ -47,16 +47,44 @@ pub fn profile_for(file: &Path) -> Option<Loaded> {
         .clone()
 }
 
+/// The file's storage for a plot subtitle: `ext4 on vda`, with the RAM/network warning when
+/// there is one (`tmpfs: in RAM`). Looked up on the nearest existing ancestor when the file is
+/// gone (a sweep's test file is removed before its plots are drawn); cached per path.
+pub fn storage_of(file: &Path) -> Option<String> {
+    static SEEN: Mutex<Option<HashMap<PathBuf, Option<String>>>> = Mutex::new(None);
+    let mut guard = SEEN.lock().ok()?;
+    let map = guard.get_or_insert_with(HashMap::new);
+    map.entry(file.to_path_buf())
+        .or_insert_with(|| {
+            let at = file.ancestors().find(|a| a.exists())?;
+            let ctx = Context::collect(at);
+            let fs = ctx.filesystem.as_ref()?;
+            let mut s = fs.fs_type.clone();
+            if let Some(d) = &ctx.device {
+                s.push_str(&format!(" on {}", d.chain.join("→")));
+                if let Some(m) = &d.model {
+                    s.push_str(&format!(" ({m})"));
+                }
+            }
+            if !ctx.warnings.is_empty() {
+                s.push_str(" (⚠ in RAM, overlay or remote: not a plain local disk)");
+            }
+            Some(s)
+        })
+        .clone()
+}
+
 /// The explanation of a result of a run on `file`, when a profile exists and the model covers it.
 pub fn explain_file_result(file: &Path, r: &RunResult) -> Option<Explanation> {
     let (p, _) = profile_for(file)?;
     model::explain_result(&p, r)
 }
 
-/// Lines for stderr after a run: the one-liner and a staleness warning; empty without a profile.
+/// Lines for stderr after a run: the context in one line, then (with a profile) the one-liner
+/// and a staleness warning.
 pub fn stderr_lines(file: &Path, r: &RunResult) -> Vec<String> {
     let Some((p, stale)) = profile_for(file) else {
-        return Vec::new();
+        return vec![context_line(file)];
     };
     let mut out: Vec<String> = model::explain_result(&p, r)
         .map(|e| e.line)
@@ -65,10 +93,11 @@ pub fn stderr_lines(file: &Path, r: &RunResult) -> Vec<String> {
     if let (false, Some(s)) = (out.is_empty(), stale) {
         out.push(format!("warning: {s}"));
     }
+    out.insert(0, context_line(file));
     out
 }
 
-/// Fills the `bound`, `bound_mib_s` and `pct_of_bound` columns of a result of a run on the
+/// Fills the `bound`, `bound_mib_s`, `pct_of_bound` and `bound_hint` columns of a result of a run on the
 /// file the result names; leaves them empty without a profile. Says once on stderr when the
 /// profile is stale.
 pub fn annotate(r: &mut RunResult) {
@@ -80,6 +109,13 @@ pub fn annotate(r: &mut RunResult) {
     r.bound = e.as_ref().map(|e| e.prediction.bound.to_string());
     r.bound_mib_s = e.as_ref().map(|e| e.prediction.bound_mib_s);
     r.pct_of_bound = e.as_ref().map(|e| e.pct_of_bound);
+    r.bound_hint = e.and_then(|e| e.hint);
+}
+
+/// The one-line context for a stderr summary: `context: host, Linux …, 2× CPU, 24 GiB RAM |
+/// ext4 (rw,relatime) on vda: …` with the RAM/network warning at the end when there is one.
+pub fn context_line(file: &Path) -> String {
+    format!("context: {}", Context::collect(file))
 }
 
 /// The stderr line for `fast`: its road as a model point. `road` is the road's name (mmap,
@@ -93,6 +129,28 @@ pub fn fast_line(
     bytes: u64,
     seconds: f64,
 ) -> Option<String> {
+    fast_explanation(
+        file,
+        road,
+        threads,
+        block_bytes,
+        queue_depth,
+        bytes,
+        seconds,
+    )
+    .map(|e| format!("fast: {}", e.line))
+}
+
+/// The explanation of a `fast` run (see [`fast_line`]), for its JSON document.
+pub fn fast_explanation(
+    file: &Path,
+    road: &str,
+    threads: usize,
+    block_bytes: usize,
+    queue_depth: u32,
+    bytes: u64,
+    seconds: f64,
+) -> Option<Explanation> {
     let (p, _) = profile_for(file)?;
     let (method, cold, direct, bs) = match road {
         // One mapping, XORed in 8 MiB chunks: per-call cost is one chunk's.
@@ -114,5 +172,5 @@ pub fn fast_line(
         random: false,
     };
     let measured = bytes as f64 / (1024.0 * 1024.0) / seconds.max(1e-9);
-    model::explain(&p, &pt, measured).map(|e| format!("fast: {}", e.line))
+    model::explain(&p, &pt, measured)
 }

@@ -357,7 +357,7 @@ fn format_rate(v: f64, unit: &str) -> String {
 }
 
 /// A throughput in GiB/s from 1 GiB/s, else MiB/s; `unit` false drops the unit (same scale).
-fn format_mib_s(v: f64, scale_of: f64, unit: bool) -> String {
+pub fn format_mib_s(v: f64, scale_of: f64, unit: bool) -> String {
     let (x, u) = if scale_of >= 1024.0 {
         (v / 1024.0, "GiB/s")
     } else {

@@ -111,6 +111,43 @@ pub struct Profile {
 }
 
 impl Profile {
+    /// A synthetic profile with round ceilings, for tests and examples of the front ends (the
+    /// UI's "why" line, the model line on plots) that must not depend on the machine's cache:
+    /// 1 M read calls/s, copy and XOR at 8 GiB/s each on one thread (32 on four), a device of
+    /// 1 GiB/s and 10k IOPS at QD 1, 3 GiB/s and 50k IOPS at QD 32, readahead at 900 MiB/s.
+    pub fn synthetic_example() -> Profile {
+        let method = |method, ops_per_s| MethodCost { method, ops_per_s };
+        let memory = |threads, mib_s| MemoryCeiling {
+            threads,
+            copy_mib_s: mib_s,
+            xor_mib_s: mib_s,
+            read_levels: vec![],
+        };
+        Profile {
+            version: PROFILE_VERSION,
+            measured_unix_s: 0,
+            context: Context {
+                cpu_count: 4,
+                ..Default::default()
+            },
+            methods: vec![
+                method(Method::Read, 1e6),
+                method(Method::Pread, 1e6),
+                method(Method::Mmap, 1e8),
+                method(Method::IoUring, 5e5),
+            ],
+            memory: vec![memory(1, 8192.0), memory(4, 32768.0)],
+            device: Some(DeviceCeiling {
+                seq_qd1_mib_s: 1024.0,
+                seq_qd32_mib_s: 3072.0,
+                rand4k_qd1_iops: 10_000.0,
+                rand4k_qd32_iops: 50_000.0,
+            }),
+            cold_readahead_mib_s: Some(900.0),
+            notes: vec![],
+        }
+    }
+
     /// Operations per second of one thread of `method` (the closest method measured otherwise).
     pub fn ops_per_s(&self, method: Method) -> Option<f64> {
         self.methods

@@ -3,6 +3,11 @@
 //! setting that varies (block size on a log2 axis for most lab figures), and every other setting
 //! that varies within a category becomes a series. So "throughput vs block size", "cold vs warm
 //! side by side" and "block size x threads" are the same builder on different sweeps.
+//!
+//! When a `diskscope limits` profile exists for the measured file's device, block-size charts
+//! also carry the model's prediction per series ([`ModelLine`]), drawn as a line over the bars:
+//! where it bends the bound changes (syscall- to memory- or device-bound), and a bar far below
+//! it is a point worth a second look.
 
 use super::csv::SyscallRow;
 use crate::measure::stats::Stats;
@@ -128,6 +133,19 @@ pub struct Chart {
     pub y_label: String,
     pub categories: Vec<Category>,
     pub series: Vec<Series>,
+    /// The model's predicted throughput drawn over block-size bars, one line per series that a
+    /// `limits` profile covers; empty without a profile or on other axes.
+    pub model: Vec<ModelLine>,
+}
+
+/// The model's prediction (see `explain::model`) over a block-size series: where the bars
+/// should reach if nothing else is in the way, and which limit bounds each stretch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelLine {
+    /// Index of the series in [`Chart::series`] the line belongs to.
+    pub series: usize,
+    /// `(x position: log2 of the block size, predicted MiB/s, bound)`, ascending in x.
+    pub points: Vec<(f64, f64, crate::explain::model::Bound)>,
 }
 
 /// Distinct values of `dim` in first-seen order.
@@ -145,6 +163,20 @@ fn distinct(rows: &[&RunResult], dim: Dim) -> Vec<(String, Option<u64>)> {
 /// Throughput (MiB/s) chart of result rows; failed rows are left out. `x_pref`: dimensions to
 /// try for the x axis, in order. None when no row succeeded.
 pub fn throughput_chart(title: &str, rows: &[RunResult], x_pref: &[Dim]) -> Option<Chart> {
+    throughput_chart_with(title, rows, x_pref, &|r: &RunResult| {
+        crate::explain::profile_for(std::path::Path::new(&r.file)).map(|(p, _)| p)
+    })
+}
+
+/// [`throughput_chart`] with the profile of a row's file given by `profile_of` (the stored
+/// `limits` profile there; a synthetic one in tests). Block-size charts get a model line per
+/// series the profile covers, and the subtitle names the file's filesystem and device.
+pub fn throughput_chart_with(
+    title: &str,
+    rows: &[RunResult],
+    x_pref: &[Dim],
+    profile_of: &dyn Fn(&RunResult) -> Option<crate::explain::profile::Profile>,
+) -> Option<Chart> {
     let rows: Vec<&RunResult> = rows.iter().filter(|r| r.error.is_empty()).collect();
     if rows.is_empty() {
         return None;
@@ -214,9 +246,27 @@ pub fn throughput_chart(title: &str, rows: &[RunResult], x_pref: &[Dim]) -> Opti
         })
         .collect();
     let log2 = x == Some(Dim::BlockSize);
+    let model = if log2 {
+        keys.iter()
+            .enumerate()
+            .filter_map(|(si, k)| {
+                let first = rows.iter().find(|r| key_of(r) == *k)?;
+                model_line(si, first, &cats, &profile_of(first)?)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut subtitle = subtitle_of(rows.iter().copied());
+    if let Some(storage) = rows
+        .first()
+        .and_then(|r| crate::explain::storage_of(std::path::Path::new(&r.file)))
+    {
+        subtitle = format!("{storage} · {subtitle}");
+    }
     Some(Chart {
         title: title.to_string(),
-        subtitle: subtitle_of(rows.iter().copied()),
+        subtitle,
         y_scale: YScale::Auto,
         x_label: x.map(Dim::axis_label).unwrap_or("").to_string(),
         y_label: "MiB/s (bar: mean, dot: median, whisker: min–max)".into(),
@@ -232,7 +282,37 @@ pub fn throughput_chart(title: &str, rows: &[RunResult], x_pref: &[Dim]) -> Opti
             })
             .collect(),
         series,
+        model,
     })
+}
+
+/// The model line of one series: predictions at every block size from the smallest to the
+/// largest category in steps of √2 (so the bend between two bars shows), None when the profile
+/// does not cover the series (writes, direct reads without device figures).
+fn model_line(
+    series: usize,
+    first: &RunResult,
+    cats: &[(String, Option<u64>)],
+    profile: &crate::explain::profile::Profile,
+) -> Option<ModelLine> {
+    let base = crate::explain::model::Point::of_result(first)?;
+    let sizes: Vec<u64> = cats.iter().filter_map(|c| c.1).collect();
+    let (lo, hi) = (*sizes.iter().min()?, *sizes.iter().max()?);
+    let mut dense: Vec<u64> = sizes.clone();
+    let mut v = lo as f64;
+    while v < hi as f64 {
+        dense.push(v.round() as u64);
+        v *= std::f64::consts::SQRT_2;
+    }
+    dense.retain(|b| *b >= 1);
+    dense.sort_unstable();
+    dense.dedup();
+    let points: Vec<(f64, f64, crate::explain::model::Bound)> =
+        crate::explain::model::predict_curve(profile, &base, &dense)
+            .into_iter()
+            .map(|(bs, pr)| ((bs as f64).log2(), pr.bound_mib_s, pr.bound))
+            .collect();
+    (points.len() >= 2).then_some(ModelLine { series, points })
 }
 
 /// `host · file (size) · 5 reps · 2026-11-22` from the rows themselves: every distinct host
@@ -359,6 +439,7 @@ pub fn syscalls_chart(title: &str, rows: &[SyscallRow]) -> Option<Chart> {
             name: "ns per call".into(),
             cells,
         }],
+        model: Vec::new(),
     })
 }
 

@@ -444,8 +444,14 @@ mod tests {
         assert!(h.iter().any(|c| c == "lat_p999_us"));
         // The explanation columns (empty without a limits profile) close the row.
         assert_eq!(
-            h[h.len() - 4..],
-            ["error", "bound", "bound_mib_s", "pct_of_bound"]
+            h[h.len() - 5..],
+            [
+                "error",
+                "bound",
+                "bound_mib_s",
+                "pct_of_bound",
+                "bound_hint"
+            ]
         );
         let text = to_csv(&[row(1, 1, 1.0)]).unwrap();
         assert_eq!(text.lines().next().unwrap(), h.join(","));

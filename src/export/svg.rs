@@ -79,10 +79,21 @@ impl YAxis {
             .iter()
             .flat_map(|s| s.cells.iter().flatten())
             .collect();
-        let max = cells.iter().map(|c| c.max).fold(0.0, f64::max);
+        // The model line must fit too: a bar far below its bound still shows the bound.
+        let model = chart
+            .model
+            .iter()
+            .flat_map(|m| m.points.iter().map(|p| p.1))
+            .filter(|v| v.is_finite() && *v > 0.0);
+        let max = cells
+            .iter()
+            .map(|c| c.max)
+            .chain(model.clone())
+            .fold(0.0, f64::max);
         let min_pos = cells
             .iter()
             .flat_map(|c| [c.mean, c.min])
+            .chain(model)
             .filter(|v| *v > 0.0)
             .fold(f64::INFINITY, f64::min);
         let min_mean = cells
@@ -273,15 +284,87 @@ fn draw(chart: &Chart, out: &mut String) -> Result<(), Box<dyn std::error::Error
             ))?;
         }
     }
-    if chart.series.len() > 1 || chart.series.first().is_some_and(|s| s.name != "all") {
+    draw_model(chart, &mut cc, &body, &y, gap, bar_w)?;
+    if !chart.model.is_empty()
+        || chart.series.len() > 1
+        || chart.series.first().is_some_and(|s| s.name != "all")
+    {
         cc.configure_series_labels()
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.4))
             .label_font(("sans-serif", 13))
-            .position(SeriesLabelPosition::UpperRight)
+            // Block-size bars rise to the right; with a model line the upper left is free.
+            .position(if chart.model.is_empty() {
+                SeriesLabelPosition::UpperRight
+            } else {
+                SeriesLabelPosition::UpperLeft
+            })
             .draw()?;
     }
     root.present()?;
+    Ok(())
+}
+
+/// The model's prediction over each series' bars: a line through the bars' centres (dark, in
+/// the series' colour), the bound named where each stretch starts, so the bend from
+/// syscall- to memory- or device-bound reads off the plot.
+fn draw_model<DB: DrawingBackend>(
+    chart: &Chart,
+    cc: &mut ChartContext<
+        '_,
+        DB,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    body: &DrawingArea<DB, plotters::coord::Shift>,
+    y: &YAxis,
+    gap: f64,
+    bar_w: f64,
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    DB::ErrorType: 'static,
+{
+    let label_style = TextStyle::from(("sans-serif", 11).into_font())
+        .color(&RGBColor(20, 20, 20))
+        .pos(Pos::new(HPos::Left, VPos::Bottom));
+    for m in &chart.model {
+        let shift = -0.4 * gap + (m.series as f64 + 0.5) * bar_w;
+        let color = COLORS[m.series % COLORS.len()];
+        let dark = RGBColor(color.0 / 2, color.1 / 2, color.2 / 2);
+        let pts: Vec<(f64, f64)> = m
+            .points
+            .iter()
+            .map(|(x, v, _)| (x + shift, y.at(*v)))
+            .collect();
+        let name = match chart.series.get(m.series) {
+            Some(s) if chart.model.len() > 1 => format!("model: {}", s.name),
+            _ => "model (limits profile)".to_string(),
+        };
+        cc.draw_series(std::iter::once(PathElement::new(
+            pts.clone(),
+            dark.stroke_width(2),
+        )))?
+        .label(name)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], dark.stroke_width(2)));
+        // The bound at the start of each stretch.
+        let mut last = None;
+        for ((_, v, bound), p) in m.points.iter().zip(&pts) {
+            if last == Some(*bound) {
+                continue;
+            }
+            last = Some(*bound);
+            let (px, py) = cc.backend_coord(p);
+            let text = format!("{bound} ({} MiB/s)", fmt_value(*v));
+            // Above the line, on a light box so bars and whiskers do not cross the words
+            // (plotters writes 11 px text at about 5 px per character).
+            let (tx, ty) = (px + 4, py - 6 - HEADER_PX as i32);
+            let w = text.chars().count() as i32 * 5 + 6;
+            body.draw(&Rectangle::new(
+                [(tx - 2, ty - 13), (tx + w, ty + 2)],
+                WHITE.mix(0.85).filled(),
+            ))?;
+            body.draw(&Text::new(text, (tx, ty), label_style.clone()))?;
+        }
+    }
     Ok(())
 }
 
@@ -319,6 +402,7 @@ mod tests {
                     cells: vec![Some(Stats::of(&[3.0])), Some(Stats::of(&[4.0, 6.0]))],
                 },
             ],
+            model: Vec::new(),
         };
         let svg = render(&chart).unwrap();
         assert!(svg.starts_with("<svg"), "{}", &svg[..80]);
@@ -354,6 +438,7 @@ mod tests {
                 name: "all".into(),
                 cells: values.iter().map(|(v, _)| Some(Stats::of(&[*v]))).collect(),
             }],
+            model: Vec::new(),
         }
     }
 
@@ -393,5 +478,71 @@ mod tests {
         assert_eq!(fmt_value(10_512.0), "10.5k");
         assert_eq!(fmt_value(12.51), "12.5");
         assert_eq!(fmt_value(0.04213), "0.0421");
+    }
+
+    /// Warm `read` rows of a block-size sweep, 1 B to 64 MiB, at 60% of the synthetic model.
+    fn block_size_rows() -> Vec<crate::measure::RunResult> {
+        let p = crate::explain::profile::Profile::synthetic_example();
+        (0..=26)
+            .step_by(2)
+            .map(|k| {
+                let mut r = crate::measure::RunResult {
+                    experiment: "block-size".into(),
+                    file: "/nonexistent/diskscope-test.bin".into(),
+                    operation: "read".into(),
+                    method: "read".into(),
+                    pattern: "sequential".into(),
+                    cache: "warm".into(),
+                    block_size_bytes: 1 << k,
+                    threads: 1,
+                    queue_depth: 1,
+                    rep: 1,
+                    seconds: 1.0,
+                    ..Default::default()
+                };
+                let pt = crate::explain::model::Point::of_result(&r).unwrap();
+                r.mib_s = 0.6 * crate::explain::model::predict(&p, &pt).unwrap().bound_mib_s;
+                r
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_block_size_plot_draws_the_model_over_the_bars_and_names_where_the_bound_turns() {
+        use crate::export::chart::{throughput_chart_with, Dim};
+        let rows = block_size_rows();
+        let chart = throughput_chart_with("part 3", &rows, &[Dim::BlockSize], &|_| {
+            Some(crate::explain::profile::Profile::synthetic_example())
+        })
+        .unwrap();
+        assert_eq!(chart.model.len(), 1);
+        let bounds: Vec<_> = chart.model[0].points.iter().map(|p| p.2).collect();
+        use crate::explain::model::Bound;
+        assert_eq!(bounds.first(), Some(&Bound::Syscall));
+        assert_eq!(bounds.last(), Some(&Bound::Memory));
+        let svg = render(&chart).unwrap();
+        assert!(svg.contains("model (limits profile)"), "legend");
+        assert!(
+            svg.contains("syscall-bound ("),
+            "the first stretch is named"
+        );
+        assert!(svg.contains("memory-bound ("), "where it turns is named");
+        // The line is one polyline through every predicted point.
+        let longest = svg
+            .lines()
+            .filter(|l| l.contains("<polyline"))
+            .map(|l| l.matches(',').count())
+            .max()
+            .unwrap_or(0);
+        assert!(
+            longest >= chart.model[0].points.len(),
+            "no polyline with {} points",
+            chart.model[0].points.len()
+        );
+        // Without a profile: the same bars, no model.
+        let plain = throughput_chart_with("part 3", &rows, &[Dim::BlockSize], &|_| None).unwrap();
+        assert!(plain.model.is_empty());
+        let svg = render(&plain).unwrap();
+        assert!(!svg.contains("model (limits profile)") && !svg.contains("-bound ("));
     }
 }

@@ -114,6 +114,7 @@ pub fn clients_chart(rows: &[RunResult]) -> Option<Chart> {
         y_scale: crate::export::chart::YScale::Auto,
         categories,
         series,
+        model: Vec::new(),
     })
 }
 

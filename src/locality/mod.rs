@@ -67,6 +67,10 @@ pub struct LocalityArgs {
     /// Remove the layout in --dir and exit
     #[arg(long)]
     pub clean: bool,
+    /// Print one JSON document (context, setup, every pass's figures and latency percentiles,
+    /// the summary rows) on stdout; the table then goes to stderr
+    #[arg(long)]
+    pub json: bool,
 }
 
 impl LocalityArgs {
@@ -127,9 +131,17 @@ pub fn execute(args: &LocalityArgs) -> anyhow::Result<i32> {
         },
     )?;
     let text = report::table(&passes, p.file_size_bytes);
-    let mut out = std::io::stdout().lock();
-    write!(out, "{text}")?;
-    out.flush()?;
+    if args.json {
+        eprint!("{text}");
+        let doc = report::json_document(&p, &passes, completed)?;
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{doc}")?;
+        out.flush()?;
+    } else {
+        let mut out = std::io::stdout().lock();
+        write!(out, "{text}")?;
+        out.flush()?;
+    }
     if !completed {
         if passes.is_empty() {
             eprintln!("interrupted before any repetition finished");

@@ -158,3 +158,51 @@ pub fn table(passes: &[Measured], file_size_bytes: u64) -> String {
     }
     out
 }
+
+/// `locality --json`: one document (see `explain::json`) with the context of the layout's
+/// directory, the parameters, every pass as a result row (the batch CSV's columns, latency
+/// percentiles included) and the summary rows of the table under `summary`.
+pub fn json_document(
+    p: &super::params::Params,
+    passes: &[Measured],
+    completed: bool,
+) -> anyhow::Result<String> {
+    let ctx = crate::explain::context::Context::collect(&p.dir);
+    let setup = serde_json::json!({
+        "dir": p.dir.display().to_string(),
+        "files": p.files,
+        "file_size_bytes": p.file_size_bytes,
+        "orders": p.orders.iter().map(|o| format!("{o:?}").to_lowercase()).collect::<Vec<_>>(),
+        "trace": p.trace.as_ref().map(|t| t.display().to_string()),
+        "reps": p.reps,
+        "caches": p.caches.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+        "pack_order": format!("{:?}", p.pack_order).to_lowercase(),
+        "fanout": p.fanout,
+        "seed": p.seed,
+        "completed": completed,
+    });
+    let results: Vec<&crate::measure::RunResult> = passes.iter().map(|m| &m.result).collect();
+    let summary: Vec<serde_json::Value> = rows(passes)
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "cache": r.cache, "order": r.order, "layout": r.layout, "reps": r.reps,
+                "accesses_per_rep": r.accesses_per_rep,
+                "total_ms_mean": r.total_ms.mean, "total_ms_stddev": r.total_ms.stddev,
+                "total_ms_min": r.total_ms.min, "total_ms_max": r.total_ms.max,
+                "lat_p50_us": r.p50_us, "lat_p99_us": r.p99_us, "mib_s_mean": r.mib_s_mean,
+            })
+        })
+        .collect();
+    let doc = crate::explain::json::document(
+        "locality",
+        &ctx,
+        setup,
+        &results,
+        &vec![None; results.len()],
+        &["locality passes are not modelled: many small files, not one block size".to_string()],
+    )?;
+    let mut v: serde_json::Value = serde_json::from_str(&doc)?;
+    v["summary"] = serde_json::Value::Array(summary);
+    Ok(serde_json::to_string_pretty(&v)?)
+}

@@ -66,6 +66,9 @@ pub struct RunResult {
     pub bound_mib_s: Option<f64>,
     /// Measured throughput as a share of `bound_mib_s`, percent; empty without a profile.
     pub pct_of_bound: Option<f64>,
+    /// Below half the bound: what to look at (misaligned blocks, split requests, page cache
+    /// churn, another process); empty otherwise or without a profile.
+    pub bound_hint: Option<String>,
     /// Fleet runs (MPI, see `src/fleet/`) only: the columns below are `None` outside a fleet and
     /// then left out of the CSV, so a single-process CSV keeps its header. A fleet CSV has them
     /// all; `Some(None)` is an empty cell.

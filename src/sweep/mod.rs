@@ -214,7 +214,12 @@ pub fn execute(
              with --features mpi; running as one process"
         );
     }
-    let mut stdout = std::io::stdout().lock();
+    // With --json the document owns stdout; the plan and the summary table go to stderr.
+    let mut stdout: Box<dyn Write> = if crate::explain::json::batch_json() {
+        Box::new(std::io::stderr())
+    } else {
+        Box::new(std::io::stdout().lock())
+    };
     write!(stdout, "{}", plan_text(&plan))?;
     stdout.flush()?;
     let estimate_s: f64 = plan.experiments.iter().filter_map(|x| x.estimate_s()).sum();
@@ -354,9 +359,14 @@ pub fn execute(
             .flat_map(|c| &c.syscalls)
             .filter(|r| !r.error.is_empty())
             .count();
+    let (docs, doc) = crate::explain::json::write_sweep_documents(dir, &plan, &done)?;
+    written.extend(docs);
     writeln!(stdout)?;
     write!(stdout, "{}", output::summary_text(&done))?;
     stdout.flush()?;
+    if crate::explain::json::batch_json() {
+        crate::commands::println_stdout(&doc)?;
+    }
     eprintln!("wrote {} files to {}/", written.len(), dir.display());
     if interrupted {
         eprintln!("interrupted: the CSVs hold the runs that finished before Ctrl-C");

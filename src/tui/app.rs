@@ -82,6 +82,12 @@ pub struct App {
     pub show_kdm: bool,
     /// Seconds per KDiskMark test.
     pub kdm_seconds: f64,
+    /// The `limits` profile of the explored file's device and, when it may be out of date, why;
+    /// loaded once at start ([`App::load_explain`]), None without one.
+    pub profile: Option<crate::explain::Loaded>,
+    /// Where the explored file lives (filesystem, device, RAM/network warnings), collected at
+    /// start; None until then.
+    pub context: Option<crate::explain::context::Context>,
     /// An action the event loop must carry out without a key (the set's next test).
     pending: Option<Action>,
     next_id: u64,
@@ -113,8 +119,64 @@ impl App {
             kdm_id: None,
             show_kdm: false,
             kdm_seconds: super::kdiskmark::DEFAULT_SECONDS,
+            profile: None,
+            context: None,
             pending: None,
             next_id: 1,
+        }
+    }
+
+    /// Loads what the "why" line and the context line need: the limits profile for the explored
+    /// file's device (from the user's cache; never measured here) and the file's context.
+    pub fn load_explain(&mut self) {
+        self.profile = crate::explain::profile_for(&self.file);
+        self.context = Some(crate::explain::context::Context::collect(&self.file));
+    }
+
+    /// The "why" line: the bound of the live run (or, before one has data, of the current
+    /// settings), its value and how close the run comes, with what to look at when it is below
+    /// half; or how to get a profile.
+    pub fn why(&self) -> Why {
+        let Some((profile, _)) = &self.profile else {
+            return Why::NoProfile;
+        };
+        let settings = self.live.as_ref().map_or(self.settings, |l| l.settings);
+        let spec = settings.spec(&self.file, &self.scratch, self.file_size_bytes);
+        let pt = crate::explain::model::Point::of_spec(&spec);
+        let measuring = self.live.as_ref().filter(|l| l.agg.ops > 0);
+        match measuring {
+            Some(seg) => match crate::explain::model::explain(profile, &pt, seg.mean_mib_s()) {
+                Some(e) => Why::Measured {
+                    short: format!(
+                        "{} {} · {:.0}%",
+                        e.prediction.bound,
+                        crate::explain::model::format_mib_s(
+                            e.prediction.bound_mib_s,
+                            e.prediction.bound_mib_s,
+                            true
+                        ),
+                        e.pct_of_bound
+                    ),
+                    low: e.hint.is_some(),
+                    line: crate::explain::model::one_liner(
+                        &e.prediction,
+                        &pt,
+                        e.measured_mib_s,
+                        e.pct_of_bound,
+                        None,
+                    ),
+                    hint: e.hint,
+                },
+                None => Why::NotModelled(not_modelled(&spec)),
+            },
+            None => match crate::explain::model::predict(profile, &pt) {
+                Some(pr) => Why::Predicted(format!(
+                    "{}: {} predicted for these settings",
+                    pr.bound,
+                    crate::explain::model::format_mib_s(pr.bound_mib_s, pr.bound_mib_s, true)
+                )),
+                None => Why::NotModelled(not_modelled(&spec)),
+            },
         }
     }
 
@@ -651,6 +713,36 @@ impl App {
     /// pass (see [`super::cache_watch`]).
     pub fn wants_periodic_eviction(&self) -> bool {
         self.wants_cold() && self.settings.pattern == Pattern::Random
+    }
+}
+
+/// What the "why" line says.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Why {
+    /// No `limits` profile for this device.
+    NoProfile,
+    /// The model's bound for the settings, before the run has data.
+    Predicted(String),
+    /// The bound next to the live run's mean, and what to look at below half of it.
+    Measured {
+        /// `memory-bound 4.0 GiB/s · 74%`, for the throughput panel.
+        short: String,
+        /// Below half the bound.
+        low: bool,
+        /// The one-liner every front end prints.
+        line: String,
+        hint: Option<String>,
+    },
+    /// The model does not cover the settings (writes; direct reads without device figures).
+    NotModelled(String),
+}
+
+/// Why the model has nothing to say about `spec`.
+fn not_modelled(spec: &RunSpec) -> String {
+    if spec.op == Op::Write {
+        "writes are not modelled (the profile measures reads)".to_string()
+    } else {
+        "the profile lacks the ceilings these settings need (see `diskscope limits`)".to_string()
     }
 }
 

@@ -114,6 +114,7 @@ async fn explore(
     // this process created it.
     let mut write_scratch = scratch::WriteScratch::new(scratch.clone());
     let mut app = App::new(file.clone(), size_bytes, scratch, save::default_csv_path());
+    app.load_explain();
     if let Some(b) = baseline {
         app.set_baseline(b);
     }

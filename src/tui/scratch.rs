@@ -19,9 +19,19 @@ use std::sync::Arc;
 /// Size of the default file.
 pub const DEFAULT_FILE_BYTES: u64 = 1 << 30;
 
-/// `$TMPDIR/diskscope-scratch-1G`.
+/// `$TMPDIR/diskscope-scratch-1G`, or in the current directory when the temp directory is in
+/// RAM (a tmpfs `/tmp` would make the explorer measure memory; see
+/// [`crate::explain::context::scratch_dir`], which also says so on stderr).
 pub fn default_file_path() -> PathBuf {
-    std::env::temp_dir().join("diskscope-scratch-1G")
+    let choice = crate::explain::context::scratch_dir(
+        &std::env::temp_dir(),
+        std::env::current_dir().ok().as_deref(),
+        DEFAULT_FILE_BYTES,
+    );
+    if let Some(note) = &choice.note {
+        eprintln!("note: {note}");
+    }
+    choice.dir.join("diskscope-scratch-1G")
 }
 
 /// The write-mode scratch file for `file`: `.<name>.diskscope-scratch` in the same directory.

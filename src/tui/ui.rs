@@ -1,12 +1,14 @@
 //! The screen: `impl Widget for &App`, a pure function of the state (tested with
-//! `TestBackend`). Layout, top to bottom: a status line, settings beside throughput, then latency
+//! `TestBackend`). Layout, top to bottom: a status line (with the file's filesystem and device),
+//! settings beside throughput (with the "why" line: the model's bound and how close the run
+//! comes), from 27 rows the full why line and context, then latency
 //! above the results table (beside it from [`SIDE_BY_SIDE_WIDTH`] columns on), then the XOR and
 //! message line and the key footer. Everything fits in [`MIN_WIDTH`]×[`MIN_HEIGHT`]; below that
 //! the screen says the terminal is too small instead of cutting numbers (a cut `2683` reads
 //! `268`), and larger terminals give the sparkline, histogram and table more room.
 
 use super::app::App;
-use super::widgets::{help, kdm_card, latency, panel, results, throughput};
+use super::widgets::{help, kdm_card, latency, panel, results, throughput, why};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -30,9 +32,15 @@ impl Widget for &App {
             too_small(area, buf);
             return;
         }
-        let [top, upper, lower, info, footer] = Layout::vertical([
+        let detail_h = if area.height >= why::DETAIL_MIN_HEIGHT {
+            why::DETAIL_HEIGHT
+        } else {
+            0
+        };
+        let [top, upper, why_area, lower, info, footer] = Layout::vertical([
             Constraint::Length(1),
             Constraint::Length(8),
+            Constraint::Length(detail_h),
             Constraint::Min(6),
             Constraint::Length(1),
             Constraint::Length(1),
@@ -43,6 +51,9 @@ impl Widget for &App {
             Layout::horizontal([Constraint::Length(34), Constraint::Min(20)]).areas(upper);
         panel::render(self, settings, buf);
         throughput::render(self, tput, buf);
+        if detail_h > 0 {
+            why::render_detail(self, why_area, buf);
+        }
         let [lat, res] = if area.width >= SIDE_BY_SIDE_WIDTH {
             Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)])
                 .areas(lower)
@@ -102,17 +113,22 @@ fn status_line(app: &App, area: Rect, buf: &mut Buffer) {
         (Some(k), true) => format!("KDiskMark {} │ {target}", k.step_name(k.step)),
         _ => target,
     };
-    Paragraph::new(Line::from(vec![
-        Span::styled(
-            " diskscope ",
-            Style::default().add_modifier(Modifier::BOLD | Modifier::REVERSED),
-        ),
-        Span::styled(
-            format!(" {state} "),
-            Style::default().fg(color).add_modifier(Modifier::BOLD),
-        ),
-        Span::raw(target),
-    ]))
+    Paragraph::new(Line::from(
+        vec![
+            Span::styled(
+                " diskscope ",
+                Style::default().add_modifier(Modifier::BOLD | Modifier::REVERSED),
+            ),
+            Span::styled(
+                format!(" {state} "),
+                Style::default().fg(color).add_modifier(Modifier::BOLD),
+            ),
+            Span::raw(target),
+        ]
+        .into_iter()
+        .chain(why::status_spans(app))
+        .collect::<Vec<_>>(),
+    ))
     .render(area, buf);
 }
 

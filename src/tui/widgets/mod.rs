@@ -8,6 +8,7 @@ pub mod latency;
 pub mod panel;
 pub mod results;
 pub mod throughput;
+pub mod why;
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::widgets::{Block, BorderType, Borders};

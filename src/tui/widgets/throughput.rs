@@ -58,7 +58,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let inner = block.inner(area);
     block.render(area, buf);
     let [figures, spark_row] =
-        Layout::vertical([Constraint::Length(2), Constraint::Min(0)]).areas(inner);
+        Layout::vertical([Constraint::Length(3), Constraint::Min(0)]).areas(inner);
     let [gutter, spark] =
         Layout::horizontal([Constraint::Length(GUTTER), Constraint::Min(0)]).areas(spark_row);
     let dim = Style::default().fg(Color::DarkGray);
@@ -101,6 +101,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         _ if app.paused => vec![Line::styled("paused: space resumes", dim)],
         _ => vec![Line::styled("stopped: change a setting to start", dim)],
     };
+    let mut lines = lines;
+    while lines.len() < 2 {
+        lines.push(Line::raw(""));
+    }
+    lines.push(super::why::short_line(app));
     Paragraph::new(lines).render(figures, buf);
     // Scaled to the visible window, so a slow setting is not flattened by a fast one that has
     // already scrolled out.
