@@ -324,7 +324,7 @@ fn the_explorers_scratch_file_leaves_a_tmpfs_temp_dir_for_a_disk_or_says_it_meas
         return;
     }
     use diskscope::explain::context::scratch_dir;
-    // A temp dir in RAM and a current directory on a disk with room: the disk.
+    // A temp dir in RAM and a directory on a disk with room (/var/tmp in use): the disk.
     let c = scratch_dir(shm, Some(disk.path()), 1 << 20);
     assert_eq!(c.dir, disk.path());
     assert!(c.note.unwrap().contains("in RAM"));

@@ -270,28 +270,29 @@ fn writable(dir: &Path) -> bool {
 
 /// The directory for the explorer's default scratch file of `needed_bytes`. A scratch file in a
 /// tmpfs `/tmp` would make every "cold" run measure RAM while the screen says "disk", so when
-/// `temp` is in RAM the current directory `cwd` is preferred if it is on a real filesystem,
-/// writable, and has room (twice the file); otherwise the temp directory stays, with a note that
-/// says the numbers are RAM's.
-pub fn scratch_dir(temp: &Path, cwd: Option<&Path>, needed_bytes: u64) -> ScratchDir {
+/// `temp` is in RAM the directory `disk` (the caller passes `/var/tmp`, the conventional home of
+/// temporary files kept on disk) is preferred if it is on a real filesystem, writable, and has
+/// room (twice the file); otherwise the temp directory stays, with a note that says the numbers
+/// are RAM's.
+pub fn scratch_dir(temp: &Path, disk: Option<&Path>, needed_bytes: u64) -> ScratchDir {
     if !is_in_ram(temp) {
         return ScratchDir {
             dir: temp.to_path_buf(),
             note: None,
         };
     }
-    if let Some(cwd) = cwd.filter(|c| {
+    if let Some(disk) = disk.filter(|c| {
         !is_in_ram(c)
             && writable(c)
             && free_bytes(c).is_some_and(|f| f >= needed_bytes.saturating_mul(2))
     }) {
         return ScratchDir {
-            dir: cwd.to_path_buf(),
+            dir: disk.to_path_buf(),
             note: Some(format!(
-                "{} is in RAM (tmpfs), so the scratch file goes to the current directory {} \
-                 to measure a disk; give a FILE to choose",
+                "{} is in RAM (tmpfs), so the scratch file goes to {} to measure a disk; give \
+                 a FILE (or set TMPDIR) to choose",
                 temp.display(),
-                cwd.display()
+                disk.display()
             )),
         };
     }
@@ -299,7 +300,7 @@ pub fn scratch_dir(temp: &Path, cwd: Option<&Path>, needed_bytes: u64) -> Scratc
         dir: temp.to_path_buf(),
         note: Some(format!(
             "the scratch file is in {} on tmpfs: it lives in RAM, so its numbers (cold ones too) \
-             measure memory, not a disk; run from a directory on a disk, or give a FILE there",
+             measure memory, not a disk; give a FILE on a disk",
             temp.display()
         )),
     }

@@ -19,15 +19,17 @@ use std::sync::Arc;
 /// Size of the default file.
 pub const DEFAULT_FILE_BYTES: u64 = 1 << 30;
 
-/// `$TMPDIR/diskscope-scratch-1G`, or in the current directory when the temp directory is in
-/// RAM (a tmpfs `/tmp` would make the explorer measure memory; see
-/// [`crate::explain::context::scratch_dir`], which also says so on stderr).
+/// `$TMPDIR/diskscope-scratch-1G`. When no TMPDIR is set and `/tmp` is in RAM (a tmpfs `/tmp`
+/// would make the explorer measure memory), `/var/tmp` on a disk instead (see
+/// [`crate::explain::context::scratch_dir`], which also says so). A TMPDIR the user set is
+/// their choice and is kept, with the note when it is in RAM. Never the current directory: a
+/// 1 GiB file must not appear in whatever directory the explorer was started from.
 pub fn default_file_path() -> PathBuf {
-    let choice = crate::explain::context::scratch_dir(
-        &std::env::temp_dir(),
-        std::env::current_dir().ok().as_deref(),
-        DEFAULT_FILE_BYTES,
-    );
+    let disk = std::env::var_os("TMPDIR")
+        .is_none()
+        .then(|| Path::new("/var/tmp"));
+    let choice =
+        crate::explain::context::scratch_dir(&std::env::temp_dir(), disk, DEFAULT_FILE_BYTES);
     if let Some(note) = &choice.note {
         eprintln!("note: {note}");
     }
