@@ -187,7 +187,7 @@ pub fn write_sweep_documents(
     ] {
         let path = dir.join(name);
         // Created like every other batch output: never through a link, an old file only
-        // replaced with --force (checked up front by the sweep, see `output::output_names`).
+        // replaced with --force (checked before the first run: `sweep::output::SWEEP_DOCUMENTS`).
         crate::fsguard::write_output(&path, format!("{text}\n").as_bytes(), plan.force)
             .with_context(|| format!("writing {}", path.display()))?;
         written.push(path);

@@ -7,8 +7,9 @@
 //! (its range, or the span random offsets are drawn from), no more slots than operations it will
 //! do — which changes no I/O the run does; then [`check_budget`] refuses a run whose buffers
 //! would still take more than [`DEFAULT_SHARE_OF_AVAILABLE`] of the memory the system has
-//! available (`MemAvailable`), or more than `--max-memory` when that is given. The error names
-//! the flags that set the size and the override.
+//! available (`MemAvailable`), or more than `--max-memory` when that is given. The refusal is a
+//! typed [`BudgetExceeded`], so each front end names its own controls: the command line its
+//! flags and the override, the explorer its keys.
 
 use crate::config::{Method, Pattern, RunSpec};
 use crate::engine::BUF_ALIGN;
