@@ -282,7 +282,10 @@ pub fn exit_with(r: anyhow::Result<i32>) -> ! {
             if is_broken_pipe(&e) {
                 std::process::exit(0);
             }
-            let code = if e.chain().any(|c| c.downcast_ref::<UsageError>().is_some()) {
+            let code = if e.chain().any(|c| {
+                c.downcast_ref::<UsageError>().is_some()
+                    || c.downcast_ref::<crate::runner::BudgetExceeded>().is_some()
+            }) {
                 2
             } else {
                 1

@@ -208,22 +208,6 @@ pub fn sweep_companion(experiment: &str, points: &[RunSpec], file_size_bytes: u6
     out
 }
 
-/// Writes `<experiment>-fio.txt` into `dir` for an experiment with points; returns its path.
-pub fn write_sweep_companion(
-    dir: &std::path::Path,
-    experiment: &str,
-    points: &[RunSpec],
-    file_size_bytes: u64,
-) -> anyhow::Result<Option<std::path::PathBuf>> {
-    if points.is_empty() {
-        return Ok(None);
-    }
-    let path = dir.join(format!("{experiment}-fio.txt"));
-    std::fs::write(&path, sweep_companion(experiment, points, file_size_bytes))
-        .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
-    Ok(Some(path))
-}
-
 /// fio splits `filename` at `:`; a literal colon is written `\:`.
 fn fio_filename(path: &str) -> String {
     path.replace(':', "\\:")

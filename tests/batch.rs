@@ -450,3 +450,40 @@ params = {{ dir = "{}", files = 60, file_size = "4K", order = ["sequential", "ra
     let svg = std::fs::read_to_string(out.join("loc.svg")).unwrap();
     assert!(svg.contains("packed") && svg.contains("sequential"));
 }
+
+#[test]
+fn a_throughput_sweep_writes_its_fio_companion_with_one_fio_line_per_point() {
+    let t = tmp();
+    let sweep = write_sweep(
+        &t,
+        "name = \"f\"\n[file]\ncreate = \"1M\"\n[[experiment]]\nname = \"bs\"\n\
+         kind = \"throughput\"\nblock_size = [\"4K\", \"64K\"]\nthreads = [1, 2]\nreps = 1\n\
+         seconds = 0.05\n[[experiment]]\nname = \"calls\"\nkind = \"syscalls\"\nreps = 1\n\
+         seconds = 0.01\n",
+    );
+    let dir = t.path().join("out");
+    let a = run_batch(&sweep, &dir);
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    let text = std::fs::read_to_string(dir.join("bs-fio.txt")).expect("bs-fio.txt is written");
+    let fio: Vec<&str> = text.lines().filter(|l| l.starts_with("fio ")).collect();
+    assert_eq!(fio.len(), 4, "2 block sizes x 2 thread counts:\n{text}");
+    for bs in ["--bs=4096", "--bs=65536"] {
+        // One job is fio's default; two are spelled out.
+        let with_bs = || fio.iter().filter(|l| l.contains(bs));
+        assert_eq!(with_bs().count(), 2, "{bs}:\n{text}");
+        assert_eq!(
+            with_bs().filter(|l| l.contains("--numjobs=2")).count(),
+            1,
+            "{bs}:\n{text}"
+        );
+    }
+    assert!(
+        text.lines()
+            .all(|l| l.starts_with("fio ") || l.starts_with('#')),
+        "{text}"
+    );
+    assert!(
+        !dir.join("calls-fio.txt").exists(),
+        "a syscalls experiment has no fio equivalent"
+    );
+}

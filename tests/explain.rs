@@ -230,6 +230,88 @@ fn run_json_is_one_document_with_every_figure_the_csv_holds() {
 }
 
 #[test]
+fn run2_json_is_one_document_holding_the_last_run_with_the_count_found() {
+    let dir = tmp();
+    let f = p(&dir, "data.bin");
+    std::fs::write(&f, vec![7u8; 4 << 20]).unwrap();
+    let out = bin("run2")
+        .arg(&f)
+        .args(["4K", "--target", "0.0005", "--json"])
+        .env("XDG_CACHE_HOME", p(&dir, "no-cache"))
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert_eq!(doc["command"], "run2");
+    let row = &doc["results"][0];
+    for column in diskscope::export::csv::header_of::<diskscope::measure::RunResult>().unwrap() {
+        assert!(row.get(&column).is_some(), "column {column} missing: {row}");
+    }
+    let count = row["block_count"]
+        .as_u64()
+        .expect("block_count is a number");
+    assert!(count.is_power_of_two() && count <= 1024, "{row}");
+    assert_eq!(doc["setup"]["block_size_bytes"], 4096);
+    assert_eq!(doc["setup"]["block_count"], count);
+    assert_eq!(row["bytes"], count * 4096);
+    assert!(row["seconds"].as_f64().unwrap() > 0.0, "{row}");
+    assert!(row["mib_s"].as_f64().unwrap() > 0.0, "{row}");
+    // An even number of equal words XORs to zero.
+    assert_eq!(row["xor"], "00000000");
+    assert!(doc["context"]["cpu_count"].as_u64().unwrap() >= 1);
+    // The human line still goes to stderr, naming the same count.
+    assert!(err.contains(&format!("{count} blocks of")), "{err}");
+}
+
+#[test]
+fn syscalls_json_is_one_document_with_every_calls_figures() {
+    let dir = tmp();
+    let f = p(&dir, "data.bin");
+    std::fs::write(&f, vec![1u8; 1 << 20]).unwrap();
+    let out = bin("diskscope")
+        .arg("syscalls")
+        .arg(&f)
+        .args(["--seconds", "0.01", "--json"])
+        .env("XDG_CACHE_HOME", p(&dir, "no-cache"))
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert_eq!(doc["command"], "syscalls");
+    assert_eq!(doc["setup"]["file"], f.display().to_string());
+    assert_eq!(doc["setup"]["seconds_per_call"], 0.01);
+    let results = doc["results"].as_array().expect("results is a list");
+    let names: Vec<&str> = results
+        .iter()
+        .filter_map(|r| r["syscall"].as_str())
+        .collect();
+    assert!(names.contains(&"getpid"), "{names:?}");
+    assert!(names.iter().any(|n| n.starts_with("read")), "{names:?}");
+    for r in results {
+        assert!(r["calls"].as_u64().unwrap() > 0, "{r}");
+        assert!(r["seconds"].as_f64().unwrap() > 0.0, "{r}");
+        let (per_s, ns) = (
+            r["calls_per_s"].as_f64().unwrap(),
+            r["ns_per_call"].as_f64().unwrap(),
+        );
+        assert!(per_s > 0.0 && ns > 0.0, "{r}");
+        // The two figures are one measurement seen two ways.
+        let product = per_s * ns / 1e9;
+        assert!(
+            (0.9..1.1).contains(&product),
+            "calls/s x ns/call = {product}: {r}"
+        );
+    }
+}
+
+#[test]
 fn limits_on_a_directory_or_a_missing_file_is_a_usage_error_naming_file() {
     let dir = tmp();
     for target in [dir.path().to_path_buf(), p(&dir, "absent")] {

@@ -750,6 +750,39 @@ fn an_empty_trace_is_named_without_a_line_zero_and_leaves_no_directory() {
 }
 
 #[test]
+fn a_trace_of_bytes_that_are_not_text_is_refused_in_one_line_naming_the_file() {
+    let t = tmp();
+    let trace = t.path().join("binary.log");
+    std::fs::write(
+        &trace,
+        b"1\n2\n\xff\xfe\x00\x80 - - [x] \"GET /7.txt\" 200 1\n",
+    )
+    .unwrap();
+    let dir = t.path().join("L");
+    let out = bounded(
+        "diskscope",
+        &[
+            "locality",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--trace",
+            trace.to_str().unwrap(),
+            "--files",
+            "10",
+        ],
+        SECS_30,
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--trace") && err.contains("binary.log"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(!dir.exists());
+}
+
+#[test]
 fn a_locality_layout_too_big_for_the_disk_is_refused_without_leaving_its_directory() {
     let t = tmp();
     let dir = t.path().join("L");
@@ -896,6 +929,35 @@ mod parsers {
         fn mutated_traces_and_log_lines_give_an_error_naming_a_real_line(text in mutated(VALID_TRACE)) {
             check_trace(&text)?;
         }
+
+        #[test]
+        fn random_bytes_as_a_trace_give_an_error_naming_a_real_line(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+            check_trace(&String::from_utf8_lossy(&bytes))?;
+        }
+
+        #[test]
+        fn log_lines_with_random_bytes_in_every_field_give_an_error_naming_a_real_line(
+            fields in proptest::collection::vec(
+                (proptest::collection::vec(any::<u8>(), 0..12), proptest::collection::vec(any::<u8>(), 0..12),
+                 proptest::collection::vec(any::<u8>(), 0..24), proptest::collection::vec(any::<u8>(), 0..8)),
+                1..5,
+            )
+        ) {
+            // Common Log Format's shape, every field random bytes: quotes, brackets, digits and
+            // newlines inside them move the parser into every branch.
+            let mut bytes = Vec::new();
+            for (host, date, path, tail) in &fields {
+                bytes.extend_from_slice(host);
+                bytes.extend_from_slice(b" - - [");
+                bytes.extend_from_slice(date);
+                bytes.extend_from_slice(b"] \"GET /");
+                bytes.extend_from_slice(path);
+                bytes.extend_from_slice(b".txt HTTP/1.0\" 200 ");
+                bytes.extend_from_slice(tail);
+                bytes.push(b'\n');
+            }
+            check_trace(&String::from_utf8_lossy(&bytes))?;
+        }
     }
 
     #[test]
@@ -971,7 +1033,13 @@ fn batch_outputs_never_follow_a_symlink_and_an_existing_file_needs_force() {
     let s = quick_sweep(t.path(), "s");
     let victim = t.path().join("victim.txt");
     write(&victim, "precious");
-    for planted in ["s.csv", "s-summary.csv", "s.svg"] {
+    for planted in [
+        "s.csv",
+        "s-summary.csv",
+        "s.svg",
+        "context.json",
+        "sweep.json",
+    ] {
         let out_dir = t.path().join(format!("o-{planted}"));
         std::fs::create_dir_all(&out_dir).unwrap();
         std::os::unix::fs::symlink(&victim, out_dir.join(planted)).unwrap();
@@ -1004,6 +1072,23 @@ fn batch_outputs_never_follow_a_symlink_and_an_existing_file_needs_force() {
         "{err}"
     );
     assert_eq!(read(&out_dir.join("s.csv")), "old results");
+    // The sweep's documents beside the CSVs are outputs like them.
+    for doc in ["context.json", "sweep.json"] {
+        let dir = t.path().join(format!("o-plain-{doc}"));
+        write(&dir.join(doc), "old document");
+        let out = batch(&s, &dir, &[]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{doc}: {err}");
+        assert!(err.contains("already exists") && err.contains(doc), "{err}");
+        assert_eq!(read(&dir.join(doc)), "old document");
+        assert!(
+            !dir.join("s.csv").exists(),
+            "{doc}: refused only after running"
+        );
+        let out = batch(&s, &dir, &["--force"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(read(&dir.join(doc)).starts_with('{'), "{doc} not replaced");
+    }
     let out = batch(&s, &out_dir, &["--force"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(read(&out_dir.join("s.csv")).starts_with("experiment,"));

@@ -411,6 +411,48 @@ fn writes_are_labelled_with_the_write_call() {
 }
 
 #[test]
+fn f_cycles_writes_through_fsync_at_the_end_and_o_dsync_and_rows_say_which() {
+    let mut a = app();
+    a.start();
+    // Reading: f is remembered, the read run is unchanged.
+    let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('f'))) else {
+        panic!("f must restart");
+    };
+    assert!(!spec.fsync && !spec.dsync, "{spec:?}");
+    assert!(
+        a.message.contains("once w switches to writes"),
+        "{}",
+        a.message
+    );
+    // Writing with fsync at the end.
+    let Action::Start { id: fsync_id, spec } = a.handle_key(key(KeyCode::Char('w'))) else {
+        panic!("w must restart");
+    };
+    assert_eq!(spec.op, Op::Write);
+    assert!(spec.fsync && !spec.dsync, "{spec:?}");
+    feed_run(&mut a, fsync_id, 5, 100, 20);
+    // f again: O_DSYNC; the fsync run ends as a row saying so.
+    let Action::Start { id: dsync_id, spec } = a.handle_key(key(KeyCode::Char('f'))) else {
+        panic!("f must restart");
+    };
+    assert!(spec.dsync && !spec.fsync, "{spec:?}");
+    assert!(a.message.contains("O_DSYNC"), "{}", a.message);
+    end_run(&mut a, fsync_id, 0, 1);
+    feed_run(&mut a, dsync_id, 5, 10, 200);
+    // And again: plain writes.
+    let Action::Start { id: plain_id, spec } = a.handle_key(key(KeyCode::Char('f'))) else {
+        panic!("f must restart");
+    };
+    assert!(!spec.dsync && !spec.fsync, "{spec:?}");
+    assert!(a.message.contains("writes: plain"), "{}", a.message);
+    end_run(&mut a, dsync_id, 0, 1);
+    feed_run(&mut a, plain_id, 5, 100, 20);
+    finish_live(&mut a, plain_id, 1);
+    let experiments: Vec<&str> = a.rows.iter().map(|r| r.experiment.as_str()).collect();
+    assert_eq!(experiments, ["tui+fsync", "tui+dsync", "tui"]);
+}
+
+#[test]
 fn the_sparkline_states_the_window_it_shows_with_a_y_scale() {
     let mut a = app();
     let id = started_id(&a.start());

@@ -186,7 +186,9 @@ pub fn write_sweep_documents(
         ("sweep.json", doc.clone()),
     ] {
         let path = dir.join(name);
-        std::fs::write(&path, format!("{text}\n"))
+        // Created like every other batch output: never through a link, an old file only
+        // replaced with --force (checked before the first run: `sweep::output::SWEEP_DOCUMENTS`).
+        crate::fsguard::write_output(&path, format!("{text}\n").as_bytes(), plan.force)
             .with_context(|| format!("writing {}", path.display()))?;
         written.push(path);
     }

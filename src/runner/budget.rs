@@ -7,10 +7,11 @@
 //! (its range, or the span random offsets are drawn from), no more slots than operations it will
 //! do — which changes no I/O the run does; then [`check_budget`] refuses a run whose buffers
 //! would still take more than [`DEFAULT_SHARE_OF_AVAILABLE`] of the memory the system has
-//! available (`MemAvailable`), or more than `--max-memory` when that is given. The error names
-//! the flags that set the size and the override.
+//! available (`MemAvailable`), or more than `--max-memory` when that is given. The refusal is a
+//! typed [`BudgetExceeded`], so each front end names its own controls: the command line its
+//! flags and the override, the explorer its keys.
 
-use crate::config::{usage, Method, Pattern, RunSpec};
+use crate::config::{Method, Pattern, RunSpec};
 use crate::engine::BUF_ALIGN;
 use crate::size::{format_bytes_approx, format_size};
 use std::ops::Range;
@@ -153,21 +154,81 @@ pub fn check_budget(
     if needed_bytes <= limit {
         return Ok(());
     }
-    Err(usage(format!(
-        "--max-memory: the run needs {} of I/O buffers ({}; set by --threads {}{}, BLOCK_SIZE \
-         {}), more than {what}; lower them, or pass --max-memory {} to allow it",
-        format_bytes_approx(needed_bytes),
-        describe_fits(spec.method, fits),
-        spec.threads,
-        if spec.method == Method::IoUring {
-            format!(", --queue-depth {}", spec.queue_depth)
-        } else {
-            String::new()
-        },
-        format_size(spec.block_size_bytes),
-        format_size(needed_bytes.next_multiple_of(1 << 30)),
-    )))
+    Err(anyhow::Error::new(BudgetExceeded {
+        needed_bytes,
+        fits: describe_fits(spec.method, fits),
+        limit: what,
+        method: spec.method,
+        threads: spec.threads,
+        queue_depth: spec.queue_depth,
+        block_size_bytes: spec.block_size_bytes,
+    }))
 }
+
+/// A run refused by [`check_budget`], with its figures, so that each front end can say it in
+/// its own words: the command line names its flags ([`BudgetExceeded::cli_text`], the
+/// `Display`), the explorer its keys ([`BudgetExceeded::explorer_text`]). A usage error: the
+/// command line exits 2 on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BudgetExceeded {
+    /// Bytes of I/O buffers the run would allocate.
+    pub needed_bytes: u64,
+    /// The product computed, worker by worker (see [`describe_fits`]).
+    pub fits: String,
+    /// The limit, in words (`half of the 12G of memory available`).
+    pub limit: String,
+    pub method: Method,
+    pub threads: usize,
+    pub queue_depth: u32,
+    pub block_size_bytes: u64,
+}
+
+impl BudgetExceeded {
+    /// The refusal naming the command line's flags.
+    pub fn cli_text(&self) -> String {
+        format!(
+            "--max-memory: the run needs {} of I/O buffers ({}; set by --threads {}{}, BLOCK_SIZE \
+             {}), more than {}; lower them, or pass --max-memory {} to allow it",
+            format_bytes_approx(self.needed_bytes),
+            self.fits,
+            self.threads,
+            if self.method == Method::IoUring {
+                format!(", --queue-depth {}", self.queue_depth)
+            } else {
+                String::new()
+            },
+            format_size(self.block_size_bytes),
+            self.limit,
+            format_size(self.needed_bytes.next_multiple_of(1 << 30)),
+        )
+    }
+
+    /// The refusal naming the explorer's keys (it has no `--max-memory`).
+    pub fn explorer_text(&self) -> String {
+        format!(
+            "not started: {} of I/O buffers ({}) is more than {}; lower threads {} (↓){}, or \
+             block size {} (← or b)",
+            format_bytes_approx(self.needed_bytes),
+            self.fits,
+            self.limit,
+            self.threads,
+            if self.method == Method::IoUring {
+                format!(", queue depth {} ([)", self.queue_depth)
+            } else {
+                String::new()
+            },
+            format_size(self.block_size_bytes),
+        )
+    }
+}
+
+impl std::fmt::Display for BudgetExceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.cli_text())
+    }
+}
+
+impl std::error::Error for BudgetExceeded {}
 
 #[cfg(test)]
 mod tests {
@@ -211,6 +272,12 @@ mod tests {
         for needle in ["--threads 64", "--queue-depth 1024", "--max-memory 64G"] {
             assert!(msg.contains(needle), "{msg}");
         }
+        let typed = e.downcast_ref::<BudgetExceeded>().expect("a typed refusal");
+        let keys = typed.explorer_text();
+        for needle in ["threads 64 (↓)", "queue depth 1024 ([)", "(← or b)"] {
+            assert!(keys.contains(needle), "{keys}");
+        }
+        assert!(!keys.contains("--"), "the explorer has no flags: {keys}");
         assert!(check_budget(&spec, &fits[..7], Some(16 << 30)).is_ok());
         spec.max_memory_bytes = Some(64 << 30);
         assert!(check_budget(&spec, &fits, Some(16 << 30)).is_ok());

@@ -14,7 +14,8 @@ mod watch;
 mod worker;
 
 pub use budget::{
-    buffer_bytes, check_budget, describe_fits, fitted, limit_of, mem_available_bytes, Share,
+    buffer_bytes, check_budget, describe_fits, fitted, limit_of, mem_available_bytes,
+    BudgetExceeded, Share,
 };
 pub use prepare::{prepare, test_hook, Prepared, PreparedMeta, DEFAULT_WRITE_SPAN};
 pub use result::{host_name, make_result, setup_result};

@@ -269,6 +269,7 @@ pub fn execute(
     if !plan.compare.is_empty() {
         outputs.push("compare.svg".into());
     }
+    outputs.extend(output::SWEEP_DOCUMENTS.iter().map(|n| n.to_string()));
     if let Some(why) = outputs
         .iter()
         .find_map(|n| crate::fsguard::output_refusal(&dir.join(n), plan.force))

@@ -133,6 +133,10 @@ pub fn write_fio_companion(
     Ok(Some(path))
 }
 
+/// The documents every sweep writes into `--out` besides the experiments' files (see
+/// [`crate::explain::json::write_sweep_documents`]).
+pub const SWEEP_DOCUMENTS: [&str; 2] = ["context.json", "sweep.json"];
+
 /// The file names an experiment of `kind` called `name` may write into `--out`.
 pub fn output_names(name: &str, kind: Kind) -> Vec<String> {
     let mut v = vec![

@@ -237,10 +237,16 @@ fn begin(id: u64, spec: RunSpec, out: &Sender<Update>) -> Option<Running> {
         Err(e) => {
             // A write run that failed to start removed what it created itself (inode-checked,
             // in runner::prepare); the path may hold anything else, which is left alone.
-            let _ = out.send(Update::Failed {
-                id,
-                message: format!("{e:#}"),
-            });
+            // A run refused for its memory names the explorer's keys, not the command line's
+            // flags: the explorer has no --threads or --max-memory.
+            let message = match e
+                .chain()
+                .find_map(|c| c.downcast_ref::<crate::runner::BudgetExceeded>())
+            {
+                Some(budget) => budget.explorer_text(),
+                None => format!("{e:#}"),
+            };
+            let _ = out.send(Update::Failed { id, message });
             None
         }
     }

@@ -199,3 +199,118 @@ fn a_write_rows_time_ends_with_its_workers_not_with_the_scratch_files_removal() 
     );
     assert!(!scratch.exists());
 }
+
+/// Peak resident memory of this process, bytes (`VmHWM`).
+fn peak_rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kib << 10
+}
+
+#[test]
+fn buffers_beyond_the_memory_budget_are_refused_naming_the_keys_and_the_explorer_goes_on() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use diskscope::config::Method;
+    use diskscope::tui::app::{Action, App};
+    use diskscope::tui::session::{Command, Session};
+    // The case: 64 threads, io_uring at queue depth 64, 64M blocks over a file big
+    // enough that no worker's share trims them: 64 x 64 x 64 MiB = 256 GiB of buffers.
+    let needed_bytes: u64 = 64 * 64 * (64 << 20);
+    let Some(available) = diskscope::runner::mem_available_bytes() else {
+        eprintln!("skipped: /proc/meminfo has no MemAvailable, so there is no budget to check");
+        return;
+    };
+    if available / 2 >= needed_bytes {
+        eprintln!("skipped: this machine has room for {needed_bytes} bytes of buffers");
+        return;
+    }
+    let dir = crate::util::tmp();
+    let f = crate::util::p(&dir, "big-sparse.bin");
+    let size = 64 * (64u64 << 20);
+    std::fs::File::create(&f).unwrap().set_len(size).unwrap();
+    let scratch = crate::util::p(&dir, ".big-sparse.bin.diskscope-scratch");
+    let mut app = App::new(
+        f.clone(),
+        size,
+        scratch.clone(),
+        crate::util::p(&dir, "r.csv"),
+    );
+    app.settings.method = Method::IoUring;
+    app.settings.threads = 64;
+    app.settings.queue_depth = 64;
+    app.settings.block_size_bytes = 64 << 20;
+    let Action::Start { id, spec } = app.start() else {
+        panic!("the explorer did not ask for a run");
+    };
+    let peak_before = peak_rss_bytes();
+    let mut session = Session::spawn().unwrap();
+    let asked = std::time::Instant::now();
+    session.send(Command::Start { id, spec });
+    let message = loop {
+        match session.updates.recv_timeout(Duration::from_secs(10)) {
+            Ok(Update::Failed { id: got, message }) if got == id => break message,
+            Ok(Update::Started { .. }) => panic!("a run needing 256 GiB of buffers was started"),
+            Ok(_) => {}
+            Err(e) => panic!("no refusal within 10 s: {e}"),
+        }
+    };
+    assert!(
+        asked.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        asked.elapsed()
+    );
+    // Refused before any buffer: the peak did not move by anything like a buffer set.
+    let grown = peak_rss_bytes().saturating_sub(peak_before);
+    assert!(grown < 1 << 30, "peak memory grew by {grown} bytes");
+    // In the explorer's words: its keys, never the command line's flags.
+    for needle in [
+        "threads 64 (↓)",
+        "queue depth 64 ([)",
+        "block size 64M (← or b)",
+    ] {
+        assert!(message.contains(needle), "{needle}: {message}");
+    }
+    assert!(
+        !message.contains("--threads") && !message.contains("--max-memory"),
+        "{message}"
+    );
+    app.apply(Update::Failed { id, message });
+    assert!(app.message.contains("threads 64 (↓)"), "{}", app.message);
+    assert!(!app.quit && app.live.is_none());
+    // The UI goes on: fewer threads, a smaller queue and block fit, and that run starts.
+    let key = |code| KeyEvent::new(code, KeyModifiers::NONE);
+    let Action::Start { spec, .. } = app.handle_key(key(KeyCode::Down)) else {
+        panic!("↓ after a refusal did nothing: {}", app.message);
+    };
+    assert!(spec.threads < 64, "{}", spec.threads);
+    let Action::Start { spec, .. } = app.handle_key(key(KeyCode::Char('['))) else {
+        panic!("[ after a refusal did nothing: {}", app.message);
+    };
+    assert!(spec.queue_depth < 64, "{}", spec.queue_depth);
+    app.settings.threads = 2;
+    app.settings.queue_depth = 2;
+    app.settings.block_size_bytes = 1 << 20;
+    let Action::Start { id, spec } = app.start() else {
+        panic!("no run after the refusal");
+    };
+    session.send(Command::Start { id, spec });
+    loop {
+        match session.updates.recv_timeout(Duration::from_secs(10)) {
+            Ok(Update::Started { id: got, .. }) if got == id => break,
+            Ok(Update::Failed { message, .. }) => {
+                if message.contains("io_uring") {
+                    eprintln!("io_uring unavailable here; the refusal part was checked: {message}");
+                    break;
+                }
+                panic!("{message}")
+            }
+            Ok(_) => {}
+            Err(e) => panic!("the explorer's session stopped answering: {e}"),
+        }
+    }
+    session.shutdown();
+}
