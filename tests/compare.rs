@@ -42,9 +42,23 @@ fn sweep_file(dir: &tempfile::TempDir) -> PathBuf {
 
 /// Runs the sweep into `out` (with extra arguments), asserting it succeeded in time.
 fn batch(dir: &tempfile::TempDir, out: &str, extra: &[&str]) -> PathBuf {
+    batch_cached(dir, out, extra, None)
+}
+
+/// [`batch`] with `XDG_CACHE_HOME` set to `cache` (where `diskscope limits` profiles are looked up).
+fn batch_cached(
+    dir: &tempfile::TempDir,
+    out: &str,
+    extra: &[&str],
+    cache: Option<&Path>,
+) -> PathBuf {
     let out = p(dir, out);
     let started = Instant::now();
-    let o = bin("diskscope")
+    let mut cmd = bin("diskscope");
+    if let Some(c) = cache {
+        cmd.env("XDG_CACHE_HOME", c);
+    }
+    let o = cmd
         .arg("--batch")
         .arg(sweep_file(dir))
         .arg("--out")
@@ -261,6 +275,8 @@ fn mismatched_inputs_get_a_one_line_error_naming_the_file_and_exit_2() {
     std::fs::write(&foreign, "item,price\napple,3\n").unwrap();
     let json = p(&dir, "r.json");
     std::fs::write(&json, "{}").unwrap();
+    let notes = p(&dir, "notes.txt");
+    std::fs::write(&notes, "fast enough").unwrap();
     // Another sweep: the same columns, but points that share no setup with `a`.
     let other = p(&dir, "other.csv");
     let text = std::fs::read_to_string(a.join("warm.csv"))
@@ -280,7 +296,8 @@ fn mismatched_inputs_get_a_one_line_error_naming_the_file_and_exit_2() {
         (a.join("warm-summary.csv"), "summary CSV"),
         (syscalls.clone(), "system-call"),
         (foreign.clone(), "not a diskscope results CSV"),
-        (json.clone(), "unsupported input"),
+        (json.clone(), "not a diskscope JSON document"),
+        (notes.clone(), "unsupported input"),
         (p(&dir, "missing"), "cannot read"),
         (other.clone(), "share no point"),
     ];
@@ -527,4 +544,404 @@ fn the_explorer_refuses_a_baseline_it_cannot_read_naming_the_flag() {
         assert!(err.starts_with("error: --baseline: "), "{err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     }
+}
+
+/// Runs compare, asserting exit 0; returns stdout.
+fn compare_ok(dir: &tempfile::TempDir, args: &[&std::ffi::OsStr]) -> String {
+    let o = compare(dir, args);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// The compare CSV text as rows of column → value.
+fn csv_rows(text: &str) -> Vec<HashMap<String, String>> {
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let h = r.headers().unwrap().clone();
+    r.records()
+        .map(|rec| {
+            h.iter()
+                .zip(rec.unwrap().iter())
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_sweep_json_document_compares_exactly_like_the_csvs_beside_it() {
+    let dir = tmp();
+    let a = batch(&dir, "a", &[]);
+    let doc = a.join("sweep.json");
+    assert!(doc.is_file(), "batch mode writes sweep.json");
+    // The document against the CSVs it was written with: every point matched, same numbers.
+    let rows = csv_rows(&compare_ok(
+        &dir,
+        &[doc.as_os_str(), a.as_os_str(), "--csv".as_ref()],
+    ));
+    let mib: Vec<_> = rows.iter().filter(|r| r["metric"] == "mib_s").collect();
+    assert_eq!(mib.len(), 4, "every point matched: {rows:?}");
+    assert!(rows.iter().all(|r| !r["verdict"].starts_with("only")));
+    for r in &mib {
+        assert_eq!(r["old_n"], r["new_n"], "{r:?}");
+        assert_eq!(r["old_n"], "8", "{r:?}");
+        let (o, n): (f64, f64) = (
+            r["old_mean"].parse().unwrap(),
+            r["new_mean"].parse().unwrap(),
+        );
+        // The CSV rounds MiB/s to a few decimals; the document keeps every digit.
+        assert!((o - n).abs() <= 1e-5 * o.abs(), "{r:?}");
+    }
+    // A directory holding only the document is read through it.
+    let only = p(&dir, "only-json");
+    std::fs::create_dir(&only).unwrap();
+    std::fs::copy(&doc, only.join("sweep.json")).unwrap();
+    let rows = csv_rows(&compare_ok(
+        &dir,
+        &[only.as_os_str(), a.as_os_str(), "--csv".as_ref()],
+    ));
+    assert_eq!(rows.iter().filter(|r| r["metric"] == "mib_s").count(), 4);
+    assert!(rows.iter().all(|r| !r["verdict"].starts_with("only")));
+    // Beside CSVs, the CSVs win: a directory with warm.csv but no sleep.csv has no sleep point,
+    // although its sweep.json has one.
+    let partial = p(&dir, "partial");
+    std::fs::create_dir(&partial).unwrap();
+    std::fs::copy(&doc, partial.join("sweep.json")).unwrap();
+    std::fs::copy(a.join("warm.csv"), partial.join("warm.csv")).unwrap();
+    let rows = csv_rows(&compare_ok(
+        &dir,
+        &[a.as_os_str(), partial.as_os_str(), "--csv".as_ref()],
+    ));
+    assert!(
+        rows.iter()
+            .any(|r| r["experiment"] == "sleep" && r["verdict"] == "only_old"),
+        "the directory was read from its CSVs (no sleep.csv there): {rows:?}"
+    );
+
+    // `run --json` is one document with one row: it compares with itself.
+    let f = p(&dir, "data.bin");
+    std::fs::write(&f, vec![3u8; 256 << 10]).unwrap();
+    let run = bin("run")
+        .arg(&f)
+        .args(["-r", "64K", "4", "--cache", "warm", "--json"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let run_json = p(&dir, "run.json");
+    std::fs::write(&run_json, &run.stdout).unwrap();
+    let text = compare_ok(&dir, &[run_json.as_os_str(), run_json.as_os_str()]);
+    assert!(text.contains("1 matched points"), "{text}");
+    assert!(text.contains("64K") || text.contains("64 KiB"), "{text}");
+
+    // A `fast` document has no point to match: refused in one line, exit 2.
+    let fast = bin("fast")
+        .arg(&f)
+        .arg("--json")
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(fast.status.success());
+    let fast_json = p(&dir, "fast.json");
+    std::fs::write(&fast_json, &fast.stdout).unwrap();
+    let o = compare(&dir, &[fast_json.as_os_str(), a.as_os_str()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("fast.json") && err.contains("`fast` document"),
+        "{err}"
+    );
+}
+
+#[test]
+fn points_found_on_one_side_only_are_listed_in_every_format() {
+    let dir = tmp();
+    let a = batch(&dir, "a", &[]);
+    // OLD: the whole sweep (warm and sleep); NEW: only the warm experiment's CSV.
+    let warm = a.join("warm.csv");
+    let table = compare_ok(&dir, &[a.as_os_str(), warm.as_os_str()]);
+    assert!(
+        table.lines().any(|l| l.starts_with("only in OLD: sleep: ")),
+        "{table}"
+    );
+    assert!(
+        !table.lines().any(|l| l.starts_with("only in NEW")),
+        "{table}"
+    );
+    assert!(
+        table.contains("3 matched points") && table.contains("1 only in OLD, 0 only in NEW"),
+        "{table}"
+    );
+    let md = compare_ok(
+        &dir,
+        &[a.as_os_str(), warm.as_os_str(), "--markdown".as_ref()],
+    );
+    assert!(
+        md.lines().any(|l| l.starts_with("- only in OLD: sleep: ")),
+        "{md}"
+    );
+    let rows = csv_rows(&compare_ok(
+        &dir,
+        &[a.as_os_str(), warm.as_os_str(), "--csv".as_ref()],
+    ));
+    let only: Vec<_> = rows.iter().filter(|r| r["verdict"] == "only_old").collect();
+    assert_eq!(only.len(), 1, "{rows:?}");
+    assert_eq!(only[0]["experiment"], "sleep");
+    assert_eq!(only[0]["old_mean"], "", "no numbers for an unmatched point");
+    // The other way round, and in the report page.
+    let report = p(&dir, "r.html");
+    let table = compare_ok(
+        &dir,
+        &[
+            warm.as_os_str(),
+            a.as_os_str(),
+            "--report".as_ref(),
+            report.as_os_str(),
+        ],
+    );
+    assert!(
+        table.lines().any(|l| l.starts_with("only in NEW: sleep: ")),
+        "{table}"
+    );
+    assert!(
+        !table.lines().any(|l| l.starts_with("only in OLD")),
+        "{table}"
+    );
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        html.contains("Points on one side only"),
+        "the report lists them"
+    );
+    assert!(html.contains("only in NEW: sleep: "));
+}
+
+#[test]
+fn markdown_is_a_nine_column_table_with_a_row_per_point_and_metric() {
+    let dir = tmp();
+    let a = batch(&dir, "a", &[]);
+    let csv_text = compare_ok(&dir, &[a.as_os_str(), a.as_os_str(), "--csv".as_ref()]);
+    let metric_rows = csv_rows(&csv_text).len();
+    let md = compare_ok(&dir, &[a.as_os_str(), a.as_os_str(), "--markdown".as_ref()]);
+    let lines: Vec<&str> = md.lines().collect();
+    assert_eq!(
+        lines[0],
+        "| point | metric | OLD mean | OLD median | NEW mean | NEW median | Δ% | 95% CI of Δ | verdict |"
+    );
+    assert_eq!(lines[1], "|---|---|---:|---:|---:|---:|---:|---:|---|");
+    let body: Vec<&str> = lines[2..]
+        .iter()
+        .copied()
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert_eq!(
+        body.len(),
+        metric_rows,
+        "one row per point and metric:\n{md}"
+    );
+    assert!(body.len() >= 4, "{md}");
+    for l in &body {
+        // Nine cells: ten pipes that are not escaped.
+        let pipes = l.matches('|').count() - l.matches("\\|").count();
+        assert_eq!(pipes, 10, "{l}");
+        let cells: Vec<&str> = l.trim_matches('|').split(" | ").map(str::trim).collect();
+        assert!(["MiB/s", "p99 µs"].contains(&cells[1]), "{l}");
+        assert!(
+            [
+                "no significant change",
+                "too few repetitions",
+                "not measured",
+                "**faster**",
+                "**slower**"
+            ]
+            .contains(&cells[8]),
+            "{l}"
+        );
+    }
+    // After the table: a blank line and the tally.
+    assert!(
+        md.trim_end().ends_with("0 only in OLD, 0 only in NEW"),
+        "{md}"
+    );
+}
+
+/// Whether `svg` is well-formed XML as far as its elements go: every start tag closed in order.
+fn well_formed(svg: &str) -> Result<(), String> {
+    let mut open: Vec<String> = Vec::new();
+    let mut rest = svg;
+    while let Some(i) = rest.find('<') {
+        let j = rest[i..].find('>').ok_or("unterminated tag")? + i;
+        let tag = &rest[i + 1..j];
+        rest = &rest[j + 1..];
+        if tag.starts_with('?') || tag.starts_with('!') {
+            continue;
+        }
+        let name = |t: &str| {
+            t.split(|c: char| c.is_whitespace() || c == '/')
+                .next()
+                .unwrap_or("")
+                .to_string()
+        };
+        if let Some(close) = tag.strip_prefix('/') {
+            let want = open.pop().ok_or(format!("</{close}> closes nothing"))?;
+            if want != name(close) {
+                return Err(format!("</{close}> closes <{want}>"));
+            }
+        } else if !tag.ends_with('/') {
+            open.push(name(tag));
+        }
+    }
+    if rest.contains('>') {
+        return Err("stray >".into());
+    }
+    match open.pop() {
+        Some(t) => Err(format!("<{t}> never closed")),
+        None => Ok(()),
+    }
+}
+
+#[test]
+fn the_plot_is_a_well_formed_svg_with_both_series_never_overwritten_without_force() {
+    assert!(well_formed("<svg><g><rect/></g></svg>").is_ok());
+    assert!(well_formed("<svg><g></svg>").is_err(), "the check can fail");
+    let dir = tmp();
+    let a = batch(&dir, "a", &[]);
+    let b = batch(&dir, "b", &[]);
+    let plot = p(&dir, "cmp.svg");
+    let args = [
+        a.as_os_str(),
+        b.as_os_str(),
+        "--plot".as_ref(),
+        plot.as_os_str(),
+    ];
+    compare_ok(&dir, &args);
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    let start = svg.trim_start();
+    assert!(
+        start.starts_with("<svg") || (start.starts_with("<?xml") && start.contains("<svg")),
+        "{}",
+        &svg[..svg.len().min(200)]
+    );
+    assert!(svg.trim_end().ends_with("</svg>"));
+    well_formed(&svg).unwrap();
+    let texts: Vec<&str> = svg
+        .split("<text")
+        .skip(1)
+        .filter_map(|t| t.split_once('>').map(|(_, rest)| rest))
+        .map(|rest| rest.split("</text>").next().unwrap_or("").trim())
+        .collect();
+    assert!(
+        texts.contains(&"OLD") && texts.contains(&"NEW"),
+        "both series in the legend: {texts:?}"
+    );
+    assert!(svg.contains("OLD vs NEW: throughput"));
+    for bs in ["64K", "256K", "1M"] {
+        assert!(
+            svg.contains(bs) || svg.contains(&bs.replace('K', " KiB")),
+            "point {bs} drawn"
+        );
+    }
+    // Never overwritten without --force; replaced with it.
+    std::fs::write(&plot, "mine").unwrap();
+    let o = compare(&dir, &args);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--plot") && err.contains("--force"), "{err}");
+    assert!(o.stdout.is_empty(), "refused before printing anything");
+    assert_eq!(std::fs::read_to_string(&plot).unwrap(), "mine");
+    compare_ok(&dir, &[&args[..], &["--force".as_ref()]].concat());
+    assert!(std::fs::read_to_string(&plot).unwrap().contains("<svg"));
+}
+
+/// Stores a synthetic `diskscope limits` profile, `scale` times faster than anything real, for
+/// the filesystem of `dir` under `cache` (as `XDG_CACHE_HOME`); the same approach as the explain
+/// tests.
+fn store_synthetic_profile(cache: &Path, dir: &Path, scale: f64) {
+    use diskscope::explain::context::Context;
+    use diskscope::explain::profile::{now_unix_s, profile_file_name, Profile};
+    let mut p = Profile::synthetic_example();
+    for m in &mut p.methods {
+        m.ops_per_s *= scale;
+    }
+    for m in &mut p.memory {
+        m.copy_mib_s *= scale;
+        m.xor_mib_s *= scale;
+    }
+    p.context = Context::collect(dir);
+    p.measured_unix_s = now_unix_s();
+    let profiles = cache.join("diskscope/profiles");
+    std::fs::create_dir_all(&profiles).unwrap();
+    std::fs::write(
+        profiles.join(profile_file_name(&p.context)),
+        serde_json::to_string(&p).unwrap(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn the_reports_explain_each_points_bound_when_a_limits_profile_exists() {
+    let dir = tmp();
+    let none = p(&dir, "no-cache");
+    std::fs::create_dir(&none).unwrap();
+    let cache = p(&dir, "cache");
+    store_synthetic_profile(&cache, dir.path(), 1000.0);
+    let plain = batch_cached(&dir, "plain", &["--report", "plain.html"], Some(&none));
+    let explained = batch_cached(
+        &dir,
+        "explained",
+        &["--report", "explained.html"],
+        Some(&cache),
+    );
+    let html = std::fs::read_to_string(p(&dir, "explained.html")).unwrap();
+    assert!(
+        html.contains("<th class=\"t\">bound</th>"),
+        "a bound column"
+    );
+    // Every throughput point names its bound, the prediction and its share; a thousand times
+    // this machine leaves each far below half, so the hint follows.
+    let bound_cells: Vec<&str> = html
+        .split("<td class=\"t\">")
+        .skip(1)
+        .map(|c| c.split("</td>").next().unwrap())
+        .filter(|c| c.contains("-bound "))
+        .collect();
+    assert_eq!(bound_cells.len(), 3, "one per warm point: {bound_cells:?}");
+    for c in &bound_cells {
+        assert!(c.contains("iB/s · ") && c.contains("% — "), "{c}");
+    }
+    let plain_html = std::fs::read_to_string(p(&dir, "plain.html")).unwrap();
+    assert!(plain_html.contains("Experiment warm"));
+    assert!(
+        !plain_html.contains(">bound</th>"),
+        "no profile, no bound column"
+    );
+    assert!(!plain_html.contains("-bound "));
+
+    // compare's page shows the bound where the side carries one (OLD here), not elsewhere.
+    let report = p(&dir, "cmp.html");
+    compare_ok(
+        &dir,
+        &[
+            explained.as_os_str(),
+            plain.as_os_str(),
+            "--report".as_ref(),
+            report.as_os_str(),
+        ],
+    );
+    let html = std::fs::read_to_string(&report).unwrap();
+    let old = &html[html.find("OLD: summary").unwrap()..html.find("NEW: summary").unwrap()];
+    let new = &html[html.find("NEW: summary").unwrap()..];
+    assert!(
+        old.contains(">bound</th>") && old.contains("-bound "),
+        "{old}"
+    );
+    assert!(!new.contains(">bound</th>"), "{new}");
 }

@@ -306,6 +306,7 @@ mod tests {
             failed_reps: 0,
             hosts: vec![],
             files: vec![],
+            bound: None,
         };
         let c = compare(
             &[rec(vec![100.0, 101.0, 99.0])],

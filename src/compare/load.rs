@@ -2,10 +2,14 @@
 //! explorer (`s` writes `diskscope-results/tui-*.csv` with batch mode's columns), grouped into one
 //! [`Record`] per sweep point.
 //!
-//! Inputs are an enum ([`InputKind`]) picked from the path, so a new format (a JSON document once
-//! one exists) is one variant and one reader. CSVs are read by column name, never by position, and
-//! must carry batch mode's per-repetition columns: a summary CSV, a syscall CSV or any other file
-//! is refused with a message saying which file to pass instead.
+//! Inputs are an enum ([`InputKind`]) picked from the path, one variant and one reader per format.
+//! CSVs are read by column name, never by position, and must carry batch mode's per-repetition
+//! columns: a summary CSV, a syscall CSV or any other file is refused with a message saying which
+//! file to pass instead. JSON documents (`run --json`, batch `--json`, a sweep's `sweep.json`) are
+//! read through their `results` rows, which are the CSV's rows (serde of the same `RunResult`), so
+//! both roads fill the same [`Record`]s. A result directory is read from its CSVs; its
+//! `sweep.json` is read only when the directory holds no per-repetition CSV (the CSVs are what
+//! batch mode writes first and what a user edits, so they win when both exist).
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -23,8 +27,10 @@ pub enum LoadError {
         "{path}: not a regular file or directory; pass a batch result directory or a .csv file"
     )]
     NotAFile { path: PathBuf },
-    #[error("{path}: unsupported input; pass a batch result directory or a per-repetition .csv (JSON documents are not written by diskscope yet)")]
+    #[error("{path}: unsupported input; pass a batch result directory, a per-repetition .csv, or a .json document of `run --json` / `--batch --json` (sweep.json)")]
     Unsupported { path: PathBuf },
+    #[error("{path}: {message}; pass a document written by `run --json`, `--batch --json` or a sweep's sweep.json")]
+    Json { path: PathBuf, message: String },
     #[error("{path}: no per-repetition CSVs here (empty directory?); pass the --out directory of a batch run or a .csv file")]
     Empty { path: PathBuf },
     #[error("{path}: a summary CSV (one row per point) has no repetitions; pass the per-repetition `{stem}.csv` next to it")]
@@ -39,7 +45,7 @@ pub enum LoadError {
         line: u64,
         message: String,
     },
-    #[error("{path}: the CSV has a header but no rows; nothing to compare")]
+    #[error("{path}: no result rows (a CSV header only, or an empty `results` array); nothing to compare")]
     NoRows { path: PathBuf },
 }
 
@@ -51,6 +57,8 @@ pub enum InputKind {
     ResultDir,
     /// One per-repetition CSV (`<experiment>.csv` of a batch run, `tui-*.csv` of the explorer).
     RepetitionCsv,
+    /// One JSON document: `run --json`, `--batch --json` on stdout, or a sweep's `sweep.json`.
+    JsonDocument,
 }
 
 impl InputKind {
@@ -69,6 +77,7 @@ impl InputKind {
         }
         match path.extension().and_then(|e| e.to_str()) {
             Some(e) if e.eq_ignore_ascii_case("csv") => Ok(InputKind::RepetitionCsv),
+            Some(e) if e.eq_ignore_ascii_case("json") => Ok(InputKind::JsonDocument),
             _ => Err(LoadError::Unsupported { path: path.into() }),
         }
     }
@@ -154,6 +163,32 @@ pub struct Record {
     /// Hosts and files the repetitions were measured on (usually one each).
     pub hosts: Vec<String>,
     pub files: Vec<String>,
+    /// What limits the point, from the `diskscope limits` profile the run found; `None` when the
+    /// rows carry no bound (no profile, a command, an older CSV).
+    pub bound: Option<Bound>,
+}
+
+/// The model's explanation of a point: its bound and, below half of it, what to look at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bound {
+    /// `syscall-bound`, `memory-bound`, `device-bound (...)`.
+    pub bound: String,
+    /// The predicted throughput, MiB/s.
+    pub bound_mib_s: f64,
+    /// What to look at when the point is far below its bound (the first row's hint).
+    pub hint: Option<String>,
+}
+
+impl Record {
+    /// The mean throughput as a share of the bound, percent.
+    pub fn pct_of_bound(&self) -> Option<f64> {
+        let b = self.bound.as_ref()?;
+        if self.mib_s.is_empty() || b.bound_mib_s <= 0.0 {
+            return None;
+        }
+        let mean = self.mib_s.iter().sum::<f64>() / self.mib_s.len() as f64;
+        Some(100.0 * mean / b.bound_mib_s)
+    }
 }
 
 /// The columns compare needs (serde ignores the others, so the CSV may grow).
@@ -178,6 +213,13 @@ struct Row {
     lat_p99_us: Option<f64>,
     #[serde(default)]
     error: String,
+    /// The bound columns, empty without a limits profile (and absent from older CSVs).
+    #[serde(default)]
+    bound: Option<String>,
+    #[serde(default)]
+    bound_mib_s: Option<f64>,
+    #[serde(default)]
+    bound_hint: Option<String>,
 }
 
 const REQUIRED: [&str; 12] = [
@@ -200,6 +242,7 @@ pub fn load(path: &Path) -> Result<Vec<Record>, LoadError> {
     let mut points: BTreeMap<Setup, Record> = BTreeMap::new();
     match InputKind::detect(path)? {
         InputKind::RepetitionCsv => read_csv(path, &mut points)?,
+        InputKind::JsonDocument => read_json(path, &mut points)?,
         InputKind::ResultDir => {
             let entries = std::fs::read_dir(path).map_err(|source| LoadError::Read {
                 path: path.into(),
@@ -221,6 +264,11 @@ pub fn load(path: &Path) -> Result<Vec<Record>, LoadError> {
                     Err(LoadError::NoRows { .. }) => {}
                     r => r?,
                 }
+            }
+            // No per-repetition CSV (only the document was kept): the sweep's JSON document.
+            let doc = path.join("sweep.json");
+            if points.is_empty() && std::fs::metadata(&doc).is_ok_and(|m| m.is_file()) {
+                read_json(&doc, &mut points)?;
             }
         }
     }
@@ -261,42 +309,99 @@ fn read_csv(path: &Path, points: &mut BTreeMap<Setup, Record>) -> Result<(), Loa
     for row in rdr.deserialize::<Row>() {
         let r = row.map_err(|e| row_error(path, &e))?;
         rows += 1;
-        let setup = Setup {
-            experiment: r.experiment,
-            kind: Kind::of_method(&r.method),
-            method: r.method,
-            block_size_bytes: r.block_size_bytes,
-            threads: r.threads,
-            queue_depth: r.queue_depth,
-            cache: r.cache,
-            direct: r.direct,
-            operation: r.operation,
-            pattern: r.pattern,
-        };
-        let rec = points.entry(setup.clone()).or_insert_with(|| Record {
-            setup,
-            mib_s: Vec::new(),
-            lat_p99_us: Vec::new(),
-            failed_reps: 0,
-            hosts: Vec::new(),
-            files: Vec::new(),
-        });
-        if !rec.hosts.contains(&r.host) {
-            rec.hosts.push(r.host);
-        }
-        if !rec.files.contains(&r.file) {
-            rec.files.push(r.file);
-        }
-        match r.mib_s {
-            Some(mib_s) if r.error.is_empty() && mib_s.is_finite() => {
-                rec.mib_s.push(mib_s);
-                rec.lat_p99_us.push(r.lat_p99_us.unwrap_or(0.0));
-            }
-            _ => rec.failed_reps += 1,
-        }
+        add_row(points, r);
     }
     if rows == 0 {
         return Err(LoadError::NoRows { path: path.into() });
+    }
+    Ok(())
+}
+
+/// Adds one repetition to its point.
+fn add_row(points: &mut BTreeMap<Setup, Record>, r: Row) {
+    let setup = Setup {
+        experiment: r.experiment,
+        kind: Kind::of_method(&r.method),
+        method: r.method,
+        block_size_bytes: r.block_size_bytes,
+        threads: r.threads,
+        queue_depth: r.queue_depth,
+        cache: r.cache,
+        direct: r.direct,
+        operation: r.operation,
+        pattern: r.pattern,
+    };
+    let rec = points.entry(setup.clone()).or_insert_with(|| Record {
+        setup,
+        mib_s: Vec::new(),
+        lat_p99_us: Vec::new(),
+        failed_reps: 0,
+        hosts: Vec::new(),
+        files: Vec::new(),
+        bound: None,
+    });
+    if !rec.hosts.contains(&r.host) {
+        rec.hosts.push(r.host);
+    }
+    if !rec.files.contains(&r.file) {
+        rec.files.push(r.file);
+    }
+    if rec.bound.is_none() {
+        if let (Some(bound), Some(bound_mib_s)) = (r.bound.filter(|b| !b.is_empty()), r.bound_mib_s)
+        {
+            rec.bound = Some(Bound {
+                bound,
+                bound_mib_s,
+                hint: r.bound_hint.filter(|h| !h.is_empty()),
+            });
+        }
+    }
+    match r.mib_s {
+        Some(mib_s) if r.error.is_empty() && mib_s.is_finite() => {
+            rec.mib_s.push(mib_s);
+            rec.lat_p99_us.push(r.lat_p99_us.unwrap_or(0.0));
+        }
+        _ => rec.failed_reps += 1,
+    }
+}
+
+/// Reads the `results` rows of a JSON document written by diskscope.
+fn read_json(path: &Path, points: &mut BTreeMap<Setup, Record>) -> Result<(), LoadError> {
+    let json_err = |message: String| LoadError::Json {
+        path: path.into(),
+        message,
+    };
+    let file = std::fs::File::open(path).map_err(|source| LoadError::Read {
+        path: path.into(),
+        source,
+    })?;
+    let doc: serde_json::Value = serde_json::from_reader(std::io::BufReader::new(file))
+        .map_err(|e| json_err(format!("not JSON ({e})")))?;
+    if !doc.get("diskscope").is_some_and(|v| v.is_object()) {
+        return Err(json_err(
+            "not a diskscope JSON document (no `diskscope` key)".into(),
+        ));
+    }
+    let command = doc.get("command").and_then(|c| c.as_str()).unwrap_or("");
+    if command == "fast" {
+        return Err(json_err(
+            "a `fast` document has no sweep point (method, block size, repetitions) to match"
+                .into(),
+        ));
+    }
+    let Some(results) = doc.get("results").and_then(|r| r.as_array()) else {
+        return Err(json_err("no `results` array".into()));
+    };
+    if results.is_empty() {
+        return Err(LoadError::NoRows { path: path.into() });
+    }
+    for (i, v) in results.iter().enumerate() {
+        let r = Row::deserialize(v).map_err(|e| {
+            json_err(format!(
+                "results[{i}]: {e} (a `{command}` document is not a throughput result)"
+            ))
+        })?;
+        add_row(points, r);
     }
     Ok(())
 }
@@ -361,5 +466,85 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let e = load(&path).unwrap_err().to_string();
         assert!(e.contains("x.csv:3:"), "{e}");
+    }
+
+    #[test]
+    fn a_json_document_fills_the_same_records_as_its_csv_with_the_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let hdr = format!("{HEADER},bound,bound_mib_s,pct_of_bound,bound_hint");
+        let csv_path = dir.path().join("x.csv");
+        let text = [
+            hdr,
+            row("x", 4096, 1, 10.0, "") + ",memory-bound,100,10,look at the page cache",
+            row("x", 4096, 2, 30.0, "") + ",memory-bound,100,30,",
+            row("x", 8192, 1, 20.0, "") + ",,,,",
+        ]
+        .join("\n");
+        std::fs::write(&csv_path, text).unwrap();
+        let from_csv = load(&csv_path).unwrap();
+        assert_eq!(
+            from_csv[0].bound,
+            Some(Bound {
+                bound: "memory-bound".into(),
+                bound_mib_s: 100.0,
+                hint: Some("look at the page cache".into())
+            })
+        );
+        assert_eq!(from_csv[0].pct_of_bound(), Some(20.0));
+        assert_eq!(from_csv[1].bound, None, "empty bound cells: no bound");
+
+        // The same rows as a document's `results` (as serde writes RunResult: null for empty).
+        let mut rdr = csv::Reader::from_path(&csv_path).unwrap();
+        let h = rdr.headers().unwrap().clone();
+        let results: Vec<serde_json::Value> = rdr
+            .records()
+            .map(|r| {
+                let r = r.unwrap();
+                let mut o = serde_json::Map::new();
+                for (k, v) in h.iter().zip(r.iter()) {
+                    let val = if v.is_empty() {
+                        serde_json::Value::Null
+                    } else if ["xor", "host", "file"].contains(&k) {
+                        v.into()
+                    } else if let Ok(n) = v.parse::<u64>() {
+                        n.into()
+                    } else if let Ok(n) = v.parse::<f64>() {
+                        n.into()
+                    } else if let Ok(b) = v.parse::<bool>() {
+                        b.into()
+                    } else {
+                        v.into()
+                    };
+                    o.insert(k.into(), val);
+                }
+                o.insert("error".into(), "".into());
+                serde_json::Value::Object(o)
+            })
+            .collect();
+        let doc = serde_json::json!({"diskscope": {"version": "x"}, "command": "batch", "results": results});
+        let json_path = dir.path().join("sweep.json");
+        std::fs::write(&json_path, doc.to_string()).unwrap();
+        assert_eq!(
+            InputKind::detect(&json_path).unwrap(),
+            InputKind::JsonDocument
+        );
+        assert_eq!(load(&json_path).unwrap(), from_csv);
+
+        // A directory: the CSV wins over the document; without the CSV, the document is read.
+        std::fs::write(&json_path, "{not json").unwrap();
+        assert_eq!(load(dir.path()).unwrap(), from_csv);
+        std::fs::remove_file(&csv_path).unwrap();
+        let e = load(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("sweep.json: not JSON"), "{e}");
+        std::fs::write(
+            &json_path,
+            r#"{"diskscope":{},"command":"fast","results":[{}]}"#,
+        )
+        .unwrap();
+        let e = load(&json_path).unwrap_err().to_string();
+        assert!(e.contains("`fast` document"), "{e}");
+        std::fs::write(&json_path, r#"{"command":"batch","results":[]}"#).unwrap();
+        let e = load(&json_path).unwrap_err().to_string();
+        assert!(e.contains("not a diskscope JSON document"), "{e}");
     }
 }

@@ -263,6 +263,7 @@ mod tests {
             failed_reps: 0,
             hosts: vec![],
             files: vec![],
+            bound: None,
         }
     }
 

@@ -101,14 +101,38 @@ fn measured_on(label: &str, recs: &[Record]) -> Vec<(String, String)> {
     ]
 }
 
-/// The per-point summary table of a set of records.
+/// The bound cell of a point: `memory-bound 23.1 GiB/s · 88%`, with the profile's hint appended
+/// when the point reached less than half of its bound; empty where the rows carry no bound.
+pub fn bound_cell(r: &Record) -> String {
+    let Some(b) = &r.bound else {
+        return String::new();
+    };
+    let mut s = format!(
+        "{} {}",
+        b.bound,
+        crate::explain::model::format_mib_s(b.bound_mib_s, b.bound_mib_s, true)
+    );
+    if let Some(pct) = r.pct_of_bound() {
+        s += &format!(" · {pct:.0}%");
+        if pct < 50.0 {
+            if let Some(h) = &b.hint {
+                s += &format!(" — {h}");
+            }
+        }
+    }
+    s
+}
+
+/// The per-point summary table of a set of records; a `bound` column (the explanation of each
+/// point by the `diskscope limits` profile) when any point carries one.
 fn summary_table(page: &mut Page, recs: &[Record]) {
+    let with_bound = recs.iter().any(|r| r.bound.is_some());
     let rows: Vec<Vec<(String, &str)>> = recs
         .iter()
         .map(|r| {
             let s = Stats::of(&r.mib_s);
             let p99 = Stats::of(&r.lat_p99_us);
-            vec![
+            let mut row = vec![
                 (r.setup.label(), ""),
                 (s.n.to_string(), ""),
                 (render::num(s.mean), ""),
@@ -125,24 +149,36 @@ fn summary_table(page: &mut Page, recs: &[Record]) {
                     "",
                 ),
                 (r.failed_reps.to_string(), ""),
-            ]
+            ];
+            if with_bound {
+                row.push((bound_cell(r), ""));
+            }
+            row
         })
         .collect();
-    page.table(
-        &[
-            "point",
-            "reps",
-            "MiB/s mean",
-            "median",
-            "min",
-            "max",
-            "sd",
-            "p99 µs median",
-            "failed",
-        ],
-        &[0],
-        &rows,
-    );
+    let mut header = vec![
+        "point",
+        "reps",
+        "MiB/s mean",
+        "median",
+        "min",
+        "max",
+        "sd",
+        "p99 µs median",
+        "failed",
+    ];
+    let mut left = vec![0];
+    if with_bound {
+        header.push("bound");
+        left.push(header.len() - 1);
+    }
+    page.table(&header, &left, &rows);
+    if with_bound {
+        page.para(
+            "note",
+            "bound: what limits the point according to this machine's `diskscope limits` profile (the model's predicted throughput, and the measured mean as a share of it); below 50% the profile's hint says what to look at.",
+        );
+    }
 }
 
 /// The `compare` report.
@@ -284,4 +320,62 @@ pub fn batch_page(
         }
     }
     Ok(page.finish(&title))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::load::{Bound, Kind, Setup};
+
+    fn rec(mib_s: Vec<f64>, bound: Option<Bound>) -> Record {
+        Record {
+            setup: Setup {
+                experiment: "x".into(),
+                kind: Kind::Throughput,
+                method: "pread".into(),
+                block_size_bytes: 4096,
+                threads: 1,
+                queue_depth: 1,
+                cache: "warm".into(),
+                direct: false,
+                operation: "read".into(),
+                pattern: "sequential".into(),
+            },
+            lat_p99_us: vec![0.0; mib_s.len()],
+            mib_s,
+            failed_reps: 0,
+            hosts: vec![],
+            files: vec![],
+            bound,
+        }
+    }
+
+    #[test]
+    fn the_bound_cell_names_the_bound_its_share_and_below_half_the_hint() {
+        let b = |hint: Option<&str>| {
+            Some(Bound {
+                bound: "memory-bound".into(),
+                bound_mib_s: 23.1 * 1024.0,
+                hint: hint.map(String::from),
+            })
+        };
+        let near = rec(vec![0.88 * 23.1 * 1024.0], b(None));
+        assert_eq!(bound_cell(&near), "memory-bound 23.1 GiB/s · 88%");
+        let far = rec(vec![0.1 * 23.1 * 1024.0], b(Some("misaligned blocks")));
+        assert_eq!(
+            bound_cell(&far),
+            "memory-bound 23.1 GiB/s · 10% — misaligned blocks"
+        );
+        assert_eq!(bound_cell(&rec(vec![1.0], None)), "");
+
+        let mut page = Page::new("t", "s");
+        summary_table(&mut page, &[rec(vec![1.0], None)]);
+        let html = page.finish("t");
+        assert!(!html.contains(">bound</th>"), "no bound, no column");
+        let mut page = Page::new("t", "s");
+        summary_table(&mut page, &[rec(vec![1.0], None), far]);
+        let html = page.finish("t");
+        assert!(html.contains("<th class=\"t\">bound</th>"), "{html}");
+        assert!(html.contains("10% — misaligned blocks"), "{html}");
+    }
 }
