@@ -108,7 +108,7 @@ pub struct IoOpts {
     pub max_memory: Option<String>,
     /// io_uring submission: batch (fill every free slot, one submit-and-wait) or each (submit
     /// every operation as it is queued, like fio)
-    #[arg(long, default_value = "batch", value_name = "POLICY")]
+    #[arg(long, default_value = "each", value_name = "POLICY")]
     pub submit: String,
 }
 

@@ -40,6 +40,31 @@ pub fn probe() -> Result<(), String> {
 /// - if the ring is dropped (or fails) with operations still in flight, nothing can reap them,
 ///   so the memory they point to is leaked (kept for the rest of the process) instead of freed
 ///   under the kernel.
+/// Set (to anything but `0`) to make rings without the task-run flags below, to measure what
+/// they change (`bench/`), as fio's plain setup would.
+pub const PLAIN_RING_ENV: &str = "DISKSCOPE_URING_PLAIN";
+
+/// A ring of `entries` for one thread: `SINGLE_ISSUER` (only the creating thread submits, as in
+/// both users here), `COOP_TASKRUN` (no interrupt of the thread to run completion work) and
+/// `DEFER_TASKRUN` (completion work runs when the thread waits in `io_uring_enter`, which every
+/// wait here does), as fio sets up its rings on kernels that have them. On two vCPUs this keeps
+/// completion work from stealing the submitting thread's CPU at random moments. Kernels before
+/// 6.1 refuse the flags; then the ring is made plain.
+fn new_ring(entries: u32) -> std::io::Result<IoUring> {
+    let plain = std::env::var_os(PLAIN_RING_ENV).is_some_and(|v| v != "0");
+    if !plain {
+        if let Ok(ring) = IoUring::builder()
+            .setup_single_issuer()
+            .setup_coop_taskrun()
+            .setup_defer_taskrun()
+            .build(entries)
+        {
+            return Ok(ring);
+        }
+    }
+    IoUring::new(entries)
+}
+
 pub(crate) struct SlotRing {
     ring: ManuallyDrop<IoUring>,
     bufs: ManuallyDrop<SlotBufs>,
@@ -53,7 +78,7 @@ impl SlotRing {
     /// A ring with room for every slot of `bufs`; `data` is memory writes may come from.
     pub fn new(mut bufs: SlotBufs, data: Option<Arc<WriteData>>) -> std::io::Result<Self> {
         let count = bufs.count().max(1);
-        let ring = IoUring::new((count as u32).next_power_of_two())?;
+        let ring = new_ring((count as u32).next_power_of_two())?;
         let iovecs = bufs.iovecs();
         // SAFETY: the slots stay allocated and unmoved while the ring exists: `SlotRing` owns
         // both, unregisters before freeing, and leaks the slots if it cannot (see `Drop`).
