@@ -157,6 +157,9 @@ for line in open(raw):
 
 REASONS = {
     "warm mmap 1M": "fio's mmap engine copies each block into a buffer; diskscope XORs the mapping in place",
+    # Open, measured but not explained (docs/accuracy.md, "Open differences"):
+    "write ": "OPEN: diskscope's buffered writes on this VM are bimodal (~0.15 s or ~1.7 s per GiB, "
+    "p50 2.3 ms per 1M write in the slow mode, any write engine); fio stayed fast; cause not found",
 }
 
 if hugepages == "0":
