@@ -29,17 +29,6 @@ pub fn probe() -> Result<(), String> {
     })
 }
 
-/// One io_uring with the memory it lends to the kernel: `count` I/O slots and, for writes, the
-/// pre-generated data. Used by the io_uring engine and by `fast`'s direct road, so the reasoning
-/// about memory shared with the kernel lives here once:
-///
-/// - a slot is lent when an operation on it is queued and returned when its completion is
-///   reaped; [`SlotRing::slot`] and [`SlotRing::slot_mut`] refuse (panic) while it is lent;
-/// - the slots are registered as fixed buffers when the kernel allows (sparing a page pin per
-///   I/O), with plain reads and writes as the fallback;
-/// - if the ring is dropped (or fails) with operations still in flight, nothing can reap them,
-///   so the memory they point to is leaked (kept for the rest of the process) instead of freed
-///   under the kernel.
 /// Set (to anything but `0`) to make rings without the task-run flags below, to measure what
 /// they change (`bench/`), as fio's plain setup would.
 pub const PLAIN_RING_ENV: &str = "DISKSCOPE_URING_PLAIN";
@@ -65,6 +54,17 @@ fn new_ring(entries: u32) -> std::io::Result<IoUring> {
     IoUring::new(entries)
 }
 
+/// One io_uring with the memory it lends to the kernel: `count` I/O slots and, for writes, the
+/// pre-generated data. Used by the io_uring engine and by `fast`'s direct road, so the reasoning
+/// about memory shared with the kernel lives here once:
+///
+/// - a slot is lent when an operation on it is queued and returned when its completion is
+///   reaped; [`SlotRing::slot`] and [`SlotRing::slot_mut`] refuse (panic) while it is lent;
+/// - the slots are registered as fixed buffers when the kernel allows (sparing a page pin per
+///   I/O), with plain reads and writes as the fallback;
+/// - if the ring is dropped (or fails) with operations still in flight, nothing can reap them,
+///   so the memory they point to is leaked (kept for the rest of the process) instead of freed
+///   under the kernel.
 pub(crate) struct SlotRing {
     ring: ManuallyDrop<IoUring>,
     bufs: ManuallyDrop<SlotBufs>,
