@@ -168,7 +168,7 @@ REASONS = {
     "warm mmap 1M": "fio's mmap engine copies each block into a buffer; diskscope XORs the mapping in place",
     "warm 4K read": "fio's own per-I/O bookkeeping between reads: diskscope's p50 per read is "
     "higher, yet it moves more bytes (1.08-1.15x over three quiet runs)",
-    # Measured, and explained in docs/accuracy.md ("Open differences"):
+    # Measured, and explained in docs/accuracy.md ("Remaining differences"):
     "write ": "both tools' buffered 1 GiB writes are bimodal on this VM (p50 ~0.1 or ~2.3 ms per 1M "
     "write, fio alone too): the ratio says which phase each tool's runs hit (docs/accuracy.md)",
 }
