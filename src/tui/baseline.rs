@@ -35,16 +35,12 @@ impl BaselineRecord {
         let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
         let s = &r.setup;
         Some(BaselineRecord {
-            setup: format!(
-                "{} {} {} {} {} {} t{} qd{}",
-                s.operation,
-                s.method,
-                s.pattern,
-                s.cache,
-                if s.direct { "direct" } else { "buffered" },
-                crate::size::format_size(s.block_size_bytes),
+            setup: key_of(
+                [&s.operation, &s.method, &s.pattern, &s.cache],
+                s.direct,
+                s.block_size_bytes,
                 s.threads,
-                s.queue_depth
+                s.queue_depth,
             ),
             mib_s: mean(&r.mib_s)?,
             p99_us: mean(&r.lat_p99_us).unwrap_or(0.0),
@@ -68,16 +64,27 @@ pub enum Baseline {
 /// The setup a row measured, as a stable text key:
 /// `read pread sequential as-is buffered 1M t1 qd1`.
 pub fn setup_key(r: &RunResult) -> String {
-    format!(
-        "{} {} {} {} {} {} t{} qd{}",
-        r.operation,
-        r.method,
-        r.pattern,
-        r.cache,
-        if r.direct { "direct" } else { "buffered" },
-        crate::size::format_size(r.block_size_bytes),
+    key_of(
+        [&r.operation, &r.method, &r.pattern, &r.cache],
+        r.direct,
+        r.block_size_bytes,
         r.threads,
-        r.queue_depth
+        r.queue_depth,
+    )
+}
+
+/// The one spelling of a setup key, for rows of this session and records loaded from a file.
+fn key_of(
+    [operation, method, pattern, cache]: [&dyn std::fmt::Display; 4],
+    direct: bool,
+    block_size_bytes: u64,
+    threads: impl std::fmt::Display,
+    queue_depth: impl std::fmt::Display,
+) -> String {
+    format!(
+        "{operation} {method} {pattern} {cache} {} {} t{threads} qd{queue_depth}",
+        if direct { "direct" } else { "buffered" },
+        crate::size::format_size(block_size_bytes),
     )
 }
 
