@@ -345,32 +345,16 @@ pub fn try_lock(file: &File) -> bool {
     unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
 }
 
-/// Creates the output file `path` (a CSV, a figure) with `O_CREAT|O_EXCL|O_NOFOLLOW`. With
-/// `force`, a regular file already there is unlinked first and a new one made; a symlink (or
+/// Creates the output file `path` (a CSV, a figure, a report) with `O_CREAT|O_EXCL|O_NOFOLLOW`.
+/// With `force`, a regular file already there is unlinked first and a new one made; a symlink (or
 /// anything not a regular file) is refused even then, so nothing is ever written through a link.
-pub fn create_output(path: &Path, force: bool) -> Result<(File, Created), String> {
+/// `flag` names the option that chose the path (`--out`, `--report`), for the messages.
+pub fn create_output(path: &Path, force: bool, flag: &str) -> Result<(File, Created), String> {
     match create_exclusive(path) {
         Ok(x) => Ok(x),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            let m = std::fs::symlink_metadata(path).ok();
-            if m.as_ref().is_some_and(|m| m.file_type().is_symlink()) {
-                return Err(format!(
-                    "{} is a symbolic link; diskscope never writes through one (not even with \
-                     --force): remove it or pick another --out",
-                    path.display()
-                ));
-            }
-            if !force {
-                return Err(format!(
-                    "{} already exists; pass --force to replace it, or pick another --out",
-                    path.display()
-                ));
-            }
-            if !m.is_some_and(|m| m.file_type().is_file()) {
-                return Err(format!(
-                    "{} exists and is not a regular file; remove it or pick another --out",
-                    path.display()
-                ));
+            if let Some(refusal) = output_refusal(path, force, flag) {
+                return Err(refusal);
             }
             std::fs::remove_file(path)
                 .map_err(|e| format!("--force: cannot replace {}: {e}", path.display()))?;
@@ -380,24 +364,24 @@ pub fn create_output(path: &Path, force: bool) -> Result<(File, Created), String
     }
 }
 
-/// What [`create_output`] would refuse at `path`, checked before a batch starts so an old output
-/// is reported at once rather than after hours of measuring. None when it may be created.
-pub fn output_refusal(path: &Path, force: bool) -> Option<String> {
+/// What [`create_output`] would refuse at `path`, checked before measuring starts so an old
+/// output is reported at once rather than after hours of measuring. None when it may be created.
+pub fn output_refusal(path: &Path, force: bool, flag: &str) -> Option<String> {
     let m = std::fs::symlink_metadata(path).ok()?;
     if m.file_type().is_symlink() {
         Some(format!(
             "{} is a symbolic link; diskscope never writes through one (not even with --force): \
-             remove it or pick another --out",
+             remove it or pick another {flag}",
             path.display()
         ))
     } else if !m.file_type().is_file() {
         Some(format!(
-            "{} exists and is not a regular file; remove it or pick another --out",
+            "{} exists and is not a regular file; remove it or pick another {flag}",
             path.display()
         ))
     } else if !force {
         Some(format!(
-            "{} already exists; pass --force to replace it, or pick another --out",
+            "{} already exists; pass --force to replace it, or pick another {flag}",
             path.display()
         ))
     } else {
@@ -405,15 +389,27 @@ pub fn output_refusal(path: &Path, force: bool) -> Option<String> {
     }
 }
 
-/// Writes `bytes` to a new output file (see [`create_output`]); the message names the file.
-pub fn write_output(path: &Path, bytes: &[u8], force: bool) -> anyhow::Result<()> {
-    let (mut f, created) = create_output(path, force).map_err(anyhow::Error::msg)?;
+/// Writes `bytes` to a new output file (see [`create_output`]); the message names the file. A
+/// refusal is returned as `refused` makes it (a plain message, or a usage error).
+pub fn write_output_with(
+    path: &Path,
+    bytes: &[u8],
+    force: bool,
+    flag: &str,
+    refused: fn(String) -> anyhow::Error,
+) -> anyhow::Result<()> {
+    let (mut f, created) = create_output(path, force, flag).map_err(refused)?;
     if let Err(e) = f.write_all(bytes) {
         // A cut figure or summary is worse than none, and this file is ours to remove.
         created.remove();
         anyhow::bail!("writing {}: {e}", path.display());
     }
     Ok(())
+}
+
+/// [`write_output_with`] for batch outputs in `--out`.
+pub fn write_output(path: &Path, bytes: &[u8], force: bool) -> anyhow::Result<()> {
+    write_output_with(path, bytes, force, "--out", anyhow::Error::msg)
 }
 
 impl Drop for DirLock {

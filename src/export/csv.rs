@@ -115,7 +115,8 @@ impl CsvSink {
     /// only with `force`) and writes the header of `T`'s columns at once, so even a sweep stopped
     /// before its first row leaves a valid CSV.
     pub fn create<T: Serialize + Default>(path: &Path, force: bool) -> anyhow::Result<Self> {
-        let (file, _) = crate::fsguard::create_output(path, force).map_err(anyhow::Error::msg)?;
+        let (file, _) =
+            crate::fsguard::create_output(path, force, "--out").map_err(anyhow::Error::msg)?;
         let mut sink = CsvSink {
             file,
             path: path.to_path_buf(),

@@ -9,7 +9,7 @@ use crate::export::chart::{Category, Chart, Series};
 use crate::measure::stats::Stats;
 use crate::measure::RunResult;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Arguments of `diskscope clients`.
 #[derive(clap::Args, Debug, Clone)]
@@ -118,27 +118,6 @@ pub fn clients_chart(rows: &[RunResult]) -> Option<Chart> {
     })
 }
 
-fn write_new(path: &Path, text: &str, force: bool) -> anyhow::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut o = std::fs::OpenOptions::new();
-    o.write(true).custom_flags(libc::O_NOFOLLOW);
-    if force {
-        o.create(true).truncate(true);
-    } else {
-        o.create_new(true);
-    }
-    let mut f = o.open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::AlreadyExists => usage(format!(
-            "--out: {} already exists; pass --force to replace it",
-            path.display()
-        )),
-        _ => usage(format!("--out: cannot create {}: {e}", path.display())),
-    })?;
-    f.write_all(text.as_bytes())?;
-    Ok(())
-}
-
 pub fn execute(a: &ClientsArgs) -> anyhow::Result<i32> {
     let rows = aggregate_rows(&a.csvs)?;
     let Some(chart) = clients_chart(&rows) else {
@@ -146,7 +125,12 @@ pub fn execute(a: &ClientsArgs) -> anyhow::Result<i32> {
             "CSV: no successful aggregate (rank = all) rows in the given files",
         ));
     };
-    write_new(&a.out, &crate::export::svg::render(&chart)?, a.force)?;
+    crate::report::write_new(
+        &a.out,
+        crate::export::svg::render(&chart)?.as_bytes(),
+        a.force,
+        "--out",
+    )?;
     eprintln!(
         "wrote {} ({} points x {} client counts)",
         a.out.display(),

@@ -15,56 +15,22 @@ use crate::compare::render;
 use crate::config::usage;
 use crate::measure::stats::Stats;
 use html::Page;
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// Fails early (before any measuring) when `path` exists and `force` is off, or is not a regular
-/// file; `flag` names the option in the message.
+/// file (the same rules as every output, [`crate::fsguard::output_refusal`]); `flag` names the
+/// option in the message.
 pub fn check_target(path: &Path, force: bool, flag: &str) -> anyhow::Result<()> {
-    match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(usage(format!(
-            "{flag}: cannot check {}: {e}",
-            path.display()
-        ))),
-        Ok(m) if m.file_type().is_symlink() || !m.is_file() => Err(usage(format!(
-            "{flag}: {} exists and is not a regular file; pick another name",
-            path.display()
-        ))),
-        Ok(_) if !force => Err(usage(format!(
-            "{flag}: {} exists; pass --force to replace it, or pick another name",
-            path.display()
-        ))),
-        Ok(_) => Ok(()),
+    match crate::fsguard::output_refusal(path, force, flag) {
+        Some(refusal) => Err(usage(format!("{flag}: {refusal}"))),
+        None => Ok(()),
     }
 }
 
-/// Writes `bytes` to a new file at `path` (O_CREAT|O_EXCL|O_NOFOLLOW). With `force`, an existing
-/// regular file is replaced (O_TRUNC|O_NOFOLLOW: a symbolic link is refused, never followed).
+/// Writes `bytes` to a new file at `path` (O_CREAT|O_EXCL|O_NOFOLLOW); with `force` an existing
+/// regular file is replaced, a symbolic link never followed ([`crate::fsguard::create_output`]).
 pub fn write_new(path: &Path, bytes: &[u8], force: bool, flag: &str) -> anyhow::Result<()> {
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).custom_flags(libc::O_NOFOLLOW).mode(0o644);
-    if force {
-        check_target(path, true, flag)?;
-        opts.create(true).truncate(true);
-    } else {
-        opts.create_new(true);
-    }
-    let mut f = opts.open(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::AlreadyExists {
-            usage(format!(
-                "{flag}: {} exists; pass --force to replace it, or pick another name",
-                path.display()
-            ))
-        } else {
-            usage(format!("{flag}: cannot create {}: {e}", path.display()))
-        }
-    })?;
-    f.write_all(bytes)
-        .and_then(|_| f.flush())
-        .map_err(|e| anyhow::anyhow!("{flag}: writing {}: {e}", path.display()))?;
-    Ok(())
+    crate::fsguard::write_output_with(path, bytes, force, flag, usage)
 }
 
 fn verdict_class(v: Verdict) -> &'static str {

@@ -272,7 +272,7 @@ pub fn execute(
     outputs.extend(output::SWEEP_DOCUMENTS.iter().map(|n| n.to_string()));
     if let Some(why) = outputs
         .iter()
-        .find_map(|n| crate::fsguard::output_refusal(&dir.join(n), plan.force))
+        .find_map(|n| crate::fsguard::output_refusal(&dir.join(n), plan.force, "--out"))
     {
         return Err(usage(format!("--out: {why}")));
     }
