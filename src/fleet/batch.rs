@@ -250,23 +250,8 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
     }
     let done: Vec<(&crate::sweep::plan::Experiment, &Collected)> =
         plan.experiments.iter().zip(&collected).collect();
-    for (x, rows) in &done {
-        written.extend(output::write_experiment(
-            dir,
-            x,
-            rows,
-            plan.y_scale,
-            plan.force,
-        )?);
-    }
-    written.extend(output::write_compare(
-        dir,
-        &plan.name,
-        &plan.compare,
-        &done,
-        plan.y_scale,
-        plan.force,
-    )?);
+    // No fio companions: a fleet point is many clients at once, which one fio line cannot say.
+    written.extend(output::write_results(dir, plan, &done, false)?);
     writeln!(stdout)?;
     write!(stdout, "{}", output::summary_text(&done))?;
     stdout.flush()?;

@@ -329,27 +329,7 @@ pub fn execute(
     progress.finish();
     let done: Vec<(&plan::Experiment, &Collected)> =
         plan.experiments.iter().zip(&collected).collect();
-    for (x, rows) in &done {
-        written.extend(output::write_experiment(
-            dir,
-            x,
-            rows,
-            plan.y_scale,
-            plan.force,
-        )?);
-        if x.kind == plan::Kind::Throughput {
-            let size = plan.file.as_ref().map_or(0, |f| f.size_bytes);
-            written.extend(output::write_fio_companion(dir, x, size, plan.force)?);
-        }
-    }
-    written.extend(output::write_compare(
-        dir,
-        &plan.name,
-        &plan.compare,
-        &done,
-        plan.y_scale,
-        plan.force,
-    )?);
+    written.extend(output::write_results(dir, &plan, &done, true)?);
     let failed = collected
         .iter()
         .flat_map(|c| &c.runs)

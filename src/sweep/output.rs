@@ -28,6 +28,33 @@ const X_PREF: [Dim; 8] = [
     Dim::Direct,
 ];
 
+/// Every file of a finished sweep: each experiment's CSVs and figures (and, with
+/// `fio_companions`, its `-fio.txt`), then the cross-experiment comparisons. Returns the paths.
+pub fn write_results(
+    dir: &Path,
+    plan: &super::plan::Plan,
+    done: &[(&Experiment, &Collected)],
+    fio_companions: bool,
+) -> anyhow::Result<Vec<PathBuf>> {
+    let mut written = Vec::new();
+    for (x, rows) in done {
+        written.extend(write_experiment(dir, x, rows, plan.y_scale, plan.force)?);
+        if fio_companions && x.kind == Kind::Throughput {
+            let size = plan.file.as_ref().map_or(0, |f| f.size_bytes);
+            written.extend(write_fio_companion(dir, x, size, plan.force)?);
+        }
+    }
+    written.extend(write_compare(
+        dir,
+        &plan.name,
+        &plan.compare,
+        done,
+        plan.y_scale,
+        plan.force,
+    )?);
+    Ok(written)
+}
+
 /// Writes `<name>-summary.csv` and `<name>.svg` of one experiment; returns the files written.
 pub fn write_experiment(
     dir: &Path,
