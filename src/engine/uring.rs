@@ -115,6 +115,17 @@ impl SlotRing {
         self.bufs.slot_mut(i)
     }
 
+    /// The start of slot `slot`, checked to hold `len` bytes (`what` names the operation).
+    fn slot_ptr(&mut self, slot: usize, len: usize, what: &str) -> *mut u8 {
+        let buf = self.bufs.slot_mut(slot);
+        assert!(
+            len <= buf.len(),
+            "{what} {len} bytes with a {}-byte slot",
+            buf.len()
+        );
+        buf.as_mut_ptr()
+    }
+
     /// Queues a read of `len` bytes at file `offset` into slot `slot`.
     pub fn queue_read(
         &mut self,
@@ -123,13 +134,7 @@ impl SlotRing {
         len: usize,
         offset: u64,
     ) -> anyhow::Result<()> {
-        let buf = self.bufs.slot_mut(slot);
-        assert!(
-            len <= buf.len(),
-            "read of {len} bytes into a {}-byte slot",
-            buf.len()
-        );
-        let ptr = buf.as_mut_ptr();
+        let ptr = self.slot_ptr(slot, len, "read of");
         let entry = if self.fixed {
             opcode::ReadFixed::new(fd, ptr, len as u32, slot as u16)
                 .offset(offset)
@@ -150,13 +155,7 @@ impl SlotRing {
         len: usize,
         offset: u64,
     ) -> anyhow::Result<()> {
-        let buf = self.bufs.slot_mut(slot);
-        assert!(
-            len <= buf.len(),
-            "write of {len} bytes from a {}-byte slot",
-            buf.len()
-        );
-        let ptr = buf.as_mut_ptr();
+        let ptr = self.slot_ptr(slot, len, "write of");
         let entry = if self.fixed {
             opcode::WriteFixed::new(fd, ptr, len as u32, slot as u16)
                 .offset(offset)
