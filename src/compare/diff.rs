@@ -288,26 +288,7 @@ mod tests {
 
     #[test]
     fn a_regression_must_exceed_the_threshold() {
-        let rec = |v: Vec<f64>| Record {
-            setup: Setup {
-                experiment: "x".into(),
-                kind: super::super::load::Kind::Throughput,
-                method: "pread".into(),
-                block_size_bytes: 4096,
-                threads: 1,
-                queue_depth: 1,
-                cache: "warm".into(),
-                direct: false,
-                operation: "read".into(),
-                pattern: "sequential".into(),
-            },
-            lat_p99_us: vec![1.0; v.len()],
-            mib_s: v,
-            failed_reps: 0,
-            hosts: vec![],
-            files: vec![],
-            bound: None,
-        };
+        let rec = |v: Vec<f64>| Record::sample(4096, v, 1.0);
         let c = compare(
             &[rec(vec![100.0, 101.0, 99.0])],
             &[rec(vec![95.0, 94.0, 96.0])],

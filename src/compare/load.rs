@@ -180,6 +180,32 @@ pub struct Bound {
 }
 
 impl Record {
+    /// A warm sequential `pread` point of `block_size_bytes` with these repetitions (every p99
+    /// `p99_us`), for the unit tests of the compare and report modules.
+    #[cfg(test)]
+    pub(crate) fn sample(block_size_bytes: u64, mib_s: Vec<f64>, p99_us: f64) -> Record {
+        Record {
+            setup: Setup {
+                experiment: "x".into(),
+                kind: Kind::Throughput,
+                method: "pread".into(),
+                block_size_bytes,
+                threads: 1,
+                queue_depth: 1,
+                cache: "warm".into(),
+                direct: false,
+                operation: "read".into(),
+                pattern: "sequential".into(),
+            },
+            lat_p99_us: vec![p99_us; mib_s.len()],
+            mib_s,
+            failed_reps: 0,
+            hosts: vec![],
+            files: vec![],
+            bound: None,
+        }
+    }
+
     /// The mean throughput as a share of the bound, percent.
     pub fn pct_of_bound(&self) -> Option<f64> {
         let b = self.bound.as_ref()?;

@@ -242,29 +242,10 @@ where
 mod tests {
     use super::*;
     use crate::compare::diff::compare;
-    use crate::compare::load::{Kind, Record};
+    use crate::compare::load::Record;
 
     fn rec(bs: u64, mib_s: Vec<f64>) -> Record {
-        Record {
-            setup: Setup {
-                experiment: "x".into(),
-                kind: Kind::Throughput,
-                method: "pread".into(),
-                block_size_bytes: bs,
-                threads: 1,
-                queue_depth: 1,
-                cache: "warm".into(),
-                direct: false,
-                operation: "read".into(),
-                pattern: "sequential".into(),
-            },
-            lat_p99_us: vec![0.0; mib_s.len()],
-            mib_s,
-            failed_reps: 0,
-            hosts: vec![],
-            files: vec![],
-            bound: None,
-        }
+        Record::sample(bs, mib_s, 0.0)
     }
 
     #[test]

@@ -291,28 +291,12 @@ pub fn batch_page(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::load::{Bound, Kind, Setup};
+    use crate::compare::load::Bound;
 
     fn rec(mib_s: Vec<f64>, bound: Option<Bound>) -> Record {
         Record {
-            setup: Setup {
-                experiment: "x".into(),
-                kind: Kind::Throughput,
-                method: "pread".into(),
-                block_size_bytes: 4096,
-                threads: 1,
-                queue_depth: 1,
-                cache: "warm".into(),
-                direct: false,
-                operation: "read".into(),
-                pattern: "sequential".into(),
-            },
-            lat_p99_us: vec![0.0; mib_s.len()],
-            mib_s,
-            failed_reps: 0,
-            hosts: vec![],
-            files: vec![],
             bound,
+            ..Record::sample(4096, mib_s, 0.0)
         }
     }
 
