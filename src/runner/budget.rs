@@ -75,19 +75,8 @@ pub fn buffer_bytes(method: Method, fits: &[(usize, u32)]) -> u64 {
         .sum()
 }
 
-/// `MemAvailable` from `/proc/meminfo`, in bytes.
-pub fn mem_available_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kib: u64 = text
-        .lines()
-        .find_map(|l| l.strip_prefix("MemAvailable:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kib * 1024)
-}
+/// `MemAvailable` from `/proc/meminfo`, in bytes (read where the engine's setup reads it).
+pub use crate::engine::setup::mem_available_bytes;
 
 /// The most buffer memory allowed and how to say it: `--max-memory` if given, else
 /// [`DEFAULT_SHARE_OF_AVAILABLE`] of `available_bytes`; `None` when neither is known.
