@@ -247,17 +247,6 @@ pub struct ScratchDir {
     pub note: Option<String>,
 }
 
-/// Free bytes for an unprivileged user on the filesystem of `dir`.
-fn free_bytes(dir: &Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-    // SAFETY: a zeroed statvfs is a valid value for this plain C struct.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c` is NUL-terminated and `st` a writable statvfs; statvfs only writes into it.
-    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
-    (rc == 0).then(|| st.f_bavail as u64 * st.f_frsize as u64)
-}
-
 /// Whether this process may create files in `dir`.
 fn writable(dir: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt;
@@ -284,7 +273,7 @@ pub fn scratch_dir(temp: &Path, disk: Option<&Path>, needed_bytes: u64) -> Scrat
     if let Some(disk) = disk.filter(|c| {
         !is_in_ram(c)
             && writable(c)
-            && free_bytes(c).is_some_and(|f| f >= needed_bytes.saturating_mul(2))
+            && crate::fsguard::free_bytes(c).is_some_and(|f| f >= needed_bytes.saturating_mul(2))
     }) {
         return ScratchDir {
             dir: disk.to_path_buf(),

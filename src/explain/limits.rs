@@ -162,35 +162,9 @@ impl Drop for OwnedFile {
     }
 }
 
-/// Bytes available to an unprivileged user on the filesystem holding `dir`.
-fn free_bytes(dir: &Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-    // SAFETY: `c` is a valid NUL-terminated path and `st` a properly sized, writable statvfs.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: as above; statvfs only writes into `st`.
-    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
-    (rc == 0).then(|| st.f_bavail as u64 * st.f_frsize as u64)
-}
-
-/// MemAvailable, bytes.
-fn mem_available_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    text.lines().find_map(|l| {
-        let kib: u64 = l
-            .strip_prefix("MemAvailable:")?
-            .trim()
-            .trim_end_matches("kB")
-            .trim()
-            .parse()
-            .ok()?;
-        Some(kib * 1024)
-    })
-}
-
 /// Creates the test file exclusively in `dir` with the deterministic pattern, synced to disk.
 fn create_test_file(dir: &Path, bytes: u64, stop: &AtomicBool) -> anyhow::Result<OwnedFile> {
-    let free = free_bytes(dir).unwrap_or(u64::MAX);
+    let free = crate::fsguard::free_bytes(dir).unwrap_or(u64::MAX);
     if free < bytes.saturating_mul(2) {
         bail!(
             "not enough free space in {} for a {} MiB test file ({} MiB free); free some space or give FILE",
@@ -480,7 +454,7 @@ pub fn measure(
     let mut memory = Vec::new();
     let src_bytes = budget
         .memory_src_bytes
-        .min((mem_available_bytes().unwrap_or(0) / 8) as usize);
+        .min((crate::engine::setup::mem_available_bytes().unwrap_or(0) / 8) as usize);
     if src_bytes < 16 << 20 {
         notes.push("memory ceiling not measured: less than 128 MiB of memory available".into());
         pb.inc(counts.len() as u64);
