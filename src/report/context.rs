@@ -1,66 +1,36 @@
-//! The machine a report was made on: host, kernel, CPU, memory, read from `uname(2)` and `/proc`.
+//! The machine a report was made on, as (name, value) facts for the page: host, kernel, CPU,
+//! memory, from [`crate::explain::context::Context::machine`] (the one place that reads them).
 //! Anything unavailable is left out rather than guessed.
 
 /// (name, value) pairs describing this machine.
 pub fn machine() -> Vec<(String, String)> {
+    let c = crate::explain::context::Context::machine();
     let mut v = Vec::new();
-    let host = gethostname::gethostname().to_string_lossy().into_owned();
-    if !host.is_empty() {
-        v.push(("host".to_string(), host));
+    if !c.host.is_empty() {
+        v.push(("host".to_string(), c.host));
     }
-    if let Some(k) = kernel() {
-        v.push(("kernel".to_string(), k));
+    if !c.kernel.is_empty() {
+        v.push((
+            "kernel".to_string(),
+            format!("Linux {} {}", c.kernel, std::env::consts::ARCH),
+        ));
     }
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let model = cpuinfo
-        .lines()
-        .find(|l| l.starts_with("model name"))
-        .and_then(|l| l.split_once(':'))
-        .map(|(_, m)| m.trim().to_string());
-    let cores = std::thread::available_parallelism().map(|n| n.get()).ok();
-    match (model, cores) {
-        (Some(m), Some(n)) => v.push(("CPU".into(), format!("{m} ({n} usable cores)"))),
-        (Some(m), None) => v.push(("CPU".into(), m)),
-        (None, Some(n)) => v.push(("CPU".into(), format!("{n} usable cores"))),
-        (None, None) => {}
-    }
-    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    if let Some(kib) = meminfo
-        .lines()
-        .find(|l| l.starts_with("MemTotal:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|n| n.parse::<u64>().ok())
-    {
+    let cores = c.cpu_count;
+    v.push((
+        "CPU".into(),
+        if c.cpu_model.is_empty() {
+            format!("{cores} usable cores")
+        } else {
+            format!("{} ({cores} usable cores)", c.cpu_model)
+        },
+    ));
+    if c.mem_total_bytes > 0 {
         v.push((
             "memory".into(),
-            format!("{:.1} GiB", kib as f64 / 1048576.0),
+            format!("{:.1} GiB", c.mem_total_bytes as f64 / (1u64 << 30) as f64),
         ));
     }
     v
-}
-
-/// `Linux 6.1.0-18-amd64 x86_64`.
-fn kernel() -> Option<String> {
-    // SAFETY: utsname is plain old data; zeroed is a valid value and uname fills it.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    // SAFETY: `u` is a valid, writable utsname for the duration of the call.
-    if unsafe { libc::uname(&mut u) } != 0 {
-        return None;
-    }
-    let field = |f: &[libc::c_char]| {
-        let bytes: Vec<u8> = f
-            .iter()
-            .take_while(|c| **c != 0)
-            .map(|c| *c as u8)
-            .collect();
-        String::from_utf8_lossy(&bytes).into_owned()
-    };
-    Some(format!(
-        "{} {} {}",
-        field(&u.sysname),
-        field(&u.release),
-        field(&u.machine)
-    ))
 }
 
 /// Now, UTC, as `2026-11-22 06:50 UTC`.
