@@ -861,38 +861,13 @@ fn the_plot_is_a_well_formed_svg_with_both_series_never_overwritten_without_forc
     assert!(std::fs::read_to_string(&plot).unwrap().contains("<svg"));
 }
 
-/// Stores a synthetic `diskscope limits` profile, `scale` times faster than anything real, for
-/// the filesystem of `dir` under `cache` (as `XDG_CACHE_HOME`); the same approach as the explain
-/// tests.
-fn store_synthetic_profile(cache: &Path, dir: &Path, scale: f64) {
-    use diskscope::explain::context::Context;
-    use diskscope::explain::profile::{now_unix_s, profile_file_name, Profile};
-    let mut p = Profile::synthetic_example();
-    for m in &mut p.methods {
-        m.ops_per_s *= scale;
-    }
-    for m in &mut p.memory {
-        m.copy_mib_s *= scale;
-        m.xor_mib_s *= scale;
-    }
-    p.context = Context::collect(dir);
-    p.measured_unix_s = now_unix_s();
-    let profiles = cache.join("diskscope/profiles");
-    std::fs::create_dir_all(&profiles).unwrap();
-    std::fs::write(
-        profiles.join(profile_file_name(&p.context)),
-        serde_json::to_string(&p).unwrap(),
-    )
-    .unwrap();
-}
-
 #[test]
 fn the_reports_explain_each_points_bound_when_a_limits_profile_exists() {
     let dir = tmp();
     let none = p(&dir, "no-cache");
     std::fs::create_dir(&none).unwrap();
     let cache = p(&dir, "cache");
-    store_synthetic_profile(&cache, dir.path(), 1000.0);
+    crate::util::store_synthetic_profile(&cache, dir.path(), 1000.0);
     let plain = batch_cached(&dir, "plain", &["--report", "plain.html"], Some(&none));
     let explained = batch_cached(
         &dir,

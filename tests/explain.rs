@@ -423,30 +423,6 @@ fn the_explorers_scratch_file_leaves_a_tmpfs_temp_dir_for_a_disk_or_says_it_meas
     assert_eq!((c.dir.as_path(), c.note), (disk.path(), None));
 }
 
-/// Stores the synthetic profile as the profile of the device under `dir`, in `cache`, as
-/// `diskscope limits` would (measured now, so it is not stale), its CPU and memory ceilings
-/// multiplied by `scale`.
-fn store_synthetic_profile(cache: &Path, dir: &Path, scale: f64) {
-    use diskscope::explain::profile::{now_unix_s, profile_file_name, Profile};
-    let mut p = Profile::synthetic_example();
-    for m in &mut p.methods {
-        m.ops_per_s *= scale;
-    }
-    for m in &mut p.memory {
-        m.copy_mib_s *= scale;
-        m.xor_mib_s *= scale;
-    }
-    p.context = Context::collect(dir);
-    p.measured_unix_s = now_unix_s();
-    let profiles = cache.join("diskscope/profiles");
-    std::fs::create_dir_all(&profiles).unwrap();
-    std::fs::write(
-        profiles.join(profile_file_name(&p.context)),
-        serde_json::to_string(&p).unwrap(),
-    )
-    .unwrap();
-}
-
 #[test]
 fn fast_json_is_one_document_with_the_xor_the_figures_and_the_bound() {
     let dir = tmp();
@@ -464,7 +440,7 @@ fn fast_json_is_one_document_with_the_xor_the_figures_and_the_bound() {
     let err = String::from_utf8_lossy(&plain.stderr);
     assert!(err.contains("context: "), "the context in one line: {err}");
     let cache = p(&dir, "cache");
-    store_synthetic_profile(&cache, dir.path(), 1.0);
+    crate::util::store_synthetic_profile(&cache, dir.path(), 1.0);
     for road in ["pread", "mmap"] {
         let out = bin("fast")
             .arg(&f)
@@ -616,7 +592,7 @@ fn batch_json_and_context_json_hold_every_csv_figure_and_plots_draw_the_model_wi
     // With a profile a thousand times this machine: bound columns filled, an explanation per
     // row, every point far below its bound and flagged with what to look at in the CSV and the
     // JSON, and the model over the bars.
-    store_synthetic_profile(&cache, &out, 1000.0);
+    crate::util::store_synthetic_profile(&cache, &out, 1000.0);
     let out = p(&dir, "explained");
     let o = run(&out, &cache);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

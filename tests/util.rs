@@ -45,3 +45,28 @@ pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
 }
+
+/// Stores the synthetic profile as the profile of the device under `dir`, in `cache` (used as
+/// `XDG_CACHE_HOME`), as `diskscope limits` would (measured now, so it is not stale), its CPU and
+/// memory ceilings multiplied by `scale`.
+pub fn store_synthetic_profile(cache: &Path, dir: &Path, scale: f64) {
+    use diskscope::explain::context::Context;
+    use diskscope::explain::profile::{now_unix_s, profile_file_name, Profile};
+    let mut p = Profile::synthetic_example();
+    for m in &mut p.methods {
+        m.ops_per_s *= scale;
+    }
+    for m in &mut p.memory {
+        m.copy_mib_s *= scale;
+        m.xor_mib_s *= scale;
+    }
+    p.context = Context::collect(dir);
+    p.measured_unix_s = now_unix_s();
+    let profiles = cache.join("diskscope/profiles");
+    std::fs::create_dir_all(&profiles).unwrap();
+    std::fs::write(
+        profiles.join(profile_file_name(&p.context)),
+        serde_json::to_string(&p).unwrap(),
+    )
+    .unwrap();
+}
