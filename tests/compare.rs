@@ -116,19 +116,64 @@ fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
 
-fn within(x: f64, v: &[f64]) -> bool {
-    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    lo <= x && x <= hi
+/// Standard error of the mean (sample standard deviation over √n).
+fn std_err(v: &[f64]) -> f64 {
+    let m = mean(v);
+    let var = v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (v.len() - 1) as f64;
+    (var / v.len() as f64).sqrt()
+}
+
+/// Two-sided 95 % Student t quantile for `n - 1` degrees of freedom (published table values).
+fn t95(n: usize) -> f64 {
+    match n - 1 {
+        4 => 2.776,
+        5 => 2.571,
+        6 => 2.447,
+        7 => 2.365,
+        8 => 2.306,
+        9 => 2.262,
+        df => panic!("no table entry for {df} degrees of freedom"),
+    }
+}
+
+/// How two runs of one point relate, judged from each run's own 95 % interval of its mean (on
+/// ln MiB/s, as throughput is compared by ratio):
+/// - `Overlap`: each run's mean lies inside the other run's interval, even the narrower one
+///   (|Δ| < t·min(SE)). Welch's interval of the difference is wider than either run's
+///   (t_welch·√(SE₁² + SE₂²) ≥ 2.145·√2·min(SE) > 2.365·min(SE)), so it must hold zero.
+/// - `Apart`: the two intervals do not touch (|Δ| > t·(SE₁ + SE₂) ≥ t·√(SE₁² + SE₂²)), so
+///   Welch's interval must exclude zero and the verdict must follow the sign.
+/// - `Between`: neither; the verdict may go either way and is not checked.
+#[derive(Debug, PartialEq)]
+enum Relation {
+    Overlap,
+    Apart,
+    Between,
+}
+
+fn relation(old: &[f64], new: &[f64]) -> Relation {
+    let ln = |v: &[f64]| v.iter().map(|x| x.ln()).collect::<Vec<f64>>();
+    let (a, b) = (ln(old), ln(new));
+    let d = (mean(&b) - mean(&a)).abs();
+    let (ta, tb) = (t95(a.len()), t95(b.len()));
+    let (ha, hb) = (ta * std_err(&a), tb * std_err(&b));
+    if d < ha.min(hb) {
+        Relation::Overlap
+    } else if d > ha + hb {
+        Relation::Apart
+    } else {
+        Relation::Between
+    }
 }
 
 #[test]
 fn the_same_sweep_run_twice_shows_no_significant_change_where_the_runs_overlap() {
     let dir = tmp();
-    // Other work on the machine can shift a whole run; when no point of a pair overlaps, the
-    // check would say nothing, so the pair is measured again (at most three times).
-    let mut checked = 0;
-    for attempt in 1..=3 {
+    // Other work on the machine can shift a whole run, so a pair of runs may have no point whose
+    // runs overlap; the pair is then measured again (at most four times). Every point whose runs
+    // are clearly apart is checked too: its verdict must name the direction.
+    let mut overlapping = 0;
+    for attempt in 1..=4 {
         let a = batch(&dir, &format!("a{attempt}"), &[]);
         let b = batch(&dir, &format!("b{attempt}"), &[]);
         let o = compare(&dir, &[a.as_os_str(), b.as_os_str(), "--csv".as_ref()]);
@@ -150,31 +195,34 @@ fn the_same_sweep_run_twice_shows_no_significant_change_where_the_runs_overlap()
         for r in rows.iter().filter(|r| r["metric"] == "mib_s") {
             let key = (r["experiment"].clone(), r["block_size_bytes"].clone());
             let (old, new) = (&sa[&key], &sb[&key]);
-            // Overlap: each run's mean lies within the other run's range, and at least half of
-            // each run's repetitions lie within the other's range (one wild repetition under
-            // load does not make two different runs "overlap").
-            let mostly_within =
-                |a: &[f64], b: &[f64]| 2 * a.iter().filter(|x| within(**x, b)).count() >= a.len();
-            if within(mean(old), new)
-                && within(mean(new), old)
-                && mostly_within(old, new)
-                && mostly_within(new, old)
-            {
-                assert_eq!(
-                    r["verdict"], "no significant change",
-                    "{key:?}: {old:?} vs {new:?}"
-                );
-                checked += 1;
+            match relation(old, new) {
+                Relation::Overlap => {
+                    assert_eq!(
+                        r["verdict"], "no significant change",
+                        "{key:?}: {old:?} vs {new:?}"
+                    );
+                    overlapping += 1;
+                }
+                Relation::Apart => {
+                    let ln_mean = |v: &[f64]| mean(&v.iter().map(|x| x.ln()).collect::<Vec<_>>());
+                    let want = if ln_mean(new) > ln_mean(old) {
+                        "faster"
+                    } else {
+                        "slower"
+                    };
+                    assert_eq!(r["verdict"], want, "{key:?}: {old:?} vs {new:?}");
+                }
+                Relation::Between => {}
             }
         }
-        if checked > 0 {
+        if overlapping > 0 {
             break;
         }
         eprintln!("attempt {attempt}: no point overlapped; measuring again");
     }
     assert!(
-        checked > 0,
-        "no point overlapped in three pairs of runs of one sweep"
+        overlapping > 0,
+        "no point overlapped in four pairs of runs of one sweep"
     );
 }
 
