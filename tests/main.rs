@@ -4,7 +4,8 @@
 //! `run_cmd` (run/run2/fast/syscalls and bad input), `batch`, `compare` (compare OLD NEW,
 //! --report), `explain` (context, limits, --json), `tui`, `locality`, `speed` (`fast` against a reference XOR on every road, timing
 //! switch), `hostile_files` (issue 9: files we must not touch, inputs that cannot end, property
-//! tests of the parsers), `hostile_runtime` (issue 9: shrinking files, SIGBUS, memory
+//! tests of the parsers), `presets` (golden CSV shapes of every ready sweep and the classic commands' stdout),
+//! `hostile_runtime` (issue 9: shrinking files, SIGBUS, memory
 //! budget, Ctrl-C during writes). Shared helpers
 //! (temp dirs, an independent XOR, binaries) live in `util`.
 
@@ -18,6 +19,7 @@ mod fleet;
 mod hostile_files;
 mod hostile_runtime;
 mod locality;
+mod presets;
 mod run_cmd;
 mod speed;
 mod tui;
