@@ -7,7 +7,10 @@
 
 use crate::commands;
 use crate::config::UsageError;
-use clap::{ArgGroup, Args, Parser, Subcommand};
+use crate::lab::fast::FastArgs;
+use crate::lab::syscalls::SyscallsParams;
+use crate::lab::throughput::{Run2Args, RunArgs};
+use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
 /// diskscope: how fast can this machine read and write this file, and why?
@@ -58,7 +61,7 @@ pub enum Command {
     /// XOR a whole file as fast as this machine allows
     Fast(FastArgs),
     /// Measure the cost of system calls
-    Syscalls(SyscallsArgs),
+    Syscalls(SyscallsParams),
     /// Many small files vs one packed file, in sequential, random and trace order
     Locality(crate::locality::LocalityArgs),
     /// Compare two runs point by point: Δ%, 95% confidence interval, faster/slower verdicts
@@ -68,171 +71,6 @@ pub enum Command {
     Clients(crate::fleet::clients::ClientsArgs),
     /// Measure this machine's ceilings for a file's device once and store them as a profile
     Limits(crate::explain::limits::LimitsArgs),
-}
-
-/// Options shared by the measuring commands.
-#[derive(Debug, Args, Clone)]
-pub struct IoOpts {
-    /// I/O method: read, pread, mmap, io_uring, buffered
-    #[arg(long, default_value = "read", value_name = "METHOD")]
-    pub method: String,
-    /// Worker threads, each with its own descriptor and a disjoint range
-    #[arg(
-        long,
-        short = 't',
-        default_value_t = 1,
-        value_name = "N",
-        allow_negative_numbers = true
-    )]
-    pub threads: usize,
-    /// Open with O_DIRECT (bypass the page cache); needs a block size multiple of 512
-    #[arg(long)]
-    pub direct: bool,
-    /// Page cache before the run: as-is, warm, cold (fsync + fadvise), cold-all (root: drop_caches)
-    #[arg(long, default_value = "as-is", value_name = "MODE")]
-    pub cache: String,
-    /// io_uring queue depth (operations in flight per thread)
-    #[arg(
-        long,
-        default_value_t = 8,
-        value_name = "N",
-        allow_negative_numbers = true
-    )]
-    pub queue_depth: u32,
-    /// Offsets: sequential or random (block-aligned)
-    #[arg(long, default_value = "sequential", value_name = "ORDER")]
-    pub pattern: String,
-    /// Most memory the I/O buffers may take (threads x queue depth x block size); default: half
-    /// of the memory available
-    #[arg(long, value_name = "SIZE")]
-    pub max_memory: Option<String>,
-    /// io_uring submission: batch (fill every free slot, one submit-and-wait) or each (submit
-    /// every operation as it is queued, like fio)
-    #[arg(long, default_value = "each", value_name = "POLICY")]
-    pub submit: String,
-}
-
-/// `run FILE -r|-w BLOCK_SIZE BLOCK_COUNT`
-#[derive(Debug, Args)]
-#[command(group(ArgGroup::new("mode").required(true).args(["read", "write"])))]
-pub struct RunArgs {
-    /// File to read, or to create when writing
-    pub file: PathBuf,
-    /// Read the file
-    #[arg(short = 'r', long = "read")]
-    pub read: bool,
-    /// Write deterministic pseudo-random data (refuses an existing file without --force)
-    #[arg(short = 'w', long = "write")]
-    pub write: bool,
-    /// Bytes per operation: 4096, 4K, 1M, 1MiB (1 to 1G)
-    #[arg(value_name = "BLOCK_SIZE", allow_negative_numbers = true)]
-    pub block_size: String,
-    /// Number of blocks (reads stop early at end of file)
-    #[arg(value_name = "BLOCK_COUNT", allow_negative_numbers = true)]
-    pub block_count: String,
-    #[command(flatten)]
-    pub io: IoOpts,
-    /// Replace an existing file when writing
-    #[arg(long)]
-    pub force: bool,
-    /// fsync the file at the end of a write (timed)
-    #[arg(long)]
-    pub fsync: bool,
-    /// Open with O_DSYNC: every write is durable before it returns
-    #[arg(long)]
-    pub dsync: bool,
-    /// On Ctrl-C during a write, keep the partial file instead of removing it
-    #[arg(long)]
-    pub keep_partial: bool,
-    #[cfg(feature = "mpi")]
-    #[command(flatten)]
-    pub fleet: crate::fleet::run_cmd::FleetArgs,
-    /// Writes: preallocate the file before the run: native (fallocate, fio's default) or none
-    #[arg(long, default_value = "native", value_name = "MODE")]
-    pub prealloc: String,
-    /// Also print (on stderr) the fio command line that does the same I/O
-    #[arg(long)]
-    pub fio: bool,
-    /// Print one JSON document (context, setup, figures, latency percentiles) on stdout instead
-    /// of the XOR alone
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `run2 FILE BLOCK_SIZE [--target SECONDS]`
-#[derive(Debug, Args)]
-pub struct Run2Args {
-    pub file: PathBuf,
-    /// Bytes per read: 4096, 4K, 1M
-    #[arg(value_name = "BLOCK_SIZE", allow_negative_numbers = true)]
-    pub block_size: String,
-    /// Seconds the read must take at least
-    #[arg(
-        long,
-        default_value_t = 5.0,
-        value_name = "SECONDS",
-        allow_negative_numbers = true
-    )]
-    pub target: f64,
-    #[command(flatten)]
-    pub io: IoOpts,
-    /// Print one JSON document (context, setup, figures, latency percentiles) on stdout instead
-    /// of the XOR alone
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `fast FILE`
-#[derive(Debug, Args)]
-pub struct FastArgs {
-    /// File to XOR (read only; pseudo-files and pipes are read to their end)
-    pub file: PathBuf,
-    /// Print the decision process to stderr
-    #[arg(long, short = 'v')]
-    pub verbose: bool,
-    /// Force a road instead of choosing one: auto, mmap, pread, direct (io_uring O_DIRECT),
-    /// buffered (pread with sequential readahead), hybrid (cached chunks mapped, the rest O_DIRECT)
-    #[arg(long, default_value = "auto", value_name = "ROAD")]
-    pub road: String,
-    /// Worker threads (default: one per core); on the cold roads, sequential streams (direct:
-    /// served by one ring, default 1; buffered: one thread each, default 4)
-    #[arg(long, short = 't', value_name = "N")]
-    pub threads: Option<usize>,
-    /// Bytes per read of the pread, buffered and direct roads (default 256K warm, 1M cold)
-    #[arg(long, value_name = "SIZE")]
-    pub block_size: Option<String>,
-    /// Reads in flight on the direct road
-    #[arg(long, default_value_t = 32, value_name = "N")]
-    pub queue_depth: u32,
-    /// Most memory the read buffers may take (threads x block size, x queue depth on the direct
-    /// road); default: half of the memory available
-    #[arg(long, value_name = "SIZE")]
-    pub max_memory: Option<String>,
-    /// Print one JSON document (context, setup, figures, the model's bound) on stdout instead
-    /// of the XOR alone
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `syscalls FILE [--seconds S]`
-#[derive(Debug, Args)]
-pub struct SyscallsArgs {
-    /// File used for read/pread/lseek/fstat (made in the temp directory when omitted)
-    pub file: Option<PathBuf>,
-    /// Seconds to spend on each system call
-    #[arg(
-        long,
-        default_value_t = 0.5,
-        value_name = "S",
-        allow_negative_numbers = true
-    )]
-    pub seconds: f64,
-    /// Print CSV instead of a table
-    #[arg(long)]
-    pub csv: bool,
-    /// Print one JSON document (context, setup, every call's figures) instead of a table
-    #[arg(long, conflicts_with = "csv")]
-    pub json: bool,
 }
 
 /// Parses arguments for a binary; on error prints one line and exits 2 (help/version exit 0).

@@ -16,20 +16,72 @@ pub const MAX_THREADS: usize = 1024;
 /// Largest io_uring queue depth accepted.
 pub const MAX_QUEUE_DEPTH: u32 = 4096;
 
-/// A usage error: bad input, reported in one line, exit status 2.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UsageError(pub String);
+/// A usage error: bad input, reported in one line, exit status 2. `key` is the flag
+/// (`--threads`), argument (`BLOCK_SIZE`) or TOML key (`threads`) the bad value came from, when
+/// one did: the sweep turns it into `FILE:LINE: key` from the field, never by reading the text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct UsageError {
+    /// The flag, argument or key at fault.
+    pub key: Option<String>,
+    /// What is wrong and how to fix it (without the key).
+    pub message: String,
+}
+
+impl UsageError {
+    /// An error about the value of `key`.
+    pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
+        UsageError {
+            key: Some(key.into()),
+            message: message.into(),
+        }
+    }
+
+    /// An error that no single key or flag explains.
+    pub fn plain(message: impl Into<String>) -> Self {
+        UsageError {
+            key: None,
+            message: message.into(),
+        }
+    }
+
+    /// The same error about another name of the key (a TOML key for a flag).
+    pub fn renamed(self, key: impl Into<String>) -> Self {
+        UsageError {
+            key: Some(key.into()),
+            ..self
+        }
+    }
+}
 
 impl fmt::Display for UsageError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        match &self.key {
+            Some(k) => write!(f, "{k}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
     }
 }
-impl std::error::Error for UsageError {}
+
+/// The largest time bound accepted anywhere (a day), seconds.
+pub const MAX_SECONDS: f64 = 86_400.0;
+
+/// Checks a number of seconds given for `key` (above 0, at most a day).
+pub fn check_seconds(s: f64, key: &str) -> Result<Duration, UsageError> {
+    if !(s.is_finite() && s > 0.0 && s <= MAX_SECONDS) {
+        return Err(UsageError::new(
+            key,
+            format!("must be a number of seconds above 0 and at most 86400, got {s}"),
+        ));
+    }
+    Ok(Duration::from_secs_f64(s))
+}
+
+/// Exit status of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
+pub const EXIT_INTERRUPTED: i32 = 130;
 
 /// Shorthand for a usage error.
 pub fn usage(msg: impl Into<String>) -> anyhow::Error {
-    anyhow::Error::new(UsageError(msg.into()))
+    anyhow::Error::new(UsageError::plain(msg))
 }
 
 macro_rules! named_enum {
@@ -44,8 +96,7 @@ macro_rules! named_enum {
             pub fn parse(text: &str, what: &str) -> Result<Self, UsageError> {
                 match text.to_ascii_lowercase().as_str() {
                     $($text => Ok($name::$var),)+
-                    _ => Err(UsageError(format!(
-                        "{what}: unknown value '{text}'; use one of {}",
+                    _ => Err(UsageError::new(what, format!("unknown value '{text}'; use one of {}",
                         [$($text),+].join(", ")
                     ))),
                 }
@@ -175,53 +226,57 @@ impl RunSpec {
     pub fn validate(&self, names: &Names) -> Result<(), UsageError> {
         check_block_size(self.block_size_bytes, names.block_size)?;
         if self.block_count == Some(0) {
-            return Err(UsageError(format!(
-                "{}: must be at least 1",
-                names.block_count
-            )));
+            return Err(UsageError::new(names.block_count, "must be at least 1"));
         }
         if let Some(c) = self.block_count {
             if self.block_size_bytes.checked_mul(c).is_none() {
-                return Err(UsageError(format!(
-                    "{} x {} overflows 64 bits; use a smaller count",
-                    names.block_size, names.block_count
-                )));
+                return Err(UsageError::new(
+                    names.block_count,
+                    format!(
+                        "{} x {} overflows 64 bits; use a smaller count",
+                        names.block_size, names.block_count
+                    ),
+                ));
             }
         }
         check_threads(self.threads, names.threads)?;
         if self.queue_depth == 0 || self.queue_depth > MAX_QUEUE_DEPTH {
-            return Err(UsageError(format!(
-                "{}: must be between 1 and {MAX_QUEUE_DEPTH}, got {}",
-                names.queue_depth, self.queue_depth
-            )));
+            return Err(UsageError::new(
+                names.queue_depth,
+                format!(
+                    "must be between 1 and {MAX_QUEUE_DEPTH}, got {}",
+                    self.queue_depth
+                ),
+            ));
         }
         if self.direct && !self.method.supports_direct() {
-            return Err(UsageError(format!(
-                "{}: O_DIRECT does not apply to method {}; use read, pread or io_uring",
-                names.direct, self.method
-            )));
+            return Err(UsageError::new(
+                names.direct,
+                format!(
+                    "O_DIRECT does not apply to method {}; use read, pread or io_uring",
+                    self.method
+                ),
+            ));
         }
         if self.direct && !self.block_size_bytes.is_multiple_of(512) {
-            return Err(UsageError(format!(
-                "{}: O_DIRECT needs a block size that is a multiple of 512 (the sector size); got {}",
-                names.direct, self.block_size_bytes
+            return Err(UsageError::new(names.direct, format!("O_DIRECT needs a block size that is a multiple of 512 (the sector size); got {}", self.block_size_bytes
             )));
         }
         if self.op == Op::Write && self.block_count.is_none() && self.duration.is_none() {
-            return Err(UsageError(format!(
-                "{}: a write needs a block count or a time bound",
-                names.block_count
-            )));
+            return Err(UsageError::new(
+                names.block_count,
+                "a write needs a block count or a time bound",
+            ));
         }
         if self.pattern == Pattern::Random
             && self.block_count.is_none()
             && self.duration.is_none()
             && !self.loop_range
         {
-            return Err(UsageError(format!(
-                "{}: random offsets need a block count or a time bound",
-                names.block_count
-            )));
+            return Err(UsageError::new(
+                names.block_count,
+                "random offsets need a block count or a time bound",
+            ));
         }
         Ok(())
     }
@@ -257,7 +312,7 @@ pub const TOML_NAMES: Names = Names {
 
 /// Parses and range-checks a block size given as text.
 pub fn parse_block_size(text: &str, name: &str) -> Result<u64, UsageError> {
-    let v = parse_size(text).map_err(|e| UsageError(format!("{name}: {e}")))?;
+    let v = parse_size(text).map_err(|e| UsageError::new(name, e.to_string()))?;
     check_block_size(v, name)?;
     Ok(v)
 }
@@ -265,12 +320,13 @@ pub fn parse_block_size(text: &str, name: &str) -> Result<u64, UsageError> {
 /// Range-checks a block size.
 pub fn check_block_size(v: u64, name: &str) -> Result<(), UsageError> {
     if v == 0 {
-        return Err(UsageError(format!("{name}: must be at least 1 byte")));
+        return Err(UsageError::new(name, "must be at least 1 byte"));
     }
     if v > MAX_BLOCK_SIZE {
-        return Err(UsageError(format!(
-            "{name}: {v} bytes is larger than the 1G maximum; use at most 1G"
-        )));
+        return Err(UsageError::new(
+            name,
+            format!("{v} bytes is larger than the 1G maximum; use at most 1G"),
+        ));
     }
     Ok(())
 }
@@ -278,29 +334,31 @@ pub fn check_block_size(v: u64, name: &str) -> Result<(), UsageError> {
 /// Range-checks a thread count.
 pub fn check_threads(n: usize, name: &str) -> Result<(), UsageError> {
     if n == 0 || n > MAX_THREADS {
-        return Err(UsageError(format!(
-            "{name}: must be between 1 and {MAX_THREADS}, got {n}"
-        )));
+        return Err(UsageError::new(
+            name,
+            format!("must be between 1 and {MAX_THREADS}, got {n}"),
+        ));
     }
     Ok(())
 }
 
 /// Parses `--max-memory` (a size such as `8G`; at least one page).
 pub fn parse_max_memory(text: &str) -> Result<u64, UsageError> {
-    let v = parse_size(text).map_err(|e| UsageError(format!("--max-memory: {e}")))?;
+    let v = parse_size(text).map_err(|e| UsageError::new("--max-memory", e.to_string()))?;
     if v < 4096 {
-        return Err(UsageError(format!(
-            "--max-memory: {v} bytes cannot hold one buffer; give at least 4K (e.g. 8G)"
-        )));
+        return Err(UsageError::new(
+            "--max-memory",
+            format!("{v} bytes cannot hold one buffer; give at least 4K (e.g. 8G)"),
+        ));
     }
     Ok(v)
 }
 
 /// Parses a count (plain number, suffixes allowed: `1K` = 1024 blocks).
 pub fn parse_count(text: &str, name: &str) -> Result<u64, UsageError> {
-    let v = parse_size(text).map_err(|e| UsageError(format!("{name}: {e}")))?;
+    let v = parse_size(text).map_err(|e| UsageError::new(name, e.to_string()))?;
     if v == 0 {
-        return Err(UsageError(format!("{name}: must be at least 1")));
+        return Err(UsageError::new(name, "must be at least 1"));
     }
     Ok(v)
 }
@@ -316,25 +374,37 @@ mod tests {
         assert!(s
             .validate(&CLI_NAMES)
             .unwrap_err()
-            .0
+            .to_string()
             .starts_with("--threads"));
         let mut s = RunSpec::new("/x");
         s.block_size_bytes = 2 << 30;
-        assert!(s.validate(&CLI_NAMES).unwrap_err().0.contains("1G maximum"));
+        assert!(s
+            .validate(&CLI_NAMES)
+            .unwrap_err()
+            .to_string()
+            .contains("1G maximum"));
         let mut s = RunSpec::new("/x");
         s.block_size_bytes = 1 << 30;
         s.block_count = Some(u64::MAX / 2);
-        assert!(s.validate(&CLI_NAMES).unwrap_err().0.contains("overflows"));
+        assert!(s
+            .validate(&CLI_NAMES)
+            .unwrap_err()
+            .to_string()
+            .contains("overflows"));
         let mut s = RunSpec::new("/x");
         s.method = Method::Mmap;
         s.direct = true;
-        assert!(s.validate(&TOML_NAMES).unwrap_err().0.starts_with("direct"));
+        assert!(s
+            .validate(&TOML_NAMES)
+            .unwrap_err()
+            .to_string()
+            .starts_with("direct"));
     }
 
     #[test]
     fn names_parse_case_insensitively_and_list_choices() {
         assert_eq!(Method::parse("IO_URING", "--method"), Ok(Method::IoUring));
-        let e = Method::parse("aio", "--method").unwrap_err().0;
+        let e = Method::parse("aio", "--method").unwrap_err().to_string();
         assert!(e.contains("read, pread, mmap, io_uring, buffered"), "{e}");
     }
 }

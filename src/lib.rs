@@ -39,6 +39,7 @@ pub mod export;
 pub mod fio;
 pub mod fleet;
 pub mod fsguard;
+pub mod lab;
 pub mod locality;
 pub mod measure;
 pub mod pattern;

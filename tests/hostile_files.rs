@@ -1277,7 +1277,7 @@ fn locality_params_in_a_sweep_are_checked_by_the_dry_run_with_the_line() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("loc.toml:4: key `params`") && err.contains("files"),
+        err.contains("loc.toml:4: key `params.files`: must be between"),
         "{err}"
     );
     // In range but far more than the disk holds: refused at plan time too.
@@ -1296,6 +1296,24 @@ fn locality_params_in_a_sweep_are_checked_by_the_dry_run_with_the_line() {
         err.contains("loc2.toml:4: key `params`") && err.contains("free"),
         "{err}"
     );
+    // A misspelt key inside params: refused by the dry run, naming it, before any I/O (the
+    // layout directory is never made).
+    let s = sweep_file(
+        t.path(),
+        "loc3.toml",
+        &format!(
+            "[[experiment]]\nname = \"t\"\nkind = \"syscalls\"\n[[experiment]]\nname = \"l\"\nkind = \"locality\"\nparams = {{ dir = \"{}\", filez = 100 }}\n",
+            t.path().join("layout").display()
+        ),
+    );
+    let out = batch(&s, &t.path().join("out"), &["--dry-run"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("loc3.toml:7: key `params.filez`: unknown key"),
+        "{err}"
+    );
+    assert!(!t.path().join("layout").exists() && !t.path().join("out").exists());
 }
 
 /// A tmpfs of `size` mounted at `dir` for the life of the value (root only; None, with the reason

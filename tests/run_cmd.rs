@@ -696,7 +696,7 @@ fn negative_durations_are_range_errors_naming_the_flag() {
         .code(2);
     let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(
-        stderr.contains("--seconds: must be between 0 and 3600"),
+        stderr.contains("--seconds: must be a number of seconds above 0 and at most 86400"),
         "{stderr}"
     );
     let out = bin("run2")

@@ -1,44 +1,22 @@
 //! `run FILE -r|-w BLOCK_SIZE BLOCK_COUNT`: the lab's first program. Prints the XOR of the data on
 //! stdout, alone; throughput and the setup on stderr.
 
-use super::{apply_io_opts, println_stdout, summary_line};
-use crate::cli::RunArgs;
-use crate::config::{parse_block_size, parse_count, Op, RunSpec, CLI_NAMES};
+use crate::config::{Op, RunSpec};
 use crate::fsguard::Created;
+use crate::lab::println_stdout;
+use crate::lab::throughput::{spec_of, summary_line, RunArgs};
 use crate::runner::{run_blocking_created, RunFailed};
 use crate::xor::format_xor;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// Builds the validated spec of a `run` command line.
-pub fn spec_of(a: &RunArgs) -> anyhow::Result<RunSpec> {
-    let mut spec = RunSpec::new(&a.file);
-    spec.op = if a.write { Op::Write } else { Op::Read };
-    spec.block_size_bytes = parse_block_size(&a.block_size, "BLOCK_SIZE")?;
-    spec.block_count = Some(parse_count(&a.block_count, "BLOCK_COUNT")?);
-    apply_io_opts(&mut spec, &a.io)?;
-    spec.force = a.force;
-    spec.fsync = a.fsync;
-    spec.dsync = a.dsync;
-    spec.prealloc = crate::config::Prealloc::parse(&a.prealloc, "--prealloc")?;
-    if !a.write && (a.force || a.fsync || a.dsync || a.keep_partial) {
-        return Err(crate::config::usage(
-            "--force, --fsync, --dsync and --keep-partial apply to writes (-w); remove them or \
-             use -w",
-        ));
-    }
-    spec.validate(&CLI_NAMES)?;
-    Ok(spec)
-}
-
-/// Exit status of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
-pub const EXIT_INTERRUPTED: i32 = 130;
+use crate::config::EXIT_INTERRUPTED;
 
 pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
     // Under mpirun/srun (built with `--features mpi`): the point on every rank, src/fleet/.
     #[cfg(feature = "mpi")]
     if let Some(fleet) = crate::fleet::join(a.fleet.options()?)? {
-        return crate::fleet::run_cmd::execute(a, fleet);
+        return super::fleet_run::execute(a, fleet);
     }
     let spec = spec_of(a)?;
     let existed = spec.path.exists();

@@ -1,9 +1,9 @@
 //! `run2 FILE BLOCK_SIZE [--target SECONDS]`: the lab's "reasonable block count" search. Starting
 //! at one block, doubles the count until a read takes at least the target, then prints the count.
 
-use super::{apply_io_opts, println_stdout};
-use crate::cli::Run2Args;
 use crate::config::{parse_block_size, usage, RunSpec, CLI_NAMES};
+use crate::lab::println_stdout;
+use crate::lab::throughput::{apply_io_opts, Run2Args};
 use crate::runner::run_blocking;
 use crate::size::format_size;
 use std::sync::atomic::AtomicBool;

@@ -77,45 +77,6 @@ pub fn run_document(
     )
 }
 
-/// The document of a `fast` run: its road and setup, the XOR and the figures (fast keeps no
-/// latency histogram: it times the whole pass), and the model's explanation.
-pub fn fast_document(
-    file: &Path,
-    report: &crate::commands::fast::Report,
-    queue_depth: u32,
-    seconds: f64,
-    explanation: Option<&Explanation>,
-) -> anyhow::Result<String> {
-    let ctx = Context::collect(file);
-    let setup = json!({
-        "file": file.display().to_string(),
-        "road": report.road.as_str(),
-        "threads": report.threads,
-        "block_size_bytes": report.block_bytes,
-        "queue_depth": queue_depth,
-        "why_this_road": report.reason,
-    });
-    let mib_s = report.bytes as f64 / (1024.0 * 1024.0) / seconds.max(1e-9);
-    let row = json!({
-        "xor": crate::xor::format_xor(report.xor),
-        "bytes": report.bytes,
-        "seconds": seconds,
-        "mib_s": mib_s,
-        "gib_s": mib_s / 1024.0,
-        "bound": explanation.map(|e| e.prediction.bound.to_string()),
-        "bound_mib_s": explanation.map(|e| e.prediction.bound_mib_s),
-        "pct_of_bound": explanation.map(|e| e.pct_of_bound),
-    });
-    document(
-        "fast",
-        &ctx,
-        setup,
-        &[row],
-        &[explanation.cloned()],
-        &["fast times one whole pass: no per-operation latency percentiles".to_string()],
-    )
-}
-
 /// `diskscope --batch SWEEP --json`: the document goes to stdout and the plan and summary
 /// table to stderr. Set once by the command line before the sweep starts.
 static BATCH_JSON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);

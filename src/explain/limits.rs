@@ -139,7 +139,7 @@ pub fn execute(a: &LimitsArgs) -> anyhow::Result<i32> {
         // stored; exit as batch mode does.
         Err(_) if stop.load(Ordering::SeqCst) => {
             eprintln!("limits: interrupted; no profile stored, the test file was removed");
-            return Ok(crate::sweep::EXIT_INTERRUPTED);
+            return Ok(crate::config::EXIT_INTERRUPTED);
         }
         Err(e) => return Err(e),
     };

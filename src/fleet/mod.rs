@@ -18,14 +18,15 @@
 //!   the merged latency histogram — percentiles of the union, not an average of percentiles.
 
 pub mod aggregate;
-pub mod batch;
+mod args;
 pub mod clients;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod point;
-pub mod run_cmd;
 pub mod transport;
 pub mod wire;
+
+pub use args::FleetArgs;
 
 use crate::measure::RunResult;
 use std::collections::VecDeque;
@@ -66,9 +67,10 @@ impl Layout {
         match text {
             "file-per-process" => Ok(Layout::FilePerProcess),
             "shared-file" => Ok(Layout::SharedFile),
-            _ => Err(crate::config::UsageError(format!(
-                "{what}: unknown layout '{text}'; use file-per-process or shared-file"
-            ))),
+            _ => Err(crate::config::UsageError::new(
+                what,
+                format!("unknown layout '{text}'; use file-per-process or shared-file"),
+            )),
         }
     }
 }

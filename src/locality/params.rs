@@ -43,9 +43,10 @@ impl Order {
             .into_iter()
             .find(|o| o.as_str() == t)
             .ok_or_else(|| {
-                UsageError(format!(
-                    "{what}: unknown order '{text}'; use sequential, random or trace"
-                ))
+                UsageError::new(
+                    what,
+                    format!("unknown order '{text}'; use sequential, random or trace"),
+                )
             })
     }
 }
@@ -71,9 +72,10 @@ impl PackOrder {
         match text.trim().to_ascii_lowercase().as_str() {
             "id" => Ok(PackOrder::Id),
             "trace" => Ok(PackOrder::Trace),
-            _ => Err(UsageError(format!(
-                "{what}: unknown pack order '{text}'; use id or trace"
-            ))),
+            _ => Err(UsageError::new(
+                what,
+                format!("unknown pack order '{text}'; use id or trace"),
+            )),
         }
     }
 }
@@ -177,9 +179,10 @@ pub fn split_list(text: &str) -> Vec<String> {
 
 fn in_range(v: u64, lo: u64, hi: u64, name: &str) -> Result<u64, UsageError> {
     if v < lo || v > hi {
-        return Err(UsageError(format!(
-            "{name}: must be between {lo} and {hi}, got {v}"
-        )));
+        return Err(UsageError::new(
+            name,
+            format!("must be between {lo} and {hi}, got {v}"),
+        ));
     }
     Ok(v)
 }
@@ -189,16 +192,16 @@ impl Raw {
     pub fn validate(&self, syntax: Syntax) -> Result<Params, UsageError> {
         let n = |k: &str| syntax.name(k);
         let files =
-            parse_size(&self.files).map_err(|e| UsageError(format!("{}: {e}", n("files"))))?;
+            parse_size(&self.files).map_err(|e| UsageError::new(n("files"), e.to_string()))?;
         let files = in_range(files, 1, MAX_FILES, &n("files"))? as u32;
         let file_size = parse_size(&self.file_size)
-            .map_err(|e| UsageError(format!("{}: {e}", n("file_size"))))?;
+            .map_err(|e| UsageError::new(n("file_size"), e.to_string()))?;
         let file_size_bytes = in_range(file_size, 1, MAX_FILE_SIZE_BYTES, &n("file_size"))?;
         if self.orders.is_empty() {
-            return Err(UsageError(format!(
-                "{}: give at least one of sequential, random, trace",
-                n("order")
-            )));
+            return Err(UsageError::new(
+                n("order"),
+                "give at least one of sequential, random, trace",
+            ));
         }
         let mut orders = Vec::new();
         for o in &self.orders {
@@ -208,10 +211,10 @@ impl Raw {
             }
         }
         if self.caches.is_empty() {
-            return Err(UsageError(format!(
-                "{}: give at least one of warm, cold, cold-all, as-is",
-                n("cache")
-            )));
+            return Err(UsageError::new(
+                n("cache"),
+                "give at least one of warm, cold, cold-all, as-is",
+            ));
         }
         let mut caches = Vec::new();
         for c in &self.caches {
@@ -225,30 +228,36 @@ impl Raw {
         let pack_order = PackOrder::parse(&self.pack_order, &n("pack_order"))?;
         if let Some(t) = &self.trace {
             if !t.is_file() {
-                return Err(UsageError(format!(
-                    "{}: {} is not a readable file; give a file of ids or a Common Log Format \
-                     access log",
+                return Err(UsageError::new(
                     n("trace"),
-                    t.display()
-                )));
+                    format!(
+                        "{} is not a readable file; give a file of ids or a Common Log Format \
+                     access log",
+                        t.display()
+                    ),
+                ));
             }
         }
         if self.trace.is_some() && !orders.contains(&Order::Trace) && pack_order != PackOrder::Trace
         {
-            return Err(UsageError(format!(
-                "{}: the trace would not be used; add trace to {} or use {} trace",
+            return Err(UsageError::new(
                 n("trace"),
-                n("order"),
-                n("pack_order")
-            )));
+                format!(
+                    "the trace would not be used; add trace to {} or use {} trace",
+                    n("order"),
+                    n("pack_order")
+                ),
+            ));
         }
         let dir = self.dir.clone().unwrap_or_else(default_dir);
         if dir.exists() && !dir.is_dir() {
-            return Err(UsageError(format!(
-                "{}: {} exists and is not a directory; give a new or empty directory",
+            return Err(UsageError::new(
                 n("dir"),
-                dir.display()
-            )));
+                format!(
+                    "{} exists and is not a directory; give a new or empty directory",
+                    dir.display()
+                ),
+            ));
         }
         Ok(Params {
             dir,
@@ -273,9 +282,10 @@ impl Raw {
                 match v {
                     toml::Value::String(s) => Ok(s.clone()),
                     toml::Value::Integer(i) if *i >= 0 => Ok(i.to_string()),
-                    _ => Err(UsageError(format!(
-                        "{key}: expected a number or a size such as \"14K\", got {v}"
-                    ))),
+                    _ => Err(UsageError::new(
+                        key,
+                        format!("expected a number or a size such as \"14K\", got {v}"),
+                    )),
                 }
             };
             let list = |v: &toml::Value| -> Result<Vec<String>, UsageError> {
@@ -285,28 +295,31 @@ impl Raw {
                         .iter()
                         .map(|i| match i {
                             toml::Value::String(s) => Ok(s.clone()),
-                            _ => Err(UsageError(format!(
-                                "{key}: expected a list of names, found {i}"
-                            ))),
+                            _ => Err(UsageError::new(
+                                key,
+                                format!("expected a list of names, found {i}"),
+                            )),
                         })
                         .collect(),
-                    _ => Err(UsageError(format!(
-                        "{key}: expected a name or a list of names, got {v}"
-                    ))),
+                    _ => Err(UsageError::new(
+                        key,
+                        format!("expected a name or a list of names, got {v}"),
+                    )),
                 }
             };
             let int = |v: &toml::Value| -> Result<u64, UsageError> {
                 match v {
                     toml::Value::Integer(i) if *i >= 0 => Ok(*i as u64),
-                    _ => Err(UsageError(format!(
-                        "{key}: expected a non-negative integer, got {v}"
-                    ))),
+                    _ => Err(UsageError::new(
+                        key,
+                        format!("expected a non-negative integer, got {v}"),
+                    )),
                 }
             };
             let path = |v: &toml::Value| -> Result<PathBuf, UsageError> {
                 match v {
                     toml::Value::String(s) if !s.is_empty() => Ok(PathBuf::from(s)),
-                    _ => Err(UsageError(format!("{key}: expected a path, got {v}"))),
+                    _ => Err(UsageError::new(key, format!("expected a path, got {v}"))),
                 }
             };
             match key.as_str() {
@@ -320,18 +333,17 @@ impl Raw {
                 "pack_order" => {
                     raw.pack_order = match value {
                         toml::Value::String(s) => s.clone(),
-                        _ => {
-                            return Err(UsageError(format!("{key}: expected \"id\" or \"trace\"")))
-                        }
+                        _ => return Err(UsageError::new(key, "expected \"id\" or \"trace\"")),
                     }
                 }
                 "fanout" => raw.fanout = int(value)?,
                 "seed" => raw.seed = int(value)?,
                 _ => {
-                    return Err(UsageError(format!(
-                        "unknown key '{key}' in a locality experiment; use dir, files, \
-                         file_size, order, trace, reps, cache, pack_order, fanout or seed"
-                    )))
+                    return Err(UsageError::new(
+                        key.as_str(),
+                        "unknown key in a locality experiment; use dir, files, file_size, \
+                         order, trace, reps, cache, pack_order, fanout or seed",
+                    ))
                 }
             }
         }
@@ -361,18 +373,22 @@ mod tests {
         assert!(raw
             .validate(Syntax::Cli)
             .unwrap_err()
-            .0
+            .to_string()
             .starts_with("--file-size"));
         assert!(raw
             .validate(Syntax::Toml)
             .unwrap_err()
-            .0
+            .to_string()
             .starts_with("file_size"));
         let raw = Raw {
             orders: vec!["zigzag".into()],
             ..Raw::default()
         };
-        assert!(raw.validate(Syntax::Cli).unwrap_err().0.contains("zigzag"));
+        assert!(raw
+            .validate(Syntax::Cli)
+            .unwrap_err()
+            .to_string()
+            .contains("zigzag"));
     }
 
     #[test]
@@ -386,8 +402,13 @@ mod tests {
         assert_eq!(p.orders, vec![Order::Random, Order::Trace]);
         assert_eq!(p.caches, vec![CacheMode::Cold]);
         let t: toml::Table = toml::from_str("filez = 3").unwrap();
-        assert!(Raw::from_toml(&t).unwrap_err().0.contains("'filez'"));
+        let e = Raw::from_toml(&t).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("filez"), "{e}");
+        assert!(e.message.contains("unknown key"), "{e}");
         let t: toml::Table = toml::from_str("reps = \"many\"").unwrap();
-        assert!(Raw::from_toml(&t).unwrap_err().0.starts_with("reps"));
+        assert!(Raw::from_toml(&t)
+            .unwrap_err()
+            .to_string()
+            .starts_with("reps"));
     }
 }

@@ -19,7 +19,7 @@ pub fn run_with_report(
     let plan = crate::sweep::load(sweep, out, force)?;
     let started = SystemTime::now();
     let code = crate::sweep::execute(sweep, out, false, force)?;
-    if code == crate::sweep::EXIT_INTERRUPTED {
+    if code == crate::config::EXIT_INTERRUPTED {
         eprintln!("--report: not written (interrupted)");
         return Ok(code);
     }

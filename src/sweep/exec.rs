@@ -89,8 +89,7 @@ pub fn run_experiment(
                 progress.begin(&format!("{} rep {rep}/{}", x.name, x.reps));
                 let budget = Duration::from_secs_f64(x.seconds);
                 let path = file.path.clone();
-                let rx =
-                    spawn_result(move || crate::commands::syscalls::measure_all(&path, budget));
+                let rx = spawn_result(move || crate::lab::syscalls::measure_all(&path, budget));
                 let Some(result) = wait_or_stop(&rx, stop) else {
                     return Ok(Ended::Interrupted);
                 };

@@ -14,6 +14,7 @@
 pub mod command;
 pub mod exec;
 pub mod files;
+pub mod fleet;
 pub mod layered;
 pub mod output;
 pub mod plan;
@@ -34,8 +35,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-/// Exit status after Ctrl-C (128 + SIGINT), as shells report it.
-pub const EXIT_INTERRUPTED: i32 = 130;
+pub use crate::config::EXIT_INTERRUPTED;
 
 /// Reads and plans a sweep file without running anything.
 pub fn load(sweep_path: &Path, out: Option<&Path>, force: bool) -> anyhow::Result<Plan> {
@@ -199,13 +199,13 @@ pub fn execute(
 ) -> anyhow::Result<i32> {
     let plan = load(sweep_path, out, force)?;
     // Under mpirun/srun (built with `--features mpi`): every rank runs the sweep, src/fleet/.
-    let fleet_options = crate::fleet::batch::options_of(sweep_path)?;
+    let fleet_options = fleet::options_of(sweep_path)?;
     #[cfg(feature = "mpi")]
     if !dry_run {
         if let Some(fleet) = crate::fleet::join(fleet_options.unwrap_or_default())? {
             let stop = stop_flag();
             stop.store(false, Ordering::SeqCst);
-            return crate::fleet::batch::execute(&plan, fleet, &stop);
+            return fleet::execute(&plan, fleet, &stop);
         }
     }
     if fleet_options.is_some() && !(cfg!(feature = "mpi") && crate::fleet::launched_by_mpi()) {
@@ -346,7 +346,7 @@ pub fn execute(
     write!(stdout, "{}", output::summary_text(&done))?;
     stdout.flush()?;
     if crate::explain::json::batch_json() {
-        crate::commands::println_stdout(&doc)?;
+        crate::lab::println_stdout(&doc)?;
     }
     eprintln!("wrote {} files to {}/", written.len(), dir.display());
     if interrupted {

@@ -404,7 +404,12 @@ fn experiment(l: &Layered, file: Option<&FilePlan>) -> anyhow::Result<Experiment
             let span = key_span(l.exp, "params").unwrap_or_else(|| l.span("name"));
             let p = crate::locality::params::Raw::from_toml(&x.params)
                 .and_then(|r| r.validate(crate::locality::params::Syntax::Toml))
-                .map_err(|e| src.key_error(span.clone(), "params", &e.0))?;
+                .map_err(|e| {
+                    let key = e
+                        .key
+                        .map_or("params".to_string(), |k| format!("params.{k}"));
+                    src.key_error(span.clone(), &key, &e.message)
+                })?;
             if !crate::locality::layout::is_ours(&p.dir) {
                 crate::locality::layout::check_space_of(&p.dir, p.files, p.file_size_bytes, true)
                     .map_err(|e| src.key_error(span, "params", &e.to_string()))?;

@@ -30,7 +30,7 @@ pub struct SweepDoc {
     #[serde(default)]
     pub experiment: Vec<Spanned<Section>>,
     /// Fleet runs under mpirun (`--features mpi`): `fleet = { layout, stonewall, timeout_s }`.
-    pub fleet: Option<Spanned<crate::fleet::batch::FleetDef>>,
+    pub fleet: Option<Spanned<super::fleet::FleetDef>>,
 }
 
 /// `[file]`: name a file, or ask for a test file of a given size.
@@ -143,21 +143,19 @@ impl Source {
         ))
     }
 
-    /// Turns a `RunSpec::validate` error (`KEY: problem`) into a located one.
+    /// Turns a `RunSpec::validate` error into a located one, at the line of its key.
     pub fn spec_error(
         &self,
         e: UsageError,
         span_of: impl Fn(&str) -> Range<usize>,
     ) -> anyhow::Error {
-        match e.0.split_once(": ") {
-            Some((key, rest)) if key.chars().all(|c| c.is_ascii_lowercase() || c == '_') => {
-                self.key_error(span_of(key), key, rest)
-            }
-            _ => usage(format!(
+        match &e.key {
+            Some(key) => self.key_error(span_of(key), key, &e.message),
+            None => usage(format!(
                 "{}:{}: {}",
                 self.display,
                 self.line_of(span_of("").start),
-                e.0
+                e.message
             )),
         }
     }

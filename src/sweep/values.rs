@@ -124,12 +124,9 @@ impl Ctx<'_> {
     }
 }
 
-/// `key: problem` -> `problem`.
+/// The problem without the key (the located error names the key itself).
 pub fn strip_key(e: &UsageError) -> String {
-    match e.0.split_once(": ") {
-        Some((_, rest)) => rest.to_string(),
-        None => e.0.clone(),
-    }
+    e.message.clone()
 }
 
 /// A single size given as an integer or a string (`create`, `bytes`).

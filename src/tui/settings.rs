@@ -248,7 +248,7 @@ impl Settings {
     fn try_set(&mut self, change: impl FnOnce(&mut Settings)) -> Result<(), String> {
         let mut next = *self;
         change(&mut next);
-        next.validate().map_err(|e| e.0)?;
+        next.validate().map_err(|e| e.to_string())?;
         *self = next;
         Ok(())
     }

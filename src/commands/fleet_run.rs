@@ -5,55 +5,16 @@
 //! `run` of the file prints), or one `XOR  FILE` line per rank's file. stderr: each rank's
 //! summary, then the fleet's.
 
-use super::point::{self, PointEnd};
-use super::{follower_status, Fleet, FleetOptions, Layout};
-use crate::cli::RunArgs;
-use crate::commands::{println_stdout, summary_line};
 use crate::config::Op;
+use crate::fleet::point::{self, PointEnd};
+use crate::fleet::{follower_status, Fleet, Layout};
+use crate::lab::println_stdout;
+use crate::lab::throughput::{spec_of, summary_line, RunArgs};
 use crate::measure::RunResult;
 use crate::size::format_bytes_approx;
 use crate::xor::format_xor;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
-
-/// The fleet flags of `run` (shown with `--features mpi` only).
-#[derive(clap::Args, Debug, Clone)]
-pub struct FleetArgs {
-    /// Under mpirun: each rank on FILE.RANK (file-per-process) or on its share of FILE
-    /// (shared-file)
-    #[arg(
-        long = "fleet-layout",
-        default_value = "file-per-process",
-        value_name = "LAYOUT"
-    )]
-    pub layout: String,
-    /// Under mpirun: stop every rank as soon as the first one finishes
-    #[arg(long)]
-    pub stonewall: bool,
-    /// Under mpirun: seconds a rank may be late to a barrier, or silent, before the run stops
-    /// and names it
-    #[arg(long = "fleet-timeout", default_value_t = 30.0, value_name = "SECONDS")]
-    pub timeout_s: f64,
-}
-
-impl FleetArgs {
-    /// The validated options (errors name the flag).
-    pub fn options(&self) -> anyhow::Result<FleetOptions> {
-        let layout = Layout::parse(&self.layout, "--fleet-layout")?;
-        if !(self.timeout_s.is_finite() && self.timeout_s > 0.0 && self.timeout_s <= 86_400.0) {
-            return Err(crate::config::usage(format!(
-                "--fleet-timeout: {} is not a number of seconds in (0, 86400]; try 30",
-                self.timeout_s
-            )));
-        }
-        Ok(FleetOptions {
-            layout,
-            stonewall: self.stonewall,
-            timeout: Duration::from_secs_f64(self.timeout_s),
-        })
-    }
-}
 
 /// Removes the files this rank's failed write created (regular files it made in this run only).
 fn remove_created(created: &[PathBuf]) -> Vec<String> {
@@ -70,7 +31,7 @@ fn remove_created(created: &[PathBuf]) -> Vec<String> {
 
 pub fn execute(a: &RunArgs, mut fleet: Fleet) -> anyhow::Result<i32> {
     let rank = fleet.rank();
-    let spec = match crate::commands::run::spec_of(a) {
+    let spec = match spec_of(a) {
         Ok(s) => s,
         // Every rank sees the same command line: rank 0 says it once and sets the status (see
         // `follower_status`).

@@ -11,14 +11,14 @@
 //! one `rank = all` row (the aggregate), then the summaries, figures and table of the aggregate
 //! rows. The other ranks print nothing unless they cannot reach rank 0.
 
-use super::point::{self, rank_file, PointEnd};
-use super::{Fleet, FleetError, FleetOptions, Layout};
+use super::files::{self, FilePlan};
+use super::output::{self, Collected};
+use super::plan::{Kind, Plan};
+use super::schema::Source;
 use crate::config::{usage, Op};
 use crate::export::{CsvSink, RunResult};
-use crate::sweep::files::{self, FilePlan};
-use crate::sweep::output::{self, Collected};
-use crate::sweep::plan::{Kind, Plan};
-use crate::sweep::schema::Source;
+use crate::fleet::point::{self, rank_file, PointEnd};
+use crate::fleet::{Fleet, FleetError, FleetOptions, Layout};
 use serde::Deserialize;
 use std::io::Write;
 use std::path::Path;
@@ -43,9 +43,8 @@ impl FleetDef {
     pub fn options(&self, src: &Source) -> anyhow::Result<FleetOptions> {
         let mut o = FleetOptions::default();
         if let Some(l) = &self.layout {
-            o.layout = Layout::parse(l.get_ref(), "layout").map_err(|e| {
-                src.key_error(l.span(), "layout", e.0.trim_start_matches("layout: "))
-            })?;
+            o.layout = Layout::parse(l.get_ref(), "layout")
+                .map_err(|e| src.key_error(l.span(), "layout", &e.message))?;
         }
         if let Some(s) = &self.stonewall {
             o.stonewall = *s.get_ref();
@@ -117,7 +116,7 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
     let dir = &plan.out_dir;
     let mut stdout = std::io::stdout().lock();
     if lead {
-        write!(stdout, "{}", crate::sweep::plan_text(plan))?;
+        write!(stdout, "{}", super::plan_text(plan))?;
         writeln!(
             stdout,
             "fleet: {} ranks on {} host(s), {}{}",
@@ -186,7 +185,7 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
                     break 'experiments;
                 }
                 seq += 1;
-                let label = crate::sweep::exec::point_label(&x.name, spec, x.kind);
+                let label = super::exec::point_label(&x.name, spec, x.kind);
                 let end = point::run_point(&mut fleet, seq, spec, &x.name, stop);
                 if spec.op == Op::Write && makes_file {
                     fleet.while_alive(|| files::after_write(&mine, &AtomicBool::new(false)))?;
@@ -207,7 +206,7 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
                     Err((e, _)) => {
                         fleet.note_error(&e);
                         let mut r = crate::runner::setup_result(spec, file.size_bytes);
-                        super::aggregate::mark_all(&mut r, fleet.size(), layout);
+                        crate::fleet::aggregate::mark_all(&mut r, fleet.size(), layout);
                         r.experiment = x.name.clone();
                         r.rep = rep;
                         r.error = e.to_string();
@@ -246,9 +245,9 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
         collected.push(rows);
     }
     if !lead {
-        return Ok(broken.as_ref().map_or(0, super::follower_status));
+        return Ok(broken.as_ref().map_or(0, crate::fleet::follower_status));
     }
-    let done: Vec<(&crate::sweep::plan::Experiment, &Collected)> =
+    let done: Vec<(&super::plan::Experiment, &Collected)> =
         plan.experiments.iter().zip(&collected).collect();
     // No fio companions: a fleet point is many clients at once, which one fio line cannot say.
     written.extend(output::write_results(dir, plan, &done, false)?);
@@ -258,7 +257,7 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
     eprintln!("wrote {} files to {}/", written.len(), dir.display());
     if stop.load(Ordering::Relaxed) {
         eprintln!("interrupted: the CSVs hold the runs that finished before Ctrl-C");
-        return Ok(crate::sweep::EXIT_INTERRUPTED);
+        return Ok(crate::config::EXIT_INTERRUPTED);
     }
     if let Some(e) = broken {
         return Err(anyhow::anyhow!("{e}; the sweep stopped there"));
@@ -277,7 +276,7 @@ fn fleet_failed(lead: bool, e: FleetError) -> anyhow::Result<i32> {
     if lead {
         Err(anyhow::anyhow!("{e}"))
     } else {
-        Ok(super::follower_status(&e))
+        Ok(crate::fleet::follower_status(&e))
     }
 }
 
@@ -289,7 +288,7 @@ pub struct FleetCsvRow(pub RunResult);
 impl Default for FleetCsvRow {
     fn default() -> Self {
         let mut r = RunResult::default();
-        super::aggregate::mark_all(&mut r, 0, Layout::FilePerProcess);
+        crate::fleet::aggregate::mark_all(&mut r, 0, Layout::FilePerProcess);
         FleetCsvRow(r)
     }
 }

@@ -1,0 +1,44 @@
+//! The fleet flags of `run` (`--fleet-layout`, `--stonewall`, `--fleet-timeout`), validated into
+//! [`FleetOptions`]. They belong to the fleet, not to one command, so the lab's `run` parameters
+//! flatten them in without the fleet knowing about `run`.
+
+use super::{FleetOptions, Layout};
+use std::time::Duration;
+
+/// The fleet flags of `run` (shown with `--features mpi` only).
+#[derive(clap::Args, Debug, Clone)]
+pub struct FleetArgs {
+    /// Under mpirun: each rank on FILE.RANK (file-per-process) or on its share of FILE
+    /// (shared-file)
+    #[arg(
+        long = "fleet-layout",
+        default_value = "file-per-process",
+        value_name = "LAYOUT"
+    )]
+    pub layout: String,
+    /// Under mpirun: stop every rank as soon as the first one finishes
+    #[arg(long)]
+    pub stonewall: bool,
+    /// Under mpirun: seconds a rank may be late to a barrier, or silent, before the run stops
+    /// and names it
+    #[arg(long = "fleet-timeout", default_value_t = 30.0, value_name = "SECONDS")]
+    pub timeout_s: f64,
+}
+
+impl FleetArgs {
+    /// The validated options (errors name the flag).
+    pub fn options(&self) -> anyhow::Result<FleetOptions> {
+        let layout = Layout::parse(&self.layout, "--fleet-layout")?;
+        if !(self.timeout_s.is_finite() && self.timeout_s > 0.0 && self.timeout_s <= 86_400.0) {
+            return Err(crate::config::usage(format!(
+                "--fleet-timeout: {} is not a number of seconds in (0, 86400]; try 30",
+                self.timeout_s
+            )));
+        }
+        Ok(FleetOptions {
+            layout,
+            stonewall: self.stonewall,
+            timeout: Duration::from_secs_f64(self.timeout_s),
+        })
+    }
+}

@@ -1,0 +1,524 @@
+//! `fast FILE`: the XOR of a whole file as fast as this machine allows. stdout gets the XOR
+//! alone; stderr gets the road taken, why, the seconds and GiB/s (whole command, probes included).
+//!
+//! `fast` does not go through the runner: it needs no latency histogram or snapshots, and the
+//! best roads do not fit the block-at-a-time engine shape (one mapping shared by all threads; one
+//! ring kept deep). It looks first, then picks:
+//!
+//! * **cached** (>= [`WARM_THRESHOLD_PCT`] of the pages, by `cachestat`/`mincore`): map the file
+//!   2 MiB-aligned and probe whether its folios get PMD mappings. If they do, XOR straight from
+//!   the mapping on every core (memory speed). If the cache holds small folios (filled by small
+//!   writes or reads), every 4 KiB page costs a page-table entry and its teardown, and
+//!   [`SMALL_FOLIO_ROAD`] is taken. Measured on the reference machine (Linux 6.18, ext4, 2 cores),
+//!   mapping still beat `pread` into 256K-1M aligned buffers there by ~15% wall and ~25% CPU
+//!   once each 8 MiB chunk is populated with one `MADV_POPULATE_READ` instead of a fault per
+//!   64 KiB, so the constant is `Mmap`; it is one line to change where `pread` wins.
+//! * **not cached**: `O_DIRECT` reads through one deep io_uring (the disk is the limit; the page
+//!   cache would only add a copy). Where O_DIRECT or io_uring is refused, buffered `pread` with
+//!   sequential readahead.
+//!
+//! Every road XORs every byte exactly once, and a file that shrinks mid-read is an error, so the
+//! choice changes the speed and never the answer. `--road` forces a road (for benchmarks).
+
+mod direct;
+mod hybrid;
+mod map;
+mod probe;
+mod roads;
+
+use crate::config::{check_block_size, parse_block_size, usage, MAX_QUEUE_DEPTH, MAX_THREADS};
+use crate::size::format_size;
+use anyhow::{anyhow, bail};
+use clap::Args;
+use std::fs::File;
+use std::io::{Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+pub use probe::{page_cache, Cached};
+
+/// Share of cached pages from which a file is read through the cache.
+pub const WARM_THRESHOLD_PCT: f64 = 90.0;
+/// Share of cached pages from which a file that is not warm is read half from the cache, half
+/// from the disk ([`Road::Hybrid`]); below it, everything comes from the disk.
+pub const HYBRID_MIN_PCT: f64 = 10.0;
+/// 2 MiB-aligned points touched by the folio probe.
+pub const PMD_PROBES: usize = 8;
+/// Road for a cached file whose folios are too small for PMD mappings.
+pub const SMALL_FOLIO_ROAD: Road = Road::Mmap;
+/// Default bytes per read on the warm `pread` road (fits L2 with room for the XOR).
+pub const WARM_BLOCK_BYTES: usize = 256 << 10;
+/// Sequential streams of the direct road (one ring serves them round-robin), unless `--threads`
+/// says otherwise. On the reference VM 1, 4 and 8 streams were within the disk's noise.
+pub const DIRECT_STREAMS: usize = 1;
+/// Sequential streams (threads, one descriptor each) of the buffered cold road.
+pub const BUFFERED_STREAMS: usize = 4;
+/// Default bytes per read on the cold roads.
+pub const COLD_BLOCK_BYTES: usize = 1 << 20;
+
+/// A way of reading the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Road {
+    Auto,
+    Mmap,
+    Pread,
+    Direct,
+    Buffered,
+    Hybrid,
+}
+
+impl Road {
+    pub const NAMES: &'static [&'static str] =
+        &["auto", "mmap", "pread", "direct", "buffered", "hybrid"];
+
+    pub fn parse(text: &str) -> anyhow::Result<Road> {
+        Ok(match text.to_ascii_lowercase().as_str() {
+            "auto" => Road::Auto,
+            "mmap" => Road::Mmap,
+            "pread" => Road::Pread,
+            "direct" => Road::Direct,
+            "buffered" => Road::Buffered,
+            "hybrid" => Road::Hybrid,
+            _ => {
+                return Err(usage(format!(
+                    "--road: unknown value '{text}'; use one of {}",
+                    Road::NAMES.join(", ")
+                )))
+            }
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        Road::NAMES[self as usize]
+    }
+}
+
+/// What the user asked for (`None`: let `fast` choose).
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub road: Road,
+    pub threads: Option<usize>,
+    pub block_bytes: Option<usize>,
+    pub queue_depth: u32,
+    /// `--max-memory`: most bytes the read buffers may take (`None`: half of what is available).
+    pub max_memory_bytes: Option<u64>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            road: Road::Auto,
+            threads: None,
+            block_bytes: None,
+            queue_depth: 32,
+            max_memory_bytes: None,
+        }
+    }
+}
+
+impl Settings {
+    /// Validates the command-line flags (usage errors name the flag).
+    pub fn from_args(a: &FastArgs) -> anyhow::Result<Settings> {
+        if let Some(t) = a.threads {
+            if t == 0 || t > MAX_THREADS {
+                return Err(usage(format!(
+                    "--threads: {t} is out of range; use 1 to {MAX_THREADS}"
+                )));
+            }
+        }
+        if a.queue_depth == 0 || a.queue_depth > MAX_QUEUE_DEPTH {
+            return Err(usage(format!(
+                "--queue-depth: {} is out of range; use 1 to {MAX_QUEUE_DEPTH}",
+                a.queue_depth
+            )));
+        }
+        let block_bytes = match &a.block_size {
+            Some(text) => {
+                let b = parse_block_size(text, "--block-size")?;
+                check_block_size(b, "--block-size")?;
+                Some(b as usize)
+            }
+            None => None,
+        };
+        Ok(Settings {
+            road: Road::parse(&a.road)?,
+            threads: a.threads,
+            block_bytes,
+            queue_depth: a.queue_depth,
+            max_memory_bytes: a
+                .max_memory
+                .as_deref()
+                .map(crate::config::parse_max_memory)
+                .transpose()?,
+        })
+    }
+}
+
+/// What `fast` did.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub xor: u32,
+    pub bytes: u64,
+    pub road: Road,
+    pub threads: usize,
+    /// Bytes per read (0 for mmap).
+    pub block_bytes: usize,
+    /// What was measured and why this road.
+    pub reason: String,
+}
+
+impl Report {
+    /// The stderr line: road, setup, reason, seconds and GiB/s.
+    pub fn summary(&self, seconds: f64) -> String {
+        let block = if self.block_bytes > 0 {
+            format!(", {} reads", format_size(self.block_bytes as u64))
+        } else {
+            String::new()
+        };
+        format!(
+            "fast: {} road, {} thread{}{} | {} | {} in {:.4} s, {:.2} GiB/s",
+            self.road.as_str(),
+            self.threads,
+            if self.threads == 1 { "" } else { "s" },
+            block,
+            self.reason,
+            crate::size::format_bytes_approx(self.bytes),
+            seconds,
+            self.bytes as f64 / (1u64 << 30) as f64 / seconds.max(1e-9)
+        )
+    }
+}
+
+/// `fast FILE`
+#[derive(Debug, Args)]
+pub struct FastArgs {
+    /// File to XOR (read only; pseudo-files and pipes are read to their end)
+    pub file: PathBuf,
+    /// Print the decision process to stderr
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
+    /// Force a road instead of choosing one: auto, mmap, pread, direct (io_uring O_DIRECT),
+    /// buffered (pread with sequential readahead), hybrid (cached chunks mapped, the rest O_DIRECT)
+    #[arg(long, default_value = "auto", value_name = "ROAD")]
+    pub road: String,
+    /// Worker threads (default: one per core); on the cold roads, sequential streams (direct:
+    /// served by one ring, default 1; buffered: one thread each, default 4)
+    #[arg(long, short = 't', value_name = "N")]
+    pub threads: Option<usize>,
+    /// Bytes per read of the pread, buffered and direct roads (default 256K warm, 1M cold)
+    #[arg(long, value_name = "SIZE")]
+    pub block_size: Option<String>,
+    /// Reads in flight on the direct road
+    #[arg(long, default_value_t = 32, value_name = "N")]
+    pub queue_depth: u32,
+    /// Most memory the read buffers may take (threads x block size, x queue depth on the direct
+    /// road); default: half of the memory available
+    #[arg(long, value_name = "SIZE")]
+    pub max_memory: Option<String>,
+    /// Print one JSON document (context, setup, figures, the model's bound) on stdout instead
+    /// of the XOR alone
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn open_file(path: &Path) -> anyhow::Result<File> {
+    let p = path.display();
+    // Before `open`: a named FIFO blocks in open and a character device never ends. A pipe named
+    // through an open descriptor (/dev/stdin) is read to its end, opened without blocking.
+    let pipe = match std::fs::metadata(path) {
+        Ok(m) if !m.is_dir() => {
+            crate::fsguard::check_stream_input(path, "FILE").map_err(crate::config::usage)?
+        }
+        _ => false, // the open below says what is missing, or that it is a directory
+    };
+    let f = crate::fsguard::open_read(path, pipe).map_err(|e| match e.raw_os_error() {
+        Some(libc::ENOENT) => anyhow!("FILE: {p} does not exist; check the path"),
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            anyhow!("FILE: permission denied opening {p}; check its permissions")
+        }
+        _ => anyhow!("FILE: cannot open {p}: {e}"),
+    })?;
+    if f.metadata()?.is_dir() {
+        bail!("FILE: {p} is a directory; give a regular file");
+    }
+    Ok(f)
+}
+
+/// XORs the whole file at `path`, choosing (or taking the forced) road. `log` gets the steps.
+/// A regular file whose size, times or inode moved while it was read (another process wrote,
+/// truncated or extended it) is an error, never an XOR: the same end-of-run check as `run`'s
+/// [`crate::runner::FileWatch`], whatever the road.
+pub fn xor_file(
+    path: &Path,
+    settings: &Settings,
+    log: &mut dyn FnMut(&str),
+) -> anyhow::Result<Report> {
+    let file = open_file(path)?;
+    let watch = crate::runner::FileWatch::new(file.try_clone()?);
+    let report = choose_and_read(path, file, settings, log)?;
+    crate::runner::test_hook("fast-before-check");
+    if let Some(w) = &watch {
+        w.check_unchanged()
+            .map_err(|changed| anyhow!("FILE {}: {changed}", path.display()))?;
+    }
+    Ok(report)
+}
+
+fn choose_and_read(
+    path: &Path,
+    mut file: File,
+    settings: &Settings,
+    log: &mut dyn FnMut(&str),
+) -> anyhow::Result<Report> {
+    let meta = file.metadata()?;
+    let is_block = std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type());
+    let len = if meta.is_file() {
+        meta.len()
+    } else if is_block {
+        file.seek(SeekFrom::End(0))?
+    } else {
+        0 // pipes, character devices: no size; read to the end below
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = roads::useful_threads(len, settings.threads.unwrap_or(cores));
+    let mut report = Report {
+        xor: 0,
+        bytes: len,
+        road: settings.road,
+        threads,
+        block_bytes: 0,
+        reason: String::new(),
+    };
+    if len == 0 {
+        // Empty, or a pseudo-file (procfs, sysfs: size 0 yet content) or a pipe: read to the end
+        // of file, so the XOR is the XOR of what is there, never a guessed 0.
+        report.road = Road::Pread;
+        report.threads = 1;
+        report.block_bytes = WARM_BLOCK_BYTES;
+        report.reason = "size 0 (an empty file, a pipe or a pseudo-file): read to the end".into();
+        (report.xor, report.bytes) = roads::xor_to_end(&file, WARM_BLOCK_BYTES)?;
+        if report.bytes == 0 {
+            report.reason = "the file is empty".into();
+        }
+        return Ok(report);
+    }
+    if !meta.is_file() {
+        // Block devices: no page-cache statistics and no folio probe; plain reads.
+        let road = match settings.road {
+            Road::Auto | Road::Mmap => Road::Pread,
+            r => r,
+        };
+        report.reason = "not a regular file".into();
+        return run_road(path, &file, len, road, settings, report, None, log);
+    }
+    let cached = probe::page_cache(&file, len)?;
+    let warm = cached.percent() >= WARM_THRESHOLD_PCT;
+    let cache_note = if cached.known() {
+        format!("{:.1}% cached ({})", cached.percent(), cached.source)
+    } else {
+        // Reads through the page cache suit both a cached and an uncached file.
+        format!(
+            "residency {}; reading through the page cache",
+            cached.source
+        )
+    };
+    log(&cache_note);
+    report.reason = cache_note;
+    let road = match settings.road {
+        Road::Auto if !cached.known() => Road::Buffered,
+        Road::Auto if warm => Road::Mmap,
+        Road::Auto if cached.percent() >= HYBRID_MIN_PCT => Road::Hybrid,
+        Road::Auto => Road::Direct,
+        r => r,
+    };
+    if road != Road::Mmap {
+        return run_road(path, &file, len, road, settings, report, None, log);
+    }
+    let map = map::Mapping::new(&file, len)?;
+    if settings.road == Road::Auto {
+        match map.probe_pmd(PMD_PROBES) {
+            Some((touched, pmds)) if touched > 0 => {
+                let note = format!("{pmds} of {touched} probes PMD-mapped");
+                log(&note);
+                report.reason = format!("{}, {note}", report.reason);
+                if pmds * 2 < touched && SMALL_FOLIO_ROAD != Road::Mmap {
+                    drop(map);
+                    let road = SMALL_FOLIO_ROAD;
+                    return run_road(path, &file, len, road, settings, report, None, log);
+                }
+            }
+            Some(_) => report.reason.push_str(", smaller than one 2 MiB page"),
+            None => report.reason.push_str(", folio probe unavailable"),
+        }
+    }
+    run_road(
+        path,
+        &file,
+        len,
+        Road::Mmap,
+        settings,
+        report,
+        Some(map),
+        log,
+    )
+}
+
+/// The read buffers a road allocates, counted before any is: `--max-memory` (or half of the
+/// available memory) bounds them as it bounds `run`'s (see [`crate::runner::check_budget`]).
+struct Buffers {
+    road: Road,
+    len: u64,
+    threads: usize,
+    streams: usize,
+    warm_block: usize,
+    cold_block: usize,
+    queue_depth: u32,
+}
+
+impl Buffers {
+    /// Bytes allocated and the figures that multiply to them.
+    fn bytes(&self) -> (u64, String) {
+        let direct_slots =
+            (self.queue_depth.max(1) as u64).min(self.len.div_ceil(self.cold_block as u64).max(1));
+        let direct = direct_slots * self.cold_block as u64;
+        let cold = format_size(self.cold_block as u64);
+        match self.road {
+            Road::Auto | Road::Mmap => (0, "the mapping needs none".into()),
+            Road::Pread => {
+                let n = self.threads.min(roads::chunks_of(self.len).len()).max(1);
+                let warm = format_size(self.warm_block as u64);
+                (
+                    n as u64 * self.warm_block as u64,
+                    format!("{n} threads x {warm}"),
+                )
+            }
+            Road::Buffered => (
+                self.streams as u64 * self.cold_block as u64,
+                format!("{} streams x {cold}", self.streams),
+            ),
+            // The direct road, or (no O_DIRECT) buffered reads with as many streams.
+            Road::Direct | Road::Hybrid => {
+                let fallback = self.streams as u64 * self.cold_block as u64;
+                (
+                    direct.max(fallback),
+                    format!("queue depth {direct_slots} x {cold}, or {} streams x {cold} without O_DIRECT", self.streams),
+                )
+            }
+        }
+    }
+
+    fn check(&self, max_memory_bytes: Option<u64>, available: Option<u64>) -> anyhow::Result<()> {
+        let (need, figures) = self.bytes();
+        let Some((limit, what)) = crate::runner::limit_of(max_memory_bytes, available) else {
+            return Ok(());
+        };
+        if need <= limit {
+            return Ok(());
+        }
+        Err(usage(format!(
+            "--max-memory: the {} road needs {} of read buffers ({figures}), more than {what}; \
+             lower --threads, --block-size or --queue-depth, or pass --max-memory {} to allow it",
+            self.road.as_str(),
+            crate::size::format_bytes_approx(need),
+            format_size(need.next_multiple_of(1 << 30)),
+        )))
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_road(
+    path: &Path,
+    file: &File,
+    len: u64,
+    road: Road,
+    settings: &Settings,
+    mut report: Report,
+    map: Option<map::Mapping>,
+    log: &mut dyn FnMut(&str),
+) -> anyhow::Result<Report> {
+    log(&format!("taking the {} road", road.as_str()));
+    report.road = road;
+    let threads = report.threads;
+    let streams = settings.threads.unwrap_or(BUFFERED_STREAMS);
+    let direct_streams = settings.threads.unwrap_or(DIRECT_STREAMS);
+    // Never a buffer larger than a reader can fill: a chunk on the chunked roads, the file on
+    // the others. The reads are the same; a 1 MiB file no longer gets 1 GiB buffers.
+    let warm_block = settings
+        .block_bytes
+        .unwrap_or(WARM_BLOCK_BYTES)
+        .min(roads::CHUNK_BYTES.min(len) as usize)
+        .max(1);
+    let cold_block = settings
+        .block_bytes
+        .unwrap_or(COLD_BLOCK_BYTES)
+        .min(len.next_multiple_of(4096) as usize)
+        .max(1);
+    let need = Buffers {
+        road,
+        len,
+        threads,
+        streams: roads::useful_threads(len, streams),
+        warm_block,
+        cold_block,
+        queue_depth: settings.queue_depth,
+    };
+    need.check(
+        settings.max_memory_bytes,
+        crate::runner::mem_available_bytes(),
+    )?;
+    report.xor = match road {
+        Road::Auto | Road::Mmap => {
+            let map = match map {
+                Some(m) => m,
+                None => map::Mapping::new(file, len)?,
+            };
+            report.block_bytes = 0;
+            roads::mmap_road(&map, threads)?
+        }
+        Road::Pread => {
+            report.block_bytes = warm_block;
+            roads::pread_road(file, len, threads, warm_block)?
+        }
+        Road::Buffered => {
+            report.block_bytes = cold_block;
+            report.threads = roads::useful_threads(len, streams);
+            roads::buffered_road(path, file, len, streams, cold_block)?
+        }
+        Road::Hybrid => {
+            report.block_bytes = cold_block;
+            match hybrid::run(path, file, len, threads, cold_block, settings.queue_depth)? {
+                Some((x, note)) => {
+                    report.reason.push_str(&format!(", {note}"));
+                    x
+                }
+                None => {
+                    log("cachestat per chunk unavailable; reading everything from the disk");
+                    return run_road(path, file, len, Road::Direct, settings, report, None, log);
+                }
+            }
+        }
+        Road::Direct => {
+            report.block_bytes = cold_block;
+            report.threads = 1;
+            let qd = settings.queue_depth;
+            match direct::direct_road(path, file, len, cold_block, qd, direct_streams)? {
+                direct::Direct::Done(x, kind) => {
+                    let n = roads::useful_threads(len, direct_streams);
+                    log(&format!("direct road buffers: {}", kind.describe()));
+                    report.reason.push_str(&format!(
+                        ", queue depth {qd}, {n} stream{}, {kind} buffers",
+                        if n == 1 { "" } else { "s" }
+                    ));
+                    x
+                }
+                direct::Direct::Unsupported(why) => {
+                    log(&format!("{why}; falling back to buffered reads"));
+                    report.road = Road::Buffered;
+                    report.threads = roads::useful_threads(len, streams);
+                    report.reason.push_str(&format!(", {why}"));
+                    roads::buffered_road(path, file, len, streams, cold_block)?
+                }
+            }
+        }
+    };
+    Ok(report)
+}

@@ -1,0 +1,28 @@
+//! The lab layer: one module per kind of measurement, each owning its parameters (the clap
+//! `Args` of its command line, and where a sweep can hold it, its serde form), their
+//! validation, and how it runs. The front ends are thin adapters over these kinds: `commands`
+//! (the classic command lines print what a kind returns), `sweep` (experiments of every kind)
+//! and `tui` (the explorer's throughput runs). Dependencies point down only: front ends → lab →
+//! runner → engine → measure; a kind never imports a front end (`cli`, `commands`, `sweep`,
+//! `tui`), which `tests/architecture.rs` checks.
+//!
+//! * [`throughput`]: `run`, `run2` and the sweep's `throughput` experiments (the runner and
+//!   engines do the I/O).
+//! * [`fast`]: the XOR of a whole file by the fastest road.
+//! * [`syscalls`]: the cost of a system call.
+//! * the `command` kind (an external program timed on the same file) lives with the sweep's
+//!   executor in `sweep::command`, and the `locality` kind in `crate::locality`.
+
+pub mod fast;
+pub mod syscalls;
+pub mod throughput;
+
+use std::io::Write;
+
+/// Prints one line on stdout; a closed pipe surfaces as a BrokenPipe error (exit 0 upstream).
+pub fn println_stdout(line: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{line}")?;
+    out.flush()?;
+    Ok(())
+}

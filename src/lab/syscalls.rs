@@ -1,0 +1,233 @@
+//! `syscalls FILE [--seconds S]`: the lab's part 5, the cost of a system call. Each call runs in
+//! batches between clock reads until its time is up; we report calls per second and ns per call.
+//! Reading 1 byte at a time is dominated by this cost, which is why block size matters.
+//!
+//! The lab kind `syscalls`: [`SyscallsParams`] are the command line's flags and a sweep
+//! experiment's keys at once; [`run`] measures; `commands::syscalls` prints, `sweep` records.
+
+use crate::config::usage;
+use anyhow::Context;
+use clap::Args;
+use serde::Deserialize;
+use serde::Serialize;
+use std::fs::File;
+use std::hint::black_box;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Calls between two clock reads.
+const BATCH: u64 = 256;
+
+/// One measured system call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SyscallResult {
+    /// What was called.
+    pub syscall: String,
+    /// Calls made.
+    pub calls: u64,
+    /// Time spent, seconds.
+    pub seconds: f64,
+    /// Calls per second.
+    pub calls_per_s: f64,
+    /// Nanoseconds per call.
+    pub ns_per_call: f64,
+}
+
+fn measure(
+    name: &str,
+    budget: Duration,
+    mut call: impl FnMut() -> std::io::Result<()>,
+) -> anyhow::Result<SyscallResult> {
+    let start = Instant::now();
+    let mut calls = 0u64;
+    loop {
+        for _ in 0..BATCH {
+            call().with_context(|| format!("{name} failed"))?;
+        }
+        calls += BATCH;
+        if start.elapsed() >= budget {
+            break;
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    Ok(SyscallResult {
+        syscall: name.to_string(),
+        calls,
+        seconds,
+        calls_per_s: calls as f64 / seconds,
+        ns_per_call: seconds * 1e9 / calls as f64,
+    })
+}
+
+/// Measures every system call of the lab on `file`, `budget` each.
+pub fn measure_all(file: &Path, budget: Duration) -> anyhow::Result<Vec<SyscallResult>> {
+    crate::fsguard::check_input_if_present(file, "FILE").map_err(usage)?;
+    let f = File::open(file).with_context(|| format!("FILE: cannot open {}", file.display()))?;
+    if f.metadata()?.len() == 0 {
+        return Err(usage(format!(
+            "FILE: {} is empty; the read tests need at least 1 byte",
+            file.display()
+        )));
+    }
+    let g = File::open(file)?;
+    measure_open(f, g, budget)
+}
+
+/// [`measure_all`] on open descriptors of one file: `f` for `read` (its offset moves), `g` for
+/// the rest. (The temp file of `syscalls` without FILE is measured this way, already unlinked.)
+fn measure_open(mut f: File, g: File, budget: Duration) -> anyhow::Result<Vec<SyscallResult>> {
+    let mut byte = [0u8; 1];
+    let mut out = Vec::new();
+    out.push(measure("read 1 B", budget, || {
+        if f.read(&mut byte)? == 0 {
+            f.seek(SeekFrom::Start(0))?;
+        }
+        black_box(&byte);
+        Ok(())
+    })?);
+    out.push(measure("pread 1 B", budget, || {
+        black_box(g.read_at(&mut byte, 0)?);
+        Ok(())
+    })?);
+    let fd = g.as_raw_fd();
+    out.push(measure("lseek", budget, || {
+        // SAFETY: plain syscall on a descriptor that stays open for the whole measurement.
+        let r = unsafe { libc::lseek(fd, 0, libc::SEEK_SET) };
+        if r < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    })?);
+    out.push(measure("getpid", budget, || {
+        // SAFETY: getpid has no preconditions.
+        black_box(unsafe { libc::getpid() });
+        Ok(())
+    })?);
+    out.push(measure("getuid", budget, || {
+        // SAFETY: getuid has no preconditions.
+        black_box(unsafe { libc::getuid() });
+        Ok(())
+    })?);
+    out.push(measure("fstat", budget, || {
+        // SAFETY: `st` is a properly sized out-parameter and `fd` is open.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        black_box(&st);
+        Ok(())
+    })?);
+    let mut null = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/null")
+        .context("opening /dev/null")?;
+    out.push(measure("write 1 B /dev/null", budget, || {
+        black_box(null.write(&byte)?);
+        Ok(())
+    })?);
+    match io_uring::IoUring::new(8) {
+        Ok(mut ring) => out.push(measure("io_uring nop", budget, || {
+            let nop = io_uring::opcode::Nop::new().build().user_data(1);
+            // SAFETY: a Nop references no memory.
+            unsafe { ring.submission().push(&nop) }
+                .map_err(|_| std::io::Error::other("submission queue full"))?;
+            ring.submit_and_wait(1)?;
+            for c in ring.completion() {
+                black_box(c.result());
+            }
+            Ok(())
+        })?),
+        Err(e) => eprintln!("note: io_uring nop skipped: io_uring is not available here ({e})"),
+    }
+    Ok(out)
+}
+
+/// Renders the results as an aligned table.
+pub fn table(results: &[SyscallResult]) -> String {
+    let mut s = format!(
+        "{:<20} {:>12} {:>9} {:>14} {:>9}\n",
+        "syscall", "calls", "seconds", "calls/s", "ns/call"
+    );
+    for r in results {
+        s += &format!(
+            "{:<20} {:>12} {:>9.3} {:>14.0} {:>9.1}\n",
+            r.syscall, r.calls, r.seconds, r.calls_per_s, r.ns_per_call
+        );
+    }
+    s
+}
+
+/// Renders the results as CSV (columns from [`SyscallResult`]).
+pub fn csv(results: &[SyscallResult]) -> anyhow::Result<String> {
+    crate::export::csv::to_csv(results)
+}
+
+/// `syscalls [FILE] [--seconds S]`: the parameters of the lab kind.
+#[derive(Debug, Clone, Args, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SyscallsParams {
+    /// File used for read/pread/lseek/fstat (made in the temp directory when omitted)
+    #[serde(default)]
+    pub file: Option<PathBuf>,
+    /// Seconds to spend on each system call
+    #[arg(
+        long,
+        default_value_t = 0.5,
+        value_name = "S",
+        allow_negative_numbers = true
+    )]
+    #[serde(default = "default_seconds")]
+    pub seconds: f64,
+    /// Print CSV instead of a table
+    #[arg(long)]
+    #[serde(skip)]
+    pub csv: bool,
+    /// Print one JSON document (context, setup, every call's figures) instead of a table
+    #[arg(long, conflicts_with = "csv")]
+    #[serde(skip)]
+    pub json: bool,
+}
+
+fn default_seconds() -> f64 {
+    0.5
+}
+
+impl SyscallsParams {
+    /// Range checks; errors name the flag (`--seconds`), which the sweep locates as its key.
+    pub fn validate(&self) -> Result<Duration, crate::config::UsageError> {
+        crate::config::check_seconds(self.seconds, "--seconds")
+    }
+}
+
+/// Measures every call of the lab on the parameters' file, or on a 1 MiB temp file that is
+/// unlinked as soon as it is written and measured through its open descriptors, so no signal
+/// (not even SIGKILL) can leave it behind. Returns the file (or temp directory) measured.
+pub fn run(p: &SyscallsParams) -> anyhow::Result<(PathBuf, Vec<SyscallResult>)> {
+    let budget = p.validate()?;
+    match &p.file {
+        Some(f) => Ok((f.clone(), measure_all(f, budget)?)),
+        None => {
+            let dir = std::env::temp_dir();
+            let path = dir.join(format!("diskscope-syscalls-{}", std::process::id()));
+            let (mut f, created) = crate::fsguard::create_exclusive(&path)
+                .map_err(|e| anyhow::anyhow!(crate::fsguard::create_error(&path, &e)))?;
+            let opened = f
+                .write_all(&[7u8; 1 << 20])
+                .and_then(|_| f.rewind())
+                .and_then(|_| File::open(&path));
+            created.remove();
+            let g = opened.map_err(|e| {
+                anyhow::anyhow!(
+                    "writing the temp file {}: {e}; set TMPDIR to a directory with 1 MiB free, \
+                     or give a FILE",
+                    path.display()
+                )
+            })?;
+            Ok((dir, measure_open(f, g, budget)?))
+        }
+    }
+}

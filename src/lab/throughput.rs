@@ -1,0 +1,191 @@
+//! The lab kind `throughput`: how fast a file reads or writes at one setting (method, block
+//! size, threads, queue depth, cache, O_DIRECT, pattern). Its parameters are the `run` and
+//! `run2` command lines ([`RunArgs`], [`Run2Args`], sharing [`IoOpts`]), validated into one
+//! [`RunSpec`] by `config`; the runner measures it. The sweep's `throughput` experiments build
+//! the same [`RunSpec`] from their TOML axes (`sweep::points`), so a flag and a key are checked by
+//! the same `RunSpec::validate`.
+
+use crate::config::{
+    parse_block_size, parse_count, CacheMode, Method, Op, Pattern, RunSpec, CLI_NAMES,
+};
+use crate::measure::RunResult;
+use crate::size::format_bytes_approx;
+use clap::{ArgGroup, Args};
+use std::path::PathBuf;
+
+/// Options shared by the measuring commands.
+#[derive(Debug, Args, Clone)]
+pub struct IoOpts {
+    /// I/O method: read, pread, mmap, io_uring, buffered
+    #[arg(long, default_value = "read", value_name = "METHOD")]
+    pub method: String,
+    /// Worker threads, each with its own descriptor and a disjoint range
+    #[arg(
+        long,
+        short = 't',
+        default_value_t = 1,
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
+    pub threads: usize,
+    /// Open with O_DIRECT (bypass the page cache); needs a block size multiple of 512
+    #[arg(long)]
+    pub direct: bool,
+    /// Page cache before the run: as-is, warm, cold (fsync + fadvise), cold-all (root: drop_caches)
+    #[arg(long, default_value = "as-is", value_name = "MODE")]
+    pub cache: String,
+    /// io_uring queue depth (operations in flight per thread)
+    #[arg(
+        long,
+        default_value_t = 8,
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
+    pub queue_depth: u32,
+    /// Offsets: sequential or random (block-aligned)
+    #[arg(long, default_value = "sequential", value_name = "ORDER")]
+    pub pattern: String,
+    /// Most memory the I/O buffers may take (threads x queue depth x block size); default: half
+    /// of the memory available
+    #[arg(long, value_name = "SIZE")]
+    pub max_memory: Option<String>,
+    /// io_uring submission: batch (fill every free slot, one submit-and-wait) or each (submit
+    /// every operation as it is queued, like fio)
+    #[arg(long, default_value = "each", value_name = "POLICY")]
+    pub submit: String,
+}
+
+/// `run FILE -r|-w BLOCK_SIZE BLOCK_COUNT`
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("mode").required(true).args(["read", "write"])))]
+pub struct RunArgs {
+    /// File to read, or to create when writing
+    pub file: PathBuf,
+    /// Read the file
+    #[arg(short = 'r', long = "read")]
+    pub read: bool,
+    /// Write deterministic pseudo-random data (refuses an existing file without --force)
+    #[arg(short = 'w', long = "write")]
+    pub write: bool,
+    /// Bytes per operation: 4096, 4K, 1M, 1MiB (1 to 1G)
+    #[arg(value_name = "BLOCK_SIZE", allow_negative_numbers = true)]
+    pub block_size: String,
+    /// Number of blocks (reads stop early at end of file)
+    #[arg(value_name = "BLOCK_COUNT", allow_negative_numbers = true)]
+    pub block_count: String,
+    #[command(flatten)]
+    pub io: IoOpts,
+    /// Replace an existing file when writing
+    #[arg(long)]
+    pub force: bool,
+    /// fsync the file at the end of a write (timed)
+    #[arg(long)]
+    pub fsync: bool,
+    /// Open with O_DSYNC: every write is durable before it returns
+    #[arg(long)]
+    pub dsync: bool,
+    /// On Ctrl-C during a write, keep the partial file instead of removing it
+    #[arg(long)]
+    pub keep_partial: bool,
+    #[cfg(feature = "mpi")]
+    #[command(flatten)]
+    pub fleet: crate::fleet::FleetArgs,
+    /// Writes: preallocate the file before the run: native (fallocate, fio's default) or none
+    #[arg(long, default_value = "native", value_name = "MODE")]
+    pub prealloc: String,
+    /// Also print (on stderr) the fio command line that does the same I/O
+    #[arg(long)]
+    pub fio: bool,
+    /// Print one JSON document (context, setup, figures, latency percentiles) on stdout instead
+    /// of the XOR alone
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `run2 FILE BLOCK_SIZE [--target SECONDS]`
+#[derive(Debug, Args)]
+pub struct Run2Args {
+    pub file: PathBuf,
+    /// Bytes per read: 4096, 4K, 1M
+    #[arg(value_name = "BLOCK_SIZE", allow_negative_numbers = true)]
+    pub block_size: String,
+    /// Seconds the read must take at least
+    #[arg(
+        long,
+        default_value_t = 5.0,
+        value_name = "SECONDS",
+        allow_negative_numbers = true
+    )]
+    pub target: f64,
+    #[command(flatten)]
+    pub io: IoOpts,
+    /// Print one JSON document (context, setup, figures, latency percentiles) on stdout instead
+    /// of the XOR alone
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Applies the shared I/O options to a spec (names in errors are the CLI flags).
+pub fn apply_io_opts(spec: &mut RunSpec, io: &IoOpts) -> anyhow::Result<()> {
+    spec.method = Method::parse(&io.method, "--method")?;
+    spec.cache = CacheMode::parse(&io.cache, "--cache")?;
+    spec.pattern = Pattern::parse(&io.pattern, "--pattern")?;
+    spec.threads = io.threads;
+    spec.direct = io.direct;
+    spec.queue_depth = io.queue_depth;
+    spec.max_memory_bytes = io
+        .max_memory
+        .as_deref()
+        .map(crate::config::parse_max_memory)
+        .transpose()?;
+    spec.submit = crate::config::SubmitPolicy::parse(&io.submit, "--submit")?;
+    Ok(())
+}
+
+/// Builds the validated spec of a `run` command line.
+pub fn spec_of(a: &RunArgs) -> anyhow::Result<RunSpec> {
+    let mut spec = RunSpec::new(&a.file);
+    spec.op = if a.write { Op::Write } else { Op::Read };
+    spec.block_size_bytes = parse_block_size(&a.block_size, "BLOCK_SIZE")?;
+    spec.block_count = Some(parse_count(&a.block_count, "BLOCK_COUNT")?);
+    apply_io_opts(&mut spec, &a.io)?;
+    spec.force = a.force;
+    spec.fsync = a.fsync;
+    spec.dsync = a.dsync;
+    spec.prealloc = crate::config::Prealloc::parse(&a.prealloc, "--prealloc")?;
+    if !a.write && (a.force || a.fsync || a.dsync || a.keep_partial) {
+        return Err(crate::config::usage(
+            "--force, --fsync, --dsync and --keep-partial apply to writes (-w); remove them or \
+             use -w",
+        ));
+    }
+    spec.validate(&CLI_NAMES)?;
+    Ok(spec)
+}
+
+/// The one-line human summary of a result, for stderr.
+pub fn summary_line(r: &RunResult) -> String {
+    format!(
+        "{} {} in {:.4} s: {:.1} MiB/s, {} ops, {:.0} IOPS | latency p50 {:.2} µs, p99 {:.2} µs, max {:.1} µs | {}, {} thread{}, {}{}, cache {} ({})",
+        if r.operation == "write" { "wrote" } else { "read" },
+        format_bytes_approx(r.bytes),
+        r.seconds,
+        r.mib_s,
+        r.ops,
+        r.iops,
+        r.lat_p50_us,
+        r.lat_p99_us,
+        r.lat_max_us,
+        r.method,
+        r.threads,
+        if r.threads == 1 { "" } else { "s" },
+        crate::size::format_size(r.block_size_bytes),
+        if r.direct { " O_DIRECT" } else { "" },
+        r.cache,
+        if r.residency_before_pct.is_nan() {
+            "residency unknown".to_string()
+        } else {
+            format!("{:.1}% resident before", r.residency_before_pct)
+        },
+    )
+}
