@@ -1,6 +1,7 @@
 //! The one integration-test binary (one link step instead of one per file, as in ripgrep).
 //!
 //! Where new tests go: one module per area, named after the user-facing feature it checks —
+//! `architecture` (no import cycle in src/, layers import downwards only),
 //! `run_cmd` (run/run2/fast/syscalls and bad input), `batch`, `compare` (compare OLD NEW,
 //! --report), `explain` (context, limits, --json), `tui`, `locality`, `speed` (`fast` against a reference XOR on every road, timing
 //! switch), `hostile_files` (issue 9: files we must not touch, inputs that cannot end, property
@@ -12,6 +13,7 @@
 mod util;
 
 mod accuracy;
+mod architecture;
 mod batch;
 mod compare;
 mod explain;

@@ -14,29 +14,15 @@
 use super::files::{self, FilePlan};
 use super::output::{self, Collected};
 use super::plan::{Kind, Plan};
-use super::schema::Source;
+use super::schema::{FleetDef, Source};
 use crate::config::{usage, Op};
 use crate::export::{CsvSink, RunResult};
 use crate::fleet::point::{self, rank_file, PointEnd};
 use crate::fleet::{Fleet, FleetError, FleetOptions, Layout};
-use serde::Deserialize;
 use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use toml::Spanned;
-
-/// The sweep's `fleet = { ... }` key, as written.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FleetDef {
-    /// `file-per-process` (default) or `shared-file`.
-    pub layout: Option<Spanned<String>>,
-    /// Stop all ranks when the first one finishes a repetition.
-    pub stonewall: Option<Spanned<bool>>,
-    /// Seconds a rank may be late to a barrier or silent before the point stops, naming it.
-    pub timeout_s: Option<Spanned<f64>>,
-}
 
 impl FleetDef {
     /// The validated options; errors are `SWEEP.toml:LINE: key ...`.
@@ -116,7 +102,7 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
     let dir = &plan.out_dir;
     let mut stdout = std::io::stdout().lock();
     if lead {
-        write!(stdout, "{}", super::plan_text(plan))?;
+        write!(stdout, "{}", super::text::plan_text(plan))?;
         writeln!(
             stdout,
             "fleet: {} ranks on {} host(s), {}{}",

@@ -1,7 +1,7 @@
 //! What a sweep leaves in its output directory besides the per-repetition CSVs: the summary CSVs,
 //! the SVG figures, and the summary table printed on stdout.
 
-use super::plan::{Experiment, Kind};
+use super::experiment::{Experiment, Kind};
 use crate::export::chart::{syscalls_chart, throughput_chart, Dim, YScale};
 use crate::export::csv::to_csv_tidy as to_csv;
 use crate::export::table::{runs_table, syscalls_table};
@@ -161,21 +161,10 @@ pub fn write_fio_companion(
 }
 
 /// The documents every sweep writes into `--out` besides the experiments' files (see
-/// [`crate::explain::json::write_sweep_documents`]).
+/// [`super::json::write_sweep_documents`]).
 pub const SWEEP_DOCUMENTS: [&str; 2] = ["context.json", "sweep.json"];
 
-/// The file names an experiment of `kind` called `name` may write into `--out`.
-pub fn output_names(name: &str, kind: Kind) -> Vec<String> {
-    let mut v = vec![
-        format!("{name}.csv"),
-        format!("{name}-summary.csv"),
-        format!("{name}.svg"),
-    ];
-    if kind == Kind::Throughput {
-        v.push(format!("{name}-fio.txt"));
-    }
-    v
-}
+pub use super::experiment::output_names;
 
 /// The summary table of every experiment, for stdout.
 pub fn summary_text(xs: &[(&Experiment, &Collected)]) -> String {

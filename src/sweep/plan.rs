@@ -7,122 +7,12 @@
 //! stop at the end of the file instead, since a second pass would be served from the cache), writes
 //! cover the file once or stop at the time bound.
 
+pub use super::experiment::{CommandPlan, Experiment, Kind, MAX_POINTS, MAX_POINTS_FORCED};
 use super::files::FilePlan;
 use super::layered::{key_span, Layered, ALL_KEYS};
 use super::points::{command_points, throughput_points};
 use super::schema::{Section, Source, SweepDoc};
-use crate::config::RunSpec;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
-
-/// What an experiment measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Throughput,
-    Syscalls,
-    Command,
-    Locality,
-}
-
-impl Kind {
-    const NAMES: &'static str = "throughput, syscalls, command, locality";
-
-    fn parse(s: &str) -> Option<Kind> {
-        Some(match s {
-            "throughput" => Kind::Throughput,
-            "syscalls" => Kind::Syscalls,
-            "command" => Kind::Command,
-            "locality" => Kind::Locality,
-            _ => return None,
-        })
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Throughput => "throughput",
-            Kind::Syscalls => "syscalls",
-            Kind::Command => "command",
-            Kind::Locality => "locality",
-        }
-    }
-
-    /// Keys an experiment of this kind may set (besides `name` and `kind`).
-    fn keys(self) -> &'static [&'static str] {
-        match self {
-            Kind::Throughput => &[
-                "reps",
-                "seconds",
-                "block_size",
-                "threads",
-                "method",
-                "cache",
-                "direct",
-                "queue_depth",
-                "operation",
-                "pattern",
-                "submit",
-                "one_pass",
-            ],
-            Kind::Command => &[
-                "reps",
-                "command",
-                "block_size",
-                "block_count",
-                "cache",
-                "bytes",
-                "timeout",
-            ],
-            Kind::Syscalls => &["reps", "seconds"],
-            Kind::Locality => &["params"],
-        }
-    }
-}
-
-/// The external command of a `command` experiment.
-#[derive(Debug, Clone)]
-pub struct CommandPlan {
-    pub template: String,
-    pub bytes: Option<u64>,
-    pub timeout: Duration,
-}
-
-/// One experiment, ready to run.
-#[derive(Debug, Clone)]
-pub struct Experiment {
-    pub name: String,
-    pub kind: Kind,
-    pub reps: u32,
-    /// Time budget of one repetition (per system call for `syscalls`).
-    pub seconds: f64,
-    /// Points in run order (throughput and command kinds).
-    pub points: Vec<RunSpec>,
-    pub command: Option<CommandPlan>,
-    pub params: toml::Table,
-    /// What the planner changed or skipped, for the printed plan.
-    pub notes: Vec<String>,
-    /// The estimate is an upper bound (runs may end at the end of the file first).
-    pub upper_bound: bool,
-}
-
-impl Experiment {
-    /// Runs of this experiment (points x repetitions).
-    pub fn runs(&self) -> usize {
-        match self.kind {
-            Kind::Throughput | Kind::Command => self.points.len() * self.reps as usize,
-            Kind::Syscalls => self.reps as usize,
-            Kind::Locality => 1,
-        }
-    }
-
-    /// Estimated seconds, when the time bound makes it predictable.
-    pub fn estimate_s(&self) -> Option<f64> {
-        match self.kind {
-            Kind::Throughput => Some(self.runs() as f64 * self.seconds),
-            Kind::Syscalls => Some(self.runs() as f64 * 8.0 * self.seconds),
-            Kind::Command | Kind::Locality => None,
-        }
-    }
-}
 
 /// A whole sweep, ready to run.
 #[derive(Debug, Clone)]
@@ -153,11 +43,6 @@ fn valid_name(s: &str) -> bool {
         && !s.starts_with('.')
 }
 
-/// Most points one experiment may have without `--force` (the lists' product): past this a
-/// plan is almost surely a mistake, and building it alone takes seconds.
-pub const MAX_POINTS: u64 = 100_000;
-/// Most points even with `--force`: every point is held in memory while planning.
-pub const MAX_POINTS_FORCED: u64 = 10_000_000;
 /// Longest estimated measuring time accepted without `--force`.
 pub const MAX_ESTIMATE_S: f64 = 24.0 * 3600.0;
 
@@ -244,7 +129,7 @@ pub fn build_with(
             ),
             ));
         }
-        for out_name in super::output::output_names(&x.name, x.kind) {
+        for out_name in super::experiment::output_names(&x.name, x.kind) {
             if let Some(other) = outputs.insert(out_name.clone(), x.name.clone()) {
                 return Err(src.key_error(
                     layered.span("name"),

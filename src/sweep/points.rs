@@ -1,9 +1,9 @@
 //! The cartesian product of an experiment's axes, as validated [`RunSpec`]s: the points of the
 //! `throughput` and `command` kinds, in run order (block size innermost).
 
+use super::experiment::{CommandPlan, Experiment};
 use super::files::FilePlan;
 use super::layered::Layered;
-use super::plan::{CommandPlan, Experiment};
 use super::values::one_size;
 use crate::config::{CacheMode, Method, Op, Pattern, RunSpec, SubmitPolicy, TOML_NAMES};
 use std::time::Duration;
@@ -59,9 +59,9 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
     .iter()
     .fold(1u64, |acc, &n| acc.saturating_mul(n as u64));
     let cap = if l.force {
-        super::plan::MAX_POINTS_FORCED
+        super::experiment::MAX_POINTS_FORCED
     } else {
-        super::plan::MAX_POINTS
+        super::experiment::MAX_POINTS
     };
     if product > cap {
         let longest = [
@@ -202,9 +202,9 @@ pub fn command_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> anyho
         .saturating_mul(counts.len() as u64)
         .saturating_mul(sizes.len() as u64);
     let cap = if l.force {
-        super::plan::MAX_POINTS_FORCED
+        super::experiment::MAX_POINTS_FORCED
     } else {
-        super::plan::MAX_POINTS
+        super::experiment::MAX_POINTS
     };
     if product > cap {
         return Err(src.key_error(

@@ -63,7 +63,7 @@ impl Progress {
                     "[{}/{}] {label}: {outcome} (ETA {})",
                     self.done,
                     self.total,
-                    super::format_secs(eta)
+                    super::text::format_secs(eta)
                 );
             }
         }

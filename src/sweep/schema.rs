@@ -30,7 +30,19 @@ pub struct SweepDoc {
     #[serde(default)]
     pub experiment: Vec<Spanned<Section>>,
     /// Fleet runs under mpirun (`--features mpi`): `fleet = { layout, stonewall, timeout_s }`.
-    pub fleet: Option<Spanned<super::fleet::FleetDef>>,
+    pub fleet: Option<Spanned<FleetDef>>,
+}
+
+/// The sweep's `fleet = { ... }` key, as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FleetDef {
+    /// `file-per-process` (default) or `shared-file`.
+    pub layout: Option<Spanned<String>>,
+    /// Stop all ranks when the first one finishes a repetition.
+    pub stonewall: Option<Spanned<bool>>,
+    /// Seconds a rank may be late to a barrier or silent before the point stops, naming it.
+    pub timeout_s: Option<Spanned<f64>>,
 }
 
 /// `[file]`: name a file, or ask for a test file of a given size.

@@ -19,10 +19,7 @@ use ratatui::widgets::{Paragraph, Widget};
 pub const FOOTER: &str =
     "←→ b block ↑↓ thr m c d w p f sync k KDiskMark B base u unit e export s ? q";
 
-/// Smallest terminal the screen is laid out for.
-pub const MIN_WIDTH: u16 = 80;
-/// Smallest terminal height the screen is laid out for.
-pub const MIN_HEIGHT: u16 = 24;
+pub use super::widgets::{MIN_HEIGHT, MIN_WIDTH};
 /// From this width on, latency and results sit side by side.
 pub const SIDE_BY_SIDE_WIDTH: u16 = 150;
 

@@ -10,6 +10,11 @@ pub mod results;
 pub mod throughput;
 pub mod why;
 
+/// Smallest terminal the screen is laid out for.
+pub const MIN_WIDTH: u16 = 80;
+/// Smallest terminal height the screen is laid out for.
+pub const MIN_HEIGHT: u16 = 24;
+
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::widgets::{Block, BorderType, Borders};
 

@@ -19,7 +19,7 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 /// Rows of the detail panel.
 pub const DETAIL_HEIGHT: u16 = 3;
 /// From this terminal height on, the detail rows are shown.
-pub const DETAIL_MIN_HEIGHT: u16 = super::super::ui::MIN_HEIGHT + DETAIL_HEIGHT;
+pub const DETAIL_MIN_HEIGHT: u16 = super::MIN_HEIGHT + DETAIL_HEIGHT;
 
 /// What to do without a profile (fits the throughput panel at 80 columns).
 pub const NO_PROFILE: &str = "no profile: run `diskscope limits FILE`";

@@ -1,0 +1,75 @@
+//! The sweep's JSON documents, written beside the CSVs: `context.json` and `sweep.json` (the
+//! `--json` document). The document's shape (context, setup, rows, explanations) is the one
+//! every command uses, `explain::json::document`; what is sweep-specific (the plan's setup, the
+//! syscall rows) is added here, so the explanation layer knows nothing of sweeps.
+
+use super::output::Collected;
+use super::plan::{Experiment, Plan};
+use crate::explain::context::Context;
+use crate::explain::json::{document, setup_of};
+use crate::explain::model::Explanation;
+use crate::measure::RunResult;
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// The companions of a sweep's CSVs in its output directory: `context.json` (where it ran: the
+/// machine, the test file's filesystem and device, warnings) and `sweep.json`, one document
+/// with the context, the setup of every experiment, every row of every CSV (latency
+/// percentiles and the bound columns included) and the explanation of each run row. Returns
+/// the files written and the document (printed on stdout with `--json`).
+pub fn write_sweep_documents(
+    dir: &Path,
+    plan: &Plan,
+    done: &[(&Experiment, &Collected)],
+) -> anyhow::Result<(Vec<std::path::PathBuf>, String)> {
+    use anyhow::Context as _;
+    let at = plan
+        .file
+        .as_ref()
+        .map(|f| f.path.clone())
+        .filter(|p| p.exists())
+        .unwrap_or_else(|| dir.to_path_buf());
+    let ctx = Context::collect(&at);
+    let setup = json!({
+        "sweep": plan.name,
+        "description": plan.description,
+        "file": plan.file.as_ref().map(|f| json!({
+            "path": f.path.display().to_string(),
+            "size_bytes": f.size_bytes,
+            "created_by_diskscope": f.create,
+        })),
+        "out_dir": dir.display().to_string(),
+        "experiments": plan.experiments.iter().map(|x| json!({
+            "name": x.name,
+            "kind": format!("{:?}", x.kind).to_lowercase(),
+            "reps": x.reps,
+            "seconds": x.seconds,
+            "points": x.points.iter().map(setup_of).collect::<Vec<_>>(),
+            "notes": x.notes,
+        })).collect::<Vec<_>>(),
+    });
+    let runs: Vec<&RunResult> = done.iter().flat_map(|(_, c)| &c.runs).collect();
+    let explanations: Vec<Option<Explanation>> = runs
+        .iter()
+        .map(|r| crate::explain::explain_file_result(Path::new(&r.file), r))
+        .collect();
+    let syscalls: Vec<&crate::export::SyscallRow> =
+        done.iter().flat_map(|(_, c)| &c.syscalls).collect();
+    let doc = document("batch", &ctx, setup, &runs, &explanations, &[])?;
+    let mut v: Value = serde_json::from_str(&doc)?;
+    v["syscalls"] = serde_json::to_value(&syscalls)?;
+    let doc = serde_json::to_string_pretty(&v)?;
+    let mut written = Vec::new();
+    for (name, text) in [
+        ("context.json", serde_json::to_string_pretty(&ctx)?),
+        ("sweep.json", doc.clone()),
+    ] {
+        let path = dir.join(name);
+        // Created like every other batch output: never through a link, an old file only
+        // replaced with --force (checked before the first run: `sweep::output::SWEEP_DOCUMENTS`).
+        crate::fsguard::write_output(&path, format!("{text}\n").as_bytes(), plan.force)
+            .with_context(|| format!("writing {}", path.display()))?;
+        written.push(path);
+    }
+    Ok((written, doc))
+}

@@ -1,0 +1,97 @@
+//! The plan as text: what a sweep will do, printed before it runs and alone with `--dry-run`
+//! (and by the fleet driver and the report page, which show the same plan).
+
+use super::files;
+use super::plan::{Kind, Plan};
+use crate::size::format_size;
+
+/// `3 min 20 s`, `45 s`, `1.5 s`.
+pub fn format_secs(s: f64) -> String {
+    if s >= 3600.0 {
+        format!(
+            "{} h {} min",
+            (s / 3600.0) as u64,
+            ((s % 3600.0) / 60.0) as u64
+        )
+    } else if s >= 60.0 {
+        format!("{} min {} s", (s / 60.0) as u64, (s % 60.0) as u64)
+    } else if s >= 10.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{s:.1} s")
+    }
+}
+
+/// The plan as printed before a sweep (and alone with `--dry-run`).
+pub fn plan_text(p: &Plan) -> String {
+    let mut s = format!("sweep {}", p.name);
+    if !p.description.is_empty() {
+        s += &format!(": {}", p.description.trim());
+    }
+    s.push('\n');
+    if let Some(f) = &p.file {
+        let reused = f.create && files::is_our_test_file(&f.path, f.size_bytes);
+        let how = match (f.create, f.keep, f.writable) {
+            (true, _, _) if reused => {
+                "test file already there (not made by this run): reused, never removed"
+            }
+            (true, true, _) => "test file, created if missing, kept",
+            (true, false, _) => "test file, created and removed afterwards",
+            (false, _, true) => "your file, writes allowed",
+            (false, _, false) => "your file, read only",
+        };
+        s += &format!(
+            "file: {} ({}, {how})\n",
+            f.path.display(),
+            format_size(f.size_bytes)
+        );
+    }
+    s += &format!("output: {}/\n", p.out_dir.display());
+    s += &format!(
+        "  {:<20} {:<10} {:>6} {:>5} {:>6} {:>10}\n",
+        "experiment", "kind", "points", "reps", "runs", "estimate"
+    );
+    let mut total_runs = 0;
+    let mut total_s = 0.0;
+    let mut unknown = false;
+    for x in &p.experiments {
+        total_runs += x.runs();
+        let est = match x.estimate_s() {
+            Some(e) => {
+                total_s += e;
+                let bound = if x.upper_bound { "≤ " } else { "" };
+                format!("{bound}{}", format_secs(e))
+            }
+            None => {
+                unknown = true;
+                "?".into()
+            }
+        };
+        let points = match x.kind {
+            Kind::Throughput | Kind::Command => x.points.len().to_string(),
+            _ => "-".into(),
+        };
+        s += &format!(
+            "  {:<20} {:<10} {:>6} {:>5} {:>6} {:>10}\n",
+            x.name,
+            x.kind.as_str(),
+            points,
+            x.reps,
+            x.runs(),
+            est
+        );
+        for n in &x.notes {
+            s += &format!("    note: {n}\n");
+        }
+    }
+    s += &format!(
+        "total: {total_runs} runs, at most about {} of measuring{}\n",
+        format_secs(total_s),
+        if unknown {
+            " plus the experiments marked ? (commands run to completion)"
+        } else {
+            ""
+        }
+    );
+    s
+}
