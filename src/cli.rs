@@ -63,7 +63,7 @@ pub enum Command {
     /// Measure the cost of system calls
     Syscalls(SyscallsParams),
     /// Many small files vs one packed file, in sequential, random and trace order
-    Locality(crate::locality::LocalityArgs),
+    Locality(crate::locality::LocalityParams),
     /// Compare two runs point by point: Δ%, 95% confidence interval, faster/slower verdicts
     Compare(crate::compare::CompareArgs),
     /// Fleet runs: throughput by number of clients, from the CSVs of several fleet runs

@@ -62,6 +62,49 @@ impl fmt::Display for UsageError {
     }
 }
 
+/// The keys a serde struct accepts, read from its own `Deserialize` impl (serde hands a struct's
+/// field names to the deserializer), so a "use one of ..." message never keeps its own list.
+pub fn serde_fields<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
+    struct Fields(&'static [&'static str]);
+    #[derive(Debug)]
+    struct Stop;
+    impl fmt::Display for Stop {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("fields read")
+        }
+    }
+    impl std::error::Error for Stop {}
+    impl serde::de::Error for Stop {
+        fn custom<M: fmt::Display>(_: M) -> Self {
+            Stop
+        }
+    }
+    struct Probe<'a>(&'a mut Fields);
+    impl<'de> serde::Deserializer<'de> for Probe<'_> {
+        type Error = Stop;
+        fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Stop> {
+            Err(Stop)
+        }
+        fn deserialize_struct<V: serde::de::Visitor<'de>>(
+            self,
+            _name: &'static str,
+            fields: &'static [&'static str],
+            _visitor: V,
+        ) -> Result<V::Value, Stop> {
+            self.0 .0 = fields;
+            Err(Stop)
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+            identifier ignored_any
+        }
+    }
+    let mut f = Fields(&[]);
+    let _ = T::deserialize(Probe(&mut f));
+    f.0
+}
+
 /// The largest time bound accepted anywhere (a day), seconds.
 pub const MAX_SECONDS: f64 = 86_400.0;
 

@@ -24,78 +24,18 @@ pub mod synth;
 pub mod trace;
 
 use crate::measure::RunResult;
-use params::{Raw, Syntax};
+use params::Syntax;
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Arguments of `diskscope locality`.
-#[derive(Debug, clap::Args)]
-pub struct LocalityArgs {
-    /// Directory for the tree, the packed file and its index (default: <temp dir>/diskscope-locality);
-    /// reused while the parameters match
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
-    /// Number of small files (ids 0..N)
-    #[arg(long, default_value = params::DEFAULT_FILES, value_name = "N")]
-    pub files: String,
-    /// Size of each small file: 14K, 4096, 1M
-    #[arg(long, default_value = params::DEFAULT_FILE_SIZE, value_name = "SIZE")]
-    pub file_size: String,
-    /// Orders to measure, comma-separated: sequential, random, trace
-    #[arg(long, default_value = params::DEFAULT_ORDERS, value_name = "ORDERS")]
-    pub order: String,
-    /// Trace to replay: one id per line, or a Common Log Format access log (default: synthetic)
-    #[arg(long, value_name = "FILE")]
-    pub trace: Option<PathBuf>,
-    /// Repetitions of each order
-    #[arg(long, default_value_t = params::DEFAULT_REPS, value_name = "N")]
-    pub reps: u64,
-    /// Page cache before each repetition, comma-separated: warm, cold (evict every file),
-    /// cold-all (root: also drop directory entries and inodes), as-is
-    #[arg(long, default_value = params::DEFAULT_CACHE, value_name = "MODES")]
-    pub cache: String,
-    /// Order of the contents in the packed file: id, or trace (first-access order of the trace)
-    #[arg(long, default_value = "id", value_name = "ORDER")]
-    pub pack_order: String,
-    /// Directory fan-out: file k lives under the digits of k mod FANOUT
-    #[arg(long, default_value_t = params::DEFAULT_FANOUT, value_name = "N")]
-    pub fanout: u64,
-    /// Seed of the shuffles and of the synthetic trace
-    #[arg(long, default_value_t = params::DEFAULT_SEED, value_name = "N")]
-    pub seed: u64,
-    /// Remove the layout in --dir and exit
-    #[arg(long)]
-    pub clean: bool,
-    /// Print one JSON document (context, setup, every pass's figures and latency percentiles,
-    /// the summary rows) on stdout; the table then goes to stderr
-    #[arg(long)]
-    pub json: bool,
-}
-
-impl LocalityArgs {
-    fn raw(&self) -> Raw {
-        Raw {
-            dir: self.dir.clone(),
-            files: self.files.clone(),
-            file_size: self.file_size.clone(),
-            orders: params::split_list(&self.order),
-            trace: self.trace.clone(),
-            reps: self.reps,
-            caches: params::split_list(&self.cache),
-            pack_order: self.pack_order.clone(),
-            fanout: self.fanout,
-            seed: self.seed,
-        }
-    }
-}
+pub use params::LocalityParams;
 
 /// Set by Ctrl-C / SIGTERM while `diskscope locality` runs.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// `diskscope locality`: prints the table on stdout, progress on stderr.
-pub fn execute(args: &LocalityArgs) -> anyhow::Result<i32> {
-    let p = args.raw().validate(Syntax::Cli)?;
+pub fn execute(args: &LocalityParams) -> anyhow::Result<i32> {
+    let p = args.validate(Syntax::Cli)?;
     if args.clean {
         let _lock = layout::lock_dir(&p.dir, "--dir", false)?;
         if layout::remove_layout(&p.dir)? {
@@ -171,7 +111,7 @@ pub fn run_sweep_experiment(
     stop: &AtomicBool,
     emit: &mut dyn FnMut(RunResult) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let p = Raw::from_toml(params)?.validate(Syntax::Toml)?;
+    let p = LocalityParams::from_toml(params)?.validate(Syntax::Toml)?;
     let mut log = |line: String| eprintln!("{name}: {line}");
     experiment::run(&p, name, Syntax::Toml, stop, &mut log, &mut |m| {
         emit(m.result)

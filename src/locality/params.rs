@@ -1,9 +1,12 @@
-//! Settings of the locality lab: command-line flags and sweep-file keys become one validated
-//! [`Params`]. Both paths go through [`Raw`] and [`Raw::validate`], so `--file-size 0` and
-//! `file_size = 0` are rejected by the same check, each named the way the user wrote it.
+//! Settings of the locality lab: command-line flags and sweep-file keys are one struct,
+//! [`LocalityParams`] (clap `Args` and serde `Deserialize` at once), and become one validated
+//! [`Params`] through [`LocalityParams::validate`], so `--file-size 0` and `file_size = 0` are
+//! rejected by the same check, each named the way the user wrote it.
 
 use crate::config::{CacheMode, UsageError};
 use crate::size::parse_size;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer};
 use std::path::PathBuf;
 
 /// Most small files one layout may hold.
@@ -128,22 +131,7 @@ impl Syntax {
     }
 }
 
-/// Settings as written, before checking. Sizes and counts stay text so `10K` and `14K` work.
-#[derive(Debug, Clone)]
-pub struct Raw {
-    pub dir: Option<PathBuf>,
-    pub files: String,
-    pub file_size: String,
-    pub orders: Vec<String>,
-    pub trace: Option<PathBuf>,
-    pub reps: u64,
-    pub caches: Vec<String>,
-    pub pack_order: String,
-    pub fanout: u64,
-    pub seed: u64,
-}
-
-/// Default values, shared by the flags (see `LocalityArgs`) and the sweep keys.
+/// Default values, shared by the flags (see [`LocalityParams`]) and the sweep keys.
 pub const DEFAULT_FILES: &str = "10000";
 pub const DEFAULT_FILE_SIZE: &str = "14K";
 pub const DEFAULT_ORDERS: &str = "sequential,random,trace";
@@ -152,20 +140,118 @@ pub const DEFAULT_CACHE: &str = "warm";
 pub const DEFAULT_FANOUT: u64 = 250;
 pub const DEFAULT_SEED: u64 = 1;
 
-impl Default for Raw {
+/// The parameters of the locality lab, as written: the flags of `diskscope locality` and the
+/// keys of a sweep's `params = { ... }` are this one struct (clap and serde), so a flag and a key
+/// cannot drift apart. Sizes and counts stay text so `10K` and `14K` work; lists are
+/// comma-separated text on the command line and a string or an array in TOML.
+#[derive(Debug, Clone, clap::Args, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LocalityParams {
+    /// Directory for the tree, the packed file and its index (default: <temp dir>/diskscope-locality);
+    /// reused while the parameters match
+    #[arg(long, value_name = "DIR")]
+    #[serde(deserialize_with = "path")]
+    pub dir: Option<PathBuf>,
+    /// Number of small files (ids 0..N)
+    #[arg(long, default_value = DEFAULT_FILES, value_name = "N")]
+    #[serde(deserialize_with = "size_text")]
+    pub files: String,
+    /// Size of each small file: 14K, 4096, 1M
+    #[arg(long, default_value = DEFAULT_FILE_SIZE, value_name = "SIZE")]
+    #[serde(deserialize_with = "size_text")]
+    pub file_size: String,
+    /// Orders to measure, comma-separated: sequential, random, trace
+    #[arg(long, default_value = DEFAULT_ORDERS, value_name = "ORDERS")]
+    #[serde(deserialize_with = "list_text")]
+    pub order: String,
+    /// Trace to replay: one id per line, or a Common Log Format access log (default: synthetic)
+    #[arg(long, value_name = "FILE")]
+    #[serde(deserialize_with = "path")]
+    pub trace: Option<PathBuf>,
+    /// Repetitions of each order
+    #[arg(long, default_value_t = DEFAULT_REPS, value_name = "N")]
+    pub reps: u64,
+    /// Page cache before each repetition, comma-separated: warm, cold (evict every file),
+    /// cold-all (root: also drop directory entries and inodes), as-is
+    #[arg(long, default_value = DEFAULT_CACHE, value_name = "MODES")]
+    #[serde(deserialize_with = "list_text")]
+    pub cache: String,
+    /// Order of the contents in the packed file: id, or trace (first-access order of the trace)
+    #[arg(long, default_value = "id", value_name = "ORDER")]
+    pub pack_order: String,
+    /// Directory fan-out: file k lives under the digits of k mod FANOUT
+    #[arg(long, default_value_t = DEFAULT_FANOUT, value_name = "N")]
+    pub fanout: u64,
+    /// Seed of the shuffles and of the synthetic trace
+    #[arg(long, default_value_t = DEFAULT_SEED, value_name = "N")]
+    pub seed: u64,
+    /// Remove the layout in --dir and exit
+    #[arg(long)]
+    #[serde(skip)]
+    pub clean: bool,
+    /// Print one JSON document (context, setup, every pass's figures and latency percentiles,
+    /// the summary rows) on stdout; the table then goes to stderr
+    #[arg(long)]
+    #[serde(skip)]
+    pub json: bool,
+}
+
+impl Default for LocalityParams {
     fn default() -> Self {
-        Raw {
+        LocalityParams {
             dir: None,
             files: DEFAULT_FILES.into(),
             file_size: DEFAULT_FILE_SIZE.into(),
-            orders: split_list(DEFAULT_ORDERS),
+            order: DEFAULT_ORDERS.into(),
             trace: None,
             reps: DEFAULT_REPS,
-            caches: vec![DEFAULT_CACHE.into()],
+            cache: DEFAULT_CACHE.into(),
             pack_order: "id".into(),
             fanout: DEFAULT_FANOUT,
             seed: DEFAULT_SEED,
+            clean: false,
+            json: false,
         }
+    }
+}
+
+/// A size or count: a non-negative integer or a string such as "14K".
+fn size_text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum T {
+        N(u64),
+        S(String),
+    }
+    match T::deserialize(d) {
+        Ok(T::N(n)) => Ok(n.to_string()),
+        Ok(T::S(s)) => Ok(s),
+        Err(_) => Err(D::Error::custom(
+            "expected a number or a size such as \"14K\"",
+        )),
+    }
+}
+
+/// A name, comma-separated names, or an array of names, as comma-separated text.
+fn list_text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum L {
+        One(String),
+        Many(Vec<String>),
+    }
+    match L::deserialize(d) {
+        Ok(L::One(s)) => Ok(s),
+        Ok(L::Many(v)) => Ok(v.join(",")),
+        Err(_) => Err(D::Error::custom("expected a name or a list of names")),
+    }
+}
+
+/// A non-empty path.
+fn path<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PathBuf>, D::Error> {
+    match String::deserialize(d) {
+        Ok(s) if !s.is_empty() => Ok(Some(PathBuf::from(s))),
+        _ => Err(D::Error::custom("expected a path")),
     }
 }
 
@@ -187,7 +273,7 @@ fn in_range(v: u64, lo: u64, hi: u64, name: &str) -> Result<u64, UsageError> {
     Ok(v)
 }
 
-impl Raw {
+impl LocalityParams {
     /// Checks every setting; the first problem is returned as a one-line usage error.
     pub fn validate(&self, syntax: Syntax) -> Result<Params, UsageError> {
         let n = |k: &str| syntax.name(k);
@@ -197,27 +283,29 @@ impl Raw {
         let file_size = parse_size(&self.file_size)
             .map_err(|e| UsageError::new(n("file_size"), e.to_string()))?;
         let file_size_bytes = in_range(file_size, 1, MAX_FILE_SIZE_BYTES, &n("file_size"))?;
-        if self.orders.is_empty() {
+        let order_names = split_list(&self.order);
+        if order_names.is_empty() {
             return Err(UsageError::new(
                 n("order"),
                 "give at least one of sequential, random, trace",
             ));
         }
         let mut orders = Vec::new();
-        for o in &self.orders {
+        for o in &order_names {
             let o = Order::parse(o, &n("order"))?;
             if !orders.contains(&o) {
                 orders.push(o);
             }
         }
-        if self.caches.is_empty() {
+        let cache_names = split_list(&self.cache);
+        if cache_names.is_empty() {
             return Err(UsageError::new(
                 n("cache"),
                 "give at least one of warm, cold, cold-all, as-is",
             ));
         }
         let mut caches = Vec::new();
-        for c in &self.caches {
+        for c in &cache_names {
             let c = CacheMode::parse(c.trim(), &n("cache"))?;
             if !caches.contains(&c) {
                 caches.push(c);
@@ -273,81 +361,28 @@ impl Raw {
         })
     }
 
-    /// Reads the keys of a sweep experiment (`[[experiment]] kind = "locality"`); keys mirror the
-    /// flags with underscores. Unknown keys and wrong types are usage errors naming the key.
-    pub fn from_toml(table: &toml::Table) -> Result<Raw, UsageError> {
-        let mut raw = Raw::default();
+    /// Reads the keys of a sweep experiment (`[[experiment]] kind = "locality"`): the struct's
+    /// own serde form, so the keys are the flags with underscores. An unknown key or a wrong type
+    /// is a usage error whose `key` is the key at fault.
+    pub fn from_toml(table: &toml::Table) -> Result<LocalityParams, UsageError> {
+        let known = crate::config::serde_fields::<LocalityParams>();
         for (key, value) in table {
-            let text = |v: &toml::Value| -> Result<String, UsageError> {
-                match v {
-                    toml::Value::String(s) => Ok(s.clone()),
-                    toml::Value::Integer(i) if *i >= 0 => Ok(i.to_string()),
-                    _ => Err(UsageError::new(
-                        key,
-                        format!("expected a number or a size such as \"14K\", got {v}"),
-                    )),
-                }
-            };
-            let list = |v: &toml::Value| -> Result<Vec<String>, UsageError> {
-                match v {
-                    toml::Value::String(s) => Ok(split_list(s)),
-                    toml::Value::Array(items) => items
-                        .iter()
-                        .map(|i| match i {
-                            toml::Value::String(s) => Ok(s.clone()),
-                            _ => Err(UsageError::new(
-                                key,
-                                format!("expected a list of names, found {i}"),
-                            )),
-                        })
-                        .collect(),
-                    _ => Err(UsageError::new(
-                        key,
-                        format!("expected a name or a list of names, got {v}"),
-                    )),
-                }
-            };
-            let int = |v: &toml::Value| -> Result<u64, UsageError> {
-                match v {
-                    toml::Value::Integer(i) if *i >= 0 => Ok(*i as u64),
-                    _ => Err(UsageError::new(
-                        key,
-                        format!("expected a non-negative integer, got {v}"),
-                    )),
-                }
-            };
-            let path = |v: &toml::Value| -> Result<PathBuf, UsageError> {
-                match v {
-                    toml::Value::String(s) if !s.is_empty() => Ok(PathBuf::from(s)),
-                    _ => Err(UsageError::new(key, format!("expected a path, got {v}"))),
-                }
-            };
-            match key.as_str() {
-                "dir" => raw.dir = Some(path(value)?),
-                "files" => raw.files = text(value)?,
-                "file_size" => raw.file_size = text(value)?,
-                "order" => raw.orders = list(value)?,
-                "trace" => raw.trace = Some(path(value)?),
-                "reps" => raw.reps = int(value)?,
-                "cache" => raw.caches = list(value)?,
-                "pack_order" => {
-                    raw.pack_order = match value {
-                        toml::Value::String(s) => s.clone(),
-                        _ => return Err(UsageError::new(key, "expected \"id\" or \"trace\"")),
-                    }
-                }
-                "fanout" => raw.fanout = int(value)?,
-                "seed" => raw.seed = int(value)?,
-                _ => {
-                    return Err(UsageError::new(
-                        key.as_str(),
-                        "unknown key in a locality experiment; use dir, files, file_size, \
-                         order, trace, reps, cache, pack_order, fanout or seed",
-                    ))
-                }
+            if !known.contains(&key.as_str()) {
+                return Err(UsageError::new(
+                    key.as_str(),
+                    format!(
+                        "unknown key in a locality experiment; use {}",
+                        known.join(", ")
+                    ),
+                ));
             }
+            // Each key alone (the rest default), so a type error is pinned on its key.
+            let one = toml::Table::from_iter([(key.clone(), value.clone())]);
+            LocalityParams::deserialize(one)
+                .map_err(|e| UsageError::new(key.as_str(), e.message().to_string()))?;
         }
-        Ok(raw)
+        LocalityParams::deserialize(table.clone())
+            .map_err(|e| UsageError::plain(e.message().to_string()))
     }
 }
 
@@ -357,7 +392,7 @@ mod tests {
 
     #[test]
     fn defaults_validate_and_mirror_the_issue() {
-        let p = Raw::default().validate(Syntax::Cli).unwrap();
+        let p = LocalityParams::default().validate(Syntax::Cli).unwrap();
         assert_eq!(p.file_size_bytes, 14 * 1024);
         assert_eq!(p.orders, Order::ALL.to_vec());
         assert_eq!((p.reps, p.fanout), (5, 250));
@@ -366,9 +401,9 @@ mod tests {
 
     #[test]
     fn errors_name_the_flag_or_the_key_as_written() {
-        let raw = Raw {
+        let raw = LocalityParams {
             file_size: "0".into(),
-            ..Raw::default()
+            ..LocalityParams::default()
         };
         assert!(raw
             .validate(Syntax::Cli)
@@ -380,9 +415,9 @@ mod tests {
             .unwrap_err()
             .to_string()
             .starts_with("file_size"));
-        let raw = Raw {
-            orders: vec!["zigzag".into()],
-            ..Raw::default()
+        let raw = LocalityParams {
+            order: "zigzag".into(),
+            ..LocalityParams::default()
         };
         assert!(raw
             .validate(Syntax::Cli)
@@ -397,18 +432,48 @@ mod tests {
             "files = 200\nfile_size = \"4K\"\norder = [\"random\", \"trace\"]\ncache = \"cold\"",
         )
         .unwrap();
-        let p = Raw::from_toml(&t).unwrap().validate(Syntax::Toml).unwrap();
+        let p = LocalityParams::from_toml(&t)
+            .unwrap()
+            .validate(Syntax::Toml)
+            .unwrap();
         assert_eq!(p.files, 200);
         assert_eq!(p.orders, vec![Order::Random, Order::Trace]);
         assert_eq!(p.caches, vec![CacheMode::Cold]);
         let t: toml::Table = toml::from_str("filez = 3").unwrap();
-        let e = Raw::from_toml(&t).unwrap_err();
+        let e = LocalityParams::from_toml(&t).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("filez"), "{e}");
         assert!(e.message.contains("unknown key"), "{e}");
         let t: toml::Table = toml::from_str("reps = \"many\"").unwrap();
-        assert!(Raw::from_toml(&t)
+        assert!(LocalityParams::from_toml(&t)
             .unwrap_err()
             .to_string()
             .starts_with("reps"));
+    }
+
+    #[test]
+    fn every_toml_key_is_a_flag_and_type_errors_name_their_key() {
+        use clap::Args as _;
+        let cmd = LocalityParams::augment_args(clap::Command::new("locality"));
+        let flags: Vec<String> = cmd
+            .get_arguments()
+            .filter_map(|a| a.get_long().map(str::to_string))
+            .collect();
+        let keys = crate::config::serde_fields::<LocalityParams>();
+        assert!(keys.len() >= 10, "{keys:?}");
+        for k in keys {
+            assert!(flags.contains(&k.replace('_', "-")), "{k} has no flag");
+        }
+        let t: toml::Table = toml::from_str("files = 10\nfile_size = true").unwrap();
+        let e = LocalityParams::from_toml(&t).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("file_size"), "{e}");
+        assert!(e.message.contains("size such as"), "{e}");
+        let t: toml::Table =
+            toml::from_str("order = \"random\"\ncache = [\"cold\", \"warm\"]").unwrap();
+        let p = LocalityParams::from_toml(&t)
+            .unwrap()
+            .validate(Syntax::Toml)
+            .unwrap();
+        assert_eq!(p.orders, vec![Order::Random]);
+        assert_eq!(p.caches, vec![CacheMode::Cold, CacheMode::Warm]);
     }
 }

@@ -287,7 +287,7 @@ fn experiment(l: &Layered, file: Option<&FilePlan>) -> anyhow::Result<Experiment
         Kind::Locality => {
             // Checked now, so `--dry-run` and the plan catch what the run would refuse later.
             let span = key_span(l.exp, "params").unwrap_or_else(|| l.span("name"));
-            let p = crate::locality::params::Raw::from_toml(&x.params)
+            let p = crate::locality::LocalityParams::from_toml(&x.params)
                 .and_then(|r| r.validate(crate::locality::params::Syntax::Toml))
                 .map_err(|e| {
                     let key = e
