@@ -42,27 +42,11 @@ pub fn axis_of<'a>(s: &'a Section, key: &str) -> Option<&'a Axis> {
     })
 }
 
-pub const ALL_KEYS: [&str; 19] = [
-    "one_pass",
-    "name",
-    "kind",
-    "reps",
-    "seconds",
-    "block_size",
-    "block_count",
-    "threads",
-    "method",
-    "cache",
-    "direct",
-    "queue_depth",
-    "operation",
-    "pattern",
-    "submit",
-    "command",
-    "bytes",
-    "timeout",
-    "params",
-];
+/// Every key a `[defaults]` or `[[experiment]]` table may hold, read from [`Section`]'s own
+/// serde form (no second list to keep in step).
+pub fn all_keys() -> &'static [&'static str] {
+    crate::config::serde_fields::<Section>()
+}
 
 /// An experiment's section with the defaults behind it.
 pub struct Layered<'a> {
@@ -131,5 +115,29 @@ impl<'a> Layered<'a> {
             ));
         }
         Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_keys_come_from_the_section_struct_and_each_has_a_span_lookup() {
+        let keys = all_keys();
+        assert_eq!(keys.len(), 19, "{keys:?}");
+        for k in ["name", "kind", "block_size", "submit", "params", "one_pass"] {
+            assert!(keys.contains(&k), "{k} missing from {keys:?}");
+        }
+        // Every key can be located (key_span knows it), so an error can name its line.
+        let text = "name = \"a\"\nkind = \"throughput\"\nreps = 1\nseconds = 1.0\nblock_size = 1\n\
+                    block_count = 1\nthreads = 1\nmethod = \"read\"\ncache = \"warm\"\n\
+                    direct = false\nqueue_depth = 1\noperation = \"read\"\npattern = \"random\"\n\
+                    submit = \"each\"\none_pass = true\ncommand = \"x\"\nbytes = 1\ntimeout = 1.0\n\
+                    params = {}\n";
+        let s: Section = toml::from_str(text).unwrap();
+        for k in keys {
+            assert!(key_span(&s, k).is_some(), "{k} has no span lookup");
+        }
     }
 }

@@ -9,7 +9,7 @@
 
 pub use super::experiment::{CommandPlan, Experiment, Kind, MAX_POINTS, MAX_POINTS_FORCED};
 use super::files::FilePlan;
-use super::layered::{key_span, Layered, ALL_KEYS};
+use super::layered::{all_keys, key_span, Layered};
 use super::points::{command_points, throughput_points};
 use super::schema::{Section, Source, SweepDoc};
 use std::path::{Path, PathBuf};
@@ -243,7 +243,7 @@ fn experiment(l: &Layered, file: Option<&FilePlan>) -> anyhow::Result<Experiment
             )
         })?,
     };
-    for key in ALL_KEYS.iter().filter(|k| !["name", "kind"].contains(k)) {
+    for key in all_keys().iter().filter(|k| !["name", "kind"].contains(k)) {
         if !kind.keys().contains(key) {
             if let Some(span) = key_span(l.exp, key) {
                 return Err(src.key_error(
