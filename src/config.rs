@@ -283,15 +283,7 @@ impl RunSpec {
             }
         }
         check_threads(self.threads, names.threads)?;
-        if self.queue_depth == 0 || self.queue_depth > MAX_QUEUE_DEPTH {
-            return Err(UsageError::new(
-                names.queue_depth,
-                format!(
-                    "must be between 1 and {MAX_QUEUE_DEPTH}, got {}",
-                    self.queue_depth
-                ),
-            ));
-        }
+        check_queue_depth(self.queue_depth, names.queue_depth)?;
         if self.direct && !self.method.supports_direct() {
             return Err(UsageError::new(
                 names.direct,
@@ -380,6 +372,17 @@ pub fn check_threads(n: usize, name: &str) -> Result<(), UsageError> {
         return Err(UsageError::new(
             name,
             format!("must be between 1 and {MAX_THREADS}, got {n}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Range-checks an io_uring queue depth.
+pub fn check_queue_depth(n: u32, name: &str) -> Result<(), UsageError> {
+    if n == 0 || n > MAX_QUEUE_DEPTH {
+        return Err(UsageError::new(
+            name,
+            format!("must be between 1 and {MAX_QUEUE_DEPTH}, got {n}"),
         ));
     }
     Ok(())

@@ -3,7 +3,6 @@
 //! flatten them in without the fleet knowing about `run`.
 
 use super::{FleetOptions, Layout};
-use std::time::Duration;
 
 /// The fleet flags of `run` (shown with `--features mpi` only).
 #[derive(clap::Args, Debug, Clone)]
@@ -29,16 +28,11 @@ impl FleetArgs {
     /// The validated options (errors name the flag).
     pub fn options(&self) -> anyhow::Result<FleetOptions> {
         let layout = Layout::parse(&self.layout, "--fleet-layout")?;
-        if !(self.timeout_s.is_finite() && self.timeout_s > 0.0 && self.timeout_s <= 86_400.0) {
-            return Err(crate::config::usage(format!(
-                "--fleet-timeout: {} is not a number of seconds in (0, 86400]; try 30",
-                self.timeout_s
-            )));
-        }
+        let timeout = crate::config::check_seconds(self.timeout_s, "--fleet-timeout")?;
         Ok(FleetOptions {
             layout,
             stonewall: self.stonewall,
-            timeout: Duration::from_secs_f64(self.timeout_s),
+            timeout,
         })
     }
 }

@@ -26,7 +26,7 @@ mod map;
 mod probe;
 mod roads;
 
-use crate::config::{check_block_size, parse_block_size, usage, MAX_QUEUE_DEPTH, MAX_THREADS};
+use crate::config::{check_block_size, check_queue_depth, check_threads, parse_block_size, usage};
 use crate::size::format_size;
 use anyhow::{anyhow, bail};
 use clap::Args;
@@ -118,19 +118,11 @@ impl Default for Settings {
 impl Settings {
     /// Validates the command-line flags (usage errors name the flag).
     pub fn from_args(a: &FastArgs) -> anyhow::Result<Settings> {
+        // The same range checks, in the same words, as `run`'s (config owns them).
         if let Some(t) = a.threads {
-            if t == 0 || t > MAX_THREADS {
-                return Err(usage(format!(
-                    "--threads: {t} is out of range; use 1 to {MAX_THREADS}"
-                )));
-            }
+            check_threads(t, "--threads")?;
         }
-        if a.queue_depth == 0 || a.queue_depth > MAX_QUEUE_DEPTH {
-            return Err(usage(format!(
-                "--queue-depth: {} is out of range; use 1 to {MAX_QUEUE_DEPTH}",
-                a.queue_depth
-            )));
-        }
+        check_queue_depth(a.queue_depth, "--queue-depth")?;
         let block_bytes = match &a.block_size {
             Some(text) => {
                 let b = parse_block_size(text, "--block-size")?;

@@ -22,7 +22,6 @@ use crate::fleet::{Fleet, FleetError, FleetOptions, Layout};
 use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 impl FleetDef {
     /// The validated options; errors are `SWEEP.toml:LINE: key ...`.
@@ -36,15 +35,8 @@ impl FleetDef {
             o.stonewall = *s.get_ref();
         }
         if let Some(t) = &self.timeout_s {
-            let v = *t.get_ref();
-            if !(v.is_finite() && v > 0.0 && v <= 86_400.0) {
-                return Err(src.key_error(
-                    t.span(),
-                    "timeout_s",
-                    &format!("{v} is not a number of seconds in (0, 86400]; try 30"),
-                ));
-            }
-            o.timeout = Duration::from_secs_f64(v);
+            o.timeout = crate::config::check_seconds(*t.get_ref(), "timeout_s")
+                .map_err(|e| src.key_error(t.span(), "timeout_s", &e.message))?;
         }
         Ok(o)
     }
@@ -318,7 +310,7 @@ mod tests {
                 .unwrap();
         assert_eq!(o.layout, Layout::SharedFile);
         assert!(o.stonewall);
-        assert_eq!(o.timeout, Duration::from_millis(2500));
+        assert_eq!(o.timeout, std::time::Duration::from_millis(2500));
     }
 
     #[test]

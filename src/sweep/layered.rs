@@ -107,13 +107,8 @@ impl<'a> Layered<'a> {
             _ => self.exp.timeout.as_ref().or(self.defaults.timeout.as_ref()),
         };
         let s = v.map(|v| *v.get_ref()).unwrap_or(default);
-        if !(s.is_finite() && s > 0.0 && s <= 86_400.0) {
-            return Err(self.src.key_error(
-                self.span(key),
-                key,
-                &format!("must be a number of seconds above 0 and at most 86400, got {s}"),
-            ));
-        }
+        crate::config::check_seconds(s, key)
+            .map_err(|e| self.src.key_error(self.span(key), key, &e.message))?;
         Ok(s)
     }
 }
