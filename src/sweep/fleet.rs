@@ -325,7 +325,10 @@ mod tests {
         let e = options("fleet = { timeout_s = -1 }\n")
             .unwrap_err()
             .to_string();
-        assert!(e.starts_with("s.toml:1: key `timeout_s`: -1 is not"), "{e}");
+        assert!(
+            e.starts_with("s.toml:1: key `timeout_s`: must be a number of seconds above 0"),
+            "{e}"
+        );
         let e = options("fleet = { layuot = \"shared-file\" }\n")
             .unwrap_err()
             .to_string();
