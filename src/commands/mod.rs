@@ -8,7 +8,7 @@ pub mod run2;
 pub mod syscalls;
 
 use crate::cli::IoOpts;
-use crate::config::{CacheMode, Method, Pattern, RunSpec};
+use crate::config::{CacheMode, Method, Op, Pattern, RunSpec};
 use crate::measure::RunResult;
 use crate::size::format_bytes_approx;
 use std::io::Write;
@@ -42,7 +42,7 @@ pub fn println_stdout(line: &str) -> anyhow::Result<()> {
 pub fn summary_line(r: &RunResult) -> String {
     format!(
         "{} {} in {:.4} s: {:.1} MiB/s, {} ops, {:.0} IOPS | latency p50 {:.2} µs, p99 {:.2} µs, max {:.1} µs | {}, {} thread{}, {}{}, cache {} ({})",
-        if r.operation == "write" { "wrote" } else { "read" },
+        if r.operation == Op::Write { "wrote" } else { "read" },
         format_bytes_approx(r.bytes),
         r.seconds,
         r.mib_s,

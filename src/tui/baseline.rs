@@ -143,13 +143,14 @@ impl Baseline {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{CacheMode, Method, Op, Pattern};
 
     fn row(bs: u64, mib_s: f64) -> RunResult {
         RunResult {
-            operation: "read".into(),
-            method: "pread".into(),
-            pattern: "sequential".into(),
-            cache: "as-is".into(),
+            operation: Op::Read.into(),
+            method: Method::Pread.into(),
+            pattern: Pattern::Sequential.into(),
+            cache: CacheMode::AsIs.into(),
             block_size_bytes: bs,
             threads: 1,
             queue_depth: 1,
