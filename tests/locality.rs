@@ -2,7 +2,7 @@
 //! point and the `diskscope locality` command.
 
 use crate::util::{bin, tmp};
-use diskscope::config::CacheMode;
+use diskscope::config::{CacheMode, Pattern};
 use diskscope::locality::bench::{prepare_cache, LayoutKind};
 use diskscope::locality::index::read_index;
 use diskscope::locality::layout::{
@@ -215,9 +215,13 @@ fn the_batch_kind_emits_one_result_per_layout_order_and_repetition() {
     assert_eq!(results.len(), 2 * 3 * 2);
     for r in &results {
         assert_eq!(r.experiment, "small");
-        assert!(r.method == "dir" || r.method == "packed", "{}", r.method);
+        assert!(
+            matches!(r.method.as_str(), "dir" | "packed"),
+            "{}",
+            r.method
+        );
         assert_eq!(r.block_size_bytes, 2048);
-        assert_eq!(r.cache, "warm");
+        assert_eq!(r.cache, CacheMode::Warm);
         assert_eq!(r.bytes, r.ops * 2048);
         assert!(
             r.seconds > 0.0 && r.mib_s > 0.0 && r.lat_p50_us > 0.0,
@@ -228,7 +232,7 @@ fn the_batch_kind_emits_one_result_per_layout_order_and_repetition() {
         let of = |m: &str| {
             results
                 .iter()
-                .filter(|r| r.pattern == order && r.method == m)
+                .filter(|r| r.pattern.as_str() == order && r.method.as_str() == m)
                 .count()
         };
         assert_eq!((of("dir"), of("packed")), (2, 2), "{order}");
@@ -236,10 +240,10 @@ fn the_batch_kind_emits_one_result_per_layout_order_and_repetition() {
     // Both layouts read the same bytes for the same access list.
     let dir_seq = results
         .iter()
-        .find(|r| r.pattern == "sequential" && r.method == "dir");
+        .find(|r| r.pattern == Pattern::Sequential && r.method.as_str() == "dir");
     let packed_seq = results
         .iter()
-        .find(|r| r.pattern == "sequential" && r.method == "packed");
+        .find(|r| r.pattern == Pattern::Sequential && r.method.as_str() == "packed");
     assert_eq!(dir_seq.unwrap().xor, packed_seq.unwrap().xor);
 }
 

@@ -122,7 +122,7 @@ pub fn fleet_line(all: &RunResult, hosts: &[String]) -> String {
         hosts.len(),
         distinct.len(),
         if distinct.len() == 1 { "" } else { "s" },
-        if all.operation == "write" {
+        if all.operation == crate::config::Op::Write {
             "wrote"
         } else {
             "read"

@@ -11,6 +11,8 @@
 //! `sweep.json` is read only when the directory holds no per-repetition CSV (the CSVs are what
 //! batch mode writes first and what a user edits, so they win when both exist).
 
+use crate::config::{CacheMode, Op, Pattern};
+use crate::measure::result::{Label, MethodLabel};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -95,11 +97,10 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn of_method(method: &str) -> Self {
-        if ["read", "pread", "mmap", "io_uring", "buffered"].contains(&method) {
-            Kind::Throughput
-        } else {
-            Kind::Other
+    pub fn of_method(method: &MethodLabel) -> Self {
+        match method {
+            Label::Known(_) => Kind::Throughput,
+            Label::Other(_) => Kind::Other,
         }
     }
 
@@ -111,19 +112,20 @@ impl Kind {
     }
 }
 
-/// The setup that identifies a point across two runs: everything the sweep varies.
+/// The setup that identifies a point across two runs: everything the sweep varies. The settings
+/// are the result rows' labels (which order by their text, so points sort as before).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub struct Setup {
     pub experiment: String,
     pub kind: Kind,
-    pub method: String,
+    pub method: MethodLabel,
     pub block_size_bytes: u64,
     pub threads: usize,
     pub queue_depth: u32,
-    pub cache: String,
+    pub cache: Label<CacheMode>,
     pub direct: bool,
-    pub operation: String,
-    pub pattern: String,
+    pub operation: Label<Op>,
+    pub pattern: Label<Pattern>,
 }
 
 impl Setup {
@@ -188,14 +190,14 @@ impl Record {
             setup: Setup {
                 experiment: "x".into(),
                 kind: Kind::Throughput,
-                method: "pread".into(),
+                method: crate::config::Method::Pread.into(),
                 block_size_bytes,
                 threads: 1,
                 queue_depth: 1,
-                cache: "warm".into(),
+                cache: CacheMode::Warm.into(),
                 direct: false,
-                operation: "read".into(),
-                pattern: "sequential".into(),
+                operation: Op::Read.into(),
+                pattern: Pattern::Sequential.into(),
             },
             lat_p99_us: vec![p99_us; mib_s.len()],
             mib_s,
@@ -217,7 +219,9 @@ impl Record {
     }
 }
 
-/// The columns compare needs (serde ignores the others, so the CSV may grow).
+/// The columns compare needs (serde ignores the others, so the CSV may grow). The settings read
+/// as [`RunResult`](crate::measure::RunResult)'s labels: text outside the enums (a program, a
+/// locality layout or order, an empty cell) is kept as it was written.
 #[derive(Debug, Deserialize)]
 struct Row {
     experiment: String,
@@ -225,10 +229,10 @@ struct Row {
     host: String,
     #[serde(default)]
     file: String,
-    operation: String,
-    method: String,
-    pattern: String,
-    cache: String,
+    operation: Label<Op>,
+    method: MethodLabel,
+    pattern: Label<Pattern>,
+    cache: Label<CacheMode>,
     direct: bool,
     block_size_bytes: u64,
     threads: usize,
@@ -478,6 +482,149 @@ mod tests {
         assert_eq!(recs[0].lat_p99_us, vec![7.5, 7.5]);
         assert_eq!(recs[0].failed_reps, 1);
         assert_eq!(recs[0].setup.kind, Kind::Throughput);
+    }
+
+    /// Rows with every value of every setting enum, and text from outside them (a program, a
+    /// locality layout and order, the empty cells of a row whose setup was never known).
+    fn rows_with_every_setting() -> Vec<crate::measure::RunResult> {
+        use crate::config::Method;
+        use crate::measure::RunResult;
+        let base = RunResult {
+            experiment: "e".into(),
+            host: "h".into(),
+            file: "/f".into(),
+            block_size_bytes: 4096,
+            threads: 1,
+            queue_depth: 1,
+            rep: 1,
+            mib_s: 10.0,
+            lat_p99_us: 7.0,
+            ..Default::default()
+        };
+        let mut rows = Vec::new();
+        for &operation in Op::ALL {
+            for &method in Method::ALL {
+                for &pattern in Pattern::ALL {
+                    for &cache in CacheMode::ALL {
+                        rows.push(RunResult {
+                            operation: operation.into(),
+                            method: method.into(),
+                            pattern: pattern.into(),
+                            cache: cache.into(),
+                            ..base.clone()
+                        });
+                    }
+                }
+            }
+        }
+        rows.push(RunResult {
+            operation: Op::Read.into(),
+            method: Label::of_text("dd"),
+            pattern: Pattern::Sequential.into(),
+            cache: CacheMode::Cold.into(),
+            ..base.clone()
+        });
+        rows.push(RunResult {
+            operation: Op::Read.into(),
+            method: Label::of_text("packed"),
+            pattern: Label::of_text("trace"),
+            cache: CacheMode::Warm.into(),
+            ..base.clone()
+        });
+        rows.push(RunResult {
+            error: "the experiment failed before its setup was known".into(),
+            ..base
+        });
+        rows
+    }
+
+    /// The text of `column` in every row of CSV `text`.
+    fn column(text: &str, name: &str) -> Vec<String> {
+        let mut rdr = csv::Reader::from_reader(text.as_bytes());
+        let i = rdr
+            .headers()
+            .unwrap()
+            .iter()
+            .position(|h| h == name)
+            .unwrap();
+        rdr.records().map(|r| r.unwrap()[i].to_string()).collect()
+    }
+
+    #[test]
+    fn every_setting_round_trips_through_the_csv_writer_and_the_loader_as_the_same_text() {
+        let rows = rows_with_every_setting();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("e.csv");
+        let mut sink =
+            crate::export::CsvSink::create::<crate::measure::RunResult>(&path, false).unwrap();
+        for r in &rows {
+            sink.write(r).unwrap();
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+
+        // The cells are the enums' names, exactly as the string columns wrote them.
+        let text_of = |f: fn(&crate::measure::RunResult) -> String| -> Vec<String> {
+            rows.iter().map(f).collect()
+        };
+        assert_eq!(
+            column(&text, "operation"),
+            text_of(|r| r.operation.to_string())
+        );
+        assert_eq!(column(&text, "method"), text_of(|r| r.method.to_string()));
+        assert_eq!(column(&text, "pattern"), text_of(|r| r.pattern.to_string()));
+        assert_eq!(column(&text, "cache"), text_of(|r| r.cache.to_string()));
+        let cache = column(&text, "cache");
+        for name in ["as-is", "warm", "cold", "cold-all"] {
+            assert!(cache.iter().any(|c| c == name), "{name} in {cache:?}");
+        }
+        let method = column(&text, "method");
+        for name in [
+            "read", "pread", "mmap", "io_uring", "buffered", "dd", "packed", "",
+        ] {
+            assert!(method.iter().any(|c| c == name), "{name} in {method:?}");
+        }
+        let pattern = column(&text, "pattern");
+        for name in ["sequential", "random", "trace"] {
+            assert!(pattern.iter().any(|c| c == name), "{name} in {pattern:?}");
+        }
+        let operation = column(&text, "operation");
+        for name in ["read", "write", ""] {
+            assert!(
+                operation.iter().any(|c| c == name),
+                "{name} in {operation:?}"
+            );
+        }
+
+        // The loader reads them back as the same values (an enum value as that value, other
+        // text as that text), through the CSV and through a JSON document of the same rows.
+        let doc = serde_json::json!({"diskscope": {}, "command": "batch", "results": rows});
+        let json_path = dir.path().join("sweep.json");
+        std::fs::write(&json_path, doc.to_string()).unwrap();
+        for input in [&path, &json_path] {
+            let recs = load(input).unwrap();
+            assert_eq!(recs.len(), rows.len(), "one point per row of {input:?}");
+            for r in &rows {
+                let rec = recs
+                    .iter()
+                    .find(|rec| {
+                        let s = &rec.setup;
+                        (s.operation.known(), s.method.known(), s.pattern.known())
+                            == (r.operation.known(), r.method.known(), r.pattern.known())
+                            && s.cache.known() == r.cache.known()
+                            && (s.operation.as_str(), s.method.as_str())
+                                == (r.operation.as_str(), r.method.as_str())
+                            && (s.pattern.as_str(), s.cache.as_str())
+                                == (r.pattern.as_str(), r.cache.as_str())
+                    })
+                    .unwrap_or_else(|| panic!("{input:?} lost the point of {r:?}"));
+                let kind = match r.method {
+                    Label::Known(_) => Kind::Throughput,
+                    Label::Other(_) => Kind::Other,
+                };
+                assert_eq!(rec.setup.kind, kind, "{r:?}");
+                assert_eq!(rec.failed_reps, usize::from(!r.error.is_empty()));
+            }
+        }
     }
 
     #[test]

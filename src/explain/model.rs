@@ -18,7 +18,7 @@
 //! Writes are not modelled (the profile measures reads only): [`predict`] returns None for them.
 
 use super::profile::Profile;
-use crate::config::{CacheMode, Method, Op, RunSpec};
+use crate::config::{CacheMode, Method, Op, Pattern, RunSpec};
 use crate::measure::RunResult;
 use crate::size::format_size;
 use serde::{Deserialize, Serialize};
@@ -85,7 +85,6 @@ pub struct Point {
 impl Point {
     /// The point of a spec (cold when the spec asks for cold or cold-all).
     pub fn of_spec(spec: &RunSpec) -> Point {
-        use crate::config::{CacheMode, Pattern};
         Point {
             method: spec.method,
             op: spec.op,
@@ -106,20 +105,21 @@ impl Point {
     /// half the file was cached before. (A warm run over part of a file has a low residency
     /// of the whole file, so residency alone would call it cold.)
     pub fn of_result(r: &RunResult) -> Option<Point> {
-        let cold = match CacheMode::parse(&r.cache, "cache") {
-            Ok(CacheMode::Warm) => false,
-            Ok(CacheMode::Cold | CacheMode::ColdAll) => true,
-            _ => r.residency_before_pct < 50.0,
+        let cold = match r.cache.known() {
+            Some(CacheMode::Warm) => false,
+            Some(CacheMode::Cold | CacheMode::ColdAll) => true,
+            Some(CacheMode::AsIs) | None => r.residency_before_pct < 50.0,
         };
         Some(Point {
-            method: Method::parse(&r.method, "method").ok()?,
-            op: Op::parse(&r.operation, "operation").ok()?,
+            // A command's program or a locality layout is not a method the model knows.
+            method: r.method.known()?,
+            op: r.operation.known()?,
             block_size_bytes: r.block_size_bytes,
             threads: r.threads.max(1),
             queue_depth: r.queue_depth.max(1),
             cold,
             direct: r.direct,
-            random: r.pattern == "random",
+            random: r.pattern == Pattern::Random,
         })
     }
 }
@@ -661,9 +661,9 @@ mod tests {
     #[test]
     fn a_warm_run_over_part_of_a_file_is_warm_whatever_the_whole_file_residency() {
         let r = RunResult {
-            operation: "read".into(),
-            method: "read".into(),
-            cache: "warm".into(),
+            operation: Op::Read.into(),
+            method: Method::Read.into(),
+            cache: CacheMode::Warm.into(),
             block_size_bytes: 1,
             threads: 1,
             queue_depth: 1,
@@ -672,12 +672,12 @@ mod tests {
         };
         assert!(!Point::of_result(&r).unwrap().cold);
         let as_is = RunResult {
-            cache: "as-is".into(),
+            cache: CacheMode::AsIs.into(),
             ..r.clone()
         };
         assert!(Point::of_result(&as_is).unwrap().cold);
         let cold = RunResult {
-            cache: "cold".into(),
+            cache: CacheMode::Cold.into(),
             residency_before_pct: 100.0,
             ..r
         };

@@ -10,6 +10,8 @@
 //! it is a point worth a second look.
 
 use super::csv::SyscallRow;
+use crate::config::{CacheMode, Op, Pattern};
+use crate::measure::result::{Label, MethodLabel};
 use crate::measure::stats::Stats;
 use crate::measure::RunResult;
 use crate::size::format_size;
@@ -42,28 +44,18 @@ impl Dim {
         Dim::QueueDepth,
     ];
 
-    /// The row's value: a label and a sort key (numeric dimensions sort by value).
-    fn of(self, r: &RunResult) -> (String, Option<u64>) {
+    /// The row's value of this dimension.
+    fn of(self, r: &RunResult) -> Value {
         match self {
-            Dim::Experiment => (r.experiment.clone(), None),
-            Dim::Operation => (r.operation.clone(), None),
-            Dim::Method => (r.method.clone(), None),
-            Dim::Pattern => (r.pattern.clone(), None),
-            Dim::Cache => (r.cache.clone(), None),
-            Dim::Direct => (
-                (if r.direct { "O_DIRECT" } else { "page cache" }).into(),
-                None,
-            ),
-            Dim::BlockSize => (format_size(r.block_size_bytes), Some(r.block_size_bytes)),
-            Dim::Threads => (
-                format!(
-                    "{} thread{}",
-                    r.threads,
-                    if r.threads == 1 { "" } else { "s" }
-                ),
-                Some(r.threads as u64),
-            ),
-            Dim::QueueDepth => (format!("QD{}", r.queue_depth), Some(r.queue_depth as u64)),
+            Dim::Experiment => Value::Experiment(r.experiment.clone()),
+            Dim::Operation => Value::Operation(r.operation.clone()),
+            Dim::Method => Value::Method(r.method.clone()),
+            Dim::Pattern => Value::Pattern(r.pattern.clone()),
+            Dim::Cache => Value::Cache(r.cache.clone()),
+            Dim::Direct => Value::Direct(r.direct),
+            Dim::BlockSize => Value::BlockSize(r.block_size_bytes),
+            Dim::Threads => Value::Threads(r.threads),
+            Dim::QueueDepth => Value::QueueDepth(r.queue_depth),
         }
     }
 
@@ -78,6 +70,52 @@ impl Dim {
             Dim::BlockSize => "block size (log2 scale)",
             Dim::Threads => "threads",
             Dim::QueueDepth => "queue depth",
+        }
+    }
+}
+
+/// A row's setting in one dimension: rows group by the setting itself (the enum), and its text
+/// is only the label drawn.
+#[derive(Debug, Clone, PartialEq)]
+enum Value {
+    /// The one category of a chart whose x axis does not vary.
+    All,
+    Experiment(String),
+    Operation(Label<Op>),
+    Method(MethodLabel),
+    Pattern(Label<Pattern>),
+    Cache(Label<CacheMode>),
+    Direct(bool),
+    BlockSize(u64),
+    Threads(usize),
+    QueueDepth(u32),
+}
+
+impl Value {
+    /// The label drawn on the axis or in a series name.
+    fn label(&self) -> String {
+        match self {
+            Value::All => String::new(),
+            Value::Experiment(name) => name.clone(),
+            Value::Operation(v) => v.to_string(),
+            Value::Method(v) => v.to_string(),
+            Value::Pattern(v) => v.to_string(),
+            Value::Cache(v) => v.to_string(),
+            Value::Direct(true) => "O_DIRECT".into(),
+            Value::Direct(false) => "page cache".into(),
+            Value::BlockSize(b) => format_size(*b),
+            Value::Threads(t) => format!("{t} thread{}", if *t == 1 { "" } else { "s" }),
+            Value::QueueDepth(q) => format!("QD{q}"),
+        }
+    }
+
+    /// Numeric dimensions sort by value (and block sizes sit on a log2 axis); None for the rest.
+    fn number(&self) -> Option<u64> {
+        match self {
+            Value::BlockSize(b) => Some(*b),
+            Value::Threads(t) => Some(*t as u64),
+            Value::QueueDepth(q) => Some(u64::from(*q)),
+            _ => None,
         }
     }
 }
@@ -149,8 +187,8 @@ pub struct ModelLine {
 }
 
 /// Distinct values of `dim` in first-seen order.
-fn distinct(rows: &[&RunResult], dim: Dim) -> Vec<(String, Option<u64>)> {
-    let mut v: Vec<(String, Option<u64>)> = Vec::new();
+fn distinct(rows: &[&RunResult], dim: Dim) -> Vec<Value> {
+    let mut v: Vec<Value> = Vec::new();
     for r in rows {
         let x = dim.of(r);
         if !v.contains(&x) {
@@ -190,14 +228,14 @@ pub fn throughput_chart_with(
         .copied()
         .find(|d| varying.contains(d))
         .or(varying.first().copied());
-    let mut cats: Vec<(String, Option<u64>)> = match x {
+    let mut cats: Vec<Value> = match x {
         Some(d) => distinct(&rows, d),
-        None => vec![(String::new(), None)],
+        None => vec![Value::All],
     };
-    if cats.iter().all(|c| c.1.is_some()) {
-        cats.sort_by_key(|c| c.1);
+    if cats.iter().all(|c| c.number().is_some()) {
+        cats.sort_by_key(Value::number);
     }
-    let x_of = |r: &RunResult| x.map(|d| d.of(r)).unwrap_or((String::new(), None));
+    let x_of = |r: &RunResult| x.map_or(Value::All, |d| d.of(r));
     // Series: dimensions that still vary inside one category.
     let series_dims: Vec<Dim> = varying
         .iter()
@@ -218,15 +256,19 @@ pub fn throughput_chart_with(
             })
         })
         .collect();
-    let key_of = |r: &RunResult| series_dims.iter().map(|d| d.of(r).0).collect::<Vec<_>>();
-    let mut keys: Vec<Vec<String>> = Vec::new();
+    let key_of = |r: &RunResult| series_dims.iter().map(|d| d.of(r)).collect::<Vec<_>>();
+    let mut keys: Vec<Vec<Value>> = Vec::new();
     for r in &rows {
         let k = key_of(r);
         if !keys.contains(&k) {
             keys.push(k);
         }
     }
-    let names = short_names(&keys);
+    let labels: Vec<Vec<String>> = keys
+        .iter()
+        .map(|k| k.iter().map(Value::label).collect())
+        .collect();
+    let names = short_names(&labels);
     let series = keys
         .iter()
         .zip(names)
@@ -273,9 +315,9 @@ pub fn throughput_chart_with(
         categories: cats
             .into_iter()
             .enumerate()
-            .map(|(i, (label, key))| Category {
-                label,
-                pos: match key {
+            .map(|(i, value)| Category {
+                label: value.label(),
+                pos: match value.number() {
                     Some(v) if log2 => (v as f64).log2(),
                     _ => i as f64,
                 },
@@ -292,11 +334,11 @@ pub fn throughput_chart_with(
 fn model_line(
     series: usize,
     first: &RunResult,
-    cats: &[(String, Option<u64>)],
+    cats: &[Value],
     profile: &crate::explain::profile::Profile,
 ) -> Option<ModelLine> {
     let base = crate::explain::model::Point::of_result(first)?;
-    let sizes: Vec<u64> = cats.iter().filter_map(|c| c.1).collect();
+    let sizes: Vec<u64> = cats.iter().filter_map(Value::number).collect();
     let (lo, hi) = (*sizes.iter().min()?, *sizes.iter().max()?);
     let mut dense: Vec<u64> = sizes.clone();
     let mut v = lo as f64;
@@ -447,10 +489,12 @@ pub fn syscalls_chart(title: &str, rows: &[SyscallRow]) -> Option<Chart> {
 mod tests {
     use super::*;
 
-    fn row(bs: u64, cache: &str, mib_s: f64) -> RunResult {
+    use crate::config::Method;
+
+    fn row(bs: u64, cache: CacheMode, mib_s: f64) -> RunResult {
         RunResult {
             experiment: "e".into(),
-            method: "pread".into(),
+            method: Method::Pread.into(),
             cache: cache.into(),
             block_size_bytes: bs,
             threads: 1,
@@ -462,10 +506,10 @@ mod tests {
     #[test]
     fn block_size_goes_on_a_log2_axis_and_cache_modes_become_series() {
         let rows = vec![
-            row(4096, "warm", 1.0),
-            row(1024, "warm", 2.0),
-            row(4096, "cold", 3.0),
-            row(4096, "cold", 5.0),
+            row(4096, CacheMode::Warm, 1.0),
+            row(1024, CacheMode::Warm, 2.0),
+            row(4096, CacheMode::Cold, 3.0),
+            row(4096, CacheMode::Cold, 5.0),
         ];
         let c = throughput_chart("t", &rows, &[Dim::BlockSize]).unwrap();
         assert_eq!(
@@ -486,9 +530,9 @@ mod tests {
 
     #[test]
     fn settings_fixed_by_the_x_value_do_not_split_series() {
-        let mut a = row(1 << 20, "warm", 1.0);
+        let mut a = row(1 << 20, CacheMode::Warm, 1.0);
         a.experiment = "seq".into();
-        let mut b = row(4096, "warm", 2.0);
+        let mut b = row(4096, CacheMode::Warm, 2.0);
         b.experiment = "rnd".into();
         let c = throughput_chart("t", &[a, b], &[Dim::Experiment]).unwrap();
         assert_eq!(c.series.len(), 1);

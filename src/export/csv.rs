@@ -7,6 +7,8 @@
 //! per-operation latency, so all its `lat_*` columns are zero — is left empty rather than
 //! written as a `0.0` that reads like a real measurement.
 
+use crate::config::{CacheMode, Op, Pattern};
+use crate::measure::result::{Label, MethodLabel};
 use crate::measure::stats::Stats;
 use crate::measure::RunResult;
 use serde::Serialize;
@@ -200,10 +202,10 @@ pub fn to_csv_tidy<T: Serialize + Default>(rows: &[T]) -> anyhow::Result<String>
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct RunSummary {
     pub experiment: String,
-    pub operation: String,
-    pub method: String,
-    pub pattern: String,
-    pub cache: String,
+    pub operation: Label<Op>,
+    pub method: MethodLabel,
+    pub pattern: Label<Pattern>,
+    pub cache: Label<CacheMode>,
     pub direct: bool,
     pub block_size_bytes: u64,
     pub threads: usize,
@@ -224,30 +226,31 @@ pub struct RunSummary {
 }
 
 /// The settings that make a point (everything but the repetition and the measurements).
-fn point_key(
-    r: &RunResult,
-) -> (
-    String,
-    String,
-    String,
-    String,
-    String,
-    bool,
-    u64,
-    usize,
-    u32,
-) {
-    (
-        r.experiment.clone(),
-        r.operation.clone(),
-        r.method.clone(),
-        r.pattern.clone(),
-        r.cache.clone(),
-        r.direct,
-        r.block_size_bytes,
-        r.threads,
-        r.queue_depth,
-    )
+#[derive(PartialEq)]
+struct PointKey<'a> {
+    experiment: &'a str,
+    operation: &'a Label<Op>,
+    method: &'a MethodLabel,
+    pattern: &'a Label<Pattern>,
+    cache: &'a Label<CacheMode>,
+    direct: bool,
+    block_size_bytes: u64,
+    threads: usize,
+    queue_depth: u32,
+}
+
+fn point_key(r: &RunResult) -> PointKey<'_> {
+    PointKey {
+        experiment: &r.experiment,
+        operation: &r.operation,
+        method: &r.method,
+        pattern: &r.pattern,
+        cache: &r.cache,
+        direct: r.direct,
+        block_size_bytes: r.block_size_bytes,
+        threads: r.threads,
+        queue_depth: r.queue_depth,
+    }
 }
 
 /// Groups rows by point (first-seen order) and summarises each.
@@ -418,7 +421,7 @@ mod tests {
     #[test]
     fn latency_a_command_did_not_measure_is_empty_not_zero() {
         let mut dd = row(1 << 20, 1, 900.0);
-        dd.method = "dd".into();
+        dd.method = Label::of_text("dd");
         let text = through_sink(std::slice::from_ref(&dd));
         assert_eq!(text, to_csv_tidy(&[dd]).unwrap());
         let mut r = ::csv::Reader::from_reader(text.as_bytes());

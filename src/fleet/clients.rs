@@ -146,8 +146,8 @@ mod tests {
 
     fn row(clients: u32, bs: u64, mib_s: f64) -> RunResult {
         let mut r = RunResult {
-            operation: "read".into(),
-            method: "pread".into(),
+            operation: crate::config::Op::Read.into(),
+            method: crate::config::Method::Pread.into(),
             block_size_bytes: bs,
             mib_s,
             ..Default::default()

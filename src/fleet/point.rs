@@ -250,7 +250,7 @@ pub fn run_point(
     };
     result.host = fleet.host().to_string();
     // `cold-all` ran as a host-wide drop plus `cold` per rank: report what was asked.
-    result.cache = spec.cache.to_string();
+    result.cache = spec.cache.into();
     let error = (!result.error.is_empty()).then(|| result.error.clone());
     let report = RankReport {
         rank,
@@ -525,7 +525,7 @@ mod tests {
         });
         let reports = got[0].as_ref().unwrap();
         for r in reports {
-            assert_eq!(r.result.cache, "cold-all");
+            assert_eq!(r.result.cache, CacheMode::ColdAll);
             assert_eq!(r.result.bytes, 8192);
         }
     }

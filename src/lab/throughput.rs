@@ -167,7 +167,7 @@ pub fn spec_of(a: &RunArgs) -> anyhow::Result<RunSpec> {
 pub fn summary_line(r: &RunResult) -> String {
     format!(
         "{} {} in {:.4} s: {:.1} MiB/s, {} ops, {:.0} IOPS | latency p50 {:.2} µs, p99 {:.2} µs, max {:.1} µs | {}, {} thread{}, {}{}, cache {} ({})",
-        if r.operation == "write" { "wrote" } else { "read" },
+        if r.operation == Op::Write { "wrote" } else { "read" },
         format_bytes_approx(r.bytes),
         r.seconds,
         r.mib_s,

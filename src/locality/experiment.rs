@@ -12,6 +12,7 @@ use super::synth::{shuffle, synthetic_trace, SynthParams};
 use super::trace::{first_access_order, parse_trace};
 use crate::cache::COLD_TOLERANCE_PCT;
 use crate::config::{usage, CacheMode};
+use crate::measure::result::Label;
 use crate::measure::{LatencySummary, RunResult};
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -232,10 +233,10 @@ fn result_of(
         host: host.to_string(),
         file,
         file_size_bytes: p.files as u64 * p.file_size_bytes,
-        operation: "read".into(),
-        method: kind.as_str().into(),
-        pattern: order.as_str().into(),
-        cache: cache.as_str().into(),
+        operation: crate::config::Op::Read.into(),
+        method: Label::of_text(kind.as_str()),
+        pattern: Label::of_text(order.as_str()),
+        cache: cache.into(),
         direct: false,
         block_size_bytes: p.file_size_bytes,
         block_count: pass.accesses,

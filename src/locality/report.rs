@@ -27,9 +27,9 @@ pub fn rows(passes: &[Measured]) -> Vec<Row> {
     let mut keys: Vec<(String, String, String)> = Vec::new();
     for m in passes {
         let k = (
-            m.result.cache.clone(),
-            m.result.pattern.clone(),
-            m.result.method.clone(),
+            m.result.cache.to_string(),
+            m.result.pattern.to_string(),
+            m.result.method.to_string(),
         );
         if !keys.contains(&k) {
             keys.push(k);
@@ -42,9 +42,9 @@ pub fn rows(passes: &[Measured]) -> Vec<Row> {
             let group: Vec<&Measured> = passes
                 .iter()
                 .filter(|m| {
-                    m.result.cache == cache
-                        && m.result.pattern == order
-                        && m.result.method == layout
+                    m.result.cache.as_str() == cache
+                        && m.result.pattern.as_str() == order
+                        && m.result.method.as_str() == layout
                 })
                 .collect();
             let mut hist = new_latency_histogram();
@@ -73,7 +73,7 @@ pub fn rows(passes: &[Measured]) -> Vec<Row> {
 fn keys_pos(passes: &[Measured], cache: &str, order: &str) -> usize {
     passes
         .iter()
-        .position(|m| m.result.cache == cache && m.result.pattern == order)
+        .position(|m| m.result.cache.as_str() == cache && m.result.pattern.as_str() == order)
         .unwrap_or(usize::MAX)
 }
 

@@ -1,8 +1,19 @@
 //! [`RunResult`]: the one record per measured run. The CSV columns are its fields (serde), so a
 //! column cannot drift from the struct; the TUI's results table, batch summaries and `run`'s stderr
 //! report all read it.
+//!
+//! The settings columns (`operation`, `method`, `pattern`, `cache`) keep diskscope's enums as
+//! [`Label`]s, so a record is built and compared with `Op::Write`, never with `"write"`; the
+//! enums' serde names are the column text. A label also holds text from outside its enum
+//! verbatim: the program of a `command` experiment (`dd`) and the layout of a locality pass
+//! (`dir`, `packed`) in `method`, the locality order `trace` in `pattern`, and the empty cells of
+//! a row whose setup was never known (a locality experiment that failed before its first pass,
+//! a fleet point no rank reported). So every CSV and JSON document written so far reads back,
+//! and writes out again, with the same text.
 
+use crate::config::{CacheMode, Method, Op, Pattern};
 use serde::{Deserialize, Serialize};
+use std::fmt;
 
 /// One measured run (one repetition of one sweep point).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -16,13 +27,15 @@ pub struct RunResult {
     /// Size of that file, bytes, when the run started.
     pub file_size_bytes: u64,
     /// `read` or `write`.
-    pub operation: String,
-    /// I/O method: read, pread, mmap, io_uring, buffered (or the command kind).
-    pub method: String,
-    /// `sequential` or `random` offsets.
-    pub pattern: String,
-    /// Cache mode asked for: as-is, warm, cold, cold-all.
-    pub cache: String,
+    pub operation: Label<Op>,
+    /// I/O method: read, pread, mmap, io_uring, buffered; or the program of a `command`
+    /// experiment (`dd`), or the layout of a locality pass (`dir`, `packed`).
+    pub method: Label<Method>,
+    /// `sequential` or `random` offsets; or the locality order `trace`.
+    pub pattern: Label<Pattern>,
+    /// Cache mode asked for: as-is, warm, cold, cold-all. A sweep's warm read is recorded as
+    /// `warm` though the sweep warms the file itself and runs it as-is.
+    pub cache: Label<CacheMode>,
     /// O_DIRECT used.
     pub direct: bool,
     /// Bytes per operation.
@@ -119,11 +132,188 @@ impl RunResult {
     }
 }
 
+/// A setting's enum with its column text: the names of [`crate::config`]'s `named_enum!`s.
+pub trait Named: Copy + PartialEq + 'static {
+    /// Every value, in the enum's order.
+    const ALL: &'static [Self];
+    /// The column text (the serde name).
+    fn name(self) -> &'static str;
+}
+
+macro_rules! named {
+    ($($t:ty),+) => {$(
+        impl Named for $t {
+            const ALL: &'static [Self] = <$t>::ALL;
+            fn name(self) -> &'static str {
+                self.as_str()
+            }
+        }
+    )+};
+}
+named!(Op, Method, Pattern, CacheMode);
+
+/// A recorded setting: one of diskscope's values, or text from outside the enum kept verbatim
+/// (see the module doc). Written as the plain text (`Known` as its serde name), read back as
+/// `Known` when the text is exactly one of the enum's names and as `Other` otherwise, so a value
+/// never changes on the way through a file. It compares equal to its enum value
+/// (`r.operation == Op::Write`); two labels compare, hash and order by their text, like the
+/// strings they replace.
+#[derive(Debug, Clone)]
+pub enum Label<T> {
+    /// One of diskscope's values.
+    Known(T),
+    /// Text from outside the enum: a program (`dd`), a locality layout or order, or empty
+    /// when the setup is unknown.
+    Other(String),
+}
+
+/// The `method` column: an engine's [`Method`], or a program or layout name.
+pub type MethodLabel = Label<Method>;
+
+impl<T: Named> Label<T> {
+    /// The label of `text`: `Known` when it is exactly one of the enum's names.
+    pub fn of_text(text: &str) -> Self {
+        T::ALL
+            .iter()
+            .find(|v| v.name() == text)
+            .map_or_else(|| Label::Other(text.to_string()), |v| Label::Known(*v))
+    }
+
+    /// The enum value, when it is one.
+    pub fn known(&self) -> Option<T> {
+        match self {
+            Label::Known(v) => Some(*v),
+            Label::Other(_) => None,
+        }
+    }
+
+    /// The column text.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Label::Known(v) => v.name(),
+            Label::Other(text) => text,
+        }
+    }
+}
+
+impl<T> Default for Label<T> {
+    /// Unknown: an empty cell.
+    fn default() -> Self {
+        Label::Other(String::new())
+    }
+}
+
+impl<T> From<T> for Label<T> {
+    fn from(v: T) -> Self {
+        Label::Known(v)
+    }
+}
+
+impl<T: PartialEq> PartialEq<T> for Label<T> {
+    fn eq(&self, other: &T) -> bool {
+        matches!(self, Label::Known(v) if v == other)
+    }
+}
+
+impl<T: Named> PartialEq for Label<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl<T: Named> Eq for Label<T> {}
+
+impl<T: Named> std::hash::Hash for Label<T> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.as_str().hash(h);
+    }
+}
+
+impl<T: Named> fmt::Display for Label<T> {
+    /// The column text, padded as asked (`{:<9}` in the summary tables).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl<T: Named> PartialOrd for Label<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<T: Named> Ord for Label<T> {
+    /// By the text, as the string columns sorted before.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl<T: Named> Serialize for Label<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de, T: Named> Deserialize<'de> for Label<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        Ok(Label::of_text(&text))
+    }
+}
+
 /// Writes NaN (an unknown value) as an empty cell.
 fn nan_as_empty<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
     if v.is_nan() {
         s.serialize_none()
     } else {
         s.serialize_f64(*v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_label_is_its_enum_value_for_the_enum_names_and_verbatim_text_otherwise() {
+        assert_eq!(Label::<CacheMode>::of_text("cold-all"), CacheMode::ColdAll);
+        assert_eq!(
+            Label::<CacheMode>::of_text("cold-all").known(),
+            Some(CacheMode::ColdAll)
+        );
+        assert_eq!(
+            Label::<Method>::of_text("io_uring").known(),
+            Some(Method::IoUring)
+        );
+        for other in ["dd", "packed", "", "IO_URING"] {
+            let l = Label::<Method>::of_text(other);
+            assert_eq!(l.known(), None, "{other}");
+            assert_eq!(l.as_str(), other);
+        }
+        assert_eq!(
+            Label::<Op>::default().as_str(),
+            "",
+            "unknown is an empty cell"
+        );
+    }
+
+    #[test]
+    fn labels_compare_with_their_enum_and_order_and_pad_like_their_text() {
+        let write: Label<Op> = Op::Write.into();
+        assert!(write == Op::Write && write != Op::Read);
+        assert!(Label::<Pattern>::of_text("trace") != Pattern::Random);
+        let mut v: Vec<MethodLabel> = ["pread", "dd", "buffered", "io_uring"]
+            .into_iter()
+            .map(Label::of_text)
+            .collect();
+        v.sort();
+        let text: Vec<&str> = v.iter().map(|l| l.as_str()).collect();
+        assert_eq!(text, ["buffered", "dd", "io_uring", "pread"]);
+        // The summary table aligns its columns with `{:<9}`.
+        assert_eq!(
+            format!("[{:<9}]", Label::from(Method::Pread)),
+            "[pread    ]"
+        );
     }
 }

@@ -22,7 +22,8 @@
 use super::exec::{spawn_result, warm_interruptibly, POLL};
 use super::files::FilePlan;
 use super::plan::CommandPlan;
-use crate::config::{CacheMode, RunSpec};
+use crate::config::{CacheMode, Op, Pattern, RunSpec};
+use crate::measure::result::Label;
 use crate::measure::RunResult;
 use crate::runner::host_name;
 use anyhow::{anyhow, Context};
@@ -150,10 +151,10 @@ pub fn run_command(
         host: host_name(),
         file: spec.path.display().to_string(),
         file_size_bytes: file.size_bytes,
-        operation: "read".into(),
-        method: program,
-        pattern: "sequential".into(),
-        cache: spec.cache.to_string(),
+        operation: Op::Read.into(),
+        method: Label::of_text(&program),
+        pattern: Pattern::Sequential.into(),
+        cache: spec.cache.into(),
         block_size_bytes: bs,
         block_count: count,
         threads: 1,

@@ -4,10 +4,11 @@
 //! repetition is dropped, so the CSV holds only complete runs.
 
 use super::files::{self, FilePlan};
-use super::plan::{Experiment, Kind};
+use super::plan::{CommandPlan, Experiment, Kind};
 use super::progress::Progress;
 use crate::config::{CacheMode, Op, RunSpec};
 use crate::export::SyscallRow;
+use crate::measure::result::Label;
 use crate::measure::{Aggregate, RunResult};
 use crate::runner::{self, host_name};
 use anyhow::{anyhow, Context};
@@ -64,13 +65,7 @@ pub fn run_experiment(
                     let mut r = match outcome {
                         Ok(Some(r)) => r,
                         Ok(None) => return Ok(Ended::Interrupted),
-                        Err(e) => {
-                            let mut r = failed_result(spec, file, e);
-                            if let Some(cmd) = &x.command {
-                                r.method = super::command::program_of(&cmd.template);
-                            }
-                            r
-                        }
+                        Err(e) => failed_result(spec, file, x.command.as_ref(), e),
                     };
                     r.experiment = x.name.clone();
                     r.rep = rep;
@@ -264,16 +259,27 @@ fn run_point(
     }
     let mut r = runner::make_result(&meta, experiment, &agg, elapsed);
     if warm {
-        r.cache = CacheMode::Warm.to_string();
+        r.cache = CacheMode::Warm.into();
     }
     Ok(Some(r))
 }
 
-/// The row of a repetition that failed before or while running.
-fn failed_result(spec: &RunSpec, file: &FilePlan, e: anyhow::Error) -> RunResult {
+/// The row of a repetition that failed before or while running; a command's row names its
+/// program as the method, like the rows of its runs that finished.
+fn failed_result(
+    spec: &RunSpec,
+    file: &FilePlan,
+    command: Option<&CommandPlan>,
+    e: anyhow::Error,
+) -> RunResult {
+    let setup = crate::runner::setup_result(spec, file.size_bytes);
     RunResult {
+        method: match command {
+            Some(cmd) => Label::of_text(&super::command::program_of(&cmd.template)),
+            None => setup.method.clone(),
+        },
         error: format!("{e:#}").replace('\n', " "),
-        ..crate::runner::setup_result(spec, file.size_bytes)
+        ..setup
     }
 }
 

@@ -2,17 +2,19 @@
 //!
 //! Two sources, one shape: a row of this session pinned with `B`, or a list of records supplied
 //! from outside (a previous run's results, e.g. `diskscope --baseline RESULTS` through the compare
-//! module). A record says what a *setup* achieved: [`setup_key`] names the setup of a row
-//! (operation, method, order, cache, O_DIRECT, block size, threads, queue depth) so a row finds
-//! its own reference in a list; a pinned row is the reference of every row.
+//! module). A record says what a *setup* achieved: a [`SetupKey`] (operation, method, order,
+//! cache, O_DIRECT, block size, threads, queue depth, as the rows' enums) so a row finds its own
+//! reference in a list; a pinned row is the reference of every row.
 
+use crate::config::{CacheMode, Op, Pattern};
+use crate::measure::result::{Label, MethodLabel};
 use crate::measure::RunResult;
+use std::fmt;
 
-/// What one setup achieved before: the reference of rows with the same [`setup_key`].
+/// What one setup achieved before: the reference of rows with the same [`SetupKey`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct BaselineRecord {
-    /// [`setup_key`] of the setup.
-    pub setup: String,
+    pub setup: SetupKey,
     pub mib_s: f64,
     pub p99_us: f64,
 }
@@ -35,13 +37,16 @@ impl BaselineRecord {
         let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
         let s = &r.setup;
         Some(BaselineRecord {
-            setup: key_of(
-                [&s.operation, &s.method, &s.pattern, &s.cache],
-                s.direct,
-                s.block_size_bytes,
-                s.threads,
-                s.queue_depth,
-            ),
+            setup: SetupKey {
+                operation: s.operation.clone(),
+                method: s.method.clone(),
+                pattern: s.pattern.clone(),
+                cache: s.cache.clone(),
+                direct: s.direct,
+                block_size_bytes: s.block_size_bytes,
+                threads: s.threads,
+                queue_depth: s.queue_depth,
+            },
             mib_s: mean(&r.mib_s)?,
             p99_us: mean(&r.lat_p99_us).unwrap_or(0.0),
         })
@@ -61,31 +66,56 @@ pub enum Baseline {
     Records(Vec<BaselineRecord>),
 }
 
-/// The setup a row measured, as a stable text key:
-/// `read pread sequential as-is buffered 1M t1 qd1`.
-pub fn setup_key(r: &RunResult) -> String {
-    key_of(
-        [&r.operation, &r.method, &r.pattern, &r.cache],
-        r.direct,
-        r.block_size_bytes,
-        r.threads,
-        r.queue_depth,
-    )
+/// The setup a row measured: rows and records match on these values. Shown (status line,
+/// exports) as `read pread sequential as-is buffered 1M t1 qd1`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetupKey {
+    pub operation: Label<Op>,
+    pub method: MethodLabel,
+    pub pattern: Label<Pattern>,
+    pub cache: Label<CacheMode>,
+    pub direct: bool,
+    pub block_size_bytes: u64,
+    pub threads: usize,
+    pub queue_depth: u32,
 }
 
-/// The one spelling of a setup key, for rows of this session and records loaded from a file.
-fn key_of(
-    [operation, method, pattern, cache]: [&dyn std::fmt::Display; 4],
-    direct: bool,
-    block_size_bytes: u64,
-    threads: impl std::fmt::Display,
-    queue_depth: impl std::fmt::Display,
-) -> String {
-    format!(
-        "{operation} {method} {pattern} {cache} {} {} t{threads} qd{queue_depth}",
-        if direct { "direct" } else { "buffered" },
-        crate::size::format_size(block_size_bytes),
-    )
+impl fmt::Display for SetupKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {} {} {} {} {} t{} qd{}",
+            self.operation,
+            self.method,
+            self.pattern,
+            self.cache,
+            if self.direct { "direct" } else { "buffered" },
+            crate::size::format_size(self.block_size_bytes),
+            self.threads,
+            self.queue_depth
+        )
+    }
+}
+
+impl serde::Serialize for SetupKey {
+    /// The text it is shown as (the session's JSON document).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// The setup a row measured.
+pub fn setup_key(r: &RunResult) -> SetupKey {
+    SetupKey {
+        operation: r.operation.clone(),
+        method: r.method.clone(),
+        pattern: r.pattern.clone(),
+        cache: r.cache.clone(),
+        direct: r.direct,
+        block_size_bytes: r.block_size_bytes,
+        threads: r.threads,
+        queue_depth: r.queue_depth,
+    }
 }
 
 impl Baseline {
@@ -143,13 +173,14 @@ impl Baseline {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{CacheMode, Method, Op, Pattern};
 
     fn row(bs: u64, mib_s: f64) -> RunResult {
         RunResult {
-            operation: "read".into(),
-            method: "pread".into(),
-            pattern: "sequential".into(),
-            cache: "as-is".into(),
+            operation: Op::Read.into(),
+            method: Method::Pread.into(),
+            pattern: Pattern::Sequential.into(),
+            cache: CacheMode::AsIs.into(),
             block_size_bytes: bs,
             threads: 1,
             queue_depth: 1,
@@ -178,7 +209,7 @@ mod tests {
         );
         assert_eq!(b.delta_pct(&row(8192, 900.0)), None);
         assert_eq!(
-            setup_key(&row(4096, 1.0)),
+            setup_key(&row(4096, 1.0)).to_string(),
             "read pread sequential as-is buffered 4K t1 qd1"
         );
     }

@@ -176,7 +176,7 @@ impl Settings {
     /// The method's name for this operation: writes go through `write`, `pwrite`, stores into
     /// the mapping, io_uring writes or a buffered writer, so a write row never reads `pread`.
     pub fn method_label(&self) -> &'static str {
-        method_label(self.op, self.method.as_str())
+        method_label(self.op, self.method)
     }
 
     /// One thread more or less.
@@ -264,19 +264,14 @@ impl Settings {
     }
 }
 
-/// The name of `method` (as in the CSV's `method` column) doing `op`: the write-side system call
-/// for writes (`read` → `write`, `pread` → `pwrite`), unchanged for reads and for methods whose
-/// name covers both directions.
-pub fn method_label(op: Op, method: &str) -> &'static str {
+/// The name of `method` doing `op`: the write-side system call for writes (`read` → `write`,
+/// `pread` → `pwrite`), the CSV's `method` text for reads and for methods whose name covers both
+/// directions.
+pub fn method_label(op: Op, method: Method) -> &'static str {
     match (op, method) {
-        (Op::Write, "read") => "write",
-        (Op::Write, "pread") => "pwrite",
-        (_, "read") => "read",
-        (_, "pread") => "pread",
-        (_, "mmap") => "mmap",
-        (_, "io_uring") => "io_uring",
-        (_, "buffered") => "buffered",
-        _ => "?",
+        (Op::Write, Method::Read) => "write",
+        (Op::Write, Method::Pread) => "pwrite",
+        (_, m) => m.as_str(),
     }
 }
 
@@ -322,8 +317,10 @@ mod tests {
             ..Settings::default()
         };
         assert_eq!(s.short(), "write pwrite 1M");
-        assert_eq!(method_label(Op::Write, "read"), "write");
-        assert_eq!(method_label(Op::Read, "pread"), "pread");
+        assert_eq!(method_label(Op::Write, Method::Read), "write");
+        assert_eq!(method_label(Op::Write, Method::Pread), "pwrite");
+        assert_eq!(method_label(Op::Write, Method::IoUring), "io_uring");
+        assert_eq!(method_label(Op::Read, Method::Pread), "pread");
     }
 
     #[test]

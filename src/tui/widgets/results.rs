@@ -13,6 +13,7 @@
 //! least important first; [`table_text`] lays out the same cells for the summary printed on exit.
 
 use super::{fmt_delta_pct, fmt_mib_s, fmt_rate, fmt_secs, fmt_us, frame};
+use crate::config::{CacheMode, Method, Op, Pattern};
 use crate::measure::RunResult;
 use crate::size::format_size;
 use crate::tui::app::App;
@@ -27,16 +28,16 @@ use ratatui::widgets::{Row, Table, Widget};
 /// `WDCRFS`: what the setting name does not say.
 pub fn flags(r: &RunResult) -> String {
     let mut f = String::new();
-    if r.operation == "write" {
+    if r.operation == Op::Write {
         f.push('W');
     }
     if r.direct {
         f.push('D');
     }
-    if r.cache == "cold" {
+    if r.cache == CacheMode::Cold {
         f.push('C');
     }
-    if r.pattern == "random" {
+    if r.pattern == Pattern::Random {
         f.push('R');
     }
     if r.experiment.ends_with("+fsync") {
@@ -53,17 +54,14 @@ pub fn setting_label(r: &RunResult) -> String {
     if let Some(name) = kdiskmark::test_name(r) {
         return name.to_string();
     }
-    let op = if r.operation == "write" {
-        crate::config::Op::Write
-    } else {
-        crate::config::Op::Read
-    };
+    // Only read and write exist; an unknown operation (no row of the explorer) reads as read.
+    let op = r.operation.known().unwrap_or(Op::Read);
     let mut s = format!(
         "{} {}",
-        method_label(op, &r.method),
+        r.method.known().map_or("?", |m| method_label(op, m)),
         format_size(r.block_size_bytes)
     );
-    if r.method == "io_uring" {
+    if r.method == Method::IoUring {
         s.push_str(&format!(" q{}", r.queue_depth));
     }
     s
