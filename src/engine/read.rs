@@ -243,7 +243,7 @@ mod tests {
             // Whatever this thread opens next may get the number the job's descriptor had.
             let other = std::fs::File::open(&path).unwrap();
             let other_fd = other.as_raw_fd();
-            // What the runner does with a finished job.
+            // What is done with a finished job.
             let r = r.map(|_| true);
             crate::engine::dispose_job(job, crate::engine::descriptor_lost(&r));
             assert!(
