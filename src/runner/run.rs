@@ -83,12 +83,27 @@ impl Run {
         stop: Arc<AtomicBool>,
     ) -> anyhow::Result<Run> {
         let meta = prepared.meta();
-        let workers = Workers::spawn(
+        let spawned = Workers::spawn(
             prepared.jobs,
             prepared.spec.method,
             prepared.spec.duration,
             stop,
-        )?;
+        );
+        let workers = match spawned {
+            Ok(w) => w,
+            // Nothing ran: a write's file is removed again (inode-checked), as when preparing
+            // fails.
+            Err(e) => match prepared.created.filter(|c| c.remove()) {
+                Some(c) => {
+                    let removed = format!(
+                        "removed {} again, which this run had created",
+                        c.path.display()
+                    );
+                    return Err(e.context(removed));
+                }
+                None => return Err(e),
+            },
+        };
         Ok(Run {
             experiment: experiment.to_string(),
             meta,
@@ -294,5 +309,50 @@ impl Ended {
             aggregate: self.aggregate,
             notes: self.notes,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Op;
+    use std::time::Duration;
+
+    #[test]
+    fn a_worker_that_cannot_be_spawned_ends_the_started_ones_and_removes_the_created_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out");
+        let mut spec = RunSpec::new(&path);
+        spec.op = Op::Write;
+        spec.block_size_bytes = 4096;
+        spec.block_count = Some(64);
+        spec.threads = 4;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p = path.clone();
+        std::thread::spawn(move || {
+            // The third spawn fails, as at the process's thread limit.
+            super::super::workers::tests::FAIL_SPAWN_AFTER.with(|n| n.set(2));
+            let started = Run::start(&spec, "t", Arc::new(AtomicBool::new(false)));
+            let _ = tx.send(started.err().map(|e| format!("{e:#}")));
+        });
+        let error = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the start returned")
+            .expect("the start failed");
+        assert!(error.contains("spawning a worker thread"), "{error}");
+        assert!(error.contains("removed"), "{error}");
+        assert!(!p.exists(), "the created file was removed");
+        // The workers that were started ended (none waits for the others, holding the file).
+        let open: Vec<_> = std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+            // A removed file's link reads `PATH (deleted)`.
+            .filter(|target| {
+                target
+                    .to_string_lossy()
+                    .starts_with(&*path.to_string_lossy())
+            })
+            .collect();
+        assert!(open.is_empty(), "descriptors still open: {open:?}");
     }
 }
