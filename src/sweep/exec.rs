@@ -254,7 +254,7 @@ fn run_point(
             ..
         })) if interrupted => return Ok(None),
         Ok(outcome) => outcome.result,
-        // The row's error column has the message alone; the bytes done are in its columns.
+        // The row's error column has the message alone, as it always had.
         Err(RunError::Failed(failed)) => return Err(anyhow!("{}", failed.message)),
         Err(RunError::Other(e)) => return Err(e),
     };
