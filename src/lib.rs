@@ -3,8 +3,8 @@
 //! Data flows one way:
 //!
 //! ```text
-//! RunSpec (config) ──> runner: one thread per worker, engine::<method> does the I/O
-//!                        │  per-thread WorkerCtx: counters, hdrhistogram, XOR
+//! RunSpec (config) ──> runner::Run: one thread per worker, engine::<method> does the I/O
+//!                        │  per-thread measure::WorkerCtx: counters, hdrhistogram, XOR
 //!                        ▼  Snapshot every ~100 ms over a channel
 //!                   measure::Aggregate ──> RunResult ──> { CSV, plots, summaries, TUI table }
 //! ```
@@ -15,7 +15,7 @@
 //! Modules:
 //! * [`config`] — settings → validated [`config::RunSpec`]; every usage error is made here.
 //! * [`engine`] — one file per I/O method behind [`engine::Engine`].
-//! * [`runner`] — threads, stop flag, snapshots.
+//! * [`runner`] — the one run lifecycle ([`runner::Run`]): prepare, threads, stop, snapshots, verdict.
 //! * [`measure`] — clock, histograms, snapshots, aggregation, [`measure::RunResult`], statistics.
 //! * [`cache`] — warm / cold / cold-all and page-cache residency (`mincore`).
 //! * [`sigbus`] — guarded mappings: SIGBUS on a mapping becomes an error, not a signal death.

@@ -592,8 +592,8 @@ fn the_explorer_on_mmap_reports_a_truncated_file_instead_of_dying() {
         match u {
             Update::Snapshot { snapshot, .. } => {
                 bytes += snapshot.bytes;
-                if let SnapshotKind::Failed(message) = snapshot.kind {
-                    error = Some(message);
+                if let SnapshotKind::Failed(failed) = snapshot.kind {
+                    error = Some(failed.message);
                 }
             }
             Update::Stopped { error: e, .. } => error = Some(e.unwrap_or_default()),

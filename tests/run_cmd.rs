@@ -552,6 +552,7 @@ fn a_closed_stdout_pipe_is_not_an_error() {
 #[test]
 fn a_stop_flag_ends_a_looping_run_within_100_ms_and_snapshots_come_every_100_ms() {
     use diskscope::measure::SnapshotKind;
+    use diskscope::runner::Step;
     use std::time::{Duration, Instant};
     let dir = tmp();
     let f = p(&dir, "loop");
@@ -561,24 +562,23 @@ fn a_stop_flag_ends_a_looping_run_within_100_ms_and_snapshots_come_every_100_ms(
     spec.loop_range = true;
     spec.threads = 2;
     let stop = Arc::new(AtomicBool::new(false));
-    let handle =
-        diskscope::runner::start(diskscope::runner::prepare(&spec).unwrap(), stop.clone()).unwrap();
+    let mut run = diskscope::runner::Run::start(&spec, "t", stop.clone()).unwrap();
     let begin = Instant::now();
     let mut intervals = 0;
     let mut stopped_at = None;
     loop {
-        match handle.rx.recv_timeout(Duration::from_millis(20)) {
-            Ok(s) => {
+        match run.poll(Duration::from_millis(20)) {
+            Step::Snapshot(s) => {
                 if s.kind == SnapshotKind::Interval {
                     intervals += 1;
                     assert!(s.interval_ns < 200_000_000, "interval {}", s.interval_ns);
                 }
             }
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(_) => {}
+            Step::Ended => break,
+            Step::Pending => {}
         }
         if stopped_at.is_none() && begin.elapsed() >= Duration::from_millis(1000) {
-            handle.stop();
+            run.stop();
             stopped_at = Some(Instant::now());
         }
     }
@@ -592,7 +592,7 @@ fn a_stop_flag_ends_a_looping_run_within_100_ms_and_snapshots_come_every_100_ms(
         (12..=24).contains(&intervals),
         "{intervals} interval snapshots in 1 s × 2 workers"
     );
-    handle.join().unwrap();
+    run.finish().unwrap();
 }
 
 #[test]

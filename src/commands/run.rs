@@ -5,7 +5,7 @@ use crate::config::{Op, RunSpec};
 use crate::fsguard::Created;
 use crate::lab::println_stdout;
 use crate::lab::throughput::{spec_of, summary_line, RunArgs};
-use crate::runner::{run_blocking_created, RunFailed};
+use crate::runner::{Run, RunError, RunFailed};
 use crate::xor::format_xor;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -34,7 +34,10 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
         });
     }
     let mut created = None;
-    let result = run_blocking_created(&spec, "run", stop, |_, _| {}, &mut created);
+    let result = Run::start(&spec, "run", stop).and_then(|run| {
+        created = run.created().cloned();
+        run.run_to_end(|_, _| {}).map_err(RunError::into_anyhow)
+    });
     // Only a run that started (its workers ran, so its output file is the one it created or,
     // with --force, replaced) has a partial file to deal with; a run that failed before that
     // reports its own error and touches nothing.

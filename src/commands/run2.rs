@@ -4,7 +4,7 @@
 use crate::config::{parse_block_size, usage, RunSpec, CLI_NAMES};
 use crate::lab::println_stdout;
 use crate::lab::throughput::{apply_io_opts, Run2Args};
-use crate::runner::run_blocking;
+use crate::runner::{Run, RunError};
 use crate::size::format_size;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -81,7 +81,9 @@ pub fn execute(a: &Run2Args) -> anyhow::Result<i32> {
     let mut last = None;
     let end = search(bs, a.target, |count| {
         spec.block_count = Some(count);
-        let o = run_blocking(&spec, "run2", Arc::new(AtomicBool::new(false)), |_, _| {})?;
+        let o = Run::start(&spec, "run2", Arc::new(AtomicBool::new(false)))?
+            .finish()
+            .map_err(RunError::into_anyhow)?;
         let done = (o.result.bytes, o.result.seconds);
         last = Some(o);
         Ok(done)

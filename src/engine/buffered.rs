@@ -3,9 +3,8 @@
 //! cost a memcpy instead of a syscall, and blocks at least as large as the buffer bypass it — the
 //! same trade stdio makes.
 
-use super::{drain_to, fill_from, Engine, WorkerCtx, WorkerJob};
+use super::{complete_read, drain_to, fill_from, Engine, WorkerCtx, WorkerJob};
 use crate::config::Op;
-use crate::runner::complete_read;
 use anyhow::Context;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::MetadataExt;
@@ -38,7 +37,7 @@ impl Engine for BufferedEngine {
                     let t1 = ctx.now();
                     pos = b.offset + got as u64;
                     let n = complete_read(job, &b, got)?;
-                    ctx.xor(&b, &buf[..n]);
+                    ctx.xor(b.offset, b.first_pass, &buf[..n]);
                     if !ctx.record(n as u64, t0, t1) || n == 0 {
                         break;
                     }
@@ -58,7 +57,7 @@ impl Engine for BufferedEngine {
                         .with_context(|| format!("buffered write at offset {}", b.offset))?;
                     let t1 = ctx.now();
                     pos = b.offset + b.len as u64;
-                    ctx.xor(&b, data);
+                    ctx.xor(b.offset, b.first_pass, data);
                     if !ctx.record(b.len as u64, t0, t1) {
                         break;
                     }

@@ -8,10 +8,9 @@
 //! signal. A mapping shorter than the planned range (the file shrank before this worker mapped
 //! it) is the same error as a short read.
 
-use super::{Engine, WorkerCtx, WorkerJob};
+use super::{complete_read, Engine, WorkerCtx, WorkerJob};
 use crate::config::Op;
 use crate::engine::Block;
-use crate::runner::complete_read;
 use crate::sigbus::Guard;
 use crate::xor::xor_at;
 use anyhow::Context;
@@ -43,10 +42,14 @@ fn check(guard: &Guard, b: &Block, op: Op, file: &std::fs::File) -> anyhow::Resu
                 "mmap write at offset {at}: the file was truncated by another process during the \
                  run (it is {len} bytes long now; SIGBUS on the mapping)"
             ),
-            _ => anyhow::anyhow!(
-                "mmap write at offset {at}: No space left on device (the filesystem could not \
-                 back the page, SIGBUS on the mapping)"
-            ),
+            // A fault is no errno: say it is a full disk by its kind, so the caller can tell.
+            _ => anyhow::Error::new(std::io::Error::new(
+                std::io::ErrorKind::StorageFull,
+                format!(
+                    "mmap write at offset {at}: No space left on device (the filesystem could \
+                     not back the page, SIGBUS on the mapping)"
+                ),
+            )),
         },
     })
 }
@@ -74,7 +77,7 @@ impl Engine for MmapEngine {
                     let t1 = ctx.now();
                     check(&guard, &b, Op::Read, &job.file)?;
                     complete_read(job, &b, end - start)?;
-                    ctx.xor_value(&b, std::hint::black_box(x));
+                    ctx.xor_value(b.first_pass, std::hint::black_box(x));
                     if !ctx.record((end - start) as u64, t0, t1) || end == start {
                         break;
                     }
@@ -98,7 +101,7 @@ impl Engine for MmapEngine {
                     }
                     let t1 = ctx.now();
                     check(&guard, &b, Op::Write, &job.file)?;
-                    ctx.xor(&b, &map[start..end]);
+                    ctx.xor(b.offset, b.first_pass, &map[start..end]);
                     if !ctx.record((end - start) as u64, t0, t1) || end == start {
                         break;
                     }

@@ -4,7 +4,9 @@
 //! write); the engine decides *how* (which syscalls, which buffers, how many in flight). Engines
 //! know nothing of threads, channels or the UI: they pull [`Block`]s from a [`Cursor`], time each
 //! operation with [`WorkerCtx::now`] and hand bytes and latency to [`WorkerCtx::record`], which
-//! also tells them when to stop.
+//! also tells them when to stop. [`WorkerCtx`] lives below, in `measure`: an engine never
+//! imports the code that starts its thread. A short read or a lost descriptor is the engine's
+//! to notice (`failure.rs`).
 //!
 //! What costs time but is not I/O happens before the run, in [`setup`]: each job arrives with its
 //! I/O slots already made ([`SlotBufs`], physically contiguous for O_DIRECT, see `buffer.rs`) and,
@@ -12,6 +14,7 @@
 
 mod buffer;
 mod buffered;
+mod failure;
 mod mmap;
 mod pread;
 mod read;
@@ -19,9 +22,14 @@ pub mod setup;
 mod uring;
 
 use crate::config::{Method, Op, Pattern, SubmitPolicy};
+pub use crate::measure::WorkerCtx;
 use crate::pattern::Rng;
-pub use crate::runner::WorkerCtx;
 pub use buffer::{AlignedBuf, BufferKind, SlotBufs, BUF_ALIGN, HUGE_PAGE_BYTES};
+#[cfg(test)]
+pub(crate) use failure::tests_support;
+pub use failure::{
+    complete_read, descriptor_lost, dispose_job, wanted_len, DescriptorLost, FileShrank,
+};
 use std::fs::File;
 use std::ops::Range;
 use std::sync::Arc;

@@ -2,9 +2,8 @@
 //! position, the natural method for threads and random offsets. Reads use the bare system call
 //! [`sys_pread`] for the reason given in the `read` engine (no cancellation-point wrapper).
 
-use super::{drain_to, fill_from, Engine, WorkerCtx, WorkerJob};
+use super::{complete_read, drain_to, fill_from, Engine, WorkerCtx, WorkerJob};
 use crate::config::Op;
-use crate::runner::complete_read;
 use anyhow::Context;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::FileExt;
@@ -46,7 +45,7 @@ impl Engine for PreadEngine {
                         .with_context(|| format!("pread at offset {}", b.offset))?;
                     let t1 = ctx.now();
                     let n = complete_read(job, &b, got)?;
-                    ctx.xor(&b, &data[..n]);
+                    ctx.xor(b.offset, b.first_pass, &data[..n]);
                     if !ctx.record(n as u64, t0, t1) {
                         break;
                     }
@@ -58,7 +57,7 @@ impl Engine for PreadEngine {
                     drain_to(data, |s, done| file.write_at(s, b.offset + done as u64))
                         .with_context(|| format!("pwrite at offset {}", b.offset))?;
                     let t1 = ctx.now();
-                    ctx.xor(&b, data);
+                    ctx.xor(b.offset, b.first_pass, data);
                     if !ctx.record(b.len as u64, t0, t1) {
                         break;
                     }

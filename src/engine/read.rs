@@ -13,9 +13,8 @@
 //! private table holding the only reference to a fresh open file description, the kernel skips
 //! both, as it does for a single-threaded program.
 
-use super::{drain_to, fill_from, Engine, WorkerCtx, WorkerJob};
+use super::{complete_read, drain_to, fill_from, DescriptorLost, Engine, WorkerCtx, WorkerJob};
 use crate::config::Op;
-use crate::runner::{complete_read, DescriptorLost};
 use anyhow::Context;
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
@@ -119,7 +118,7 @@ fn privatize(job: &mut WorkerJob) -> anyhow::Result<bool> {
             // `job.file` still holds the number closed above; dropping it would close that
             // number again, and in a shared table another thread may own it by now. Hand the
             // job a descriptor it owns, or, if even that cannot be had, say so with
-            // `DescriptorLost`, on which the runner forgets the job instead of dropping it.
+            // `DescriptorLost`, on which the job is forgotten instead of dropped.
             #[cfg(test)]
             let null = if tests::fail_this_open() {
                 Err(std::io::Error::from_raw_os_error(libc::EMFILE))
@@ -164,7 +163,7 @@ impl Engine for ReadEngine {
             let t1 = ctx.now();
             pos = b.offset + got as u64;
             let n = complete_read(job, &b, got)?;
-            ctx.xor(&b, &buf[..n]);
+            ctx.xor(b.offset, b.first_pass, &buf[..n]);
             if !ctx.record(n as u64, t0, t1) || n == 0 {
                 break;
             }
@@ -191,7 +190,7 @@ fn write_run(job: &mut WorkerJob, ctx: &mut WorkerCtx) -> anyhow::Result<bool> {
             .with_context(|| format!("write at offset {}", b.offset))?;
         let t1 = ctx.now();
         pos = b.offset + b.len as u64;
-        ctx.xor(&b, data);
+        ctx.xor(b.offset, b.first_pass, data);
         if !ctx.record(b.len as u64, t0, t1) {
             break;
         }
@@ -234,7 +233,7 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("f");
             std::fs::write(&path, b"data").unwrap();
-            let mut job = crate::runner::tests_support::read_job(&path);
+            let mut job = crate::engine::tests_support::read_job(&path);
             // The check open succeeds; every open after the job's descriptor is closed fails
             // (the reopen, and anything the error path tries), as when the file is deleted and
             // the descriptor limit is reached at once.
@@ -244,9 +243,9 @@ mod tests {
             // Whatever this thread opens next may get the number the job's descriptor had.
             let other = std::fs::File::open(&path).unwrap();
             let other_fd = other.as_raw_fd();
-            // What the runner does with a finished job.
+            // What is done with a finished job.
             let r = r.map(|_| true);
-            crate::runner::dispose_job(job, crate::runner::descriptor_lost(&r));
+            crate::engine::dispose_job(job, crate::engine::descriptor_lost(&r));
             assert!(
                 is_open(other_fd),
                 "dropping the job closed descriptor {other_fd}, which it did not own"

@@ -1,14 +1,23 @@
 //! Untimed setup of a run's memory and file: I/O slots, pre-generated write data and
-//! preallocation. The runner calls these while preparing, before any clock starts, so a timed
+//! preallocation. They are called while a run is prepared, before any clock starts, so a timed
 //! operation never pays for a page fault, pattern generation or block allocation that fio would
 //! also have done in its setup.
 
 use super::{SlotBufs, WriteData};
 use crate::config::{Method, Op, Prealloc, RunSpec};
-use crate::runner::RunFailed;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
+
+/// `fallocate` refused to reserve a write run's blocks (a full disk, most often): the run fails
+/// before it starts. The OS error is kept, so a full disk is told by its kind, not its text.
+#[derive(Debug, thiserror::Error)]
+#[error("preallocating {len_bytes} bytes (--prealloc native): {error}")]
+pub struct PreallocFailed {
+    pub len_bytes: u64,
+    /// Not a `#[source]`: the message already says it, and `{:#}` would say it twice.
+    pub error: std::io::Error,
+}
 
 /// Write data is pre-generated only when it takes at most this share of the available memory.
 const WRITE_DATA_MAX_SHARE_OF_AVAILABLE: u64 = 4;
@@ -24,7 +33,7 @@ pub fn slots_per_worker(spec: &RunSpec, queue_depth: u32) -> usize {
 
 /// The slots of one worker of `spec`, made now: contiguous memory for O_DIRECT. `block_size`
 /// and `queue_depth` are the worker's own, as the memory budget fitted them
-/// (`runner::budget::fitted`): never more than the worker can use.
+/// (the budget's `fitted`): never more than the worker can use.
 pub fn worker_slots(spec: &RunSpec, block_size: usize, queue_depth: u32) -> Option<SlotBufs> {
     let n = slots_per_worker(spec, queue_depth);
     (n > 0).then(|| SlotBufs::new(n, block_size, spec.direct))
@@ -73,6 +82,7 @@ pub fn write_data(
 /// Preallocates `len_bytes` of the freshly created (or replaced) output file with
 /// `fallocate(2)` when `spec.prealloc` asks for it, like fio's `fallocate=native`. A filesystem
 /// without fallocate gets a note; a full disk is a failed run (so the caller removes the file).
+/// Fails with [`PreallocFailed`].
 pub fn preallocate(
     spec: &RunSpec,
     file: &File,
@@ -110,10 +120,9 @@ pub fn preallocate(
             _ => {
                 // Leave no blocks reserved behind: the caller removes the file on this error.
                 let _ = file.set_len(0);
-                return Err(anyhow::Error::new(RunFailed {
-                    message: format!("preallocating {len_bytes} bytes (--prealloc native): {e}"),
-                    bytes_done: 0,
-                    bytes_planned: len_bytes,
+                return Err(anyhow::Error::new(PreallocFailed {
+                    len_bytes,
+                    error: e,
                 }));
             }
         }

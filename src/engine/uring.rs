@@ -295,7 +295,7 @@ impl Engine for UringEngine {
                             .as_deref()
                             .filter(|d| d.covers(b.offset, b.len))
                         {
-                            ctx.xor(&b, d.at(b.offset, b.len));
+                            ctx.xor(b.offset, b.first_pass, d.at(b.offset, b.len));
                         }
                         ring.queue_write_data(fd, slot, b.len, b.offset, job.seed)
                     }
@@ -344,7 +344,7 @@ impl Engine for UringEngine {
                         .as_deref()
                         .is_some_and(|d| d.covers(b.offset, b.len));
                 if !from_data {
-                    ctx.xor(&b, &ring.slot(slot)[..n]);
+                    ctx.xor(b.offset, b.first_pass, &ring.slot(slot)[..n]);
                 }
                 if !ctx.record(n as u64, t0s[slot], t1) {
                     stopping = true;
@@ -381,7 +381,7 @@ fn complete(
     }
     if job.op == Op::Read {
         // A read short of what the file held at the start: it shrank (never counted as an op).
-        n = crate::runner::complete_read(job, b, n)?;
+        n = super::complete_read(job, b, n)?;
     } else if n < b.len && job.op == Op::Write {
         let rest = match job
             .write_data

@@ -17,12 +17,10 @@
 use super::wire::{Msg, RankReport};
 use super::{Fleet, FleetError, Layout};
 use crate::config::{CacheMode, Op, Pattern, RunSpec};
-use crate::measure::Aggregate;
-use crate::runner;
+use crate::runner::{self, make_result, FailureCause, Run, RunError, Step};
 use std::fs::OpenOptions;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::RecvTimeoutError;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -190,13 +188,12 @@ pub fn run_point(
         return fail(e, &created);
     }
     let prepared = prepared.expect("the barrier passes only when every setup worked");
-    let meta = prepared.meta();
 
     // Step 3: run, listening to rank 0.
     let run_stop = Arc::new(AtomicBool::new(false));
     let start_unix_ns = now_unix_ns();
-    let handle = match runner::start(prepared, run_stop) {
-        Ok(h) => h,
+    let mut run = match Run::start_prepared(prepared, experiment, run_stop) {
+        Ok(r) => r,
         Err(e) => {
             // Workers failed to spawn after the barrier: tell rank 0 like any failure.
             let why = format!("{e:#}");
@@ -204,18 +201,12 @@ pub fn run_point(
             return fail(FleetError::Aborted(why), &created);
         }
     };
-    let mut agg = Aggregate::new(handle.workers());
     let mut stopped_by = String::new();
     let mut coord = Coordinator::new(size, fleet.options.stonewall);
-    loop {
-        match handle.rx.recv_timeout(RUN_POLL) {
-            Ok(snap) => agg.add(&snap),
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => break,
-        }
+    while !matches!(run.poll(RUN_POLL), Step::Ended) {
         if stopped_by.is_empty() && user_stop.load(Ordering::Relaxed) {
             stopped_by = "interrupted".into();
-            handle.stop();
+            run.stop();
         }
         let stop = if rank == 0 {
             coord.watch(fleet, seq)
@@ -225,29 +216,33 @@ pub fn run_point(
         match stop {
             Ok(Some(why)) if stopped_by.is_empty() => {
                 stopped_by = why;
-                handle.stop();
+                run.stop();
             }
             Ok(_) => {}
             Err(e) => {
-                handle.stop();
-                for s in handle.rx.iter() {
-                    agg.add(&s);
-                }
-                let _ = handle.join();
+                run.stop();
+                let _ = run.end();
                 return fail(e, &created);
             }
         }
     }
     let end_unix_ns = now_unix_ns();
-    let elapsed = handle.join();
-    let mut result = match &elapsed {
-        Ok(d) => runner::make_result(&meta, experiment, &agg, *d),
+    let ended = run.end();
+    let mut result = ended.result();
+    match &ended.verdict {
+        // The first worker's error is in the record already.
+        Ok(()) => {}
+        Err(RunError::Failed(f)) if f.cause == FailureCause::Worker => {}
+        // The workers' figures stand, but the run's time does not.
         Err(e) => {
-            let mut r = runner::make_result(&meta, experiment, &agg, Duration::ZERO);
-            r.error = format!("{e:#}");
-            r
+            result = make_result(&ended.meta, experiment, &ended.aggregate, Duration::ZERO);
+            result.error = match e {
+                RunError::Failed(f) => f.message.clone(),
+                RunError::Other(e) => format!("{e:#}"),
+            };
         }
-    };
+    }
+    let agg = ended.aggregate;
     result.host = fleet.host().to_string();
     // `cold-all` ran as a host-wide drop plus `cold` per rank: report what was asked.
     result.cache = spec.cache.into();

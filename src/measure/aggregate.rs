@@ -3,7 +3,7 @@
 //! a figure on screen and a figure in a CSV are one computation.
 
 use super::histogram::new_latency_histogram;
-use super::snapshot::{Snapshot, SnapshotKind};
+use super::snapshot::{Snapshot, SnapshotKind, WorkerError};
 use hdrhistogram::Histogram;
 
 /// Width of one bin of the throughput series.
@@ -24,7 +24,8 @@ pub struct Aggregate {
     finished: usize,
     full_pass: usize,
     xor: u32,
-    pub errors: Vec<String>,
+    /// Failed workers' errors, in the order they arrived.
+    pub errors: Vec<WorkerError>,
 }
 
 impl Aggregate {
@@ -60,9 +61,9 @@ impl Aggregate {
                     self.full_pass += 1;
                 }
             }
-            SnapshotKind::Failed(msg) => {
+            SnapshotKind::Failed(e) => {
                 self.finished += 1;
-                self.errors.push(msg.clone());
+                self.errors.push(e.clone());
             }
         }
     }

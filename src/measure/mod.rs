@@ -1,8 +1,10 @@
 //! Measurement: timing, latency histograms, the snapshot stream and the one result type.
 //!
-//! Workers record into per-thread state ([`histogram`]) and ship it as [`Snapshot`]s every
-//! ~100 ms; [`Aggregate`] folds that stream into totals for the TUI, batch mode and the classic
-//! commands alike, and [`RunResult`] is the single record every exporter and printer reads.
+//! Workers record into per-thread state ([`WorkerCtx`], with its [`histogram`]) and ship it as
+//! [`Snapshot`]s every ~100 ms; [`Aggregate`] folds that stream into totals for the TUI, batch
+//! mode and the classic commands alike, and [`RunResult`] is the single record every exporter
+//! and printer reads. This module sits below the engines (they record through [`WorkerCtx`]) and
+//! the runner (it starts the threads and folds their snapshots): it imports neither.
 
 pub mod aggregate;
 pub mod clock;
@@ -10,9 +12,11 @@ pub mod histogram;
 pub mod result;
 pub mod snapshot;
 pub mod stats;
+pub mod worker;
 
 pub use aggregate::Aggregate;
 pub use clock::Clock;
 pub use histogram::{new_latency_histogram, LatencySummary};
 pub use result::RunResult;
-pub use snapshot::{Snapshot, SnapshotKind};
+pub use snapshot::{Snapshot, SnapshotKind, WorkerError};
+pub use worker::{OpSpan, WorkerCtx, NO_LATENCY_ENV, SNAPSHOT_INTERVAL};

@@ -1,7 +1,9 @@
 //! The snapshot: what a worker sends over the channel, every ~100 ms and once at the end.
 //!
 //! A snapshot carries the interval's counts and latency histogram, never single operations, so
-//! the channel sees ~10 messages per second per thread whatever the I/O rate.
+//! the channel sees ~10 messages per second per thread whatever the I/O rate. A worker that
+//! failed sends a [`WorkerError`]: the message the user reads and the [`std::io::ErrorKind`]
+//! under it, so whoever ends the run decides "disk full" from the kind, never from the text.
 
 use hdrhistogram::Histogram;
 
@@ -13,8 +15,33 @@ pub enum SnapshotKind {
     /// The worker finished. `xor` is its share of the checksum; `full_pass` says whether it read
     /// its whole range at least once (only then is the combined XOR the file's).
     Final { xor: u32, full_pass: bool },
-    /// The worker stopped on an error; the message names what failed.
-    Failed(String),
+    /// The worker stopped on an error.
+    Failed(WorkerError),
+}
+
+/// A worker's error as it leaves the worker thread: the one-line message (every cause, as
+/// `{:#}` prints an error chain) and the kind of the first OS error in its chain.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct WorkerError {
+    /// What failed, naming the operation and offset.
+    pub message: String,
+    /// The kind of the I/O error that caused it (`StorageFull` for a full disk); `None` when no
+    /// I/O error is in the chain (a file that shrank, say).
+    pub io_kind: Option<std::io::ErrorKind>,
+}
+
+impl WorkerError {
+    /// The message and I/O error kind of an engine's error.
+    pub fn of(e: &anyhow::Error) -> WorkerError {
+        WorkerError {
+            message: format!("{e:#}"),
+            io_kind: e
+                .chain()
+                .find_map(|c| c.downcast_ref::<std::io::Error>())
+                .map(std::io::Error::kind),
+        }
+    }
 }
 
 /// One worker's report for the interval since its previous snapshot.
@@ -33,4 +60,25 @@ pub struct Snapshot {
     /// Latency of the interval's operations, in ns.
     pub latency: Histogram<u64>,
     pub kind: SnapshotKind,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+
+    #[test]
+    fn a_worker_error_keeps_the_io_error_kind_under_its_context() {
+        let e = Err::<(), _>(std::io::Error::from_raw_os_error(libc::ENOSPC))
+            .context("write at offset 4096")
+            .unwrap_err();
+        let w = WorkerError::of(&e);
+        assert_eq!(w.io_kind, Some(std::io::ErrorKind::StorageFull));
+        assert!(w.message.starts_with("write at offset 4096: "), "{w}");
+        let plain = WorkerError::of(&anyhow::anyhow!("the file shrank"));
+        assert_eq!(
+            (plain.io_kind, plain.message.as_str()),
+            (None, "the file shrank")
+        );
+    }
 }

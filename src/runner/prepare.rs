@@ -3,9 +3,11 @@
 //! control, measures residency, and splits the work into per-worker jobs.
 
 use super::budget::{self, Share};
+use super::error::{FailureCause, RunFailed};
 use super::watch::FileWatch;
 use crate::cache::{self, Residency};
 use crate::config::{usage, Op, Pattern, RunSpec};
+use crate::engine::setup::PreallocFailed;
 use crate::engine::WorkerJob;
 use crate::fsguard::Created;
 use anyhow::{anyhow, bail, Context};
@@ -334,11 +336,23 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
             created,
         }),
         Err(e) => {
+            // A write whose blocks could not be reserved is a failed run (a full disk, said by
+            // its error kind), like one that filled the disk while running.
+            let e = match e.downcast::<PreallocFailed>() {
+                Ok(p) => anyhow::Error::new(RunFailed {
+                    message: p.to_string(),
+                    cause: FailureCause::Preallocation,
+                    io_kind: Some(p.error.kind()),
+                    bytes_done: 0,
+                    bytes_planned: p.len_bytes,
+                }),
+                Err(e) => e,
+            };
             // Inode-checked: a file put at the path since is left alone.
             if !created.as_ref().is_some_and(|c| c.remove()) {
                 return Err(e);
             }
-            Err(match e.downcast::<super::RunFailed>() {
+            Err(match e.downcast::<RunFailed>() {
                 Ok(mut failed) => {
                     failed.message.push_str("; removed the partial file");
                     failed.into()

@@ -62,7 +62,11 @@ pub fn make_result(
             }
             _ => String::new(),
         },
-        error: agg.errors.first().cloned().unwrap_or_default(),
+        error: agg
+            .errors
+            .first()
+            .map(|e| e.message.clone())
+            .unwrap_or_default(),
         ..setup_result(spec, prepared_meta.file_size)
     };
     r.set_rates();

@@ -43,30 +43,25 @@ pub struct FileWatch {
 }
 
 /// The file a read run read changed during the run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the file {} while being read (size {size_before_bytes} bytes before the run, \
+     {size_after_bytes} after); another process changed it, so no XOR is reported",
+    how(.size_before_bytes, .size_after_bytes)
+)]
 pub struct FileChanged {
     pub size_before_bytes: u64,
     pub size_after_bytes: u64,
 }
 
-impl std::fmt::Display for FileChanged {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let how = if self.size_after_bytes < self.size_before_bytes {
-            "shrank"
-        } else if self.size_after_bytes > self.size_before_bytes {
-            "grew"
-        } else {
-            "was modified"
-        };
-        write!(
-            f,
-            "the file {how} while being read (size {} bytes before the run, {} after); another \
-             process changed it, so no XOR is reported",
-            self.size_before_bytes, self.size_after_bytes
-        )
+/// What a change of size from `before` to `after` bytes is called.
+fn how(before: &u64, after: &u64) -> &'static str {
+    match after.cmp(before) {
+        std::cmp::Ordering::Less => "shrank",
+        std::cmp::Ordering::Greater => "grew",
+        std::cmp::Ordering::Equal => "was modified",
     }
 }
-impl std::error::Error for FileChanged {}
 
 impl FileWatch {
     /// Starts watching `file` (its descriptor is kept); `None` for anything but a regular file

@@ -9,8 +9,8 @@ use super::progress::Progress;
 use crate::config::{CacheMode, Op, RunSpec};
 use crate::export::SyscallRow;
 use crate::measure::result::Label;
-use crate::measure::{Aggregate, RunResult};
-use crate::runner::{self, host_name};
+use crate::measure::RunResult;
+use crate::runner::{host_name, FailureCause, Run, RunError, RunFailed, Step};
 use anyhow::{anyhow, Context};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, RecvTimeoutError};
@@ -225,39 +225,33 @@ fn run_point(
         }
         spec.cache = CacheMode::AsIs;
     }
-    let prepared = runner::prepare(&spec)?;
+    // The run gets its own flag: a failing worker raises it, and that must not look like Ctrl-C.
+    let mut run = Run::start(&spec, experiment, Arc::new(AtomicBool::new(false)))?;
     warnings.extend(
-        prepared
-            .notes
+        run.notes()
             .iter()
             .filter(|n| n.starts_with("warning"))
             .cloned(),
     );
-    let meta = prepared.meta();
-    // The run gets its own flag: a failing worker raises it, and that must not look like Ctrl-C.
-    let run_stop = Arc::new(AtomicBool::new(false));
-    let handle = runner::start(prepared, run_stop)?;
-    let mut agg = Aggregate::new(handle.workers());
     let mut interrupted = false;
-    loop {
-        match handle.rx.recv_timeout(POLL) {
-            Ok(snap) => agg.add(&snap),
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => break,
-        }
+    while !matches!(run.poll(POLL), Step::Ended) {
         if !interrupted && stop.load(Ordering::Relaxed) {
-            handle.stop();
+            run.stop();
             interrupted = true;
         }
     }
-    let elapsed = handle.join()?;
-    if interrupted {
-        return Ok(None);
-    }
-    if let Some(e) = agg.errors.first() {
-        return Err(anyhow!("{e}"));
-    }
-    let mut r = runner::make_result(&meta, experiment, &agg, elapsed);
+    let mut r = match run.finish() {
+        // A stopped repetition is dropped, unless its file changed or was replaced under it.
+        Ok(_)
+        | Err(RunError::Failed(RunFailed {
+            cause: FailureCause::Worker,
+            ..
+        })) if interrupted => return Ok(None),
+        Ok(outcome) => outcome.result,
+        // The row's error column has the message alone, as it always had.
+        Err(RunError::Failed(failed)) => return Err(anyhow!("{}", failed.message)),
+        Err(RunError::Other(e)) => return Err(e),
+    };
     if warm {
         r.cache = CacheMode::Warm.into();
     }

@@ -7,11 +7,13 @@
 //! applying its cache mode — off the UI thread. Commands that pile up while it is busy are
 //! coalesced (only the last start matters), so mashing a key never queues seconds of restarts.
 //!
+//! Each run is a [`Run`], the one lifecycle the CLI and the sweep use too: the session
+//! steps it ([`Run::poll`]) between looks at its commands and ends it with [`Run::end`].
 //! A read that does not loop (cold sequential reads, see [`Settings::spec`]) is *chained*: when
-//! a pass over the file ends, the session prepares the run again — which evicts the file — and
-//! starts the next pass under the same id, shifting its snapshots' times by the pass's start so
-//! the UI sees one continuous segment. Only the first pass's final snapshots keep their XOR; later
-//! ones are forwarded as intervals so the XOR is not cancelled out by a second full pass.
+//! a pass over the file ends, the session ends that [`Run`] and starts a new one — preparing it
+//! evicts the file again — under the same id, shifting its snapshots' times by the pass's start
+//! so the UI sees one continuous segment. Only the first pass's final snapshots keep their XOR;
+//! later ones are forwarded as intervals so the XOR is not cancelled out by a second full pass.
 //!
 //! [`Settings::spec`]: super::settings::Settings::spec
 //!
@@ -21,9 +23,9 @@
 use crate::cache::Residency;
 use crate::config::{Op, RunSpec};
 use crate::measure::{Snapshot, SnapshotKind};
-use crate::runner::{self, PreparedMeta, RunHandle};
+use crate::runner::{FailureCause, PreparedMeta, Run, RunError, RunFailed, Step};
 use std::sync::atomic::AtomicBool;
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -69,7 +71,8 @@ pub enum Update {
 struct Running {
     id: u64,
     spec: RunSpec,
-    handle: RunHandle,
+    /// The current pass.
+    run: Run,
     /// When the segment's first pass started; every pass's times are shifted to this origin.
     origin: Instant,
     /// Start of the current pass since `origin`, ns.
@@ -142,14 +145,14 @@ fn session_loop(commands: Receiver<Command>, out: Sender<Update>) {
     let mut current: Option<Running> = None;
     loop {
         let command = match &mut current {
-            Some(run) => {
-                match run.handle.rx.recv_timeout(COMMAND_POLL) {
-                    Ok(s) => forward(&out, run, s),
-                    Err(RecvTimeoutError::Timeout) => {}
-                    Err(RecvTimeoutError::Disconnected) => {
+            Some(running) => {
+                match running.run.poll(COMMAND_POLL) {
+                    Step::Snapshot(s) => forward(&out, running, s),
+                    Step::Pending => {}
+                    Step::Ended => {
                         // The workers ended on their own: the pass is over (or an I/O error).
-                        if let Some(run) = current.take() {
-                            current = next_pass(run, &out);
+                        if let Some(running) = current.take() {
+                            current = next_pass(running, &out);
                         }
                         continue;
                     }
@@ -163,9 +166,9 @@ fn session_loop(commands: Receiver<Command>, out: Sender<Update>) {
             None => commands.recv().unwrap_or(Command::Quit),
         };
         let command = coalesce(command, &commands, &out);
-        if let Some(run) = current.take() {
-            run.handle.stop();
-            finish(run, &out);
+        if let Some(running) = current.take() {
+            running.run.stop();
+            finish(running, &out);
         }
         match command {
             Command::Start { id, spec } => current = begin(id, spec, &out),
@@ -194,41 +197,39 @@ fn coalesce(mut command: Command, commands: &Receiver<Command>, out: &Sender<Upd
     command
 }
 
-fn forward(out: &Sender<Update>, run: &mut Running, mut snapshot: Snapshot) {
-    snapshot.at_ns += run.offset_ns;
+fn forward(out: &Sender<Update>, running: &mut Running, mut snapshot: Box<Snapshot>) {
+    snapshot.at_ns += running.offset_ns;
     match snapshot.kind {
-        SnapshotKind::Failed(_) => run.failed = true,
-        SnapshotKind::Final { .. } if run.passes > 0 => snapshot.kind = SnapshotKind::Interval,
+        SnapshotKind::Failed(_) => running.failed = true,
+        SnapshotKind::Final { .. } if running.passes > 0 => snapshot.kind = SnapshotKind::Interval,
         _ => {}
     }
     let _ = out.send(Update::Snapshot {
-        id: run.id,
-        snapshot: Box::new(snapshot),
+        id: running.id,
+        snapshot,
     });
 }
 
-fn launch(spec: &RunSpec) -> anyhow::Result<(PreparedMeta, Vec<String>, RunHandle)> {
-    let prepared = runner::prepare(spec)?;
-    let meta = prepared.meta();
-    let notes = prepared.notes.clone();
-    let handle = runner::start(prepared, Arc::new(AtomicBool::new(false)))?;
-    Ok((meta, notes, handle))
+/// Prepares and starts one pass of `spec`. The explorer stops runs through [`Run::stop`], so the
+/// flag is the run's own.
+fn launch(spec: &RunSpec) -> anyhow::Result<Run> {
+    Run::start(spec, "", Arc::new(AtomicBool::new(false)))
 }
 
 fn begin(id: u64, spec: RunSpec, out: &Sender<Update>) -> Option<Running> {
     match launch(&spec) {
-        Ok((meta, notes, handle)) => {
+        Ok(run) => {
             let _ = out.send(Update::Started {
                 id,
-                meta: Box::new(meta),
-                workers: handle.workers(),
-                notes,
+                meta: Box::new(run.meta().clone()),
+                workers: run.workers(),
+                notes: run.notes().to_vec(),
             });
             Some(Running {
                 id,
                 spec,
-                origin: handle.started(),
-                handle,
+                origin: run.started(),
+                run,
                 offset_ns: 0,
                 passes: 0,
                 failed: false,
@@ -252,55 +253,203 @@ fn begin(id: u64, spec: RunSpec, out: &Sender<Update>) -> Option<Running> {
     }
 }
 
-/// After a pass ended by itself: starts the next pass of a chained run, or reports the end.
-fn next_pass(mut run: Running, out: &Sender<Update>) -> Option<Running> {
-    if !run.chained() {
-        finish(run, out);
+/// After a pass ended by itself: ends it and starts the next pass of a chained run (a new
+/// [`Run`]), or reports the end. A file that changed under the pass ends the chain with that
+/// error: the pass's XOR is not the file's.
+fn next_pass(running: Running, out: &Sender<Update>) -> Option<Running> {
+    if !running.chained() {
+        finish(running, out);
         return None;
     }
-    match launch(&run.spec) {
-        Ok((_, _, handle)) => {
-            let old = std::mem::replace(&mut run.handle, handle);
-            let _ = old.join();
-            run.passes += 1;
-            run.offset_ns = run.handle.started().duration_since(run.origin).as_nanos() as u64;
-            Some(run)
-        }
+    let Running {
+        id,
+        spec,
+        run,
+        origin,
+        offset_ns,
+        passes,
+        failed: _,
+    } = running;
+    // Its snapshots were all forwarded; what is left is its verdict.
+    let ended = run.end();
+    let stopped = |error: String, elapsed: Option<Duration>| {
+        let _ = out.send(Update::Stopped {
+            id,
+            elapsed: elapsed
+                .map_or_else(|| origin.elapsed(), |d| d + Duration::from_nanos(offset_ns)),
+            error: Some(error),
+        });
+    };
+    if let Some(error) = stopped_error(ended.verdict) {
+        stopped(error, ended.elapsed);
+        return None;
+    }
+    match launch(&spec) {
+        Ok(run) => Some(Running {
+            id,
+            spec,
+            offset_ns: run.started().duration_since(origin).as_nanos() as u64,
+            run,
+            origin,
+            passes: passes + 1,
+            failed: false,
+        }),
         Err(e) => {
-            let _ = out.send(Update::Stopped {
-                id: run.id,
-                elapsed: run.origin.elapsed(),
-                error: Some(format!("{e:#}")),
-            });
+            stopped(format!("{e:#}"), None);
             None
         }
     }
 }
 
-/// Drains the run's remaining snapshots (the final ones carry the XOR), joins the workers and
-/// removes a write run's scratch file.
-fn finish(mut run: Running, out: &Sender<Update>) {
-    while let Ok(s) = run.handle.rx.recv() {
-        forward(out, &mut run, s);
+/// Takes the run's remaining snapshots (the final ones carry the XOR), ends it and removes a
+/// write run's scratch file.
+fn finish(mut running: Running, out: &Sender<Update>) {
+    while let Some(s) = running.run.next_snapshot() {
+        forward(out, &mut running, s);
     }
     // The run's time ends when its workers (and a final fsync) are done: removing the scratch
     // file is cleanup, and unlinking a file of random 4 KiB writes (tens of thousands of extents)
     // can take seconds that must not dilute the row's MiB/s.
-    let created = run.handle.created().cloned();
-    let joined = run.handle.join();
-    let elapsed = match &joined {
-        Ok(wall) => *wall + Duration::from_nanos(run.offset_ns),
-        Err(_) => run.origin.elapsed(),
+    let created = running.run.created().cloned();
+    let ended = running.run.end();
+    let elapsed = match ended.elapsed {
+        Some(wall) => wall + Duration::from_nanos(running.offset_ns),
+        None => running.origin.elapsed(),
     };
     // Only the file this run created (or replaced), while the path still names it: a file put
     // there since is left alone.
     if let Some(c) = created {
         c.remove();
     }
-    let error = joined.err().map(|e| format!("{e:#}"));
     let _ = out.send(Update::Stopped {
-        id: run.id,
+        id: running.id,
         elapsed,
-        error,
+        error: stopped_error(ended.verdict),
     });
+}
+
+/// The error a stopped run reports. A worker's error is not repeated: its snapshot already
+/// carried it to the UI.
+fn stopped_error(verdict: Result<(), RunError>) -> Option<String> {
+    match verdict {
+        Ok(())
+        | Err(RunError::Failed(RunFailed {
+            cause: FailureCause::Worker,
+            ..
+        })) => None,
+        Err(RunError::Failed(failed)) => Some(failed.message),
+        Err(RunError::Other(e)) => Some(format!("{e:#}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 1 MiB file of varied bytes and the spec of a sequential read of it that does not loop
+    /// (so the session chains its passes).
+    fn chained_read(dir: &tempfile::TempDir) -> (RunSpec, Vec<u8>) {
+        let path = dir.path().join("explored");
+        let data: Vec<u8> = (0..1u32 << 20).map(|i| (i * 31 % 251) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        let mut spec = RunSpec::new(&path);
+        spec.block_size_bytes = 64 << 10;
+        (spec, data)
+    }
+
+    /// Steps `running` as the session thread does (without commands) until `passes` passes
+    /// completed; `None` when the chain ended (its end was reported on `out`).
+    fn step_until(mut running: Running, passes: u64, out: &Sender<Update>) -> Option<Running> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while running.passes < passes {
+            assert!(Instant::now() < deadline, "no pass {passes} in 20 s");
+            match running.run.poll(COMMAND_POLL) {
+                Step::Snapshot(s) => forward(out, &mut running, s),
+                Step::Pending => {}
+                Step::Ended => running = next_pass(running, out)?,
+            }
+        }
+        Some(running)
+    }
+
+    #[test]
+    fn the_stepping_api_chains_passes_as_new_runs_of_one_segment_with_one_xor() {
+        let dir = tempfile::tempdir().unwrap();
+        let (spec, data) = chained_read(&dir);
+        let (out, updates) = channel();
+        let running = begin(3, spec, &out).expect("the first pass starts");
+        let running = step_until(running, 2, &out).expect("the chain goes on");
+        running.run.stop();
+        finish(running, &out);
+        drop(out);
+        let (mut bytes, mut finals, mut last_at_ns, mut stopped) = (0u64, Vec::new(), 0, None);
+        for u in updates.iter() {
+            match u {
+                Update::Snapshot { id: 3, snapshot } => {
+                    bytes += snapshot.bytes;
+                    assert!(
+                        snapshot.at_ns >= last_at_ns,
+                        "a pass's times go on, never back"
+                    );
+                    last_at_ns = snapshot.at_ns;
+                    if let SnapshotKind::Final { xor, .. } = snapshot.kind {
+                        finals.push(xor);
+                    }
+                }
+                Update::Stopped { id: 3, error, .. } => stopped = Some(error),
+                Update::Started { id: 3, .. } => {}
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert_eq!(
+            stopped,
+            Some(None),
+            "the segment ends once, without an error"
+        );
+        assert!(
+            bytes >= 2 << 20,
+            "two whole passes over 1 MiB, read {bytes}"
+        );
+        let xor = crate::xor::xor_at(0, &data);
+        assert_eq!(finals, vec![xor], "only the first pass reports its XOR");
+    }
+
+    #[test]
+    fn a_file_changed_under_a_pass_ends_the_chain_with_that_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let (spec, _) = chained_read(&dir);
+        let path = spec.path.clone();
+        let (out, updates) = channel();
+        let mut running = begin(4, spec, &out).expect("the first pass starts");
+        // Take the first pass's snapshots until its workers ended, then change the file before
+        // the pass is ended (where the file is checked).
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            assert!(
+                Instant::now() < deadline,
+                "the first pass did not end in 20 s"
+            );
+            match running.run.poll(COMMAND_POLL) {
+                Step::Snapshot(s) => forward(&out, &mut running, s),
+                Step::Pending => {}
+                Step::Ended => break,
+            }
+        }
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        std::io::Write::write_all(&mut f, b"more").unwrap();
+        assert!(next_pass(running, &out).is_none(), "no pass after a change");
+        drop(out);
+        let error = updates.iter().find_map(|u| match u {
+            Update::Stopped { id: 4, error, .. } => Some(error),
+            _ => None,
+        });
+        let error = error.expect("the end is reported").expect("with an error");
+        assert!(
+            error.starts_with("the file grew while being read"),
+            "{error}"
+        );
+    }
 }

@@ -1,11 +1,16 @@
 //! Per-worker measurement state: counters, the latency tally and histogram, the XOR, and the
 //! 100 ms snapshot clock. Engines call [`WorkerCtx::now`] and [`WorkerCtx::record`] once per
 //! operation; everything else happens once per snapshot, off the hot path.
+//!
+//! It lives here, below the engines, because it is what they record *into*: an engine knows
+//! this type and nothing of the runner that starts its thread. The runner makes one per worker
+//! ([`WorkerCtx::new`]), hands it to the engine, and ends it with [`WorkerCtx::finish`], which
+//! sends the worker's last snapshot (its XOR share, or its error with the I/O error kind kept,
+//! see [`WorkerError`]).
 
-use crate::config::Pattern;
-use crate::engine::{Block, WorkerJob};
-use crate::measure::clock::TickTally;
-use crate::measure::{new_latency_histogram, Clock, Snapshot, SnapshotKind};
+use super::clock::TickTally;
+use super::snapshot::WorkerError;
+use super::{new_latency_histogram, Clock, Snapshot, SnapshotKind};
 use crate::xor::xor_at;
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,7 +36,7 @@ pub const CHAIN_MAX_BLOCK_BYTES: usize = 64;
 pub struct WorkerCtx {
     worker: usize,
     clock: Clock,
-    /// The run's time origin, raw ticks, shared with [`super::RunHandle::started`]: snapshots'
+    /// The run's time origin, raw ticks, shared with the runner's start instant: snapshots'
     /// `at_ns` count from it, so a front end that chains runs (the explorer's cold passes) sees
     /// times that never go back, whatever each thread's wake-up delay.
     epoch_raw: u64,
@@ -70,7 +75,10 @@ pub struct OpSpan {
 }
 
 impl WorkerCtx {
-    pub(super) fn new(
+    /// The state of worker `worker` of a run whose time origin is `epoch_raw` (raw ticks of
+    /// [`Clock::get`]): snapshots go to `tx`, and [`WorkerCtx::record`] says stop once `stop` is
+    /// raised or `duration` has passed.
+    pub fn new(
         epoch_raw: u64,
         worker: usize,
         stop: Arc<AtomicBool>,
@@ -133,19 +141,19 @@ impl WorkerCtx {
         }
     }
 
-    /// Folds `data`, read or written at the block's offset, into this worker's XOR (first pass
-    /// only, so looping runs keep the range's checksum).
+    /// Folds `data`, read or written at `offset`, into this worker's XOR when the block is part
+    /// of the `first_pass` over the range (so looping runs keep the range's checksum).
     #[inline(always)]
-    pub fn xor(&mut self, block: &Block, data: &[u8]) {
-        if block.first_pass {
-            self.xor ^= xor_at(block.offset, data);
+    pub fn xor(&mut self, offset: u64, first_pass: bool, data: &[u8]) {
+        if first_pass {
+            self.xor ^= xor_at(offset, data);
         }
     }
 
     /// Like [`WorkerCtx::xor`] for an already computed contribution.
     #[inline(always)]
-    pub fn xor_value(&mut self, block: &Block, x: u32) {
-        if block.first_pass {
+    pub fn xor_value(&mut self, first_pass: bool, x: u32) {
+        if first_pass {
             self.xor ^= x;
         }
     }
@@ -208,8 +216,9 @@ impl WorkerCtx {
 
     /// Sends the final snapshot and returns when this worker's operations ran (`None` if it did
     /// none). Without timing ([`NO_LATENCY_ENV`]) there are no stamps, and the span runs from
-    /// the worker's start to now.
-    pub(super) fn finish(mut self, outcome: anyhow::Result<bool>) -> Option<OpSpan> {
+    /// the worker's start to now. A failed `outcome` raises the stop flag, so the other workers
+    /// end too.
+    pub fn finish(mut self, outcome: &anyhow::Result<bool>) -> Option<OpSpan> {
         let now = self.clock.raw();
         let span = if !self.timing {
             Some(OpSpan {
@@ -225,104 +234,14 @@ impl WorkerCtx {
         let kind = match outcome {
             Ok(full_pass) => SnapshotKind::Final {
                 xor: self.xor,
-                full_pass,
+                full_pass: *full_pass,
             },
             Err(e) => {
                 self.stop.store(true, Ordering::Relaxed);
-                SnapshotKind::Failed(format!("{e:#}"))
+                SnapshotKind::Failed(WorkerError::of(e))
             }
         };
         self.send(now, kind);
         span
-    }
-}
-
-/// A read that got fewer bytes than the file held when the run was prepared: another process
-/// truncated the file during the run. The XOR of what was read would not be the file's, so the
-/// run fails instead of printing it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileShrank {
-    /// Offset of the short read.
-    pub offset: u64,
-    /// Bytes the read had to return (the file held them when the run started).
-    pub wanted_bytes: u64,
-    /// Bytes it returned.
-    pub got_bytes: u64,
-    /// The file's size when the short read was seen, if it could be read.
-    pub size_now_bytes: Option<u64>,
-}
-
-impl std::fmt::Display for FileShrank {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "the file shrank while being read: {} bytes at offset {} returned only {}",
-            self.wanted_bytes, self.offset, self.got_bytes
-        )?;
-        if let Some(size) = self.size_now_bytes {
-            write!(f, " (it is {size} bytes long now)")?;
-        }
-        f.write_str("; another process truncated it, so no XOR is reported")
-    }
-}
-impl std::error::Error for FileShrank {}
-
-/// Bytes of block `b` a read of it must return: the whole block, except with O_DIRECT, where the
-/// full aligned block is asked for at the tail and only the part before the planned end counts.
-#[inline(always)]
-pub fn wanted_len(job: &WorkerJob, b: &Block) -> usize {
-    if job.direct {
-        let end = match job.pattern {
-            Pattern::Random => job.span,
-            Pattern::Sequential => job.range.end,
-        };
-        (b.len as u64).min(end.saturating_sub(b.offset)) as usize
-    } else {
-        b.len
-    }
-}
-
-/// Checks that a read of block `b` returned `got` bytes, enough for the block, and returns how
-/// many of them belong to the run (an O_DIRECT read of a file that grew can return more).
-#[inline(always)]
-pub fn complete_read(job: &WorkerJob, b: &Block, got: usize) -> Result<usize, FileShrank> {
-    let wanted = wanted_len(job, b);
-    if got < wanted {
-        return Err(FileShrank {
-            offset: b.offset,
-            wanted_bytes: wanted as u64,
-            got_bytes: got as u64,
-            size_now_bytes: job.file.metadata().ok().map(|m| m.len()),
-        });
-    }
-    Ok(wanted)
-}
-
-/// An engine gave up a worker's descriptor without closing it cleanly: `WorkerJob::file` holds
-/// a number that is no longer its own, so the job must be forgotten, never dropped (see
-/// [`dispose_job`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DescriptorLost;
-
-impl std::fmt::Display for DescriptorLost {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the worker's descriptor was lost (no descriptor left to replace it)")
-    }
-}
-impl std::error::Error for DescriptorLost {}
-
-/// Whether an engine's `outcome` says the job's descriptor was lost ([`DescriptorLost`]).
-pub fn descriptor_lost(outcome: &anyhow::Result<bool>) -> bool {
-    matches!(outcome, Err(e) if e.downcast_ref::<DescriptorLost>().is_some())
-}
-
-/// Ends a worker's job: dropped (its descriptor closed), unless its descriptor was `lost`, in
-/// which case the job is forgotten so its stale descriptor number — maybe another thread's
-/// descriptor by now — is never closed.
-pub fn dispose_job(job: WorkerJob, lost: bool) {
-    if lost {
-        std::mem::forget(job);
-    } else {
-        drop(job);
     }
 }

@@ -1,0 +1,183 @@
+//! The worker threads of one run: one OS thread per job, started together behind a [`Gate`]
+//! once every thread exists, each recording through its own [`WorkerCtx`] and sending [`Snapshot`]s over one channel. The
+//! channel disconnects when the last worker exits; that is how [`super::Run`] learns the run
+//! ended. Only [`super::Run`] uses this: it owns what comes before (preparing) and after
+//! (fsync, the end-of-run checks, the result).
+
+use crate::engine::{descriptor_lost, dispose_job, engine_for, WorkerJob};
+use crate::measure::{Clock, OpSpan, Snapshot, WorkerCtx};
+use anyhow::Context;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Started workers.
+pub(super) struct Workers {
+    pub(super) rx: Receiver<Snapshot>,
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<Option<OpSpan>>>,
+    /// The run's time origin (just before the workers were started): snapshots' `at_ns` count
+    /// from the same instant.
+    pub(super) started: Instant,
+    clock: Clock,
+    pub(super) count: usize,
+}
+
+/// Where the workers wait until every one of them exists, so they start together: opened with
+/// `true` to run, or with `false` when one could not be spawned, and the others must not run.
+#[derive(Default)]
+struct Gate {
+    state: Mutex<Option<bool>>,
+    opened: Condvar,
+}
+
+impl Gate {
+    /// Waits until the gate is opened; whether to run.
+    fn wait(&self) -> bool {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(go) = *state {
+                return go;
+            }
+            state = self.opened.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn open(&self, go: bool) {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = Some(go);
+        self.opened.notify_all();
+    }
+}
+
+/// `builder.spawn(f)`; in unit tests, fails once [`tests::FAIL_SPAWN_AFTER`] threads were
+/// spawned on this thread, as a process at its thread limit does.
+fn spawn_thread<T: Send + 'static>(
+    builder: std::thread::Builder,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::io::Result<JoinHandle<T>> {
+    #[cfg(test)]
+    if tests::FAIL_SPAWN_AFTER.with(|n| {
+        let left = n.get();
+        n.set(left.saturating_sub(1));
+        left == 0
+    }) {
+        return Err(std::io::Error::from_raw_os_error(libc::EAGAIN));
+    }
+    builder.spawn(f)
+}
+
+/// A worker thread panicked: the run has no trustworthy span or totals.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("a worker thread panicked")]
+pub(super) struct WorkerPanicked;
+
+impl Workers {
+    /// Starts one thread per job, running `spec.method`'s engine. `stop` may be shared with a
+    /// signal handler or a UI; a failing worker raises it too.
+    pub(super) fn spawn(
+        jobs: Vec<WorkerJob>,
+        method: crate::config::Method,
+        duration: Option<Duration>,
+        stop: Arc<AtomicBool>,
+    ) -> anyhow::Result<Workers> {
+        let (tx, rx) = channel();
+        // Calibrate the clock here, before any worker starts: its one-time calibration can take
+        // ~200 ms and must not land in the first run of the process.
+        let clock = Clock::get();
+        // The run's time origin: taken once here, before any worker can start, for both the
+        // snapshots (`at_ns`) and `started`, so the two agree.
+        let (epoch_raw, started) = (clock.raw(), Instant::now());
+        let count = jobs.len();
+        let gate = Arc::new(Gate::default());
+        let engine = engine_for(method);
+        let mut threads = Vec::with_capacity(count);
+        for mut job in jobs {
+            let tx: Sender<Snapshot> = tx.clone();
+            let stop = stop.clone();
+            let gate_w = gate.clone();
+            let spawned = spawn_thread(
+                std::thread::Builder::new().name(format!("diskscope-worker-{}", job.worker)),
+                move || {
+                    if !gate_w.wait() {
+                        // Another worker could not be started: this one does nothing.
+                        dispose_job(job, false);
+                        return None;
+                    }
+                    let mut ctx =
+                        WorkerCtx::new(epoch_raw, job.worker, stop, tx, duration, job.block_size);
+                    let outcome = engine.run(&mut job, &mut ctx);
+                    let span = ctx.finish(&outcome);
+                    dispose_job(job, descriptor_lost(&outcome));
+                    span
+                },
+            );
+            match spawned {
+                Ok(t) => threads.push(t),
+                Err(e) => {
+                    // The workers already started wait at the gate: let them go home, never
+                    // leave them waiting for ones that will not come.
+                    gate.open(false);
+                    for t in threads {
+                        let _ = t.join();
+                    }
+                    return Err(e).context("spawning a worker thread");
+                }
+            }
+        }
+        drop(tx);
+        gate.open(true);
+        Ok(Workers {
+            rx,
+            stop,
+            threads,
+            started,
+            clock,
+            count,
+        })
+    }
+
+    /// Asks every worker to stop; they do within one operation.
+    pub(super) fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// Waits for the workers (the channel must be drained first or concurrently) and returns
+    /// when their operations ran: from the earliest start of any worker's first operation to the
+    /// latest end of any worker's last one (each worker's own stamps, so thread start-up, buffer
+    /// setup and the main thread's wake-up are not in it).
+    pub(super) fn join(self) -> Result<Duration, WorkerPanicked> {
+        let mut first = u64::MAX;
+        let mut last = 0u64;
+        let mut panicked = false;
+        for t in self.threads {
+            match t.join() {
+                Ok(Some(s)) => {
+                    first = first.min(s.first_start_raw);
+                    last = last.max(s.last_end_raw);
+                }
+                Ok(None) => {}
+                Err(_) => panicked = true,
+            }
+        }
+        if panicked {
+            return Err(WorkerPanicked);
+        }
+        Ok(if first == u64::MAX {
+            Duration::ZERO
+        } else {
+            Duration::from_nanos(self.clock.delta_ns(first, last))
+        })
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Spawns that succeed on this thread before the next one fails (unit tests only).
+        pub(in crate::runner) static FAIL_SPAWN_AFTER: Cell<usize> = const { Cell::new(usize::MAX) };
+    }
+}
