@@ -25,6 +25,7 @@ pub mod progress;
 pub mod schema;
 pub mod text;
 pub mod values;
+pub mod wait;
 
 use crate::config::usage;
 use crate::export::{CsvSink, RunResult, SyscallRow};
