@@ -15,7 +15,6 @@ use crate::runner::{host_name, FailureCause, Run, RunError, RunFailed, Step};
 use anyhow::{anyhow, Context};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// A finished repetition. (A `RunResult` is much bigger than a `SyscallRow`, and rows are few:
 /// boxing would buy nothing.)
@@ -79,9 +78,14 @@ pub fn run_experiment(
             let file = file.context("the syscalls experiment needs a file")?;
             for rep in 1..=x.reps {
                 progress.begin(&format!("{} rep {rep}/{}", x.name, x.reps));
-                let budget = Duration::from_secs_f64(x.seconds);
-                let path = file.path.clone();
-                let rx = spawn_result(move || crate::lab::syscalls::measure_all(&path, budget));
+                // The kind's own parameters: the sweep is an adapter over `lab::syscalls`.
+                let params = crate::lab::syscalls::SyscallsParams {
+                    file: Some(file.path.clone()),
+                    seconds: x.seconds,
+                    csv: false,
+                    json: false,
+                };
+                let rx = spawn_result(move || crate::lab::syscalls::run(&params).map(|(_, v)| v));
                 let Some(result) = wait_or_stop(&rx, stop) else {
                     return Ok(Ended::Interrupted);
                 };
