@@ -9,7 +9,16 @@ use diskscope::locality::layout::{
     ensure, fill_content, remove_layout, small_file_rel, Layout, LayoutSpec, INDEX_NAME,
     MANIFEST_NAME,
 };
-use diskscope::locality::run_sweep_experiment;
+use diskscope::locality::params::{Params, Syntax};
+use diskscope::locality::{run_sweep_experiment, LocalityParams};
+
+/// A sweep's `params` table, read and checked as the planner does.
+fn params_of(t: &toml::Table) -> Params {
+    LocalityParams::from_toml(t)
+        .unwrap()
+        .validate(Syntax::Toml)
+        .unwrap()
+}
 use diskscope::locality::trace::{first_access_order, parse_trace};
 use predicates::prelude::*;
 use predicates::str::contains;
@@ -206,6 +215,7 @@ fn the_batch_kind_emits_one_result_per_layout_order_and_repetition() {
         t.path().join("set").display()
     ))
     .unwrap();
+    let params = params_of(&params);
     let mut results = Vec::new();
     run_sweep_experiment("small", &params, &AtomicBool::new(false), &mut |r| {
         results.push(r);
@@ -250,8 +260,7 @@ fn the_batch_kind_emits_one_result_per_layout_order_and_repetition() {
 #[test]
 fn the_batch_kind_names_unknown_keys_and_stops_when_asked() {
     let bad: toml::Table = toml::from_str("files = 10\nblocksize = 4").unwrap();
-    let err =
-        run_sweep_experiment("x", &bad, &AtomicBool::new(false), &mut |_| Ok(())).unwrap_err();
+    let err = LocalityParams::from_toml(&bad).unwrap_err();
     assert!(
         err.to_string().starts_with("blocksize: unknown key"),
         "{err}"
@@ -263,6 +272,7 @@ fn the_batch_kind_names_unknown_keys_and_stops_when_asked() {
         t.path().join("s").display()
     ))
     .unwrap();
+    let params = params_of(&params);
     let mut n = 0;
     run_sweep_experiment("x", &params, &AtomicBool::new(true), &mut |_| {
         n += 1;

@@ -101,19 +101,17 @@ pub fn execute(args: &LocalityParams) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// The batch kind `locality`: runs the experiment a sweep file describes (keys mirror the flags
-/// with underscores: dir, files, file_size, order, trace, reps, cache, pack_order, fanout, seed)
-/// and emits one [`RunResult`] per layout × order × repetition (× cache mode). `method` is `dir`
+/// The batch kind `locality`: runs the experiment a sweep file describes (its `params`, read by
+/// [`LocalityParams::from_toml`] and checked when the sweep is planned) and emits one [`RunResult`] per layout × order × repetition (× cache mode). `method` is `dir`
 /// or `packed`, `pattern` the order. Returns early, without error, when `stop` is set.
 pub fn run_sweep_experiment(
     name: &str,
-    params: &toml::Table,
+    p: &params::Params,
     stop: &AtomicBool,
     emit: &mut dyn FnMut(RunResult) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let p = LocalityParams::from_toml(params)?.validate(Syntax::Toml)?;
     let mut log = |line: String| eprintln!("{name}: {line}");
-    experiment::run(&p, name, Syntax::Toml, stop, &mut log, &mut |m| {
+    experiment::run(p, name, Syntax::Toml, stop, &mut log, &mut |m| {
         emit(m.result)
     })?;
     Ok(())

@@ -129,9 +129,14 @@ pub fn run_experiment(
         Kind::Locality => {
             progress.begin(&x.name);
             let mut emit_run = |r: RunResult| emit(Row::Run(r));
-            if let Err(e) =
-                crate::locality::run_sweep_experiment(&x.name, &x.params, stop, &mut emit_run)
-            {
+            if let Err(e) = crate::locality::run_sweep_experiment(
+                &x.name,
+                x.locality
+                    .as_ref()
+                    .context("the locality experiment was not planned")?,
+                stop,
+                &mut emit_run,
+            ) {
                 if stop.load(Ordering::Relaxed) {
                     return Ok(Ended::Interrupted);
                 }

@@ -87,7 +87,8 @@ pub struct Experiment {
     /// Points in run order (throughput and command kinds).
     pub points: Vec<RunSpec>,
     pub command: Option<CommandPlan>,
-    pub params: toml::Table,
+    /// The `locality` kind's parameters, parsed and checked at plan time (`params = { ... }`).
+    pub locality: Option<crate::locality::params::Params>,
     /// What the planner changed or skipped, for the printed plan.
     pub notes: Vec<String>,
     /// The estimate is an upper bound (runs may end at the end of the file first).

@@ -272,12 +272,7 @@ fn experiment(l: &Layered, file: Option<&FilePlan>) -> anyhow::Result<Experiment
         )?,
         points: Vec::new(),
         command: None,
-        params: l
-            .exp
-            .params
-            .as_ref()
-            .map(|p| p.get_ref().clone())
-            .unwrap_or_default(),
+        locality: None,
         notes: Vec::new(),
         upper_bound: false,
     };
@@ -287,7 +282,13 @@ fn experiment(l: &Layered, file: Option<&FilePlan>) -> anyhow::Result<Experiment
         Kind::Locality => {
             // Checked now, so `--dry-run` and the plan catch what the run would refuse later.
             let span = key_span(l.exp, "params").unwrap_or_else(|| l.span("name"));
-            let p = crate::locality::LocalityParams::from_toml(&x.params)
+            let table = l
+                .exp
+                .params
+                .as_ref()
+                .map(|p| p.get_ref().clone())
+                .unwrap_or_default();
+            let p = crate::locality::LocalityParams::from_toml(&table)
                 .and_then(|r| r.validate(crate::locality::params::Syntax::Toml))
                 .map_err(|e| {
                     let key = e
@@ -299,6 +300,7 @@ fn experiment(l: &Layered, file: Option<&FilePlan>) -> anyhow::Result<Experiment
                 crate::locality::layout::check_space_of(&p.dir, p.files, p.file_size_bytes, true)
                     .map_err(|e| src.key_error(span, "params", &e.to_string()))?;
             }
+            x.locality = Some(p);
         }
         Kind::Syscalls => {}
     }
