@@ -10,8 +10,9 @@
 //!   engines do the I/O).
 //! * [`fast`]: the XOR of a whole file by the fastest road.
 //! * [`syscalls`]: the cost of a system call.
-//! * the `command` kind (an external program timed on the same file) lives with the sweep's
-//!   executor in `sweep::command`, and the `locality` kind in `crate::locality`.
+//! * the `locality` kind lives in `crate::locality` (its own command and data layout); the
+//!   `command` kind (an external program timed on the same file) exists in sweeps only,
+//!   `sweep::kinds::command`. `sweep::kinds` adapts every kind to sweep experiments.
 
 pub mod fast;
 pub mod syscalls;

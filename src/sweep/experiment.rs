@@ -1,71 +1,107 @@
-//! One experiment of a sweep, planned: its kind, its points (validated [`RunSpec`]s) and the
-//! limits on how many there may be. A leaf of the sweep: the planner (`plan`, `points`) builds
-//! these, the executor (`exec`) and the writers (`output`) read them.
+//! One experiment of a sweep, planned: its kind ([`SweepKind`], the interface every kind of
+//! `sweep::kinds` implements), its points (validated [`RunSpec`]s), the limits on how many there
+//! may be, and the rows it produces. Below the kinds: the planner (`plan`, `points`) builds
+//! experiments, the kinds run them, the writers (`output`) read them.
 
+use super::files::FilePlan;
+use super::layered::Layered;
+use super::progress::Progress;
 use crate::config::RunSpec;
+use crate::export::chart::Chart;
+use crate::export::SyscallRow;
+use crate::measure::RunResult;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Duration;
 
-/// What an experiment measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Throughput,
-    Syscalls,
-    Command,
-    Locality,
+/// One kind of experiment (`kind = "..."` in a sweep file): the keys it takes, how its points
+/// are planned, how it runs and what it writes. Each kind is one module of `sweep::kinds`,
+/// listed once in [`super::kinds::ALL`]; nothing else in the sweep matches on kinds.
+pub trait SweepKind: Sync + std::fmt::Debug {
+    /// Its name in the sweep file.
+    fn name(&self) -> &'static str;
+    /// Keys an experiment of this kind may set (besides `name` and `kind`).
+    fn keys(&self) -> &'static [&'static str];
+    /// Whether it measures the sweep's `[file]` (a test file is made for it when none is named).
+    fn needs_file(&self) -> bool {
+        false
+    }
+    /// `seconds` when neither the experiment nor `[defaults]` sets it.
+    fn default_seconds(&self) -> f64 {
+        2.0
+    }
+    /// Repetitions, from `reps` (a kind that repeats inside its own run says 1).
+    fn reps(&self, l: &Layered) -> anyhow::Result<u32> {
+        l.reps()
+    }
+    /// Fills in the experiment's points or parameters from its keys. Every problem of the
+    /// experiment is found here, before any I/O, and names its `FILE:LINE: key`.
+    fn plan(&self, l: &Layered, file: Option<&FilePlan>, x: &mut Experiment) -> anyhow::Result<()>;
+    /// Runs of the experiment (what the progress bar counts).
+    fn runs(&self, x: &Experiment) -> usize {
+        x.reps as usize
+    }
+    /// Estimated seconds, when the time bound makes it predictable.
+    fn estimate_s(&self, _x: &Experiment) -> Option<f64> {
+        None
+    }
+    /// Whether the plan's table shows its number of points.
+    fn shows_points(&self) -> bool {
+        false
+    }
+    /// Whether it can be drawn in `compare.svg` (its rows are throughput at a block size).
+    fn comparable(&self) -> bool {
+        false
+    }
+    /// Whether it runs as a fleet under mpirun (`sweep::fleet`).
+    fn fleet_capable(&self) -> bool {
+        false
+    }
+    /// Whether it writes a `-fio.txt` companion (the fio command line of each point).
+    fn fio_companion(&self) -> bool {
+        false
+    }
+    /// Whether its rows are [`SyscallRow`]s (else [`RunResult`]s).
+    fn writes_syscall_rows(&self) -> bool {
+        false
+    }
+    /// Runs the experiment, calling `emit` for every repetition as it finishes. Returns early
+    /// (Ok) when `stop` is raised; the caller tells an interrupted run by the flag.
+    fn run(
+        &self,
+        x: &Experiment,
+        file: Option<&FilePlan>,
+        stop: &Arc<AtomicBool>,
+        progress: &mut Progress,
+        emit: &mut dyn FnMut(Row) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()>;
+    /// The summary CSV text and the figure of a finished experiment.
+    fn summary(&self, x: &Experiment, rows: &Collected) -> anyhow::Result<(String, Option<Chart>)>;
 }
 
-impl Kind {
-    pub const NAMES: &'static str = "throughput, syscalls, command, locality";
+/// The kind of an experiment: one of [`super::kinds::ALL`].
+pub type Kind = &'static dyn SweepKind;
 
-    pub fn parse(s: &str) -> Option<Kind> {
-        Some(match s {
-            "throughput" => Kind::Throughput,
-            "syscalls" => Kind::Syscalls,
-            "command" => Kind::Command,
-            "locality" => Kind::Locality,
-            _ => return None,
-        })
-    }
+/// A finished repetition. (A `RunResult` is much bigger than a `SyscallRow`, and rows are few:
+/// boxing would buy nothing.)
+#[allow(clippy::large_enum_variant)]
+pub enum Row {
+    Run(RunResult),
+    Syscall(SyscallRow),
+}
 
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Throughput => "throughput",
-            Kind::Syscalls => "syscalls",
-            Kind::Command => "command",
-            Kind::Locality => "locality",
-        }
-    }
+/// Whether the experiment ran to its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    Completed,
+    Interrupted,
+}
 
-    /// Keys an experiment of this kind may set (besides `name` and `kind`).
-    pub fn keys(self) -> &'static [&'static str] {
-        match self {
-            Kind::Throughput => &[
-                "reps",
-                "seconds",
-                "block_size",
-                "threads",
-                "method",
-                "cache",
-                "direct",
-                "queue_depth",
-                "operation",
-                "pattern",
-                "submit",
-                "one_pass",
-            ],
-            Kind::Command => &[
-                "reps",
-                "command",
-                "block_size",
-                "block_count",
-                "cache",
-                "bytes",
-                "timeout",
-            ],
-            Kind::Syscalls => &["reps", "seconds"],
-            Kind::Locality => &["params"],
-        }
-    }
+/// Rows of one experiment.
+#[derive(Debug, Default)]
+pub struct Collected {
+    pub runs: Vec<RunResult>,
+    pub syscalls: Vec<SyscallRow>,
 }
 
 /// The external command of a `command` experiment.
@@ -98,20 +134,12 @@ pub struct Experiment {
 impl Experiment {
     /// Runs of this experiment (points x repetitions).
     pub fn runs(&self) -> usize {
-        match self.kind {
-            Kind::Throughput | Kind::Command => self.points.len() * self.reps as usize,
-            Kind::Syscalls => self.reps as usize,
-            Kind::Locality => 1,
-        }
+        self.kind.runs(self)
     }
 
     /// Estimated seconds, when the time bound makes it predictable.
     pub fn estimate_s(&self) -> Option<f64> {
-        match self.kind {
-            Kind::Throughput => Some(self.runs() as f64 * self.seconds),
-            Kind::Syscalls => Some(self.runs() as f64 * 8.0 * self.seconds),
-            Kind::Command | Kind::Locality => None,
-        }
+        self.kind.estimate_s(self)
     }
 }
 
@@ -127,7 +155,7 @@ pub fn output_names(name: &str, kind: Kind) -> Vec<String> {
         format!("{name}-summary.csv"),
         format!("{name}.svg"),
     ];
-    if kind == Kind::Throughput {
+    if kind.fio_companion() {
         v.push(format!("{name}-fio.txt"));
     }
     v

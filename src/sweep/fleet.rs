@@ -13,7 +13,7 @@
 
 use super::files::{self, FilePlan};
 use super::output::{self, Collected};
-use super::plan::{Kind, Plan};
+use super::plan::Plan;
 use super::schema::{FleetDef, Source};
 use crate::config::{usage, Op};
 use crate::export::{CsvSink, RunResult};
@@ -76,7 +76,7 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
     let rank = fleet.rank();
     let layout = fleet.options.layout;
     let lead = rank == 0;
-    if let Some(x) = plan.experiments.iter().find(|x| x.kind != Kind::Throughput) {
+    if let Some(x) = plan.experiments.iter().find(|x| !x.kind.fleet_capable()) {
         if !lead {
             return Ok(0); // rank 0 says why and sets the status (see `follower_status`)
         }
@@ -84,7 +84,7 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
             "experiment `{}`: kind {} cannot run as a fleet (only throughput experiments do); \
              run it without mpirun, or remove it",
             x.name,
-            x.kind.as_str()
+            x.kind.name()
         )));
     }
     let Some(file) = &plan.file else {
@@ -163,7 +163,7 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
                     break 'experiments;
                 }
                 seq += 1;
-                let label = super::exec::point_label(&x.name, spec, x.kind);
+                let label = super::exec::point_label(&x.name, spec);
                 let end = point::run_point(&mut fleet, seq, spec, &x.name, stop);
                 if spec.op == Op::Write && makes_file {
                     fleet.while_alive(|| files::after_write(&mine, &AtomicBool::new(false)))?;

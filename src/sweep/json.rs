@@ -41,7 +41,7 @@ pub fn write_sweep_documents(
         "out_dir": dir.display().to_string(),
         "experiments": plan.experiments.iter().map(|x| json!({
             "name": x.name,
-            "kind": format!("{:?}", x.kind).to_lowercase(),
+            "kind": x.kind.name(),
             "reps": x.reps,
             "seconds": x.seconds,
             "points": x.points.iter().map(setup_of).collect::<Vec<_>>(),

@@ -17,6 +17,7 @@ pub mod experiment;
 pub mod files;
 pub mod fleet;
 pub mod json;
+pub mod kinds;
 pub mod layered;
 pub mod output;
 pub mod plan;
@@ -30,9 +31,9 @@ pub mod wait;
 use crate::config::usage;
 use crate::export::{CsvSink, RunResult, SyscallRow};
 use crate::size::format_size;
-use exec::{Ended, Row};
+use experiment::{Ended, Row};
 use output::Collected;
-use plan::{Kind, Plan};
+use plan::Plan;
 use schema::Source;
 use std::io::Write;
 use std::path::Path;
@@ -40,7 +41,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 pub use crate::config::EXIT_INTERRUPTED;
-pub use text::{format_secs, plan_text};
+pub use progress::format_secs;
+pub use text::plan_text;
 
 /// Reads and plans a sweep file without running anything.
 pub fn load(sweep_path: &Path, out: Option<&Path>, force: bool) -> anyhow::Result<Plan> {
@@ -214,14 +216,15 @@ pub fn execute(
     let mut written = Vec::new();
     for x in &plan.experiments {
         let csv_path = dir.join(format!("{}.csv", x.name));
-        let mut sink = match x.kind {
-            Kind::Syscalls => CsvSink::create::<SyscallRow>(&csv_path, plan.force)?,
-            _ => CsvSink::create::<RunResult>(&csv_path, plan.force)?,
+        let mut sink = if x.kind.writes_syscall_rows() {
+            CsvSink::create::<SyscallRow>(&csv_path, plan.force)?
+        } else {
+            CsvSink::create::<RunResult>(&csv_path, plan.force)?
         };
         written.push(csv_path);
         let mut rows = Collected::default();
-        let ended =
-            exec::run_experiment(x, plan.file.as_ref(), &stop, &mut progress, &mut |row| {
+        x.kind
+            .run(x, plan.file.as_ref(), &stop, &mut progress, &mut |row| {
                 match row {
                     Row::Run(r) => {
                         sink.write(&r)?;
@@ -234,6 +237,11 @@ pub fn execute(
                 }
                 Ok(())
             })?;
+        let ended = if stop.load(Ordering::SeqCst) {
+            Ended::Interrupted
+        } else {
+            Ended::Completed
+        };
         collected.push(rows);
         if ended == Ended::Interrupted {
             interrupted = true;

@@ -1,20 +1,15 @@
 //! What a sweep leaves in its output directory besides the per-repetition CSVs: the summary CSVs,
 //! the SVG figures, and the summary table printed on stdout.
 
-use super::experiment::{Experiment, Kind};
-use crate::export::chart::{syscalls_chart, throughput_chart, Dim, YScale};
+use super::experiment::Experiment;
+use crate::export::chart::{throughput_chart, Chart, Dim, YScale};
 use crate::export::csv::to_csv_tidy as to_csv;
 use crate::export::table::{runs_table, syscalls_table};
 use crate::export::{summarize_runs, summarize_syscalls, svg, RunResult, SyscallRow};
 use crate::fsguard::write_output;
 use std::path::{Path, PathBuf};
 
-/// Rows of one experiment.
-#[derive(Debug, Default)]
-pub struct Collected {
-    pub runs: Vec<RunResult>,
-    pub syscalls: Vec<SyscallRow>,
-}
+pub use super::experiment::Collected;
 
 /// Preferred x axes of a throughput or command figure.
 const X_PREF: [Dim; 8] = [
@@ -39,7 +34,7 @@ pub fn write_results(
     let mut written = Vec::new();
     for (x, rows) in done {
         written.extend(write_experiment(dir, x, rows, plan.y_scale, plan.force)?);
-        if fio_companions && x.kind == Kind::Throughput {
+        if fio_companions && x.kind.fio_companion() {
             let size = plan.file.as_ref().map_or(0, |f| f.size_bytes);
             written.extend(write_fio_companion(dir, x, size, plan.force)?);
         }
@@ -55,6 +50,19 @@ pub fn write_results(
     Ok(written)
 }
 
+/// The summary CSV and the figure of an experiment whose rows are runs (throughput, command,
+/// locality): `dims` are the figure's preferred x axes (default: block size, threads, ...).
+pub fn runs_summary(
+    title: &str,
+    rows: &Collected,
+    dims: Option<&[Dim]>,
+) -> anyhow::Result<(String, Option<Chart>)> {
+    Ok((
+        to_csv(&summarize_runs(&rows.runs))?,
+        throughput_chart(title, &rows.runs, dims.unwrap_or(&X_PREF)),
+    ))
+}
+
 /// Writes `<name>-summary.csv` and `<name>.svg` of one experiment; returns the files written.
 pub fn write_experiment(
     dir: &Path,
@@ -65,27 +73,7 @@ pub fn write_experiment(
 ) -> anyhow::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let summary = dir.join(format!("{}-summary.csv", x.name));
-    let (csv, chart) = match x.kind {
-        Kind::Syscalls => (
-            to_csv(&summarize_syscalls(&rows.syscalls))?,
-            syscalls_chart(
-                &format!("{}: cost of a system call", x.name),
-                &rows.syscalls,
-            ),
-        ),
-        Kind::Locality => (
-            to_csv(&summarize_runs(&rows.runs))?,
-            throughput_chart(
-                &format!("{}: layout x order", x.name),
-                &rows.runs,
-                &[Dim::Pattern, Dim::Method],
-            ),
-        ),
-        Kind::Throughput | Kind::Command => (
-            to_csv(&summarize_runs(&rows.runs))?,
-            throughput_chart(&format!("{}: throughput", x.name), &rows.runs, &X_PREF),
-        ),
-    };
+    let (csv, chart) = x.kind.summary(x, rows)?;
     if !csv.is_empty() {
         write_output(&summary, csv.as_bytes(), force)?;
         files.push(summary);

@@ -9,8 +9,8 @@
 
 pub use super::experiment::{CommandPlan, Experiment, Kind, MAX_POINTS, MAX_POINTS_FORCED};
 use super::files::FilePlan;
+use super::kinds;
 use super::layered::{all_keys, key_span, Layered};
-use super::points::{command_points, throughput_points};
 use super::schema::{Section, Source, SweepDoc};
 use std::path::{Path, PathBuf};
 
@@ -31,9 +31,6 @@ pub struct Plan {
     /// through a link); without it they are refused.
     pub force: bool,
 }
-
-const DEFAULT_SECONDS: f64 = 2.0;
-const DEFAULT_SYSCALL_SECONDS: f64 = 0.25;
 
 fn valid_name(s: &str) -> bool {
     !s.is_empty()
@@ -99,10 +96,10 @@ pub fn build_with(
         )));
     }
     let needs_file = doc.experiment.iter().any(|e| {
-        matches!(
-            e.get_ref().kind.as_ref().map(|k| k.get_ref().as_str()),
-            Some("throughput" | "command") | None
-        )
+        match e.get_ref().kind.as_ref() {
+            None => true, // the error about the missing kind comes with the experiment's line
+            Some(k) => kinds::by_name(k.get_ref()).is_some_and(|k| k.needs_file()),
+        }
     });
     let file = super::files::plan_file(src, doc.file.as_ref(), needs_file, &out_dir)?;
     let mut experiments: Vec<Experiment> = Vec::new();
@@ -149,7 +146,7 @@ pub fn build_with(
         Some(c) => {
             for n in c.get_ref() {
                 match experiments.iter().find(|x| &x.name == n) {
-                    Some(x) if matches!(x.kind, Kind::Throughput | Kind::Command) => {}
+                    Some(x) if x.kind.comparable() => {}
                     Some(_) => {
                         return Err(src.key_error(
                             c.span(),
@@ -231,15 +228,19 @@ fn experiment(l: &Layered, file: Option<&FilePlan>) -> anyhow::Result<Experiment
                 "kind",
                 &format!(
                     "missing; add kind = \"throughput\" (or one of {})",
-                    Kind::NAMES
+                    kinds::names()
                 ),
             ))
         }
-        Some(k) => Kind::parse(k.get_ref()).ok_or_else(|| {
+        Some(k) => kinds::by_name(k.get_ref()).ok_or_else(|| {
             src.key_error(
                 k.span(),
                 "kind",
-                &format!("unknown kind '{}'; use one of {}", k.get_ref(), Kind::NAMES),
+                &format!(
+                    "unknown kind '{}'; use one of {}",
+                    k.get_ref(),
+                    kinds::names()
+                ),
             )
         })?,
     };
@@ -251,7 +252,7 @@ fn experiment(l: &Layered, file: Option<&FilePlan>) -> anyhow::Result<Experiment
                     key,
                     &format!(
                         "does not apply to kind {}; remove it (that kind takes: {})",
-                        kind.as_str(),
+                        kind.name(),
                         kind.keys().join(", ")
                     ),
                 ));
@@ -261,48 +262,14 @@ fn experiment(l: &Layered, file: Option<&FilePlan>) -> anyhow::Result<Experiment
     let mut x = Experiment {
         name,
         kind,
-        reps: if kind == Kind::Locality { 1 } else { l.reps()? },
-        seconds: l.seconds(
-            "seconds",
-            if kind == Kind::Syscalls {
-                DEFAULT_SYSCALL_SECONDS
-            } else {
-                DEFAULT_SECONDS
-            },
-        )?,
+        reps: kind.reps(l)?,
+        seconds: l.seconds("seconds", kind.default_seconds())?,
         points: Vec::new(),
         command: None,
         locality: None,
         notes: Vec::new(),
         upper_bound: false,
     };
-    match kind {
-        Kind::Throughput => throughput_points(l, file.expect("planned"), &mut x)?,
-        Kind::Command => command_points(l, file.expect("planned"), &mut x)?,
-        Kind::Locality => {
-            // Checked now, so `--dry-run` and the plan catch what the run would refuse later.
-            let span = key_span(l.exp, "params").unwrap_or_else(|| l.span("name"));
-            let table = l
-                .exp
-                .params
-                .as_ref()
-                .map(|p| p.get_ref().clone())
-                .unwrap_or_default();
-            let p = crate::locality::LocalityParams::from_toml(&table)
-                .and_then(|r| r.validate(crate::locality::params::Syntax::Toml))
-                .map_err(|e| {
-                    let key = e
-                        .key
-                        .map_or("params".to_string(), |k| format!("params.{k}"));
-                    src.key_error(span.clone(), &key, &e.message)
-                })?;
-            if !crate::locality::layout::is_ours(&p.dir) {
-                crate::locality::layout::check_space_of(&p.dir, p.files, p.file_size_bytes, true)
-                    .map_err(|e| src.key_error(span, "params", &e.to_string()))?;
-            }
-            x.locality = Some(p);
-        }
-        Kind::Syscalls => {}
-    }
+    kind.plan(l, file, &mut x)?;
     Ok(x)
 }

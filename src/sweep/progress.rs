@@ -63,7 +63,7 @@ impl Progress {
                     "[{}/{}] {label}: {outcome} (ETA {})",
                     self.done,
                     self.total,
-                    super::text::format_secs(eta)
+                    format_secs(eta)
                 );
             }
         }
@@ -82,5 +82,22 @@ impl Progress {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
+    }
+}
+
+/// `3 min 20 s`, `45 s`, `1.5 s`.
+pub fn format_secs(s: f64) -> String {
+    if s >= 3600.0 {
+        format!(
+            "{} h {} min",
+            (s / 3600.0) as u64,
+            ((s % 3600.0) / 60.0) as u64
+        )
+    } else if s >= 60.0 {
+        format!("{} min {} s", (s / 60.0) as u64, (s % 60.0) as u64)
+    } else if s >= 10.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{s:.1} s")
     }
 }

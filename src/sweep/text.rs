@@ -2,25 +2,9 @@
 //! (and by the fleet driver and the report page, which show the same plan).
 
 use super::files;
-use super::plan::{Kind, Plan};
+use super::plan::Plan;
+use super::progress::format_secs;
 use crate::size::format_size;
-
-/// `3 min 20 s`, `45 s`, `1.5 s`.
-pub fn format_secs(s: f64) -> String {
-    if s >= 3600.0 {
-        format!(
-            "{} h {} min",
-            (s / 3600.0) as u64,
-            ((s % 3600.0) / 60.0) as u64
-        )
-    } else if s >= 60.0 {
-        format!("{} min {} s", (s / 60.0) as u64, (s % 60.0) as u64)
-    } else if s >= 10.0 {
-        format!("{s:.0} s")
-    } else {
-        format!("{s:.1} s")
-    }
-}
 
 /// The plan as printed before a sweep (and alone with `--dry-run`).
 pub fn plan_text(p: &Plan) -> String {
@@ -67,14 +51,15 @@ pub fn plan_text(p: &Plan) -> String {
                 "?".into()
             }
         };
-        let points = match x.kind {
-            Kind::Throughput | Kind::Command => x.points.len().to_string(),
-            _ => "-".into(),
+        let points = if x.kind.shows_points() {
+            x.points.len().to_string()
+        } else {
+            "-".into()
         };
         s += &format!(
             "  {:<20} {:<10} {:>6} {:>5} {:>6} {:>10}\n",
             x.name,
-            x.kind.as_str(),
+            x.kind.name(),
             points,
             x.reps,
             x.runs(),

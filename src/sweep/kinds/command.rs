@@ -1,0 +1,81 @@
+//! `kind = "command"`: an external program (`dd`, `fio`, a script) timed on the same file at the
+//! same points as a throughput experiment, so the two can be drawn side by side. Running and
+//! killing the program (with everything it started) is `sweep::command`'s job.
+
+use crate::config::RunSpec;
+use crate::export::chart::Chart;
+use crate::sweep::command::run_command;
+use crate::sweep::exec::run_points;
+use crate::sweep::experiment::{Collected, Experiment, Row, SweepKind};
+use crate::sweep::files::FilePlan;
+use crate::sweep::layered::Layered;
+use crate::sweep::output::runs_summary;
+use crate::sweep::points::command_points;
+use crate::sweep::progress::Progress;
+use anyhow::Context;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+#[derive(Debug)]
+pub struct Command;
+
+impl SweepKind for Command {
+    fn name(&self) -> &'static str {
+        "command"
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        &[
+            "reps",
+            "command",
+            "block_size",
+            "block_count",
+            "cache",
+            "bytes",
+            "timeout",
+        ]
+    }
+
+    fn needs_file(&self) -> bool {
+        true
+    }
+
+    fn plan(&self, l: &Layered, file: Option<&FilePlan>, x: &mut Experiment) -> anyhow::Result<()> {
+        command_points(l, file.context("a command experiment needs a file")?, x)
+    }
+
+    fn runs(&self, x: &Experiment) -> usize {
+        x.points.len() * x.reps as usize
+    }
+
+    fn shows_points(&self) -> bool {
+        true
+    }
+
+    fn comparable(&self) -> bool {
+        true
+    }
+
+    fn run(
+        &self,
+        x: &Experiment,
+        file: Option<&FilePlan>,
+        stop: &Arc<AtomicBool>,
+        progress: &mut Progress,
+        emit: &mut dyn FnMut(Row) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        let cmd = x.command.as_ref().context("the command was not planned")?;
+        let label = |spec: &RunSpec| {
+            let bs = crate::size::format_size(spec.block_size_bytes);
+            format!("{}: command {} bs {bs}", x.name, spec.cache)
+        };
+        let measure = |spec: &RunSpec, file: &FilePlan, _: &mut Vec<String>| {
+            run_command(spec, cmd, file, stop)
+        };
+        run_points(x, file, stop, progress, emit, &label, &measure)
+    }
+
+    fn summary(&self, x: &Experiment, rows: &Collected) -> anyhow::Result<(String, Option<Chart>)> {
+        runs_summary(&format!("{}: throughput", x.name), rows, None)
+    }
+}

@@ -1,0 +1,94 @@
+//! `kind = "throughput"`: diskscope's own runs of the sweep's file, one [`RunSpec`] per point of
+//! the experiment's axes (block size × threads × method × cache × ...), each repetition one run
+//! of the runner's lifecycle. Its points are the command line's `run` at those settings, checked
+//! by the same `RunSpec::validate`.
+
+use crate::config::RunSpec;
+use crate::export::chart::Chart;
+use crate::sweep::exec::{point_label, run_point, run_points};
+use crate::sweep::experiment::{Collected, Experiment, Row, SweepKind};
+use crate::sweep::files::FilePlan;
+use crate::sweep::layered::Layered;
+use crate::sweep::output::runs_summary;
+use crate::sweep::points::throughput_points;
+use crate::sweep::progress::Progress;
+use anyhow::Context;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+#[derive(Debug)]
+pub struct Throughput;
+
+impl SweepKind for Throughput {
+    fn name(&self) -> &'static str {
+        "throughput"
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        &[
+            "reps",
+            "seconds",
+            "block_size",
+            "threads",
+            "method",
+            "cache",
+            "direct",
+            "queue_depth",
+            "operation",
+            "pattern",
+            "submit",
+            "one_pass",
+        ]
+    }
+
+    fn needs_file(&self) -> bool {
+        true
+    }
+
+    fn plan(&self, l: &Layered, file: Option<&FilePlan>, x: &mut Experiment) -> anyhow::Result<()> {
+        throughput_points(l, file.context("a throughput experiment needs a file")?, x)
+    }
+
+    fn runs(&self, x: &Experiment) -> usize {
+        x.points.len() * x.reps as usize
+    }
+
+    fn estimate_s(&self, x: &Experiment) -> Option<f64> {
+        Some(self.runs(x) as f64 * x.seconds)
+    }
+
+    fn shows_points(&self) -> bool {
+        true
+    }
+
+    fn comparable(&self) -> bool {
+        true
+    }
+
+    fn fleet_capable(&self) -> bool {
+        true
+    }
+
+    fn fio_companion(&self) -> bool {
+        true
+    }
+
+    fn run(
+        &self,
+        x: &Experiment,
+        file: Option<&FilePlan>,
+        stop: &Arc<AtomicBool>,
+        progress: &mut Progress,
+        emit: &mut dyn FnMut(Row) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        let label = |spec: &RunSpec| point_label(&x.name, spec);
+        let measure = |spec: &RunSpec, _: &FilePlan, warnings: &mut Vec<String>| {
+            run_point(spec, &x.name, stop, warnings)
+        };
+        run_points(x, file, stop, progress, emit, &label, &measure)
+    }
+
+    fn summary(&self, x: &Experiment, rows: &Collected) -> anyhow::Result<(String, Option<Chart>)> {
+        runs_summary(&format!("{}: throughput", x.name), rows, None)
+    }
+}
