@@ -1564,3 +1564,59 @@ fn syscalls_with_a_full_tmpdir_names_the_temp_file_and_leaves_nothing() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn a_bad_key_in_any_kind_fails_the_dry_run_naming_file_line_and_key_before_any_io() {
+    let t = tmp();
+    // (kind, the experiment's bad line, what the error must say about it)
+    let cases = [
+        (
+            "throughput",
+            "blok_size = \"4K\"",
+            "key `blok_size`: unknown key",
+        ),
+        ("command", "comand = \"true\"", "key `comand`: unknown key"),
+        (
+            "syscalls",
+            "block_size = \"4K\"",
+            "key `block_size`: does not apply to kind syscalls",
+        ),
+        (
+            "locality",
+            "params = { dir = \"DIR\", file_sise = \"4K\" }",
+            "key `params.file_sise`: unknown key",
+        ),
+        (
+            "throughput",
+            "threads = 0",
+            "key `threads`: must be at least 1",
+        ),
+    ];
+    for (i, (kind, bad, says)) in cases.iter().enumerate() {
+        let layout = t.path().join(format!("layout{i}"));
+        let bad = bad.replace("DIR", &layout.display().to_string());
+        let name = format!("k{i}.toml");
+        let s = sweep_file(
+            t.path(),
+            &name,
+            &format!(
+                "[file]\ncreate = \"1M\"\n[[experiment]]\nname = \"ok\"\nkind = \"syscalls\"\n\
+                 [[experiment]]\nname = \"x\"\nkind = \"{kind}\"\n{bad}\n"
+            ),
+        );
+        let out_dir = t.path().join(format!("out{i}"));
+        let out = batch(&s, &out_dir, &["--dry-run"]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{kind}: {err}");
+        assert!(err.contains(&format!("{name}:9: {says}")), "{kind}: {err}");
+        assert_eq!(err.lines().count(), 1, "{kind}: one line: {err}");
+        assert!(
+            !out_dir.exists() && !layout.exists(),
+            "{kind}: touched disk"
+        );
+        assert!(
+            !t.path().join("diskscope-testfile.bin").exists(),
+            "{kind}: made a test file"
+        );
+    }
+}
