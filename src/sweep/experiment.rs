@@ -22,10 +22,8 @@ pub trait SweepKind: Sync + std::fmt::Debug {
     fn name(&self) -> &'static str;
     /// Keys an experiment of this kind may set (besides `name` and `kind`).
     fn keys(&self) -> &'static [&'static str];
-    /// Whether it measures the sweep's `[file]` (a test file is made for it when none is named).
-    fn needs_file(&self) -> bool {
-        false
-    }
+    /// What it needs and writes (see [`Traits`]).
+    fn traits(&self) -> Traits;
     /// `seconds` when neither the experiment nor `[defaults]` sets it.
     fn default_seconds(&self) -> f64 {
         2.0
@@ -45,26 +43,6 @@ pub trait SweepKind: Sync + std::fmt::Debug {
     fn estimate_s(&self, _x: &Experiment) -> Option<f64> {
         None
     }
-    /// Whether the plan's table shows its number of points.
-    fn shows_points(&self) -> bool {
-        false
-    }
-    /// Whether it can be drawn in `compare.svg` (its rows are throughput at a block size).
-    fn comparable(&self) -> bool {
-        false
-    }
-    /// Whether it runs as a fleet under mpirun (`sweep::fleet`).
-    fn fleet_capable(&self) -> bool {
-        false
-    }
-    /// Whether it writes a `-fio.txt` companion (the fio command line of each point).
-    fn fio_companion(&self) -> bool {
-        false
-    }
-    /// Whether its rows are [`SyscallRow`]s (else [`RunResult`]s).
-    fn writes_syscall_rows(&self) -> bool {
-        false
-    }
     /// Runs the experiment, calling `emit` for every repetition as it finishes. Returns early
     /// (Ok) when `stop` is raised; the caller tells an interrupted run by the flag.
     fn run(
@@ -77,6 +55,23 @@ pub trait SweepKind: Sync + std::fmt::Debug {
     ) -> anyhow::Result<()>;
     /// The summary CSV text and the figure of a finished experiment.
     fn summary(&self, x: &Experiment, rows: &Collected) -> anyhow::Result<(String, Option<Chart>)>;
+}
+
+/// What a kind of experiment needs and writes, beyond its keys.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Traits {
+    /// It measures the sweep's `[file]` (a test file is made for it when none is named).
+    pub needs_file: bool,
+    /// Its experiments have points (a `RunSpec` each), counted in the printed plan.
+    pub has_points: bool,
+    /// It can be drawn in `compare.svg` (its rows are throughput at a block size).
+    pub comparable: bool,
+    /// It runs as a fleet under mpirun (`sweep::fleet`).
+    pub fleet_capable: bool,
+    /// It writes a `-fio.txt` companion (the fio command line of each point).
+    pub fio_companion: bool,
+    /// Its rows are [`SyscallRow`]s (else [`RunResult`]s).
+    pub syscall_rows: bool,
 }
 
 /// The kind of an experiment: one of [`super::kinds::ALL`].
@@ -155,7 +150,7 @@ pub fn output_names(name: &str, kind: Kind) -> Vec<String> {
         format!("{name}-summary.csv"),
         format!("{name}.svg"),
     ];
-    if kind.fio_companion() {
+    if kind.traits().fio_companion {
         v.push(format!("{name}-fio.txt"));
     }
     v

@@ -76,7 +76,11 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
     let rank = fleet.rank();
     let layout = fleet.options.layout;
     let lead = rank == 0;
-    if let Some(x) = plan.experiments.iter().find(|x| !x.kind.fleet_capable()) {
+    if let Some(x) = plan
+        .experiments
+        .iter()
+        .find(|x| !x.kind.traits().fleet_capable)
+    {
         if !lead {
             return Ok(0); // rank 0 says why and sets the status (see `follower_status`)
         }

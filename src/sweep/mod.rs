@@ -216,7 +216,7 @@ pub fn execute(
     let mut written = Vec::new();
     for x in &plan.experiments {
         let csv_path = dir.join(format!("{}.csv", x.name));
-        let mut sink = if x.kind.writes_syscall_rows() {
+        let mut sink = if x.kind.traits().syscall_rows {
             CsvSink::create::<SyscallRow>(&csv_path, plan.force)?
         } else {
             CsvSink::create::<RunResult>(&csv_path, plan.force)?

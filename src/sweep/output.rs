@@ -34,7 +34,7 @@ pub fn write_results(
     let mut written = Vec::new();
     for (x, rows) in done {
         written.extend(write_experiment(dir, x, rows, plan.y_scale, plan.force)?);
-        if fio_companions && x.kind.fio_companion() {
+        if fio_companions && x.kind.traits().fio_companion {
             let size = plan.file.as_ref().map_or(0, |f| f.size_bytes);
             written.extend(write_fio_companion(dir, x, size, plan.force)?);
         }

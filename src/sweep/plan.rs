@@ -98,7 +98,7 @@ pub fn build_with(
     let needs_file = doc.experiment.iter().any(|e| {
         match e.get_ref().kind.as_ref() {
             None => true, // the error about the missing kind comes with the experiment's line
-            Some(k) => kinds::by_name(k.get_ref()).is_some_and(|k| k.needs_file()),
+            Some(k) => kinds::by_name(k.get_ref()).is_some_and(|k| k.traits().needs_file),
         }
     });
     let file = super::files::plan_file(src, doc.file.as_ref(), needs_file, &out_dir)?;
@@ -146,7 +146,7 @@ pub fn build_with(
         Some(c) => {
             for n in c.get_ref() {
                 match experiments.iter().find(|x| &x.name == n) {
-                    Some(x) if x.kind.comparable() => {}
+                    Some(x) if x.kind.traits().comparable => {}
                     Some(_) => {
                         return Err(src.key_error(
                             c.span(),

@@ -51,7 +51,7 @@ pub fn plan_text(p: &Plan) -> String {
                 "?".into()
             }
         };
-        let points = if x.kind.shows_points() {
+        let points = if x.kind.traits().has_points {
             x.points.len().to_string()
         } else {
             "-".into()

@@ -6,7 +6,7 @@ use crate::config::RunSpec;
 use crate::export::chart::Chart;
 use crate::sweep::command::run_command;
 use crate::sweep::exec::run_points;
-use crate::sweep::experiment::{Collected, Experiment, Row, SweepKind};
+use crate::sweep::experiment::{Collected, Experiment, Row, SweepKind, Traits};
 use crate::sweep::files::FilePlan;
 use crate::sweep::layered::Layered;
 use crate::sweep::output::runs_summary;
@@ -36,8 +36,13 @@ impl SweepKind for Command {
         ]
     }
 
-    fn needs_file(&self) -> bool {
-        true
+    fn traits(&self) -> Traits {
+        Traits {
+            needs_file: true,
+            has_points: true,
+            comparable: true,
+            ..Traits::default()
+        }
     }
 
     fn plan(&self, l: &Layered, file: Option<&FilePlan>, x: &mut Experiment) -> anyhow::Result<()> {
@@ -46,14 +51,6 @@ impl SweepKind for Command {
 
     fn runs(&self, x: &Experiment) -> usize {
         x.points.len() * x.reps as usize
-    }
-
-    fn shows_points(&self) -> bool {
-        true
-    }
-
-    fn comparable(&self) -> bool {
-        true
     }
 
     fn run(

@@ -8,7 +8,7 @@ use crate::locality::params::Syntax;
 use crate::locality::LocalityParams;
 use crate::measure::RunResult;
 use crate::runner::host_name;
-use crate::sweep::experiment::{Collected, Experiment, Row, SweepKind};
+use crate::sweep::experiment::{Collected, Experiment, Row, SweepKind, Traits};
 use crate::sweep::files::FilePlan;
 use crate::sweep::layered::{key_span, Layered};
 use crate::sweep::output::runs_summary;
@@ -27,6 +27,10 @@ impl SweepKind for Locality {
 
     fn keys(&self) -> &'static [&'static str] {
         &["params"]
+    }
+
+    fn traits(&self) -> Traits {
+        Traits::default() // its own directory, no file, rows are runs
     }
 
     fn reps(&self, _: &Layered) -> anyhow::Result<u32> {

@@ -7,7 +7,7 @@ use crate::export::csv::to_csv_tidy;
 use crate::export::{summarize_syscalls, SyscallRow};
 use crate::lab::syscalls::SyscallsParams;
 use crate::runner::host_name;
-use crate::sweep::experiment::{Collected, Experiment, Row, SweepKind};
+use crate::sweep::experiment::{Collected, Experiment, Row, SweepKind, Traits};
 use crate::sweep::files::FilePlan;
 use crate::sweep::layered::Layered;
 use crate::sweep::progress::Progress;
@@ -28,6 +28,13 @@ impl SweepKind for Syscalls {
         &["reps", "seconds"]
     }
 
+    fn traits(&self) -> Traits {
+        Traits {
+            syscall_rows: true,
+            ..Traits::default()
+        }
+    }
+
     fn default_seconds(&self) -> f64 {
         0.25
     }
@@ -39,10 +46,6 @@ impl SweepKind for Syscalls {
     fn estimate_s(&self, x: &Experiment) -> Option<f64> {
         // Eight calls are measured, `seconds` each.
         Some(self.runs(x) as f64 * 8.0 * x.seconds)
-    }
-
-    fn writes_syscall_rows(&self) -> bool {
-        true
     }
 
     fn run(

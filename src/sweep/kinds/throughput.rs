@@ -6,7 +6,7 @@
 use crate::config::RunSpec;
 use crate::export::chart::Chart;
 use crate::sweep::exec::{point_label, run_point, run_points};
-use crate::sweep::experiment::{Collected, Experiment, Row, SweepKind};
+use crate::sweep::experiment::{Collected, Experiment, Row, SweepKind, Traits};
 use crate::sweep::files::FilePlan;
 use crate::sweep::layered::Layered;
 use crate::sweep::output::runs_summary;
@@ -41,8 +41,15 @@ impl SweepKind for Throughput {
         ]
     }
 
-    fn needs_file(&self) -> bool {
-        true
+    fn traits(&self) -> Traits {
+        Traits {
+            needs_file: true,
+            has_points: true,
+            comparable: true,
+            fleet_capable: true,
+            fio_companion: true,
+            ..Traits::default()
+        }
     }
 
     fn plan(&self, l: &Layered, file: Option<&FilePlan>, x: &mut Experiment) -> anyhow::Result<()> {
@@ -55,22 +62,6 @@ impl SweepKind for Throughput {
 
     fn estimate_s(&self, x: &Experiment) -> Option<f64> {
         Some(self.runs(x) as f64 * x.seconds)
-    }
-
-    fn shows_points(&self) -> bool {
-        true
-    }
-
-    fn comparable(&self) -> bool {
-        true
-    }
-
-    fn fleet_capable(&self) -> bool {
-        true
-    }
-
-    fn fio_companion(&self) -> bool {
-        true
     }
 
     fn run(
