@@ -37,7 +37,11 @@ pub trait SweepKind: Sync + std::fmt::Debug {
     fn plan(&self, l: &Layered, file: Option<&FilePlan>, x: &mut Experiment) -> anyhow::Result<()>;
     /// Runs of the experiment (what the progress bar counts).
     fn runs(&self, x: &Experiment) -> usize {
-        x.reps as usize
+        if self.traits().has_points {
+            x.points.len() * x.reps as usize
+        } else {
+            x.reps as usize
+        }
     }
     /// Estimated seconds, when the time bound makes it predictable.
     fn estimate_s(&self, _x: &Experiment) -> Option<f64> {

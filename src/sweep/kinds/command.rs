@@ -49,10 +49,6 @@ impl SweepKind for Command {
         command_points(l, file.context("a command experiment needs a file")?, x)
     }
 
-    fn runs(&self, x: &Experiment) -> usize {
-        x.points.len() * x.reps as usize
-    }
-
     fn run(
         &self,
         x: &Experiment,

@@ -62,10 +62,6 @@ impl SweepKind for Locality {
         Ok(())
     }
 
-    fn runs(&self, _: &Experiment) -> usize {
-        1
-    }
-
     fn run(
         &self,
         x: &Experiment,

@@ -56,10 +56,6 @@ impl SweepKind for Throughput {
         throughput_points(l, file.context("a throughput experiment needs a file")?, x)
     }
 
-    fn runs(&self, x: &Experiment) -> usize {
-        x.points.len() * x.reps as usize
-    }
-
     fn estimate_s(&self, x: &Experiment) -> Option<f64> {
         Some(self.runs(x) as f64 * x.seconds)
     }
