@@ -79,3 +79,38 @@ impl SweepKind for Throughput {
         runs_summary(&format!("{}: throughput", x.name), rows, None)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Args as _;
+
+    /// The throughput kind's keys and the `run` command's I/O flags are the same settings: a
+    /// flag added to one must be added to the other, or listed here with the reason it is not.
+    #[test]
+    fn every_io_flag_of_run_is_a_throughput_key_and_back() {
+        let cmd = crate::lab::throughput::IoOpts::augment_args(clap::Command::new("run"));
+        let flags: Vec<String> = cmd
+            .get_arguments()
+            .filter_map(|a| a.get_long().map(|l| l.replace('-', "_")))
+            .collect();
+        // On the command line only: a sweep's runs use the default memory budget.
+        let cli_only = ["max_memory"];
+        // In sweeps only: repetitions and time bounds, and what `run` takes as positional
+        // arguments (BLOCK_SIZE) or as -r/-w (operation).
+        let sweep_only = ["reps", "seconds", "one_pass", "block_size", "operation"];
+        let keys = Throughput.keys();
+        for f in &flags {
+            assert!(
+                keys.contains(&f.as_str()) || cli_only.contains(&f.as_str()),
+                "--{f} has no throughput key"
+            );
+        }
+        for k in keys {
+            assert!(
+                flags.iter().any(|f| f == k) || sweep_only.contains(k),
+                "key {k} has no flag of run"
+            );
+        }
+    }
+}
