@@ -201,7 +201,7 @@ pub fn diff_metric(metric: Metric, old: &[f64], new: &[f64]) -> MetricDiff {
     }
 }
 
-/// Matches `old` and `new` on their setups (both sorted by setup, as [`super::load`] returns).
+/// Matches `old` and `new` on their setups (both sorted by setup, as [`super::load()`] returns).
 pub fn compare(old: &[Record], new: &[Record]) -> Comparison {
     let mut matched = Vec::new();
     let mut only_old = Vec::new();

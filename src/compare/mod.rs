@@ -1,6 +1,6 @@
 //! `diskscope compare OLD NEW`: did my change help, and is the difference real or noise?
 //!
-//! One pipeline: [`load`] each side (a batch result directory, a per-repetition CSV, or rows the
+//! One pipeline: [`load()`] each side (a batch result directory, a per-repetition CSV, or rows the
 //! explorer saved) into one [`Record`] per point → [`diff::compare`] matches points on their setup
 //! and judges each with Welch's 95 % interval ([`stats`]) → [`render`] prints a table, Markdown or
 //! CSV; [`plot`] draws OLD vs NEW; [`crate::report`] writes the HTML page. The loader is public so

@@ -7,7 +7,7 @@
 //! * [`params`] — flags and sweep keys → validated [`params::Params`];
 //! * [`layout`] — generating, reusing and removing the two layouts; [`index`] — the packed index;
 //! * [`trace`] — user traces (ids or Common Log Format); [`synth`] — the synthetic trace;
-//! * [`bench`] — one timed pass over one layout, and cache control;
+//! * [`bench`](mod@bench) — one timed pass over one layout, and cache control;
 //! * [`experiment`] — the loop over cache modes × orders × repetitions × layouts;
 //! * [`report`] — the table.
 //!
