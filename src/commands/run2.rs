@@ -55,12 +55,7 @@ pub fn search(
 }
 
 pub fn execute(a: &Run2Args) -> anyhow::Result<i32> {
-    if !(a.target.is_finite() && a.target > 0.0 && a.target <= 86_400.0) {
-        return Err(usage(format!(
-            "--target: must be a number of seconds between 0 and 86400, got {}",
-            a.target
-        )));
-    }
+    crate::config::check_seconds(a.target, "--target")?;
     // The search reads the file again and again: it must be a file that ends, with data.
     // (A missing file is reported by the first run, as before.)
     crate::fsguard::check_input_if_present(&a.file, "FILE").map_err(usage)?;

@@ -170,6 +170,7 @@ pub struct LocalityParams {
     pub trace: Option<PathBuf>,
     /// Repetitions of each order
     #[arg(long, default_value_t = DEFAULT_REPS, value_name = "N")]
+    #[serde(deserialize_with = "count")]
     pub reps: u64,
     /// Page cache before each repetition, comma-separated: warm, cold (evict every file),
     /// cold-all (root: also drop directory entries and inodes), as-is
@@ -178,12 +179,15 @@ pub struct LocalityParams {
     pub cache: String,
     /// Order of the contents in the packed file: id, or trace (first-access order of the trace)
     #[arg(long, default_value = "id", value_name = "ORDER")]
+    #[serde(deserialize_with = "pack_order_text")]
     pub pack_order: String,
     /// Directory fan-out: file k lives under the digits of k mod FANOUT
     #[arg(long, default_value_t = DEFAULT_FANOUT, value_name = "N")]
+    #[serde(deserialize_with = "count")]
     pub fanout: u64,
     /// Seed of the shuffles and of the synthetic trace
     #[arg(long, default_value_t = DEFAULT_SEED, value_name = "N")]
+    #[serde(deserialize_with = "count")]
     pub seed: u64,
     /// Remove the layout in --dir and exit
     #[arg(long)]
@@ -230,6 +234,16 @@ fn size_text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
             "expected a number or a size such as \"14K\"",
         )),
     }
+}
+
+/// `"id"` or `"trace"` (checked by [`PackOrder::parse`] with the rest).
+fn pack_order_text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    String::deserialize(d).map_err(|_| D::Error::custom("expected \"id\" or \"trace\""))
+}
+
+/// A non-negative whole number.
+fn count<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    u64::deserialize(d).map_err(|_| D::Error::custom("expected a non-negative integer"))
 }
 
 /// A name, comma-separated names, or an array of names, as comma-separated text.
@@ -378,8 +392,9 @@ impl LocalityParams {
             }
             // Each key alone (the rest default), so a type error is pinned on its key.
             let one = toml::Table::from_iter([(key.clone(), value.clone())]);
-            LocalityParams::deserialize(one)
-                .map_err(|e| UsageError::new(key.as_str(), e.message().to_string()))?;
+            LocalityParams::deserialize(one).map_err(|e| {
+                UsageError::new(key.as_str(), format!("{}, got {value}", e.message()))
+            })?;
         }
         LocalityParams::deserialize(table.clone())
             .map_err(|e| UsageError::plain(e.message().to_string()))
@@ -467,6 +482,34 @@ mod tests {
         let e = LocalityParams::from_toml(&t).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("file_size"), "{e}");
         assert!(e.message.contains("size such as"), "{e}");
+        assert!(e.message.ends_with("got true"), "{e}");
+        for (text, key, says) in [
+            (
+                "reps = \"x\"",
+                "reps",
+                "expected a non-negative integer, got \"x\"",
+            ),
+            (
+                "seed = -1",
+                "seed",
+                "expected a non-negative integer, got -1",
+            ),
+            (
+                "pack_order = 3",
+                "pack_order",
+                "expected \"id\" or \"trace\", got 3",
+            ),
+            (
+                "order = 3",
+                "order",
+                "expected a name or a list of names, got 3",
+            ),
+        ] {
+            let t: toml::Table = toml::from_str(text).unwrap();
+            let e = LocalityParams::from_toml(&t).unwrap_err();
+            assert_eq!(e.key.as_deref(), Some(key), "{e}");
+            assert_eq!(e.message, says, "{e}");
+        }
         let t: toml::Table =
             toml::from_str("order = \"random\"\ncache = [\"cold\", \"warm\"]").unwrap();
         let p = LocalityParams::from_toml(&t)
