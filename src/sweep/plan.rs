@@ -89,6 +89,14 @@ pub fn build_with(
             ));
         }
     }
+    let defaults_span = doc.defaults.as_ref().map_or(0..0, |d| d.span());
+    super::points::check_defaults(&Layered {
+        src,
+        exp: &empty,
+        exp_span: defaults_span,
+        defaults,
+        force,
+    })?;
     if doc.experiment.is_empty() {
         return Err(crate::config::usage(format!(
             "{}:1: no experiments; add an [[experiment]] table with a `name` and a `kind`",
@@ -140,6 +148,22 @@ pub fn build_with(
             }
         }
         experiments.push(x);
+    }
+    // A default that no experiment can take is a mistake too (a key for another kind).
+    for key in all_keys() {
+        if let Some(span) = key_span(defaults, key) {
+            if !experiments.iter().any(|x| x.kind.keys().contains(key)) {
+                let kinds: Vec<&str> = experiments.iter().map(|x| x.kind.name()).collect();
+                return Err(src.key_error(
+                    span,
+                    key,
+                    &format!(
+                        "in [defaults] but no experiment takes it (kinds here: {}); remove it",
+                        kinds.join(", ")
+                    ),
+                ));
+            }
+        }
     }
     let compare = match &doc.compare {
         None => Vec::new(),

@@ -11,6 +11,31 @@ use std::time::Duration;
 /// Seconds after which a `command` repetition is killed, unless `timeout` says otherwise.
 const DEFAULT_TIMEOUT_S: f64 = 60.0;
 
+/// Checks every value `[defaults]` sets by the rules the points use (`l` holds an empty
+/// experiment in front of the defaults), so a bad default is refused with its line even where
+/// every experiment sets its own value.
+pub fn check_defaults(l: &Layered) -> anyhow::Result<()> {
+    l.list("block_size", 0, |c| c.sizes(true))?;
+    l.list("block_count", 0, |c| c.counts())?;
+    l.list("threads", 0, |c| c.counts())?;
+    l.list("queue_depth", 0, |c| c.counts())?;
+    l.list("method", Method::Pread, |c| c.names(Method::parse))?;
+    l.list("cache", CacheMode::Warm, |c| c.names(CacheMode::parse))?;
+    l.list("direct", false, |c| c.bools())?;
+    l.list("operation", Op::Read, |c| c.names(Op::parse))?;
+    l.list("pattern", Pattern::Sequential, |c| c.names(Pattern::parse))?;
+    l.list("submit", SubmitPolicy::DEFAULT, |c| {
+        c.names(SubmitPolicy::parse)
+    })?;
+    if let Some(b) = &l.defaults.bytes {
+        one_size(l.src, b, "bytes")?;
+    }
+    l.reps()?;
+    l.seconds("seconds", 1.0)?;
+    l.seconds("timeout", DEFAULT_TIMEOUT_S)?;
+    Ok(())
+}
+
 pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> anyhow::Result<()> {
     let sizes = l.list("block_size", 1 << 20, |c| c.sizes(true))?;
     let threads = l.list("threads", 1, |c| c.counts())?;
@@ -252,6 +277,48 @@ mod tests {
             Some(Path::new("/nonexistent-diskscope-out")),
         )
         .unwrap()
+    }
+
+    fn plan_error(text: &str) -> String {
+        let src = Source {
+            display: "t.toml".into(),
+            text: text.into(),
+        };
+        let doc = src.parse().unwrap();
+        build(
+            &src,
+            &doc,
+            "t",
+            Some(Path::new("/nonexistent-diskscope-out")),
+        )
+        .unwrap_err()
+        .to_string()
+    }
+
+    #[test]
+    fn a_bad_default_is_refused_even_where_every_experiment_sets_its_own() {
+        let e = plan_error(
+            "[file]\ncreate = \"1M\"\n[defaults]\nblock_size = \"4Q\"\n[[experiment]]\nname = \"x\"\n\
+             kind = \"throughput\"\nblock_size = \"4K\"\n",
+        );
+        assert!(e.starts_with("t.toml:4: key `block_size`: '4Q'"), "{e}");
+        let e = plan_error(
+            "[file]\ncreate = \"1M\"\n[defaults]\nthreads = 0\n[[experiment]]\nname = \"x\"\n\
+             kind = \"syscalls\"\n",
+        );
+        assert!(e.starts_with("t.toml:4: key `threads`:"), "{e}");
+    }
+
+    #[test]
+    fn a_default_that_no_experiment_takes_is_refused() {
+        let e = plan_error(
+            "[file]\ncreate = \"1M\"\n[defaults]\ntimeout = 5\n[[experiment]]\nname = \"x\"\n\
+             kind = \"throughput\"\n",
+        );
+        assert!(
+            e.starts_with("t.toml:4: key `timeout`: in [defaults] but no experiment takes it"),
+            "{e}"
+        );
     }
 
     #[test]
