@@ -1293,7 +1293,9 @@ fn locality_params_in_a_sweep_are_checked_by_the_dry_run_with_the_line() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("loc2.toml:4: key `params`") && err.contains("free"),
+        err.contains("loc2.toml:4: key `params.files`: the layout needs")
+            && err.contains("use fewer files, a smaller file_size or another dir")
+            && !err.contains("--"),
         "{err}"
     );
     // A misspelt key inside params: refused by the dry run, naming it, before any I/O (the

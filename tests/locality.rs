@@ -37,6 +37,7 @@ fn make(dir: &Path, pack_ids: &[u32], label: &str, log: &mut Vec<String>) -> Lay
         fanout: 250,
         pack_ids,
         pack_label: label,
+        syntax: Syntax::Cli,
     };
     ensure(dir, &spec, &AtomicBool::new(false), &mut |l| log.push(l)).unwrap()
 }
@@ -121,6 +122,7 @@ fn a_directory_with_other_files_is_refused_and_left_alone() {
         fanout: 250,
         pack_ids: &(0..10).collect::<Vec<_>>(),
         pack_label: "id",
+        syntax: Syntax::Cli,
     };
     let err = ensure(t.path(), &spec, &AtomicBool::new(false), &mut |_| {}).unwrap_err();
     assert!(format!("{err:#}").contains("--dir"), "{err:#}");
@@ -143,6 +145,7 @@ fn an_interrupted_generation_leaves_nothing_behind() {
         fanout: 250,
         pack_ids: &(0..10).collect::<Vec<_>>(),
         pack_label: "id",
+        syntax: Syntax::Cli,
     };
     let err = ensure(&dir, &spec, &AtomicBool::new(true), &mut |_| {}).unwrap_err();
     assert!(format!("{err:#}").contains("interrupted"), "{err:#}");
@@ -454,4 +457,25 @@ fn ctrl_c_during_generation_removes_the_partial_layout() {
         !dir.exists(),
         "the partial layout was left behind: {stderr}"
     );
+}
+
+#[test]
+fn a_sweep_experiment_names_its_keys_not_the_flags_when_its_directory_is_refused() {
+    let t = tmp();
+    let dir = t.path().join("photos");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("holiday.jpg"), b"precious").unwrap();
+    let params: toml::Table =
+        toml::from_str(&format!("dir = \"{}\"\nfiles = 10", dir.display())).unwrap();
+    let err = run_sweep_experiment(
+        "x",
+        &params_of(&params),
+        &AtomicBool::new(false),
+        &mut |_| Ok(()),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.starts_with("dir: "), "{err}");
+    assert!(!err.contains("--dir"), "{err}");
+    assert_eq!(std::fs::read(dir.join("holiday.jpg")).unwrap(), b"precious");
 }

@@ -81,6 +81,7 @@ pub fn load_trace(
 /// Makes or reuses the layout `p` asks for.
 pub fn prepare_layout(
     p: &Params,
+    syntax: Syntax,
     trace: &[u32],
     stop: &AtomicBool,
     log: &mut dyn FnMut(String),
@@ -96,6 +97,7 @@ pub fn prepare_layout(
         fanout: p.fanout,
         pack_ids: &pack_ids,
         pack_label: p.pack_order.as_str(),
+        syntax,
     };
     ensure_in(&p.dir, &spec, stop, log, created_dir)
 }
@@ -118,7 +120,7 @@ pub fn run(
     // Held until the last repetition: another run on this --dir is refused meanwhile.
     let lock = lock_dir(&p.dir, &syntax.name("dir"), true)?;
     let created = lock.as_ref().is_some_and(|l| l.created);
-    let prepared = prepare_layout(p, &trace, stop, log, created);
+    let prepared = prepare_layout(p, syntax, &trace, stop, log, created);
     if let (Err(_), Some(l)) = (&prepared, &lock) {
         // A refusal (no space) or an interrupted first generation leaves no empty directory.
         l.remove_created(&p.dir);

@@ -21,6 +21,8 @@
 //! against each other byte for byte and every rerun reads the same data.
 
 use super::index::{read_index, write_index};
+use super::params::Syntax;
+use crate::config::UsageError;
 use crate::fsguard::{create_error, create_exclusive};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
@@ -72,6 +74,8 @@ pub struct LayoutSpec<'a> {
     pub pack_ids: &'a [u32],
     /// `id` or `trace`, for the manifest and messages.
     pub pack_label: &'a str,
+    /// How the settings are named in messages (`--dir` or `dir`).
+    pub syntax: Syntax,
 }
 
 /// A ready layout: where each id lives in both forms.
@@ -129,24 +133,32 @@ enum DirState {
     Ours(Manifest),
 }
 
-fn dir_error(dir: &Path, why: String) -> anyhow::Error {
-    crate::config::usage(format!("--dir: {}: {why}", dir.display()))
+fn dir_error(dir: &Path, syntax: Syntax, why: String) -> anyhow::Error {
+    UsageError::new(syntax.name("dir"), format!("{}: {why}", dir.display())).into()
 }
 
 /// Reads the manifest strictly: it must be a regular file (not a link) that parses as ours.
-fn read_manifest(dir: &Path) -> anyhow::Result<Option<Manifest>> {
+fn read_manifest(dir: &Path, syntax: Syntax) -> anyhow::Result<Option<Manifest>> {
     let path = dir.join(MANIFEST_NAME);
     let meta = match std::fs::symlink_metadata(&path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(dir_error(dir, format!("cannot read {MANIFEST_NAME}: {e}"))),
+        Err(e) => {
+            return Err(dir_error(
+                dir,
+                syntax,
+                format!("cannot read {MANIFEST_NAME}: {e}"),
+            ))
+        }
     };
     let refuse = |why: &str| {
         dir_error(
             dir,
+            syntax,
             format!(
                 "{MANIFEST_NAME} {why}, so the directory is not provably a layout diskscope \
-                 made; nothing there was changed: use another --dir"
+                 made; nothing there was changed: use another {}",
+                syntax.name("dir")
             ),
         )
     };
@@ -229,24 +241,26 @@ fn foreign_entry(dir: &Path, m: &Manifest) -> anyhow::Result<Option<PathBuf>> {
 }
 
 /// Looks at `--dir` and proves what it holds before anything is written or removed.
-fn inspect(dir: &Path) -> anyhow::Result<DirState> {
+fn inspect(dir: &Path, syntax: Syntax) -> anyhow::Result<DirState> {
     let meta = match std::fs::metadata(dir) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(DirState::Missing),
-        Err(e) => return Err(dir_error(dir, format!("cannot use it: {e}"))),
+        Err(e) => return Err(dir_error(dir, syntax, format!("cannot use it: {e}"))),
     };
     if !meta.is_dir() {
         return Err(dir_error(
             dir,
+            syntax,
             "is not a directory; give a new or empty directory".into(),
         ));
     }
-    let Some(m) = read_manifest(dir)? else {
+    let Some(m) = read_manifest(dir, syntax)? else {
         if is_empty_dir(dir)? {
             return Ok(DirState::Empty);
         }
         return Err(dir_error(
             dir,
+            syntax,
             "is not empty and holds no diskscope locality layout; give a new or empty \
              directory (nothing there was changed)"
                 .into(),
@@ -255,10 +269,12 @@ fn inspect(dir: &Path) -> anyhow::Result<DirState> {
     if let Some(f) = foreign_entry(dir, &m)? {
         return Err(dir_error(
             dir,
+            syntax,
             format!(
                 "holds {}, which the locality layout did not create; nothing there was \
-                 changed: move it out or use another --dir",
-                f.display()
+                 changed: move it out or use another {}",
+                f.display(),
+                syntax.name("dir")
             ),
         ));
     }
@@ -267,7 +283,7 @@ fn inspect(dir: &Path) -> anyhow::Result<DirState> {
 
 /// Whether `dir` holds a layout of ours: a manifest that parses and accounts for every entry.
 pub fn is_ours(dir: &Path) -> bool {
-    matches!(inspect(dir), Ok(DirState::Ours(_)))
+    matches!(inspect(dir, Syntax::Cli), Ok(DirState::Ours(_)))
 }
 
 /// Removes exactly the paths layout `m` generates (a missing one is fine), the tree's directories
@@ -422,7 +438,7 @@ pub fn ensure_in(
         spec.files as usize,
         "pack order covers every id"
     );
-    let state = inspect(dir)?;
+    let state = inspect(dir, spec.syntax)?;
     let hash = pack_hash(spec.pack_ids);
     let old = match &state {
         DirState::Ours(m) => Some(m.clone()),
@@ -541,7 +557,13 @@ fn is_empty_dir(dir: &Path) -> anyhow::Result<bool> {
 
 /// Refuses to start when the file system cannot hold what is about to be written.
 fn check_space(dir: &Path, spec: &LayoutSpec, tree: bool) -> anyhow::Result<()> {
-    check_space_of(dir, spec.files, spec.file_size_bytes, tree)
+    Ok(check_space_of(
+        dir,
+        spec.files,
+        spec.file_size_bytes,
+        tree,
+        spec.syntax,
+    )?)
 }
 
 /// [`check_space`] from the parameters alone (a sweep's plan checks it before anything runs).
@@ -550,7 +572,8 @@ pub fn check_space_of(
     files: u32,
     file_size_bytes: u64,
     tree: bool,
-) -> anyhow::Result<()> {
+    syntax: Syntax,
+) -> Result<(), UsageError> {
     let block = 4096u64;
     let packed = files as u64 * file_size_bytes + files as u64 * 32;
     let need = if tree {
@@ -562,13 +585,20 @@ pub fn check_space_of(
         return Ok(()); // no figure to check against; writing will report a full disk
     };
     if need > free {
-        return Err(crate::config::usage(format!(
-            "--files: the layout needs about {} but {} has {} free; use fewer --files, a \
-             smaller --file-size or another --dir",
-            crate::size::format_bytes_approx(need),
-            dir.display(),
-            crate::size::format_bytes_approx(free)
-        )));
+        let n = |k: &str| syntax.name(k);
+        return Err(UsageError::new(
+            n("files"),
+            format!(
+                "the layout needs about {} but {} has {} free; use fewer {}, a smaller {} or \
+                 another {}",
+                crate::size::format_bytes_approx(need),
+                dir.display(),
+                crate::size::format_bytes_approx(free),
+                n("files"),
+                n("file_size"),
+                n("dir")
+            ),
+        ));
     }
     Ok(())
 }
@@ -642,7 +672,7 @@ fn write_packed(dir: &Path, spec: &LayoutSpec, stop: &AtomicBool) -> anyhow::Res
 /// removing nothing, when the manifest does not parse or the directory holds anything else.
 /// Returns whether there was a layout (a missing or empty directory has none).
 pub fn remove_layout(dir: &Path) -> anyhow::Result<bool> {
-    match inspect(dir)
+    match inspect(dir, Syntax::Cli)
         .map_err(|e| crate::config::usage(format!("--clean: refusing to remove anything: {e}")))?
     {
         DirState::Missing | DirState::Empty => Ok(false),

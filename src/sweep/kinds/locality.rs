@@ -55,8 +55,19 @@ impl SweepKind for Locality {
                 src.key_error(span.clone(), &key, &e.message)
             })?;
         if !crate::locality::layout::is_ours(&p.dir) {
-            crate::locality::layout::check_space_of(&p.dir, p.files, p.file_size_bytes, true)
-                .map_err(|e| src.key_error(span, "params", &e.to_string()))?;
+            crate::locality::layout::check_space_of(
+                &p.dir,
+                p.files,
+                p.file_size_bytes,
+                true,
+                Syntax::Toml,
+            )
+            .map_err(|e| {
+                let key = e
+                    .key
+                    .map_or("params".to_string(), |k| format!("params.{k}"));
+                src.key_error(span, &key, &e.message)
+            })?;
         }
         x.locality = Some(p);
         Ok(())
