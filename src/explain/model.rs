@@ -438,52 +438,12 @@ pub fn one_liner(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::explain::context::Context;
-    use crate::explain::profile::{DeviceCeiling, MemoryCeiling, MethodCost, PROFILE_VERSION};
 
-    /// 1 M read calls/s, copy 8 GiB/s and XOR 8 GiB/s on one thread (4 GiB/s together, 16 on 4),
-    /// a device of 100 µs per 4 KiB request and 1 GiB/s at QD 1, 50k IOPS and 3 GiB/s at QD 32.
+    /// `Profile::synthetic_example`: 1 M read calls/s, copy 8 GiB/s and XOR 8 GiB/s on one
+    /// thread (4 GiB/s together, 16 on 4), a device of 100 µs per 4 KiB request and 1 GiB/s at
+    /// QD 1, 50k IOPS and 3 GiB/s at QD 32.
     fn synthetic() -> Profile {
-        Profile {
-            version: PROFILE_VERSION,
-            measured_unix_s: 0,
-            context: Context {
-                cpu_count: 4,
-                ..Default::default()
-            },
-            methods: vec![
-                MethodCost {
-                    method: Method::Read,
-                    ops_per_s: 1e6,
-                },
-                MethodCost {
-                    method: Method::Mmap,
-                    ops_per_s: 1e8,
-                },
-            ],
-            memory: vec![
-                MemoryCeiling {
-                    threads: 1,
-                    copy_mib_s: 8192.0,
-                    xor_mib_s: 8192.0,
-                    read_levels: vec![],
-                },
-                MemoryCeiling {
-                    threads: 4,
-                    copy_mib_s: 32768.0,
-                    xor_mib_s: 32768.0,
-                    read_levels: vec![],
-                },
-            ],
-            device: Some(DeviceCeiling {
-                seq_qd1_mib_s: 1024.0,
-                seq_qd32_mib_s: 3072.0,
-                rand4k_qd1_iops: 10_000.0,
-                rand4k_qd32_iops: 50_000.0,
-            }),
-            cold_readahead_mib_s: Some(900.0),
-            notes: vec![],
-        }
+        Profile::synthetic_example()
     }
 
     fn warm_read(bs: u64) -> Point {
