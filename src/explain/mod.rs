@@ -118,30 +118,9 @@ pub fn context_line(file: &Path) -> String {
     format!("context: {}", Context::collect(file))
 }
 
-/// The stderr line for `fast`: its road as a model point. `road` is the road's name (mmap,
-/// pread, direct, buffered; hybrid is not modelled), `block_bytes` 0 for mmap.
-pub fn fast_line(
-    file: &Path,
-    road: &str,
-    threads: usize,
-    block_bytes: usize,
-    queue_depth: u32,
-    bytes: u64,
-    seconds: f64,
-) -> Option<String> {
-    fast_explanation(
-        file,
-        road,
-        threads,
-        block_bytes,
-        queue_depth,
-        bytes,
-        seconds,
-    )
-    .map(|e| format!("fast: {}", e.line))
-}
-
-/// The explanation of a `fast` run (see [`fast_line`]), for its JSON document.
+/// The explanation of a `fast` run: its road as a model point, for its stderr line and its JSON
+/// document. `road` is the road's name (mmap, pread, direct, buffered; hybrid is not modelled),
+/// `block_bytes` 0 for mmap.
 pub fn fast_explanation(
     file: &Path,
     road: &str,
