@@ -306,6 +306,11 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
         .map(|s| budget::fitted(spec, s, total, loop_range))
         .collect();
     budget::check_budget(spec, &fits, budget::mem_available_bytes())?;
+    let plan = SharePlan {
+        loop_range,
+        shares,
+        fits,
+    };
     let (anchor, created) = match read_anchor {
         None => {
             let out = create_output(spec, spec.range_start_bytes + total)?;
@@ -318,7 +323,7 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
     };
     test_hook("after-create");
     // Past this point a failure removes the file this run created (inode-checked).
-    let ready = prepare_opened(spec, write, &anchor, total, notes);
+    let ready = prepare_opened(spec, write, &anchor, total, plan, notes);
     match ready {
         Ok((probe, residency_before, jobs, notes)) => Ok(Prepared {
             spec: spec.clone(),
@@ -368,6 +373,16 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
 
 type Opened = (File, Option<Residency>, Vec<WorkerJob>, Vec<String>);
 
+/// How the run's range is split among its workers and what each worker's buffers were fitted
+/// to: computed once, checked against the memory budget before anything is created, then used
+/// to build the jobs.
+struct SharePlan {
+    loop_range: bool,
+    shares: Vec<Share>,
+    /// (block size, queue depth) per worker.
+    fits: Vec<(usize, u32)>,
+}
+
 /// The part of [`prepare`] after the file is opened (or created): every descriptor is a reopen
 /// of `anchor` (see [`reopen`]).
 fn prepare_opened(
@@ -375,14 +390,14 @@ fn prepare_opened(
     write: bool,
     anchor: &File,
     total: u64,
+    plan: SharePlan,
     mut notes: Vec<String>,
 ) -> anyhow::Result<Opened> {
-    let loop_range = spec.loop_range || (spec.duration.is_some() && spec.block_count.is_none());
-    let shares = plan_shares(spec, total);
-    let fits: Vec<(usize, u32)> = shares
-        .iter()
-        .map(|s| budget::fitted(spec, s, total, loop_range))
-        .collect();
+    let SharePlan {
+        loop_range,
+        shares,
+        fits,
+    } = plan;
     let probe = reopen(anchor, spec, write)?;
     if write && spec.method == crate::config::Method::Mmap {
         // Never shrink: fleet ranks write their shares of one file (`range_start_bytes`).
