@@ -3,7 +3,7 @@
 //! cost a memcpy instead of a syscall, and blocks at least as large as the buffer bypass it — the
 //! same trade stdio makes.
 
-use super::{complete_read, drain_to, fill_from, Engine, WorkerCtx, WorkerJob};
+use super::{complete_read, fill_from, write_at_position, Engine, WorkerCtx, WorkerJob};
 use crate::config::Op;
 use anyhow::Context;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -21,9 +21,9 @@ impl Engine for BufferedEngine {
             .max(512) as usize;
         let mut buf = job.take_buffer();
         let mut cursor = job.cursor();
-        let mut pos = u64::MAX;
         match job.op {
             Op::Read => {
+                let mut pos = u64::MAX;
                 let mut reader = BufReader::with_capacity(blksize, &job.file);
                 for b in cursor.by_ref() {
                     let t0 = ctx.start();
@@ -45,23 +45,15 @@ impl Engine for BufferedEngine {
             }
             Op::Write => {
                 let mut writer = BufWriter::with_capacity(blksize, &job.file);
-                for b in cursor.by_ref() {
-                    let data = job.write_bytes(&b, &mut buf);
-                    let t0 = ctx.now();
-                    if pos != b.offset {
-                        writer
-                            .seek(SeekFrom::Start(b.offset))
-                            .with_context(|| format!("seek to offset {}", b.offset))?;
-                    }
-                    drain_to(data, |s, _| writer.write(s))
-                        .with_context(|| format!("buffered write at offset {}", b.offset))?;
-                    let t1 = ctx.now();
-                    pos = b.offset + b.len as u64;
-                    ctx.xor(b.offset, b.first_pass, data);
-                    if !ctx.record(b.len as u64, t0, t1) {
-                        break;
-                    }
-                }
+                write_at_position(
+                    &mut writer,
+                    job,
+                    &mut cursor,
+                    &mut buf,
+                    ctx,
+                    "seek",
+                    "buffered write",
+                )?;
                 writer.flush().context("flushing the write buffer")?;
             }
         }

@@ -292,6 +292,41 @@ pub(crate) fn drain_to(
     Ok(())
 }
 
+/// The write loop of the engines that write at the file position (`read`'s `write(2)`,
+/// `buffered`'s `BufWriter`): seek only when the next block does not start where the last one
+/// ended, write it whole, then XOR and record it. The bytes come pre-generated (or are generated
+/// before the clock is read), so only the calls are timed. `seek_what` and `write_what` name the
+/// calls in errors (`lseek to offset N`, `write at offset N`).
+pub(crate) fn write_at_position<W: std::io::Write + std::io::Seek>(
+    out: &mut W,
+    job: &WorkerJob,
+    cursor: &mut Cursor,
+    buf: &mut [u8],
+    ctx: &mut WorkerCtx,
+    seek_what: &str,
+    write_what: &str,
+) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let mut pos = u64::MAX;
+    for b in cursor.by_ref() {
+        let data = job.write_bytes(&b, buf);
+        let t0 = ctx.now();
+        if pos != b.offset {
+            out.seek(std::io::SeekFrom::Start(b.offset))
+                .with_context(|| format!("{seek_what} to offset {}", b.offset))?;
+        }
+        drain_to(data, |s, _| out.write(s))
+            .with_context(|| format!("{write_what} at offset {}", b.offset))?;
+        let t1 = ctx.now();
+        pos = b.offset + b.len as u64;
+        ctx.xor(b.offset, b.first_pass, data);
+        if !ctx.record(b.len as u64, t0, t1) {
+            break;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,11 +13,13 @@
 //! private table holding the only reference to a fresh open file description, the kernel skips
 //! both, as it does for a single-threaded program.
 
-use super::{complete_read, drain_to, fill_from, DescriptorLost, Engine, WorkerCtx, WorkerJob};
+use super::{
+    complete_read, fill_from, write_at_position, DescriptorLost, Engine, WorkerCtx, WorkerJob,
+};
 use crate::config::Op;
 use anyhow::Context;
 use std::fs::File;
-use std::io::{Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::MetadataExt;
 
@@ -177,24 +179,8 @@ impl Engine for ReadEngine {
 fn write_run(job: &mut WorkerJob, ctx: &mut WorkerCtx) -> anyhow::Result<bool> {
     let mut buf = job.take_buffer();
     let mut file = &job.file;
-    let mut pos = u64::MAX;
     let mut cursor = job.cursor();
-    for b in cursor.by_ref() {
-        let data = job.write_bytes(&b, &mut buf);
-        let t0 = ctx.now();
-        if pos != b.offset {
-            file.seek(SeekFrom::Start(b.offset))
-                .with_context(|| format!("lseek to offset {}", b.offset))?;
-        }
-        drain_to(data, |s, _| file.write(s))
-            .with_context(|| format!("write at offset {}", b.offset))?;
-        let t1 = ctx.now();
-        pos = b.offset + b.len as u64;
-        ctx.xor(b.offset, b.first_pass, data);
-        if !ctx.record(b.len as u64, t0, t1) {
-            break;
-        }
-    }
+    write_at_position(&mut file, job, &mut cursor, &mut buf, ctx, "lseek", "write")?;
     Ok(cursor.completed_pass())
 }
 
