@@ -87,16 +87,7 @@ fn compare(dir: &tempfile::TempDir, args: &[&std::ffi::OsStr]) -> Output {
 
 /// The per-repetition CSV as rows of column → value.
 fn read_rows(path: &Path) -> Vec<HashMap<String, String>> {
-    let mut r = csv::Reader::from_path(path).unwrap();
-    let h = r.headers().unwrap().clone();
-    r.records()
-        .map(|rec| {
-            h.iter()
-                .zip(rec.unwrap().iter())
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        })
-        .collect()
+    csv_rows(&std::fs::read_to_string(path).unwrap())
 }
 
 /// MiB/s of each repetition per (experiment, block size), read independently of the library.
@@ -606,7 +597,7 @@ fn compare_ok(dir: &tempfile::TempDir, args: &[&std::ffi::OsStr]) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
-/// The compare CSV text as rows of column → value.
+/// CSV text as rows of column → value.
 fn csv_rows(text: &str) -> Vec<HashMap<String, String>> {
     let mut r = csv::Reader::from_reader(text.as_bytes());
     let h = r.headers().unwrap().clone();
