@@ -1,9 +1,9 @@
 //! `run2 FILE BLOCK_SIZE [--target SECONDS]`: the lab's "reasonable block count" search. Starting
 //! at one block, doubles the count until a read takes at least the target, then prints the count.
 
-use crate::config::{parse_block_size, usage, RunSpec, CLI_NAMES};
+use crate::config::usage;
 use crate::lab::println_stdout;
-use crate::lab::throughput::{apply_io_opts, Run2Args};
+use crate::lab::throughput::{run2_spec, Run2Args};
 use crate::runner::{Run, RunError};
 use crate::size::format_size;
 use std::sync::atomic::AtomicBool;
@@ -67,11 +67,7 @@ pub fn execute(a: &Run2Args) -> anyhow::Result<i32> {
             a.target
         )));
     }
-    let mut spec = RunSpec::new(&a.file);
-    spec.block_size_bytes = parse_block_size(&a.block_size, "BLOCK_SIZE")?;
-    apply_io_opts(&mut spec, &a.io)?;
-    spec.block_count = Some(1);
-    spec.validate(&CLI_NAMES)?;
+    let mut spec = run2_spec(a)?;
     let bs = spec.block_size_bytes;
     let mut last = None;
     let end = search(bs, a.target, |count| {

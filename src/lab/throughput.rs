@@ -163,6 +163,17 @@ pub fn spec_of(a: &RunArgs) -> anyhow::Result<RunSpec> {
     Ok(spec)
 }
 
+/// Builds the validated spec of a `run2` command line: its first step, one block (the search
+/// changes only the count).
+pub fn run2_spec(a: &Run2Args) -> anyhow::Result<RunSpec> {
+    let mut spec = RunSpec::new(&a.file);
+    spec.block_size_bytes = parse_block_size(&a.block_size, "BLOCK_SIZE")?;
+    apply_io_opts(&mut spec, &a.io)?;
+    spec.block_count = Some(1);
+    spec.validate(&CLI_NAMES)?;
+    Ok(spec)
+}
+
 /// The one-line human summary of a result, for stderr.
 pub fn summary_line(r: &RunResult) -> String {
     format!(
