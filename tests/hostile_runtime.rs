@@ -534,7 +534,7 @@ fn residency_is_unknown_not_a_false_warm_for_a_file_the_user_cannot_write() {
     std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     use std::os::unix::process::CommandExt;
-    let out = Command::new(assert_cmd::cargo::cargo_bin("run"))
+    let out = Command::new(crate::util::bin_for_any_user(dir.path(), "run"))
         .arg(&f)
         .args(["-r", "4K", "16", "--cache", "cold"])
         .uid(65534)
@@ -547,7 +547,7 @@ fn residency_is_unknown_not_a_false_warm_for_a_file_the_user_cannot_write() {
     assert!(!stderr.contains("was not cold"), "{stderr}");
     assert!(!stderr.contains("% resident before"), "{stderr}");
     // fast cannot know either: it says so and reads through the page cache, XOR intact.
-    let out = Command::new(assert_cmd::cargo::cargo_bin("fast"))
+    let out = Command::new(crate::util::bin_for_any_user(dir.path(), "fast"))
         .arg(&f)
         .arg("-v")
         .uid(65534)

@@ -293,7 +293,7 @@ fn an_unreadable_file_is_a_permission_error() {
     write_varied_file(&f, 100, 1);
     std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let exe = assert_cmd::cargo::cargo_bin("run");
+    let exe = crate::util::bin_for_any_user(dir.path(), "run");
     use std::os::unix::process::CommandExt;
     let out = std::process::Command::new(exe)
         .arg(&f)

@@ -40,6 +40,17 @@ pub fn p(dir: &tempfile::TempDir, name: &str) -> PathBuf {
     dir.path().join(name)
 }
 
+/// A copy of the crate's binary `name` in `dir`, executable by every user: a test that runs it
+/// as another user (`uid(65534)`) must not depend on the checkout's directories being
+/// searchable by that user (a clone under `mktemp -d` is mode 0700).
+pub fn bin_for_any_user(dir: &Path, name: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let to = dir.join(name);
+    std::fs::copy(assert_cmd::cargo::cargo_bin(name), &to).unwrap();
+    std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o755)).unwrap();
+    to
+}
+
 /// Whether we run as root (some tests need it and skip with a printed reason otherwise).
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
