@@ -26,6 +26,7 @@
 //! * [`fleet`] — the same point on many MPI ranks at once (`--features mpi`), IOR-style aggregate.
 //! * [`explain`] — context of a run, the machine's ceilings (`limits`) and the model naming the
 //!   bound of every result.
+//! * [`text`] — text from outside (names, fields, trace lines) made safe for terminals and CSVs.
 //! * [`cli`] — clap definitions and the entry points of the binaries.
 
 pub mod cache;
@@ -48,5 +49,6 @@ pub mod runner;
 pub mod sigbus;
 pub mod size;
 pub mod sweep;
+pub mod text;
 pub mod tui;
 pub mod xor;
