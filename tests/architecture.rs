@@ -1,11 +1,13 @@
 //! The module structure, checked: dependencies between the files of `src/` point one way (no
-//! import cycle), and the layers keep their order — the lab kinds and the command lines never
-//! read `cli`, the sweep and the explorer never import the command lines, and the engine never
-//! reaches up into the runner or a front end. `docs/architecture.md` draws the same map.
+//! import cycle), and every top-level module sits in a layer (`LAYERS`) and imports only from its
+//! own layer or the ones below it. `docs/architecture.md` draws the same map.
 //!
 //! The check reads the source text, as a new contributor would: every `use crate::…` /
-//! `use super::…` statement (braces expanded) and every inline `crate::…` or `super::…` path
-//! outside `#[cfg(test)]` code, resolved to the file that defines the module it names.
+//! `use super::…` statement (braces expanded), every inline `crate::…` or `super::…` path, and
+//! every path through a child module the file declares (`mod plan;` then `plan::Plan` or
+//! `use self::plan::…`), outside `#[cfg(test)]` code, resolved to the file that defines the module
+//! it names. The cycles and layer breaks that existed when the checker learnt to follow `mod`
+//! declarations are listed as debts (`CYCLE_DEBT`, `LAYER_DEBT`): the test fails on any other.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -147,6 +149,9 @@ fn resolve(path: &str, from: &str, known: &BTreeMap<String, PathBuf>) -> Option<
                 parts.remove(0);
             }
         }
+        Some(&"self") => {
+            parts.remove(0);
+        }
         _ => return None,
     }
     let full: Vec<&str> = base.into_iter().chain(parts).collect();
@@ -156,15 +161,89 @@ fn resolve(path: &str, from: &str, known: &BTreeMap<String, PathBuf>) -> Option<
         .find(|m| known.contains_key(m))
 }
 
-/// File-level dependency graph of the crate.
+/// The child modules a file declares (`mod x;`, `pub mod x;`, `pub(crate) mod x;`): a path that
+/// starts with one of them (`x::Y`, `use x::{..}`, `self::x::Y`) names that child's file.
+fn children_in(code: &str) -> BTreeSet<String> {
+    code.lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let l = if let Some(rest) = l.strip_prefix("pub") {
+                match rest.strip_prefix('(') {
+                    Some(r) => r.split_once(')')?.1.trim_start(),
+                    None => rest.trim_start(),
+                }
+            } else {
+                l
+            };
+            let name = l.strip_prefix("mod ")?.trim().strip_suffix(';')?;
+            name.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+                .then(|| name.to_string())
+        })
+        .collect()
+}
+
+/// Every path through a child module (`x::Y` or `self::x::Y` where `mod x;` is declared here), as
+/// a `self::`-rooted path; `use` statements and inline paths alike.
+fn child_paths_in(code: &str, children: &BTreeSet<String>) -> Vec<String> {
+    let mut out = Vec::new();
+    // `use` statements, which may span lines and hold braces.
+    let mut rest = code;
+    while let Some(i) = rest.find("use ") {
+        let before = rest[..i].chars().last();
+        let after = &rest[i + 4..];
+        rest = after;
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let stmt = after[..after.find(';').unwrap_or(0)].trim_start();
+        let stmt = stmt.strip_prefix("self::").unwrap_or(stmt);
+        let first = stmt.split("::").next().unwrap_or("");
+        if !children.contains(first) || !stmt.contains("::") {
+            continue;
+        }
+        for p in expand(stmt) {
+            if children.contains(p.split("::").next().unwrap_or("")) {
+                out.push(format!("self::{p}"));
+            }
+        }
+    }
+    // Inline paths: `x::f(...)` where x is a child.
+    let bytes = code.as_bytes();
+    for child in children {
+        let start = format!("{child}::");
+        let mut from = 0;
+        while let Some(i) = code[from..].find(&start) {
+            let at = from + i;
+            from = at + start.len();
+            if at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_') {
+                continue;
+            }
+            // `a::x::` is some other module's x; `self::x::` is ours.
+            if at > 1 && &code[at - 2..at] == "::" && !code[..at].ends_with("self::") {
+                continue;
+            }
+            let end = code[at..]
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+                .map_or(code.len(), |e| at + e);
+            out.push(format!("self::{}", code[at..end].trim_end_matches(':')));
+        }
+    }
+    out
+}
+
+/// File-level dependency graph of the crate: `crate::`/`super::` paths, and paths through the
+/// child modules a file declares (which a checker of `crate::` paths alone cannot see).
 fn graph() -> BTreeMap<String, BTreeSet<String>> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let known = modules(&src);
     let mut g = BTreeMap::new();
     for (m, path) in &known {
         let code = code_of(&std::fs::read_to_string(path).unwrap());
+        let children = children_in(&code);
         let deps: BTreeSet<String> = paths_in(&code)
             .iter()
+            .chain(child_paths_in(&code, &children).iter())
             .filter_map(|p| resolve(p, m, &known))
             .filter(|d| d != m && !d.is_empty())
             .collect();
@@ -240,6 +319,32 @@ fn top(m: &str) -> &str {
     m.split("::").next().unwrap_or(m)
 }
 
+/// The cycles between files that the `mod`-following checker found when it was written (issue 18):
+/// a `mod.rs` that holds types its children use while it uses its children. Each is a debt to pay;
+/// a cycle that is not inside one of these fails the test.
+const CYCLE_DEBT: &[&[&str]] = &[
+    &["measure", "measure::result", "measure::worker"],
+    &["runner", "runner::result", "runner::run"],
+    &[
+        "fleet",
+        "fleet::aggregate",
+        "fleet::args",
+        "fleet::mpi",
+        "fleet::transport",
+        "fleet::wire",
+    ],
+    &[
+        "sweep::command",
+        "sweep::exec",
+        "sweep::kinds",
+        "sweep::kinds::command",
+        "sweep::kinds::locality",
+        "sweep::kinds::throughput",
+        "sweep::output",
+        "sweep::plan",
+    ],
+];
+
 #[test]
 fn the_files_of_src_import_each_other_without_a_cycle() {
     let g = graph();
@@ -259,50 +364,85 @@ fn the_files_of_src_import_each_other_without_a_cycle() {
             format!("[{}]", edges.join(", "))
         })
         .collect();
-    assert!(found.is_empty(), "import cycles: {}", shown.join("; "));
+    let new: Vec<&String> = found
+        .iter()
+        .zip(&shown)
+        .filter(|(c, _)| {
+            !CYCLE_DEBT
+                .iter()
+                .any(|known| c.iter().all(|m| known.contains(&m.as_str())))
+        })
+        .map(|(_, s)| s)
+        .collect();
+    if !found.is_empty() {
+        eprintln!(
+            "known import cycles (issue 18's debt): {}",
+            shown.join("; ")
+        );
+    }
+    assert!(new.is_empty(), "new import cycles: {new:?}");
 }
+
+/// Every top-level module of `src/` and its layer: a module imports only from its own layer (without
+/// a cycle) or from layers below it. docs/architecture.md draws the same stack.
+const LAYERS: &[(&str, u8)] = &[
+    // below all: leaf helpers
+    ("text", 0),
+    ("size", 0),
+    ("xor", 0),
+    ("pattern", 0),
+    ("sigbus", 0),
+    ("fsguard", 1),
+    ("config", 2),
+    ("measure", 3),
+    ("engine", 4),
+    ("cache", 5),
+    ("device", 5),
+    ("runner", 6),
+    ("explain", 7),
+    ("export", 7),
+    ("fio", 7),
+    ("lab", 8),
+    ("locality", 8),
+    ("fleet", 8),
+    ("commands", 9),
+    ("sweep", 9),
+    ("fiojob", 9),
+    ("tui", 10),
+    ("report", 10),
+    ("compare", 10),
+    ("cli", 11),
+];
+
+/// Imports against the layers that exist today, each a debt to pay (issue 18), not a precedent:
+/// the check fails on any other. (who, the top-level module it may still import)
+const LAYER_DEBT: &[(&str, &str)] = &[
+    // The `clients` plot writes its file through the report's exclusive writer.
+    ("fleet::clients", "report"),
+];
 
 #[test]
 fn the_layers_import_downwards_only() {
     let g = graph();
-    // (who, must never import)
-    let rules: &[(&str, &[&str])] = &[
-        (
-            "lab",
-            &["cli", "commands", "sweep", "tui", "report", "compare"],
-        ),
-        ("commands", &["cli", "sweep", "tui"]),
-        ("sweep", &["cli", "commands", "tui"]),
-        ("tui", &["cli", "commands", "sweep"]),
-        (
-            "runner",
-            &["cli", "commands", "lab", "sweep", "tui", "explain"],
-        ),
-        (
-            "engine",
-            &[
-                "cli", "commands", "lab", "sweep", "tui", "runner", "explain",
-            ],
-        ),
-        (
-            "measure",
-            &["cli", "commands", "lab", "sweep", "tui", "runner", "engine"],
-        ),
-        (
-            "config",
-            &["cli", "commands", "lab", "sweep", "tui", "runner"],
-        ),
-    ];
+    let layer: BTreeMap<&str, u8> = LAYERS.iter().copied().collect();
+    let unplaced: BTreeSet<&str> = g
+        .keys()
+        .map(|m| top(m))
+        .filter(|t| !t.is_empty() && !layer.contains_key(t))
+        .collect();
+    assert!(
+        unplaced.is_empty(),
+        "top-level modules with no layer in tests/architecture.rs LAYERS (and docs/architecture.md): {unplaced:?}"
+    );
     let mut broken = Vec::new();
     for (m, deps) in &g {
-        for (who, never) in rules {
-            if top(m) != *who {
-                continue;
-            }
-            for d in deps {
-                if never.contains(&top(d)) {
-                    broken.push(format!("{m} → {d}"));
-                }
+        let Some(&from) = layer.get(top(m)) else {
+            continue;
+        };
+        for d in deps {
+            let to = layer[top(d)];
+            if to > from && !LAYER_DEBT.contains(&(m.as_str(), top(d))) {
+                broken.push(format!("{m} → {d}"));
             }
         }
     }
@@ -333,5 +473,21 @@ fn the_checker_sees_a_cycle_and_resolves_super_and_braces() {
             "sweep::exec".to_string(),
             "config".to_string()
         ])
+    );
+    // A file that declares `mod plan;` and names `plan::Plan` or `use self::plan::{..}` depends on
+    // the child's file, which a `crate::`-only checker cannot see.
+    let code = "pub mod plan;\nmod exec;\nuse self::exec::{run, Outcome};\nfn f() { plan::Plan::new(); other::plan::x(); }";
+    let children = children_in(code);
+    assert_eq!(
+        children,
+        BTreeSet::from(["plan".to_string(), "exec".to_string()])
+    );
+    let resolved: BTreeSet<String> = child_paths_in(code, &children)
+        .iter()
+        .filter_map(|p| resolve(p, "sweep", &known))
+        .collect();
+    assert_eq!(
+        resolved,
+        BTreeSet::from(["sweep::plan".to_string(), "sweep::exec".to_string()])
     );
 }
