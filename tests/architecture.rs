@@ -326,14 +326,6 @@ const CYCLE_DEBT: &[&[&str]] = &[
     &["measure", "measure::result", "measure::worker"],
     &["runner", "runner::result", "runner::run"],
     &[
-        "fleet",
-        "fleet::aggregate",
-        "fleet::args",
-        "fleet::mpi",
-        "fleet::transport",
-        "fleet::wire",
-    ],
-    &[
         "sweep::command",
         "sweep::exec",
         "sweep::kinds",

@@ -11,8 +11,8 @@
 //!
 //! Pure functions of the reports, so the arithmetic is tested without MPI.
 
+use super::options::Layout;
 use super::wire::RankReport;
-use super::Layout;
 use crate::measure::histogram::new_latency_histogram;
 use crate::measure::{LatencySummary, RunResult};
 use crate::xor::format_xor;

@@ -2,7 +2,7 @@
 //! [`FleetOptions`]. They belong to the fleet, not to one command, so the lab's `run` parameters
 //! flatten them in without the fleet knowing about `run`.
 
-use super::{FleetOptions, Layout};
+use super::options::{FleetOptions, Layout};
 
 /// The fleet flags of `run` (shown with `--features mpi` only).
 #[derive(clap::Args, Debug, Clone)]

@@ -26,169 +26,19 @@ pub mod point;
 pub mod transport;
 pub mod wire;
 
+pub mod error;
+pub mod options;
+
 pub use args::FleetArgs;
+use error::abort_error;
+pub use error::{follower_status, FleetError};
+pub use options::{FleetOptions, Layout, DEFAULT_TIMEOUT, HEARTBEAT, POLL_SLEEP};
 
 use crate::measure::RunResult;
 use std::collections::VecDeque;
-use std::fmt;
 use std::time::{Duration, Instant};
 pub use transport::{Solo, Threads, Transport};
 use wire::Msg;
-
-/// How often a waiting rank says it is alive (more often when the timeout is under 2 s).
-pub const HEARTBEAT: Duration = Duration::from_millis(500);
-/// How long a waiting loop sleeps between looks at the transport. Bounds the barrier's release
-/// skew from below; small against any point worth measuring.
-pub const POLL_SLEEP: Duration = Duration::from_micros(200);
-/// Default for how long a rank may stay silent (no heartbeat, no message) while it is waited
-/// for before the point is stopped and the rank named.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Where each rank's data lives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Layout {
-    /// Rank r uses `{file}.{r}`.
-    #[default]
-    FilePerProcess,
-    /// Every rank uses `{file}`; sequential points cut it into disjoint, block-aligned ranges.
-    SharedFile,
-}
-
-impl Layout {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Layout::FilePerProcess => "file-per-process",
-            Layout::SharedFile => "shared-file",
-        }
-    }
-
-    /// Parses the user-facing name; the error names `what` (flag or key) and the choices.
-    pub fn parse(text: &str, what: &str) -> Result<Layout, crate::config::UsageError> {
-        match text {
-            "file-per-process" => Ok(Layout::FilePerProcess),
-            "shared-file" => Ok(Layout::SharedFile),
-            _ => Err(crate::config::UsageError::new(
-                what,
-                format!("unknown layout '{text}'; use file-per-process or shared-file"),
-            )),
-        }
-    }
-}
-
-/// How a fleet runs its points.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FleetOptions {
-    pub layout: Layout,
-    /// Stop every rank as soon as the first one finishes; each reports what it did by then.
-    pub stonewall: bool,
-    /// Barrier and silence timeout.
-    pub timeout: Duration,
-}
-
-impl Default for FleetOptions {
-    fn default() -> Self {
-        FleetOptions {
-            layout: Layout::FilePerProcess,
-            stonewall: false,
-            timeout: DEFAULT_TIMEOUT,
-        }
-    }
-}
-
-/// What can go wrong between ranks.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FleetError {
-    /// Ranks silent for longer than the timeout when they were needed (at a barrier, during
-    /// a point).
-    Timeout {
-        what: String,
-        missing: Vec<usize>,
-        hosts: Vec<String>,
-        timeout: Duration,
-    },
-    /// Rank 0 stopped the point for every rank; the (whole) message names the rank and why.
-    Aborted(String),
-    /// Rank 0 stopped the point because a rank is gone (it timed out on rank 0): the fleet
-    /// cannot run further points.
-    Lost(String),
-    /// A message that does not decode (a mismatched build on some rank).
-    Garbled(String),
-    /// The MPI library refused something.
-    Mpi(String),
-}
-
-impl fmt::Display for FleetError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FleetError::Timeout {
-                what,
-                missing,
-                hosts,
-                timeout,
-            } => {
-                let names: Vec<String> = missing
-                    .iter()
-                    .map(|r| match hosts.get(*r) {
-                        Some(h) if !h.is_empty() => format!("{r} ({h})"),
-                        _ => r.to_string(),
-                    })
-                    .collect();
-                write!(
-                    f,
-                    "fleet: rank{} {} did not {what} and was silent for {:.1} s (dead, or \
-                     its host or network gone)",
-                    if missing.len() == 1 { "" } else { "s" },
-                    names.join(", "),
-                    timeout.as_secs_f64()
-                )
-            }
-            FleetError::Aborted(why) | FleetError::Lost(why) => f.write_str(why),
-            FleetError::Garbled(why) => {
-                write!(
-                    f,
-                    "fleet: garbled message ({why}); run the same build on every rank"
-                )
-            }
-            FleetError::Mpi(why) => write!(f, "fleet: MPI: {why}"),
-        }
-    }
-}
-
-impl std::error::Error for FleetError {}
-
-impl FleetError {
-    /// Whether the fleet lost a rank, so no further point can run.
-    pub fn is_lost(&self) -> bool {
-        matches!(self, FleetError::Timeout { .. } | FleetError::Lost(_))
-    }
-
-    /// Whether rank 0 is among the ranks that fell silent: then nobody else will report.
-    pub fn lost_rank_0(&self) -> bool {
-        matches!(self, FleetError::Timeout { missing, .. } if missing.contains(&0))
-    }
-}
-
-/// The error a follower makes of rank 0's abort.
-fn abort_error(why: String, lost: bool) -> FleetError {
-    if lost {
-        FleetError::Lost(why)
-    } else {
-        FleetError::Aborted(why)
-    }
-}
-
-/// The exit status of a rank other than 0 after a failed point. Rank 0 reports failures and
-/// sets the job's status; a follower exiting non-zero first would make mpirun kill the job, rank
-/// 0 included, before rank 0 prints why. So followers exit 0, unless rank 0 itself is gone: then
-/// they say so and exit 1.
-pub fn follower_status(e: &FleetError) -> i32 {
-    if e.lost_rank_0() {
-        eprintln!("error: {e}");
-        1
-    } else {
-        0
-    }
-}
 
 /// The fleet this process belongs to, with the coordination rules.
 pub struct Fleet {

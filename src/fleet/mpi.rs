@@ -6,8 +6,8 @@
 //! Control messages are tens of bytes and go out eagerly (the send returns at once); a report is
 //! a few kilobytes and is matched by rank 0, which is always polling while it waits for one.
 
+use super::error::FleetError;
 use super::transport::Transport;
-use super::FleetError;
 use mpi::environment::Universe;
 use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
 use mpi::topology::{Communicator, SimpleCommunicator};

@@ -3,7 +3,7 @@
 //! two calls in [`super::Fleet`], so the same rules run on MPI (`fleet::mpi`, feature `mpi`), in
 //! one process ([`Solo`]), and between threads in the tests ([`Threads`]).
 
-use super::FleetError;
+use super::error::FleetError;
 use std::sync::mpsc::{channel, Receiver, Sender};
 
 /// A way to exchange byte messages between the ranks of a fleet.

@@ -9,7 +9,7 @@
 //! ([`new_latency_histogram`]), so recording each bucket's highest equivalent value with its count
 //! rebuilds it bucket for bucket, and rank 0 merges exactly as the threads of one run do.
 
-use super::FleetError;
+use super::error::FleetError;
 use crate::measure::histogram::new_latency_histogram;
 use crate::measure::RunResult;
 use hdrhistogram::Histogram;
