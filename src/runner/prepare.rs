@@ -116,12 +116,21 @@ fn open_for(spec: &RunSpec, write: bool) -> anyhow::Result<File> {
             flags |= libc::O_DSYNC;
         }
     }
-    OpenOptions::new()
-        .read(true)
-        .write(write)
-        .custom_flags(flags)
-        .open(&spec.path)
-        .map_err(|e| open_error(&spec.path, e, spec.direct))
+    test_hook("before-open");
+    // O_NONBLOCK, then a look at the descriptor: a FIFO renamed over the path since the check
+    // fails here instead of blocking the open forever. A write opens an existing path only for a
+    // character device (/dev/null) or a batch's kept test file.
+    crate::fsguard::open_then_check(
+        OpenOptions::new().read(true).write(write),
+        &spec.path,
+        flags,
+        "FILE",
+        write,
+    )
+    .map_err(|e| match e {
+        Ok(e) => open_error(&spec.path, e, spec.direct),
+        Err(refused) => usage(refused),
+    })
 }
 
 /// Another descriptor of the file `anchor` is open on, with the run's flags (O_DIRECT,

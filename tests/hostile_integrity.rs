@@ -1,0 +1,140 @@
+//! Safety, second round (issue 21): what another process can do to the file under a run, and
+//! inputs that try to make a run hang. Every case runs the real binaries under a hard time bound
+//! (a regression fails the test instead of hanging it) and checks what a user sees: their files
+//! intact, no XOR that matches neither version of a file without a warning, a one-line error,
+//! never a hang or a panic.
+
+use crate::util::{p, tmp, write_varied_file};
+use std::ffi::CString;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Longest any run here may take before the test calls it a hang.
+const LIMIT: Duration = Duration::from_secs(20);
+
+fn command(bin: &str) -> Command {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin(bin));
+    c.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+#[allow(dead_code)] // used by the tests of the next points
+fn spawn(bin: &str, args: &[&str]) -> Child {
+    command(bin).args(args).spawn().unwrap()
+}
+
+/// Waits for `child` at most [`LIMIT`]; a child still running then is killed and the test fails.
+fn finish(mut child: Child) -> Output {
+    let deadline = Instant::now() + LIMIT;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "still running after {LIMIT:?} (a hang): {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[allow(dead_code)] // used by the tests of the next points
+fn run_bounded(bin: &str, args: &[&str]) -> Output {
+    finish(spawn(bin, args))
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn mkfifo(path: &Path) {
+    let c = CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `c` is a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+/// A test hook directory (see `diskscope::runner::test_hook`): the run waits at a named point
+/// until the test has done what another process could do there, so the race is not a race.
+struct Hook {
+    dir: tempfile::TempDir,
+    point: &'static str,
+}
+
+impl Hook {
+    fn at(point: &'static str) -> Hook {
+        Hook { dir: tmp(), point }
+    }
+
+    fn spawn(&self, bin: &str, args: &[&str]) -> Child {
+        command(bin)
+            .args(args)
+            .env("DISKSCOPE_TEST_HOOK_DIR", self.dir.path())
+            .env("DISKSCOPE_TEST_HOOK_POINT", self.point)
+            .spawn()
+            .unwrap()
+    }
+
+    /// Waits (bounded) until the child reached the point; kills it if it never does.
+    fn reached(&self, child: &mut Child) {
+        let marker = self.dir.path().join(format!("{}.reached", self.point));
+        let deadline = Instant::now() + LIMIT;
+        while !marker.exists() {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("the run ended ({status}) before {}", self.point);
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the run never reached {}", self.point);
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Lets the child go on.
+    fn go(&self) {
+        std::fs::write(self.dir.path().join(format!("{}.go", self.point)), b"").unwrap();
+    }
+}
+
+// ---- 9. a FIFO swapped in between the input check and the open ------------------------------
+
+#[test]
+fn a_fifo_renamed_over_the_input_after_the_check_is_refused_not_waited_on() {
+    let dir = tmp();
+    let cases: [(&str, &str, &[&str]); 4] = [
+        ("run", "before-open", &["-r", "4K", "4"]),
+        ("run2", "before-open", &["4K", "--target", "0.001"]),
+        ("fast", "fast-before-open", &[]),
+        ("diskscope", "syscalls-before-open", &["--seconds", "0.01"]),
+    ];
+    for (bin, point, rest) in cases {
+        let f = p(&dir, &format!("in-{bin}"));
+        write_varied_file(&f, 64 << 10, 1);
+        let fifo = p(&dir, &format!("fifo-{bin}"));
+        mkfifo(&fifo);
+        let hook = Hook::at(point);
+        let fs = f.to_str().unwrap();
+        let args: Vec<&str> = if bin == "diskscope" {
+            [&["syscalls", fs][..], rest].concat()
+        } else {
+            [&[fs][..], rest].concat()
+        };
+        let mut child = hook.spawn(bin, &args);
+        hook.reached(&mut child);
+        // Another process renames a FIFO over the file the run has just checked.
+        std::fs::rename(&fifo, &f).unwrap();
+        hook.go();
+        let out = finish(child);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bin}: {err}");
+        assert!(err.contains("FIFO"), "{bin}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{bin}: {err}");
+        assert!(out.stdout.is_empty(), "{bin}: {}", text(&out.stdout));
+    }
+}
