@@ -43,7 +43,6 @@ fn finish(mut child: Child) -> Output {
     child.wait_with_output().unwrap()
 }
 
-#[allow(dead_code)] // used by the tests of the next points
 fn run_bounded(bin: &str, args: &[&str]) -> Output {
     finish(spawn(bin, args))
 }
@@ -136,5 +135,43 @@ fn a_fifo_renamed_over_the_input_after_the_check_is_refused_not_waited_on() {
         assert!(err.contains("FIFO"), "{bin}: {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{bin}: {err}");
         assert!(out.stdout.is_empty(), "{bin}: {}", text(&out.stdout));
+    }
+}
+
+// ---- 2. `run FILE -w ... --force` never writes through a hard link ----------------------------
+
+#[test]
+fn a_forced_write_replaces_a_hard_linked_output_and_leaves_the_other_link_alone() {
+    let dir = tmp();
+    let victim = p(&dir, "victim.txt");
+    std::fs::write(&victim, b"precious\n").unwrap();
+    let out_path = p(&dir, "out.bin");
+    std::fs::hard_link(&victim, &out_path).unwrap();
+    for method in ["read", "pread", "mmap", "io_uring", "buffered"] {
+        let out = run_bounded(
+            "run",
+            &[
+                out_path.to_str().unwrap(),
+                "-w",
+                "4K",
+                "4",
+                "--force",
+                "--method",
+                method,
+            ],
+        );
+        let err = text(&out.stderr);
+        if method == "io_uring" && err.contains("io_uring") && out.status.code() == Some(2) {
+            eprintln!("skipped io_uring: {err}");
+            continue;
+        }
+        assert_eq!(
+            std::fs::read(&victim).unwrap(),
+            b"precious\n",
+            "{method}: the other hard link was written through: {err}"
+        );
+        assert_eq!(out.status.code(), Some(0), "{method}: {err}");
+        assert_eq!(std::fs::metadata(&out_path).unwrap().len(), 4 * 4096);
+        assert_eq!(std::fs::metadata(&victim).unwrap().len(), 9);
     }
 }

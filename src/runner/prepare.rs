@@ -213,6 +213,7 @@ fn create_output(spec: &RunSpec, need_bytes: u64) -> anyhow::Result<Output> {
             )));
         }
     }
+    let existing_file = std::fs::symlink_metadata(&spec.path).is_ok_and(|m| m.is_file());
     let existing = match std::fs::metadata(&spec.path) {
         Ok(m) if m.is_dir() => bail!("FILE: {p} is a directory; give a file name to write"),
         Ok(m) if m.file_type().is_block_device() => {
@@ -242,23 +243,31 @@ fn create_output(spec: &RunSpec, need_bytes: u64) -> anyhow::Result<Output> {
                 created: None,
             });
         }
-        Ok(m) => m.len(),
+        // With --force, the file is replaced below (unlinked, then made anew): its blocks are
+        // freed only where no other hard link keeps them.
+        Ok(m) if m.nlink() == 1 => m.len(),
+        Ok(_) => 0,
         Err(_) => 0,
     };
     // Before anything is created: a write that cannot fit fails here, not at a full disk.
     let key = format!("FILE {p}");
     crate::fsguard::ensure_free(&spec.path, need_bytes.saturating_sub(existing), &key)
         .map_err(|e| anyhow!("{e}"))?;
-    let mut o = OpenOptions::new();
-    o.read(true)
-        .write(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
-    if spec.force {
-        o.create(true).truncate(true);
-    } else {
-        o.create_new(true);
+    if spec.force && existing_file {
+        // Replaced like a batch's outputs, never truncated in place: a truncation would write
+        // through every other hard link of the file (`ln precious.txt out.bin`) and into a file
+        // another process has open. Unlinking removes only this name; what another link names
+        // keeps its data.
+        std::fs::remove_file(&spec.path)
+            .map_err(|e| anyhow!("FILE: --force: cannot replace {p}: {e}"))?;
     }
-    let anchor = o
+    // O_CREAT|O_EXCL|O_NOFOLLOW: only a file this run makes is ever written, whatever another
+    // process put at the path since the checks.
+    let anchor = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&spec.path)
         .map_err(|e| open_error(&spec.path, e, false))?;
     let created = crate::fsguard::created_of_open(&spec.path, &anchor)
