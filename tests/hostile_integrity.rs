@@ -4,7 +4,7 @@
 //! intact, no XOR that matches neither version of a file without a warning, a one-line error,
 //! never a hang or a panic.
 
-use crate::util::{p, tmp, write_varied_file};
+use crate::util::{p, reference_xor, tmp, write_varied_file};
 use std::ffi::CString;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
@@ -174,4 +174,26 @@ fn a_forced_write_replaces_a_hard_linked_output_and_leaves_the_other_link_alone(
         assert_eq!(std::fs::metadata(&out_path).unwrap().len(), 4 * 4096);
         assert_eq!(std::fs::metadata(&victim).unwrap().len(), 9);
     }
+}
+
+// ---- 8. `--method read` never reopens its file by the name its link reads as ---------------
+
+#[test]
+fn a_read_run_never_opens_a_fifo_planted_where_its_unlinked_file_was() {
+    let dir = tmp();
+    let f = p(&dir, "f");
+    let data = write_varied_file(&f, 256 << 10, 8);
+    let hook = Hook::at("after-create");
+    let args = [f.to_str().unwrap(), "-r", "4K", "64", "-t", "2"];
+    let mut child = hook.spawn("run", &[&args[..], &["--method", "read"]].concat());
+    hook.reached(&mut child);
+    // The run has the file open; another process unlinks it and plants a FIFO named as
+    // /proc/self/fd/N now reads: `f (deleted)`.
+    std::fs::remove_file(&f).unwrap();
+    mkfifo(&p(&dir, "f (deleted)"));
+    hook.go();
+    let out = finish(child);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(text(&out.stdout).trim(), reference_xor(&data), "{err}");
 }
