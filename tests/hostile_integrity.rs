@@ -197,3 +197,164 @@ fn a_read_run_never_opens_a_fifo_planted_where_its_unlinked_file_was() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert_eq!(text(&out.stdout).trim(), reference_xor(&data), "{err}");
 }
+
+// ---- 1. a writer under the run: an error, or a warning, never a silent XOR -----------------
+
+/// Another process's writable shared mapping of `path`, its pages dirtied at once and then
+/// written over and over by a thread until the value is dropped: writes to pages that are
+/// already dirty move neither the file's mtime nor its ctime.
+struct MappedWriter {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl MappedWriter {
+    fn start(path: &Path) -> MappedWriter {
+        use std::os::fd::AsRawFd;
+        use std::sync::atomic::Ordering;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .unwrap();
+        let len = file.metadata().unwrap().len() as usize;
+        // SAFETY: a fresh shared mapping of `len` bytes of a file we opened read-write; it is
+        // unmapped by the thread below, which alone touches it.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        assert_ne!(ptr, libc::MAP_FAILED);
+        let base = ptr as usize;
+        let dirty = move |round: u8| {
+            for off in (0..len).step_by(512) {
+                // SAFETY: `off < len`, inside the mapping.
+                unsafe { std::ptr::write_volatile((base + off) as *mut u8, round) };
+            }
+        };
+        dirty(1);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let s = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let _keep_open = file;
+            let mut round = 2u8;
+            while !s.load(Ordering::Relaxed) {
+                dirty(round);
+                round = round.wrapping_add(1);
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            // SAFETY: the mapping made above, no longer used.
+            unsafe { libc::munmap(base as *mut libc::c_void, len) };
+        });
+        MappedWriter {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for MappedWriter {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Whether a run skipped because io_uring is unavailable here (said on stderr).
+fn io_uring_missing(out: &Output) -> bool {
+    out.status.code() == Some(2) && text(&out.stderr).contains("io_uring")
+}
+
+#[test]
+fn a_file_a_writer_has_mapped_and_keeps_writing_never_gets_an_xor_without_a_warning() {
+    let dir = tmp();
+    let f = p(&dir, "mapped");
+    write_varied_file(&f, 1 << 20, 4);
+    let writer = MappedWriter::start(&f);
+    let fs = f.to_str().unwrap();
+    let mut runs: Vec<(String, Vec<&str>, &str)> =
+        ["read", "pread", "mmap", "io_uring", "buffered"]
+            .iter()
+            .map(|m| {
+                let args = vec![fs, "-r", "4K", "256", "-t", "2", "--method", m];
+                (format!("run --method {m}"), args, "run")
+            })
+            .collect();
+    runs.push(("fast".into(), vec![fs], "fast"));
+    for (what, args, bin) in runs {
+        let out = run_bounded(bin, &args);
+        let err = text(&out.stderr);
+        if io_uring_missing(&out) {
+            eprintln!("skipped {what}: {err}");
+            continue;
+        }
+        match out.status.code() {
+            Some(0) => assert!(
+                err.contains("is open for writing by another process")
+                    && err.contains("cannot be detected"),
+                "{what}: an XOR with exit 0 and no warning: {err}"
+            ),
+            Some(1) => assert!(out.stdout.is_empty(), "{what}: {err}"),
+            other => panic!("{what}: exit {other:?}: {err}"),
+        }
+    }
+    drop(writer);
+}
+
+#[test]
+fn a_writer_that_opens_the_file_during_the_run_makes_it_an_error_even_if_nothing_moved() {
+    let dir = tmp();
+    let cases = [
+        ("run", "before-check", "read"),
+        ("run", "before-check", "pread"),
+        ("run", "before-check", "mmap"),
+        ("run", "before-check", "io_uring"),
+        ("run", "before-check", "buffered"),
+        ("fast", "fast-before-check", ""),
+    ];
+    for (bin, point, method) in cases {
+        let f = p(&dir, &format!("opened-{bin}-{method}"));
+        write_varied_file(&f, 1 << 20, 6);
+        let fs = f.to_str().unwrap();
+        let args = if bin == "run" {
+            vec![fs, "-r", "4K", "256", "-t", "2", "--method", method]
+        } else {
+            vec![fs]
+        };
+        let hook = Hook::at(point);
+        let mut child = hook.spawn(bin, &args);
+        hook.reached(&mut child);
+        // Another process opens the file for writing while the run holds it (and could write
+        // through a shared mapping without moving its size or times): it is not kept waiting.
+        let opened = Instant::now();
+        let w = std::fs::OpenOptions::new().write(true).open(&f).unwrap();
+        assert!(
+            opened.elapsed() < Duration::from_secs(10),
+            "the writer waited"
+        );
+        drop(w);
+        hook.go();
+        let out = finish(child);
+        if io_uring_missing(&out) {
+            eprintln!("skipped io_uring: {}", text(&out.stderr));
+            continue;
+        }
+        let err = text(&out.stderr);
+        let what = format!("{bin} {method}");
+        assert_eq!(out.status.code(), Some(1), "{what}: {err}");
+        assert!(out.stdout.is_empty(), "{what}: {}", text(&out.stdout));
+        assert!(
+            err.contains("changed during the run") && err.contains("opened it for writing"),
+            "{what}: {err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{what}: {err}");
+    }
+}

@@ -156,6 +156,9 @@ pub struct Report {
     pub block_bytes: usize,
     /// What was measured and why this road.
     pub reason: String,
+    /// What the run could not guard against (a writer that already had the file open), for
+    /// stderr.
+    pub warnings: Vec<String>,
 }
 
 impl Report {
@@ -257,7 +260,16 @@ pub fn xor_file(
 ) -> anyhow::Result<Report> {
     let file = open_file(path)?;
     let watch = crate::runner::FileWatch::new(file.try_clone()?);
-    let report = choose_and_read(path, file, settings, log)?;
+    let mut warnings: Vec<String> = watch.iter().filter_map(|w| w.unguarded(path)).collect();
+    if std::os::unix::fs::FileTypeExt::is_block_device(&file.metadata()?.file_type()) {
+        warnings.push(format!(
+            "note: {} is a block device: writes to it by other processes during the run cannot \
+             be detected (leases exist only for regular files)",
+            crate::text::shown_path(path)
+        ));
+    }
+    let mut report = choose_and_read(path, file, settings, log)?;
+    report.warnings = warnings;
     crate::runner::test_hook("fast-before-check");
     if let Some(w) = &watch {
         w.check_unchanged()
@@ -290,6 +302,7 @@ fn choose_and_read(
         threads,
         block_bytes: 0,
         reason: String::new(),
+        warnings: Vec::new(),
     };
     if len == 0 {
         // Empty, or a pseudo-file (procfs, sysfs: size 0 yet content) or a pipe: read to the end

@@ -343,21 +343,24 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
     // Past this point a failure removes the file this run created (inode-checked).
     let ready = prepare_opened(spec, write, &anchor, total, plan, notes);
     match ready {
-        Ok((probe, residency_before, jobs, notes)) => Ok(Prepared {
-            spec: spec.clone(),
-            file_size,
-            total,
-            residency_before,
-            notes,
-            jobs,
-            watch: if write {
+        Ok((probe, residency_before, jobs, mut notes)) => {
+            let watch = if write {
                 None
             } else {
-                FileWatch::new(probe.try_clone()?)
-            },
-            sync_file: write.then_some(probe),
-            created,
-        }),
+                watch_input(&probe, spec, &mut notes)?
+            };
+            Ok(Prepared {
+                spec: spec.clone(),
+                file_size,
+                total,
+                residency_before,
+                notes,
+                jobs,
+                watch,
+                sync_file: write.then_some(probe),
+                created,
+            })
+        }
         Err(e) => {
             // A write whose blocks could not be reserved is a failed run (a full disk, said by
             // its error kind), like one that filled the disk while running.
@@ -387,6 +390,26 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
             })
         }
     }
+}
+
+/// The watch over a read run's input (a read lease, then its stamp: see [`FileWatch`]), taken
+/// last, just before the workers may start; what it cannot see is said in `notes`, which every
+/// front end shows.
+fn watch_input(
+    probe: &File,
+    spec: &RunSpec,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Option<FileWatch>> {
+    let watch = FileWatch::new(probe.try_clone()?);
+    notes.extend(watch.as_ref().and_then(|w| w.unguarded(&spec.path)));
+    if probe.metadata()?.file_type().is_block_device() {
+        notes.push(format!(
+            "note: {} is a block device: writes to it by other processes during the run cannot \
+             be detected (leases exist only for regular files)",
+            crate::text::shown_path(&spec.path)
+        ));
+    }
+    Ok(watch)
 }
 
 type Opened = (File, Option<Residency>, Vec<WorkerJob>, Vec<String>);
