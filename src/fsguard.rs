@@ -451,6 +451,27 @@ pub fn check_input(path: &Path, key: &str) -> Result<(InputKind, Metadata), Stri
             })
         }
     };
+    if let Some(refusal) = kind_refusal(&meta, path, key) {
+        return Err(refusal);
+    }
+    if meta.file_type().is_block_device() {
+        return Ok((InputKind::BlockDevice, meta));
+    }
+    if is_pseudo_fs(path) {
+        return Err(format!(
+            "{key}: {p} is a /proc or /sys pseudo-file whose size is not its length; copy it \
+             to a regular file first (cp {} copy.bin)",
+            shell_quote(&p.to_string())
+        ));
+    }
+    Ok((InputKind::Regular, meta))
+}
+
+/// Why an input of type `meta` cannot be read to an end (a directory, a FIFO, a socket, a
+/// character device), in one line naming `key` and `path`; None for a regular file or a block
+/// device.
+fn kind_refusal(meta: &Metadata, path: &Path, key: &str) -> Option<String> {
+    let p = path.display();
     let ft = meta.file_type();
     let what = if ft.is_dir() {
         Some("a directory")
@@ -467,22 +488,50 @@ pub fn check_input(path: &Path, key: &str) -> Result<(InputKind, Metadata), Stri
     } else {
         None
     };
-    if let Some(what) = what {
-        return Err(format!(
-            "{key}: {p} is {what}; give a regular file (or a block device)"
-        ));
+    what.map(|what| format!("{key}: {p} is {what}; give a regular file (or a block device)"))
+}
+
+/// Opens `path` through `opts` with `O_NONBLOCK` added, so that a FIFO put at the path after
+/// [`check_input`] looked at it (a rename is atomic) cannot block the `open` waiting for a
+/// writer; then checks what the descriptor really is (`fstat`, no second look at the path):
+/// anything but a regular file or a block device is refused as [`check_input`] refuses it,
+/// except a character device when `char_device_ok` (a write to `/dev/null`). Then clears
+/// `O_NONBLOCK`, so reads and writes block as usual. `Err(Ok(e))`: the open failed with `e`;
+/// `Err(Err(line))`: the descriptor was refused.
+pub fn open_then_check(
+    opts: &mut OpenOptions,
+    path: &Path,
+    flags: i32,
+    key: &str,
+    char_device_ok: bool,
+) -> Result<File, Result<std::io::Error, String>> {
+    let f = opts
+        .custom_flags(flags | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(Ok)?;
+    let meta = f.metadata().map_err(Ok)?;
+    // A directory cannot block; callers say what they say about one.
+    let char_ok = char_device_ok && meta.file_type().is_char_device();
+    if !char_ok && !meta.is_dir() {
+        if let Some(refusal) = kind_refusal(&meta, path, key) {
+            return Err(Err(refusal));
+        }
     }
-    if ft.is_block_device() {
-        return Ok((InputKind::BlockDevice, meta));
+    clear_nonblock(&f).map_err(Ok)?;
+    Ok(f)
+}
+
+/// Clears `O_NONBLOCK` on `file`'s open file description.
+pub fn clear_nonblock(file: &File) -> std::io::Result<()> {
+    let fd = file.as_raw_fd();
+    // SAFETY: fcntl(2) on a descriptor the caller owns; clears O_NONBLOCK, no memory involved.
+    unsafe {
+        let fl = libc::fcntl(fd, libc::F_GETFL);
+        if fl < 0 || libc::fcntl(fd, libc::F_SETFL, fl & !libc::O_NONBLOCK) < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
     }
-    if is_pseudo_fs(path) {
-        return Err(format!(
-            "{key}: {p} is a /proc or /sys pseudo-file whose size is not its length; copy it \
-             to a regular file first (cp {} copy.bin)",
-            shell_quote(&p.to_string())
-        ));
-    }
-    Ok((InputKind::Regular, meta))
+    Ok(())
 }
 
 /// [`check_input`] for a path that exists; a missing path passes, so the caller's `open` reports
@@ -535,14 +584,25 @@ pub fn open_read(path: &Path, pipe: bool) -> std::io::Result<File> {
         .custom_flags(flags | libc::O_CLOEXEC)
         .open(path)?;
     if pipe {
-        let fd = f.as_raw_fd();
-        // SAFETY: fcntl(2) on a descriptor we own; clears O_NONBLOCK, no memory involved.
-        unsafe {
-            let fl = libc::fcntl(fd, libc::F_GETFL);
-            if fl < 0 || libc::fcntl(fd, libc::F_SETFL, fl & !libc::O_NONBLOCK) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-        }
+        clear_nonblock(&f)?;
+    }
+    Ok(f)
+}
+
+/// Another descriptor (its own file offset) of the file `file` is open on, read-only with
+/// `flags` (e.g. `O_DIRECT`): through `/proc/self/fd`, never through the path again, so a path
+/// renamed meanwhile cannot make a second descriptor name another file. The inode is compared
+/// anyway.
+pub fn reopen(file: &File, flags: i32) -> std::io::Result<File> {
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(flags | libc::O_CLOEXEC)
+        .open(format!("/proc/self/fd/{}", file.as_raw_fd()))?;
+    let (a, b) = (file.metadata()?, f.metadata()?);
+    if (a.dev(), a.ino()) != (b.dev(), b.ino()) {
+        return Err(std::io::Error::other(
+            "a second descriptor refers to another file (is /proc mounted?)",
+        ));
     }
     Ok(f)
 }

@@ -7,7 +7,8 @@
 //! switch), `hostile_files` (issue 9: files we must not touch, inputs that cannot end, property
 //! tests of the parsers), `presets` (golden CSV shapes of every ready sweep and the classic commands' stdout),
 //! `hostile_runtime` (issue 9: shrinking files, SIGBUS, memory
-//! budget, Ctrl-C during writes). Shared helpers
+//! budget, Ctrl-C during writes), `hostile_integrity` (issue 21: writers under a run, hard links,
+//! inputs swapped or that never end, thread limits). Shared helpers
 //! (temp dirs, an independent XOR, binaries) live in `util`.
 
 mod util;
@@ -19,6 +20,7 @@ mod compare;
 mod explain;
 mod fleet;
 mod hostile_files;
+mod hostile_integrity;
 mod hostile_runtime;
 mod locality;
 mod presets;

@@ -19,6 +19,9 @@ pub fn execute(a: &FastArgs) -> anyhow::Result<i32> {
         }
     })?;
     let seconds = started.elapsed().as_secs_f64();
+    for w in &report.warnings {
+        eprintln!("fast: {w}");
+    }
     let (road, t, bs) = (report.road.as_str(), report.threads, report.block_bytes);
     let qd = settings.queue_depth;
     let e = crate::explain::fast_explanation(&a.file, road, t, bs, qd, report.bytes, seconds);

@@ -84,6 +84,33 @@ pub fn dispose_job(job: WorkerJob, lost: bool) {
     }
 }
 
+/// Descriptors of the process's shared descriptor table that a worker which moved to a table of
+/// its own (`unshare(CLONE_FILES)`, the `read` engine) can no longer close: only a thread still
+/// on the shared table can. Closed by [`close_shared_leftovers`].
+static SHARED_TABLE_LEFTOVERS: std::sync::Mutex<Vec<std::os::fd::OwnedFd>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Hands `fd`, a descriptor of the shared table, to the next [`close_shared_leftovers`]. Called
+/// by a worker right after it left the shared table, so the descriptor number it had there is
+/// never closed from its own table, where it means something else.
+pub fn leave_for_shared_table(fd: std::os::fd::OwnedFd) {
+    let mut left = SHARED_TABLE_LEFTOVERS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    left.push(fd);
+}
+
+/// Closes the descriptors workers left in the shared table ([`leave_for_shared_table`]). Call
+/// it only from a thread on the shared table (the runner does, when it joins workers).
+pub fn close_shared_leftovers() {
+    let left = std::mem::take(
+        &mut *SHARED_TABLE_LEFTOVERS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()),
+    );
+    drop(left);
+}
+
 /// Builders for unit tests of the engines.
 #[cfg(test)]
 pub(crate) mod tests_support {

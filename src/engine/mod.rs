@@ -28,7 +28,8 @@ pub use buffer::{AlignedBuf, BufferKind, SlotBufs, BUF_ALIGN, HUGE_PAGE_BYTES};
 #[cfg(test)]
 pub(crate) use failure::tests_support;
 pub use failure::{
-    complete_read, descriptor_lost, dispose_job, wanted_len, DescriptorLost, FileShrank,
+    close_shared_leftovers, complete_read, descriptor_lost, dispose_job, leave_for_shared_table,
+    wanted_len, DescriptorLost, FileShrank,
 };
 use std::fs::File;
 use std::ops::Range;

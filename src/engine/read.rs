@@ -13,9 +13,7 @@
 //! private table holding the only reference to a fresh open file description, the kernel skips
 //! both, as it does for a single-threaded program.
 
-use super::{
-    complete_read, fill_from, write_at_position, DescriptorLost, Engine, WorkerCtx, WorkerJob,
-};
+use super::{complete_read, fill_from, write_at_position, Engine, WorkerCtx, WorkerJob};
 use crate::config::Op;
 use anyhow::Context;
 use std::fs::File;
@@ -62,82 +60,63 @@ pub(crate) fn sys_read(fd: RawFd, buf: &mut [u8]) -> std::io::Result<usize> {
     }
 }
 
-/// Opens `path` read-only (with `O_DIRECT` if `flags` has it) and checks it is still `meta`'s file.
-fn reopen(path: &std::path::Path, flags: i32, meta: &std::fs::Metadata) -> Option<File> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    let open_flags = libc::O_RDONLY | libc::O_CLOEXEC | (flags & libc::O_DIRECT);
+/// A new open file description of the file `fd` is open on in this thread's own descriptor
+/// table, read-only (with `O_DIRECT` if `flags` has it), checked to be `meta`'s file. It goes
+/// through `/proc/thread-self/fd/N`, which names the open file itself, never through the text
+/// the link reads as: that text is only a name, and once the file was renamed or unlinked (it
+/// then reads `PATH (deleted)`) it may name anything another process put there, a FIFO whose
+/// `open` would wait forever.
+fn reopen_own(fd: RawFd, flags: i32, meta: &std::fs::Metadata) -> Option<File> {
     #[cfg(test)]
     if tests::fail_this_open() {
         return None;
     }
+    let c = std::ffi::CString::new(format!("/proc/thread-self/fd/{fd}")).ok()?;
+    let open_flags = libc::O_RDONLY | libc::O_CLOEXEC | (flags & libc::O_DIRECT);
     // SAFETY: `c` is a NUL-terminated path; open has no other preconditions.
-    let fd = unsafe { libc::open(c.as_ptr(), open_flags) };
-    if fd < 0 {
+    let new_fd = unsafe { libc::open(c.as_ptr(), open_flags) };
+    if new_fd < 0 {
         return None;
     }
-    // SAFETY: `fd` was just returned by open and is owned by nobody else.
-    let f = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    // SAFETY: `new_fd` was just returned by open and is owned by nobody else.
+    let f = File::from(unsafe { OwnedFd::from_raw_fd(new_fd) });
     let m = f.metadata().ok()?;
     (m.dev() == meta.dev() && m.ino() == meta.ino()).then_some(f)
 }
 
 /// Moves this worker thread onto a descriptor table of its own (`unshare(CLONE_FILES)`) and
 /// replaces `job.file` with a fresh open file description that only this table references, so
-/// `read(2)` needs neither a file reference nor the `f_pos` lock. The job's original descriptor
-/// is closed while still in the shared table, so nothing leaks there. Returns whether it did;
-/// files that cannot be reopened by path (not regular, renamed, deleted) keep the shared table.
+/// `read(2)` needs neither a file reference nor the `f_pos` lock. Returns whether it did.
+///
+/// After the unshare the job's descriptor number is open in both tables, on the same open file
+/// description. This table's entry is the job's (closed when `job.file` is replaced or
+/// dropped); the shared table's entry can only be closed by a thread still using that table,
+/// so it is handed over ([`super::leave_for_shared_table`]) and the runner closes it once the
+/// workers are joined. If the reopen fails, the job reads through its own copy of the
+/// descriptor, correct but without the speed-up.
 fn privatize(job: &mut WorkerJob) -> anyhow::Result<bool> {
     let fd = job.file.as_raw_fd();
     let Ok(meta) = job.file.metadata() else {
         return Ok(false);
     };
-    let Ok(path) = std::fs::read_link(format!("/proc/self/fd/{fd}")) else {
-        return Ok(false);
-    };
     // SAFETY: F_GETFL on a descriptor we own.
     let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    if !meta.is_file() || flags < 0 || reopen(&path, flags, &meta).is_none() {
+    if !meta.is_file() || flags < 0 {
         return Ok(false);
     }
-    // SAFETY: closes the job's descriptor number in the shared table. `job.file` still holds that
-    // number, so it is replaced below and the stale value forgotten, never closed a second time.
-    unsafe { libc::close(fd) };
     // SAFETY: unshare(CLONE_FILES) only affects the calling thread's descriptor table.
-    let private = unsafe { libc::unshare(libc::CLONE_FILES) } == 0;
-    let fresh = reopen(&path, flags, &meta).with_context(|| {
-        format!(
-            "reopening {} (renamed or deleted during the run?)",
-            path.display()
-        )
-    });
-    match fresh {
-        Ok(f) => {
-            std::mem::forget(std::mem::replace(&mut job.file, f));
-            Ok(private)
-        }
-        Err(e) => {
-            // `job.file` still holds the number closed above; dropping it would close that
-            // number again, and in a shared table another thread may own it by now. Hand the
-            // job a descriptor it owns, or, if even that cannot be had, say so with
-            // `DescriptorLost`, on which the job is forgotten instead of dropped.
-            #[cfg(test)]
-            let null = if tests::fail_this_open() {
-                Err(std::io::Error::from_raw_os_error(libc::EMFILE))
-            } else {
-                File::open("/dev/null")
-            };
-            #[cfg(not(test))]
-            let null = File::open("/dev/null");
-            match null {
-                Ok(null) => {
-                    std::mem::forget(std::mem::replace(&mut job.file, null));
-                    Err(e)
-                }
-                Err(_) => Err(e.context(DescriptorLost)),
-            }
-        }
+    if unsafe { libc::unshare(libc::CLONE_FILES) } != 0 {
+        return Ok(false);
     }
+    // SAFETY: `fd` is open in the shared table, where the job owned it; from here the job owns
+    // only this table's entry (through `job.file`), so the shared entry gets this one owner,
+    // which closes it from a thread of the shared table.
+    super::leave_for_shared_table(unsafe { OwnedFd::from_raw_fd(fd) });
+    if let Some(fresh) = reopen_own(fd, flags, &meta) {
+        // Dropping the old `File` closes this table's copy of `fd`.
+        job.file = fresh;
+    }
+    Ok(true)
 }
 
 pub struct ReadEngine;
@@ -188,7 +167,6 @@ fn write_run(job: &mut WorkerJob, ctx: &mut WorkerCtx) -> anyhow::Result<bool> {
 mod tests {
     use crate::config::{Method, RunSpec};
     use std::cell::Cell;
-    use std::os::fd::AsRawFd;
 
     thread_local! {
         /// Opens to let through before the next ones fail (`u32::MAX`: none fail).
@@ -207,39 +185,53 @@ mod tests {
         })
     }
 
-    fn is_open(fd: i32) -> bool {
-        // SAFETY: F_GETFD only inspects the descriptor table.
-        unsafe { libc::fcntl(fd, libc::F_GETFD) >= 0 }
-    }
-
     #[test]
-    fn a_failed_reopen_never_leaves_the_job_a_descriptor_it_does_not_own() {
+    fn a_worker_reads_its_own_file_even_when_the_path_names_something_else_by_then() {
         // A thread of its own: privatize gives it a private descriptor table.
         std::thread::spawn(|| {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("f");
             std::fs::write(&path, b"data").unwrap();
             let mut job = crate::engine::tests_support::read_job(&path);
-            // The check open succeeds; every open after the job's descriptor is closed fails
-            // (the reopen, and anything the error path tries), as when the file is deleted and
-            // the descriptor limit is reached at once.
-            OPENS_BEFORE_FAILING.with(|n| n.set(1));
-            let r = super::privatize(&mut job);
-            OPENS_BEFORE_FAILING.with(|n| n.set(u32::MAX));
-            // Whatever this thread opens next may get the number the job's descriptor had.
-            let other = std::fs::File::open(&path).unwrap();
-            let other_fd = other.as_raw_fd();
-            // What is done with a finished job.
-            let r = r.map(|_| true);
-            crate::engine::dispose_job(job, crate::engine::descriptor_lost(&r));
-            assert!(
-                is_open(other_fd),
-                "dropping the job closed descriptor {other_fd}, which it did not own"
-            );
-            drop(other);
+            // The file is unlinked and a FIFO is put where its link text points.
+            std::fs::remove_file(&path).unwrap();
+            let planted = dir.path().join("f (deleted)");
+            let c = std::ffi::CString::new(planted.as_os_str().as_encoded_bytes()).unwrap();
+            // SAFETY: `c` is a valid C string.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+            assert!(super::privatize(&mut job).unwrap());
+            let mut data = Vec::new();
+            std::io::Read::read_to_end(&mut &job.file, &mut data).unwrap();
+            assert_eq!(data, b"data");
+            crate::engine::dispose_job(job, false);
         })
         .join()
         .unwrap();
+        crate::engine::close_shared_leftovers();
+    }
+
+    #[test]
+    fn a_failed_reopen_keeps_reading_the_jobs_own_descriptor() {
+        std::thread::spawn(|| {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("f");
+            std::fs::write(&path, b"data").unwrap();
+            let mut job = crate::engine::tests_support::read_job(&path);
+            OPENS_BEFORE_FAILING.with(|n| n.set(0));
+            let r = super::privatize(&mut job);
+            OPENS_BEFORE_FAILING.with(|n| n.set(u32::MAX));
+            assert!(
+                r.unwrap(),
+                "the table is private even when the reopen failed"
+            );
+            let mut data = Vec::new();
+            std::io::Read::read_to_end(&mut &job.file, &mut data).unwrap();
+            assert_eq!(data, b"data");
+            crate::engine::dispose_job(job, false);
+        })
+        .join()
+        .unwrap();
+        crate::engine::close_shared_leftovers();
     }
 
     use std::sync::atomic::AtomicBool;

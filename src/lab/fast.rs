@@ -30,7 +30,7 @@ use crate::config::{check_block_size, check_queue_depth, check_threads, parse_bl
 use crate::size::format_size;
 use anyhow::{anyhow, bail};
 use clap::Args;
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -156,6 +156,9 @@ pub struct Report {
     pub block_bytes: usize,
     /// What was measured and why this road.
     pub reason: String,
+    /// What the run could not guard against (a writer that already had the file open), for
+    /// stderr.
+    pub warnings: Vec<String>,
 }
 
 impl Report {
@@ -222,12 +225,23 @@ fn open_file(path: &Path) -> anyhow::Result<File> {
         }
         _ => false, // the open below says what is missing, or that it is a directory
     };
-    let f = crate::fsguard::open_read(path, pipe).map_err(|e| match e.raw_os_error() {
-        Some(libc::ENOENT) => anyhow!("FILE: {p} does not exist; check the path"),
-        Some(libc::EACCES) | Some(libc::EPERM) => {
-            anyhow!("FILE: permission denied opening {p}; check its permissions")
-        }
-        _ => anyhow!("FILE: cannot open {p}: {e}"),
+    crate::runner::test_hook("fast-before-open");
+    let opened = if pipe {
+        crate::fsguard::open_read(path, true).map_err(Ok)
+    } else {
+        // O_NONBLOCK, then a look at the descriptor: a FIFO renamed over the path since the
+        // check is refused instead of blocking the open forever.
+        crate::fsguard::open_then_check(OpenOptions::new().read(true), path, 0, "FILE", false)
+    };
+    let f = opened.map_err(|e| match e {
+        Err(refused) => usage(refused),
+        Ok(e) => match e.raw_os_error() {
+            Some(libc::ENOENT) => anyhow!("FILE: {p} does not exist; check the path"),
+            Some(libc::EACCES) | Some(libc::EPERM) => {
+                anyhow!("FILE: permission denied opening {p}; check its permissions")
+            }
+            _ => anyhow!("FILE: cannot open {p}: {e}"),
+        },
     })?;
     if f.metadata()?.is_dir() {
         bail!("FILE: {p} is a directory; give a regular file");
@@ -246,7 +260,16 @@ pub fn xor_file(
 ) -> anyhow::Result<Report> {
     let file = open_file(path)?;
     let watch = crate::runner::FileWatch::new(file.try_clone()?);
-    let report = choose_and_read(path, file, settings, log)?;
+    let mut warnings: Vec<String> = watch.iter().filter_map(|w| w.unguarded(path)).collect();
+    if std::os::unix::fs::FileTypeExt::is_block_device(&file.metadata()?.file_type()) {
+        warnings.push(format!(
+            "note: {} is a block device: writes to it by other processes during the run cannot \
+             be detected (leases exist only for regular files)",
+            crate::text::shown_path(path)
+        ));
+    }
+    let mut report = choose_and_read(path, file, settings, log)?;
+    report.warnings = warnings;
     crate::runner::test_hook("fast-before-check");
     if let Some(w) = &watch {
         w.check_unchanged()
@@ -279,6 +302,7 @@ fn choose_and_read(
         threads,
         block_bytes: 0,
         reason: String::new(),
+        warnings: Vec::new(),
     };
     if len == 0 {
         // Empty, or a pseudo-file (procfs, sysfs: size 0 yet content) or a pipe: read to the end

@@ -65,14 +65,28 @@ fn measure(
 /// Measures every system call of the lab on `file`, `budget` each.
 pub fn measure_all(file: &Path, budget: Duration) -> anyhow::Result<Vec<SyscallResult>> {
     crate::fsguard::check_input_if_present(file, "FILE").map_err(usage)?;
-    let f = File::open(file).with_context(|| format!("FILE: cannot open {}", file.display()))?;
+    crate::runner::test_hook("syscalls-before-open");
+    // O_NONBLOCK, then a look at the descriptor: a FIFO renamed over the path since the check
+    // is refused instead of blocking the open forever.
+    let f = crate::fsguard::open_then_check(
+        std::fs::OpenOptions::new().read(true),
+        file,
+        0,
+        "FILE",
+        false,
+    )
+    .map_err(|e| match e {
+        Err(refused) => usage(refused),
+        Ok(e) => anyhow::Error::new(e).context(format!("FILE: cannot open {}", file.display())),
+    })?;
     if f.metadata()?.len() == 0 {
         return Err(usage(format!(
             "FILE: {} is empty; the read tests need at least 1 byte",
             file.display()
         )));
     }
-    let g = File::open(file)?;
+    // The same file, not whatever the path names by now.
+    let g = crate::fsguard::reopen(&f, 0)?;
     measure_open(f, g, budget)
 }
 

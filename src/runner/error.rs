@@ -156,6 +156,7 @@ mod tests {
         EndFailure::Changed(FileChanged {
             size_before_bytes: 10,
             size_after_bytes: 5,
+            opened_for_writing: false,
         })
     }
 

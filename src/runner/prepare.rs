@@ -116,12 +116,21 @@ fn open_for(spec: &RunSpec, write: bool) -> anyhow::Result<File> {
             flags |= libc::O_DSYNC;
         }
     }
-    OpenOptions::new()
-        .read(true)
-        .write(write)
-        .custom_flags(flags)
-        .open(&spec.path)
-        .map_err(|e| open_error(&spec.path, e, spec.direct))
+    test_hook("before-open");
+    // O_NONBLOCK, then a look at the descriptor: a FIFO renamed over the path since the check
+    // fails here instead of blocking the open forever. A write opens an existing path only for a
+    // character device (/dev/null) or a batch's kept test file.
+    crate::fsguard::open_then_check(
+        OpenOptions::new().read(true).write(write),
+        &spec.path,
+        flags,
+        "FILE",
+        write,
+    )
+    .map_err(|e| match e {
+        Ok(e) => open_error(&spec.path, e, spec.direct),
+        Err(refused) => usage(refused),
+    })
 }
 
 /// Another descriptor of the file `anchor` is open on, with the run's flags (O_DIRECT,
@@ -204,6 +213,7 @@ fn create_output(spec: &RunSpec, need_bytes: u64) -> anyhow::Result<Output> {
             )));
         }
     }
+    let existing_file = std::fs::symlink_metadata(&spec.path).is_ok_and(|m| m.is_file());
     let existing = match std::fs::metadata(&spec.path) {
         Ok(m) if m.is_dir() => bail!("FILE: {p} is a directory; give a file name to write"),
         Ok(m) if m.file_type().is_block_device() => {
@@ -233,23 +243,31 @@ fn create_output(spec: &RunSpec, need_bytes: u64) -> anyhow::Result<Output> {
                 created: None,
             });
         }
-        Ok(m) => m.len(),
+        // With --force, the file is replaced below (unlinked, then made anew): its blocks are
+        // freed only where no other hard link keeps them.
+        Ok(m) if m.nlink() == 1 => m.len(),
+        Ok(_) => 0,
         Err(_) => 0,
     };
     // Before anything is created: a write that cannot fit fails here, not at a full disk.
     let key = format!("FILE {p}");
     crate::fsguard::ensure_free(&spec.path, need_bytes.saturating_sub(existing), &key)
         .map_err(|e| anyhow!("{e}"))?;
-    let mut o = OpenOptions::new();
-    o.read(true)
-        .write(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
-    if spec.force {
-        o.create(true).truncate(true);
-    } else {
-        o.create_new(true);
+    if spec.force && existing_file {
+        // Replaced like a batch's outputs, never truncated in place: a truncation would write
+        // through every other hard link of the file (`ln precious.txt out.bin`) and into a file
+        // another process has open. Unlinking removes only this name; what another link names
+        // keeps its data.
+        std::fs::remove_file(&spec.path)
+            .map_err(|e| anyhow!("FILE: --force: cannot replace {p}: {e}"))?;
     }
-    let anchor = o
+    // O_CREAT|O_EXCL|O_NOFOLLOW: only a file this run makes is ever written, whatever another
+    // process put at the path since the checks.
+    let anchor = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&spec.path)
         .map_err(|e| open_error(&spec.path, e, false))?;
     let created = crate::fsguard::created_of_open(&spec.path, &anchor)
@@ -325,21 +343,24 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
     // Past this point a failure removes the file this run created (inode-checked).
     let ready = prepare_opened(spec, write, &anchor, total, plan, notes);
     match ready {
-        Ok((probe, residency_before, jobs, notes)) => Ok(Prepared {
-            spec: spec.clone(),
-            file_size,
-            total,
-            residency_before,
-            notes,
-            jobs,
-            watch: if write {
+        Ok((probe, residency_before, jobs, mut notes)) => {
+            let watch = if write {
                 None
             } else {
-                FileWatch::new(probe.try_clone()?)
-            },
-            sync_file: write.then_some(probe),
-            created,
-        }),
+                watch_input(&probe, spec, &mut notes)?
+            };
+            Ok(Prepared {
+                spec: spec.clone(),
+                file_size,
+                total,
+                residency_before,
+                notes,
+                jobs,
+                watch,
+                sync_file: write.then_some(probe),
+                created,
+            })
+        }
         Err(e) => {
             // A write whose blocks could not be reserved is a failed run (a full disk, said by
             // its error kind), like one that filled the disk while running.
@@ -369,6 +390,26 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
             })
         }
     }
+}
+
+/// The watch over a read run's input (a read lease, then its stamp: see [`FileWatch`]), taken
+/// last, just before the workers may start; what it cannot see is said in `notes`, which every
+/// front end shows.
+fn watch_input(
+    probe: &File,
+    spec: &RunSpec,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Option<FileWatch>> {
+    let watch = FileWatch::new(probe.try_clone()?);
+    notes.extend(watch.as_ref().and_then(|w| w.unguarded(&spec.path)));
+    if probe.metadata()?.file_type().is_block_device() {
+        notes.push(format!(
+            "note: {} is a block device: writes to it by other processes during the run cannot \
+             be detected (leases exist only for regular files)",
+            crate::text::shown_path(&spec.path)
+        ));
+    }
+    Ok(watch)
 }
 
 type Opened = (File, Option<Residency>, Vec<WorkerJob>, Vec<String>);

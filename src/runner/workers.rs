@@ -161,6 +161,9 @@ impl Workers {
                 Err(_) => panicked = true,
             }
         }
+        // Workers that moved to descriptor tables of their own left their first descriptors in
+        // the shared one, which this thread is on.
+        crate::engine::close_shared_leftovers();
         if panicked {
             return Err(WorkerPanicked);
         }

@@ -173,18 +173,7 @@ fn pread_chunk(file: &File, buf: &mut AlignedBuf, off: u64, len: u64) -> anyhow:
 /// with `flags` (e.g. `O_DIRECT`): through `/proc/self/fd`, never through the path again, so a
 /// path renamed meanwhile cannot make one stream read another file. The inode is compared anyway.
 pub fn reopen(file: &File, flags: i32) -> std::io::Result<File> {
-    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(flags | libc::O_CLOEXEC)
-        .open(format!("/proc/self/fd/{}", file.as_raw_fd()))?;
-    let (a, b) = (file.metadata()?, f.metadata()?);
-    if (a.dev(), a.ino()) != (b.dev(), b.ino()) {
-        return Err(std::io::Error::other(
-            "a second descriptor refers to another file (is /proc mounted?)",
-        ));
-    }
-    Ok(f)
+    crate::fsguard::reopen(file, flags)
 }
 
 pub fn xor_to_end(mut file: &File, block_bytes: usize) -> anyhow::Result<(u32, u64)> {
