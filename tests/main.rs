@@ -7,7 +7,8 @@
 //! switch), `hostile_files` (issue 9: files we must not touch, inputs that cannot end, property
 //! tests of the parsers), `presets` (golden CSV shapes of every ready sweep and the classic commands' stdout),
 //! `hostile_runtime` (issue 9: shrinking files, SIGBUS, memory
-//! budget, Ctrl-C during writes). Shared helpers
+//! budget, Ctrl-C during writes), `profiles` (the limits profile as outside input and as a judge:
+//! FIFOs, symlinks, values out of bounds, spread and provenance). Shared helpers
 //! (temp dirs, an independent XOR, binaries) live in `util`.
 
 mod util;
@@ -22,6 +23,7 @@ mod hostile_files;
 mod hostile_runtime;
 mod locality;
 mod presets;
+mod profiles;
 mod run_cmd;
 mod speed;
 mod tui;
