@@ -336,3 +336,86 @@ fn limits_quick_does_not_replace_a_full_profile_without_saying_so() {
         "the quick figures are shown: {text}"
     );
 }
+
+/// The explorer's "why" rows for a live run of `mib_per_interval` MiB per 100 ms with the
+/// synthetic profile (pread 1 MiB warm: copy + XOR bound at 4 GiB/s), on a `width`×`height`
+/// screen.
+fn explorer_screen(mib_per_interval: u64, width: u16, height: u16) -> String {
+    use diskscope::cache::Residency;
+    use diskscope::measure::{new_latency_histogram, Snapshot, SnapshotKind};
+    use diskscope::runner::PreparedMeta;
+    use diskscope::tui::app::{Action, App};
+    use diskscope::tui::session::Update;
+    let mut app = App::new(
+        PathBuf::from("/data/big.bin"),
+        1 << 30,
+        PathBuf::from("/data/.big.bin.diskscope-scratch"),
+        PathBuf::from("diskscope-results/tui-test.csv"),
+    );
+    app.profile = Some((Profile::synthetic_example(), None));
+    let Action::Start { id, spec } = app.start() else {
+        panic!("the explorer starts a run");
+    };
+    app.apply(Update::Started {
+        id,
+        meta: Box::new(PreparedMeta {
+            spec: spec.clone(),
+            file_size: 1 << 30,
+            total: 1 << 30,
+            residency_before: Some(Residency {
+                resident_pages: 10,
+                total_pages: 10,
+            }),
+        }),
+        workers: 1,
+        notes: vec![],
+    });
+    for i in 1..=10 {
+        let mut latency = new_latency_histogram();
+        let ops = mib_per_interval;
+        latency.record_n(100_000, ops).unwrap();
+        app.apply(Update::Snapshot {
+            id,
+            snapshot: Box::new(Snapshot {
+                worker: 0,
+                at_ns: i * 100_000_000,
+                interval_ns: 100_000_000,
+                bytes: mib_per_interval << 20,
+                ops,
+                latency,
+                kind: SnapshotKind::Interval,
+            }),
+        });
+    }
+    let mut terminal =
+        ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height)).unwrap();
+    terminal.draw(|f| f.render_widget(&app, f.area())).unwrap();
+    let buf = terminal.backend().buffer().clone();
+    (0..height)
+        .map(|y| {
+            (0..width)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect()
+}
+
+#[test]
+fn the_explorer_flags_a_run_its_profile_does_not_explain_instead_of_a_share_over_100() {
+    // 3 GiB/s per 100 ms: 30 GiB/s against a bound of 4 GiB/s.
+    let screen = explorer_screen(3000, 100, 30);
+    assert!(
+        screen.contains("⚠ memory-bound 4.0 GiB/s · over it: limits --refresh"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("the profile does not explain this run"),
+        "{screen}"
+    );
+    assert!(shares(&screen).iter().all(|&p| p <= 100.0), "{screen}");
+    // 430 MiB per 100 ms: 105% of the bound, within the profile's ±10%.
+    let screen = explorer_screen(430, 100, 30);
+    assert!(screen.contains("· 105% (±10%)"), "{screen}");
+    assert!(screen.contains("measured 4.2 (105%, within"), "{screen}");
+}
