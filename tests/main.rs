@@ -24,6 +24,7 @@ mod hostile_integrity;
 mod hostile_runtime;
 mod locality;
 mod presets;
+mod profiles;
 mod run_cmd;
 mod speed;
 mod tui;

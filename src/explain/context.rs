@@ -12,6 +12,7 @@
 //! one measured on a local disk (a "cold" run on tmpfs measures RAM), so [`Context::warnings`]
 //! says so in words a user can act on.
 
+use crate::text::shown;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::os::unix::fs::MetadataExt;
@@ -149,16 +150,18 @@ impl Context {
 impl Context {
     /// The file's storage in a few words, for a one-line panel: `ext4 (rw,relatime) on vda
     /// (QEMU HARDDISK): rotational, mq-deadline, read_ahead 8192 KiB`, or `tmpfs (rw)` where
-    /// no device is under it; `filesystem unknown` when nothing was found.
+    /// no device is under it; `filesystem unknown` when nothing was found. Strings from sysfs,
+    /// mountinfo or a stored profile are escaped ([`shown`]): a device model is whatever the
+    /// device (or a profile's author) says it is.
     pub fn storage_summary(&self) -> String {
         let mut s = match &self.filesystem {
-            Some(fs) => format!("{} ({})", fs.fs_type, fs.mount_options),
+            Some(fs) => format!("{} ({})", shown(&fs.fs_type), shown(&fs.mount_options)),
             None => "filesystem unknown".to_string(),
         };
         if let Some(d) = &self.device {
-            s.push_str(&format!(" on {}", d.chain.join("→")));
+            s.push_str(&format!(" on {}", shown(&d.chain.join("→"))));
             if let Some(m) = &d.model {
-                s.push_str(&format!(" ({m})"));
+                s.push_str(&format!(" ({})", shown(m)));
             }
             s.push_str(match d.rotational {
                 Some(true) => ": rotational",
@@ -166,7 +169,7 @@ impl Context {
                 None => ":",
             });
             if let Some(sch) = &d.scheduler {
-                s.push_str(&format!(", {sch}"));
+                s.push_str(&format!(", {}", shown(sch)));
             }
             if let Some(n) = d.read_ahead_kb {
                 s.push_str(&format!(", read_ahead {n} KiB"));
@@ -177,28 +180,35 @@ impl Context {
 }
 
 impl fmt::Display for Context {
-    /// One line: `host, Linux 6.8, 2× Intel Xeon, 23.5 GiB | ext4 (rw,relatime) on vda: ssd, ...`.
+    /// One line: `host, Linux 6.8, 2× Intel Xeon, 23.5 GiB | ext4 (rw,relatime) on vda: ssd, ...`,
+    /// every string escaped ([`shown`]) so a hostile model name or a profile's edited host cannot
+    /// reach the terminal as control sequences.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
             "{}, Linux {}, {}× {}, {} RAM",
-            self.host,
-            self.kernel,
+            shown(&self.host),
+            shown(&self.kernel),
             self.cpu_count,
             if self.cpu_model.is_empty() {
-                "CPU"
+                "CPU".into()
             } else {
-                &self.cpu_model
+                shown(&self.cpu_model)
             },
             crate::size::format_bytes_approx(self.mem_total_bytes)
         )?;
         if let Some(fs) = &self.filesystem {
-            write!(f, " | {} ({})", fs.fs_type, fs.mount_options)?;
+            write!(
+                f,
+                " | {} ({})",
+                shown(&fs.fs_type),
+                shown(&fs.mount_options)
+            )?;
         }
         if let Some(d) = &self.device {
-            write!(f, " on {}", d.chain.join("→"))?;
+            write!(f, " on {}", shown(&d.chain.join("→")))?;
             if let Some(m) = &d.model {
-                write!(f, " ({m})")?;
+                write!(f, " ({})", shown(m))?;
             }
             let kind = match d.rotational {
                 Some(true) => "rotational",
@@ -207,7 +217,7 @@ impl fmt::Display for Context {
             };
             write!(f, ": {kind}")?;
             if let Some(s) = &d.scheduler {
-                write!(f, ", scheduler {s}")?;
+                write!(f, ", scheduler {}", shown(s))?;
             }
             if let Some(n) = d.nr_requests {
                 write!(f, ", nr_requests {n}")?;
@@ -226,7 +236,7 @@ impl fmt::Display for Context {
             }
         }
         for w in &self.warnings {
-            write!(f, " | warning: {w}")?;
+            write!(f, " | warning: {}", shown(w))?;
         }
         Ok(())
     }

@@ -58,7 +58,9 @@ pub fn setup_of(spec: &RunSpec) -> Value {
     })
 }
 
-/// The document of one measured run (`run --json`, `run2 --json`).
+/// The document of one measured run (`run --json`, `run2 --json`). The result's bound columns
+/// are filled from the explanation (as a sweep's rows are), so `results[0]` and
+/// `explanations[0]` never disagree.
 pub fn run_document(
     command: &str,
     spec: &RunSpec,
@@ -67,11 +69,13 @@ pub fn run_document(
 ) -> anyhow::Result<String> {
     let ctx = Context::collect(&spec.path);
     let explanation = super::explain_file_result(Path::new(&spec.path), result);
+    let mut row = result.clone();
+    super::fill_bound_columns(&mut row, explanation.as_ref());
     document(
         command,
         &ctx,
         setup_of(spec),
-        std::slice::from_ref(result),
+        std::slice::from_ref(&row),
         &[explanation],
         notes,
     )

@@ -9,18 +9,27 @@
 //! machine does, so the CPU-bound figures are the best of [`TRIES`] short tries: on a shared
 //! machine one try can lose half its time to another process.
 //!
+//! Every ceiling keeps the spread of its tries (`(best − worst) / best`, stored as the profile's
+//! [`Spread`]), so the model knows how far to trust it, and the profile records its
+//! [`Provenance`]: the file read, `--quick` or not, the load average, and the share of the CPUs
+//! that other processes used and the hypervisor stole while it ran (from `/proc/stat` less this
+//! process's own CPU time). A profile measured under load is stored but marked, and says so
+//! wherever it is used. `--quick` does not replace a full profile that still holds (fresh, quiet);
+//! it prints its figures and says how to measure a full one.
+//!
 //! Without FILE, a test file is created exclusively (`O_CREAT|O_EXCL|O_NOFOLLOW`) in the current
 //! directory and removed at the end, on error and on Ctrl-C too. With FILE, the file is only read
 //! (its page-cache pages are dropped for the cold-readahead figure, which changes no data).
 
 use super::context::Context;
 use super::profile::{
-    self, now_unix_s, DeviceCeiling, MemoryCeiling, MemoryLevel, MethodCost, Profile,
-    PROFILE_VERSION,
+    self, now_unix_s, DeviceCeiling, MemoryCeiling, MemoryLevel, MethodCost, Profile, Provenance,
+    Spread, PROFILE_VERSION,
 };
 use crate::config::{usage, CacheMode, Method, Pattern, RunSpec};
 use crate::measure::RunResult;
 use crate::runner::run_blocking;
+use crate::text::{shown, shown_path};
 use anyhow::{bail, Context as _};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::hint::black_box;
@@ -98,13 +107,13 @@ pub fn execute(a: &LimitsArgs) -> anyhow::Result<i32> {
             let m = std::fs::metadata(f).map_err(|e| {
                 usage(format!(
                     "FILE: cannot read {}: {e}; give an existing file",
-                    f.display()
+                    shown_path(f)
                 ))
             })?;
             if !m.is_file() {
                 return Err(usage(format!(
                     "FILE: {} is not a regular file; give a file on the device to measure",
-                    f.display()
+                    shown_path(f)
                 )));
             }
             f.clone()
@@ -112,28 +121,29 @@ pub fn execute(a: &LimitsArgs) -> anyhow::Result<i32> {
         None => std::env::current_dir().context("finding the current directory")?,
     };
     let ctx = Context::collect(&where_);
+    let path = profile::profile_path(&ctx);
+    let stored = profile::load_for(&ctx);
     if !a.refresh {
-        if let Some(p) = profile::load_for(&ctx) {
-            print_profile(&p, a.json)?;
-            let path = profile::profile_path(&ctx).unwrap_or_default();
+        if let Some(p) = &stored {
+            print_profile(p, a.json)?;
             eprintln!(
                 "limits: stored profile {} (measured {} s ago); --refresh measures again",
-                path.display(),
+                path.as_deref().map(shown_path).unwrap_or_default(),
                 now_unix_s().saturating_sub(p.measured_unix_s)
             );
-            if let Some(s) = p.staleness(&ctx, now_unix_s()) {
+            if let Some(s) = p.doubts(&ctx, now_unix_s()) {
                 eprintln!("warning: {s}");
             }
             return Ok(0);
         }
     }
     for w in &ctx.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", shown(w));
     }
     let budget = if a.quick { QUICK } else { FULL };
     let stop = stop_flag();
     let started = Instant::now();
-    let p = match measure(a.file.as_deref(), &where_, ctx, budget, &stop) {
+    let p = match measure(a.file.as_deref(), &where_, ctx.clone(), budget, &stop) {
         Ok(p) => p,
         // Ctrl-C: the test file is already removed (dropped with the error) and nothing was
         // stored; exit as batch mode does.
@@ -143,14 +153,50 @@ pub fn execute(a: &LimitsArgs) -> anyhow::Result<i32> {
         }
         Err(e) => return Err(e),
     };
-    let path = profile::store(&p)?;
+    let kept = stored.filter(|old| !quick_may_replace(old, &p, &ctx));
     print_profile(&p, a.json)?;
+    if let Some(old) = kept {
+        eprintln!(
+            "limits: measured in {:.1} s; --quick did not replace the full profile {} (measured {} s ago, quiet and fresh): run `diskscope limits --refresh` without --quick to measure it again",
+            started.elapsed().as_secs_f64(),
+            path.as_deref().map(shown_path).unwrap_or_default(),
+            now_unix_s().saturating_sub(old.measured_unix_s)
+        );
+        return Ok(0);
+    }
+    let path = profile::store(&p)?;
     eprintln!(
         "limits: measured in {:.1} s, stored {}",
         started.elapsed().as_secs_f64(),
-        path.display()
+        shown_path(&path)
     );
+    if let Some(s) = p.doubts(&ctx, now_unix_s()) {
+        eprintln!("warning: {s}");
+    }
     Ok(0)
+}
+
+/// Whether the new profile `new` may replace the stored `old`: always, unless `new` is a
+/// `--quick` one and `old` is a full one that still holds (fresh, measured on a quiet machine).
+/// When a quick one does replace a full one, it says so on stderr.
+fn quick_may_replace(old: &Profile, new: &Profile, now: &Context) -> bool {
+    let quick = |p: &Profile| p.provenance.as_ref().is_some_and(|pv| pv.quick);
+    if !quick(new) || quick(old) {
+        return true;
+    }
+    let Some(pv) = &old.provenance else {
+        eprintln!("limits: --quick replaces a profile of unknown precision (stored before limits kept its provenance)");
+        return true;
+    };
+    let why = match (old.staleness(now, now_unix_s()), pv.under_load()) {
+        (Some(_), _) => "stale",
+        (None, true) => "measured under load",
+        (None, false) => return false,
+    };
+    eprintln!(
+        "limits: --quick replaces the full profile, which was {why}; its figures are less precise"
+    );
+    true
 }
 
 /// A test file we created; removed on drop.
@@ -269,11 +315,135 @@ enum MemWork {
 /// try slowed by another process's burst says nothing about the ceiling).
 pub const TRIES: u32 = 3;
 
-/// The best of [`TRIES`] measurements of `work`, each a third of `d`.
-fn memory_rate_mib_s(src: &[u8], threads: usize, work: MemWork, d: Duration) -> f64 {
-    (0..TRIES)
+/// The best of some tries and how much they spread: `(best, (best − worst) / best in percent)`
+/// (0 spread for a single try or none above zero).
+pub fn best_and_spread(tries: &[f64]) -> (f64, f64) {
+    let best = tries.iter().copied().fold(0.0, f64::max);
+    let worst = tries.iter().copied().fold(f64::INFINITY, f64::min);
+    if best <= 0.0 || !worst.is_finite() {
+        return (best.max(0.0), 0.0);
+    }
+    (
+        best,
+        (100.0 * (best - worst.max(0.0)) / best).clamp(0.0, 100.0),
+    )
+}
+
+/// The best of [`TRIES`] measurements of `work`, each a third of `d`, and their spread.
+fn memory_rate_mib_s(src: &[u8], threads: usize, work: MemWork, d: Duration) -> (f64, f64) {
+    let tries: Vec<f64> = (0..TRIES)
         .map(|_| memory_rate_once(src, threads, work, d / TRIES))
-        .fold(0.0, f64::max)
+        .collect();
+    best_and_spread(&tries)
+}
+
+/// CPU time of the whole machine, from the first line of `/proc/stat`, in clock ticks.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CpuTicks {
+    /// user + nice + system + irq + softirq (guest time is inside user).
+    pub busy: u64,
+    /// Stolen by the hypervisor.
+    pub steal: u64,
+    /// Everything: busy, idle, iowait and steal.
+    pub total: u64,
+}
+
+/// The `cpu` line of `/proc/stat`; None when it is missing or malformed.
+pub fn parse_proc_stat(text: &str) -> Option<CpuTicks> {
+    let line = text.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|f| f.parse().ok())
+        .collect::<Option<_>>()?;
+    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    let (user, nice, system, idle, iowait, irq, softirq, steal) =
+        (at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7));
+    let busy = user + nice + system + irq + softirq;
+    Some(CpuTicks {
+        busy,
+        steal,
+        total: busy + idle + iowait + steal,
+    })
+}
+
+/// The 1-minute load average from the text of `/proc/loadavg`.
+pub fn parse_load_avg_1m(text: &str) -> Option<f64> {
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// User and system CPU time of this process (all its threads), seconds.
+fn self_cpu_s() -> f64 {
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes into the rusage we own; RUSAGE_SELF is a valid `who`.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return 0.0;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// What the machine did while `limits` measured: a snapshot at the start, compared at the end.
+struct LoadWatch {
+    ticks: Option<CpuTicks>,
+    self_cpu_s: f64,
+    load_avg_1m: f64,
+    started: Instant,
+}
+
+impl LoadWatch {
+    fn start() -> LoadWatch {
+        LoadWatch {
+            ticks: std::fs::read_to_string("/proc/stat")
+                .ok()
+                .and_then(|t| parse_proc_stat(&t)),
+            self_cpu_s: self_cpu_s(),
+            load_avg_1m: std::fs::read_to_string("/proc/loadavg")
+                .ok()
+                .and_then(|t| parse_load_avg_1m(&t))
+                .unwrap_or(0.0),
+            started: Instant::now(),
+        }
+    }
+
+    /// The provenance of a profile measured since [`LoadWatch::start`] on `file`.
+    fn finish(&self, file: &Path, file_bytes: u64, quick: bool) -> Provenance {
+        let now = std::fs::read_to_string("/proc/stat")
+            .ok()
+            .and_then(|t| parse_proc_stat(&t));
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        let (others_cpu_pct, steal_pct) = match (self.ticks, now) {
+            (Some(a), Some(b)) => others_and_steal_pct(a, b, hz, self_cpu_s() - self.self_cpu_s),
+            _ => (0.0, 0.0),
+        };
+        Provenance {
+            file: file.display().to_string(),
+            file_bytes,
+            quick,
+            load_avg_1m: self.load_avg_1m,
+            others_cpu_pct,
+            steal_pct,
+            seconds: self.started.elapsed().as_secs_f64(),
+        }
+    }
+}
+
+/// The share of all CPU time that other processes used and that was stolen between two
+/// `/proc/stat` snapshots, percent, given this process's own CPU seconds in between.
+pub fn others_and_steal_pct(a: CpuTicks, b: CpuTicks, hz: f64, self_cpu_s: f64) -> (f64, f64) {
+    let total = b.total.saturating_sub(a.total) as f64;
+    if total <= 0.0 {
+        return (0.0, 0.0);
+    }
+    let busy = b.busy.saturating_sub(a.busy) as f64;
+    let steal = b.steal.saturating_sub(a.steal) as f64;
+    let others = (busy - self_cpu_s * hz).max(0.0);
+    (
+        (100.0 * others / total).clamp(0.0, 100.0),
+        (100.0 * steal / total).clamp(0.0, 100.0),
+    )
 }
 
 /// MiB per second of `threads` threads doing `work` over disjoint parts of `src`, summed.
@@ -327,16 +497,21 @@ fn memory_rate_once(src: &[u8], threads: usize, work: MemWork, d: Duration) -> f
 }
 
 /// Copy and XOR apart for `threads` threads, from memory to a buffer that fits L2 (the
-/// buffer-size levels are measured through the page cache by [`read_levels`]).
-fn memory_ceiling(src: &[u8], threads: usize, d: Duration) -> MemoryCeiling {
+/// buffer-size levels are measured through the page cache by [`read_levels`]), with the larger
+/// spread of the two.
+fn memory_ceiling(src: &[u8], threads: usize, d: Duration) -> (MemoryCeiling, f64) {
     let (l2, _) = cache_sizes();
     let small = (l2 / 2).min((src.len() / threads) as u64);
-    MemoryCeiling {
+    let (copy_mib_s, copy_spread) =
+        memory_rate_mib_s(src, threads, MemWork::Copy(small as usize), d);
+    let (xor_mib_s, xor_spread) = memory_rate_mib_s(src, threads, MemWork::Xor, d);
+    let m = MemoryCeiling {
         threads,
-        copy_mib_s: memory_rate_mib_s(src, threads, MemWork::Copy(small as usize), d),
-        xor_mib_s: memory_rate_mib_s(src, threads, MemWork::Xor, d),
+        copy_mib_s,
+        xor_mib_s,
         read_levels: Vec::new(),
-    }
+    };
+    (m, copy_spread.max(xor_spread))
 }
 
 /// What reading a cached file costs per byte, beyond the call, at three block sizes: one whose
@@ -345,6 +520,7 @@ fn memory_ceiling(src: &[u8], threads: usize, d: Duration) -> MemoryCeiling {
 /// (4 × LLC / threads). Measured with the `read` engine on a warm file, the
 /// kernel's own copy included, best of [`TRIES`]; the per-call cost `t_call_s` is taken out
 /// so the model can add it back at any block size. Levels the file is too small for are left out.
+/// Returns the levels and the largest spread of their tries.
 fn read_levels(
     path: &Path,
     file_bytes: u64,
@@ -352,7 +528,7 @@ fn read_levels(
     t_call_s: f64,
     d: Duration,
     stop: &Arc<AtomicBool>,
-) -> anyhow::Result<Vec<MemoryLevel>> {
+) -> anyhow::Result<(Vec<MemoryLevel>, f64)> {
     let (_, llc) = cache_sizes();
     let per_thread_file = file_bytes / threads as u64;
     let t = threads as u64;
@@ -365,17 +541,20 @@ fn read_levels(
     sizes.sort_unstable();
     sizes.dedup();
     let mut levels = Vec::new();
+    let mut spread: f64 = 0.0;
     for bs in sizes.into_iter().filter(|&b| b * 4 <= per_thread_file) {
         let mut s = timed(path, Method::Read, bs, d / TRIES);
         s.threads = threads;
         s.cache = CacheMode::Warm;
-        let mut best_mib_s: f64 = 0.0;
+        let mut tries = Vec::new();
         for _ in 0..TRIES {
-            best_mib_s = best_mib_s.max(run_read(&s, stop)?.mib_s);
+            tries.push(run_read(&s, stop)?.mib_s);
         }
+        let (best_mib_s, level_spread) = best_and_spread(&tries);
         if best_mib_s <= 0.0 {
             continue;
         }
+        spread = spread.max(level_spread);
         let per_thread_bytes_s = best_mib_s * 1024.0 * 1024.0 / threads as f64;
         let t_op = bs as f64 / per_thread_bytes_s;
         let t_mem = (t_op - t_call_s).max(t_op * 0.05);
@@ -384,7 +563,7 @@ fn read_levels(
             copy_xor_mib_s: threads as f64 * bs as f64 / t_mem / (1024.0 * 1024.0),
         });
     }
-    Ok(levels)
+    Ok((levels, spread))
 }
 
 fn progress(steps: u64) -> ProgressBar {
@@ -409,6 +588,12 @@ pub fn measure(
     let steps = 1 + Method::ALL.len() as u64 + counts.len() as u64 + 4 + 1;
     let pb = progress(steps);
     let mut notes = Vec::new();
+    let watch = LoadWatch::start();
+    let quick = budget.test_file_bytes < FULL.test_file_bytes;
+    let mut spread = Spread {
+        tries: TRIES,
+        ..Default::default()
+    };
 
     pb.set_message("creating the test file");
     let owned = match file {
@@ -436,14 +621,17 @@ pub fn measure(
         let mut s = timed(&path, m, 1, budget.per_op_step / TRIES);
         s.block_count = Some(1 << 20);
         s.cache = CacheMode::Warm;
-        let best = (0..TRIES + 2).try_fold(0.0, |best: f64, _| {
-            run_read(&s, stop).map(|r| best.max(r.iops))
-        });
-        match best {
-            Ok(ops_per_s) => methods.push(MethodCost {
-                method: m,
-                ops_per_s,
-            }),
+        let tries: anyhow::Result<Vec<f64>> = (0..TRIES + 2)
+            .map(|_| run_read(&s, stop).map(|r| r.iops))
+            .collect();
+        match tries.map(|t| best_and_spread(&t)) {
+            Ok((ops_per_s, sp)) => {
+                spread.methods_pct = spread.methods_pct.max(sp);
+                methods.push(MethodCost {
+                    method: m,
+                    ops_per_s,
+                })
+            }
             Err(e) if stop.load(Ordering::Relaxed) => return Err(e),
             Err(e) => notes.push(format!("{m} per-operation cost not measured: {e:#}")),
         }
@@ -466,12 +654,15 @@ pub fn measure(
                 bail!("interrupted");
             }
             pb.set_message(format!("memory: copy and XOR on {t} thread(s)"));
-            let mut m = memory_ceiling(&src, t, budget.memory_step);
+            let (mut m, sp) = memory_ceiling(&src, t, budget.memory_step);
             let t_call_s = methods
                 .iter()
                 .find(|c| c.method == Method::Read)
                 .map_or(0.0, |c| 1.0 / c.ops_per_s);
-            m.read_levels = read_levels(&path, file_bytes, t, t_call_s, budget.memory_step, stop)?;
+            let (levels, level_sp) =
+                read_levels(&path, file_bytes, t, t_call_s, budget.memory_step, stop)?;
+            m.read_levels = levels;
+            spread.memory_pct = spread.memory_pct.max(sp).max(level_sp);
             memory.push(m);
             pb.inc(1);
         }
@@ -515,17 +706,20 @@ pub fn measure(
         s.queue_depth = qd;
         s.pattern = pat;
         // Best of the tries: a device shared with other guests has stalls that are not its
-        // ceiling.
-        let best = (0..TRIES).try_fold((0.0f64, 0.0f64), |(mib_s, iops), _| {
-            run_read(&s, stop).map(|r| (mib_s.max(r.mib_s), iops.max(r.iops)))
-        });
-        match best {
-            Ok((mib_s, iops)) => match i {
-                0 => dev.seq_qd1_mib_s = mib_s,
-                1 => dev.seq_qd32_mib_s = mib_s,
-                2 => dev.rand4k_qd1_iops = iops,
-                _ => dev.rand4k_qd32_iops = iops,
-            },
+        // ceiling. Sequential figures are MiB/s, random ones IOPS.
+        let tries: anyhow::Result<Vec<f64>> = (0..TRIES)
+            .map(|_| run_read(&s, stop).map(|r| if i < 2 { r.mib_s } else { r.iops }))
+            .collect();
+        match tries.map(|t| best_and_spread(&t)) {
+            Ok((best, sp)) => {
+                spread.device_pct = Some(spread.device_pct.unwrap_or(0.0).max(sp));
+                match i {
+                    0 => dev.seq_qd1_mib_s = best,
+                    1 => dev.seq_qd32_mib_s = best,
+                    2 => dev.rand4k_qd1_iops = best,
+                    _ => dev.rand4k_qd32_iops = best,
+                }
+            }
             Err(e) if stop.load(Ordering::Relaxed) => return Err(e),
             Err(e) => {
                 notes.push(format!("device {what} not measured: {e:#}"));
@@ -537,28 +731,48 @@ pub fn measure(
         pb.inc(1);
     }
     let device = (direct_ok && dev.seq_qd1_mib_s > 0.0 && dev.rand4k_qd1_iops > 0.0).then_some(dev);
+    if device.is_none() {
+        spread.device_pct = None;
+    }
+    if let Some(d) = &device {
+        if d.seq_qd32_mib_s > 0.0 && d.seq_qd32_mib_s < d.seq_qd1_mib_s {
+            notes.push(format!(
+                "sequential 1M at QD 32 ({:.0} MiB/s) came out below QD 1 ({:.0} MiB/s): the device was shared or busy; measure again on a quiet machine",
+                d.seq_qd32_mib_s, d.seq_qd1_mib_s
+            ));
+        }
+    }
 
-    // 4. Cold readahead: buffered sequential reads of a file just dropped from the cache.
+    // 4. Cold readahead: buffered sequential reads of a file just dropped from the cache, best
+    // of the tries where the eviction held.
     pb.set_message("device: cold readahead (1M reads)");
     let mut s = RunSpec::new(&path);
     s.method = Method::Read;
     s.cache = CacheMode::Cold;
     s.block_count = Some(file_bytes.div_ceil(1 << 20));
-    s.duration = Some(budget.device_step * 2);
-    let cold_readahead_mib_s = match run_read(&s, stop) {
-        Ok(r) if r.residency_before_pct < 10.0 => Some(r.mib_s),
-        Ok(r) => {
-            notes.push(format!(
-                "cold readahead not measured: {:.0}% of the file stayed cached after eviction",
-                r.residency_before_pct
-            ));
-            None
+    s.duration = Some(budget.device_step * 2 / TRIES);
+    let mut readahead_tries = Vec::new();
+    let mut readahead_note = None;
+    for _ in 0..TRIES {
+        match run_read(&s, stop) {
+            Ok(r) if r.residency_before_pct < 10.0 => readahead_tries.push(r.mib_s),
+            Ok(r) => {
+                readahead_note = Some(format!(
+                    "cold readahead not measured: {:.0}% of the file stayed cached after eviction",
+                    r.residency_before_pct
+                ))
+            }
+            Err(e) if stop.load(Ordering::Relaxed) => return Err(e),
+            Err(e) => readahead_note = Some(format!("cold readahead not measured: {e:#}")),
         }
-        Err(e) if stop.load(Ordering::Relaxed) => return Err(e),
-        Err(e) => {
-            notes.push(format!("cold readahead not measured: {e:#}"));
-            None
-        }
+    }
+    let cold_readahead_mib_s = if readahead_tries.is_empty() {
+        notes.extend(readahead_note);
+        None
+    } else {
+        let (best, sp) = best_and_spread(&readahead_tries);
+        spread.readahead_pct = Some(sp);
+        Some(best)
     };
     pb.inc(1);
     pb.finish_and_clear();
@@ -572,6 +786,9 @@ pub fn measure(
         device,
         cold_readahead_mib_s,
         notes,
+        spread: Some(spread),
+        provenance: Some(watch.finish(&path, file_bytes, quick)),
+        cores_now: None,
     })
 }
 
@@ -593,6 +810,37 @@ pub fn table(p: &Profile) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
     let _ = writeln!(s, "context: {}", p.context);
+    match &p.provenance {
+        Some(pv) => {
+            let _ = writeln!(s, "{}", pv.summary());
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "measured on an unknown file under unknown load (stored before limits kept it)"
+            );
+        }
+    }
+    match &p.spread {
+        Some(sp) => {
+            let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}%"));
+            let _ = writeln!(
+                s,
+                "spread over {} tries (best − worst): per-operation {:.0}%, memory {:.0}%, device {}, readahead {}",
+                sp.tries,
+                sp.methods_pct,
+                sp.memory_pct,
+                opt(sp.device_pct),
+                opt(sp.readahead_pct)
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "spread unknown: stored before limits kept it, so its error is unknown"
+            );
+        }
+    }
     let _ = writeln!(s, "\nper-operation cost (1-byte reads, cached, one thread)");
     let _ = writeln!(s, "  {:<10} {:>14} {:>10}", "method", "ops/s", "ns/op");
     for m in &p.methods {
@@ -661,7 +909,7 @@ pub fn table(p: &Profile) -> String {
         }
     }
     for n in &p.notes {
-        let _ = writeln!(s, "note: {n}");
+        let _ = writeln!(s, "note: {}", shown(n));
     }
     s
 }
@@ -669,6 +917,39 @@ pub fn table(p: &Profile) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_spread_of_tries_is_best_minus_worst_over_best() {
+        assert_eq!(best_and_spread(&[80.0, 100.0, 90.0]), (100.0, 20.0));
+        assert_eq!(best_and_spread(&[5.0]), (5.0, 0.0));
+        assert_eq!(best_and_spread(&[]), (0.0, 0.0));
+        assert_eq!(best_and_spread(&[0.0, 0.0]), (0.0, 0.0));
+    }
+
+    #[test]
+    fn the_load_of_other_processes_is_the_machines_busy_time_less_our_own() {
+        let a = parse_proc_stat("cpu  100 0 50 800 10 0 0 40 0 0\ncpu0 1 2 3\n").unwrap();
+        assert_eq!(
+            a,
+            CpuTicks {
+                busy: 150,
+                steal: 40,
+                total: 1000
+            }
+        );
+        // 1000 ticks later: 600 busy (of which our process used 2 s at 100 Hz), 100 stolen.
+        let b = CpuTicks {
+            busy: 750,
+            steal: 140,
+            total: 2000,
+        };
+        let (others, steal) = others_and_steal_pct(a, b, 100.0, 2.0);
+        assert!((others - 40.0).abs() < 1e-9, "{others}");
+        assert!((steal - 10.0).abs() < 1e-9, "{steal}");
+        assert_eq!(others_and_steal_pct(a, a, 100.0, 0.0), (0.0, 0.0));
+        assert_eq!(parse_proc_stat("intr 1 2"), None);
+        assert_eq!(parse_load_avg_1m("2.53 1.90 1.20 3/512 999\n"), Some(2.53));
+    }
 
     #[test]
     fn thread_counts_cover_every_small_count_and_the_core_count() {
@@ -682,7 +963,8 @@ mod tests {
     #[test]
     fn the_memory_ceiling_is_positive_and_counts_every_thread() {
         let src = vec![7u8; 4 << 20];
-        let m = memory_ceiling(&src, 2, Duration::from_millis(20));
+        let (m, spread_pct) = memory_ceiling(&src, 2, Duration::from_millis(20));
+        assert!((0.0..=100.0).contains(&spread_pct), "{spread_pct}");
         assert_eq!(m.threads, 2);
         assert!(m.copy_mib_s > 10.0 && m.xor_mib_s > 10.0, "{m:?}");
         assert!(

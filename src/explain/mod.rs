@@ -32,17 +32,20 @@ static LOADED: Mutex<Option<HashMap<PathBuf, Option<Loaded>>>> = Mutex::new(None
 /// A stored profile and, when it may no longer describe the machine, why.
 pub type Loaded = (Profile, Option<String>);
 
-/// The stored profile for the device under `file`, with a staleness warning when it may no
-/// longer describe the machine.
+/// The stored profile for the device under `file`, with a warning when it may no longer
+/// describe the machine (stale, measured under load or with `--quick`, of unknown error). The
+/// profile is told the cores this process has now, so the model never runs more threads at
+/// once than there are. A profile that cannot be used is ignored with one warning line.
 pub fn profile_for(file: &Path) -> Option<Loaded> {
     let mut guard = LOADED.lock().ok()?;
     let map = guard.get_or_insert_with(HashMap::new);
     map.entry(file.to_path_buf())
         .or_insert_with(|| {
             let ctx = Context::collect(file);
-            let p = profile::load_for(&ctx)?;
-            let stale = p.staleness(&ctx, profile::now_unix_s());
-            Some((p, stale))
+            let mut p = profile::load_for(&ctx)?;
+            p.cores_now = Some(ctx.cpu_count.max(1));
+            let doubts = p.doubts(&ctx, profile::now_unix_s());
+            Some((p, doubts))
         })
         .clone()
 }
@@ -59,11 +62,11 @@ pub fn storage_of(file: &Path) -> Option<String> {
             let at = file.ancestors().find(|a| a.exists())?;
             let ctx = Context::collect(at);
             let fs = ctx.filesystem.as_ref()?;
-            let mut s = fs.fs_type.clone();
+            let mut s = crate::text::shown(&fs.fs_type).into_owned();
             if let Some(d) = &ctx.device {
-                s.push_str(&format!(" on {}", d.chain.join("→")));
+                s.push_str(&format!(" on {}", crate::text::shown(&d.chain.join("→"))));
                 if let Some(m) = &d.model {
-                    s.push_str(&format!(" ({m})"));
+                    s.push_str(&format!(" ({})", crate::text::shown(m)));
                 }
             }
             if !ctx.warnings.is_empty() {
@@ -99,17 +102,27 @@ pub fn stderr_lines(file: &Path, r: &RunResult) -> Vec<String> {
 
 /// Fills the `bound`, `bound_mib_s`, `pct_of_bound` and `bound_hint` columns of a result of a run on the
 /// file the result names; leaves them empty without a profile. Says once on stderr when the
-/// profile is stale.
+/// profile is doubtful.
 pub fn annotate(r: &mut RunResult) {
     static WARNED: std::sync::Once = std::sync::Once::new();
-    if let Some((_, Some(stale))) = profile_for(Path::new(&r.file)) {
-        WARNED.call_once(|| eprintln!("warning: {stale}"));
+    if let Some((_, Some(doubt))) = profile_for(Path::new(&r.file)) {
+        WARNED.call_once(|| eprintln!("warning: {doubt}"));
     }
     let e = explain_file_result(Path::new(&r.file), r);
-    r.bound = e.as_ref().map(|e| e.prediction.bound.to_string());
-    r.bound_mib_s = e.as_ref().map(|e| e.prediction.bound_mib_s);
-    r.pct_of_bound = e.as_ref().map(|e| e.pct_of_bound);
-    r.bound_hint = e.and_then(|e| e.hint);
+    fill_bound_columns(r, e.as_ref());
+}
+
+/// The bound columns of a result from its explanation (all empty without one): the bound, its
+/// value, the share reached, and in `bound_hint` what to look at below half the bound or, above
+/// the bound by more than the profile's error, that the profile does not explain the run.
+pub fn fill_bound_columns(r: &mut RunResult, e: Option<&Explanation>) {
+    r.bound = e.map(|e| e.prediction.bound.to_string());
+    r.bound_mib_s = e.map(|e| e.prediction.bound_mib_s);
+    r.pct_of_bound = e.map(|e| e.pct_of_bound);
+    r.bound_hint = e.and_then(|e| match e.explained {
+        true => e.hint.clone(),
+        false => Some(model::NOT_EXPLAINED.to_string()),
+    });
 }
 
 /// The one-line context for a stderr summary: `context: host, Linux …, 2× CPU, 24 GiB RAM |

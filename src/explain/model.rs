@@ -16,6 +16,17 @@
 //! 32, interpolated on a log scale in between.
 //!
 //! Writes are not modelled (the profile measures reads only): [`predict`] returns None for them.
+//!
+//! A prediction carries the profile's error (the spread of the tries behind the ceilings it
+//! used). A measurement above its bound by no more than that error is within the profile's
+//! error and said so (`104%, within the profile's ±10%`); one above by more is not explained by
+//! the profile (measured on another file, under load, or the machine changed since), and the
+//! line says that with the way out ([`NOT_EXPLAINED`]) instead of a percentage over 100. A
+//! profile stored before its spread was kept has an unknown error: any share over 100% is then
+//! not explained, and the line says the error is unknown.
+//!
+//! Threads run at once on at most the cores of the machine: the fewer of the profile's CPU count
+//! and the cores this process has now ([`Profile::cores_now`]).
 
 use super::profile::Profile;
 use crate::config::{CacheMode, Method, Op, Pattern, RunSpec};
@@ -28,6 +39,10 @@ const MIB: f64 = 1024.0 * 1024.0;
 
 /// Below this share of its bound a point is flagged with what to look at.
 pub const LOW_PCT: f64 = 50.0;
+
+/// What a run above its bound by more than the profile's error is told.
+pub const NOT_EXPLAINED: &str =
+    "the profile does not explain this run: `diskscope limits --refresh`";
 
 /// What limits a point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -131,7 +146,14 @@ pub struct Prediction {
     /// Predicted throughput, MiB/s: what the point should reach if nothing else is in the way.
     pub bound_mib_s: f64,
     /// Predicted operations per second (all threads): `bound_mib_s` = this × block size.
+    #[serde(rename = "bound_ops_per_s")]
     pub ops_per_s: f64,
+    /// The block size the prediction is for, bytes.
+    pub block_size_bytes: u64,
+    /// The profile's error for this prediction: the largest spread of the tries behind the
+    /// ceilings it used, percent; None when the profile did not keep it (unknown error).
+    #[serde(rename = "profile_error_pct")]
+    pub error_pct: Option<f64>,
     /// The ceilings the prediction was made from, for the explanation line.
     #[serde(skip)]
     detail: Detail,
@@ -141,6 +163,8 @@ pub struct Prediction {
 struct Detail {
     /// Concurrent workers (threads, or requests in flight for the device).
     parallel: f64,
+    /// Threads asked for (more than `parallel` when there are fewer cores).
+    threads: usize,
     /// Memory bandwidth of copy + XOR together at this thread count, MiB/s.
     memory_mib_s: f64,
     /// Device rate used, MiB/s, and requests in flight.
@@ -156,6 +180,9 @@ pub struct Explanation {
     pub measured_mib_s: f64,
     /// measured / predicted, percent.
     pub pct_of_bound: f64,
+    /// False when the measurement is above its bound by more than the profile's error (or
+    /// above it at all, when the error is unknown): the profile does not explain the run.
+    pub explained: bool,
     /// What to look at when the point is far below its bound.
     pub hint: Option<String>,
     /// The one-line explanation.
@@ -203,7 +230,12 @@ pub fn predict(p: &Profile, pt: &Point) -> Option<Prediction> {
         return None;
     }
     let bytes = pt.block_size_bytes as f64;
-    let cpus = p.context.cpu_count.max(1);
+    // The cores the profile was measured with, and no more than this process has now.
+    let cpus = p
+        .context
+        .cpu_count
+        .max(1)
+        .min(p.cores_now.unwrap_or(usize::MAX).max(1));
     let threads = pt.threads.max(1);
     let running = threads.min(cpus) as f64;
     let mem = p.memory_for(threads.min(cpus))?;
@@ -230,10 +262,20 @@ pub fn predict(p: &Profile, pt: &Point) -> Option<Prediction> {
     let cpu_ops_per_s = running / t_cpu;
     let mut detail = Detail {
         parallel: running,
+        threads,
         memory_mib_s,
         ..Default::default()
     };
+    // The profile's error: the spread of every family of ceilings this prediction used.
+    let spread = p.spread.as_ref();
+    let cpu_error = spread.map(|s| s.methods_pct.max(s.memory_pct));
+    let with = |other: Option<Option<f64>>| match (cpu_error, other.flatten()) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        _ => None,
+    };
+    let mut error_pct = cpu_error;
     let ops_per_s = if pt.direct || (pt.cold && pt.random) {
+        error_pct = with(spread.map(|s| s.device_pct));
         let per_thread_qd = if pt.method == Method::IoUring {
             pt.queue_depth.max(1) as f64
         } else {
@@ -260,6 +302,7 @@ pub fn predict(p: &Profile, pt: &Point) -> Option<Prediction> {
         }
     } else if pt.cold {
         let ra = p.cold_readahead_mib_s?;
+        error_pct = with(spread.map(|s| s.readahead_pct));
         detail.device_mib_s = ra;
         let ra_ops_per_s = ra * MIB / bytes;
         if ra_ops_per_s < cpu_ops_per_s {
@@ -273,6 +316,8 @@ pub fn predict(p: &Profile, pt: &Point) -> Option<Prediction> {
         bound,
         bound_mib_s: ops_per_s * bytes / MIB,
         ops_per_s,
+        block_size_bytes: pt.block_size_bytes,
+        error_pct,
         detail,
     })
 }
@@ -303,12 +348,37 @@ pub fn explain(p: &Profile, pt: &Point, measured_mib_s: f64) -> Option<Explanati
     let hint = (pct < LOW_PCT).then(|| hint_for(p, pt));
     let line = one_liner(&prediction, pt, measured_mib_s, pct, hint.as_deref());
     Some(Explanation {
+        explained: is_explained(&prediction, pct),
         prediction,
         measured_mib_s,
         pct_of_bound: pct,
         hint,
         line,
     })
+}
+
+/// Whether a share of the bound is explained by the profile: at most 100% plus the profile's
+/// error (at most 100% when the error is unknown).
+fn is_explained(pr: &Prediction, pct: f64) -> bool {
+    pct.is_finite() && pct <= 100.0 + pr.error_pct.unwrap_or(0.0)
+}
+
+impl Explanation {
+    /// The short form for a narrow panel: `memory-bound 4.0 GiB/s · 74%`; above the bound
+    /// within the profile's error `· 104% (±10%)`; beyond it `· over it: limits --refresh`.
+    pub fn short(&self) -> String {
+        let pr = &self.prediction;
+        let head = format!(
+            "{} {}",
+            pr.bound,
+            format_mib_s(pr.bound_mib_s, pr.bound_mib_s, true)
+        );
+        match (self.explained, self.pct_of_bound > 100.0, pr.error_pct) {
+            (false, _, _) => format!("{head} · over it: limits --refresh"),
+            (true, true, Some(err)) => format!("{head} · {:.0}% (±{err:.0}%)", self.pct_of_bound),
+            _ => format!("{head} · {:.0}%", self.pct_of_bound),
+        }
+    }
 }
 
 /// Explains a measured result (None without a usable point or prediction).
@@ -386,7 +456,9 @@ pub fn one_liner(
 ) -> String {
     let d = &pr.detail;
     let pred = format_mib_s(pr.bound_mib_s, pr.bound_mib_s, true);
-    let threads = if d.parallel > 1.0 {
+    let threads = if d.threads as f64 > d.parallel {
+        format!(" on {:.0} cores ({} threads)", d.parallel, d.threads)
+    } else if d.parallel > 1.0 {
         format!(" on {:.0} threads", d.parallel)
     } else {
         String::new()
@@ -424,11 +496,20 @@ pub fn one_liner(
             format_mib_s(d.device_mib_s, d.device_mib_s, true)
         ),
     };
-    let mut s = format!(
-        "{}: {how} = {pred}; measured {} ({pct:.0}%)",
-        pr.bound,
-        format_mib_s(measured_mib_s, pr.bound_mib_s, false)
-    );
+    let measured = format_mib_s(measured_mib_s, pr.bound_mib_s, false);
+    let share = match (is_explained(pr, pct), pct > 100.0, pr.error_pct) {
+        (true, true, Some(err)) => {
+            format!("measured {measured} ({pct:.0}%, within the profile's ±{err:.0}%)")
+        }
+        (true, _, _) => format!("measured {measured} ({pct:.0}%)"),
+        (false, _, Some(err)) => format!(
+            "measured {measured}, above it by more than the profile's ±{err:.0}%: {NOT_EXPLAINED}"
+        ),
+        (false, _, None) => format!(
+            "measured {measured}, above it, and the profile's error is unknown (stored before limits kept it): {NOT_EXPLAINED}"
+        ),
+    };
+    let mut s = format!("{}: {how} = {pred}; {share}", pr.bound);
     if let Some(h) = hint {
         s.push_str(&format!(" | below half the bound: {h}"));
     }
@@ -661,5 +742,115 @@ mod tests {
         assert!(curve
             .windows(2)
             .all(|w| w[1].1.bound_mib_s >= w[0].1.bound_mib_s));
+    }
+
+    #[test]
+    fn above_the_bound_within_the_profiles_spread_is_explained_and_said_so() {
+        // 4 KiB warm: 2.0 GiB/s predicted; the synthetic profile's spread is 10%.
+        let p = synthetic();
+        let bound = predict(&p, &warm_read(4096)).unwrap().bound_mib_s;
+        let e = explain(&p, &warm_read(4096), bound * 1.05).unwrap();
+        assert!(e.explained);
+        assert_eq!(e.prediction.error_pct, Some(10.0));
+        assert!(
+            e.line.ends_with("(105%, within the profile's ±10%)"),
+            "{}",
+            e.line
+        );
+        assert!(e.short().ends_with("· 105% (±10%)"), "{}", e.short());
+    }
+
+    #[test]
+    fn above_the_bound_beyond_the_spread_the_profile_does_not_explain_the_run() {
+        let p = synthetic();
+        let bound = predict(&p, &warm_read(4096)).unwrap().bound_mib_s;
+        let e = explain(&p, &warm_read(4096), bound * 2.94).unwrap();
+        assert!(!e.explained && e.hint.is_none());
+        assert!(
+            !e.line.contains('%') || e.line.contains("±10%"),
+            "{}",
+            e.line
+        );
+        assert!(!e.line.contains("294"), "{}", e.line);
+        assert!(
+            e.line.ends_with(
+                "above it by more than the profile's ±10%: the profile does not explain this run: `diskscope limits --refresh`"
+            ),
+            "{}",
+            e.line
+        );
+        assert!(
+            e.short().ends_with("over it: limits --refresh"),
+            "{}",
+            e.short()
+        );
+    }
+
+    #[test]
+    fn a_profile_without_spread_has_an_unknown_error_and_explains_nothing_over_its_bound() {
+        let mut p = synthetic();
+        p.spread = None;
+        let e = explain(&p, &warm_read(4096), 1e6).unwrap();
+        assert_eq!(e.prediction.error_pct, None);
+        assert!(!e.explained);
+        assert!(
+            e.line.contains("the profile's error is unknown"),
+            "{}",
+            e.line
+        );
+        assert!(e.line.contains(NOT_EXPLAINED), "{}", e.line);
+        let below = explain(&p, &warm_read(4096), 1000.0).unwrap();
+        assert!(below.explained, "{}", below.line);
+        assert!(!below.line.contains(NOT_EXPLAINED), "{}", below.line);
+    }
+
+    #[test]
+    fn the_device_error_counts_for_device_bound_points() {
+        let mut p = synthetic();
+        p.spread.as_mut().unwrap().device_pct = Some(30.0);
+        let direct = Point {
+            direct: true,
+            cold: true,
+            random: true,
+            ..warm_read(4096)
+        };
+        assert_eq!(predict(&p, &direct).unwrap().error_pct, Some(30.0));
+        assert_eq!(predict(&p, &warm_read(4096)).unwrap().error_pct, Some(10.0));
+        p.spread.as_mut().unwrap().device_pct = None;
+        assert_eq!(predict(&p, &direct).unwrap().error_pct, None);
+    }
+
+    #[test]
+    fn threads_never_outnumber_the_cores_this_process_has_now() {
+        // The profile was measured on 4 CPUs with memory ceilings at 1 and 4 threads; this
+        // process has 2 cores: 2, 4 and 8 threads all run on 2, at the 1-thread ceiling per
+        // thread (the largest measured count not above 2).
+        let mut p = synthetic();
+        p.cores_now = Some(2);
+        let big = |threads| {
+            predict(
+                &p,
+                &Point {
+                    threads,
+                    ..warm_read(64 << 20)
+                },
+            )
+            .unwrap()
+        };
+        let one = big(1).bound_mib_s;
+        for t in [2, 4, 8] {
+            let pr = big(t);
+            assert!((pr.bound_mib_s / one - 2.0).abs() < 0.01, "{t}: {pr:?}");
+        }
+        let e = explain(
+            &p,
+            &Point {
+                threads: 8,
+                ..warm_read(64 << 20)
+            },
+            one,
+        )
+        .unwrap();
+        assert!(e.line.contains("on 2 cores (8 threads)"), "{}", e.line);
     }
 }

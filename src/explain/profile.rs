@@ -1,19 +1,58 @@
 //! The machine's measured ceilings for one device, as stored by `diskscope limits`: JSON under
 //! the user's cache directory (`$XDG_CACHE_HOME` or `~/.cache`, then
-//! `diskscope/profiles/<host>-<device>.json`). Loading never fails loudly: a missing or unreadable
-//! profile just means "no explanation"; a profile from another kernel, another device or older
-//! than [`STALE_AFTER_DAYS`] is still used but said to be stale.
+//! `diskscope/profiles/<host>-<device>.json`).
+//!
+//! A profile is outside input like any other file: another process (or a user) can put a FIFO,
+//! a symbolic link to `/dev/zero` or a hand-edited number there. So it is read with
+//! [`read_capped`] (no symlink followed, nothing but a regular file of at most
+//! [`MAX_PROFILE_BYTES`], never a blocking open) and checked by [`Profile::validate`] (every
+//! ceiling finite, positive and below a physical bound) before the model sees it. A profile that
+//! fails either is ignored with one warning line naming the file and the key; a missing one just
+//! means "no explanation".
+//!
+//! A profile also knows how far to trust it: the [`Spread`] of the tries behind each ceiling
+//! (a run above its bound by less than that spread is within the profile's error, one above by
+//! more is not explained by it), and its [`Provenance`]: the file it read, whether it was a
+//! `--quick` one, and the load and CPU steal it was measured under. Profiles stored before these
+//! existed still load (the fields default to "unknown") and are said to have an unknown error. A
+//! profile from another kernel, another device or older than [`STALE_AFTER_DAYS`] is still used
+//! but said to be stale.
 
 use super::context::Context;
 use crate::config::Method;
+use crate::text::{shown, shown_path};
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Format version of the stored profile; a different one is ignored.
 pub const PROFILE_VERSION: u32 = 2;
 /// Age after which a profile is called stale.
 pub const STALE_AFTER_DAYS: u64 = 30;
+/// The largest profile file read: a real one holds a few KiB.
+pub const MAX_PROFILE_BYTES: u64 = 1 << 20;
+/// The largest throughput a profile may hold, MiB/s (about 1 PiB/s). The bounds are generous on
+/// purpose: they refuse the values that print as nonsense or overflow a column (`inf`, `1e308`,
+/// `u64::MAX`), not an optimistic ceiling, which the model's "does not explain" line handles.
+pub const MAX_MIB_S: f64 = 1e9;
+/// The largest operation rate of one thread, per second (1 ps per call).
+pub const MAX_OPS_PER_S: f64 = 1e12;
+/// The largest device rate, I/O operations per second.
+pub const MAX_IOPS: f64 = 1e9;
+/// The largest thread or CPU count.
+pub const MAX_THREADS: usize = 1 << 16;
+/// The largest buffer size of a memory level, bytes (1 TiB).
+pub const MAX_BUFFER_BYTES: u64 = 1 << 40;
+/// Share of the CPUs other processes may use during `limits` before the profile is said to be
+/// measured under load, percent.
+pub const LOADED_OTHERS_CPU_PCT: f64 = 25.0;
+/// Share of CPU time stolen by the hypervisor during `limits` before the profile is said to be
+/// measured under load, percent.
+pub const LOADED_STEAL_PCT: f64 = 10.0;
+
+/// The spread of every ceiling of [`Profile::synthetic_example`], percent.
+pub const SYNTHETIC_SPREAD_PCT: f64 = 10.0;
 
 /// Cost of one operation of a method, measured with 1-byte reads of a cached file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -108,13 +147,177 @@ pub struct Profile {
     pub cold_readahead_mib_s: Option<f64>,
     /// What could not be measured, and why.
     pub notes: Vec<String>,
+    /// How much each family of ceilings moved between its tries; None in a profile stored
+    /// before it was kept (its error is unknown).
+    #[serde(default)]
+    pub spread: Option<Spread>,
+    /// What the profile was measured on and under; None in a profile stored before it was kept.
+    #[serde(default)]
+    pub provenance: Option<Provenance>,
+    /// CPUs this process may run on now (set when the profile is loaded for a run, not stored):
+    /// the model never runs more threads at once than the machine it explains has, whatever
+    /// the machine that measured the profile had.
+    #[serde(skip)]
+    pub cores_now: Option<usize>,
 }
+
+/// How much the ceilings of one profile moved between their tries: `(best − worst) / best`,
+/// percent, the largest within each family. The model takes the best try, so a run may land
+/// above a bound by up to about this much and still be explained by the profile.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    /// Tries behind each ceiling.
+    pub tries: u32,
+    /// Per-operation costs of the methods.
+    pub methods_pct: f64,
+    /// Memory ceilings: copy, XOR and copy + XOR through the page cache, every thread count.
+    pub memory_pct: f64,
+    /// The O_DIRECT device figures; None when they were not measured.
+    pub device_pct: Option<f64>,
+    /// Cold readahead; None when it was not measured.
+    pub readahead_pct: Option<f64>,
+}
+
+/// Where and under what a profile was measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// The file the I/O ceilings were read from: FILE, or the test file `limits` made (and
+    /// removed) in the current directory.
+    pub file: String,
+    /// Its size, bytes.
+    pub file_bytes: u64,
+    /// Measured with `--quick` (shorter steps, a 32 MiB file): less precise than a full profile.
+    pub quick: bool,
+    /// Load average over the last minute when the measurement started.
+    pub load_avg_1m: f64,
+    /// Share of all CPUs' time that other processes used during the measurement, percent.
+    pub others_cpu_pct: f64,
+    /// Share of CPU time the hypervisor stole during the measurement, percent.
+    pub steal_pct: f64,
+    /// How long the measurement took, seconds.
+    pub seconds: f64,
+}
+
+impl Provenance {
+    /// Whether the machine was busy enough while measuring that the ceilings may be low.
+    pub fn under_load(&self) -> bool {
+        self.others_cpu_pct > LOADED_OTHERS_CPU_PCT || self.steal_pct > LOADED_STEAL_PCT
+    }
+
+    /// `under load (other processes used 63% of the CPUs, 12% stolen)`, or None when quiet.
+    pub fn load_doubt(&self) -> Option<String> {
+        self.under_load().then(|| {
+            format!(
+                "measured under load (other processes used {:.0}% of the CPUs, {:.0}% stolen by the hypervisor): its ceilings may be low",
+                self.others_cpu_pct, self.steal_pct
+            )
+        })
+    }
+
+    /// One line for `limits`: `measured on /x/.diskscope-limits-1.bin (512 MiB), full, in 17.2 s;
+    /// load 2.1, other processes 12% of the CPUs, steal 0%`.
+    pub fn summary(&self) -> String {
+        format!(
+            "measured on {} ({}), {}, in {:.1} s; load {:.1}, other processes {:.0}% of the CPUs, steal {:.0}%",
+            shown(&self.file),
+            crate::size::format_bytes_approx(self.file_bytes),
+            if self.quick { "--quick" } else { "full" },
+            self.seconds,
+            self.load_avg_1m,
+            self.others_cpu_pct,
+            self.steal_pct
+        )
+    }
+}
+
+/// Why a stored profile was not used.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    #[error("cannot read it: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("it is a symbolic link, which is never followed there")]
+    Symlink,
+    #[error("it is not a regular file ({0})")]
+    NotRegular(&'static str),
+    #[error("it is larger than 1 MiB ({0} bytes): not a profile")]
+    TooLarge(u64),
+    #[error("it is not a profile: {0}")]
+    Parse(String),
+    #[error("{0}")]
+    Invalid(#[from] InvalidValue),
+}
+
+/// A value of a profile outside its bounds.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("`{key}` = {value} is not {expected}")]
+pub struct InvalidValue {
+    /// Where in the profile: `device.seq_qd1_mib_s`, `methods[read].ops_per_s`.
+    pub key: String,
+    /// The value as read.
+    pub value: String,
+    /// What it must be.
+    pub expected: &'static str,
+}
+
+/// A number for an error message: plain when short, scientific when huge or tiny.
+fn number(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && (v.abs() >= 1e9 || v.abs() < 1e-3) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Checks `value` against `(0, max]` (or `[0, max]` when `zero_ok`).
+fn check_rate(
+    key: impl FnOnce() -> String,
+    value: f64,
+    max: f64,
+    zero_ok: bool,
+    expected: &'static str,
+) -> Result<(), InvalidValue> {
+    let ok = value.is_finite() && value <= max && (value > 0.0 || (zero_ok && value == 0.0));
+    if ok {
+        Ok(())
+    } else {
+        Err(InvalidValue {
+            key: key(),
+            value: number(value),
+            expected,
+        })
+    }
+}
+
+fn check_count(
+    key: impl FnOnce() -> String,
+    value: u64,
+    min: u64,
+    max: u64,
+) -> Result<(), InvalidValue> {
+    if (min..=max).contains(&value) {
+        Ok(())
+    } else {
+        Err(InvalidValue {
+            key: key(),
+            value: value.to_string(),
+            expected: "a count in its range (threads 1 to 65536, buffers 1 byte to 1 TiB)",
+        })
+    }
+}
+
+const RATE: &str = "a rate in (0, 1e9] MiB/s";
+const OPS: &str = "a rate in (0, 1e12] operations per second";
+const IOPS: &str = "a rate in (0, 1e9] IOPS";
+const IOPS_OR_ZERO: &str = "0 (not measured) or a rate in (0, 1e9] IOPS";
+const RATE_OR_ZERO: &str = "0 (not measured) or a rate in (0, 1e9] MiB/s";
+const PCT: &str = "a share in [0, 100] percent";
 
 impl Profile {
     /// A synthetic profile with round ceilings, for tests and examples of the front ends (the
     /// UI's "why" line, the model line on plots) that must not depend on the machine's cache:
     /// 1 M read calls/s, copy and XOR at 8 GiB/s each on one thread (32 on four), a device of
-    /// 1 GiB/s and 10k IOPS at QD 1, 3 GiB/s and 50k IOPS at QD 32, readahead at 900 MiB/s.
+    /// 1 GiB/s and 10k IOPS at QD 1, 3 GiB/s and 50k IOPS at QD 32, readahead at 900 MiB/s;
+    /// every ceiling with a spread of [`SYNTHETIC_SPREAD_PCT`], measured on a quiet machine.
     pub fn synthetic_example() -> Profile {
         let method = |method, ops_per_s| MethodCost { method, ops_per_s };
         let memory = |threads, mib_s| MemoryCeiling {
@@ -145,7 +348,159 @@ impl Profile {
             }),
             cold_readahead_mib_s: Some(900.0),
             notes: vec![],
+            spread: Some(Spread {
+                tries: 3,
+                methods_pct: SYNTHETIC_SPREAD_PCT,
+                memory_pct: SYNTHETIC_SPREAD_PCT,
+                device_pct: Some(SYNTHETIC_SPREAD_PCT),
+                readahead_pct: Some(SYNTHETIC_SPREAD_PCT),
+            }),
+            provenance: Some(Provenance {
+                file: "synthetic".to_string(),
+                file_bytes: 512 << 20,
+                quick: false,
+                load_avg_1m: 0.1,
+                others_cpu_pct: 1.0,
+                steal_pct: 0.0,
+                seconds: 20.0,
+            }),
+            cores_now: None,
         }
+    }
+
+    /// Checks every number the model or a front end uses: rates finite, above zero and below
+    /// [`MAX_MIB_S`], [`MAX_OPS_PER_S`] or [`MAX_IOPS`]; counts within their range; shares of
+    /// time within 0–100%. The first value out of bounds is returned with its key.
+    pub fn validate(&self) -> Result<(), InvalidValue> {
+        let cpus = self.context.cpu_count as u64;
+        check_count(|| "context.cpu_count".into(), cpus, 0, MAX_THREADS as u64)?;
+        for m in &self.methods {
+            let key = || format!("methods[{}].ops_per_s", m.method.as_str());
+            check_rate(key, m.ops_per_s, MAX_OPS_PER_S, false, OPS)?;
+        }
+        for m in &self.memory {
+            let t = m.threads;
+            let at = |k: &str| format!("memory[threads={t}].{k}");
+            check_count(|| at("threads"), t as u64, 1, MAX_THREADS as u64)?;
+            check_rate(|| at("copy_mib_s"), m.copy_mib_s, MAX_MIB_S, false, RATE)?;
+            check_rate(|| at("xor_mib_s"), m.xor_mib_s, MAX_MIB_S, false, RATE)?;
+            for (i, l) in m.read_levels.iter().enumerate() {
+                let lk = |k: &str| at(&format!("read_levels[{i}].{k}"));
+                check_count(|| lk("buffer_bytes"), l.buffer_bytes, 1, MAX_BUFFER_BYTES)?;
+                check_rate(
+                    || lk("copy_xor_mib_s"),
+                    l.copy_xor_mib_s,
+                    MAX_MIB_S,
+                    false,
+                    RATE,
+                )?;
+            }
+        }
+        if let Some(d) = &self.device {
+            let k = |f: &str| format!("device.{f}");
+            check_rate(
+                || k("seq_qd1_mib_s"),
+                d.seq_qd1_mib_s,
+                MAX_MIB_S,
+                false,
+                RATE,
+            )?;
+            check_rate(
+                || k("seq_qd32_mib_s"),
+                d.seq_qd32_mib_s,
+                MAX_MIB_S,
+                true,
+                RATE_OR_ZERO,
+            )?;
+            check_rate(
+                || k("rand4k_qd1_iops"),
+                d.rand4k_qd1_iops,
+                MAX_IOPS,
+                false,
+                IOPS,
+            )?;
+            check_rate(
+                || k("rand4k_qd32_iops"),
+                d.rand4k_qd32_iops,
+                MAX_IOPS,
+                true,
+                IOPS_OR_ZERO,
+            )?;
+        }
+        if let Some(ra) = self.cold_readahead_mib_s {
+            check_rate(|| "cold_readahead_mib_s".into(), ra, MAX_MIB_S, false, RATE)?;
+        }
+        let pct = |key: String, v: f64| check_rate(|| key, v, 100.0, true, PCT);
+        if let Some(sp) = &self.spread {
+            pct("spread.methods_pct".into(), sp.methods_pct)?;
+            pct("spread.memory_pct".into(), sp.memory_pct)?;
+            if let Some(v) = sp.device_pct {
+                pct("spread.device_pct".into(), v)?;
+            }
+            if let Some(v) = sp.readahead_pct {
+                pct("spread.readahead_pct".into(), v)?;
+            }
+        }
+        if let Some(pv) = &self.provenance {
+            pct("provenance.others_cpu_pct".into(), pv.others_cpu_pct)?;
+            pct("provenance.steal_pct".into(), pv.steal_pct)?;
+            let load = || "provenance.load_avg_1m".to_string();
+            check_rate(
+                load,
+                pv.load_avg_1m,
+                1e6,
+                true,
+                "a load average in [0, 1e6]",
+            )?;
+            let secs = || "provenance.seconds".to_string();
+            check_rate(secs, pv.seconds, 1e7, true, "a duration in [0, 1e7] s")?;
+        }
+        Ok(())
+    }
+
+    /// Why the profile may not describe the machine now, beyond staleness: measured under load,
+    /// a `--quick` one, an unknown error (stored before its spread was kept). None when there
+    /// is nothing to doubt.
+    pub fn provenance_doubts(&self) -> Vec<String> {
+        let mut why = Vec::new();
+        match &self.provenance {
+            Some(pv) => {
+                why.extend(pv.load_doubt());
+                if pv.quick {
+                    why.push("measured with --quick (short steps, less precise)".to_string());
+                }
+            }
+            None => why.push("where and under what load it was measured is unknown".to_string()),
+        }
+        if self.spread.is_none() {
+            why.push(
+                "its error is unknown (stored before limits kept the spread of its tries)"
+                    .to_string(),
+            );
+        }
+        why
+    }
+
+    /// Everything that makes the profile doubtful now, in one warning: staleness (kernel,
+    /// device, CPU count, age) and [`Profile::provenance_doubts`]; None when it is fresh and
+    /// was measured on a quiet machine with its spread.
+    pub fn doubts(&self, now: &Context, now_unix_s: u64) -> Option<String> {
+        let stale = self.stale_reasons(now, now_unix_s);
+        let other = self.provenance_doubts();
+        let mut parts = Vec::new();
+        if !stale.is_empty() {
+            parts.push(format!("the limits profile is stale: {}", stale.join(", ")));
+        }
+        if !other.is_empty() {
+            let lead = if stale.is_empty() {
+                "the limits profile may not hold"
+            } else {
+                "it may not hold either"
+            };
+            parts.push(format!("{lead}: {}", other.join("; ")));
+        }
+        (!parts.is_empty())
+            .then(|| format!("{}; run `diskscope limits --refresh`", parts.join("; ")))
     }
 
     /// Operations per second of one thread of `method` (the closest method measured otherwise).
@@ -169,18 +524,30 @@ impl Profile {
 
     /// Why this profile may not describe `now` any more; None when it is fresh.
     pub fn staleness(&self, now: &Context, now_unix_s: u64) -> Option<String> {
+        let why = self.stale_reasons(now, now_unix_s);
+        (!why.is_empty()).then(|| {
+            format!(
+                "the limits profile is stale: {}; run `diskscope limits --refresh`",
+                why.join(", ")
+            )
+        })
+    }
+
+    /// What changed since the profile was measured (kernel, device, CPU count, a month).
+    fn stale_reasons(&self, now: &Context, now_unix_s: u64) -> Vec<String> {
         let mut why = Vec::new();
         if self.context.kernel != now.kernel {
             why.push(format!(
                 "kernel changed ({} → {})",
-                self.context.kernel, now.kernel
+                shown(&self.context.kernel),
+                shown(&now.kernel)
             ));
         }
         if self.context.device_key() != now.device_key() {
             why.push(format!(
                 "device changed ({} → {})",
-                self.context.device_key(),
-                now.device_key()
+                shown(&self.context.device_key()),
+                shown(&now.device_key())
             ));
         }
         if self.context.cpu_count != now.cpu_count {
@@ -193,12 +560,7 @@ impl Profile {
         if age_days > STALE_AFTER_DAYS {
             why.push(format!("measured {age_days} days ago"));
         }
-        (!why.is_empty()).then(|| {
-            format!(
-                "the limits profile is stale: {}; run `diskscope limits --refresh`",
-                why.join(", ")
-            )
-        })
+        why
     }
 }
 
@@ -243,11 +605,117 @@ pub fn profile_path(ctx: &Context) -> Option<PathBuf> {
     Some(profile_dir()?.join(profile_file_name(ctx)))
 }
 
-/// Loads the profile for `ctx` if one is stored and readable.
+/// The text of the file at `path`, read safely: Ok(None) when there is none; an error for a
+/// symbolic link (never followed: `O_NOFOLLOW`), anything but a regular file (a FIFO would
+/// block the reader forever, `/dev/zero` would fill its memory), or a file over
+/// [`MAX_PROFILE_BYTES`]. The type is checked before the open (`lstat`) and again on the open
+/// descriptor (`fstat`), the open never blocks (`O_NONBLOCK`), and at most the cap and one byte
+/// are read, so a file swapped or grown under us cannot change that.
+pub fn read_capped(path: &Path) -> Result<Option<String>, ProfileError> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+    fn kind_of(t: std::fs::FileType) -> Result<(), ProfileError> {
+        if t.is_symlink() {
+            Err(ProfileError::Symlink)
+        } else if t.is_file() {
+            Ok(())
+        } else if t.is_fifo() {
+            Err(ProfileError::NotRegular("a FIFO"))
+        } else if t.is_char_device() || t.is_block_device() {
+            Err(ProfileError::NotRegular("a device"))
+        } else if t.is_dir() {
+            Err(ProfileError::NotRegular("a directory"))
+        } else {
+            Err(ProfileError::NotRegular("a socket or other special file"))
+        }
+    }
+    let before = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    kind_of(before.file_type())?;
+    let f = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(ProfileError::Symlink),
+        Err(e) => return Err(e.into()),
+    };
+    let m = f.metadata()?;
+    kind_of(m.file_type())?;
+    if m.len() > MAX_PROFILE_BYTES {
+        return Err(ProfileError::TooLarge(m.len()));
+    }
+    if (m.dev(), m.ino()) != (before.dev(), before.ino()) {
+        return Err(ProfileError::Parse(
+            "it was replaced while being read".into(),
+        ));
+    }
+    let mut bytes = Vec::new();
+    f.take(MAX_PROFILE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_PROFILE_BYTES {
+        return Err(ProfileError::TooLarge(bytes.len() as u64));
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| ProfileError::Parse("not UTF-8 text".into()))
+}
+
+/// The profile stored at `path`: Ok(None) when there is none or it has another format version
+/// (an older diskscope's, measured again by `limits`); an error when it cannot be read safely,
+/// is not a profile, or holds a value out of bounds.
+pub fn load_path(path: &Path) -> Result<Option<Profile>, ProfileError> {
+    let Some(text) = read_capped(path)? else {
+        return Ok(None);
+    };
+    #[derive(Deserialize)]
+    struct Version {
+        version: u32,
+    }
+    match serde_json::from_str::<Version>(&text) {
+        Ok(v) if v.version != PROFILE_VERSION => return Ok(None),
+        _ => {}
+    }
+    let p: Profile = serde_json::from_str(&text).map_err(|e| ProfileError::Parse(e.to_string()))?;
+    p.validate()?;
+    Ok(Some(p))
+}
+
+/// The one warning line for a profile that was not used.
+pub fn ignored_warning(path: &Path, e: &ProfileError) -> String {
+    format!(
+        "warning: ignoring the limits profile {}: {}; run `diskscope limits --refresh`",
+        shown_path(path),
+        shown(&e.to_string())
+    )
+}
+
+/// Loads the profile for `ctx` if one is stored, readable and valid. A profile that is there
+/// but cannot be used is ignored with one warning line on stderr (once per file and process).
 pub fn load_for(ctx: &Context) -> Option<Profile> {
-    let text = std::fs::read_to_string(profile_path(ctx)?).ok()?;
-    let p: Profile = serde_json::from_str(&text).ok()?;
-    (p.version == PROFILE_VERSION).then_some(p)
+    let path = profile_path(ctx)?;
+    match load_path(&path) {
+        Ok(p) => p,
+        Err(e) => {
+            warn_once(&path, &ignored_warning(&path, &e));
+            None
+        }
+    }
+}
+
+/// Prints `line` on stderr unless it was printed for `path` already in this process.
+fn warn_once(path: &Path, line: &str) {
+    static WARNED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let Ok(mut warned) = WARNED.lock() else {
+        return;
+    };
+    if !warned.iter().any(|w| w == path) {
+        warned.push(path.to_path_buf());
+        eprintln!("{line}");
+    }
 }
 
 /// Stores `p` (replacing the earlier profile of the same host and device: the file is ours, by
@@ -293,6 +761,9 @@ mod tests {
             device: None,
             cold_readahead_mib_s: None,
             notes: vec![],
+            spread: None,
+            provenance: None,
+            cores_now: None,
         }
     }
 
@@ -370,5 +841,165 @@ mod tests {
             ..m
         };
         assert!((none.copy_xor_mib_s(4096) - 1.0 / (1.0 / 8000.0 + 1.0 / 16000.0)).abs() < 1e-6);
+    }
+
+    fn tmp() -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix("diskscope-profile")
+            .tempdir()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_fifo_profile_is_refused_without_blocking() {
+        let d = tmp();
+        let f = d.path().join("p.json");
+        let c = std::ffi::CString::new(f.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo has no other preconditions.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = read_capped(&f).unwrap_err();
+        assert!(matches!(e, ProfileError::NotRegular("a FIFO")), "{e}");
+    }
+
+    #[test]
+    fn a_symlinked_profile_is_never_followed_even_to_a_good_profile() {
+        let d = tmp();
+        let good = d.path().join("good.json");
+        std::fs::write(
+            &good,
+            serde_json::to_string(&Profile::synthetic_example()).unwrap(),
+        )
+        .unwrap();
+        for target in [Path::new("/dev/zero"), good.as_path()] {
+            let link = d.path().join("link.json");
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink(target, &link).unwrap();
+            let e = load_path(&link).unwrap_err();
+            assert!(matches!(e, ProfileError::Symlink), "{target:?}: {e}");
+        }
+        assert!(load_path(&good).unwrap().is_some());
+    }
+
+    #[test]
+    fn a_profile_over_a_mebibyte_is_refused_unread() {
+        let d = tmp();
+        let f = d.path().join("big.json");
+        std::fs::write(&f, vec![b' '; (MAX_PROFILE_BYTES + 1) as usize]).unwrap();
+        let e = read_capped(&f).unwrap_err();
+        assert!(matches!(e, ProfileError::TooLarge(_)), "{e}");
+        assert!(read_capped(&d.path().join("none.json")).unwrap().is_none());
+    }
+
+    #[test]
+    fn zero_negative_huge_and_missing_ceilings_are_refused_with_their_key() {
+        let base = Profile::synthetic_example();
+        assert_eq!(base.validate(), Ok(()));
+        type Spoil = fn(&mut Profile);
+        let cases: Vec<(Spoil, &str)> = vec![
+            (|p| p.methods[0].ops_per_s = 0.0, "methods[read].ops_per_s"),
+            (
+                |p| p.memory[1].copy_mib_s = -1.0,
+                "memory[threads=4].copy_mib_s",
+            ),
+            (
+                |p| p.memory[0].xor_mib_s = 1e308,
+                "memory[threads=1].xor_mib_s",
+            ),
+            (
+                |p| p.device.as_mut().unwrap().rand4k_qd1_iops = u64::MAX as f64,
+                "device.rand4k_qd1_iops",
+            ),
+            (
+                |p| p.device.as_mut().unwrap().seq_qd1_mib_s = f64::NAN,
+                "device.seq_qd1_mib_s",
+            ),
+            (
+                |p| p.cold_readahead_mib_s = Some(f64::INFINITY),
+                "cold_readahead_mib_s",
+            ),
+            (|p| p.memory[0].threads = 0, "memory[threads=0].threads"),
+            (
+                |p| p.spread.as_mut().unwrap().memory_pct = 250.0,
+                "spread.memory_pct",
+            ),
+            (
+                |p| p.provenance.as_mut().unwrap().steal_pct = -3.0,
+                "provenance.steal_pct",
+            ),
+        ];
+        for (spoil, key) in cases {
+            let mut p = base.clone();
+            spoil(&mut p);
+            let e = p.validate().unwrap_err();
+            assert_eq!(e.key, key, "{e}");
+            assert!(
+                !e.to_string().contains("inf") || key == "cold_readahead_mib_s",
+                "{e}"
+            );
+        }
+        // Zero means "not measured" for the QD 32 figures.
+        let mut p = base;
+        p.device.as_mut().unwrap().seq_qd32_mib_s = 0.0;
+        p.device.as_mut().unwrap().rand4k_qd32_iops = 0.0;
+        assert_eq!(p.validate(), Ok(()));
+    }
+
+    #[test]
+    fn an_invalid_profile_is_ignored_with_one_line_naming_the_file_and_the_key() {
+        let d = tmp();
+        let f = d.path().join("a\u{1b}]0;x\u{7}.json");
+        let mut p = Profile::synthetic_example();
+        p.memory[0].copy_mib_s = 1e308;
+        std::fs::write(&f, serde_json::to_string(&p).unwrap()).unwrap();
+        let e = load_path(&f).unwrap_err();
+        let line = ignored_warning(&f, &e);
+        assert!(!line.contains('\n') && !line.contains('\u{1b}'), "{line}");
+        assert!(line.contains("a\\u{1b}]0;x\\u{7}.json"), "{line}");
+        assert!(
+            line.contains("`memory[threads=1].copy_mib_s` = 1e308"),
+            "{line}"
+        );
+        assert!(line.contains("limits --refresh"), "{line}");
+    }
+
+    #[test]
+    fn a_profile_stored_before_spread_and_provenance_still_loads_with_an_unknown_error() {
+        let mut v = serde_json::to_value(Profile::synthetic_example()).unwrap();
+        let o = v.as_object_mut().unwrap();
+        o.remove("spread");
+        o.remove("provenance");
+        let d = tmp();
+        let f = d.path().join("old.json");
+        std::fs::write(&f, v.to_string()).unwrap();
+        let p = load_path(&f).unwrap().unwrap();
+        assert!(p.spread.is_none() && p.provenance.is_none());
+        let doubt = p.doubts(&p.context, p.measured_unix_s).unwrap();
+        assert!(doubt.contains("its error is unknown"), "{doubt}");
+        assert_eq!(Profile::synthetic_example().doubts(&p.context, 0), None);
+    }
+
+    #[test]
+    fn a_profile_measured_under_load_or_quick_says_so() {
+        let mut p = Profile::synthetic_example();
+        let pv = p.provenance.as_mut().unwrap();
+        pv.others_cpu_pct = 60.0;
+        pv.steal_pct = 12.0;
+        pv.quick = true;
+        let d = p.doubts(&p.context, 0).unwrap();
+        assert!(
+            d.contains("measured under load (other processes used 60% of the CPUs, 12% stolen"),
+            "{d}"
+        );
+        assert!(
+            d.contains("--quick") && d.ends_with("run `diskscope limits --refresh`"),
+            "{d}"
+        );
+        let mut now = p.context.clone();
+        now.kernel = "\u{1b}[2J".into();
+        let d = p.doubts(&now, 0).unwrap();
+        assert!(
+            d.starts_with("the limits profile is stale: kernel changed") && !d.contains('\u{1b}'),
+            "{d}"
+        );
     }
 }

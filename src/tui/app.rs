@@ -147,17 +147,8 @@ impl App {
         match measuring {
             Some(seg) => match crate::explain::model::explain(profile, &pt, seg.mean_mib_s()) {
                 Some(e) => Why::Measured {
-                    short: format!(
-                        "{} {} · {:.0}%",
-                        e.prediction.bound,
-                        crate::explain::model::format_mib_s(
-                            e.prediction.bound_mib_s,
-                            e.prediction.bound_mib_s,
-                            true
-                        ),
-                        e.pct_of_bound
-                    ),
-                    low: e.hint.is_some(),
+                    short: e.short(),
+                    low: e.hint.is_some() || !e.explained,
                     line: crate::explain::model::one_liner(
                         &e.prediction,
                         &pt,

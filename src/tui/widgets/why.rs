@@ -8,7 +8,12 @@
 //! throughput panel ([`short_line`]), the storage in the status line ([`status_spans`]), and,
 //! from [`DETAIL_MIN_HEIGHT`] rows, two full-width rows under the panels ([`render_detail`]):
 //! the one-liner with what to look at below half the bound, and the full context.
+//!
+//! A run above its bound by more than the profile's error gets the ⚠ too, and the one-liner
+//! says that the profile does not explain it (see `explain::model`) instead of a share over
+//! 100%. Every string from outside (file name, filesystem, device, warnings) is escaped.
 
+use crate::text::{shown, shown_path};
 use crate::tui::app::{App, Why};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -58,16 +63,16 @@ pub fn status_spans(app: &App) -> Vec<Span<'static>> {
     };
     let mut spans = Vec::new();
     for w in &ctx.warnings {
-        spans.push(Span::styled(format!(" │ ⚠ {w}"), warn()));
+        spans.push(Span::styled(format!(" │ ⚠ {}", shown(w)), warn()));
     }
     let fs = ctx
         .filesystem
         .as_ref()
-        .map_or("filesystem unknown", |f| f.fs_type.as_str());
+        .map_or("filesystem unknown".into(), |f| shown(&f.fs_type));
     let on = ctx
         .device
         .as_ref()
-        .map(|d| format!(" on {}", d.chain.join("→")))
+        .map(|d| format!(" on {}", shown(&d.chain.join("→"))))
         .unwrap_or_default();
     spans.push(Span::styled(
         format!(" │ {fs}{on}"),
@@ -85,7 +90,7 @@ pub fn render_detail(app: &App, area: Rect, buf: &mut Buffer) {
         Why::NoProfile => why.push(Span::styled(
             format!(
                 "no profile: run `diskscope limits {}` (once, under a minute)",
-                app.file.display()
+                shown_path(&app.file)
             ),
             Style::default().fg(Color::Yellow),
         )),
@@ -120,11 +125,11 @@ pub fn render_detail(app: &App, area: Rect, buf: &mut Buffer) {
     match &app.context {
         Some(ctx) => {
             for w in &ctx.warnings {
-                line.push(Span::styled(format!("⚠ {w} │ "), warn()));
+                line.push(Span::styled(format!("⚠ {} │ ", shown(w)), warn()));
             }
             line.push(Span::raw(ctx.storage_summary()));
-            if let Some((_, Some(stale))) = &app.profile {
-                line.push(Span::styled(format!(" │ ⚠ {stale}"), warn()));
+            if let Some((_, Some(doubt))) = &app.profile {
+                line.push(Span::styled(format!(" │ ⚠ {}", shown(doubt)), warn()));
             }
         }
         None => line.push(Span::styled("context not collected", dim)),
