@@ -20,6 +20,7 @@ mod explain;
 mod fleet;
 mod hostile_files;
 mod hostile_runtime;
+mod hostile_text;
 mod locality;
 mod presets;
 mod run_cmd;
