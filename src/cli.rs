@@ -11,6 +11,7 @@ use crate::lab::fast::FastArgs;
 use crate::lab::syscalls::SyscallsParams;
 use crate::lab::throughput::{Run2Args, RunArgs};
 use clap::{Parser, Subcommand};
+use std::io::Write;
 use std::path::PathBuf;
 
 /// diskscope: how fast can this machine read and write this file, and why?
@@ -91,7 +92,8 @@ pub fn parse_or_exit<P: Parser>() -> P {
                     },
                 );
             }
-            eprintln!("{} (see --help)", one_line(&e.to_string()));
+            let line = crate::text::shown(&one_line(&e.to_string())).into_owned();
+            let _ = writeln!(std::io::stderr(), "{line} (see --help)");
             std::process::exit(2);
         }
     }
@@ -128,11 +130,19 @@ pub fn exit_with(r: anyhow::Result<i32>) -> ! {
             } else {
                 1
             };
-            let msg = format!("{e:#}").replace('\n', " ");
-            eprintln!("error: {msg}");
+            // The one place every error is rendered: its control characters (an escape sequence
+            // or a newline in a file name, a field, a trace line) are escaped here, once, so no
+            // error retitles the terminal or splits its line. A dead stderr is not a panic.
+            let _ = writeln!(std::io::stderr(), "error: {}", error_line(&e));
             std::process::exit(code);
         }
     }
+}
+
+/// An error as the one line `exit_with` prints after `error: `: the chain joined with `: `,
+/// every control character escaped (a newline in a file name shows as `\n`).
+pub fn error_line(e: &anyhow::Error) -> String {
+    crate::text::shown(&format!("{e:#}")).into_owned()
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

@@ -22,6 +22,7 @@ mod fleet;
 mod hostile_files;
 mod hostile_integrity;
 mod hostile_runtime;
+mod hostile_text;
 mod locality;
 mod presets;
 mod profiles;

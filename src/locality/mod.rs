@@ -24,6 +24,7 @@ pub mod synth;
 pub mod trace;
 
 use crate::measure::RunResult;
+use crate::text::{shown, shown_path};
 use params::Syntax;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,16 +40,19 @@ pub fn execute(args: &LocalityParams) -> anyhow::Result<i32> {
     if args.clean {
         let _lock = layout::lock_dir(&p.dir, "--dir", false)?;
         if layout::remove_layout(&p.dir)? {
-            eprintln!("removed the locality layout in {}", p.dir.display());
+            eprintln!("removed the locality layout in {}", shown_path(&p.dir));
         } else {
-            eprintln!("no locality layout in {}; nothing removed", p.dir.display());
+            eprintln!(
+                "no locality layout in {}; nothing removed",
+                shown_path(&p.dir)
+            );
         }
         return Ok(0);
     }
     // A second handler (another command in the same process) is not an error worth failing on.
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
     let mut passes = Vec::new();
-    let mut log = |line: String| eprintln!("{line}");
+    let mut log = |line: String| eprintln!("{}", shown(&line));
     let completed = experiment::run(
         &p,
         "locality",
@@ -92,10 +96,10 @@ pub fn execute(args: &LocalityParams) -> anyhow::Result<i32> {
     }
     eprintln!(
         "layout kept in {} for the next run; `diskscope locality --clean{}` removes it",
-        p.dir.display(),
+        shown_path(&p.dir),
         args.dir.as_ref().map_or(String::new(), |d| format!(
             " --dir {}",
-            crate::fsguard::shell_quote(&d.display().to_string())
+            shown(&crate::fsguard::shell_quote(&d.display().to_string()))
         ))
     );
     Ok(0)
@@ -110,7 +114,7 @@ pub fn run_sweep_experiment(
     stop: &AtomicBool,
     emit: &mut dyn FnMut(RunResult) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let mut log = |line: String| eprintln!("{name}: {line}");
+    let mut log = |line: String| eprintln!("{}", shown(&format!("{name}: {line}")));
     experiment::run(p, name, Syntax::Toml, stop, &mut log, &mut |m| {
         emit(m.result)
     })?;

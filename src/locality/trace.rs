@@ -43,7 +43,7 @@ pub fn parse_trace(text: &str, files: u32) -> Result<Vec<u32>, TraceError> {
         };
         let id = if line.bytes().all(|b| b.is_ascii_digit()) {
             line.parse::<u64>()
-                .map_err(|_| err(format!("id '{line}' is too large")))?
+                .map_err(|_| err(format!("id '{}' is too large", shorten(line))))?
         } else if line.contains('"') {
             clf_id(line).map_err(err)?
         } else {
@@ -107,8 +107,9 @@ fn clf_id(line: &str) -> Result<u64, String> {
     }
     path_id(target).ok_or_else(|| {
         format!(
-            "request path '{target}' has no file number; the trace maps /…/1234.txt to id 1234 \
-             (filter the log to numbered files first)"
+            "request path '{}' has no file number; the trace maps /…/1234.txt to id 1234 \
+             (filter the log to numbered files first)",
+            shorten(target)
         )
     })
 }
@@ -126,12 +127,16 @@ pub fn path_id(target: &str) -> Option<u64> {
     last[start..end].parse().ok()
 }
 
+/// A trace line as quoted in an error: at most 60 characters, its control characters escaped
+/// (a web log is written by whoever sends the requests; an escape sequence in it must not reach
+/// the terminal).
 fn shorten(line: &str) -> String {
     const MAX_CHARS: usize = 60;
     if line.chars().count() <= MAX_CHARS {
-        line.to_string()
+        crate::text::shown(line).into_owned()
     } else {
-        format!("{}…", line.chars().take(MAX_CHARS).collect::<String>())
+        let head: String = line.chars().take(MAX_CHARS).collect();
+        format!("{}…", crate::text::shown(&head))
     }
 }
 

@@ -27,16 +27,47 @@ use crate::measure::result::Label;
 use crate::measure::RunResult;
 use crate::runner::host_name;
 use anyhow::{anyhow, Context};
+use std::ffi::OsString;
 use std::io::{Read, Write};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::Instant;
 
-/// Quotes a path for `sh`.
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
+/// Quotes a path for `sh`, byte for byte: a path need not be UTF-8, and a lossy conversion
+/// would name a different file (`o\xff/` would become `o\u{FFFD}/`).
+fn shell_quote(path: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(path.len() + 2);
+    out.push(b'\'');
+    for &b in path {
+        if b == b'\'' {
+            out.extend_from_slice(b"'\\''");
+        } else {
+            out.push(b);
+        }
+    }
+    out.push(b'\'');
+    out
+}
+
+/// The shell text of a `command` point: `{block_size}` and `{block_count}` filled in first, then
+/// `{file}` as the path's own bytes, quoted (so a path holding `{block_size}` stays a path).
+pub fn command_text(template: &str, path: &Path, block_size: u64, block_count: u64) -> OsString {
+    let filled = template
+        .replace("{block_size}", &block_size.to_string())
+        .replace("{block_count}", &block_count.to_string());
+    let quoted = shell_quote(path.as_os_str().as_bytes());
+    let mut out = Vec::with_capacity(filled.len() + quoted.len());
+    for (i, part) in filled.split("{file}").enumerate() {
+        if i > 0 {
+            out.extend_from_slice(&quoted);
+        }
+        out.extend_from_slice(part.as_bytes());
+    }
+    OsString::from_vec(out)
 }
 
 /// One repetition of a `command` point: cache control, then `sh -c COMMAND` timed from spawn to
@@ -58,15 +89,13 @@ pub fn run_command(
     }
     // Unknown residency (a file this user may not write) stays unknown: NaN, an empty cell.
     let residency = crate::cache::residency(&spec.path).ok();
-    let text = cmd
-        .template
-        .replace("{file}", &shell_quote(&spec.path.display().to_string()))
-        .replace("{block_size}", &bs.to_string())
-        .replace("{block_count}", &count.to_string());
+    let command_os = command_text(&cmd.template, &spec.path, bs, count);
+    // For messages only: the command runs as `command_os`, byte for byte.
+    let text = crate::text::shown_os(&command_os).into_owned();
     let mut command = Command::new("sh");
     command
         .arg("-c")
-        .arg(&text)
+        .arg(&command_os)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -358,4 +387,36 @@ pub fn program_of(command: &str) -> String {
         .unwrap_or("command")
         .trim_end_matches(';')
         .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_file_placeholder_names_a_non_utf8_path_byte_for_byte_not_a_lossy_decoy() {
+        let d = tempfile::tempdir().unwrap();
+        let real_dir = d.path().join(std::ffi::OsStr::from_bytes(b"o\xff"));
+        let decoy_dir = d.path().join("o\u{FFFD}");
+        std::fs::create_dir(&real_dir).unwrap();
+        std::fs::create_dir(&decoy_dir).unwrap();
+        std::fs::write(real_dir.join("it's"), b"real!").unwrap();
+        std::fs::write(decoy_dir.join("it's"), b"decoy").unwrap();
+        let text = command_text(
+            "head -c {block_size} {file} > {file}.out",
+            &real_dir.join("it's"),
+            5,
+            1,
+        );
+        let status = Command::new("sh").arg("-c").arg(&text).status().unwrap();
+        assert!(status.success());
+        assert_eq!(std::fs::read(real_dir.join("it's.out")).unwrap(), b"real!");
+        assert!(!decoy_dir.join("it's.out").exists(), "the decoy was named");
+    }
+
+    #[test]
+    fn a_path_holding_a_placeholder_stays_a_path() {
+        let text = command_text("cat {file}", Path::new("/d/{block_size}"), 4096, 1);
+        assert_eq!(text, "cat '/d/{block_size}'");
+    }
 }

@@ -1,6 +1,7 @@
 //! Progress on stderr: an indicatif bar with ETA when stderr is a terminal, one plain line per
 //! finished repetition otherwise (logs and CI keep a readable record).
 
+use crate::text::shown;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::Instant;
@@ -37,7 +38,7 @@ impl Progress {
     /// A repetition starts.
     pub fn begin(&mut self, label: &str) {
         if let Some(b) = &self.bar {
-            b.set_message(label.to_string());
+            b.set_message(shown(label).into_owned());
         }
     }
 
@@ -48,7 +49,7 @@ impl Progress {
             Some(b) => {
                 b.inc(1);
                 if outcome.starts_with("FAILED") {
-                    b.println(format!("{label}: {outcome}"));
+                    b.println(shown(&format!("{label}: {outcome}")));
                 }
             }
             None => {
@@ -60,9 +61,10 @@ impl Progress {
                     0.0
                 };
                 eprintln!(
-                    "[{}/{}] {label}: {outcome} (ETA {})",
+                    "[{}/{}] {} (ETA {})",
                     self.done,
                     self.total,
+                    shown(&format!("{label}: {outcome}")),
                     format_secs(eta)
                 );
             }
@@ -72,8 +74,8 @@ impl Progress {
     /// A line that must not be overwritten by the bar.
     pub fn note(&self, msg: &str) {
         match &self.bar {
-            Some(b) => b.println(msg),
-            None => eprintln!("{msg}"),
+            Some(b) => b.println(shown(msg)),
+            None => eprintln!("{}", shown(msg)),
         }
     }
 

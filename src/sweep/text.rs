@@ -5,12 +5,14 @@ use super::files;
 use super::plan::Plan;
 use super::progress::format_secs;
 use crate::size::format_size;
+use crate::text::{shown, shown_path};
 
 /// The plan as printed before a sweep (and alone with `--dry-run`).
 pub fn plan_text(p: &Plan) -> String {
-    let mut s = format!("sweep {}", p.name);
+    // Names, descriptions, paths and notes come from the sweep file: escaped, one line each.
+    let mut s = format!("sweep {}", shown(&p.name));
     if !p.description.is_empty() {
-        s += &format!(": {}", p.description.trim());
+        s += &format!(": {}", shown(p.description.trim()));
     }
     s.push('\n');
     if let Some(f) = &p.file {
@@ -26,11 +28,11 @@ pub fn plan_text(p: &Plan) -> String {
         };
         s += &format!(
             "file: {} ({}, {how})\n",
-            f.path.display(),
+            shown_path(&f.path),
             format_size(f.size_bytes)
         );
     }
-    s += &format!("output: {}/\n", p.out_dir.display());
+    s += &format!("output: {}/\n", shown_path(&p.out_dir));
     s += &format!(
         "  {:<20} {:<10} {:>6} {:>5} {:>6} {:>10}\n",
         "experiment", "kind", "points", "reps", "runs", "estimate"
@@ -58,7 +60,7 @@ pub fn plan_text(p: &Plan) -> String {
         };
         s += &format!(
             "  {:<20} {:<10} {:>6} {:>5} {:>6} {:>10}\n",
-            x.name,
+            shown(&x.name),
             x.kind.name(),
             points,
             x.reps,
@@ -66,7 +68,7 @@ pub fn plan_text(p: &Plan) -> String {
             est
         );
         for n in &x.notes {
-            s += &format!("    note: {n}\n");
+            s += &format!("    note: {}\n", shown(n));
         }
     }
     s += &format!(

@@ -66,7 +66,7 @@ pub fn execute(file: Option<&Path>, baseline: Option<&Path>) -> anyhow::Result<i
     runtime.block_on(async {
         let file = match file {
             Some(f) => f.to_path_buf(),
-            None => scratch::ensure_default_file(&scratch::default_file_path()).await?,
+            None => scratch::ensure_default_file(&scratch::default_file_dir()).await?,
         };
         let size_bytes = check_file(&file)?;
         explore(file, size_bytes, baseline).await

@@ -9,6 +9,7 @@
 
 use super::app::App;
 use super::widgets::{help, kdm_card, latency, panel, results, throughput, why};
+use crate::text::{shown, shown_path};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -71,6 +72,22 @@ impl Widget for &App {
         if self.show_help {
             help::render(self, area, buf);
         }
+        no_controls_in(area, buf);
+    }
+}
+
+/// The last line of defence: a cell whose symbol still holds a control character (a panel that
+/// drew outside text unescaped) is drawn as `?`, so no escape sequence reaches the terminal
+/// whatever a widget forgot. Outside text is escaped where it is drawn ([`shown`]); this only
+/// catches what slipped through.
+fn no_controls_in(area: Rect, buf: &mut Buffer) {
+    for y in area.top()..area.bottom() {
+        for x in area.left()..area.right() {
+            let cell = &mut buf[(x, y)];
+            if cell.symbol().chars().any(crate::text::is_unsafe_char) {
+                cell.set_symbol("?");
+            }
+        }
     }
 }
 
@@ -103,8 +120,8 @@ fn status_line(app: &App, area: Rect, buf: &mut Buffer) {
         ("STOPPED", Color::Red)
     };
     let target = match app.settings.op {
-        crate::config::Op::Read => app.file.display().to_string(),
-        crate::config::Op::Write => format!("writing {}", app.scratch.display()),
+        crate::config::Op::Read => shown_path(&app.file).into_owned(),
+        crate::config::Op::Write => format!("writing {}", shown_path(&app.scratch)),
     };
     let target = match (&app.kdm, app.kdm_running()) {
         (Some(k), true) => format!("KDiskMark {} │ {target}", k.step_name(k.step)),
@@ -155,7 +172,8 @@ fn info_line(app: &App, area: Rect, buf: &mut Buffer) {
                 .fg(Color::Yellow)
                 .add_modifier(Modifier::BOLD),
         )),
-        None => spans.push(Span::raw(app.message.as_str())),
+        // Messages carry paths and errors from outside: escaped where they are drawn.
+        None => spans.push(Span::raw(shown(&app.message))),
     }
     Paragraph::new(Line::from(spans)).render(area, buf);
 }

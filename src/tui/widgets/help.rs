@@ -41,8 +41,14 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     };
     Clear.render(popup, buf);
     let mut lines: Vec<Line> = KEYS.iter().map(|k| Line::raw(*k)).collect();
-    lines.push(Line::raw(format!("CSV:     {}", app.csv_path.display())));
-    lines.push(Line::raw(format!("scratch: {}", app.scratch.display())));
+    lines.push(Line::raw(format!(
+        "CSV:     {}",
+        crate::text::shown_path(&app.csv_path)
+    )));
+    lines.push(Line::raw(format!(
+        "scratch: {}",
+        crate::text::shown_path(&app.scratch)
+    )));
     lines.push(Line::raw("any key closes this help"));
     Paragraph::new(lines)
         .wrap(Wrap { trim: false })

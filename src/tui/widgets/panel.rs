@@ -18,11 +18,13 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let key = Style::default().fg(Color::DarkGray);
     let val = Style::default().add_modifier(Modifier::BOLD);
     let pair = |k: &'static str, v: String| vec![Span::styled(k, key), Span::styled(v, val)];
+    // A file name is outside text: escaped, so it can neither retitle the terminal nor shift
+    // the panel.
     let name = app
         .file
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| app.file.display().to_string());
+        .map(|n| crate::text::shown_os(n).into_owned())
+        .unwrap_or_else(|| crate::text::shown_path(&app.file).into_owned());
     let size = format_bytes_approx(app.file_size_bytes);
     let room = (inner.width as usize).saturating_sub(7 + 1 + size.chars().count());
     let mut lines = vec![
