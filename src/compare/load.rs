@@ -13,41 +13,43 @@
 
 use crate::config::{CacheMode, Op, Pattern};
 use crate::measure::result::{Label, MethodLabel};
+use crate::text::{shown, shown_path};
 use serde::Deserialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// Why an input cannot be compared. Every message names the file (and line) and the fix.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("{path}: cannot read: {source}; check the path")]
+    #[error("{}: cannot read: {source}; check the path", shown_path(.path))]
     Read {
         path: PathBuf,
         source: std::io::Error,
     },
     #[error(
-        "{path}: not a regular file or directory; pass a batch result directory or a .csv file"
+        "{}: not a regular file or directory; pass a batch result directory or a .csv file",
+        shown_path(.path)
     )]
     NotAFile { path: PathBuf },
-    #[error("{path}: unsupported input; pass a batch result directory, a per-repetition .csv, or a .json document of `run --json` / `--batch --json` (sweep.json)")]
+    #[error("{}: unsupported input; pass a batch result directory, a per-repetition .csv, or a .json document of `run --json` / `--batch --json` (sweep.json)", shown_path(.path))]
     Unsupported { path: PathBuf },
-    #[error("{path}: {message}; pass a document written by `run --json`, `--batch --json` or a sweep's sweep.json")]
+    #[error("{}: {}; pass a document written by `run --json`, `--batch --json` or a sweep's sweep.json", shown_path(.path), shown(.message))]
     Json { path: PathBuf, message: String },
-    #[error("{path}: no per-repetition CSVs here (empty directory?); pass the --out directory of a batch run or a .csv file")]
+    #[error("{}: no per-repetition CSVs here (empty directory?); pass the --out directory of a batch run or a .csv file", shown_path(.path))]
     Empty { path: PathBuf },
-    #[error("{path}: a summary CSV (one row per point) has no repetitions; pass the per-repetition `{stem}.csv` next to it")]
+    #[error("{}: a summary CSV (one row per point) has no repetitions; pass the per-repetition `{}.csv` next to it", shown_path(.path), shown(.stem))]
     Summary { path: PathBuf, stem: String },
-    #[error("{path}: system-call measurements (the syscalls kind) cannot be compared yet; pass a throughput or command CSV")]
+    #[error("{}: system-call measurements (the syscalls kind) cannot be compared yet; pass a throughput or command CSV", shown_path(.path))]
     Syscalls { path: PathBuf },
-    #[error("{path}: not a diskscope results CSV (no `{column}` column); pass a CSV written by --batch or the explorer's `s`")]
+    #[error("{}: not a diskscope results CSV (no `{column}` column); pass a CSV written by --batch or the explorer's `s`", shown_path(.path))]
     Foreign { path: PathBuf, column: &'static str },
-    #[error("{path}:{line}: {message}; the file is not a well-formed diskscope CSV")]
+    #[error("{}:{line}: {}; the file is not a well-formed diskscope CSV", shown_path(.path), shown(.message))]
     Row {
         path: PathBuf,
         line: u64,
         message: String,
     },
-    #[error("{path}: no result rows (a CSV header only, or an empty `results` array); nothing to compare")]
+    #[error("{}: no result rows (a CSV header only, or an empty `results` array); nothing to compare", shown_path(.path))]
     NoRows { path: PathBuf },
 }
 
@@ -267,9 +269,20 @@ const REQUIRED: [&str; 12] = [
     "lat_p99_us",
 ];
 
+/// A point being loaded: its record, and the hosts and files already listed in it (sets, so a
+/// million rows with distinct hosts cost a million look-ups, not a million squared).
+struct Point {
+    record: Record,
+    hosts: HashSet<String>,
+    files: HashSet<String>,
+}
+
+/// The points read so far, by setup (so they come out sorted).
+type Points = BTreeMap<Setup, Point>;
+
 /// Loads `path` (a result directory or a CSV) into one record per point, sorted by setup.
 pub fn load(path: &Path) -> Result<Vec<Record>, LoadError> {
-    let mut points: BTreeMap<Setup, Record> = BTreeMap::new();
+    let mut points = Points::new();
     match InputKind::detect(path)? {
         InputKind::RepetitionCsv => read_csv(path, &mut points)?,
         InputKind::JsonDocument => read_json(path, &mut points)?,
@@ -305,10 +318,10 @@ pub fn load(path: &Path) -> Result<Vec<Record>, LoadError> {
     if points.is_empty() {
         return Err(LoadError::Empty { path: path.into() });
     }
-    Ok(points.into_values().collect())
+    Ok(points.into_values().map(|p| p.record).collect())
 }
 
-fn read_csv(path: &Path, points: &mut BTreeMap<Setup, Record>) -> Result<(), LoadError> {
+fn read_csv(path: &Path, points: &mut Points) -> Result<(), LoadError> {
     let file = std::fs::File::open(path).map_err(|source| LoadError::Read {
         path: path.into(),
         source,
@@ -336,8 +349,19 @@ fn read_csv(path: &Path, points: &mut BTreeMap<Setup, Record>) -> Result<(), Loa
         });
     }
     let mut rows = 0usize;
-    for row in rdr.deserialize::<Row>() {
-        let r = row.map_err(|e| row_error(path, &e))?;
+    let mut record = csv::StringRecord::new();
+    while rdr
+        .read_record(&mut record)
+        .map_err(|e| row_error(path, &e))?
+    {
+        let r: Row = record
+            .deserialize(Some(&headers))
+            .map_err(|e| row_error(path, &e))?;
+        check_row(&r).map_err(|message| LoadError::Row {
+            path: path.into(),
+            line: record.position().map(|p| p.line()).unwrap_or(0),
+            message,
+        })?;
         rows += 1;
         add_row(points, r);
     }
@@ -347,8 +371,30 @@ fn read_csv(path: &Path, points: &mut BTreeMap<Setup, Record>) -> Result<(), Loa
     Ok(())
 }
 
+/// Refuses numbers no measurement gives: a successful row whose `mib_s` or `lat_p99_us` (or any
+/// row's `bound_mib_s`) is not a finite number ≥ 0 (`inf`, `NaN`, `1e309`, `-5`). Such a row was
+/// edited or corrupted; judging it would print nonsense or, before this check, panic. Values
+/// that are finite but huge (1e308) are accepted: the statistics work on their logarithms.
+fn check_row(r: &Row) -> Result<(), String> {
+    let mut checked = vec![("bound_mib_s", r.bound_mib_s)];
+    if r.error.is_empty() {
+        checked.push(("mib_s", r.mib_s));
+        checked.push(("lat_p99_us", r.lat_p99_us));
+    }
+    for (column, value) in checked {
+        if let Some(v) = value {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!(
+                    "column {column}: {v} is not a finite number ≥ 0; correct the value or remove the row"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Adds one repetition to its point.
-fn add_row(points: &mut BTreeMap<Setup, Record>, r: Row) {
+fn add_row(points: &mut Points, r: Row) {
     let setup = Setup {
         experiment: r.experiment,
         kind: Kind::of_method(&r.method),
@@ -361,19 +407,27 @@ fn add_row(points: &mut BTreeMap<Setup, Record>, r: Row) {
         operation: r.operation,
         pattern: r.pattern,
     };
-    let rec = points.entry(setup.clone()).or_insert_with(|| Record {
-        setup,
-        mib_s: Vec::new(),
-        lat_p99_us: Vec::new(),
-        failed_reps: 0,
-        hosts: Vec::new(),
-        files: Vec::new(),
-        bound: None,
+    let point = points.entry(setup.clone()).or_insert_with(|| Point {
+        record: Record {
+            setup,
+            mib_s: Vec::new(),
+            lat_p99_us: Vec::new(),
+            failed_reps: 0,
+            hosts: Vec::new(),
+            files: Vec::new(),
+            bound: None,
+        },
+        hosts: HashSet::new(),
+        files: HashSet::new(),
     });
-    if !rec.hosts.contains(&r.host) {
+    let rec = &mut point.record;
+    // First-seen order in the record, a set for the look-up.
+    if !point.hosts.contains(&r.host) {
+        point.hosts.insert(r.host.clone());
         rec.hosts.push(r.host);
     }
-    if !rec.files.contains(&r.file) {
+    if !point.files.contains(&r.file) {
+        point.files.insert(r.file.clone());
         rec.files.push(r.file);
     }
     if rec.bound.is_none() {
@@ -396,7 +450,7 @@ fn add_row(points: &mut BTreeMap<Setup, Record>, r: Row) {
 }
 
 /// Reads the `results` rows of a JSON document written by diskscope.
-fn read_json(path: &Path, points: &mut BTreeMap<Setup, Record>) -> Result<(), LoadError> {
+fn read_json(path: &Path, points: &mut Points) -> Result<(), LoadError> {
     let json_err = |message: String| LoadError::Json {
         path: path.into(),
         message,
@@ -431,6 +485,7 @@ fn read_json(path: &Path, points: &mut BTreeMap<Setup, Record>) -> Result<(), Lo
                 "results[{i}]: {e} (a `{command}` document is not a throughput result)"
             ))
         })?;
+        check_row(&r).map_err(|m| json_err(format!("results[{i}]: {m}")))?;
         add_row(points, r);
     }
     Ok(())
@@ -639,6 +694,58 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let e = load(&path).unwrap_err().to_string();
         assert!(e.contains("x.csv:3:"), "{e}");
+    }
+
+    #[test]
+    fn a_number_no_measurement_gives_is_refused_naming_the_file_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.csv");
+        for (bad, column) in [
+            ("inf", "mib_s"),
+            ("NaN", "mib_s"),
+            ("1e309", "mib_s"),
+            ("-5", "mib_s"),
+        ] {
+            let text = format!(
+                "{HEADER}\n{}\n{}\n",
+                row("x", 1, 1, 1.0, ""),
+                row("x", 1, 2, bad, "")
+            );
+            std::fs::write(&path, text).unwrap();
+            let e = load(&path).unwrap_err().to_string();
+            assert!(
+                e.contains("x.csv:3: column ") && e.contains(column),
+                "{bad}: {e}"
+            );
+            assert_eq!(e.lines().count(), 1);
+        }
+        // A failed row's numbers are not judged; a huge finite value is accepted.
+        let text = format!(
+            "{HEADER}\n{}\n{}\n",
+            row("x", 1, 1, 1e308, ""),
+            row("x", 1, 2, "inf", "EIO")
+        );
+        std::fs::write(&path, text).unwrap();
+        let recs = load(&path).unwrap();
+        assert_eq!(
+            (recs[0].mib_s.clone(), recs[0].failed_reps),
+            (vec![1e308], 1)
+        );
+    }
+
+    #[test]
+    fn hosts_and_files_are_listed_once_each_in_the_order_first_seen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.csv");
+        let mut text = HEADER.to_string();
+        for (i, host) in ["b", "a", "b", "c", "a"].iter().enumerate() {
+            text += "\n";
+            text += &row("x", 1, i as u32, 1.0, "").replacen(",h,", &format!(",{host},"), 1);
+        }
+        std::fs::write(&path, text).unwrap();
+        let recs = load(&path).unwrap();
+        assert_eq!(recs[0].hosts, ["b", "a", "c"]);
+        assert_eq!(recs[0].files, ["/f"]);
     }
 
     #[test]

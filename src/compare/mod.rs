@@ -2,13 +2,15 @@
 //!
 //! One pipeline: [`load()`] each side (a batch result directory, a per-repetition CSV, or rows the
 //! explorer saved) into one [`Record`] per point → [`diff::compare`] matches points on their setup
-//! and judges each with Welch's 95 % interval ([`stats`]) → [`render`] prints a table, Markdown or
+//! and judges each with ranks ([`rank`]: Mann–Whitney U, Hodges–Lehmann interval of the ratio,
+//! outliers) → [`render`] prints a table, Markdown or
 //! CSV; [`plot`] draws OLD vs NEW; [`crate::report`] writes the HTML page. The loader is public so
 //! other front ends (the explorer's baseline) can read a saved run the same way.
 
 pub mod diff;
 pub mod load;
 pub mod plot;
+pub mod rank;
 pub mod render;
 pub mod stats;
 
@@ -76,9 +78,9 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
         return Err(usage(format!(
             "OLD and NEW share no point (different sweeps?): OLD has {} (first: {}), NEW has {} (first: {}); compare runs of the same sweep",
             old.len(),
-            old[0].setup.label(),
+            crate::text::shown(&old[0].setup.label()),
             new.len(),
-            new[0].setup.label()
+            crate::text::shown(&new[0].setup.label())
         )));
     }
     let text = if a.markdown {
@@ -111,7 +113,7 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
             for (s, m) in &regs {
                 eprintln!(
                     "regression: {}: {} {} {} (threshold {pct}%)",
-                    s.label(),
+                    crate::text::shown(&s.label()),
                     m.metric.unit(),
                     render::pct(m.delta_pct),
                     render::ci(m)

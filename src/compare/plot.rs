@@ -43,11 +43,13 @@ pub fn short_labels(setups: &[&Setup]) -> Vec<String> {
     setups
         .iter()
         .map(|s| {
-            if varying.is_empty() {
+            let label = if varying.is_empty() {
                 s.experiment.clone()
             } else {
                 varying.iter().map(|f| f(s)).collect::<Vec<_>>().join(" ")
-            }
+            };
+            // The names come from the input files: no control character reaches the SVG.
+            crate::text::shown(&label).into_owned()
         })
         .collect()
 }

@@ -1,9 +1,20 @@
 //! The comparison as text: an aligned terminal table (default), Markdown, or CSV. Pure functions
 //! of a [`Comparison`], so the HTML report and the tests read the same numbers.
+//!
+//! Every name in a point's label (experiment, method, pattern, ...) was read from the input
+//! files, which anyone may have written: the terminal table passes each cell through
+//! [`shown`] (an escape sequence is printed as text, a newline as `\n`), the Markdown table
+//! through [`md_cell`] (and `|` cannot end a cell), and the CSV through [`csv_cell`] (a cell that
+//! begins like a formula gets a leading `'`; numbers stay numbers).
 
 use super::diff::{Comparison, MetricDiff, Verdict};
 use super::load::Setup;
+use crate::text::{csv_cell, md_cell, shown};
 use serde::Serialize;
+use std::borrow::Cow;
+
+/// How the verdicts are reached, in one paragraph (the HTML report prints it under its table).
+pub const METHOD_NOTE: &str = "Each metric is compared on the logarithms of the repetitions, so a change is a ratio: Δ% is the Hodges–Lehmann estimate (the median of the pairwise NEW/OLD ratios, minus one) with its distribution-free 95% interval, which stays above −100%. The verdict is faster or slower when the Mann–Whitney U test rejects \"no change\" at the 5% level (exact for small samples) and the interval excludes zero; otherwise no significant change, or inconclusive when a side's repetitions spread over 2× or more, or too few repetitions when no outcome could reach 5% (3 against 3). Ranks are used because one outlying repetition must not hide a change where every NEW repetition is below every OLD one.";
 
 /// Numbers with three significant digits or so: `1234`, `12.3`, `0.123`.
 pub fn num(v: f64) -> String {
@@ -55,7 +66,7 @@ pub fn cells(setup: &Setup, m: &MetricDiff) -> [String; 9] {
             "-".into()
         },
         ci(m),
-        m.verdict.as_str().into(),
+        m.verdict_text(),
     ]
 }
 
@@ -90,6 +101,37 @@ pub fn unmatched_lines(c: &Comparison) -> Vec<String> {
     v
 }
 
+/// Warnings about outliers, hyperfine style: one line per point, metric and side that has any
+/// (`warning: x: read pread 1M ...: MiB/s: OLD has 1 outlier of 8 repetitions (1110) ...`).
+pub fn warning_lines(c: &Comparison) -> Vec<String> {
+    let mut v = Vec::new();
+    for p in &c.matched {
+        for m in p.metrics() {
+            if m.verdict == Verdict::NotMeasured {
+                continue;
+            }
+            for (side, list, n) in [
+                ("OLD", &m.outliers_old, m.old.n),
+                ("NEW", &m.outliers_new, m.new.n),
+            ] {
+                if list.is_empty() {
+                    continue;
+                }
+                let values: Vec<String> = list.iter().map(|x| num(*x)).collect();
+                v.push(format!(
+                    "warning: {}: {}: {side} has {} outlier{} of {n} repetitions ({}; modified z-score > 3.5): something else ran or the cache state changed during the run",
+                    p.setup.label(),
+                    m.metric.unit(),
+                    list.len(),
+                    if list.len() == 1 { "" } else { "s" },
+                    values.join(", ")
+                ));
+            }
+        }
+    }
+    v
+}
+
 /// One line counting verdicts.
 pub fn tally(c: &Comparison) -> String {
     let count = |v: Verdict| {
@@ -99,8 +141,12 @@ pub fn tally(c: &Comparison) -> String {
             .filter(|m| m.verdict == v)
             .count()
     };
+    let inconclusive = match count(Verdict::Inconclusive) {
+        0 => String::new(),
+        n => format!(", {n} inconclusive"),
+    };
     format!(
-        "{} matched points: {} faster, {} slower, {} no significant change (throughput and p99 latency; Welch's t, 95% CI); {} only in OLD, {} only in NEW",
+        "{} matched points: {} faster, {} slower, {} no significant change{inconclusive} (throughput and p99 latency; Mann–Whitney U at 5%, Hodges–Lehmann 95% CI); {} only in OLD, {} only in NEW",
         c.matched.len(),
         count(Verdict::Faster),
         count(Verdict::Slower),
@@ -112,7 +158,10 @@ pub fn tally(c: &Comparison) -> String {
 
 /// The aligned terminal table (points with both metrics on consecutive lines).
 pub fn table(c: &Comparison) -> String {
-    let rows = rows(c);
+    let rows: Vec<[String; 9]> = rows(c)
+        .into_iter()
+        .map(|r| r.map(|cell| shown(&cell).into_owned()))
+        .collect();
     let width = |i: usize| {
         rows.iter()
             .map(|r| r[i].chars().count())
@@ -151,8 +200,8 @@ pub fn table(c: &Comparison) -> String {
         }
         out += &line(&r);
     }
-    for l in unmatched_lines(c) {
-        out += &l;
+    for l in warning_lines(c).into_iter().chain(unmatched_lines(c)) {
+        out += &shown(&l);
         out.push('\n');
     }
     out += &tally(c);
@@ -160,9 +209,9 @@ pub fn table(c: &Comparison) -> String {
     out
 }
 
-/// A GitHub-flavoured Markdown table (pipes in labels escaped).
+/// A GitHub-flavoured Markdown table (every cell through [`md_cell`]).
 pub fn markdown(c: &Comparison) -> String {
-    let esc = |s: &str| s.replace('|', "\\|");
+    let esc = |s: &str| md_cell(s).into_owned();
     let mut out = format!("| {} |\n", HEADER.join(" | "));
     out += "|---|---|---:|---:|---:|---:|---:|---:|---|\n";
     for r in rows(c) {
@@ -172,7 +221,10 @@ pub fn markdown(c: &Comparison) -> String {
         }
         out += &format!("| {} |\n", r.join(" | "));
     }
-    let un = unmatched_lines(c);
+    let un: Vec<String> = warning_lines(c)
+        .into_iter()
+        .chain(unmatched_lines(c))
+        .collect();
     if !un.is_empty() {
         out.push('\n');
         for l in un {
@@ -187,16 +239,16 @@ pub fn markdown(c: &Comparison) -> String {
 /// `only_new` in the verdict column and empty numbers.
 #[derive(Debug, Serialize)]
 struct CsvRow<'a> {
-    experiment: &'a str,
+    experiment: Cow<'a, str>,
     kind: &'static str,
-    method: &'a str,
+    method: Cow<'a, str>,
     block_size_bytes: u64,
     threads: usize,
     queue_depth: u32,
-    cache: &'a str,
+    cache: Cow<'a, str>,
     direct: bool,
-    operation: &'a str,
-    pattern: &'a str,
+    operation: Cow<'a, str>,
+    pattern: Cow<'a, str>,
     metric: &'static str,
     old_n: Option<usize>,
     old_mean: Option<f64>,
@@ -208,22 +260,30 @@ struct CsvRow<'a> {
     ci_low_pct: Option<f64>,
     ci_high_pct: Option<f64>,
     verdict: &'static str,
+    /// Mann–Whitney two-sided p-value.
+    p_value: Option<f64>,
+    /// Outlying repetitions of each side (modified z-score > 3.5).
+    old_outliers: Option<usize>,
+    new_outliers: Option<usize>,
+    /// max / min of each side's repetitions.
+    old_spread: Option<f64>,
+    new_spread: Option<f64>,
 }
 
 impl<'a> CsvRow<'a> {
     /// The setup columns, numbers empty.
     fn of(s: &'a Setup) -> Self {
         CsvRow {
-            experiment: &s.experiment,
+            experiment: csv_cell(&s.experiment),
             kind: s.kind.as_str(),
-            method: s.method.as_str(),
+            method: csv_cell(s.method.as_str()),
             block_size_bytes: s.block_size_bytes,
             threads: s.threads,
             queue_depth: s.queue_depth,
-            cache: s.cache.as_str(),
+            cache: csv_cell(s.cache.as_str()),
             direct: s.direct,
-            operation: s.operation.as_str(),
-            pattern: s.pattern.as_str(),
+            operation: csv_cell(s.operation.as_str()),
+            pattern: csv_cell(s.pattern.as_str()),
             metric: "",
             old_n: None,
             old_mean: None,
@@ -235,6 +295,11 @@ impl<'a> CsvRow<'a> {
             ci_low_pct: None,
             ci_high_pct: None,
             verdict: "",
+            p_value: None,
+            old_outliers: None,
+            new_outliers: None,
+            old_spread: None,
+            new_spread: None,
         }
     }
 }
@@ -256,6 +321,11 @@ pub fn csv(c: &Comparison) -> anyhow::Result<String> {
                 ci_low_pct: m.ci_pct.map(|c| c.0),
                 ci_high_pct: m.ci_pct.map(|c| c.1),
                 verdict: m.verdict.as_str(),
+                p_value: m.p_value,
+                old_outliers: Some(m.outliers_old.len()),
+                new_outliers: Some(m.outliers_new.len()),
+                old_spread: Some(m.spread_old).filter(|v| v.is_finite()),
+                new_spread: Some(m.spread_new).filter(|v| v.is_finite()),
                 ..CsvRow::of(&p.setup)
             })?;
         }

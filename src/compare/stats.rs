@@ -1,5 +1,7 @@
 //! Welch's t interval for the difference of two means, with a Student t quantile of our own.
 //!
+//! `compare` judges with ranks now ([`super::rank`]); this stays for callers of the interval.
+//!
 //! Why Welch and not a bootstrap: a sweep point has few repetitions (3 to 10 is typical). A
 //! percentile bootstrap over 5 values can only ever produce a handful of distinct resampled means,
 //! so its 95 % interval is too narrow and claims differences that are noise; Welch's interval is
@@ -112,9 +114,12 @@ pub fn t_cdf(t: f64, df: f64) -> f64 {
 }
 
 /// The `p` quantile of Student's t with `df` degrees of freedom, for 0.5 ≤ p < 1 (bisection on
-/// [`t_cdf`] to 1e-12; the CDF is monotonic, so this cannot fail to converge).
+/// [`t_cdf`] to 1e-12; the CDF is monotonic, so this cannot fail to converge). NaN outside that
+/// domain (a NaN `df` from overflowing variances included), never a panic.
 pub fn t_quantile(p: f64, df: f64) -> f64 {
-    assert!((0.5..1.0).contains(&p) && df > 0.0, "t_quantile({p}, {df})");
+    if !((0.5..1.0).contains(&p) && df > 0.0) {
+        return f64::NAN;
+    }
     let mut hi = 1.0;
     while t_cdf(hi, df) < p {
         hi *= 2.0;
@@ -285,5 +290,8 @@ mod tests {
         let ci = welch_interval(&[5.0, 5.0], &[7.0, 7.0, 7.0], 0.95).unwrap();
         assert_eq!((ci.low, ci.high), (2.0, 2.0));
         assert!(welch_interval(&[5.0], &[7.0, 7.0], 0.95).is_none());
+        // Values whose variance overflows: no panic (issue 21 #15: t_quantile(0.975, NaN)).
+        let _ = welch_interval(&[1e308, 1e307], &[1e308, 1e308, 1e307], 0.95);
+        assert!(t_quantile(0.975, f64::NAN).is_nan());
     }
 }

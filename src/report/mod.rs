@@ -184,10 +184,7 @@ pub fn compare_page(
         })
         .collect();
     page.table(&render::HEADER, &[0, 1, 8], &rows);
-    page.para(
-        "note",
-        "Throughput (higher is faster): Δ% = (NEW mean − OLD mean) / OLD mean, with Welch's 95% confidence interval of the difference of the means over the repetitions (it does not assume equal spread). p99 latency (lower is faster): Δ% is the change of the geometric mean, with Welch's interval computed on the logarithms, because tail latencies are skewed. A verdict is given only when the interval excludes zero.",
-    );
+    page.para("note", render::METHOD_NOTE);
     let unmatched = render::unmatched_lines(c);
     if !unmatched.is_empty() {
         page.h2("Points on one side only");

@@ -4,11 +4,14 @@
 //! from outside (a previous run's results, e.g. `diskscope --baseline RESULTS` through the compare
 //! module). A record says what a *setup* achieved: a [`SetupKey`] (operation, method, order,
 //! cache, O_DIRECT, block size, threads, queue depth, as the rows' enums) so a row finds its own
-//! reference in a list; a pinned row is the reference of every row.
+//! reference in a list; a pinned row is the reference of every row. The list keeps an index by
+//! setup ([`BaselineRecords`]), so a baseline of a million saved points costs one hash look-up
+//! per row drawn, not a scan of the list.
 
 use crate::config::{CacheMode, Op, Pattern};
 use crate::measure::result::{Label, MethodLabel};
 use crate::measure::RunResult;
+use std::collections::HashMap;
 use std::fmt;
 
 /// What one setup achieved before: the reference of rows with the same [`SetupKey`].
@@ -63,12 +66,54 @@ pub enum Baseline {
         record: BaselineRecord,
     },
     /// Records from outside: each row is compared with the record of its own setup, if any.
-    Records(Vec<BaselineRecord>),
+    Records(BaselineRecords),
+}
+
+/// Records from outside, in their order, with an index of the last record of each setup (the
+/// newest repetition wins). Reads as a slice of [`BaselineRecord`].
+#[derive(Debug, Clone, Default)]
+pub struct BaselineRecords {
+    list: Vec<BaselineRecord>,
+    last_of_setup: HashMap<SetupKey, usize>,
+}
+
+impl BaselineRecords {
+    /// The record of `key`: the last one with that setup.
+    pub fn get(&self, key: &SetupKey) -> Option<&BaselineRecord> {
+        self.last_of_setup.get(key).map(|&i| &self.list[i])
+    }
+}
+
+impl From<Vec<BaselineRecord>> for BaselineRecords {
+    fn from(list: Vec<BaselineRecord>) -> Self {
+        let last_of_setup = list
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.setup.clone(), i))
+            .collect();
+        BaselineRecords {
+            list,
+            last_of_setup,
+        }
+    }
+}
+
+impl std::ops::Deref for BaselineRecords {
+    type Target = [BaselineRecord];
+    fn deref(&self) -> &[BaselineRecord] {
+        &self.list
+    }
+}
+
+impl PartialEq for BaselineRecords {
+    fn eq(&self, other: &Self) -> bool {
+        self.list == other.list
+    }
 }
 
 /// The setup a row measured: rows and records match on these values. Shown (status line,
 /// exports) as `read pread sequential as-is buffered 1M t1 qd1`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SetupKey {
     pub operation: Label<Op>,
     pub method: MethodLabel,
@@ -128,7 +173,8 @@ impl Baseline {
             records
                 .iter()
                 .filter_map(BaselineRecord::of_compared)
-                .collect(),
+                .collect::<Vec<_>>()
+                .into(),
         ))
     }
 
@@ -139,7 +185,8 @@ impl Baseline {
             rows.iter()
                 .filter(|r| r.error.is_empty() && r.ops > 0)
                 .map(BaselineRecord::of)
-                .collect(),
+                .collect::<Vec<_>>()
+                .into(),
         )
     }
 
@@ -147,11 +194,8 @@ impl Baseline {
     pub fn reference(&self, r: &RunResult) -> Option<&BaselineRecord> {
         match self {
             Baseline::Pinned { record, .. } => Some(record),
-            Baseline::Records(list) => {
-                let key = setup_key(r);
-                // The last record of a setup wins (the newest repetition).
-                list.iter().rev().find(|b| b.setup == key)
-            }
+            // The last record of a setup wins (the newest repetition).
+            Baseline::Records(list) => list.get(&setup_key(r)),
         }
     }
 
@@ -208,6 +252,9 @@ mod tests {
             Some(-10.0)
         );
         assert_eq!(b.delta_pct(&row(8192, 900.0)), None);
+        // The last record of a setup is its reference.
+        let b = Baseline::from_results(&[row(4096, 100.0), row(4096, 200.0)]);
+        assert_eq!(b.delta_pct(&row(4096, 300.0)), Some(50.0));
         assert_eq!(
             setup_key(&row(4096, 1.0)).to_string(),
             "read pread sequential as-is buffered 4K t1 qd1"
