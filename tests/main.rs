@@ -7,7 +7,8 @@
 //! switch), `hostile_files` (issue 9: files we must not touch, inputs that cannot end, property
 //! tests of the parsers), `presets` (golden CSV shapes of every ready sweep and the classic commands' stdout),
 //! `hostile_runtime` (issue 9: shrinking files, SIGBUS, memory
-//! budget, Ctrl-C during writes). Shared helpers
+//! budget, Ctrl-C during writes), `buffers` (the I/O buffers: limits they must fit, the memory
+//! behind them, `--buffers`, and the fio line that matches it). Shared helpers
 //! (temp dirs, an independent XOR, binaries) live in `util`.
 
 mod util;
@@ -15,6 +16,7 @@ mod util;
 mod accuracy;
 mod architecture;
 mod batch;
+mod buffers;
 mod compare;
 mod explain;
 mod fleet;
