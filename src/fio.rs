@@ -186,7 +186,7 @@ pub fn fio_args(spec: &RunSpec, total_bytes: u64) -> (Vec<String>, Vec<String>) 
         if spec.buffers == Buffers::Auto && spec.direct {
             caveats.push(format!(
                 "--buffers auto: diskscope picks the memory when the run starts ({} expected; its \
-                 note names what it got); pin it with --buffers {} to be sure fio matches",
+                 note names what it got); --buffers {} pins it",
                 kind.as_str(),
                 kind.as_str()
             ));
@@ -298,5 +298,29 @@ mod tests {
         let spec = RunSpec::new("/tmp/a b:c'd");
         let cmd = fio_command(&spec, 4096);
         assert!(cmd.contains(r"'--filename=/tmp/a b\:c'\''d'"), "{cmd}");
+    }
+
+    #[test]
+    fn the_fio_line_names_the_memory_that_matches_the_buffers() {
+        let mut spec = RunSpec::new("/f");
+        for (b, iomem) in [
+            (Buffers::Plain, "--iomem=mmap"),
+            (Buffers::Malloc, "--iomem=malloc"),
+            (Buffers::HugeTlb, "--iomem=mmaphuge"),
+        ] {
+            spec.buffers = b;
+            let (args, _) = fio_args(&spec, 1 << 20);
+            assert!(args.iter().any(|a| a == iomem), "{b}: {args:?}");
+        }
+        spec.method = Method::Mmap;
+        let (args, _) = fio_args(&spec, 1 << 20);
+        assert!(!args.iter().any(|a| a.starts_with("--iomem")), "{args:?}");
+        // fio never asks for THP: only `always` gives it huge pages.
+        let thp = BufferKind::TransparentHuge;
+        assert!(iomem_of(thp, Some("madvise"), 1 << 20).1.is_some());
+        assert_eq!(iomem_of(thp, Some("always"), 1 << 20), ("mmap", None));
+        let plain = BufferKind::Pages;
+        assert!(iomem_of(plain, Some("always"), 4 << 20).1.is_some());
+        assert_eq!(iomem_of(plain, Some("madvise"), 4 << 20), ("mmap", None));
     }
 }
