@@ -170,3 +170,44 @@ fn the_csv_records_the_memory_the_buffers_had() {
         "auto without O_DIRECT resolves to plain pages"
     );
 }
+
+#[test]
+fn writes_copy_from_the_memory_asked_for_and_write_the_same_bytes() {
+    let dir = tmp();
+    let mut xors = Vec::new();
+    for b in ["auto", "plain", "malloc", "thp"] {
+        let f = p(&dir, &format!("w-{b}"));
+        let out = bin("run")
+            .args([f.to_str().unwrap(), "-w", "64K", "16", "--buffers", b])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{b}: {err}");
+        xors.push(String::from_utf8_lossy(&out.stdout).trim().to_string());
+    }
+    assert!(xors.iter().all(|x| *x == xors[0]), "{xors:?}");
+}
+
+#[test]
+fn a_write_whose_buffers_cannot_be_had_leaves_no_file_behind() {
+    let free = std::fs::read_to_string("/proc/meminfo")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("HugePages_Free:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .unwrap_or(0);
+    if free > 0 {
+        eprintln!("skipped: this machine has free hugetlb pages");
+        return;
+    }
+    let dir = tmp();
+    let f = p(&dir, "out");
+    let out = bin("run")
+        .args([f.to_str().unwrap(), "-w", "1M", "4", "--buffers", "hugetlb"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--buffers: hugetlb needs"), "{err}");
+    assert!(!f.exists(), "the file this run created is removed");
+}

@@ -207,10 +207,18 @@ pub struct WriteData {
 }
 
 impl WriteData {
-    /// Generates the pattern of `seed` for `0..len_bytes`; an error when the memory cannot be
-    /// had.
-    pub fn generate(seed: u64, len_bytes: usize) -> Result<Self, BufferError> {
-        let mut bytes = AlignedBuf::large(len_bytes)?;
+    /// Generates the pattern of `seed` for `0..len_bytes` in memory backed as `backing` asks
+    /// (`auto`: transparent huge pages where offered, without using up the small hugetlb pool
+    /// the I/O slots may need); an error when the memory cannot be had.
+    pub fn generate(
+        seed: u64,
+        len_bytes: usize,
+        backing: crate::config::Buffers,
+    ) -> Result<Self, BufferError> {
+        let mut bytes = match backing {
+            crate::config::Buffers::Auto => AlignedBuf::large(len_bytes)?,
+            _ => AlignedBuf::allocate(len_bytes, backing, false)?,
+        };
         crate::pattern::fill(seed, 0, &mut bytes);
         Ok(WriteData { bytes })
     }

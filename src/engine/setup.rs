@@ -77,9 +77,11 @@ pub fn mem_available_bytes() -> Option<u64> {
     super::room::memory_room().map(|r| r.bytes)
 }
 
-/// The pattern bytes of a write of `total_bytes`, generated now; `None` (with a note) when they
-/// would take more than a quarter of the available memory: then each block is generated just
-/// before its write, outside its latency but inside the run's wall time.
+/// The pattern bytes of a write of `total_bytes`, generated now, in the memory `--buffers` asks
+/// for (the bytes each write copies from); `None` (with a note) when they would take more than
+/// a quarter of the available memory or cannot be had (a hugetlb pool too small for them): then
+/// each block is generated into the I/O slot just before its write, outside its latency but
+/// inside the run's wall time.
 pub fn write_data(
     spec: &RunSpec,
     total_bytes: u64,
@@ -96,7 +98,7 @@ pub fn write_data(
         ));
         return None;
     }
-    match WriteData::generate(spec.seed, total_bytes as usize) {
+    match WriteData::generate(spec.seed, total_bytes as usize, spec.buffers) {
         Ok(d) => Some(Arc::new(d)),
         Err(e) => {
             notes.push(format!("note: write data is generated during the run: {e}"));
