@@ -334,8 +334,9 @@ pub fn thp_mode() -> Option<String> {
     Some(text[start..end].to_string())
 }
 
-/// Free hugetlb pages (`HugePages_Free`), bytes.
-fn hugetlb_free_bytes() -> u64 {
+/// Free hugetlb pages (`HugePages_Free`), bytes (0 when unknown): with [`thp_mode`], what a
+/// run's context states about the memory `--buffers auto` can get.
+pub fn hugetlb_free_bytes() -> u64 {
     std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|t| {

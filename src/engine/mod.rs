@@ -26,8 +26,8 @@ use crate::config::{Method, Op, Pattern, SubmitPolicy};
 pub use crate::measure::WorkerCtx;
 use crate::pattern::Rng;
 pub use buffer::{
-    predicted_kind as buffer_kind_predicted, thp_mode, AlignedBuf, BufferError, BufferKind,
-    SlotBufs, BUF_ALIGN, HUGE_PAGE_BYTES, MALLOC_OFFSET_BYTES,
+    hugetlb_free_bytes, predicted_kind as buffer_kind_predicted, thp_mode, AlignedBuf, BufferError,
+    BufferKind, SlotBufs, BUF_ALIGN, HUGE_PAGE_BYTES, MALLOC_OFFSET_BYTES,
 };
 #[cfg(test)]
 pub(crate) use failure::tests_support;
