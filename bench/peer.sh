@@ -5,7 +5,8 @@
 #
 # Builds the release binaries, makes a test file (in a fresh directory it removes afterwards),
 # and for each workload asks `run ... --fio` for the fio command line doing the same I/O, then
-# runs both PAIRS times. diskscope's numbers come from run's stderr summary, fio's from
+# runs both PAIRS times: fio runs the printed line as printed (its --iomem included), with only
+# output options added, so a row checks the line a user would copy. diskscope's numbers come from run's stderr summary, fio's from
 # --output-format=json (bw_bytes, lat_ns percentiles with --lat_percentiles=1: fio's lat is
 # submission + completion, as diskscope's latency is). Prints a table and writes it to
 # bench/peer.md: medians, min–max, the throughput ratio (diskscope / fio), the p50 and p99
@@ -14,10 +15,11 @@
 # --quick: 64 MiB file, 1 pair, small op counts (a smoke test, numbers mean little); prints the
 #   table without writing bench/peer.md unless --out is given.
 # --hugepages N: opt-in: reserve N hugetlb pages (/proc/sys/vm/nr_hugepages) for the run and
-#   restore the old value at exit; O_DIRECT workloads then run fio with --iomem=mmaphuge, and
-#   diskscope takes hugetlb buffers by itself. Without it, diskscope uses transparent huge pages
-#   and fio malloc'd buffers (no fio option asks for THP), so cold O_DIRECT rows compare
-#   contiguous against scattered buffers.
+#   restore the old value at exit; O_DIRECT workloads then get hugetlb buffers in diskscope
+#   (--buffers auto) and the printed fio line says --iomem=mmaphuge. Without it, diskscope's
+#   O_DIRECT buffers are transparent huge pages, which no fio option asks for (the line's
+#   caveat says so): cold O_DIRECT rows then compare contiguous against scattered buffers
+#   unless THP is `always`.
 # Default: 1 GiB file, 5 pairs; about 2 minutes on the lab VM (2m03s on a busy one).
 # Needs root for cold runs (drop_caches before each run of either tool); installs fio with
 # apt-get when it is missing.
@@ -38,7 +40,7 @@ while [ $# -gt 0 ]; do
         --dir) BASE_DIR="$2"; shift ;;
         --out) OUT="$2"; shift ;;
         --hugepages) HUGEPAGES="$2"; shift ;;
-        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
         *) echo "peer.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -70,11 +72,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 DATA=$WORK/data
-IOMEM=""
 if [ "$HUGEPAGES" -gt 0 ]; then
     echo "$HUGEPAGES" >/proc/sys/vm/nr_hugepages
     echo "reserved $(awk '/HugePages_Free/ {print $2}' /proc/meminfo) hugetlb pages (restored to $ORIG_HUGEPAGES at exit)" >&2
-    IOMEM="--iomem=mmaphuge"
 fi
 FREE_MIB=$(df -Pm "$WORK" | awk 'NR==2 {print $4}')
 if [ "$FREE_MIB" -lt $((SIZE_MIB * 3)) ]; then
@@ -106,10 +106,9 @@ for w in "${WORKLOADS[@]}"; do
     IFS='|' read -r name prep args <<<"$w"
     target=$DATA
     [ "$prep" = write ] && target=$WORK/written
-    # The fio line for this workload, from diskscope itself.
+    # The fio line for this workload, from diskscope itself, run as printed.
     # shellcheck disable=SC2086
     fio_cmd=$("$RUN" "$target" $args --fio 2>&1 >/dev/null | grep '^fio ')
-    case "$args" in *--direct*) fio_cmd="$fio_cmd $IOMEM" ;; esac
     rm -f "$WORK/written"
     echo "== $name" >&2
     echo "   $fio_cmd" >&2
@@ -136,7 +135,7 @@ for w in "${WORKLOADS[@]}"; do
 done
 
 MODE="full ($PAIRS pairs, ${SIZE_MIB} MiB file)"
-[ "$HUGEPAGES" -gt 0 ] && MODE="$MODE, $HUGEPAGES hugetlb pages reserved: fio --iomem=mmaphuge on O_DIRECT rows"
+[ "$HUGEPAGES" -gt 0 ] && MODE="$MODE, $HUGEPAGES hugetlb pages reserved: hugetlb buffers and fio --iomem=mmaphuge on O_DIRECT rows"
 [ "$QUICK" = 1 ] && MODE="quick smoke test ($PAIRS pair, ${SIZE_MIB} MiB file: not a measurement)"
 python3 - "$RAW" "$OUT" "$MODE" "$(uname -r)" "$(fio --version)" "$HUGEPAGES" "$QUICK" <<'PY'
 import json, re, statistics, sys
@@ -175,8 +174,9 @@ REASONS = {
 
 if hugepages == "0":
     REASONS["cold 1M O_DIRECT"] = (
-        "diskscope's O_DIRECT buffers are huge pages (one device request per 1M read), fio's are "
-        "malloc'd 4 KiB pages (two); run with --hugepages N for like-for-like"
+        "diskscope's O_DIRECT buffers are transparent huge pages (one device request per 1M read); "
+        "fio cannot ask for THP, so its --iomem=mmap buffers are 4 KiB pages (two) unless THP is "
+        "`always`; run with --hugepages N for like-for-like"
     )
 
 def reason(name, ratio, d, f):

@@ -181,6 +181,22 @@ named_enum!(
     Prealloc { Native = "native", None = "none" }
 );
 
+named_enum!(
+    /// The memory behind the I/O buffers (`--buffers`, see `engine/buffer.rs`): `plain` 4 KiB
+    /// pages, page-aligned; `malloc` 4 KiB pages 16 bytes past a page boundary, where glibc's
+    /// `malloc` puts a large block (and so fio's default buffers); `thp` transparent huge pages
+    /// (`MADV_HUGEPAGE`, 2 MiB-aligned; plain pages when the kernel has none, and the result says
+    /// so); `hugetlb` reserved huge pages (`MAP_HUGETLB`; an error when none are free); `auto` the
+    /// most contiguous memory offered for O_DIRECT and plain pages otherwise. A result records
+    /// the memory obtained, never `auto`.
+    Buffers { Auto = "auto", Plain = "plain", Malloc = "malloc", Thp = "thp", HugeTlb = "hugetlb" }
+);
+
+impl Buffers {
+    /// The default.
+    pub const DEFAULT: Buffers = Buffers::Auto;
+}
+
 impl Method {
     /// Whether the method can use O_DIRECT.
     pub fn supports_direct(self) -> bool {
@@ -234,6 +250,8 @@ pub struct RunSpec {
     pub submit: SubmitPolicy,
     /// Writes: preallocate the file before the run.
     pub prealloc: Prealloc,
+    /// The memory behind the I/O buffers.
+    pub buffers: Buffers,
 }
 
 impl RunSpec {
@@ -261,6 +279,7 @@ impl RunSpec {
             range_start_bytes: 0,
             submit: SubmitPolicy::DEFAULT,
             prealloc: Prealloc::Native,
+            buffers: Buffers::DEFAULT,
         }
     }
 
@@ -296,6 +315,13 @@ impl RunSpec {
         if self.direct && !self.block_size_bytes.is_multiple_of(512) {
             return Err(UsageError::new(names.direct, format!("O_DIRECT needs a block size that is a multiple of 512 (the sector size); got {}", self.block_size_bytes
             )));
+        }
+        if self.direct && self.buffers == Buffers::Malloc {
+            return Err(UsageError::new(
+                names.direct,
+                "O_DIRECT needs page-aligned buffers and malloc's start 16 bytes past a page; \
+                 use --buffers plain (or thp, hugetlb, auto)",
+            ));
         }
         if self.op == Op::Write && self.block_count.is_none() && self.duration.is_none() {
             return Err(UsageError::new(

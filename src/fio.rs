@@ -15,12 +15,18 @@
 //! - cache `warm`/`as-is` → `invalidate=0`; `cold` → `invalidate=1`; `cold-all` also needs
 //!   `echo 3 > /proc/sys/vm/drop_caches` first (a caveat line says so);
 //! - writes: `fsync` → `end_fsync=1` (timed, as in diskscope), `dsync` → `sync=dsync`,
-//!   `prealloc` → `fallocate=native|none`.
+//!   `prealloc` → `fallocate=native|none`;
+//! - buffers (`--buffers`, what `auto` resolves to): `plain` → `iomem=mmap` (an anonymous
+//!   mapping: page-aligned, like diskscope's; fio's default `malloc` buffer starts 16 bytes past a
+//!   page, which cost 3× on page-cache copies on the dev VM), `malloc` → `iomem=malloc`,
+//!   `hugetlb` → `iomem=mmaphuge` (`MAP_HUGETLB`), `thp` → `iomem=mmap` with a caveat: fio never
+//!   asks for transparent huge pages, so it gets them only where THP is `always`.
 //!
 //! fio divides bytes by the longest job's runtime; diskscope by the wall span of all workers
 //! (docs/accuracy.md).
 
-use crate::config::{CacheMode, Method, Op, Pattern, Prealloc, RunSpec, SubmitPolicy};
+use crate::config::{Buffers, CacheMode, Method, Op, Pattern, Prealloc, RunSpec, SubmitPolicy};
+use crate::engine::BufferKind;
 
 /// The fio invocation for `spec`, given the bytes the run covers (`total_bytes`: the sequential
 /// range, or the span random offsets are drawn from). The first line is the command; any
@@ -161,13 +167,30 @@ pub fn fio_args(spec: &RunSpec, total_bytes: u64) -> (Vec<String>, Vec<String>) 
         ),
         _ => {}
     }
-    if spec.direct {
-        caveats.push(
-            "O_DIRECT buffers: diskscope uses huge pages where the system offers them (its note \
-             says which); fio matches with --iomem=mmaphuge once hugetlb pages are reserved \
-             (/proc/sys/vm/nr_hugepages)"
-                .into(),
+    if spec.method != Method::Mmap {
+        let slots = if spec.method == Method::IoUring {
+            spec.queue_depth.max(1) as u64
+        } else {
+            1
+        };
+        let kind = crate::engine::buffer_kind_predicted(
+            spec.buffers,
+            spec.direct,
+            bs.saturating_mul(slots),
+            threads,
         );
+        let thp_mode = crate::engine::thp_mode();
+        let (iomem, caveat) = iomem_of(kind, thp_mode.as_deref(), bs.saturating_mul(slots));
+        set("iomem", iomem.into());
+        caveats.extend(caveat);
+        if spec.buffers == Buffers::Auto && spec.direct {
+            caveats.push(format!(
+                "--buffers auto: diskscope picks the memory when the run starts ({} expected; its \
+                 note names what it got); --buffers {} pins it",
+                kind.as_str(),
+                kind.as_str()
+            ));
+        }
     }
     if spec.cache == CacheMode::ColdAll && spec.op == Op::Read {
         caveats.push("cold-all: run `sync; echo 3 > /proc/sys/vm/drop_caches` (root) first".into());
@@ -182,6 +205,48 @@ pub fn fio_args(spec: &RunSpec, total_bytes: u64) -> (Vec<String>, Vec<String>) 
     (args, caveats)
 }
 
+/// fio's `--iomem` for buffers of `kind` (`thp_mode`: the system's transparent huge page mode;
+/// `buffer_bytes`: one job's buffers), and the caveat when fio's memory still differs.
+fn iomem_of(
+    kind: BufferKind,
+    thp_mode: Option<&str>,
+    buffer_bytes: u64,
+) -> (&'static str, Option<String>) {
+    let always = thp_mode == Some("always");
+    match kind {
+        BufferKind::Pages if always && buffer_bytes >= crate::engine::HUGE_PAGE_BYTES as u64 => (
+            "mmap",
+            Some(
+                "transparent huge pages are `always` here: fio's mmap buffers may get them, \
+                 diskscope's plain buffers never do (MADV_NOHUGEPAGE)"
+                    .into(),
+            ),
+        ),
+        BufferKind::Pages => ("mmap", None),
+        BufferKind::MallocOffset if buffer_bytes < 128 << 10 => (
+            "malloc",
+            Some(
+                "fio's malloc buffer of less than 128 KiB comes from the heap, 16-byte aligned \
+                 at no fixed place in its page; diskscope's starts 16 bytes past a page"
+                    .into(),
+            ),
+        ),
+        BufferKind::MallocOffset => ("malloc", None),
+        BufferKind::HugeTlb => ("mmaphuge", None),
+        BufferKind::TransparentHuge if always => ("mmap", None),
+        BufferKind::TransparentHuge => (
+            "mmap",
+            Some(
+                "diskscope's buffers are transparent huge pages, which fio never asks for: it \
+                 gets them only with /sys/kernel/mm/transparent_hugepage/enabled set to always \
+                 (or run both with --buffers hugetlb, fio --iomem=mmaphuge, once hugetlb pages \
+                 are reserved)"
+                    .into(),
+            ),
+        ),
+    }
+}
+
 /// The companion text of a sweep experiment: per point, a `# ` line naming it and the fio
 /// command. `file_size_bytes` is the size of the sweep's file.
 pub fn sweep_companion(experiment: &str, points: &[RunSpec], file_size_bytes: u64) -> String {
@@ -191,7 +256,7 @@ pub fn sweep_companion(experiment: &str, points: &[RunSpec], file_size_bytes: u6
     );
     for (i, s) in points.iter().enumerate() {
         out.push_str(&format!(
-            "# point {}: {} {} {} bs={} threads={} qd={} direct={} cache={}\n",
+            "# point {}: {} {} {} bs={} threads={} qd={} direct={} cache={} buffers={}\n",
             i + 1,
             s.op,
             s.method,
@@ -200,7 +265,8 @@ pub fn sweep_companion(experiment: &str, points: &[RunSpec], file_size_bytes: u6
             s.threads,
             s.queue_depth,
             s.direct,
-            s.cache
+            s.cache,
+            s.buffers
         ));
         out.push_str(&fio_command(s, total_bytes_of(s, file_size_bytes)));
         out.push('\n');
@@ -232,5 +298,29 @@ mod tests {
         let spec = RunSpec::new("/tmp/a b:c'd");
         let cmd = fio_command(&spec, 4096);
         assert!(cmd.contains(r"'--filename=/tmp/a b\:c'\''d'"), "{cmd}");
+    }
+
+    #[test]
+    fn the_fio_line_names_the_memory_that_matches_the_buffers() {
+        let mut spec = RunSpec::new("/f");
+        for (b, iomem) in [
+            (Buffers::Plain, "--iomem=mmap"),
+            (Buffers::Malloc, "--iomem=malloc"),
+            (Buffers::HugeTlb, "--iomem=mmaphuge"),
+        ] {
+            spec.buffers = b;
+            let (args, _) = fio_args(&spec, 1 << 20);
+            assert!(args.iter().any(|a| a == iomem), "{b}: {args:?}");
+        }
+        spec.method = Method::Mmap;
+        let (args, _) = fio_args(&spec, 1 << 20);
+        assert!(!args.iter().any(|a| a.starts_with("--iomem")), "{args:?}");
+        // fio never asks for THP: only `always` gives it huge pages.
+        let thp = BufferKind::TransparentHuge;
+        assert!(iomem_of(thp, Some("madvise"), 1 << 20).1.is_some());
+        assert_eq!(iomem_of(thp, Some("always"), 1 << 20), ("mmap", None));
+        let plain = BufferKind::Pages;
+        assert!(iomem_of(plain, Some("always"), 4 << 20).1.is_some());
+        assert_eq!(iomem_of(plain, Some("madvise"), 4 << 20), ("mmap", None));
     }
 }

@@ -16,6 +16,7 @@ mod util;
 mod accuracy;
 mod architecture;
 mod batch;
+mod buffers;
 mod compare;
 mod explain;
 mod fleet;

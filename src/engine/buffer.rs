@@ -1,22 +1,37 @@
-//! I/O buffers, and which kind of memory backs them.
+//! I/O buffers, and which kind of memory backs them (`--buffers`, [`Buffers`]).
 //!
-//! Why it matters: an `O_DIRECT` read goes from the device straight into the buffer, and the
-//! kernel builds one device request from as many physically contiguous pieces as the device takes
-//! (`max_segments`; 254 on a virtio disk). A 1 MiB buffer made of scattered 4 KiB pages is 256
-//! pieces, so each 1 MiB read became a 1016 KiB + 8 KiB pair of requests; a buffer inside one
-//! 2 MiB huge page is one piece and one request. So buffers for `O_DIRECT` are asked for in this
-//! order, and the kind obtained is reported ([`BufferKind`]):
+//! Why it matters, twice over:
+//!
+//! - an `O_DIRECT` read goes from the device straight into the buffer, and the kernel builds one
+//!   device request from as many physically contiguous pieces as the device takes
+//!   (`max_segments`; 254 on a virtio disk). A 1 MiB buffer made of scattered 4 KiB pages is 256
+//!   pieces, so each 1 MiB read became a 1016 KiB + 8 KiB pair of requests; a buffer inside one
+//!   2 MiB huge page is one piece and one request;
+//! - a read from the page cache is a copy into the buffer, and where the buffer starts matters:
+//!   on the AMD EPYC dev VM a 1 MiB copy into a page-aligned buffer ran at 5.6–6.3 GiB/s and into
+//!   one 16 bytes past a page boundary (where glibc's `malloc` puts a large block, and so fio's
+//!   default `--iomem=malloc`) at 1.4–2.0 GiB/s (docs/accuracy.md).
+//!
+//! So the backing is a setting, recorded in every result, and `--fio` names the fio memory that
+//! matches it. `auto` (the default) is what diskscope always did: for `O_DIRECT` the most
+//! contiguous memory offered, in this order, and plain pages otherwise:
 //!
 //! 1. hugetlb pages (`MAP_HUGETLB`, 2 MiB): only if the system already has free ones
 //!    (`/proc/sys/vm/nr_hugepages`); diskscope never changes that setting itself;
 //! 2. anonymous memory aligned to 2 MiB with `MADV_HUGEPAGE` (transparent huge pages), checked in
 //!    `/proc/self/smaps` after it is touched, since the kernel may not find a free huge page;
-//! 3. plain page-aligned heap memory.
+//! 3. plain pages.
 //!
-//! Buffers are zeroed and touched when made, so page faults never land in a timed operation.
+//! Every buffer is a private anonymous mapping (so failure is an `ENOMEM` error, never an abort
+//! in the allocator), zeroed and touched when made, so page faults never land in a timed
+//! operation. The kind obtained is reported ([`BufferKind`]).
 //!
-//! `DISKSCOPE_IO_MEMORY=pages` (or `thp`) caps the ladder, to compare against scattered pages or
-//! to test the fallback; unset (or `hugetlb`) tries every step.
+//! `DISKSCOPE_IO_MEMORY=pages` (or `thp`) caps `auto`'s ladder, to compare against scattered
+//! pages or to test the fallback; unset (or `hugetlb`) tries every step.
+
+use crate::config::Buffers;
+use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
 
 /// Environment variable capping the memory kinds [`AlignedBuf::contiguous`] tries.
 pub const IO_MEMORY_ENV: &str = "DISKSCOPE_IO_MEMORY";
@@ -31,10 +46,6 @@ fn allowed() -> BufferKind {
     })
 }
 
-use std::alloc::{alloc_zeroed, dealloc, Layout};
-use std::ops::{Deref, DerefMut};
-use std::ptr::NonNull;
-
 /// Page alignment used for every I/O buffer (O_DIRECT needs it; misaligned buffers cost ~30%
 /// even without it).
 pub const BUF_ALIGN: usize = 4096;
@@ -42,7 +53,11 @@ pub const BUF_ALIGN: usize = 4096;
 /// Size of a (PMD-level) huge page on x86-64 and arm64 with 4 KiB pages.
 pub const HUGE_PAGE_BYTES: usize = 2 << 20;
 
-/// The memory behind a buffer.
+/// Where `--buffers malloc` starts a buffer past a page boundary: where glibc's `malloc` puts a
+/// block large enough to get its own mapping (after its 16-byte chunk header).
+pub const MALLOC_OFFSET_BYTES: usize = 16;
+
+/// The memory behind a buffer. Its serde name is the `--buffers` value that asks for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum BufferKind {
     /// hugetlb pages (`MAP_HUGETLB`, 2 MiB each): physically contiguous by construction.
@@ -51,18 +66,27 @@ pub enum BufferKind {
     /// Transparent huge pages (`MADV_HUGEPAGE`), confirmed in `/proc/self/smaps`.
     #[serde(rename = "thp")]
     TransparentHuge,
-    /// Ordinary 4 KiB pages.
-    #[serde(rename = "pages")]
+    /// Ordinary 4 KiB pages, page-aligned.
+    #[serde(rename = "plain")]
     Pages,
+    /// Ordinary 4 KiB pages, starting [`MALLOC_OFFSET_BYTES`] past a page boundary.
+    #[serde(rename = "malloc")]
+    MallocOffset,
 }
 
 impl BufferKind {
-    /// Short name, as in verbose output and notes.
+    /// Short name, as in verbose output and notes: the `--buffers` value.
     pub fn as_str(self) -> &'static str {
+        self.setting().as_str()
+    }
+
+    /// The `--buffers` value that asks for this kind.
+    pub fn setting(self) -> Buffers {
         match self {
-            BufferKind::HugeTlb => "hugetlb",
-            BufferKind::TransparentHuge => "thp",
-            BufferKind::Pages => "pages",
+            BufferKind::HugeTlb => Buffers::HugeTlb,
+            BufferKind::TransparentHuge => Buffers::Thp,
+            BufferKind::Pages => Buffers::Plain,
+            BufferKind::MallocOffset => Buffers::Malloc,
         }
     }
 
@@ -70,12 +94,9 @@ impl BufferKind {
     pub fn describe(self) -> &'static str {
         match self {
             BufferKind::HugeTlb => "hugetlb 2 MiB pages (physically contiguous)",
-            BufferKind::TransparentHuge => {
-                "transparent huge pages (2 MiB, physically contiguous; no hugetlb pages free)"
-            }
-            BufferKind::Pages => {
-                "4 KiB pages (no huge page available: large O_DIRECT requests may be split)"
-            }
+            BufferKind::TransparentHuge => "transparent huge pages (2 MiB, physically contiguous)",
+            BufferKind::Pages => "4 KiB pages (large O_DIRECT requests may be split)",
+            BufferKind::MallocOffset => "4 KiB pages, 16 bytes past a page boundary",
         }
     }
 }
@@ -86,58 +107,156 @@ impl std::fmt::Display for BufferKind {
     }
 }
 
-enum Backing {
-    Heap(Layout),
-    /// An `mmap`ed region of this many bytes starting at the buffer's pointer.
-    Map(usize),
+/// Buffers that could not be had. A run fails with it before it starts.
+#[derive(Debug, thiserror::Error)]
+pub enum BufferError {
+    /// The kernel refused the memory (`RLIMIT_AS`, overcommit limits).
+    #[error(
+        "allocating {} MiB of buffers: {error}; lower --threads, BLOCK_SIZE or --queue-depth, or \
+         raise the limit (ulimit -v)",
+        bytes.div_ceil(1 << 20)
+    )]
+    Alloc {
+        bytes: u64,
+        /// Not a `#[source]`: the message already says it.
+        error: std::io::Error,
+    },
+    /// `--buffers hugetlb` without enough free hugetlb pages.
+    #[error(
+        "--buffers: hugetlb needs {} MiB of free hugetlb pages and the system has fewer \
+         (HugePages_Free in /proc/meminfo); reserve them (as root: echo N > \
+         /proc/sys/vm/nr_hugepages) or use --buffers thp",
+        bytes.div_ceil(1 << 20)
+    )]
+    NoHugeTlb { bytes: u64 },
 }
 
-/// A zeroed, page-aligned buffer that owns its memory (heap or a private anonymous mapping).
+/// A zeroed buffer that owns its memory: a private anonymous mapping of `map_len` bytes at
+/// `map_base`, the buffer starting at `ptr` inside it.
 pub struct AlignedBuf {
     ptr: NonNull<u8>,
     len: usize,
-    backing: Backing,
+    map_base: NonNull<u8>,
+    map_len: usize,
     kind: BufferKind,
 }
 
-impl AlignedBuf {
-    /// A buffer of `len` bytes (at least 1) of ordinary pages, aligned to [`BUF_ALIGN`].
-    pub fn new(len: usize) -> Self {
-        let cap = len.max(1).next_multiple_of(BUF_ALIGN);
-        let layout = Layout::from_size_align(cap, BUF_ALIGN).expect("buffer size fits a Layout");
-        // SAFETY: `layout` has a non-zero size.
-        let raw = unsafe { alloc_zeroed(layout) };
-        let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
-        AlignedBuf {
-            ptr,
+/// A fresh private anonymous read-write mapping of `len` bytes with `extra` flags.
+fn map_anonymous(len: usize, extra: libc::c_int) -> Result<NonNull<u8>, std::io::Error> {
+    // SAFETY: a fresh private anonymous mapping; no existing memory is touched.
+    let raw = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
             len,
-            backing: Backing::Heap(layout),
-            kind: BufferKind::Pages,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | extra,
+            -1,
+            0,
+        )
+    };
+    if raw == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
+    }
+    NonNull::new(raw.cast()).ok_or_else(|| std::io::Error::from_raw_os_error(libc::ENOMEM))
+}
+
+/// Writes one byte per page of `[start, start + len)`, so the pages exist before any timed
+/// operation.
+///
+/// # Safety
+/// The range must be writable memory owned by the caller.
+unsafe fn touch(start: *mut u8, len: usize) {
+    for off in (0..len).step_by(BUF_ALIGN) {
+        // SAFETY: inside the caller's writable range.
+        unsafe { std::ptr::write_volatile(start.add(off), 0) };
+    }
+}
+
+impl AlignedBuf {
+    /// A buffer of `len` bytes (at least 1) of ordinary pages, aligned to [`BUF_ALIGN`]. Panics
+    /// when the memory cannot be had: for small helper buffers; runs use [`AlignedBuf::allocate`].
+    pub fn new(len: usize) -> Self {
+        Self::plain(len).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A buffer of `len` bytes backed as `backing` asks; `direct`: for O_DIRECT, which `auto`
+    /// gives the most contiguous memory offered. `thp` falls back to plain pages when the kernel
+    /// has no huge page to give (the kind says so); `hugetlb` fails without free hugetlb pages.
+    pub fn allocate(len: usize, backing: Buffers, direct: bool) -> Result<Self, BufferError> {
+        match backing {
+            Buffers::Plain => Self::plain(len),
+            Buffers::Malloc => Self::at_offset(len, MALLOC_OFFSET_BYTES, BufferKind::MallocOffset),
+            Buffers::Thp => match Self::transparent_huge(len)? {
+                Some(b) => Ok(b),
+                None => Self::plain(len),
+            },
+            Buffers::HugeTlb => Self::hugetlb(len).ok_or(BufferError::NoHugeTlb {
+                bytes: len.max(1).next_multiple_of(HUGE_PAGE_BYTES) as u64,
+            }),
+            Buffers::Auto if direct => Self::contiguous(len),
+            Buffers::Auto => Self::plain(len),
         }
+    }
+
+    /// Page-aligned ordinary pages (`MADV_NOHUGEPAGE`, so even with transparent huge pages set
+    /// to `always` they stay 4 KiB pages), touched now.
+    pub fn plain(len: usize) -> Result<Self, BufferError> {
+        Self::at_offset(len, 0, BufferKind::Pages)
+    }
+
+    /// Ordinary pages with the buffer starting `offset` bytes past a page boundary.
+    fn at_offset(len: usize, offset: usize, kind: BufferKind) -> Result<Self, BufferError> {
+        let map_len = (offset + len.max(1)).next_multiple_of(BUF_ALIGN);
+        let alloc = |error| BufferError::Alloc {
+            bytes: map_len as u64,
+            error,
+        };
+        let base = map_anonymous(map_len, 0).map_err(alloc)?;
+        // SAFETY: `base` is our mapping of `map_len` bytes; madvise only changes its backing.
+        // (It may fail on a kernel without THP, which changes nothing.)
+        unsafe {
+            libc::madvise(base.as_ptr().cast(), map_len, libc::MADV_NOHUGEPAGE);
+            touch(base.as_ptr(), map_len);
+        }
+        Ok(AlignedBuf {
+            // SAFETY: `offset < BUF_ALIGN <= map_len`, inside the mapping.
+            ptr: unsafe { NonNull::new_unchecked(base.as_ptr().add(offset)) },
+            len,
+            map_base: base,
+            map_len,
+            kind,
+        })
     }
 
     /// A buffer of `len` bytes in the most contiguous memory the system offers without changing
     /// its settings: hugetlb, then transparent huge pages, then ordinary pages. Buffers of one
     /// page or less gain nothing from huge pages and are ordinary.
-    pub fn contiguous(len: usize) -> Self {
+    pub fn contiguous(len: usize) -> Result<Self, BufferError> {
         let allowed = allowed();
         if len <= BUF_ALIGN || allowed == BufferKind::Pages {
-            return Self::new(len);
+            return Self::plain(len);
         }
-        (allowed == BufferKind::HugeTlb)
-            .then(|| Self::hugetlb(len))
-            .flatten()
-            .or_else(|| Self::transparent_huge(len))
-            .unwrap_or_else(|| Self::new(len))
+        if allowed == BufferKind::HugeTlb {
+            if let Some(b) = Self::hugetlb(len) {
+                return Ok(b);
+            }
+        }
+        match Self::transparent_huge(len)? {
+            Some(b) => Ok(b),
+            None => Self::plain(len),
+        }
     }
 
     /// Like [`AlignedBuf::contiguous`] without the hugetlb step: for large buffers (pre-generated
     /// write data) that should not use up the small hugetlb pool the I/O slots need.
-    pub fn large(len: usize) -> Self {
+    pub fn large(len: usize) -> Result<Self, BufferError> {
         if len <= BUF_ALIGN || allowed() == BufferKind::Pages {
-            return Self::new(len);
+            return Self::plain(len);
         }
-        Self::transparent_huge(len).unwrap_or_else(|| Self::new(len))
+        match Self::transparent_huge(len)? {
+            Some(b) => Ok(b),
+            None => Self::plain(len),
+        }
     }
 
     /// The memory behind this buffer.
@@ -148,50 +267,29 @@ impl AlignedBuf {
     /// hugetlb pages, populated now; `None` when the pool has too few free pages.
     pub fn hugetlb(len: usize) -> Option<Self> {
         let cap = len.max(1).next_multiple_of(HUGE_PAGE_BYTES);
-        // SAFETY: a fresh private anonymous mapping; no existing memory is touched. MAP_POPULATE
-        // faults every page in now, and a private hugetlb mapping reserves its pages at mmap
-        // time, so it either fails here or never raises SIGBUS later.
-        let raw = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                cap,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_HUGETLB | libc::MAP_POPULATE,
-                -1,
-                0,
-            )
-        };
-        if raw == libc::MAP_FAILED {
-            return None;
-        }
+        // MAP_POPULATE faults every page in now, and a private hugetlb mapping reserves its
+        // pages at mmap time, so it either fails here or never raises SIGBUS later.
+        let base = map_anonymous(cap, libc::MAP_HUGETLB | libc::MAP_POPULATE).ok()?;
         Some(AlignedBuf {
-            ptr: NonNull::new(raw.cast())?,
+            ptr: base,
             len,
-            backing: Backing::Map(cap),
+            map_base: base,
+            map_len: cap,
             kind: BufferKind::HugeTlb,
         })
     }
 
-    /// Anonymous memory aligned to 2 MiB with `MADV_HUGEPAGE`, touched now; `None` when the
-    /// kernel gave ordinary pages anyway (THP off, or no free huge page) or mmap failed.
-    pub fn transparent_huge(len: usize) -> Option<Self> {
+    /// Anonymous memory aligned to 2 MiB with `MADV_HUGEPAGE`, touched now; `Ok(None)` when the
+    /// kernel gave ordinary pages anyway (THP off, or no free huge page), an error when it gave
+    /// no memory at all.
+    pub fn transparent_huge(len: usize) -> Result<Option<Self>, BufferError> {
         let cap = len.max(1).next_multiple_of(HUGE_PAGE_BYTES);
         let over = cap + HUGE_PAGE_BYTES;
-        // SAFETY: a fresh private anonymous mapping; no existing memory is touched.
-        let raw = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                over,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if raw == libc::MAP_FAILED {
-            return None;
-        }
-        let base = raw as usize;
+        let raw = map_anonymous(over, 0).map_err(|error| BufferError::Alloc {
+            bytes: over as u64,
+            error,
+        })?;
+        let base = raw.as_ptr() as usize;
         let start = base.next_multiple_of(HUGE_PAGE_BYTES);
         let head = start - base;
         let tail = over - head - cap;
@@ -207,24 +305,79 @@ impl AlignedBuf {
             }
             libc::madvise(start as *mut libc::c_void, cap, libc::MADV_HUGEPAGE) == 0
         };
+        // SAFETY: `start` lies inside the non-null mapping.
+        let start_ptr = unsafe { NonNull::new_unchecked(start as *mut u8) };
         let buf = AlignedBuf {
-            ptr: NonNull::new(start as *mut u8)?,
+            ptr: start_ptr,
             len,
-            backing: Backing::Map(cap),
+            map_base: start_ptr,
+            map_len: cap,
             kind: BufferKind::TransparentHuge,
         };
         if !advised {
-            return None; // `buf` unmaps the region
+            return Ok(None); // `buf` unmaps the region
         }
-        // Touch every page now (one write per 4 KiB), so faults stay out of timed operations and
-        // the kernel decides here whether it has huge pages for us.
+        // Touch every page now, so faults stay out of timed operations and the kernel decides
+        // here whether it has huge pages for us.
         // SAFETY: `[start, start + cap)` is our mapping, readable and writable.
-        unsafe {
-            for off in (0..cap).step_by(BUF_ALIGN) {
-                std::ptr::write_volatile((start + off) as *mut u8, 0);
+        unsafe { touch(start_ptr.as_ptr(), cap) };
+        Ok((huge_bytes_at(start) >= cap.min(HUGE_PAGE_BYTES)).then_some(buf))
+    }
+}
+
+/// The system's transparent huge page mode (`always`, `madvise` or `never`: the bracketed word
+/// of `/sys/kernel/mm/transparent_hugepage/enabled`), if known.
+pub fn thp_mode() -> Option<String> {
+    let text = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").ok()?;
+    let start = text.find('[')? + 1;
+    let end = start + text[start..].find(']')?;
+    Some(text[start..end].to_string())
+}
+
+/// Free hugetlb pages (`HugePages_Free`), bytes (0 when unknown): with [`thp_mode`], what a
+/// run's context states about the memory `--buffers auto` can get.
+pub fn hugetlb_free_bytes() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            let l = t.lines().find(|l| l.starts_with("HugePages_Free:"))?;
+            l.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .unwrap_or(0)
+        * HUGE_PAGE_BYTES as u64
+}
+
+/// What `backing` will most likely give buffers of `bytes_per_worker` for `workers` workers,
+/// before any is made (for the fio line printed beside a run): `auto` follows its ladder with
+/// the pool and THP mode of now; `thp` is assumed to get huge pages unless THP is `never`. The
+/// run's own result says what it got.
+pub fn predicted_kind(
+    backing: Buffers,
+    direct: bool,
+    bytes_per_worker: u64,
+    workers: u64,
+) -> BufferKind {
+    let thp_possible = thp_mode().is_some_and(|m| m != "never");
+    match backing {
+        Buffers::Plain => BufferKind::Pages,
+        Buffers::Malloc => BufferKind::MallocOffset,
+        Buffers::HugeTlb => BufferKind::HugeTlb,
+        Buffers::Thp if thp_possible => BufferKind::TransparentHuge,
+        Buffers::Thp => BufferKind::Pages,
+        Buffers::Auto if !direct || bytes_per_worker <= BUF_ALIGN as u64 => BufferKind::Pages,
+        Buffers::Auto => {
+            let each = bytes_per_worker.next_multiple_of(HUGE_PAGE_BYTES as u64);
+            let allowed = allowed();
+            if allowed == BufferKind::HugeTlb
+                && hugetlb_free_bytes() >= each.saturating_mul(workers.max(1))
+            {
+                BufferKind::HugeTlb
+            } else if allowed != BufferKind::Pages && thp_possible {
+                BufferKind::TransparentHuge
+            } else {
+                BufferKind::Pages
             }
         }
-        (huge_bytes_at(start) >= cap.min(HUGE_PAGE_BYTES)).then_some(buf)
     }
 }
 
@@ -268,13 +421,10 @@ impl DerefMut for AlignedBuf {
 
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
-        match self.backing {
-            // SAFETY: allocated in `new` with exactly this layout.
-            Backing::Heap(layout) => unsafe { dealloc(self.ptr.as_ptr(), layout) },
-            // SAFETY: the mapping of `cap` bytes at `ptr` was made by us and is unmapped once.
-            Backing::Map(cap) => unsafe {
-                libc::munmap(self.ptr.as_ptr().cast(), cap);
-            },
+        // SAFETY: the mapping of `map_len` bytes at `map_base` was made by us and is unmapped
+        // once.
+        unsafe {
+            libc::munmap(self.map_base.as_ptr().cast(), self.map_len);
         }
     }
 }
@@ -294,21 +444,29 @@ pub struct SlotBufs {
 }
 
 impl SlotBufs {
-    /// Slots of ordinary memory (`contiguous == false`) or of the most contiguous memory offered.
+    /// Slots of ordinary memory (`contiguous == false`) or of the most contiguous memory
+    /// offered. Panics when the memory cannot be had; runs use [`SlotBufs::allocate`].
     pub fn new(count: usize, slot_bytes: usize, contiguous: bool) -> Self {
+        Self::allocate(count, slot_bytes, Buffers::Auto, contiguous)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// `count` slots of `slot_bytes` in memory backed as `backing` asks (see
+    /// [`AlignedBuf::allocate`]; `direct`: for O_DIRECT), or the error that says why not.
+    pub fn allocate(
+        count: usize,
+        slot_bytes: usize,
+        backing: Buffers,
+        direct: bool,
+    ) -> Result<Self, BufferError> {
         let stride = slot_bytes.max(1).next_multiple_of(BUF_ALIGN);
-        let total = stride * count.max(1);
-        let arena = if contiguous {
-            AlignedBuf::contiguous(total)
-        } else {
-            AlignedBuf::new(total)
-        };
-        SlotBufs {
-            arena,
+        let total = stride.saturating_mul(count.max(1));
+        Ok(SlotBufs {
+            arena: AlignedBuf::allocate(total, backing, direct)?,
             stride,
             slot_bytes,
             count,
-        }
+        })
     }
 
     /// Number of slots.
@@ -375,7 +533,7 @@ mod tests {
 
     #[test]
     fn contiguous_buffers_are_zeroed_writable_and_say_what_they_are() {
-        let mut b = AlignedBuf::contiguous(3 << 20);
+        let mut b = AlignedBuf::contiguous(3 << 20).unwrap();
         assert_eq!(b.len(), 3 << 20);
         assert!(b.iter().all(|&x| x == 0));
         b[(3 << 20) - 1] = 7;
@@ -406,5 +564,60 @@ mod tests {
             assert!(s.slot(i).iter().all(|&x| x == i as u8 + 1));
             assert_eq!(s.slot(i).as_ptr() as usize % BUF_ALIGN, 0);
         }
+    }
+
+    #[test]
+    fn each_backing_gives_the_memory_it_names_or_says_why_not() {
+        let b = AlignedBuf::allocate(1 << 20, Buffers::Plain, true).unwrap();
+        assert_eq!(
+            (b.kind(), b.as_ptr() as usize % BUF_ALIGN),
+            (BufferKind::Pages, 0)
+        );
+        let b = AlignedBuf::allocate(1 << 20, Buffers::Malloc, false).unwrap();
+        assert_eq!(b.kind(), BufferKind::MallocOffset);
+        assert_eq!(b.as_ptr() as usize % BUF_ALIGN, MALLOC_OFFSET_BYTES);
+        let b = AlignedBuf::allocate(1 << 20, Buffers::Auto, false).unwrap();
+        assert_eq!(
+            b.kind(),
+            BufferKind::Pages,
+            "auto without O_DIRECT: plain, as before"
+        );
+        // thp gets huge pages or falls back to plain pages, and says which.
+        let b = AlignedBuf::allocate(3 << 20, Buffers::Thp, false).unwrap();
+        assert!(matches!(
+            b.kind(),
+            BufferKind::TransparentHuge | BufferKind::Pages
+        ));
+        match AlignedBuf::allocate(1 << 20, Buffers::HugeTlb, false) {
+            Ok(b) => assert_eq!(b.kind(), BufferKind::HugeTlb),
+            Err(e) => assert!(
+                e.to_string().starts_with("--buffers: hugetlb needs "),
+                "{e}"
+            ),
+        }
+    }
+
+    #[test]
+    fn malloc_offset_slots_all_start_sixteen_bytes_into_a_page() {
+        let mut s = SlotBufs::allocate(3, 4096, Buffers::Malloc, false).unwrap();
+        for i in 0..3 {
+            s.slot_mut(i).fill(9);
+            assert_eq!(s.slot(i).as_ptr() as usize % BUF_ALIGN, MALLOC_OFFSET_BYTES);
+        }
+        let one = s.into_single(4096);
+        assert!(one.iter().all(|&x| x == 9));
+    }
+
+    #[test]
+    fn memory_the_kernel_refuses_is_an_error_that_names_the_size() {
+        // More address space than any machine has: mmap fails with ENOMEM.
+        let e = match AlignedBuf::allocate(1 << 62, Buffers::Plain, false) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("4 EiB of buffers"),
+        };
+        assert!(
+            e.starts_with("allocating 4398046511104 MiB of buffers: "),
+            "{e}"
+        );
     }
 }

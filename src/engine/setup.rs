@@ -3,8 +3,8 @@
 //! operation never pays for a page fault, pattern generation or block allocation that fio would
 //! also have done in its setup.
 
-use super::{SlotBufs, WriteData};
-use crate::config::{Method, Op, Prealloc, RunSpec};
+use super::{BufferError, BufferKind, SlotBufs, WriteData};
+use crate::config::{Buffers, Method, Op, Prealloc, RunSpec, UsageError};
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
@@ -31,32 +31,57 @@ pub fn slots_per_worker(spec: &RunSpec, queue_depth: u32) -> usize {
     }
 }
 
-/// The slots of one worker of `spec`, made now: contiguous memory for O_DIRECT. `block_size`
-/// and `queue_depth` are the worker's own, as the memory budget fitted them
-/// (the budget's `fitted`): never more than the worker can use.
-pub fn worker_slots(spec: &RunSpec, block_size: usize, queue_depth: u32) -> Option<SlotBufs> {
+/// The slots of one worker of `spec`, made now, backed as `spec.buffers` asks (`auto`:
+/// contiguous memory for O_DIRECT). `block_size` and `queue_depth` are the worker's own, as the
+/// memory budget fitted them (the budget's `fitted`): never more than the worker can use. Memory
+/// the kernel refuses is an error ([`BufferError`]), never an abort; `--buffers hugetlb` without
+/// free hugetlb pages is a usage error naming the flag.
+pub fn worker_slots(
+    spec: &RunSpec,
+    block_size: usize,
+    queue_depth: u32,
+) -> anyhow::Result<Option<SlotBufs>> {
     let n = slots_per_worker(spec, queue_depth);
-    (n > 0).then(|| SlotBufs::new(n, block_size, spec.direct))
+    if n == 0 {
+        return Ok(None);
+    }
+    match SlotBufs::allocate(n, block_size, spec.buffers, spec.direct) {
+        Ok(s) => Ok(Some(s)),
+        Err(e @ BufferError::NoHugeTlb { .. }) => Err(UsageError::new(
+            "--buffers",
+            e.to_string().trim_start_matches("--buffers: "),
+        )
+        .into()),
+        Err(e) => Err(e.into()),
+    }
 }
 
-/// A note naming the memory of the O_DIRECT buffers (the first worker's).
+/// A note naming the memory of the buffers (the first worker's) when it matters or surprises:
+/// always for O_DIRECT, and when `--buffers thp` got plain pages.
 pub fn buffer_note(spec: &RunSpec, slots: Option<&SlotBufs>) -> Option<String> {
-    let s = slots?;
+    let kind = slots?.kind();
+    if spec.buffers == Buffers::Thp && kind != BufferKind::TransparentHuge {
+        return Some(format!(
+            "note: --buffers thp: the kernel gave no transparent huge page, so the buffers are \
+             {} (see /sys/kernel/mm/transparent_hugepage/enabled)",
+            kind.describe()
+        ));
+    }
     spec.direct
-        .then(|| format!("note: O_DIRECT buffers: {}", s.kind().describe()))
+        .then(|| format!("note: O_DIRECT buffers: {}", kind.describe()))
 }
 
-/// Bytes of memory the kernel says are available (`MemAvailable`), if known.
+/// Bytes of memory this process may still take: the least of `MemAvailable`, its memory
+/// cgroup's room and `RLIMIT_AS` minus what is mapped (see [`super::room`]), if any is known.
 pub fn mem_available_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    super::room::memory_room().map(|r| r.bytes)
 }
 
-/// The pattern bytes of a write of `total_bytes`, generated now; `None` (with a note) when they
-/// would take more than a quarter of the available memory: then each block is generated just
-/// before its write, outside its latency but inside the run's wall time.
+/// The pattern bytes of a write of `total_bytes`, generated now, in the memory `--buffers` asks
+/// for (the bytes each write copies from); `None` (with a note) when they would take more than
+/// a quarter of the available memory or cannot be had (a hugetlb pool too small for them): then
+/// each block is generated into the I/O slot just before its write, outside its latency but
+/// inside the run's wall time.
 pub fn write_data(
     spec: &RunSpec,
     total_bytes: u64,
@@ -73,10 +98,13 @@ pub fn write_data(
         ));
         return None;
     }
-    Some(Arc::new(WriteData::generate(
-        spec.seed,
-        total_bytes as usize,
-    )))
+    match WriteData::generate(spec.seed, total_bytes as usize, spec.buffers) {
+        Ok(d) => Some(Arc::new(d)),
+        Err(e) => {
+            notes.push(format!("note: write data is generated during the run: {e}"));
+            None
+        }
+    }
 }
 
 /// Preallocates `len_bytes` of the freshly created (or replaced) output file with

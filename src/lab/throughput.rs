@@ -53,6 +53,11 @@ pub struct IoOpts {
     /// every operation as it is queued, like fio)
     #[arg(long, default_value = "each", value_name = "POLICY")]
     pub submit: String,
+    /// Memory behind the I/O buffers: auto (huge pages for O_DIRECT when offered, else plain),
+    /// plain (page-aligned 4 KiB pages), malloc (16 bytes past a page, like malloc and fio's
+    /// default), thp (transparent huge pages), hugetlb (reserved huge pages)
+    #[arg(long, default_value = "auto", value_name = "BACKING")]
+    pub buffers: String,
 }
 
 /// `run FILE -r|-w BLOCK_SIZE BLOCK_COUNT`
@@ -139,6 +144,7 @@ pub fn apply_io_opts(spec: &mut RunSpec, io: &IoOpts) -> anyhow::Result<()> {
         .map(crate::config::parse_max_memory)
         .transpose()?;
     spec.submit = crate::config::SubmitPolicy::parse(&io.submit, "--submit")?;
+    spec.buffers = crate::config::Buffers::parse(&io.buffers, "--buffers")?;
     Ok(())
 }
 
@@ -177,7 +183,7 @@ pub fn run2_spec(a: &Run2Args) -> anyhow::Result<RunSpec> {
 /// The one-line human summary of a result, for stderr.
 pub fn summary_line(r: &RunResult) -> String {
     format!(
-        "{} {} in {:.4} s: {:.1} MiB/s, {} ops, {:.0} IOPS | latency p50 {:.2} µs, p99 {:.2} µs, max {:.1} µs | {}, {} thread{}, {}{}, cache {} ({})",
+        "{} {} in {:.4} s: {:.1} MiB/s, {} ops, {:.0} IOPS | latency p50 {:.2} µs, p99 {:.2} µs, max {:.1} µs | {}, {} thread{}, {}{}, buffers {}, cache {} ({})",
         if r.operation == Op::Write { "wrote" } else { "read" },
         format_bytes_approx(r.bytes),
         r.seconds,
@@ -192,6 +198,7 @@ pub fn summary_line(r: &RunResult) -> String {
         if r.threads == 1 { "" } else { "s" },
         crate::size::format_size(r.block_size_bytes),
         if r.direct { " O_DIRECT" } else { "" },
+        r.buffers.as_str(),
         r.cache,
         if r.residency_before_pct.is_nan() {
             "residency unknown".to_string()

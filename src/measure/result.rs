@@ -11,7 +11,7 @@
 //! a fleet point no rank reported). So every CSV and JSON document written so far reads back,
 //! and writes out again, with the same text.
 
-use crate::config::{CacheMode, Method, Op, Pattern};
+use crate::config::{Buffers, CacheMode, Method, Op, Pattern};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -46,6 +46,12 @@ pub struct RunResult {
     pub threads: usize,
     /// io_uring queue depth (1 for synchronous methods).
     pub queue_depth: u32,
+    /// The memory the I/O buffers had (`--buffers`): plain, malloc, thp or hugetlb, what the
+    /// setting obtained (`auto` resolved, a `thp` the kernel could not give recorded as plain);
+    /// the setting itself where no buffer was made (mmap, a run that failed first). Empty in
+    /// files written before the column existed.
+    #[serde(default)]
+    pub buffers: Label<Buffers>,
     /// Repetition number, 1-based.
     pub rep: u32,
     /// Bytes transferred.
@@ -150,7 +156,7 @@ macro_rules! named {
         }
     )+};
 }
-named!(Op, Method, Pattern, CacheMode);
+named!(Op, Method, Pattern, CacheMode, Buffers);
 
 /// A recorded setting: one of diskscope's values, or text from outside the enum kept verbatim
 /// (see the module doc). Written as the plain text (`Known` as its serde name), read back as

@@ -6,8 +6,13 @@
 //! trims each worker's share to what it can use — a block never larger than the bytes the worker can reach
 //! (its range, or the span random offsets are drawn from), no more slots than operations it will
 //! do — which changes no I/O the run does; then [`check_budget`] refuses a run whose buffers
-//! would still take more than [`DEFAULT_SHARE_OF_AVAILABLE`] of the memory the system has
-//! available (`MemAvailable`), or more than `--max-memory` when that is given. The refusal is a
+//! would still take more than [`DEFAULT_SHARE_OF_AVAILABLE`] of the memory this process may
+//! still take, or more than `--max-memory` when that is given. That memory is the least of
+//! `MemAvailable`, the memory cgroup's limit minus what it holds, and `RLIMIT_AS` minus the
+//! address space mapped (`engine::room`): in a 1 GiB container on a 23 GiB machine, or under
+//! `ulimit -v`, the machine's `MemAvailable` alone let through runs the OOM killer ended or the
+//! allocator aborted. Half of it leaves room for what is not a buffer (thread stacks, the
+//! allocator's arenas, the page cache the run itself fills in a cgroup). The refusal is a
 //! typed [`BudgetExceeded`], so each front end names its own controls: the command line its
 //! flags and the override, the explorer its keys.
 
@@ -75,7 +80,9 @@ pub fn buffer_bytes(method: Method, fits: &[(usize, u32)]) -> u64 {
         .sum()
 }
 
-/// `MemAvailable` from `/proc/meminfo`, in bytes (read where the engine's setup reads it).
+/// The memory this process may still take, bytes: the least of `MemAvailable`, the memory
+/// cgroup's room and `RLIMIT_AS`'s (read where the engine's setup reads it; see
+/// `engine::room`).
 pub use crate::engine::setup::mem_available_bytes;
 
 /// The most buffer memory allowed and how to say it: `--max-memory` if given, else
@@ -92,7 +99,8 @@ pub fn limit_of(
         (None, Some(avail)) => Some((
             (avail as f64 * DEFAULT_SHARE_OF_AVAILABLE) as u64,
             format!(
-                "half of the {} of memory available",
+                "half of the {} of memory available (the least of MemAvailable, the memory \
+                 cgroup's limit and RLIMIT_AS)",
                 format_size(avail.next_multiple_of(1 << 20))
             ),
         )),

@@ -57,8 +57,13 @@ pub struct PreparedMeta {
 
 impl Prepared {
     pub fn meta(&self) -> PreparedMeta {
+        let mut spec = self.spec.clone();
+        // The spec of what runs: the memory the buffers got (`auto` resolved).
+        if let Some(b) = self.jobs.first().and_then(|j| j.buffers.as_ref()) {
+            spec.buffers = b.kind().setting();
+        }
         PreparedMeta {
-            spec: self.spec.clone(),
+            spec,
             file_size: self.file_size,
             total: self.total,
             residency_before: self.residency_before,
@@ -522,7 +527,7 @@ fn plan_jobs(
             direct: spec.direct,
             submit: spec.submit,
             // Sized by what the budget fitted to this worker, never by the spec's raw values.
-            buffers: crate::engine::setup::worker_slots(spec, block_size, queue_depth),
+            buffers: crate::engine::setup::worker_slots(spec, block_size, queue_depth)?,
             write_data: write_data.clone(),
         });
     }

@@ -33,6 +33,7 @@ pub fn setup_result(spec: &RunSpec, file_size_bytes: u64) -> RunResult {
             1
         },
         rep: 1,
+        buffers: spec.buffers.into(),
         ..Default::default()
     }
 }
