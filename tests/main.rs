@@ -24,4 +24,5 @@ mod locality;
 mod presets;
 mod run_cmd;
 mod speed;
+mod timeline;
 mod tui;
