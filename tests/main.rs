@@ -29,4 +29,5 @@ mod presets;
 mod profiles;
 mod run_cmd;
 mod speed;
+mod timeline;
 mod tui;

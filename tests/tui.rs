@@ -76,6 +76,7 @@ fn feed_run(app: &mut App, id: u64, intervals: u64, mib_per_interval: u64, lat_u
                 bytes: mib_per_interval * MIB,
                 ops,
                 latency,
+                ops_log: Vec::new(),
                 kind: SnapshotKind::Interval,
             }),
         });
@@ -93,6 +94,7 @@ fn end_run(app: &mut App, id: u64, xor: u32, seconds: u64) {
             bytes: 0,
             ops: 0,
             latency: new_latency_histogram(),
+            ops_log: Vec::new(),
             kind: SnapshotKind::Final {
                 xor,
                 full_pass: true,

@@ -19,6 +19,12 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
         return super::fleet_run::execute(a, fleet);
     }
     let spec = spec_of(a)?;
+    let t = &a.timeline;
+    let mut timeline = crate::export::timeline::TimelineOutputs::open(
+        t.timeline_csv.as_deref(),
+        &t.interval,
+        t.log_ops.as_deref(),
+    )?;
     let existed = spec.path.exists();
     let size_before = std::fs::metadata(&spec.path).map(|m| m.len()).unwrap_or(0);
     let stop = Arc::new(AtomicBool::new(false));
@@ -34,8 +40,12 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
         });
     }
     let mut created = None;
-    let result = Run::start(&spec, "run", stop).and_then(|run| {
+    let result = Run::start(&spec, "run", stop).and_then(|mut run| {
         created = run.created().cloned();
+        run.set_timeline_interval(timeline.interval);
+        if let Some(log) = timeline.take_log() {
+            run.log_ops_to(log);
+        }
         run.run_to_end(|_, _| {}).map_err(RunError::into_anyhow)
     });
     // Only a run that started (its workers ran, so its output file is the one it created or,
@@ -64,7 +74,7 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
     };
     if a.json {
         let doc = crate::explain::json::run_document("run", &spec, r, &outcome.notes)?;
-        println_stdout(&doc)?;
+        println_stdout(&crate::export::timeline::with_timeline(&doc, r)?)?;
     } else {
         println_stdout(&xor)?;
     }
@@ -74,6 +84,9 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
         eprintln!("{}", crate::fio::fio_command(&spec, total));
     }
     for line in crate::explain::stderr_lines(&spec.path, r) {
+        eprintln!("{line}");
+    }
+    for line in timeline.finish(r, outcome.ops_log_error.as_deref())? {
         eprintln!("{line}");
     }
     Ok(0)

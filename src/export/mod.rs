@@ -13,6 +13,7 @@ pub mod csv;
 pub mod session_svg;
 pub mod svg;
 pub mod table;
+pub mod timeline;
 
 pub use self::csv::{
     summarize_runs, summarize_syscalls, CsvSink, RunSummary, SyscallRow, SyscallSummary,

@@ -105,6 +105,25 @@ pub struct RunArgs {
     /// of the XOR alone
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub timeline: TimelineOpts,
+}
+
+/// The timeline flags of `run` (see `measure::timeline`).
+#[derive(Debug, Args, Clone)]
+pub struct TimelineOpts {
+    /// Write the run's timeline to this new CSV: one row per interval with MiB/s, IOPS, latency
+    /// percentiles, and the device's and CPUs' counters on the same clock
+    #[arg(long = "timeline", value_name = "FILE.csv")]
+    pub timeline_csv: Option<PathBuf>,
+    /// Length of one timeline interval: 1s, 200ms, 0.5 (seconds); 100ms to 3600s, in steps of
+    /// 100ms
+    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    pub interval: String,
+    /// Write every operation (worker,end_ns,latency_ns) to this new CSV; costs 16 bytes of
+    /// memory per operation per 100 ms, written by the collecting thread, not the workers
+    #[arg(long, value_name = "FILE")]
+    pub log_ops: Option<PathBuf>,
 }
 
 /// `run2 FILE BLOCK_SIZE [--target SECONDS]`

@@ -136,6 +136,7 @@ mod tests {
             bytes,
             ops: 1,
             latency,
+            ops_log: Vec::new(),
             kind,
         }
     }

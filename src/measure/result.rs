@@ -114,6 +114,10 @@ pub struct RunResult {
     /// Aggregate row: latest minus earliest start of the ranks after the barrier, microseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_skew_us: Option<Option<f64>>,
+    /// The run as a timeline (per-interval figures, device counters, the bytes ratio); not a
+    /// column: written as its own CSV (`--timeline`, `<experiment>-timeline.csv`).
+    #[serde(skip)]
+    pub timeline: Option<std::sync::Arc<super::Timeline>>,
 }
 
 impl RunResult {

@@ -59,6 +59,9 @@ pub struct Snapshot {
     pub ops: u64,
     /// Latency of the interval's operations, in ns.
     pub latency: Histogram<u64>,
+    /// Every operation of the interval, when the per-operation log is on
+    /// ([`super::worker::log_ops`]); empty (no allocation) otherwise.
+    pub ops_log: Vec<super::worker::LoggedOp>,
     pub kind: SnapshotKind,
 }
 

@@ -26,6 +26,28 @@ pub const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(100);
 /// (`bench/compare.sh`); results then have empty latency columns.
 pub const NO_LATENCY_ENV: &str = "DISKSCOPE_NO_LATENCY";
 
+/// Whether workers started from now on keep every operation's end and latency (`--log-ops`),
+/// see [`log_ops`].
+static LOG_OPS: AtomicBool = AtomicBool::new(false);
+
+/// Makes the workers started from now on in this process keep a record of every operation
+/// ([`LoggedOp`]), sent with each snapshot (`Snapshot::ops_log`) and written by whoever collects
+/// them, never by the worker. Per operation it costs one push of 16 bytes into a vector the
+/// worker owns (no lock, no syscall); the vector is handed over every 100 ms. Process-wide,
+/// because the command line that asks for it runs one run at a time.
+pub fn log_ops(on: bool) {
+    LOG_OPS.store(on, Ordering::Relaxed);
+}
+
+/// One operation of the per-operation log, in ns on the run's clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoggedOp {
+    /// When it ended, ns since the run's origin.
+    pub end_ns: u64,
+    /// How long it took, ns (the value its latency histogram counted).
+    pub latency_ns: u64,
+}
+
 /// Without timing, the clock is read every this many operations to send snapshots on time.
 const UNTIMED_CLOCK_EVERY_OPS: u64 = 64;
 
@@ -63,6 +85,8 @@ pub struct WorkerCtx {
     first_op_raw: u64,
     /// End of its latest operation, raw ticks.
     last_op_raw: u64,
+    /// With [`log_ops`]: every operation since the last snapshot, (end, duration) in raw ticks.
+    ops_log: Option<Vec<(u64, u64)>>,
 }
 
 /// When a worker's operations ran, in raw ticks of the process clock: the first operation's start
@@ -72,6 +96,15 @@ pub struct WorkerCtx {
 pub struct OpSpan {
     pub first_start_raw: u64,
     pub last_end_raw: u64,
+}
+
+/// The first point of the grid `epoch + k × every` after `now` (raw ticks): workers send their
+/// snapshots at the first operation that ends past it, so every worker's snapshots cut the run at
+/// the same instants and a timeline's intervals (multiples of the snapshot interval) split no
+/// snapshot but the one that holds the operation crossing the line.
+fn next_boundary(epoch: u64, now: u64, every: u64) -> u64 {
+    let since = now.saturating_sub(epoch);
+    epoch + (since / every + 1) * every
 }
 
 impl WorkerCtx {
@@ -98,7 +131,7 @@ impl WorkerCtx {
             worker,
             start_raw,
             last_flush_raw: start_raw,
-            next_event_raw: (start_raw + flush_every_raw).min(deadline_raw),
+            next_event_raw: next_boundary(epoch_raw, start_raw, flush_every_raw).min(deadline_raw),
             flush_every_raw,
             deadline_raw,
             clock,
@@ -114,6 +147,7 @@ impl WorkerCtx {
             xor: 0,
             first_op_raw: 0,
             last_op_raw: 0,
+            ops_log: (timing && LOG_OPS.load(Ordering::Relaxed)).then(Vec::new),
         }
     }
 
@@ -162,27 +196,36 @@ impl WorkerCtx {
     /// when the worker must stop (stop flag or time bound).
     #[inline(always)]
     pub fn record(&mut self, bytes: u64, t0: u64, t1: u64) -> bool {
+        let now = if self.timing {
+            t1
+        } else if (self.ops + 1).is_multiple_of(UNTIMED_CLOCK_EVERY_OPS) {
+            self.clock.raw()
+        } else {
+            0
+        };
+        // A snapshot that is due goes before this operation is counted: it holds exactly the
+        // operations that ended before the grid point it was due at, and this one, which ended
+        // past it, is the next snapshot's. So a timeline cut on the grid has every operation in
+        // the interval it ended in.
+        let event = now >= self.next_event_raw;
+        let go = !event || self.on_event(now);
         self.bytes += bytes;
         self.ops += 1;
         if self.first_op_raw == 0 {
             self.first_op_raw = t0.max(1);
         }
         self.last_op_raw = t1;
-        let now = if self.timing {
+        if self.timing {
             self.tally.record(t1.saturating_sub(t0));
-            if self.chain {
+            if let Some(log) = &mut self.ops_log {
+                log.push((t1, t1.saturating_sub(t0)));
+            }
+            // After a snapshot the chain breaks, so sending it never lands in an operation.
+            if self.chain && !event {
                 self.last_end_raw = t1;
             }
-            t1
-        } else if self.ops.is_multiple_of(UNTIMED_CLOCK_EVERY_OPS) {
-            self.clock.raw()
-        } else {
-            0
-        };
-        if now >= self.next_event_raw {
-            return self.on_event(now);
         }
-        !self.stop.load(Ordering::Relaxed)
+        go && !self.stop.load(Ordering::Relaxed)
     }
 
     #[cold]
@@ -190,16 +233,37 @@ impl WorkerCtx {
         if now >= self.deadline_raw {
             return false;
         }
-        self.send(now, SnapshotKind::Interval);
+        let due = self.next_event_raw;
+        self.send(due, SnapshotKind::Interval);
+        // An operation that spanned several grid points: the next snapshot starts at the last
+        // one, since no operation ended in between.
+        let since = now.saturating_sub(self.epoch_raw);
+        self.last_flush_raw = self.epoch_raw + since / self.flush_every_raw * self.flush_every_raw;
         self.last_end_raw = 0;
-        self.next_event_raw = (now + self.flush_every_raw).min(self.deadline_raw);
+        self.next_event_raw =
+            next_boundary(self.epoch_raw, now, self.flush_every_raw).min(self.deadline_raw);
         !self.stop.load(Ordering::Relaxed)
     }
 
+    /// Sends the operations counted so far as the snapshot of the interval from the last one to
+    /// `now` (raw ticks).
     fn send(&mut self, now: u64, kind: SnapshotKind) {
         self.tally.drain_into(&self.clock, &mut self.hist);
         let latency = self.hist.clone();
         self.hist.reset();
+        let ops_log = match &mut self.ops_log {
+            Some(log) => {
+                let taken = std::mem::replace(log, Vec::with_capacity(log.capacity()));
+                taken
+                    .into_iter()
+                    .map(|(end, took)| LoggedOp {
+                        end_ns: self.clock.delta_ns(self.epoch_raw, end),
+                        latency_ns: self.clock.delta_ns(0, took),
+                    })
+                    .collect()
+            }
+            None => Vec::new(),
+        };
         let snap = Snapshot {
             worker: self.worker,
             at_ns: self.clock.delta_ns(self.epoch_raw, now),
@@ -207,6 +271,7 @@ impl WorkerCtx {
             bytes: std::mem::take(&mut self.bytes),
             ops: std::mem::take(&mut self.ops),
             latency,
+            ops_log,
             kind,
         };
         self.last_flush_raw = now;

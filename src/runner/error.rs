@@ -147,6 +147,7 @@ mod tests {
             bytes,
             ops: 1,
             latency: new_latency_histogram(),
+            ops_log: Vec::new(),
             kind,
         });
         a

@@ -6,8 +6,11 @@ use super::workers::Workers;
 use super::{make_result, prepare, test_hook, FileWatch, Prepared, PreparedMeta};
 use crate::config::RunSpec;
 use crate::fsguard::Created;
-use crate::measure::{Aggregate, RunResult, Snapshot};
+use crate::measure::device::Sampler;
+use crate::measure::timeline::DEFAULT_INTERVAL;
+use crate::measure::{Aggregate, RunResult, Snapshot, Timeline, TimelineBuilder};
 use std::fs::File;
+use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{RecvTimeoutError, TryRecvError};
 use std::sync::Arc;
@@ -30,6 +33,16 @@ pub struct Run {
     watch: Option<FileWatch>,
     /// The file a write run created (or with --force replaced), checked to be still at its path.
     created: Option<Created>,
+    /// The run cut into intervals, with the device's counters sampled here (never by a worker).
+    timeline: TimelineBuilder,
+    /// Where the per-operation log goes (`--log-ops`), and the first error writing it.
+    ops_log: Option<OpsLog>,
+}
+
+/// The per-operation log's file: `worker,end_ns,latency_ns`, one operation a line.
+struct OpsLog {
+    out: std::io::BufWriter<Box<dyn Write + Send>>,
+    error: Option<std::io::Error>,
 }
 
 /// What one look at a running run found.
@@ -57,6 +70,10 @@ pub struct Ended {
     pub elapsed: Option<Duration>,
     /// `Ok` when the run's figures (and XOR) can be trusted.
     pub verdict: Result<(), RunError>,
+    /// The run's timeline (also in [`Ended::result`]'s `timeline`).
+    pub timeline: Arc<Timeline>,
+    /// Why the per-operation log ([`Run::log_ops_to`]) is incomplete, if it is.
+    pub ops_log_error: Option<String>,
 }
 
 /// What a finished run gives back.
@@ -65,6 +82,8 @@ pub struct RunOutcome {
     pub result: RunResult,
     pub aggregate: Aggregate,
     pub notes: Vec<String>,
+    /// Why the per-operation log ([`Run::log_ops_to`]) is incomplete, if it is.
+    pub ops_log_error: Option<String>,
 }
 
 impl Run {
@@ -83,6 +102,8 @@ impl Run {
         stop: Arc<AtomicBool>,
     ) -> anyhow::Result<Run> {
         let meta = prepared.meta();
+        // The device's first sample is time 0 of the run, taken just before the workers start.
+        let timeline = TimelineBuilder::new(DEFAULT_INTERVAL, Sampler::for_file(&meta.spec.path));
         let spawned = Workers::spawn(
             prepared.jobs,
             prepared.spec.method,
@@ -114,7 +135,57 @@ impl Run {
             sync_file: prepared.sync_file,
             watch: prepared.watch,
             created: prepared.created,
+            timeline,
+            ops_log: None,
         })
+    }
+
+    /// Sets the timeline's interval (default 1 s; the explorer's is 100 ms). Only before the
+    /// first snapshot is taken; later it is ignored.
+    pub fn set_timeline_interval(&mut self, interval: Duration) {
+        self.timeline.set_interval(interval);
+    }
+
+    /// Writes every operation (`worker,end_ns,latency_ns`) to `out` as the snapshots are taken,
+    /// for workers started with [`crate::measure::log_ops`] on. The header goes first; errors
+    /// writing end the log, never the run, and are told in [`Ended::ops_log_error`].
+    pub fn log_ops_to(&mut self, out: Box<dyn Write + Send>) {
+        let mut out = std::io::BufWriter::new(out);
+        let error = writeln!(out, "worker,end_ns,latency_ns").err();
+        self.ops_log = Some(OpsLog { out, error });
+    }
+
+    /// Flushes the per-operation log; its first error, if any.
+    fn ops_log_error(&mut self) -> Option<std::io::Error> {
+        let log = self.ops_log.as_mut()?;
+        if log.error.is_none() {
+            log.error = log.out.flush().err();
+        }
+        log.error.take()
+    }
+
+    /// Nanoseconds since the run's origin.
+    fn now_ns(&self) -> u64 {
+        self.workers.started.elapsed().as_nanos() as u64
+    }
+
+    /// How long until the timeline's next device sample is due.
+    fn until_sample(&self) -> Duration {
+        Duration::from_nanos(self.timeline.next_sample_ns().saturating_sub(self.now_ns()))
+    }
+
+    /// Folds a snapshot into the totals and the timeline, and logs its operations.
+    fn add(&mut self, s: &Snapshot) {
+        self.aggregate.add(s);
+        self.timeline.add(s);
+        if let Some(log) = self.ops_log.as_mut().filter(|l| l.error.is_none()) {
+            for op in &s.ops_log {
+                if let Err(e) = writeln!(log.out, "{},{},{}", s.worker, op.end_ns, op.latency_ns) {
+                    log.error = Some(e);
+                    break;
+                }
+            }
+        }
     }
 
     /// The run's settings and what preparing it found.
@@ -157,7 +228,8 @@ impl Run {
     fn take(&mut self, got: Result<Snapshot, bool>) -> Step {
         match got {
             Ok(s) => {
-                self.aggregate.add(&s);
+                self.add(&s);
+                self.timeline.sample_due(self.now_ns());
                 Step::Snapshot(Box::new(s))
             }
             Err(true) => {
@@ -168,12 +240,15 @@ impl Run {
         }
     }
 
-    /// Waits at most `timeout` for the next snapshot.
+    /// Waits at most `timeout` for the next snapshot (less when the timeline's next device
+    /// sample is due first).
     pub fn poll(&mut self, timeout: Duration) -> Step {
         if self.drained {
             return Step::Ended;
         }
-        let got = self.workers.rx.recv_timeout(timeout).map_err(|e| match e {
+        self.timeline.sample_due(self.now_ns());
+        let wait = timeout.min(self.until_sample());
+        let got = self.workers.rx.recv_timeout(wait).map_err(|e| match e {
             RecvTimeoutError::Timeout => false,
             RecvTimeoutError::Disconnected => true,
         });
@@ -185,6 +260,7 @@ impl Run {
         if self.drained {
             return Step::Ended;
         }
+        self.timeline.sample_due(self.now_ns());
         let got = self.workers.rx.try_recv().map_err(|e| match e {
             TryRecvError::Empty => false,
             TryRecvError::Disconnected => true,
@@ -197,14 +273,19 @@ impl Run {
         if self.drained {
             return None;
         }
-        match self.workers.rx.recv() {
-            Ok(s) => {
-                self.aggregate.add(&s);
-                Some(Box::new(s))
-            }
-            Err(_) => {
-                self.drained = true;
-                None
+        loop {
+            // Wake for the timeline's device samples between snapshots too.
+            match self.workers.rx.recv_timeout(self.until_sample()) {
+                Ok(s) => {
+                    self.add(&s);
+                    self.timeline.sample_due(self.now_ns());
+                    return Some(Box::new(s));
+                }
+                Err(RecvTimeoutError::Timeout) => self.timeline.sample_due(self.now_ns()),
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.drained = true;
+                    return None;
+                }
             }
         }
     }
@@ -232,6 +313,8 @@ impl Run {
     /// workers: [`Run::stop`] first to end a run early.
     pub fn end(mut self) -> Ended {
         while self.next_snapshot().is_some() {}
+        let ops_log_error = self.ops_log_error().map(|e| e.to_string());
+        let started = self.workers.started;
         let (elapsed, failure) = join(
             self.workers,
             self.meta.spec.fsync,
@@ -239,7 +322,16 @@ impl Run {
             self.watch.as_ref(),
             self.created.as_ref(),
         );
+        // The last sample after the workers ended and a write's fsync: both are the run's I/O.
+        let timeline = self.timeline.finish(
+            started.elapsed().as_nanos() as u64,
+            self.meta.spec.op,
+            self.meta.spec.direct,
+            self.aggregate.bytes,
+        );
         Ended {
+            ops_log_error,
+            timeline: Arc::new(timeline),
             verdict: verdict(&self.aggregate, failure, self.meta.total),
             experiment: self.experiment,
             meta: self.meta,
@@ -292,12 +384,14 @@ impl Ended {
     /// The result record of the run as measured, whatever its verdict (a failed run's record
     /// carries the first worker's error; its time is zero when it could not be known).
     pub fn result(&self) -> RunResult {
-        make_result(
+        let mut r = make_result(
             &self.meta,
             &self.experiment,
             &self.aggregate,
             self.elapsed.unwrap_or_default(),
-        )
+        );
+        r.timeline = Some(self.timeline.clone());
+        r
     }
 
     /// The outcome of a run that can be trusted, or why it cannot.
@@ -308,6 +402,7 @@ impl Ended {
             result,
             aggregate: self.aggregate,
             notes: self.notes,
+            ops_log_error: self.ops_log_error,
         })
     }
 }

@@ -1,0 +1,221 @@
+//! The timeline CSV: one row per interval of each run (`run --timeline FILE.csv`, a batch's
+//! `<experiment>-timeline.csv`), each row the run's setup columns (named as in the results CSV:
+//! experiment, operation, method, ..., rep) followed by the interval's columns
+//! ([`IntervalRow`]: time, bytes, rates, latency percentiles, device and CPU). Floats are
+//! rounded and unknown figures left empty as in every CSV diskscope writes.
+
+use crate::config::{usage, CacheMode, Method, Op, Pattern};
+use crate::fsguard::Created;
+use crate::measure::result::Label;
+use crate::measure::timeline::{parse_interval, IntervalRow};
+use crate::measure::RunResult;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The setup columns of a run, repeated on each of its intervals.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RunKey {
+    pub experiment: String,
+    pub operation: Label<Op>,
+    pub method: Label<Method>,
+    pub pattern: Label<Pattern>,
+    pub cache: Label<CacheMode>,
+    pub direct: bool,
+    pub block_size_bytes: u64,
+    pub threads: usize,
+    pub queue_depth: u32,
+    pub rep: u32,
+    /// The device whose counters the row's `dev_` columns are (empty: no device).
+    pub device: String,
+}
+
+/// Every interval row of `runs` (runs without a timeline add none), with its run's key.
+pub fn timeline_rows(runs: &[&RunResult]) -> Vec<(RunKey, IntervalRow)> {
+    let mut out = Vec::new();
+    for r in runs {
+        let Some(t) = &r.timeline else { continue };
+        let key = RunKey {
+            experiment: crate::text::csv_cell(&r.experiment).into_owned(),
+            operation: r.operation.clone(),
+            method: r.method.clone(),
+            pattern: r.pattern.clone(),
+            cache: r.cache.clone(),
+            direct: r.direct,
+            block_size_bytes: r.block_size_bytes,
+            threads: r.threads,
+            queue_depth: r.queue_depth,
+            rep: r.rep,
+            device: t.device.clone().unwrap_or_default(),
+        };
+        out.extend(t.rows.iter().map(|row| (key.clone(), row.clone())));
+    }
+    out
+}
+
+/// The timeline CSV of `runs`; empty when none has a timeline.
+pub fn to_timeline_csv(runs: &[&RunResult]) -> anyhow::Result<String> {
+    super::csv::to_csv_tidy(&timeline_rows(runs))
+}
+
+/// The timeline outputs of one `run` command line, checked and opened before the run: the
+/// `--timeline` CSV must not exist (it is written after the run), the `--log-ops` CSV is created
+/// now (exclusively, never through a link) and removed again if the run does not finish.
+pub struct TimelineOutputs {
+    pub interval: Duration,
+    csv: Option<PathBuf>,
+    log: Option<(std::fs::File, Created)>,
+    /// The log file, kept once the run finished.
+    log_created: Option<Created>,
+}
+
+impl TimelineOutputs {
+    /// Checks the flags (`--timeline`, `--interval`, `--log-ops`) and creates the log; turns the
+    /// workers' per-operation log on when one is asked for.
+    pub fn open(
+        csv: Option<&Path>,
+        interval: &str,
+        log_ops: Option<&Path>,
+    ) -> anyhow::Result<TimelineOutputs> {
+        let interval = parse_interval(interval, "--interval")?;
+        if let Some(p) = csv {
+            if std::fs::symlink_metadata(p).is_ok() {
+                return Err(usage(format!(
+                    "--timeline: {} already exists; give a new file name (diskscope does not                      replace it)",
+                    crate::text::shown_path(p)
+                )));
+            }
+        }
+        let log = match log_ops {
+            Some(p) if Some(p) == csv => {
+                return Err(usage("--log-ops: give it another file than --timeline"))
+            }
+            Some(p) => Some(crate::fsguard::create_output(p, false, "--log-ops").map_err(usage)?),
+            None => None,
+        };
+        crate::measure::log_ops(log.is_some());
+        Ok(TimelineOutputs {
+            interval,
+            csv: csv.map(Path::to_path_buf),
+            log_created: log.as_ref().map(|(_, c)| c.clone()),
+            log,
+        })
+    }
+
+    /// The per-operation log's file, for `Run::log_ops_to` (once).
+    pub fn take_log(&mut self) -> Option<Box<dyn std::io::Write + Send>> {
+        self.log
+            .take()
+            .map(|(f, _)| Box::new(f) as Box<dyn std::io::Write + Send>)
+    }
+
+    /// After a finished run: writes the `--timeline` CSV of `r` and keeps the log; returns the
+    /// lines for stderr (the timeline's reading, the files written).
+    pub fn finish(mut self, r: &RunResult, log_error: Option<&str>) -> anyhow::Result<Vec<String>> {
+        let mut lines = r
+            .timeline
+            .as_ref()
+            .map(|t| t.reading_lines_for_stderr())
+            .unwrap_or_default();
+        crate::measure::log_ops(false);
+        if let Some(p) = &self.csv {
+            crate::fsguard::write_output_with(
+                p,
+                to_timeline_csv(&[r])?.as_bytes(),
+                false,
+                "--timeline",
+                usage,
+            )?;
+            lines.push(format!("timeline: {}", crate::text::shown_path(p)));
+        }
+        if let Some(c) = self.log_created.take() {
+            match log_error {
+                Some(e) => lines.push(format!(
+                    "--log-ops: {} is incomplete: {e}",
+                    crate::text::shown_path(&c.path)
+                )),
+                None => lines.push(format!("operations: {}", crate::text::shown_path(&c.path))),
+            }
+        }
+        Ok(lines)
+    }
+}
+
+impl Drop for TimelineOutputs {
+    /// A run that did not finish leaves no half log behind.
+    fn drop(&mut self) {
+        crate::measure::log_ops(false);
+        if let Some(c) = self.log_created.take() {
+            c.remove();
+        }
+    }
+}
+
+/// `--json`: the run's document with its timeline (rows and reading) added as `timeline`.
+pub fn with_timeline(doc: &str, r: &RunResult) -> anyhow::Result<String> {
+    let Some(t) = &r.timeline else {
+        return Ok(doc.to_string());
+    };
+    let mut v: serde_json::Value = serde_json::from_str(doc)?;
+    v["timeline"] = serde_json::to_value(&**t)?;
+    Ok(serde_json::to_string_pretty(&v)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::device::Sampler;
+    use crate::measure::{new_latency_histogram, Snapshot, SnapshotKind, TimelineBuilder};
+    use std::time::Duration;
+
+    #[test]
+    fn a_timeline_csv_has_the_setup_columns_then_one_row_per_interval() {
+        let mut b = TimelineBuilder::new(Duration::from_secs(1), Sampler { device: None });
+        let mut latency = new_latency_histogram();
+        latency.record(12_345).unwrap();
+        b.add(&Snapshot {
+            worker: 0,
+            at_ns: 1_500_000_000,
+            interval_ns: 100_000_000,
+            bytes: 4096,
+            ops: 1,
+            latency,
+            ops_log: Vec::new(),
+            kind: SnapshotKind::Interval,
+        });
+        let mut r = RunResult {
+            experiment: "=x".into(),
+            rep: 2,
+            ..Default::default()
+        };
+        r.timeline = Some(std::sync::Arc::new(b.finish(
+            2_000_000_000,
+            Op::Read,
+            false,
+            4096,
+        )));
+        let csv = to_timeline_csv(&[&r]).unwrap();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert!(
+            lines[0].starts_with("experiment,operation,method,pattern,cache,direct,block_size_bytes,threads,queue_depth,rep,device,t_start_s,t_end_s,bytes,ops,mib_s,iops,lat_p50_us"),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[0].contains("dev_util_pct,cpu_usr_pct"),
+            "{}",
+            lines[0]
+        );
+        assert_eq!(lines.len(), 3, "{csv}");
+        // A formula-looking name is neutralised; no device: empty device cells.
+        assert!(
+            lines[2].starts_with("'=x,") && lines[2].contains(",2,,1,2,4096,1,"),
+            "{}",
+            lines[2]
+        );
+        assert!(lines[2].ends_with(",,,,,,,,,,,,,"), "{}", lines[2]);
+        assert!(to_timeline_csv(&[&RunResult::default()])
+            .unwrap()
+            .is_empty());
+    }
+}

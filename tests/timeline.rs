@@ -1,0 +1,391 @@
+//! Issue 22: every run as a timeline. The per-interval p99 against the p99 of every logged
+//! operation; the device-to-file bytes ratio on a loop device of our own (cold O_DIRECT, warm,
+//! buffered cold with read-ahead; root only, skipped with a reason otherwise); a level shift
+//! made by a second phase that reads from the page cache; the CSV and JSON outputs.
+
+use crate::util::{bin, is_root, p, tmp, write_varied_file};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A 96 MiB ext4 filesystem on a loop device of this test's own, unmounted and detached on drop.
+struct LoopFs {
+    dir: tempfile::TempDir,
+    dev: String,
+    mounted: bool,
+}
+
+impl LoopFs {
+    /// `None` (with the reason printed) where it cannot be made: not root, no losetup or mkfs.
+    fn new() -> Option<LoopFs> {
+        LoopFs::new_in(&std::env::temp_dir())
+    }
+
+    /// Like [`LoopFs::new`] with the image file in `dir` (`/dev/shm`: in RAM).
+    fn new_in(dir: &Path) -> Option<LoopFs> {
+        if !is_root() {
+            eprintln!("skipped: needs root to make a loop device");
+            return None;
+        }
+        if !dir.is_dir() {
+            eprintln!("skipped: no {}", dir.display());
+            return None;
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("diskscope-test")
+            .tempdir_in(dir)
+            .unwrap();
+        let img = dir.path().join("fs.img");
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(96 << 20)
+            .unwrap();
+        let out = Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(&img)
+            .output()
+            .ok()
+            .filter(|o| o.status.success());
+        let Some(out) = out else {
+            eprintln!("skipped: losetup could not attach a loop device");
+            return None;
+        };
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let mut fs = LoopFs {
+            dir,
+            dev,
+            mounted: false,
+        };
+        let mnt = fs.mnt();
+        std::fs::create_dir(&mnt).unwrap();
+        // No lazy initialisation: nothing writes or reads behind the tests' backs.
+        let made = Command::new("mkfs.ext4")
+            .args(["-q", "-E", "lazy_itable_init=0,lazy_journal_init=0"])
+            .arg(&fs.dev)
+            .status()
+            .is_ok_and(|s| s.success());
+        fs.mounted = made
+            && Command::new("mount")
+                .arg(&fs.dev)
+                .arg(&mnt)
+                .status()
+                .is_ok_and(|s| s.success());
+        if !fs.mounted {
+            eprintln!("skipped: could not make and mount ext4 on {}", fs.dev);
+            return None;
+        }
+        Some(fs)
+    }
+
+    fn mnt(&self) -> PathBuf {
+        self.dir.path().join("mnt")
+    }
+
+    /// The device's kernel name (`loop3`).
+    fn name(&self) -> &str {
+        self.dev.trim_start_matches("/dev/")
+    }
+
+    /// Sets the device's read-ahead.
+    fn set_read_ahead_kb(&self, kb: u64) {
+        let q = format!("/sys/block/{}/queue/read_ahead_kb", self.name());
+        std::fs::write(q, kb.to_string()).unwrap();
+    }
+}
+
+impl Drop for LoopFs {
+    fn drop(&mut self) {
+        if self.mounted {
+            let _ = Command::new("umount").arg(self.mnt()).status();
+        }
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+    }
+}
+
+/// `run FILE -r BS COUNT ARGS... --json`: the JSON document.
+fn run_json(file: &Path, bs: &str, count: &str, args: &[&str]) -> serde_json::Value {
+    let out = bin("run")
+        .arg(file)
+        .args(["-r", bs, count, "--json"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The bytes ratio of a run's document: (device, ratio, meaning).
+fn ratio_of(doc: &serde_json::Value) -> (String, f64, String) {
+    let b = &doc["timeline"]["reading"]["bytes_ratio"];
+    assert!(b.is_object(), "no bytes ratio in {}", doc["timeline"]);
+    (
+        b["device"].as_str().unwrap().to_string(),
+        b["ratio"].as_f64().unwrap(),
+        b["meaning"].as_str().unwrap().to_string(),
+    )
+}
+
+/// Writes a 32 MiB file on the loop filesystem with `run -w`, synced.
+fn file_on(fs: &LoopFs) -> PathBuf {
+    file_of_mib(fs, 32)
+}
+
+/// Writes a file of `mib` MiB on the loop filesystem with `run -w`, synced.
+fn file_of_mib(fs: &LoopFs, mib: u32) -> PathBuf {
+    let f = fs.mnt().join("data");
+    bin("run")
+        .arg(&f)
+        .args(["-w", "1M", &mib.to_string(), "--fsync"])
+        .assert()
+        .success();
+    f
+}
+
+#[test]
+fn a_cold_direct_read_moves_as_many_bytes_on_the_device_as_the_file_within_two_percent() {
+    let Some(fs) = LoopFs::new() else { return };
+    let f = file_on(&fs);
+    let doc = run_json(&f, "1M", "32", &["--direct"]);
+    let (dev, ratio, meaning) = ratio_of(&doc);
+    assert_eq!(dev, fs.name());
+    assert!((ratio - 1.0).abs() <= 0.02, "ratio {ratio}: {meaning}");
+    assert_eq!(meaning, "every byte went to the device");
+}
+
+#[test]
+fn a_warm_read_is_served_from_the_page_cache_with_a_ratio_below_five_percent() {
+    let Some(fs) = LoopFs::new() else { return };
+    let f = file_on(&fs);
+    let doc = run_json(&f, "1M", "32", &["--cache", "warm"]);
+    let (_, ratio, meaning) = ratio_of(&doc);
+    assert!(ratio < 0.05, "ratio {ratio}: {meaning}");
+    assert_eq!(meaning, "served from the page cache");
+}
+
+#[test]
+fn a_buffered_cold_read_of_the_start_of_a_file_shows_the_read_ahead() {
+    let Some(fs) = LoopFs::new() else { return };
+    let f = file_on(&fs);
+    fs.set_read_ahead_kb(4096);
+    // 1 MiB of a 32 MiB file, 4 KiB at a time: the kernel reads ahead of it.
+    let doc = run_json(&f, "4K", "256", &["--cache", "cold"]);
+    let (_, ratio, meaning) = ratio_of(&doc);
+    assert!(ratio > 1.5, "ratio {ratio}: {meaning}");
+    assert!(meaning.starts_with("read-ahead read"), "{meaning}");
+}
+
+/// Nearest-rank quantile of sorted values (HDR's definition: the value at rank ⌈q·n⌉).
+fn quantile(sorted: &[u64], q: f64) -> u64 {
+    let rank = ((q * sorted.len() as f64).ceil() as usize).max(1);
+    sorted[rank - 1]
+}
+
+#[test]
+fn the_per_interval_p99_agrees_with_the_p99_of_every_logged_operation_within_one_percent() {
+    let d = tmp();
+    let f = p(&d, "data");
+    write_varied_file(&f, 4 << 20, 7);
+    let (log, csv) = (p(&d, "ops.csv"), p(&d, "t.csv"));
+    bin("run")
+        .arg(&f)
+        .args([
+            "-r",
+            "4K",
+            "120000",
+            "--method",
+            "pread",
+            "--pattern",
+            "random",
+        ])
+        .args(["--threads", "2", "--interval", "100ms"])
+        .arg("--log-ops")
+        .arg(&log)
+        .arg("--timeline")
+        .arg(&csv)
+        .assert()
+        .success();
+    // Every operation, by the interval it ended in.
+    let mut by_interval: Vec<Vec<u64>> = Vec::new();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("worker,end_ns,latency_ns"));
+    let mut logged = 0;
+    for l in lines {
+        let v: Vec<u64> = l.split(',').map(|x| x.parse().unwrap()).collect();
+        let i = (v[1] / 100_000_000) as usize;
+        if by_interval.len() <= i {
+            by_interval.resize(i + 1, Vec::new());
+        }
+        by_interval[i].push(v[2]);
+        logged += 1;
+    }
+    assert_eq!(logged, 120_000);
+    let rows = csv::Reader::from_path(&csv)
+        .unwrap()
+        .deserialize::<std::collections::HashMap<String, String>>()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    assert_eq!(rows.len(), by_interval.len(), "one row per interval");
+    let mut compared = 0;
+    for (row, ops) in rows.iter().zip(&mut by_interval) {
+        assert_eq!(row["ops"].parse::<usize>().unwrap(), ops.len(), "{row:?}");
+        if ops.len() < 1000 {
+            continue;
+        }
+        ops.sort_unstable();
+        let offline_us = quantile(ops, 0.99) as f64 / 1000.0;
+        let p99_us: f64 = row["lat_p99_us"].parse().unwrap();
+        assert!(
+            (p99_us / offline_us - 1.0).abs() <= 0.01,
+            "interval at {} s: timeline p99 {p99_us} µs, offline {offline_us} µs",
+            row["t_start_s"]
+        );
+        compared += 1;
+    }
+    assert!(compared >= 1, "no interval had 1000 operations");
+}
+
+/// A blkio (cgroup v1) group that caps reads from one device, removed on drop.
+struct Throttle {
+    dir: PathBuf,
+}
+
+impl Throttle {
+    fn new(dev: &str, bytes_per_s: u64) -> Option<Throttle> {
+        let root = Path::new("/sys/fs/cgroup/blkio");
+        if !root.join("blkio.throttle.read_bps_device").exists() {
+            eprintln!("skipped: no cgroup v1 blkio throttling here");
+            return None;
+        }
+        let dir = root.join(format!("diskscope-test-{}", std::process::id()));
+        std::fs::create_dir(&dir).ok()?;
+        let t = Throttle { dir };
+        let rdev = std::fs::metadata(dev).ok()?.rdev();
+        let rule = format!("{}:{} {bytes_per_s}", libc::major(rdev), libc::minor(rdev));
+        std::fs::write(t.dir.join("blkio.throttle.read_bps_device"), rule).ok()?;
+        Some(t)
+    }
+
+    fn enter(&self, pid: u32) {
+        std::fs::write(self.dir.join("cgroup.procs"), pid.to_string()).unwrap();
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+use std::os::unix::fs::MetadataExt;
+
+/// Sectors read from the device so far.
+fn read_sectors(name: &str) -> u64 {
+    let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+    stat.split_whitespace().nth(2).unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_run_throttled_for_its_last_mebibyte_names_the_time_its_throughput_dropped() {
+    // The loop device's image in RAM, so the first phase runs at CPU speed whatever the disks
+    // do; the last 1 MiB is read at 256 KiB/s once the test puts the run under a blkio cap.
+    let Some(fs) = LoopFs::new_in(Path::new("/dev/shm")) else {
+        return;
+    };
+    let f = file_of_mib(&fs, 12);
+    let Some(cap) = Throttle::new(&fs.dev, 256 << 10) else {
+        return;
+    };
+    let before = read_sectors(fs.name());
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("run"))
+        .arg(&f)
+        .args([
+            "-r",
+            "4K",
+            "8192",
+            "--direct",
+            "--interval",
+            "100ms",
+            "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while read_sectors(fs.name()) - before < (11 << 20) / 512 {
+        assert!(child.try_wait().unwrap().is_none(), "the run ended first");
+        assert!(started.elapsed().as_secs() < 60, "the run did not progress");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    cap.enter(child.id());
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = &doc["timeline"];
+    let shift = &t["reading"]["level_shift"];
+    assert!(shift.is_object(), "no level shift in {t}");
+    let (at, before, after) = (
+        shift["at_s"].as_f64().unwrap(),
+        shift["before_mib_s"].as_f64().unwrap(),
+        shift["after_mib_s"].as_f64().unwrap(),
+    );
+    assert!(after < before / 2.0 && after < 0.4, "{shift}");
+    // The device's own counters, on the same clock, say when the cap began: after the last
+    // interval that read more than 800 KiB/s (three times the cap).
+    let rows = t["rows"].as_array().unwrap();
+    let capped_at = rows
+        .iter()
+        .rfind(|r| r["dev_read_bytes"].as_u64().unwrap_or(0) > 80 << 10)
+        .map(|r| r["t_end_s"].as_f64().unwrap())
+        .unwrap();
+    let dev: Vec<_> = rows.iter().map(|r| &r["dev_read_bytes"]).collect();
+    assert!(
+        (at - capped_at).abs() <= 0.25,
+        "shift at {at} s, cap at {capped_at} s: {dev:?}"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("level shift at {at:.1} s")), "{err}");
+}
+
+#[test]
+fn a_file_in_ram_says_no_device_and_an_existing_timeline_file_is_refused() {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() {
+        let d = tempfile::tempdir_in(shm).unwrap();
+        let f = d.path().join("data");
+        write_varied_file(&f, 1 << 20, 3);
+        let doc = run_json(&f, "64K", "16", &[]);
+        assert!(doc["timeline"]["device"].is_null(), "{}", doc["timeline"]);
+        assert!(doc["timeline"]["reading"]["bytes_ratio"].is_null());
+        let out = bin("run")
+            .arg(&f)
+            .args(["-r", "64K", "16"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("no device:"), "{err}");
+    } else {
+        eprintln!("skipped the RAM half: no /dev/shm");
+    }
+    let d = tmp();
+    let f = p(&d, "data");
+    write_varied_file(&f, 1 << 20, 3);
+    let csv = p(&d, "t.csv");
+    std::fs::write(&csv, "mine").unwrap();
+    bin("run")
+        .arg(&f)
+        .args(["-r", "64K", "16", "--timeline"])
+        .arg(&csv)
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("--timeline:"));
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), "mine");
+}
