@@ -17,6 +17,7 @@ mod architecture;
 mod batch;
 mod compare;
 mod explain;
+mod fiojob;
 mod fleet;
 mod hostile_files;
 mod hostile_runtime;
