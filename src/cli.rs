@@ -32,7 +32,8 @@ pub const VERSION: &str = concat!(
 pub struct Cli {
     /// File to explore in the live UI (read only; a 1 GiB scratch file is made when omitted)
     pub file: Option<PathBuf>,
-    /// Run a sweep file headless and write CSVs and plots
+    /// Run a sweep file headless and write CSVs and plots (a TOML sweep, or a fio job file or
+    /// fio command lines: docs/fio.md)
     #[arg(long, value_name = "SWEEP.toml")]
     pub batch: Option<PathBuf>,
     /// Output directory of --batch (default: diskscope-results/<sweep name>/)

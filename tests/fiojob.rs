@@ -364,3 +364,43 @@ fn the_fio_lines_diskscope_writes_plan_the_same_points_again() {
         assert_eq!((f.size_bytes, f.create), (size, i == 1));
     }
 }
+
+#[test]
+fn a_job_that_would_write_into_a_file_diskscope_did_not_create_is_refused_and_the_file_kept() {
+    let dir = crate::util::tmp();
+    let data = crate::util::write_varied_file(&dir.path().join("mine.dat"), 1 << 16, 3);
+    let job = dir.path().join("w.fio");
+    std::fs::write(
+        &job,
+        "[global]\nfilename=mine.dat\n\n[w]\nrw=randwrite\nsize=64k\n",
+    )
+    .unwrap();
+    let out = batch(dir.path(), &job, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("error: {}:5: option `rw`: ", job.display())),
+        "{stderr}"
+    );
+    assert!(stderr.contains("did not create it"), "{stderr}");
+    assert_eq!(std::fs::read(dir.path().join("mine.dat")).unwrap(), data);
+    assert!(!dir.path().join("out").exists());
+}
+
+#[test]
+fn a_job_reading_a_file_of_its_own_measures_it_and_leaves_it_in_place() {
+    let dir = crate::util::tmp();
+    let data = crate::util::write_varied_file(&dir.path().join("mine.dat"), 1 << 18, 5);
+    let job = dir.path().join("r.fio");
+    std::fs::write(&job, "[r]\nfilename=mine.dat\nbs=16k\ninvalidate=0\n").unwrap();
+    let out = batch(dir.path(), &job, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read(dir.path().join("mine.dat")).unwrap(), data);
+    let csv = std::fs::read_to_string(dir.path().join("out/r.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 2, "{csv}"); // header and loops=1 row
+    assert!(csv.lines().nth(1).unwrap().contains(",16384,"), "{csv}");
+}

@@ -642,6 +642,13 @@ fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>
         }
     }
     let size = opts.size("size")?.or(opts.size("filesize")?);
+    if let Some((0, o)) = size {
+        return Err(FioError::bad_value(
+            &o.loc,
+            &o.key,
+            "must be at least 1 byte; write a size such as 1g",
+        ));
+    }
     let mut region_bytes = size.map(|(s, _)| s);
     if let Some((inc, o)) = opts.size("offset_increment")? {
         match size {
@@ -1025,5 +1032,72 @@ mod tests {
         assert_eq!(sanitise("seq read/4k"), "seq-read-4k");
         assert_eq!(sanitise(".hidden"), "hidden");
         assert_eq!(sanitise("..."), "job");
+    }
+}
+
+#[cfg(test)]
+mod plan_tests {
+    use super::*;
+    use crate::fiojob::parse::parse_ini_text;
+
+    fn plan_of(text: &str) -> Result<Plan, String> {
+        let jobs = parse_ini_text(text, "j.fio", &|_| None).map_err(|e| e.to_string())?;
+        plan(
+            &jobs,
+            "j.fio",
+            "j",
+            Some(Path::new("/nonexistent-diskscope-out")),
+            false,
+        )
+        .map_err(|e| e.to_string())
+    }
+
+    const FILE: &str = "filename=/nonexistent-diskscope-dir/f.dat\nsize=1m\n";
+
+    #[test]
+    fn a_value_runspec_refuses_is_reported_at_the_fio_option_that_set_it() {
+        let e = plan_of(&format!("[a]\n{FILE}ioengine=mmap\ndirect=1\n")).unwrap_err();
+        assert!(e.starts_with("j.fio:5: option `direct`: O_DIRECT"), "{e}");
+        let e = plan_of(&format!("[a]\n{FILE}numjobs=0\n")).unwrap_err();
+        assert!(e.starts_with("j.fio:4: option `numjobs`:"), "{e}");
+        let e = plan_of(&format!("[a]\n{FILE}size=0\n")).unwrap_err();
+        assert!(
+            e.starts_with("j.fio:4: option `size`: must be at least"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn time_based_without_runtime_is_refused_because_fio_would_never_stop() {
+        let e = plan_of(&format!("[a]\n{FILE}time_based\n")).unwrap_err();
+        assert!(
+            e.starts_with("j.fio:4: option `time_based`: time_based needs runtime"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn jobs_without_stonewall_are_noted_as_run_one_after_another() {
+        let p = plan_of(&format!("[global]\n{FILE}[a]\n[b]\n[c]\nstonewall\n")).unwrap();
+        let together = |i: usize| {
+            p.experiments[i]
+                .notes
+                .iter()
+                .any(|n| n.contains("fio starts this job together with"))
+        };
+        assert!(!together(0) && together(1) && !together(2));
+    }
+
+    #[test]
+    fn a_file_that_does_not_exist_is_created_at_the_largest_range() {
+        let p = plan_of(&format!(
+            "[global]\n{FILE}[a]\n[b]\nsize=2m\n[c]\nrw=write\nsize=512k\n"
+        ))
+        .unwrap();
+        let f = p.file.unwrap();
+        assert_eq!((f.size_bytes, f.create, f.writable), (2 << 20, true, true));
+        let w = &p.experiments[2].points[0];
+        assert_eq!(w.block_count, Some(128)); // 512k at fio's default bs=4k
+        assert!(w.overwrite_in_place);
     }
 }

@@ -107,7 +107,7 @@ pub fn load(
     out: Option<&Path>,
     force: bool,
 ) -> anyhow::Result<Plan> {
-    let display = path.display().to_string();
+    let display = crate::text::shown_path(path).into_owned();
     let jobs = match format {
         Format::JobFile => parse::parse_ini_file(path, &display),
         Format::CommandLines => parse::parse_command_lines(text, &display),

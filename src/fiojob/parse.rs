@@ -305,7 +305,7 @@ impl IniParser<'_> {
                 message: format!("includes nest deeper than {MAX_INCLUDE_DEPTH}; flatten them"),
             });
         }
-        let display = path.display().to_string();
+        let display = crate::text::shown_path(&path).into_owned();
         let text = read(&path, &display, Some(loc))?;
         self.stack.push(path.clone());
         let r = self.lines(&text, &path, &display);
