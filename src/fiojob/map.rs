@@ -556,7 +556,7 @@ fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>
     if index > 0 && !waits && !job.starts_invocation {
         notes.push(format!(
             "fio starts this job together with [{}] (no stonewall); diskscope runs the jobs one after another",
-            jobs[index - 1].name
+            crate::text::shown(&jobs[index - 1].name)
         ));
     }
     if let Some(o) = opts.get("wait_for") {

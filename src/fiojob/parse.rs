@@ -519,6 +519,32 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// Whatever the text, reading and planning it ends in jobs or one located error line,
+        /// never a panic.
+        #[test]
+        fn any_text_is_read_and_planned_without_panicking(
+            text in "([\\[\\]=;#$ {}a-z0-9:,%\\-]{0,40}\n){0,12}",
+        ) {
+            let env = |v: &str| (v == "A").then(|| "4k".to_string());
+            if let Ok(jobs) = parse_ini_text(&text, "p.fio", &env) {
+                let r = super::super::map::plan(
+                    &jobs,
+                    "p.fio",
+                    "p",
+                    Some(Path::new("/nonexistent-diskscope-out")),
+                    false,
+                );
+                if let Err(e) = r {
+                    proptest::prop_assert!(!e.to_string().contains('\n'));
+                }
+            }
+            if let Err(e) = parse_command_lines(&format!("fio {text}"), "p.txt") {
+                proptest::prop_assert!(e.to_string().starts_with("p.txt:"));
+            }
+        }
+    }
+
     #[test]
     fn command_lines_start_a_job_at_each_name_and_see_warm_notes() {
         let jobs = parse_command_lines(
