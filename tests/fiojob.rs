@@ -112,7 +112,7 @@ fn fio_files(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "fio"))
+        .filter(|p| p.extension().is_some_and(|e| e == "fio" || e == "txt"))
         .collect();
     v.sort();
     v
@@ -215,6 +215,35 @@ fn the_plan_of_a_job_file_holds_what_fio_would_do() {
         .notes
         .iter()
         .all(|n| !n.contains("starts this job together")));
+
+    // aio-read style: no stonewall and no filename; both differences are in the plan.
+    let p = load("parallel-depths.fio");
+    assert_eq!(p.experiments.len(), 4);
+    assert!(p.experiments[0].points[0].direct); // buffered=0
+    let notes = |i: usize| p.experiments[i].notes.join("\n");
+    assert!(
+        notes(1).contains("fio starts this job together with [file1]"),
+        "{}",
+        notes(1)
+    );
+    assert!(notes(1).contains("no filename"), "{}", notes(1));
+    assert_eq!(
+        p.file.as_ref().unwrap().path,
+        Path::new(".").join("file1.0.0")
+    );
+
+    let p = load("howto-cmdline.txt");
+    let names: Vec<&str> = p.experiments.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(names, ["job1", "job2", "seq"]);
+    assert_eq!(p.experiments[1].points[0].block_size_bytes, 8192);
+    assert!(p.experiments[1]
+        .notes
+        .iter()
+        .any(|n| n.contains("together with [job1]")));
+    assert!(p.experiments[2]
+        .notes
+        .iter()
+        .all(|n| !n.contains("together")));
 
     let p = load("rand-read.fio");
     let x = &p.experiments[0];

@@ -414,6 +414,9 @@ pub fn parse_command_lines(text: &str, display: &str) -> Result<Vec<Job>, FioErr
         }
         let first = jobs.len();
         let mut global = Vec::new();
+        // `--name=global` opens fio's global section on the command line: the options after it
+        // (until the next --name) go to every job that follows.
+        let mut in_global = false;
         for w in &words[1..] {
             let Some(opt) = w.strip_prefix("--") else {
                 return Err(FioError::Syntax {
@@ -430,7 +433,12 @@ pub fn parse_command_lines(text: &str, display: &str) -> Result<Vec<Job>, FioErr
                 None => (opt.to_ascii_lowercase(), "1".to_string()),
             };
             let value = substitute(&value, &loc, &key, &|v| std::env::var(v).ok())?;
+            if key == "name" && value == "global" {
+                in_global = true;
+                continue;
+            }
             if key == "name" {
+                in_global = false;
                 jobs.push(Job {
                     name: value,
                     header: loc.clone(),
@@ -446,8 +454,8 @@ pub fn parse_command_lines(text: &str, display: &str) -> Result<Vec<Job>, FioErr
                 loc: loc.clone(),
             };
             match jobs[first..].last_mut() {
-                Some(j) => j.opts.push(o),
-                None => global.push(o),
+                Some(j) if !in_global => j.opts.push(o),
+                _ => global.push(o),
             }
         }
         if jobs.len() == first {
@@ -558,6 +566,16 @@ mod tests {
         assert_eq!(jobs[1].opts[0].key, "ioengine");
         assert!(jobs[0].warm_hint && jobs[1].warm_hint && !jobs[2].warm_hint);
         assert_eq!(jobs[2].header.line, 4);
+        // fio's HOWTO: `--name=global` opens the global section on the command line.
+        let jobs = parse_command_lines(
+            "fio --name=global --rw=randread --size=128m --name=job1 --name=job2 --bs=8k\n",
+            "h.txt",
+        )
+        .unwrap();
+        let names: Vec<&str> = jobs.iter().map(|j| j.name.as_str()).collect();
+        assert_eq!(names, ["job1", "job2"]);
+        assert_eq!(jobs[0].opts.len(), 2);
+        assert_eq!(jobs[1].opts.len(), 3);
         let e = parse_command_lines("dd if=x\n", "x.txt")
             .unwrap_err()
             .to_string();
