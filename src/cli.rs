@@ -14,13 +14,27 @@ use clap::{Parser, Subcommand};
 use std::io::Write;
 use std::path::PathBuf;
 
+/// The version `--version` prints: the crate's version and the git revision it was built from
+/// (build.rs; `unknown` outside a git checkout).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("DISKSCOPE_GIT_REV"),
+    ")"
+);
+
 /// diskscope: how fast can this machine read and write this file, and why?
 #[derive(Debug, Parser)]
-#[command(name = "diskscope", version, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "diskscope",
+    version = VERSION,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Cli {
     /// File to explore in the live UI (read only; a 1 GiB scratch file is made when omitted)
     pub file: Option<PathBuf>,
-    /// Run a sweep file headless and write CSVs and plots
+    /// Run a sweep file headless and write CSVs and plots (a TOML sweep, or a fio job file or
+    /// fio command lines: docs/fio.md)
     #[arg(long, value_name = "SWEEP.toml")]
     pub batch: Option<PathBuf>,
     /// Output directory of --batch (default: diskscope-results/<sweep name>/)
@@ -72,6 +86,14 @@ pub enum Command {
     Clients(crate::fleet::clients::ClientsArgs),
     /// Measure this machine's ceilings for a file's device once and store them as a profile
     Limits(crate::explain::limits::LimitsArgs),
+    /// Print a shell completion script: `source <(diskscope completions bash)`
+    Completions {
+        /// The shell to complete in
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `diskscope man > diskscope.1 && man -l diskscope.1`
+    Man,
 }
 
 /// Parses arguments for a binary; on error prints one line and exits 2 (help/version exit 0).
@@ -170,6 +192,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         #[cfg(feature = "mpi")]
         Some(Command::Clients(a)) => crate::fleet::clients::execute(&a),
         Some(Command::Limits(a)) => crate::explain::limits::execute(&a),
+        Some(Command::Completions { shell }) => print_completions(shell),
+        Some(Command::Man) => print_man_page(),
         None => match cli.batch {
             Some(sweep) => match &cli.report {
                 _ if cli.json && cli.report.is_some() => Err(crate::config::usage(
@@ -186,6 +210,25 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             None => crate::tui::execute(cli.file.as_deref(), cli.baseline.as_deref()),
         },
     }
+}
+
+/// `diskscope completions SHELL`: the completion script of the whole command tree on stdout.
+fn print_completions(shell: clap_complete::Shell) -> anyhow::Result<i32> {
+    use clap::CommandFactory;
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "diskscope", &mut out);
+    std::io::Write::write_all(&mut std::io::stdout().lock(), &out)?;
+    Ok(0)
+}
+
+/// `diskscope man`: the manual page in roff, generated from the same clap tree as `--help`
+/// (the subcommands are listed in its SUBCOMMANDS section).
+fn print_man_page() -> anyhow::Result<i32> {
+    use clap::CommandFactory;
+    let mut out = Vec::new();
+    clap_mangen::Man::new(Cli::command()).render(&mut out)?;
+    std::io::Write::write_all(&mut std::io::stdout().lock(), &out)?;
+    Ok(0)
 }
 
 /// Standalone `run` binary: `run FILE -r|-w BLOCK_SIZE BLOCK_COUNT`.

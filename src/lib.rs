@@ -22,6 +22,7 @@
 //! * [`xor`] — the XOR contract; [`pattern`] — deterministic written data; [`size`] — `4K`, `1M`.
 //! * [`commands`] — the classic lab commands (`run`, `run2`, `fast`, `syscalls`).
 //! * [`sweep`] — batch mode: sweep files → runs → [`export`] (CSV, SVG plots, summary table).
+//! * [`fiojob`] — fio job files and command lines read as a sweep (`--batch job.fio`).
 //! * [`compare`] — `compare OLD NEW`: match points, Welch's t verdicts; [`report`] — `--report` HTML.
 //! * [`fleet`] — the same point on many MPI ranks at once (`--features mpi`), IOR-style aggregate.
 //! * [`explain`] — context of a run, the machine's ceilings (`limits`) and the model naming the
@@ -38,6 +39,7 @@ pub mod engine;
 pub mod explain;
 pub mod export;
 pub mod fio;
+pub mod fiojob;
 pub mod fleet;
 pub mod fsguard;
 pub mod lab;

@@ -19,6 +19,7 @@ mod batch;
 mod buffers;
 mod compare;
 mod explain;
+mod fiojob;
 mod fleet;
 mod hostile_files;
 mod hostile_integrity;

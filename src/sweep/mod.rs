@@ -44,7 +44,9 @@ pub use crate::config::EXIT_INTERRUPTED;
 pub use progress::format_secs;
 pub use text::plan_text;
 
-/// Reads and plans a sweep file without running anything.
+/// Reads and plans a sweep file without running anything. A fio job file (`*.fio`, `*.job`,
+/// `*.ini`, or text starting with `[global]`) or fio command lines (a `-fio.txt` companion) are
+/// planned by [`crate::fiojob`] into the same plan.
 pub fn load(sweep_path: &Path, out: Option<&Path>, force: bool) -> anyhow::Result<Plan> {
     crate::fsguard::check_input(sweep_path, "SWEEP.toml").map_err(usage)?;
     let text = std::fs::read_to_string(sweep_path).map_err(|e| {
@@ -53,6 +55,9 @@ pub fn load(sweep_path: &Path, out: Option<&Path>, force: bool) -> anyhow::Resul
             sweep_path.display()
         ))
     })?;
+    if let Some(format) = crate::fiojob::format_of(sweep_path, &text) {
+        return crate::fiojob::load(sweep_path, &text, format, out, force);
+    }
     let src = Source {
         display: sweep_path.display().to_string(),
         text,
@@ -115,7 +120,14 @@ pub fn execute(
 ) -> anyhow::Result<i32> {
     let plan = load(sweep_path, out, force)?;
     // Under mpirun/srun (built with `--features mpi`): every rank runs the sweep, src/fleet/.
-    let fleet_options = fleet::options_of(sweep_path)?;
+    // A fio job file has no `fleet` key (and is no TOML to look for one in).
+    let is_fio = std::fs::read_to_string(sweep_path)
+        .is_ok_and(|t| crate::fiojob::format_of(sweep_path, &t).is_some());
+    let fleet_options = if is_fio {
+        None
+    } else {
+        fleet::options_of(sweep_path)?
+    };
     #[cfg(feature = "mpi")]
     if !dry_run {
         if let Some(fleet) = crate::fleet::join(fleet_options.unwrap_or_default())? {

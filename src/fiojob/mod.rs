@@ -1,0 +1,126 @@
+//! fio's job files in: `diskscope --batch job.fio` plans and runs the jobs of a fio job file
+//! (or of fio command lines, such as the `<experiment>-fio.txt` a sweep writes) as the sweep's
+//! throughput experiments, one experiment per job, so everything after planning — the printed
+//! plan, the runs, the CSVs and figures — is the sweep's own.
+//!
+//! Two steps, each its own module: [`parse`] reads the text as fio does (sections, `[global]`
+//! inheritance, comments, includes, substitutions), keeping the file and line of every option;
+//! [`map`] turns each job's options into a [`RunSpec`](crate::config::RunSpec) and refuses every
+//! option diskscope does not implement by name, with its line and what to do: an option is
+//! never silently ignored. The printed plan says, for every setting, the fio option it came
+//! from (docs/fio.md has the whole table).
+//!
+//! Which reader `--batch` uses ([`format_of`]): a file named `*.fio`, `*.job` or `*.ini` is a
+//! job file; a file whose first line that is not blank or a `#`/`;` comment starts with `fio `
+//! holds command lines; anything else is a TOML sweep. (A TOML sweep's first table can be
+//! `[file]`, so a section header alone does not tell the two apart; `[global]` does, since no
+//! sweep has such a table.)
+
+pub mod map;
+pub mod parse;
+
+use crate::sweep::plan::Plan;
+use parse::Loc;
+use std::path::Path;
+
+/// A fio job that diskscope cannot plan, with the place it was written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FioError {
+    /// The job file (or an include) cannot be read.
+    #[error("{file}: {message}")]
+    Read { file: String, message: String },
+    /// An `include` line that cannot be followed.
+    #[error("{loc}: include: {message}")]
+    Include { loc: Loc, message: String },
+    /// Text that is not fio's job syntax.
+    #[error("{loc}: {message}")]
+    Syntax { loc: Loc, message: String },
+    /// An option diskscope does not implement (or not with this value): refused by name.
+    #[error("{loc}: option `{option}`: {message}")]
+    Refused {
+        loc: Loc,
+        option: String,
+        message: String,
+    },
+    /// An option with a value diskscope cannot read.
+    #[error("{loc}: option `{option}`: {message}")]
+    BadValue {
+        loc: Loc,
+        option: String,
+        message: String,
+    },
+}
+
+impl FioError {
+    pub fn bad_value(loc: &Loc, option: &str, message: &str) -> FioError {
+        FioError::BadValue {
+            loc: loc.clone(),
+            option: crate::text::shown(option).into_owned(),
+            message: message.to_string(),
+        }
+    }
+
+    pub fn refused(loc: &Loc, option: &str, message: &str) -> FioError {
+        FioError::Refused {
+            loc: loc.clone(),
+            option: crate::text::shown(option).into_owned(),
+            message: message.to_string(),
+        }
+    }
+}
+
+/// How a `--batch` file is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// fio's INI job file.
+    JobFile,
+    /// `fio --opt=value ...` lines.
+    CommandLines,
+}
+
+/// Which fio format `text` (read from `path`) is in, or None for a TOML sweep.
+pub fn format_of(path: &Path, text: &str) -> Option<Format> {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    if matches!(ext.as_deref(), Some("fio" | "job" | "ini")) {
+        return Some(Format::JobFile);
+    }
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with(';'))?;
+    if first == "fio" || first.starts_with("fio ") {
+        Some(Format::CommandLines)
+    } else if first == "[global]" {
+        Some(Format::JobFile)
+    } else {
+        None
+    }
+}
+
+/// Plans a fio job file (or command lines) read from `path` as a sweep.
+pub fn load(
+    path: &Path,
+    text: &str,
+    format: Format,
+    out: Option<&Path>,
+    force: bool,
+) -> anyhow::Result<Plan> {
+    let display = crate::text::shown_path(path).into_owned();
+    let jobs = match format {
+        Format::JobFile => parse::parse_ini_file(path, &display),
+        Format::CommandLines => parse::parse_command_lines(text, &display),
+    }
+    .map_err(usage_of)?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "fio".into());
+    map::plan(&jobs, &display, &stem, out, force).map_err(usage_of)
+}
+
+/// A [`FioError`] as the usage error the front end prints in one line (exit status 2).
+fn usage_of(e: FioError) -> anyhow::Error {
+    crate::config::usage(e.to_string())
+}

@@ -1,0 +1,435 @@
+//! Issue 26, "Speak fio": fio job files run through `--batch` (tests/fixtures/fio/jobs/, written
+//! in the style of fio's own examples), every option diskscope does not implement refused by
+//! name with its file and line, the `-fio.txt` companion planned back into the same points; and
+//! the shell: completion scripts, the man page, `--version` with the git revision.
+
+use crate::util::bin;
+
+#[test]
+fn the_bash_completion_script_loads_and_registers_diskscope() {
+    let script = bin("diskscope")
+        .args(["completions", "bash"])
+        .output()
+        .unwrap();
+    assert!(script.status.success());
+    let dir = crate::util::tmp();
+    let path = dir.path().join("diskscope.bash");
+    std::fs::write(&path, &script.stdout).unwrap();
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source '{}' && complete -p diskscope",
+            path.display()
+        ))
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{shown}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(shown.contains("diskscope"), "{shown}");
+}
+
+#[test]
+fn zsh_and_fish_completions_name_the_subcommands() {
+    for shell in ["zsh", "fish"] {
+        let out = bin("diskscope")
+            .args(["completions", shell])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{shell}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        for sub in ["run", "compare", "completions", "man"] {
+            assert!(text.contains(sub), "{shell} script lacks {sub}");
+        }
+    }
+}
+
+#[test]
+fn the_man_page_has_a_name_section_and_lists_the_subcommands() {
+    let out = bin("diskscope").arg("man").output().unwrap();
+    assert!(out.status.success());
+    let roff = String::from_utf8_lossy(&out.stdout);
+    assert!(roff.contains(".TH diskscope"), "{roff}");
+    assert!(roff.contains(".SH NAME"), "{roff}");
+    assert!(roff.contains(".SH SUBCOMMANDS"), "{roff}");
+    for sub in ["run", "compare", "completions", "man"] {
+        assert!(
+            roff.contains(&format!("diskscope\\-{sub}(1)")),
+            "no {sub} in {roff}"
+        );
+    }
+    // Rendered by man itself where it is installed.
+    let dir = crate::util::tmp();
+    let page = dir.path().join("diskscope.1");
+    std::fs::write(&page, &out.stdout).unwrap();
+    match std::process::Command::new("man")
+        .arg("-l")
+        .arg(&page)
+        .env("MANPAGER", "cat")
+        .env("PAGER", "cat")
+        .output()
+    {
+        Ok(m) if m.status.success() => {
+            let text = String::from_utf8_lossy(&m.stdout);
+            assert!(
+                text.contains("NAME") && text.contains("SUBCOMMANDS"),
+                "{text}"
+            );
+        }
+        Ok(m) => panic!("man -l failed: {}", String::from_utf8_lossy(&m.stderr)),
+        Err(e) => eprintln!("skipped rendering: man is not installed ({e})"),
+    }
+}
+
+#[test]
+fn version_names_the_git_revision() {
+    let out = bin("diskscope").arg("--version").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let expected = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    match expected {
+        Some(rev) => assert!(text.contains(&format!("({rev})")), "{text}"),
+        None => assert!(text.contains('('), "{text}"),
+    }
+}
+
+use std::path::{Path, PathBuf};
+
+fn jobs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/jobs")
+}
+
+/// The `*.fio` files of `dir`, sorted.
+fn fio_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "fio" || e == "txt"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// `diskscope --batch JOB ...` run in `cwd` (the job files name their data files relative to it).
+fn batch(cwd: &Path, job: &Path, extra: &[&str]) -> std::process::Output {
+    bin("diskscope")
+        .current_dir(cwd)
+        .env("DISKSCOPE_FIO_BS", "64k")
+        .arg("--batch")
+        .arg(job)
+        .arg("--out")
+        .arg(cwd.join("out"))
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn every_job_file_of_the_fixtures_plans_with_each_setting_traced_to_its_fio_option() {
+    let files = fio_files(&jobs_dir());
+    assert!(files.len() >= 7, "{files:?}");
+    for job in files {
+        let dir = crate::util::tmp();
+        let out = batch(dir.path(), &job, &["--dry-run"]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}: {stdout}{}",
+            job.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains("block_size"), "{stdout}");
+        // Each setting names the option and line it came from.
+        assert!(stdout.contains(&format!("{}:", job.display())), "{stdout}");
+        // A dry run creates nothing.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
+
+#[test]
+fn the_plan_of_a_job_file_holds_what_fio_would_do() {
+    let load = |name: &str| {
+        diskscope::sweep::load(
+            &jobs_dir().join(name),
+            Some(Path::new("/nonexistent-diskscope-out")),
+            false,
+        )
+        .unwrap()
+    };
+    use diskscope::config::{CacheMode, Method, Op, Pattern};
+    let p = load("seq-read.fio");
+    assert_eq!(p.experiments.len(), 1);
+    let x = &p.experiments[0];
+    assert_eq!(x.name, "seq-read"); // the [global] name= renames the job, as in fio
+    let s = &x.points[0];
+    assert_eq!((s.method, s.queue_depth), (Method::IoUring, 16)); // libaio runs as io_uring
+    assert_eq!((s.block_size_bytes, s.block_count), (256 << 10, None));
+    assert_eq!(s.cache, CacheMode::Cold); // fio's default invalidate=1
+    assert_eq!(s.duration.unwrap().as_millis(), 300);
+    assert!(
+        x.notes.iter().any(|n| n.contains("libaio")),
+        "{:?}",
+        x.notes
+    );
+    let f = p.file.as_ref().unwrap();
+    assert_eq!((f.size_bytes, f.create, f.keep), (4 << 20, true, false));
+
+    let p = load("qd-sweep.fio");
+    let depths: Vec<u32> = p
+        .experiments
+        .iter()
+        .map(|x| x.points[0].queue_depth)
+        .collect();
+    assert_eq!(depths, [1, 4, 16, 32]);
+    let names: Vec<&str> = p.experiments.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(names, ["qd1", "qd4", "qd16", "qd32"]);
+    assert!(p
+        .experiments
+        .iter()
+        .all(|x| x.points[0].cache == CacheMode::AsIs && x.points[0].pattern == Pattern::Random));
+    assert_eq!(
+        p.experiments[3].points[0].submit,
+        diskscope::config::SubmitPolicy::Batch
+    );
+
+    let p = load("numjobs.fio");
+    let four = &p.experiments[0].points[0];
+    assert_eq!((four.threads, four.block_count), (4, Some(32))); // 4 x 1m at 128k
+    assert_eq!(p.experiments[1].points[0].block_count, Some(4));
+    // stonewall: fio too runs the second job after the first, so the plan has no note on order.
+    assert!(p.experiments[1]
+        .notes
+        .iter()
+        .all(|n| !n.contains("starts this job together")));
+    // Without one (aio-style, several jobs at once) the plan says fio would overlap them.
+    let p = load("seq-read.fio");
+    assert!(p.experiments[0]
+        .notes
+        .iter()
+        .all(|n| !n.contains("starts this job together")));
+
+    // aio-read style: no stonewall and no filename; both differences are in the plan.
+    let p = load("parallel-depths.fio");
+    assert_eq!(p.experiments.len(), 4);
+    assert!(p.experiments[0].points[0].direct); // buffered=0
+    let notes = |i: usize| p.experiments[i].notes.join("\n");
+    assert!(
+        notes(1).contains("fio starts this job together with [file1]"),
+        "{}",
+        notes(1)
+    );
+    assert!(notes(1).contains("no filename"), "{}", notes(1));
+    assert_eq!(
+        p.file.as_ref().unwrap().path,
+        Path::new(".").join("file1.0.0")
+    );
+
+    let p = load("howto-cmdline.txt");
+    let names: Vec<&str> = p.experiments.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(names, ["job1", "job2", "seq"]);
+    assert_eq!(p.experiments[1].points[0].block_size_bytes, 8192);
+    assert!(p.experiments[1]
+        .notes
+        .iter()
+        .any(|n| n.contains("together with [job1]")));
+    assert!(p.experiments[2]
+        .notes
+        .iter()
+        .all(|n| !n.contains("together")));
+
+    let p = load("rand-read.fio");
+    let x = &p.experiments[0];
+    assert_eq!((x.reps, x.points[0].block_count), (2, Some(256)));
+
+    let p = load("seq-write.fio");
+    let w = &p.experiments[0].points[0];
+    assert_eq!((w.op, w.fsync, w.block_count), (Op::Write, true, Some(32)));
+    assert!(w.overwrite_in_place);
+
+    let p = load("rand-write.fio");
+    let w = &p.experiments[0].points[0];
+    assert_eq!((w.dsync, w.queue_depth, w.block_count), (true, 8, Some(64)));
+}
+
+#[test]
+fn includes_environment_variables_and_kb_base_are_read_as_fio_reads_them() {
+    let dir = crate::util::tmp();
+    let out = batch(
+        dir.path(),
+        &jobs_dir().join("with-include.fio"),
+        &["--dry-run"],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // bs=${DISKSCOPE_FIO_BS} (64k) comes from the included file, with its line; kb_base=1000
+    // in [seq] makes it 64000 bytes there, 65536 in [rand].
+    let inc = jobs_dir().join("common.inc");
+    assert!(
+        text.contains(&format!("block_size 64000 ← bs=64k ({}:6)", inc.display())),
+        "{text}"
+    );
+    assert!(text.contains("block_size 64K ← bs=64k"), "{text}");
+    assert!(text.contains("threads "), "{text}"); // numjobs=$ncpus
+}
+
+#[test]
+fn each_refused_option_is_named_with_its_file_and_line() {
+    let files = fio_files(&jobs_dir().join("refused"));
+    assert!(files.len() >= 12, "{files:?}");
+    for job in files {
+        let text = std::fs::read_to_string(&job).unwrap();
+        let expect = text
+            .lines()
+            .find_map(|l| l.strip_prefix("; expect: "))
+            .unwrap_or_else(|| panic!("{} has no `; expect:` line", job.display()));
+        let (line, option) = expect.split_once(' ').unwrap();
+        let dir = crate::util::tmp();
+        let out = batch(dir.path(), &job, &["--dry-run"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {stderr}", job.display());
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        let at = format!("error: {}:{line}: ", job.display());
+        assert!(stderr.starts_with(&at), "expected {at}... got {stderr}");
+        assert!(
+            stderr.contains(&format!("`{option}`")) || stderr.contains(&format!(": {option}:")),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn the_job_files_run_and_leave_only_their_results() {
+    for name in [
+        "seq-read.fio",
+        "qd-sweep.fio",
+        "numjobs.fio",
+        "seq-write.fio",
+        "rand-write.fio",
+    ] {
+        let dir = crate::util::tmp();
+        let job = jobs_dir().join(name);
+        let out = batch(dir.path(), &job, &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success(),
+            "{name}: {}{stderr}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(left, ["out"], "{name}: the data file was not removed");
+        let csvs = std::fs::read_dir(dir.path().join("out"))
+            .unwrap()
+            .filter(|e| {
+                let n = e.as_ref().unwrap().file_name();
+                let n = n.to_string_lossy();
+                n.ends_with(".csv") && !n.ends_with("-summary.csv")
+            })
+            .count();
+        assert!(csvs >= 1, "{name}: no CSV");
+    }
+}
+
+#[test]
+fn the_fio_lines_diskscope_writes_plan_the_same_points_again() {
+    let dir = crate::util::tmp();
+    let data = dir.path().join("data.bin");
+    crate::util::write_varied_file(&data, 1 << 20, 7);
+    let newfile = dir.path().join("new.dat");
+    let cases = [
+        format!(
+            "[file]\npath = \"{}\"\n[[experiment]]\nname = \"reads\"\nkind = \"throughput\"\n\
+             seconds = 0.5\nmethod = [\"read\", \"pread\", \"mmap\", \"io_uring\"]\n\
+             pattern = [\"sequential\", \"random\"]\ncache = [\"warm\", \"cold\"]\n\
+             threads = [1, 4]\nblock_size = [\"4K\", \"64K\"]\nqueue_depth = [1, 8]\n",
+            data.display()
+        ),
+        format!(
+            "[file]\npath = \"{}\"\ncreate = \"1M\"\n[[experiment]]\nname = \"writes\"\n\
+             kind = \"throughput\"\nseconds = 0.5\noperation = \"write\"\n\
+             method = [\"pread\", \"io_uring\"]\npattern = [\"sequential\", \"random\"]\n\
+             threads = [1, 2]\nblock_size = [\"4K\", \"64K\"]\nsubmit = \"batch\"\nqueue_depth = 4\n",
+            newfile.display()
+        ),
+    ];
+    for (i, toml) in cases.iter().enumerate() {
+        let sweep = dir.path().join(format!("s{i}.toml"));
+        std::fs::write(&sweep, toml).unwrap();
+        let out = Some(Path::new("/nonexistent-diskscope-out"));
+        let plan = diskscope::sweep::load(&sweep, out, false).unwrap();
+        let x = &plan.experiments[0];
+        let size = plan.file.as_ref().unwrap().size_bytes;
+        let txt = dir.path().join(format!("{}-fio.txt", x.name));
+        std::fs::write(
+            &txt,
+            diskscope::fio::sweep_companion(&x.name, &x.points, size),
+        )
+        .unwrap();
+        let back = diskscope::sweep::load(&txt, out, false).unwrap();
+        let points: Vec<_> = back
+            .experiments
+            .iter()
+            .flat_map(|x| x.points.clone())
+            .collect();
+        assert_eq!(points.len(), x.points.len());
+        for (a, b) in x.points.iter().zip(&points) {
+            assert_eq!(a, b);
+        }
+        let f = back.file.unwrap();
+        assert_eq!((f.size_bytes, f.create), (size, i == 1));
+    }
+}
+
+#[test]
+fn a_job_that_would_write_into_a_file_diskscope_did_not_create_is_refused_and_the_file_kept() {
+    let dir = crate::util::tmp();
+    let data = crate::util::write_varied_file(&dir.path().join("mine.dat"), 1 << 16, 3);
+    let job = dir.path().join("w.fio");
+    std::fs::write(
+        &job,
+        "[global]\nfilename=mine.dat\n\n[w]\nrw=randwrite\nsize=64k\n",
+    )
+    .unwrap();
+    let out = batch(dir.path(), &job, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("error: {}:5: option `rw`: ", job.display())),
+        "{stderr}"
+    );
+    assert!(stderr.contains("did not create it"), "{stderr}");
+    assert_eq!(std::fs::read(dir.path().join("mine.dat")).unwrap(), data);
+    assert!(!dir.path().join("out").exists());
+}
+
+#[test]
+fn a_job_reading_a_file_of_its_own_measures_it_and_leaves_it_in_place() {
+    let dir = crate::util::tmp();
+    let data = crate::util::write_varied_file(&dir.path().join("mine.dat"), 1 << 18, 5);
+    let job = dir.path().join("r.fio");
+    std::fs::write(&job, "[r]\nfilename=mine.dat\nbs=16k\ninvalidate=0\n").unwrap();
+    let out = batch(dir.path(), &job, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read(dir.path().join("mine.dat")).unwrap(), data);
+    let csv = std::fs::read_to_string(dir.path().join("out/r.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 2, "{csv}"); // header and loops=1 row
+    assert!(csv.lines().nth(1).unwrap().contains(",16384,"), "{csv}");
+}
