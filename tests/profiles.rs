@@ -384,6 +384,7 @@ fn explorer_screen(mib_per_interval: u64, width: u16, height: u16) -> String {
                 ops,
                 latency,
                 kind: SnapshotKind::Interval,
+                ops_log: Vec::new(),
             }),
         });
     }
