@@ -25,9 +25,10 @@ impl Stats {
         let n = v.len();
         // Scaled by the largest magnitude, so values near f64::MAX (1e308 MiB/s in a hand-made
         // CSV) give a finite mean and deviation instead of overflowing to ∞.
-        let scale = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        let scale = if scale.is_finite() && scale > 0.0 {
-            scale
+        // Only when the plain sum would overflow, so ordinary figures keep exact arithmetic.
+        let largest = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let scale = if largest.is_finite() && largest > 1e150 {
+            largest
         } else {
             1.0
         };
