@@ -5,7 +5,7 @@ use super::experiment::{CommandPlan, Experiment};
 use super::files::FilePlan;
 use super::layered::Layered;
 use super::values::one_size;
-use crate::config::{CacheMode, Method, Op, Pattern, RunSpec, SubmitPolicy, TOML_NAMES};
+use crate::config::{Buffers, CacheMode, Method, Op, Pattern, RunSpec, SubmitPolicy, TOML_NAMES};
 use std::time::Duration;
 
 /// Seconds after which a `command` repetition is killed, unless `timeout` says otherwise.
@@ -19,6 +19,7 @@ pub fn check_defaults(l: &Layered) -> anyhow::Result<()> {
     l.list("block_count", 0, |c| c.counts())?;
     l.list("threads", 0, |c| c.counts())?;
     l.list("queue_depth", 0, |c| c.counts())?;
+    l.list("buffers", Buffers::DEFAULT, |c| c.names(Buffers::parse))?;
     l.list("method", Method::Pread, |c| c.names(Method::parse))?;
     l.list("cache", CacheMode::Warm, |c| c.names(CacheMode::parse))?;
     l.list("direct", false, |c| c.bools())?;
@@ -43,6 +44,7 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
     let caches = l.list("cache", CacheMode::Warm, |c| c.names(CacheMode::parse))?;
     let directs = l.list("direct", false, |c| c.bools())?;
     let depths = l.list("queue_depth", 1, |c| c.counts())?;
+    let buffers = l.list("buffers", Buffers::DEFAULT, |c| c.names(Buffers::parse))?;
     let ops = l.list("operation", Op::Read, |c| c.names(Op::parse))?;
     let patterns = l.list("pattern", Pattern::Sequential, |c| c.names(Pattern::parse))?;
     let submit = match l.list("submit", SubmitPolicy::DEFAULT, |c| c.names(SubmitPolicy::parse))?[..] {
@@ -78,6 +80,7 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
         directs.len(),
         threads.len(),
         depths.len(),
+        buffers.len(),
         patterns.len(),
         sizes.len(),
     ]
@@ -96,6 +99,7 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
             ("direct", directs.len()),
             ("threads", threads.len()),
             ("queue_depth", depths.len()),
+            ("buffers", buffers.len()),
             ("pattern", patterns.len()),
             ("block_size", sizes.len()),
         ]
@@ -126,7 +130,11 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
                     for &t in &threads {
                         for &qd in &depths {
                             for &pattern in &patterns {
-                                for &bs in &sizes {
+                                // Block size innermost, the buffers' memory just outside it.
+                                let inner = buffers
+                                    .iter()
+                                    .flat_map(|&b| sizes.iter().map(move |&bs| (b, bs)));
+                                for (buf, bs) in inner {
                                     let mut s = RunSpec::new(&file.path);
                                     s.op = op;
                                     s.method = method;
@@ -147,6 +155,7 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
                                         s.submit = submit;
                                     }
                                     s.block_size_bytes = bs;
+                                    s.buffers = buf;
                                     s.duration = Some(Duration::from_secs_f64(x.seconds));
                                     let one_pass = one_pass_all
                                         || op == Op::Write

@@ -95,6 +95,8 @@ pub struct Section {
     pub cache: Axis,
     pub direct: Axis,
     pub queue_depth: Axis,
+    /// The memory behind the I/O buffers (`auto`, `plain`, `malloc`, `thp`, `hugetlb`).
+    pub buffers: Axis,
     pub operation: Axis,
     pub pattern: Axis,
     /// io_uring submission policy (`batch` or `each`), one per experiment.

@@ -34,6 +34,7 @@ impl SweepKind for Throughput {
             "cache",
             "direct",
             "queue_depth",
+            "buffers",
             "operation",
             "pattern",
             "submit",
