@@ -166,6 +166,31 @@ fn a_larger_terminal_and_the_help_overlay_render_too() {
 }
 
 #[test]
+fn closing_the_help_or_the_kdiskmark_card_does_not_also_run_the_key() {
+    let mut a = app();
+    a.start();
+    for key_code in [
+        KeyCode::Char('c'),
+        KeyCode::Char('w'),
+        KeyCode::Right,
+        KeyCode::Char('q'),
+        KeyCode::Char('s'),
+    ] {
+        a.show_help = true;
+        assert_eq!(a.handle_key(key(key_code)), Action::None, "{key_code:?}");
+        assert!(!a.show_help);
+        a.show_kdm = true;
+        assert_eq!(a.handle_key(key(key_code)), Action::None, "{key_code:?}");
+        assert!(!a.show_kdm);
+    }
+    assert!(
+        !a.settings.cold && !a.quit,
+        "a closing key changed a setting"
+    );
+    assert_eq!(a.settings.block_size_bytes, MIB);
+}
+
+#[test]
 fn a_long_file_name_is_shortened_so_its_size_stays_visible() {
     let a = App::new(
         PathBuf::from("/tmp/a-rather-long-file-name-for-the-panel.bin"),

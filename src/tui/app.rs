@@ -237,12 +237,12 @@ impl App {
                 _ => Action::None,
             };
         }
-        if (self.show_help || self.show_kdm) && !matches!(key.code, KeyCode::Char('q')) {
+        // An overlay (help, the KDiskMark card) is closed by any key, and that key does
+        // nothing else: `?` then `c` must not evict the file the user was only reading about.
+        if self.show_help || self.show_kdm {
             self.show_help = false;
             self.show_kdm = false;
-            if matches!(key.code, KeyCode::Char('?') | KeyCode::Esc) {
-                return Action::None;
-            }
+            return Action::None;
         }
         if self.kdm_running() {
             return match key.code {
