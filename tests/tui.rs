@@ -273,7 +273,7 @@ fn c_toggles_cold_which_evicts_before_reading_and_shows_on_screen() {
         panic!("c must restart");
     };
     assert_eq!(spec.cache, CacheMode::AsIs);
-    assert!(render(&a, 80, 24).contains("cache  warm"));
+    assert!(render(&a, 80, 24).contains("cache  as is"));
 }
 
 #[test]

@@ -314,7 +314,10 @@ impl App {
                 Ok(match (s.cold, s.op) {
                     (true, Op::Write) => "cold: applies to reads (w switches back)".into(),
                     (true, Op::Read) => "cold: file evicted now and before every pass".into(),
-                    (false, _) => "warm: the page cache keeps what is read".into(),
+                    (false, _) => {
+                        "cache as is: not evicted, not pre-read (the gauge shows how much is cached)"
+                            .into()
+                    }
                 })
             }
             KeyCode::Char('w') => {
