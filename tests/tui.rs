@@ -515,25 +515,42 @@ fn below_80x24_no_number_is_cut_the_screen_says_it_is_too_small() {
 }
 
 #[test]
-fn q_tells_truthfully_which_rows_were_saved() {
-    let mut a = app();
-    assert_eq!(a.exit_note(), None);
+fn q_saves_the_rows_made_after_the_last_s_and_counts_them_as_s_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("session.csv");
+    let mut a = App::new(
+        PathBuf::from("/data/big.bin"),
+        1 << 30,
+        PathBuf::from("/data/.big.bin.diskscope-scratch"),
+        csv.clone(),
+    );
+    assert_eq!(a.exit_note(Ok(0)), None);
     let first = started_id(&a.start());
     feed_run(&mut a, first, 5, 100, 20);
     let second = started_id(&a.handle_key(key(KeyCode::Right)));
     end_run(&mut a, first, 0, 1);
-    let note = a.exit_note().unwrap();
-    assert!(note.contains("1 row not saved"), "{note}");
-    a.rows_saved = a.rows.len();
     feed_run(&mut a, second, 5, 100, 20);
-    a.handle_key(key(KeyCode::Right));
+    // `s`: the finished row and the live one as of now.
+    let said = diskscope::tui::save_now(&mut a);
+    assert!(said.starts_with("saved 2 rows to "), "{said}");
+    // `q`: the live run ends and becomes a row, saved at exit.
+    a.handle_key(key(KeyCode::Char('q')));
     end_run(&mut a, second, 0, 1);
-    let note = a.exit_note().unwrap();
+    let now = diskscope::tui::save_unsaved(&mut a);
+    assert_eq!(now, Ok(1));
+    let note = a.exit_note(now).unwrap();
     assert!(
-        note.contains("1 row saved")
-            && note.contains("the last 1 (made after the last s) not saved"),
+        note.starts_with("3 rows saved to ") && note.ends_with(" (1 at exit)"),
         "{note}"
     );
+    let lines = std::fs::read_to_string(&csv).unwrap().lines().count();
+    assert_eq!(
+        lines,
+        1 + 3,
+        "the header and the three rows the note counts"
+    );
+    let failed = a.exit_note(Err("disk full".into())).unwrap();
+    assert!(failed.contains("not saved (disk full)"), "{failed}");
 }
 
 #[test]
