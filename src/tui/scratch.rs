@@ -32,7 +32,7 @@ pub fn default_file_dir() -> PathBuf {
     let choice =
         crate::explain::context::scratch_dir(&std::env::temp_dir(), disk, DEFAULT_FILE_BYTES);
     if let Some(note) = &choice.note {
-        eprintln!("note: {note}");
+        eprintln!("note: {}", crate::text::shown(note));
     }
     choice.dir
 }
