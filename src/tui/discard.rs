@@ -15,7 +15,6 @@
 //! `DISKSCOPE_TEST_SLOW_REMOVAL_MS` (tests only) sleeps that long after each step, so a test
 //! can watch a slow removal without a slow disk.
 
-use super::session::Update;
 use crate::fsguard::Created;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
@@ -24,6 +23,18 @@ use std::sync::mpsc::{channel, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+/// What the removal thread reports (the session forwards it to the UI as an update).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// How far a removal has come.
+    Progress(Removal),
+    /// A file was removed.
+    Done { path: PathBuf, elapsed: Duration },
+}
+
+/// Where the removal thread reports.
+pub type Report = Box<dyn Fn(Event) + Send>;
 
 /// Bytes freed per truncation step.
 pub const STEP_BYTES: u64 = 16 << 20;
@@ -66,8 +77,8 @@ impl DiscardSender {
 }
 
 impl Discard {
-    /// Starts the removal thread; it reports on `out`.
-    pub fn spawn(out: Sender<Update>) -> std::io::Result<Discard> {
+    /// Starts the removal thread; it reports through `out`.
+    pub fn spawn(out: Report) -> std::io::Result<Discard> {
         let (tx, rx) = channel::<Created>();
         let pending = Arc::new(AtomicUsize::new(0));
         let left = pending.clone();
@@ -119,7 +130,7 @@ impl Drop for Discard {
 
 /// Truncates `created` from the end in steps of [`STEP_BYTES`], reporting each, then unlinks it
 /// — only while its path names the inode the run created. Anything else is left alone.
-pub fn remove_in_steps(created: &Created, out: &Sender<Update>, slow: Option<Duration>) {
+pub fn remove_in_steps(created: &Created, out: &dyn Fn(Event), slow: Option<Duration>) {
     let started = Instant::now();
     let file = std::fs::OpenOptions::new()
         .write(true)
@@ -133,7 +144,7 @@ pub fn remove_in_steps(created: &Created, out: &Sender<Update>, slow: Option<Dur
     }
     let total_bytes = file.metadata().map_or(0, |m| m.len());
     let report = |left_bytes: u64| {
-        let _ = out.send(Update::Removing(Removal {
+        out(Event::Progress(Removal {
             path: created.path.clone(),
             total_bytes,
             left_bytes,
@@ -154,7 +165,7 @@ pub fn remove_in_steps(created: &Created, out: &Sender<Update>, slow: Option<Dur
     }
     drop(file);
     created.remove();
-    let _ = out.send(Update::Removed {
+    out(Event::Done {
         path: created.path.clone(),
         elapsed: started.elapsed(),
     });
@@ -172,7 +183,10 @@ mod tests {
         f.set_len(3 * STEP_BYTES + 5).unwrap(); // sparse: costs no disk
         drop(f);
         let (out, updates) = channel();
-        let mut discard = Discard::spawn(out).unwrap();
+        let mut discard = Discard::spawn(Box::new(move |e| {
+            let _ = out.send(e);
+        }))
+        .unwrap();
         discard.sender().unwrap().discard(created);
         discard.finish();
         assert_eq!(discard.pending(), 0);
@@ -180,7 +194,7 @@ mod tests {
         let lefts: Vec<u64> = updates
             .try_iter()
             .filter_map(|u| match u {
-                Update::Removing(r) => Some(r.left_bytes),
+                Event::Progress(r) => Some(r.left_bytes),
                 _ => None,
             })
             .collect();
@@ -197,8 +211,7 @@ mod tests {
         let (_, created) = crate::fsguard::create_exclusive(&path).unwrap();
         std::fs::rename(&path, d.path().join("moved")).unwrap();
         std::fs::write(&path, b"the user's").unwrap();
-        let (out, _updates) = channel();
-        remove_in_steps(&created, &out, None);
+        remove_in_steps(&created, &|_| {}, None);
         assert_eq!(std::fs::read(&path).unwrap(), b"the user's");
     }
 }

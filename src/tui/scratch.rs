@@ -602,6 +602,22 @@ mod tests {
     }
 
     #[test]
+    fn a_file_written_as_the_default_file_is_proved_ours() {
+        // The same write the explorer makes, 4 MiB instead of 1 GiB.
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("diskscope-scratch-1G");
+        crate::fsguard::create_exclusive(&path).unwrap();
+        let mut spec = RunSpec::new(&path);
+        spec.op = Op::Write;
+        spec.block_count = Some(4);
+        spec.force = true;
+        let stop = Arc::new(AtomicBool::new(false));
+        let outcome = runner::run_blocking(&spec, "t", stop, |_, _| {}).unwrap();
+        assert_eq!(outcome.result.bytes, 4 << 20);
+        assert_eq!(not_our_default_file(&path, 4 << 20), None);
+    }
+
+    #[test]
     fn a_default_file_of_another_user_is_not_ours() {
         // /etc/hostname-like: a root-owned file, unless the tests run as root.
         // SAFETY: geteuid has no preconditions.

@@ -116,7 +116,14 @@ impl Session {
         let (commands, command_rx) = channel();
         let (update_tx, updates) = channel();
         let out = update_tx.clone();
-        let discard = super::discard::Discard::spawn(update_tx.clone())?;
+        let to_ui = update_tx.clone();
+        let discard = super::discard::Discard::spawn(Box::new(move |e| {
+            let u = match e {
+                super::discard::Event::Progress(r) => Update::Removing(r),
+                super::discard::Event::Done { path, elapsed } => Update::Removed { path, elapsed },
+            };
+            let _ = to_ui.send(u);
+        }))?;
         let remover = discard.sender().expect("a new removal thread takes files");
         let thread = std::thread::Builder::new()
             .name("diskscope-session".into())
@@ -386,8 +393,9 @@ mod tests {
 
     /// A removal thread for tests that write nothing (it never gets a file).
     fn no_discard() -> DiscardSender {
-        let (out, _) = channel();
-        let d = Box::leak(Box::new(crate::tui::discard::Discard::spawn(out).unwrap()));
+        let d = Box::leak(Box::new(
+            crate::tui::discard::Discard::spawn(Box::new(|_| {})).unwrap(),
+        ));
         d.sender().unwrap()
     }
 
