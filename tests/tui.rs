@@ -909,3 +909,31 @@ mod why {
         }
     }
 }
+
+#[test]
+fn a_scratch_file_being_removed_shows_its_progress_and_q_says_what_it_waits_for() {
+    use diskscope::tui::discard::Removal;
+    let mut a = app();
+    a.start();
+    let path = PathBuf::from("/data/.big.bin.diskscope-scratch.7.1");
+    a.apply(Update::Removing(Removal {
+        path: path.clone(),
+        total_bytes: 1 << 30,
+        left_bytes: 512 * MIB,
+        started: std::time::Instant::now(),
+    }));
+    let screen = render(&a, 80, 24);
+    assert!(screen.contains("removing scratch: 512"), "{screen}");
+    a.quitting = true;
+    let screen = render(&a, 80, 24);
+    assert!(
+        screen.contains("quitting after removing the scratch file: 512"),
+        "{screen}"
+    );
+    a.apply(Update::Removed {
+        path,
+        elapsed: Duration::from_secs(3),
+    });
+    assert!(a.removing.is_empty());
+    assert!(render(&a, 80, 24).contains("quitting: stopping the run"));
+}
