@@ -168,6 +168,31 @@ fn a_larger_terminal_and_the_help_overlay_render_too() {
 }
 
 #[test]
+fn closing_the_help_or_the_kdiskmark_card_does_not_also_run_the_key() {
+    let mut a = app();
+    a.start();
+    for key_code in [
+        KeyCode::Char('c'),
+        KeyCode::Char('w'),
+        KeyCode::Right,
+        KeyCode::Char('q'),
+        KeyCode::Char('s'),
+    ] {
+        a.show_help = true;
+        assert_eq!(a.handle_key(key(key_code)), Action::None, "{key_code:?}");
+        assert!(!a.show_help);
+        a.show_kdm = true;
+        assert_eq!(a.handle_key(key(key_code)), Action::None, "{key_code:?}");
+        assert!(!a.show_kdm);
+    }
+    assert!(
+        !a.settings.cold && !a.quit,
+        "a closing key changed a setting"
+    );
+    assert_eq!(a.settings.block_size_bytes, MIB);
+}
+
+#[test]
 fn a_long_file_name_is_shortened_so_its_size_stays_visible() {
     let a = App::new(
         PathBuf::from("/tmp/a-rather-long-file-name-for-the-panel.bin"),
@@ -250,7 +275,7 @@ fn c_toggles_cold_which_evicts_before_reading_and_shows_on_screen() {
         panic!("c must restart");
     };
     assert_eq!(spec.cache, CacheMode::AsIs);
-    assert!(render(&a, 80, 24).contains("cache  warm"));
+    assert!(render(&a, 80, 24).contains("cache  as is"));
 }
 
 #[test]
@@ -492,25 +517,42 @@ fn below_80x24_no_number_is_cut_the_screen_says_it_is_too_small() {
 }
 
 #[test]
-fn q_tells_truthfully_which_rows_were_saved() {
-    let mut a = app();
-    assert_eq!(a.exit_note(), None);
+fn q_saves_the_rows_made_after_the_last_s_and_counts_them_as_s_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("session.csv");
+    let mut a = App::new(
+        PathBuf::from("/data/big.bin"),
+        1 << 30,
+        PathBuf::from("/data/.big.bin.diskscope-scratch"),
+        csv.clone(),
+    );
+    assert_eq!(a.exit_note(Ok(0)), None);
     let first = started_id(&a.start());
     feed_run(&mut a, first, 5, 100, 20);
     let second = started_id(&a.handle_key(key(KeyCode::Right)));
     end_run(&mut a, first, 0, 1);
-    let note = a.exit_note().unwrap();
-    assert!(note.contains("1 row not saved"), "{note}");
-    a.rows_saved = a.rows.len();
     feed_run(&mut a, second, 5, 100, 20);
-    a.handle_key(key(KeyCode::Right));
+    // `s`: the finished row and the live one as of now.
+    let said = diskscope::tui::save_now(&mut a);
+    assert!(said.starts_with("saved 2 rows to "), "{said}");
+    // `q`: the live run ends and becomes a row, saved at exit.
+    a.handle_key(key(KeyCode::Char('q')));
     end_run(&mut a, second, 0, 1);
-    let note = a.exit_note().unwrap();
+    let now = diskscope::tui::save_unsaved(&mut a);
+    assert_eq!(now, Ok(1));
+    let note = a.exit_note(now).unwrap();
     assert!(
-        note.contains("1 row saved")
-            && note.contains("the last 1 (made after the last s) not saved"),
+        note.starts_with("3 rows saved to ") && note.ends_with(" (1 at exit)"),
         "{note}"
     );
+    let lines = std::fs::read_to_string(&csv).unwrap().lines().count();
+    assert_eq!(
+        lines,
+        1 + 3,
+        "the header and the three rows the note counts"
+    );
+    let failed = a.exit_note(Err("disk full".into())).unwrap();
+    assert!(failed.contains("not saved (disk full)"), "{failed}");
 }
 
 #[test]
@@ -868,4 +910,32 @@ mod why {
             }
         }
     }
+}
+
+#[test]
+fn a_scratch_file_being_removed_shows_its_progress_and_q_says_what_it_waits_for() {
+    use diskscope::tui::discard::Removal;
+    let mut a = app();
+    a.start();
+    let path = PathBuf::from("/data/.big.bin.diskscope-scratch.7.1");
+    a.apply(Update::Removing(Removal {
+        path: path.clone(),
+        total_bytes: 1 << 30,
+        left_bytes: 512 * MIB,
+        started: std::time::Instant::now(),
+    }));
+    let screen = render(&a, 80, 24);
+    assert!(screen.contains("removing scratch: 512"), "{screen}");
+    a.quitting = true;
+    let screen = render(&a, 80, 24);
+    assert!(
+        screen.contains("quitting after removing the scratch file: 512"),
+        "{screen}"
+    );
+    a.apply(Update::Removed {
+        path,
+        elapsed: Duration::from_secs(3),
+    });
+    assert!(a.removing.is_empty());
+    assert!(render(&a, 80, 24).contains("quitting: stopping the run"));
 }

@@ -71,6 +71,6 @@ pub fn run_with_report(
         &status,
     )?;
     write_new(report, html.as_bytes(), force, "--report")?;
-    eprintln!("wrote {}", report.display());
+    eprintln!("wrote {}", crate::text::shown_path(report));
     Ok(code)
 }

@@ -61,8 +61,11 @@ pub struct App {
     pub live: Option<Segment>,
     pub ending: Vec<Segment>,
     pub rows: Vec<RunResult>,
-    /// Rows already appended to the CSV file.
+    /// Rows of `rows` already appended to the CSV file.
     pub rows_saved: usize,
+    /// Lines appended to the CSV file in this session (a live row saved with `s` included), so
+    /// `s` and the summary at exit count the same thing.
+    pub csv_rows_written: usize,
     /// MiB/s per 100 ms across segments, newest last.
     pub history: VecDeque<f64>,
     pub xor: Option<XorSeen>,
@@ -88,6 +91,11 @@ pub struct App {
     /// Where the explored file lives (filesystem, device, RAM/network warnings), collected at
     /// start; None until then.
     pub context: Option<crate::explain::context::Context>,
+    /// Scratch files being removed in the background, with their progress.
+    pub removing: Vec<super::discard::Removal>,
+    /// `q` (or a signal) was taken: the explorer leaves once the run stopped and every scratch
+    /// file is removed, showing that progress meanwhile.
+    pub quitting: bool,
     /// An action the event loop must carry out without a key (the set's next test).
     pending: Option<Action>,
     next_id: u64,
@@ -109,6 +117,7 @@ impl App {
             ending: Vec::new(),
             rows: Vec::new(),
             rows_saved: 0,
+            csv_rows_written: 0,
             history: VecDeque::with_capacity(HISTORY_POINTS),
             xor: None,
             message: String::from("press ? for help"),
@@ -121,6 +130,8 @@ impl App {
             kdm_seconds: super::kdiskmark::DEFAULT_SECONDS,
             profile: None,
             context: None,
+            removing: Vec::new(),
+            quitting: false,
             pending: None,
             next_id: 1,
         }
@@ -228,12 +239,12 @@ impl App {
                 _ => Action::None,
             };
         }
-        if (self.show_help || self.show_kdm) && !matches!(key.code, KeyCode::Char('q')) {
+        // An overlay (help, the KDiskMark card) is closed by any key, and that key does
+        // nothing else: `?` then `c` must not evict the file the user was only reading about.
+        if self.show_help || self.show_kdm {
             self.show_help = false;
             self.show_kdm = false;
-            if matches!(key.code, KeyCode::Char('?') | KeyCode::Esc) {
-                return Action::None;
-            }
+            return Action::None;
         }
         if self.kdm_running() {
             return match key.code {
@@ -305,14 +316,19 @@ impl App {
                 Ok(match (s.cold, s.op) {
                     (true, Op::Write) => "cold: applies to reads (w switches back)".into(),
                     (true, Op::Read) => "cold: file evicted now and before every pass".into(),
-                    (false, _) => "warm: the page cache keeps what is read".into(),
+                    (false, _) => {
+                        "cache as is: not evicted, not pre-read (the gauge shows how much is cached)"
+                            .into()
+                    }
                 })
             }
             KeyCode::Char('w') => {
                 s.toggle_op();
                 Ok(match s.op {
                     Op::Write => format!("writing to {}", self.scratch.display()),
-                    Op::Read => "reading the file (scratch file removed)".into(),
+                    Op::Read => {
+                        "reading the file (the scratch file is removed in the background)".into()
+                    }
                 })
             }
             KeyCode::Char('p') => {
@@ -537,6 +553,12 @@ impl App {
     pub fn apply(&mut self, update: Update) {
         match update {
             Update::Residency(r) => self.residency = Some(r),
+            Update::Removing(r) => match self.removing.iter_mut().find(|x| x.path == r.path) {
+                Some(known) => *known = r,
+                None => self.removing.push(r),
+            },
+            // The progress showed while it lasted; the message line keeps what the user did.
+            Update::Removed { path, .. } => self.removing.retain(|r| r.path != path),
             Update::Started {
                 id,
                 meta,
@@ -669,25 +691,55 @@ impl App {
         out
     }
 
-    /// What `q` tells about saving: rows made after the last `s` are not in the CSV file, and
-    /// the message says so rather than claiming everything was saved.
-    pub fn exit_note(&self) -> Option<String> {
-        let total = self.rows.len();
-        let saved = self.rows_saved.min(total);
-        let unsaved = total - saved;
-        let path = self.csv_path.display();
-        match (saved, unsaved) {
-            (0, 0) => None,
-            (0, n) => Some(format!(
-                "{n} row{} not saved (s saves to {path} before q)",
-                plural(n)
-            )),
-            (n, 0) => Some(format!("results saved to {path} ({n} row{})", plural(n))),
-            (n, m) => Some(format!(
-                "{n} row{} saved to {path}; the last {m} (made after the last s) not saved",
-                plural(n)
+    /// What the summary at exit says about saving, given what saving the rows made after the
+    /// last `s` did at exit (`saved_at_exit`: how many were written then, or the error). It
+    /// counts the lines in the CSV file, as `s` does ("saved 24 rows").
+    pub fn exit_note(&self, saved_at_exit: Result<usize, String>) -> Option<String> {
+        let written = self.csv_rows_written;
+        let path = crate::text::shown_path(&self.csv_path);
+        match saved_at_exit {
+            Err(e) => {
+                let unsaved = self.rows.len() - self.rows_saved.min(self.rows.len());
+                Some(format!(
+                    "{unsaved} row{} made after the last s not saved ({e}); {written} row{} \
+                     saved to {path} before",
+                    plural(unsaved),
+                    plural(written)
+                ))
+            }
+            Ok(_) if written == 0 => None,
+            Ok(0) => Some(format!("{written} row{} saved to {path}", plural(written))),
+            // Short enough for one line of an 80-column terminal.
+            Ok(now) => Some(format!(
+                "{written} row{} saved to {path} ({now} at exit)",
+                plural(written)
             )),
         }
+    }
+
+    /// What the screen says about scratch files being removed: how much is left and for how
+    /// long it has taken (counted from the start, so it moves while the kernel works), e.g.
+    /// `removing scratch: 12.0 MiB left, 1.2 s`; with `of_total`, `12.0 MiB of 16.0 MiB left`.
+    pub fn removal_text(&self, now: std::time::Instant, of_total: bool) -> Option<String> {
+        if self.removing.is_empty() {
+            return None;
+        }
+        let left: u64 = self.removing.iter().map(|r| r.left_bytes).sum();
+        let total: u64 = self.removing.iter().map(|r| r.total_bytes).sum();
+        let secs = self
+            .removing
+            .iter()
+            .map(|r| now.saturating_duration_since(r.started).as_secs_f64())
+            .fold(0.0, f64::max);
+        let of = if of_total {
+            format!(" of {}", crate::size::format_bytes_approx(total))
+        } else {
+            String::new()
+        };
+        Some(format!(
+            "{} left, {secs:.1} s",
+            crate::size::format_bytes_approx(left) + &of
+        ))
     }
 
     /// Whether the engine is (about to be) running.

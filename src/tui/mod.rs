@@ -19,6 +19,7 @@
 pub mod app;
 pub mod baseline;
 pub mod cache_watch;
+pub mod discard;
 pub mod event;
 pub mod export;
 pub mod kdiskmark;
@@ -37,7 +38,7 @@ use cache_watch::CacheWatch;
 use event::{Event, EventSource};
 use ratatui::DefaultTerminal;
 use session::{Command, Session};
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 /// Runs the explorer on `file` (or on the default scratch file). Returns the exit code.
@@ -110,8 +111,8 @@ async fn explore(
     baseline: Option<baseline::Baseline>,
 ) -> anyhow::Result<i32> {
     let scratch = scratch::write_scratch_path(&file);
-    // Claimed before each write run; removed however we leave (panics included), and only if
-    // this process created it.
+    // Claimed fresh before each write run; what is left is removed however we leave (panics
+    // included), and only what this process created.
     let mut write_scratch = scratch::WriteScratch::new(scratch.clone());
     let mut app = App::new(file.clone(), size_bytes, scratch, save::default_csv_path());
     app.load_explain();
@@ -126,6 +127,27 @@ async fn explore(
         app.kdm_seconds = secs;
     }
     let mut session = Session::spawn()?;
+    // Scratch files of ours that a killed session left (proved by owner, marker and a pid that
+    // is gone): removed in the background, saying so.
+    let left = scratch::leftovers(&file);
+    if !left.is_empty() {
+        let mut pids: Vec<u32> = left.iter().map(|(_, pid)| *pid).collect();
+        pids.dedup();
+        app.message = format!(
+            "removing {} scratch file{} left by an ended session (pid {})",
+            left.len(),
+            if left.len() == 1 { "" } else { "s" },
+            pids.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        // Also on stderr, before the screen is taken: it is still there after the explorer.
+        let _ = writeln!(std::io::stderr(), "note: {}", app.message);
+        for (c, _) in left {
+            session.discard(c);
+        }
+    }
     let watched =
         std::fs::File::open(&file).with_context(|| format!("opening {}", file.display()))?;
     let mut watch = CacheWatch::spawn(watched, session.update_sender())?;
@@ -142,38 +164,129 @@ async fn explore(
         &mut write_scratch,
     )
     .await;
-    ratatui::restore();
+    // Leaving: the run stops and every scratch file is removed *before* the terminal is given
+    // back, with the progress on screen while the terminal still works (a closed terminal
+    // cannot show it, and must not stop the cleanup).
+    wait_for_cleanup(&mut terminal, &mut app, &session, outcome.is_ok()).await;
     session.shutdown();
     drop(watch);
     while let Ok(u) = session.updates.try_recv() {
         app.apply(u);
     }
+    drop(write_scratch);
+    restore_terminal();
+    // Rows made after the last `s` are not lost: they go to the session's CSV too.
+    let saved_now = save_unsaved(&mut app);
     let signal = outcome?;
+    let mut err = std::io::stderr().lock();
     if !app.rows.is_empty() {
-        eprint!("{}", widgets::results::table_text(&app));
+        let _ = write!(err, "{}", widgets::results::table_text(&app));
     }
-    if let Some(note) = app.exit_note() {
-        eprintln!("{note}");
+    if let Some(note) = app.exit_note(saved_now) {
+        let _ = writeln!(err, "{}", crate::text::shown(&note));
     }
     // Stopped by a signal: cleaned up like a quit, but reported as shells expect (128 + signal),
     // so a script or service manager sees it did not end on its own.
     Ok(signal.map_or(0, |s| 128 + s))
 }
 
-/// Enters raw mode and the alternate screen. ratatui's panic hook restores the terminal; it is
-/// kept for panics on this (the UI) thread only, so a panicking worker cannot pull the terminal
-/// out from under a UI that keeps running (the worker's failure shows on the status line).
+/// `s`: appends the finished rows not saved yet and the live run as of now to the session's
+/// CSV; returns the status line's message.
+pub fn save_now(app: &mut App) -> String {
+    let rows = app.rows_to_save();
+    if rows.is_empty() {
+        return "nothing to save yet".into();
+    }
+    match save::append_rows(&app.csv_path, &rows) {
+        Ok(path) => {
+            app.csv_path = path;
+            app.rows_saved = app.rows.len();
+            app.csv_rows_written += rows.len();
+            format!(
+                "saved {} row{} to {}",
+                rows.len(),
+                if rows.len() == 1 { "" } else { "s" },
+                crate::text::shown_path(&app.csv_path)
+            )
+        }
+        Err(e) => format!("error: {e:#}"),
+    }
+}
+
+/// At exit: appends the finished rows not saved yet to the session's CSV. Returns how many
+/// were written now, or the error.
+pub fn save_unsaved(app: &mut App) -> Result<usize, String> {
+    let rows = app.rows[app.rows_saved.min(app.rows.len())..].to_vec();
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    match save::append_rows(&app.csv_path, &rows) {
+        Ok(path) => {
+            app.csv_path = path;
+            app.rows_saved = app.rows.len();
+            app.csv_rows_written += rows.len();
+            Ok(rows.len())
+        }
+        Err(e) => Err(format!("{e:#}")),
+    }
+}
+
+/// After `q`, a signal or a lost terminal: asks the session to stop and waits until its run
+/// ended and every scratch file is removed. While the terminal works the screen keeps being
+/// drawn, saying what it waits for; a terminal that fails (closed, EIO) is no longer drawn,
+/// and the wait goes on without it. Keys and signals meanwhile are ignored: leaving before the
+/// cleanup would leave the scratch file behind.
+async fn wait_for_cleanup(
+    terminal: &mut DefaultTerminal,
+    app: &mut App,
+    session: &Session,
+    mut terminal_ok: bool,
+) {
+    app.quitting = true;
+    session.begin_quit();
+    loop {
+        while let Ok(u) = session.updates.try_recv() {
+            app.apply(u);
+        }
+        if session.finished() {
+            return;
+        }
+        if terminal_ok {
+            terminal_ok = terminal.draw(|f| f.render_widget(&*app, f.area())).is_ok();
+        }
+        tokio::time::sleep(event::TICK_INTERVAL).await;
+    }
+}
+
+/// Gives the terminal back (raw mode off, main screen); errors are ignored, since a closed
+/// terminal (EIO) has nothing to restore and must not turn the way out into a panic.
+pub fn restore_terminal() {
+    let _ = ratatui::try_restore();
+}
+
+/// Enters raw mode and the alternate screen. The panic hook restores the terminal (ignoring
+/// errors: ratatui's own hook prints them, and printing to a closed terminal panics inside the
+/// hook, which aborts and skips every cleanup); it is kept for panics on this (the UI) thread
+/// only, so a panicking worker cannot pull the terminal out from under a UI that keeps running
+/// (the worker's failure shows on the status line).
 fn init_terminal() -> anyhow::Result<DefaultTerminal> {
     let plain_hook = std::panic::take_hook();
-    let terminal = ratatui::try_init().context("setting up the terminal")?;
-    let restoring_hook = std::panic::take_hook();
+    let terminal = match ratatui::try_init() {
+        Ok(t) => t,
+        Err(e) => {
+            restore_terminal();
+            let _ = std::panic::take_hook();
+            std::panic::set_hook(plain_hook);
+            return Err(anyhow::Error::new(e).context("setting up the terminal"));
+        }
+    };
+    let _ratatui_hook = std::panic::take_hook();
     let ui_thread = std::thread::current().id();
     std::panic::set_hook(Box::new(move |info| {
         if std::thread::current().id() == ui_thread {
-            restoring_hook(info)
-        } else {
-            plain_hook(info)
+            restore_terminal();
         }
+        plain_hook(info)
     }));
     Ok(terminal)
 }
@@ -217,10 +330,15 @@ async fn event_loop(
 fn perform(action: Action, app: &mut App, session: &Session, scratch: &mut scratch::WriteScratch) {
     match action {
         Action::None | Action::Quit => {}
-        Action::Start { id, spec } if spec.op == crate::config::Op::Write => {
-            // Never write through or replace a file this explorer did not create.
+        Action::Start { id, mut spec } if spec.op == crate::config::Op::Write => {
+            // A fresh file of our own for every write run: never a file this explorer did not
+            // create, and never one still being removed.
             match scratch.claim() {
-                Ok(()) => session.send(Command::Start { id, spec }),
+                Ok(path) => {
+                    spec.path = path.clone();
+                    app.scratch = path;
+                    session.send(Command::Start { id, spec })
+                }
                 Err(message) => {
                     // The previous run stops; the refused one ends as a failed start would.
                     session.send(Command::Stop);
@@ -244,32 +362,13 @@ fn perform(action: Action, app: &mut App, session: &Session, scratch: &mut scrat
                     "exported {}",
                     paths
                         .iter()
-                        .map(|p| p.display().to_string())
+                        .map(|p| crate::text::shown_path(p).into_owned())
                         .collect::<Vec<_>>()
                         .join(" and ")
                 ),
                 Err(e) => format!("error: {e:#}"),
             };
         }
-        Action::Save => {
-            let rows = app.rows_to_save();
-            if rows.is_empty() {
-                app.message = "nothing to save yet".into();
-                return;
-            }
-            app.message = match save::append_rows(&app.csv_path, &rows) {
-                Ok(path) => {
-                    app.csv_path = path;
-                    app.rows_saved = app.rows.len();
-                    format!(
-                        "saved {} row{} to {}",
-                        rows.len(),
-                        if rows.len() == 1 { "" } else { "s" },
-                        app.csv_path.display()
-                    )
-                }
-                Err(e) => format!("error: {e:#}"),
-            };
-        }
+        Action::Save => app.message = save_now(app),
     }
 }

@@ -32,7 +32,7 @@ pub fn default_file_dir() -> PathBuf {
     let choice =
         crate::explain::context::scratch_dir(&std::env::temp_dir(), disk, DEFAULT_FILE_BYTES);
     if let Some(note) = &choice.note {
-        eprintln!("note: {note}");
+        eprintln!("note: {}", crate::text::shown(note));
     }
     choice.dir
 }
@@ -276,66 +276,196 @@ fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
     }
 }
 
-/// The explorer's write scratch file: created exclusively by [`claim`](Self::claim) before a
-/// write run, and removed on drop (also while unwinding from a panic) only while its path still
-/// names the inode this process created (never a file or symlink put there since).
+/// The extended attribute that marks a write scratch file as the explorer's, with the pid of
+/// the session that made it; a later session removes a leftover only with this proof.
+pub const SCRATCH_XATTR: &str = "user.diskscope";
+
+/// The marker's value for the session `pid`.
+fn scratch_marker(pid: u32) -> String {
+    format!("explorer-scratch pid={pid}")
+}
+
+/// The explorer's write scratch files: every write run gets a fresh one, created by
+/// [`claim`](Self::claim) with `O_CREAT|O_EXCL|O_NOFOLLOW` and named
+/// `.<name>.diskscope-scratch.<pid>.<n>` beside the explored file, so a new write run never
+/// waits for the removal of the last one (see [`super::discard`]) and never meets a file it
+/// did not make. Each is marked ([`SCRATCH_XATTR`]) so that a session killed before its
+/// cleanup leaves a file the next session can prove is ours ([`leftovers`]). What is still
+/// there on drop (also while unwinding from a panic) is removed, only while its path still
+/// names the inode this process created.
 #[derive(Debug)]
 pub struct WriteScratch {
-    path: PathBuf,
-    /// The file this process created at `path`, by inode (the session may remove and recreate
-    /// it between write runs; only that inode is ever removed).
-    created: Option<crate::fsguard::Created>,
+    /// `.<name>.diskscope-scratch`: every claimed name starts with it.
+    base: PathBuf,
+    next: u64,
+    claimed: Vec<crate::fsguard::Created>,
 }
 
 impl WriteScratch {
-    pub fn new(path: PathBuf) -> WriteScratch {
+    pub fn new(base: PathBuf) -> WriteScratch {
         WriteScratch {
-            path,
-            created: None,
+            base,
+            next: 0,
+            claimed: Vec::new(),
         }
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// The path of the file this session's write runs use next: claimed or not, the same stem.
+    pub fn base(&self) -> &Path {
+        &self.base
     }
 
-    /// Makes sure the scratch path holds a file this process created, creating it with
-    /// `O_CREAT|O_EXCL|O_NOFOLLOW` when missing. Refuses (one line, naming the path) when
-    /// anything else is there, so a write run never replaces or writes through it.
-    pub fn claim(&mut self) -> Result<(), String> {
-        match std::fs::symlink_metadata(&self.path) {
-            Ok(_) if self.created.as_ref().is_some_and(|c| c.is_intact()) => return Ok(()),
-            Ok(_) => {
-                self.created = None;
-                // Short: it has to fit the status line beside the XOR (the path is shown above).
-                let name = self.path.file_name().unwrap_or(self.path.as_os_str());
-                return Err(format!(
-                    "writes refused: {} not made by diskscope (left alone); remove it to write",
-                    name.to_string_lossy()
-                ));
+    fn name(&self, n: u64) -> PathBuf {
+        let mut name = self.base.as_os_str().to_os_string();
+        name.push(format!(".{}.{n}", std::process::id()));
+        PathBuf::from(name)
+    }
+
+    /// Creates a fresh scratch file for the next write run and returns its path. A name taken
+    /// (by anything) is skipped and left alone; refuses (one line, naming the path) when the
+    /// directory does not let us create one.
+    pub fn claim(&mut self) -> Result<PathBuf, String> {
+        self.claimed.retain(|c| c.is_intact());
+        for _ in 0..64 {
+            self.next += 1;
+            let path = self.name(self.next);
+            match crate::fsguard::create_exclusive(&path) {
+                Ok((file, created)) => {
+                    mark_scratch(&file, std::process::id());
+                    self.claimed.push(created);
+                    return Ok(path);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => {
+                    return Err(format!(
+                        "write mode: {}",
+                        crate::fsguard::create_error(&path, &e)
+                    ))
+                }
             }
-            Err(_) => {}
         }
-        match crate::fsguard::create_exclusive(&self.path) {
-            Ok((_, created)) => {
-                self.created = Some(created);
-                Ok(())
-            }
-            Err(e) => Err(format!(
-                "write mode: {}",
-                crate::fsguard::create_error(&self.path, &e)
-            )),
-        }
+        Err(format!(
+            "writes refused: 64 names {}.* taken by files not made by this session (left alone)",
+            crate::text::shown_path(&self.base)
+        ))
     }
 }
 
 impl Drop for WriteScratch {
     fn drop(&mut self) {
-        // Only the inode this process created: a file put in its place since is left alone.
-        if let Some(c) = &self.created {
+        // Only the inodes this process created: a file put in their place since is left alone.
+        for c in &self.claimed {
             c.remove();
         }
     }
+}
+
+/// Marks `file` as a write scratch file of session `pid`. A file system without user extended
+/// attributes keeps no mark: such a file is then never removed by a later session (no proof).
+fn mark_scratch(file: &std::fs::File, pid: u32) -> bool {
+    use std::os::fd::AsRawFd;
+    let name = std::ffi::CString::new(SCRATCH_XATTR).expect("no NUL in the name");
+    let value = scratch_marker(pid);
+    // SAFETY: `file` is an open descriptor, `name` a NUL-terminated string and `value` a live
+    // buffer of `value.len()` bytes, all valid for the duration of the call.
+    let rc = unsafe {
+        libc::fsetxattr(
+            file.as_raw_fd(),
+            name.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
+    };
+    rc == 0
+}
+
+/// The marker of the file at `path` (not following a link), if any.
+fn marker_of(path: &Path) -> Option<String> {
+    use std::os::unix::ffi::OsStrExt;
+    let cpath = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let name = std::ffi::CString::new(SCRATCH_XATTR).ok()?;
+    let mut buf = [0u8; 64];
+    // SAFETY: both strings are NUL-terminated and `buf` is a live, writable buffer of
+    // `buf.len()` bytes.
+    let n = unsafe {
+        libc::lgetxattr(
+            cpath.as_ptr(),
+            name.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    (n >= 0).then(|| String::from_utf8_lossy(&buf[..n as usize]).into_owned())
+}
+
+/// Whether process `pid` exists (or may: a process of another user answers EPERM).
+fn alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 checks existence and permission only; it sends nothing.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// Write scratch files beside `file` left by explorer sessions that ended without cleaning up
+/// (killed with SIGKILL, a machine that lost power). Only files proven ours: named
+/// `.<name>.diskscope-scratch.<pid>.<n>`, a regular file with one link, owned by this user,
+/// marked ([`SCRATCH_XATTR`]) by that same pid, and that pid no longer running. Returns each
+/// with its session's pid.
+pub fn leftovers(file: &Path) -> Vec<(crate::fsguard::Created, u32)> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+    let base = write_scratch_path(file);
+    let Some(prefix) = base.file_name().map(|n| {
+        let mut p = n.as_bytes().to_vec();
+        p.push(b'.');
+        p
+    }) else {
+        return Vec::new();
+    };
+    let dir = match file.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    let mut found = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.as_bytes().strip_prefix(prefix.as_slice()) else {
+            continue;
+        };
+        let Some((pid, n)) = std::str::from_utf8(rest)
+            .ok()
+            .and_then(|r| r.split_once('.'))
+        else {
+            continue;
+        };
+        let (Ok(pid), true) = (
+            pid.parse::<u32>(),
+            !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()),
+        ) else {
+            continue;
+        };
+        let path = dir.join(&name);
+        let ours = std::fs::symlink_metadata(&path)
+            .is_ok_and(|m| m.file_type().is_file() && m.uid() == uid && m.nlink() == 1)
+            && marker_of(&path).as_deref() == Some(scratch_marker(pid).as_str())
+            && pid != std::process::id()
+            && !alive(pid);
+        if let Some(c) = ours
+            .then(|| crate::fsguard::Created::of_existing(&path))
+            .flatten()
+        {
+            found.push((c, pid));
+        }
+    }
+    found
 }
 
 #[cfg(test)]
@@ -343,47 +473,76 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_scratch_file_that_was_already_there_is_refused_and_never_removed() {
+    fn every_claim_is_a_fresh_file_and_a_name_already_taken_is_skipped_and_never_removed() {
         let d = tempfile::tempdir().unwrap();
         let target = d.path().join("victim");
         std::fs::write(&target, b"user data").unwrap();
-        let link = d.path().join(".f.diskscope-scratch");
-        std::os::unix::fs::symlink(&target, &link).unwrap();
-        let mut s = WriteScratch::new(link.clone());
-        assert!(s.claim().unwrap_err().contains("not made by diskscope"));
+        let base = d.path().join(".f.diskscope-scratch");
+        let mut s = WriteScratch::new(base.clone());
+        let taken = s.name(1);
+        std::os::unix::fs::symlink(&target, &taken).unwrap();
+        let first = s.claim().unwrap();
+        let second = s.claim().unwrap();
+        assert!(first != taken && second != first && second != taken);
+        assert!(first.is_file() && second.is_file());
         drop(s);
-        assert!(link.is_symlink());
-        let plain = d.path().join(".g.diskscope-scratch");
-        std::fs::write(&plain, b"mine").unwrap();
-        drop(WriteScratch::new(plain.clone()));
-        assert_eq!(std::fs::read(&plain).unwrap(), b"mine");
+        assert!(
+            !first.exists() && !second.exists(),
+            "claimed files are removed"
+        );
+        assert!(taken.is_symlink());
         assert_eq!(std::fs::read(&target).unwrap(), b"user data");
     }
 
     #[test]
-    fn a_claimed_scratch_file_is_removed_on_drop() {
+    fn a_file_put_in_place_of_a_claimed_scratch_file_is_never_removed() {
         let d = tempfile::tempdir().unwrap();
-        let path = d.path().join(".f.diskscope-scratch");
-        let mut s = WriteScratch::new(path.clone());
-        s.claim().unwrap();
-        assert!(path.is_file());
-        s.claim().unwrap(); // a restart of write mode keeps it
-        drop(s);
-        assert!(!path.exists());
-    }
-
-    #[test]
-    fn a_file_put_in_place_of_the_claimed_scratch_file_is_never_removed() {
-        let d = tempfile::tempdir().unwrap();
-        let path = d.path().join(".f.diskscope-scratch");
-        let mut s = WriteScratch::new(path.clone());
-        s.claim().unwrap();
+        let mut s = WriteScratch::new(d.path().join(".f.diskscope-scratch"));
+        let path = s.claim().unwrap();
         // Someone swaps the scratch file for a file of their own while the explorer runs.
         std::fs::rename(&path, d.path().join("moved")).unwrap();
         std::fs::write(&path, b"precious").unwrap();
-        assert!(s.claim().unwrap_err().contains("not made by diskscope"));
         drop(s);
         assert_eq!(std::fs::read(&path).unwrap(), b"precious");
+    }
+
+    #[test]
+    fn only_marked_scratch_files_of_ended_sessions_are_leftovers() {
+        let d = tempfile::tempdir().unwrap();
+        let explored = d.path().join("f");
+        std::fs::write(&explored, b"data").unwrap();
+        // A pid that is not running: a child that has exited and been reaped.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let make = |pid: u32, n: u32, marked_by: Option<u32>| {
+            let path = d.path().join(format!(".f.diskscope-scratch.{pid}.{n}"));
+            let (f, _) = crate::fsguard::create_exclusive(&path).unwrap();
+            if let Some(by) = marked_by {
+                if !mark_scratch(&f, by) {
+                    return None; // no user xattrs here
+                }
+            }
+            Some(path)
+        };
+        let Some(left) = make(dead, 1, Some(dead)) else {
+            eprintln!("skipped: this file system keeps no user extended attributes");
+            return;
+        };
+        let unmarked = make(dead, 2, None).unwrap();
+        let other_pid_mark = make(dead, 3, Some(dead + 1)).unwrap();
+        let running = make(std::process::id(), 1, Some(std::process::id())).unwrap();
+        let found: Vec<PathBuf> = leftovers(&explored)
+            .into_iter()
+            .map(|(c, pid)| {
+                assert_eq!(pid, dead);
+                c.path
+            })
+            .collect();
+        assert_eq!(found, vec![left]);
+        for p in [unmarked, other_pid_mark, running] {
+            assert!(p.exists());
+        }
     }
 
     /// A file of `len` bytes of diskscope's pattern, mode 0644, as the explorer writes it.
@@ -440,6 +599,22 @@ mod tests {
         let link = d.path().join("link");
         std::os::unix::fs::symlink(&path, &link).unwrap();
         assert_eq!(not_our_default_file(&link, len), Some("not a regular file"));
+    }
+
+    #[test]
+    fn a_file_written_as_the_default_file_is_proved_ours() {
+        // The same write the explorer makes, 4 MiB instead of 1 GiB.
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("diskscope-scratch-1G");
+        crate::fsguard::create_exclusive(&path).unwrap();
+        let mut spec = RunSpec::new(&path);
+        spec.op = Op::Write;
+        spec.block_count = Some(4);
+        spec.force = true;
+        let stop = Arc::new(AtomicBool::new(false));
+        let outcome = runner::run_blocking(&spec, "t", stop, |_, _| {}).unwrap();
+        assert_eq!(outcome.result.bytes, 4 << 20);
+        assert_eq!(not_our_default_file(&path, 4 << 20), None);
     }
 
     #[test]

@@ -17,9 +17,12 @@
 //!
 //! [`Settings::spec`]: super::settings::Settings::spec
 //!
-//! A write run always targets the explorer's scratch file; the session removes that file when
-//! the write run ends, so switching back to reads (or quitting) leaves nothing behind.
+//! A write run always targets a scratch file of its own (a fresh name each time, see
+//! [`super::scratch::WriteScratch`]); when the write run ends the session hands that file to the
+//! removal thread ([`super::discard`]) and goes on at once, so switching back to reads never
+//! waits for the kernel to free a large file, and quitting waits for it visibly.
 
+use super::discard::DiscardSender;
 use crate::cache::Residency;
 use crate::config::{Op, RunSpec};
 use crate::measure::{Snapshot, SnapshotKind};
@@ -66,6 +69,13 @@ pub enum Update {
     Failed { id: u64, message: String },
     /// Page-cache residency of the explored file.
     Residency(Residency),
+    /// A scratch file is being removed (in the background): how much is left.
+    Removing(super::discard::Removal),
+    /// A scratch file was removed.
+    Removed {
+        path: std::path::PathBuf,
+        elapsed: Duration,
+    },
 }
 
 struct Running {
@@ -96,6 +106,8 @@ pub struct Session {
     thread: Option<JoinHandle<()>>,
     /// Kept so the residency watcher can report on the same channel.
     update_tx: Sender<Update>,
+    /// Removes finished scratch files off the session thread.
+    discard: super::discard::Discard,
 }
 
 impl Session {
@@ -104,15 +116,47 @@ impl Session {
         let (commands, command_rx) = channel();
         let (update_tx, updates) = channel();
         let out = update_tx.clone();
+        let to_ui = update_tx.clone();
+        let discard = super::discard::Discard::spawn(Box::new(move |e| {
+            let u = match e {
+                super::discard::Event::Progress(r) => Update::Removing(r),
+                super::discard::Event::Done { path, elapsed } => Update::Removed { path, elapsed },
+            };
+            let _ = to_ui.send(u);
+        }))?;
+        let remover = discard.sender().expect("a new removal thread takes files");
         let thread = std::thread::Builder::new()
             .name("diskscope-session".into())
-            .spawn(move || session_loop(command_rx, out))?;
+            .spawn(move || session_loop(command_rx, out, remover))?;
         Ok(Session {
             commands,
             updates,
             thread: Some(thread),
             update_tx,
+            discard,
         })
+    }
+
+    /// Hands a file of ours to the removal thread (a scratch file left by an ended session).
+    pub fn discard(&self, created: crate::fsguard::Created) {
+        match self.discard.sender() {
+            Some(s) => s.discard(created),
+            None => {
+                created.remove();
+            }
+        }
+    }
+
+    /// Asks the session to stop its run and end, without waiting: the UI keeps drawing (the
+    /// removal of a scratch file shows its progress) until [`Session::finished`].
+    pub fn begin_quit(&self) {
+        self.send(Command::Quit);
+    }
+
+    /// Whether the session thread has ended and every scratch file handed to the removal
+    /// thread is gone.
+    pub fn finished(&self) -> bool {
+        self.thread.as_ref().is_none_or(|t| t.is_finished()) && self.discard.pending() == 0
     }
 
     /// A sender for other reporters (the residency watcher).
@@ -125,13 +169,14 @@ impl Session {
         let _ = self.commands.send(command);
     }
 
-    /// Stops the run in progress and waits for the thread (and so for the scratch file's
-    /// removal).
+    /// Stops the run in progress and waits for the thread and for the removal of every scratch
+    /// file.
     pub fn shutdown(&mut self) {
         self.send(Command::Quit);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+        self.discard.finish();
     }
 }
 
@@ -141,7 +186,7 @@ impl Drop for Session {
     }
 }
 
-fn session_loop(commands: Receiver<Command>, out: Sender<Update>) {
+fn session_loop(commands: Receiver<Command>, out: Sender<Update>, discard: DiscardSender) {
     let mut current: Option<Running> = None;
     loop {
         let command = match &mut current {
@@ -152,7 +197,7 @@ fn session_loop(commands: Receiver<Command>, out: Sender<Update>) {
                     Step::Ended => {
                         // The workers ended on their own: the pass is over (or an I/O error).
                         if let Some(running) = current.take() {
-                            current = next_pass(running, &out);
+                            current = next_pass(running, &out, &discard);
                         }
                         continue;
                     }
@@ -168,7 +213,7 @@ fn session_loop(commands: Receiver<Command>, out: Sender<Update>) {
         let command = coalesce(command, &commands, &out);
         if let Some(running) = current.take() {
             running.run.stop();
-            finish(running, &out);
+            finish(running, &out, &discard);
         }
         match command {
             Command::Start { id, spec } => current = begin(id, spec, &out),
@@ -256,9 +301,9 @@ fn begin(id: u64, spec: RunSpec, out: &Sender<Update>) -> Option<Running> {
 /// After a pass ended by itself: ends it and starts the next pass of a chained run (a new
 /// [`Run`]), or reports the end. A file that changed under the pass ends the chain with that
 /// error: the pass's XOR is not the file's.
-fn next_pass(running: Running, out: &Sender<Update>) -> Option<Running> {
+fn next_pass(running: Running, out: &Sender<Update>, discard: &DiscardSender) -> Option<Running> {
     if !running.chained() {
-        finish(running, out);
+        finish(running, out, discard);
         return None;
     }
     let Running {
@@ -301,9 +346,9 @@ fn next_pass(running: Running, out: &Sender<Update>) -> Option<Running> {
     }
 }
 
-/// Takes the run's remaining snapshots (the final ones carry the XOR), ends it and removes a
-/// write run's scratch file.
-fn finish(mut running: Running, out: &Sender<Update>) {
+/// Takes the run's remaining snapshots (the final ones carry the XOR), ends it and hands a write
+/// run's scratch file to the removal thread.
+fn finish(mut running: Running, out: &Sender<Update>, discard: &DiscardSender) {
     while let Some(s) = running.run.next_snapshot() {
         forward(out, &mut running, s);
     }
@@ -317,9 +362,9 @@ fn finish(mut running: Running, out: &Sender<Update>) {
         None => running.origin.elapsed(),
     };
     // Only the file this run created (or replaced), while the path still names it: a file put
-    // there since is left alone.
+    // there since is left alone. Removed in the background: the next run must not wait for it.
     if let Some(c) = created {
-        c.remove();
+        discard.discard(c);
     }
     let _ = out.send(Update::Stopped {
         id: running.id,
@@ -346,6 +391,14 @@ fn stopped_error(verdict: Result<(), RunError>) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// A removal thread for tests that write nothing (it never gets a file).
+    fn no_discard() -> DiscardSender {
+        let d = Box::leak(Box::new(
+            crate::tui::discard::Discard::spawn(Box::new(|_| {})).unwrap(),
+        ));
+        d.sender().unwrap()
+    }
+
     /// A 1 MiB file of varied bytes and the spec of a sequential read of it that does not loop
     /// (so the session chains its passes).
     fn chained_read(dir: &tempfile::TempDir) -> (RunSpec, Vec<u8>) {
@@ -366,7 +419,7 @@ mod tests {
             match running.run.poll(COMMAND_POLL) {
                 Step::Snapshot(s) => forward(out, &mut running, s),
                 Step::Pending => {}
-                Step::Ended => running = next_pass(running, out)?,
+                Step::Ended => running = next_pass(running, out, &no_discard())?,
             }
         }
         Some(running)
@@ -380,7 +433,7 @@ mod tests {
         let running = begin(3, spec, &out).expect("the first pass starts");
         let running = step_until(running, 2, &out).expect("the chain goes on");
         running.run.stop();
-        finish(running, &out);
+        finish(running, &out, &no_discard());
         drop(out);
         let (mut bytes, mut finals, mut last_at_ns, mut stopped) = (0u64, Vec::new(), 0, None);
         for u in updates.iter() {
@@ -440,7 +493,10 @@ mod tests {
             .open(&path)
             .unwrap();
         std::io::Write::write_all(&mut f, b"more").unwrap();
-        assert!(next_pass(running, &out).is_none(), "no pass after a change");
+        assert!(
+            next_pass(running, &out, &no_discard()).is_none(),
+            "no pass after a change"
+        );
         drop(out);
         let error = updates.iter().find_map(|u| match u {
             Update::Stopped { id: 4, error, .. } => Some(error),

@@ -147,22 +147,42 @@ fn status_line(app: &App, area: Rect, buf: &mut Buffer) {
 }
 
 fn info_line(app: &App, area: Rect, buf: &mut Buffer) {
+    let busy = Style::default()
+        .fg(Color::Yellow)
+        .add_modifier(Modifier::BOLD);
+    let now = std::time::Instant::now();
+    if app.quitting {
+        // Leaving waits for the run to stop and the scratch file to go, and says so.
+        let text = match app.removal_text(now, true) {
+            Some(r) => format!("quitting after removing the scratch file: {r}"),
+            None => "quitting: stopping the run".to_string(),
+        };
+        Paragraph::new(Line::from(Span::styled(text, busy))).render(area, buf);
+        return;
+    }
     let dim = Style::default().fg(Color::DarkGray);
-    let mut spans = vec![Span::styled("XOR ", dim)];
-    match &app.xor {
-        Some(x) if x.mismatch.is_some() => spans.push(Span::styled(
-            format!(
-                "{} MISMATCH {} ",
-                x.xor,
-                x.mismatch.as_deref().unwrap_or_default()
-            ),
-            Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
-        )),
-        Some(x) => spans.push(Span::styled(
-            format!("{} ({}×) ", x.xor, x.agreeing),
-            Style::default().add_modifier(Modifier::BOLD),
-        )),
-        None => spans.push(Span::styled("pending (shown when a run stops) ", dim)),
+    let mut spans = Vec::new();
+    // A scratch file being removed takes the XOR's place (the XOR is of reads; writes have none
+    // to show), so the message keeps its room.
+    if let Some(r) = app.removal_text(now, false) {
+        spans.push(Span::styled(format!("removing scratch: {r} "), busy));
+    } else {
+        spans.push(Span::styled("XOR ", dim));
+        match &app.xor {
+            Some(x) if x.mismatch.is_some() => spans.push(Span::styled(
+                format!(
+                    "{} MISMATCH {} ",
+                    x.xor,
+                    x.mismatch.as_deref().unwrap_or_default()
+                ),
+                Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+            )),
+            Some(x) => spans.push(Span::styled(
+                format!("{} ({}×) ", x.xor, x.agreeing),
+                Style::default().add_modifier(Modifier::BOLD),
+            )),
+            None => spans.push(Span::styled("pending (shown when a run stops) ", dim)),
+        }
     }
     spans.push(Span::raw("│ "));
     match &app.entry {

@@ -135,7 +135,6 @@ fn the_explorer_runs_in_a_real_terminal_reacts_to_keys_and_exits_cleanly() {
     let dir = tmp();
     let f = p(&dir, "explore.bin");
     write_varied_file(&f, 64 << 20, 7);
-    let scratch = p(&dir, ".explore.bin.diskscope-scratch");
     let tmux = Tmux::explore(
         format!("diskscope-test-{}", std::process::id()),
         dir.path(),
@@ -163,11 +162,11 @@ fn the_explorer_runs_in_a_real_terminal_reacts_to_keys_and_exits_cleanly() {
     tmux.cmd(&["send-keys", "-t", "main", "w"]);
     let (ok, s) = tmux.wait_for(limit, |s| s.contains("RUNNING writing"));
     assert!(ok, "w did not switch to writes:\n{s}");
-    let started = Instant::now();
-    while !scratch.exists() && started.elapsed() < limit {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(scratch.exists(), "writes did not go to the scratch file");
+    assert!(
+        wait_until(limit, || !scratch_files(dir.path(), "explore.bin")
+            .is_empty()),
+        "writes did not go to a scratch file"
+    );
 
     tmux.cmd(&["send-keys", "-t", "main", "q"]);
     let (ok, s) = tmux.wait_for(limit, |s| s.contains("EXITED:"));
@@ -186,8 +185,39 @@ fn the_explorer_runs_in_a_real_terminal_reacts_to_keys_and_exits_cleanly() {
         "0 1",
         "alternate screen / hidden cursor left behind"
     );
-    assert!(!scratch.exists(), "the write scratch file was left behind");
+    assert_eq!(
+        scratch_files(dir.path(), "explore.bin"),
+        Vec::<std::path::PathBuf>::new(),
+        "the write scratch file was left behind"
+    );
     assert!(f.exists());
+}
+
+/// The explorer's write scratch files for the explored file `name` in `dir`
+/// (`.<name>.diskscope-scratch.<pid>.<n>`).
+fn scratch_files(dir: &std::path::Path, name: &str) -> Vec<std::path::PathBuf> {
+    let prefix = format!(".{name}.diskscope-scratch");
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Waits up to `limit` until `ok` holds; returns whether it did.
+fn wait_until(limit: Duration, ok: impl Fn() -> bool) -> bool {
+    let start = Instant::now();
+    while !ok() {
+        if start.elapsed() > limit {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    true
 }
 
 /// The pid of the child the pane's shell started (the explorer).
@@ -207,7 +237,6 @@ fn sigterm_and_ctrl_c_restore_the_terminal_and_remove_the_scratch_file() {
     let dir = tmp();
     let f = p(&dir, "small.bin");
     write_varied_file(&f, 8 << 20, 3);
-    let scratch = p(&dir, ".small.bin.diskscope-scratch");
     let limit = Duration::from_secs(5);
     for how in ["SIGTERM", "C-c"] {
         let tmux = Tmux::explore(
@@ -218,11 +247,10 @@ fn sigterm_and_ctrl_c_restore_the_terminal_and_remove_the_scratch_file() {
         let (ok, s) = tmux.wait_for(limit, |s| s.contains("RUNNING"));
         assert!(ok, "{how}: did not start:\n{s}");
         tmux.cmd(&["send-keys", "-t", "main", "w"]);
-        let started = Instant::now();
-        while !scratch.exists() && started.elapsed() < limit {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        assert!(scratch.exists(), "{how}: writes did not start");
+        assert!(
+            wait_until(limit, || !scratch_files(dir.path(), "small.bin").is_empty()),
+            "{how}: writes did not start"
+        );
         if how == "SIGTERM" {
             let pid = explorer_pid(&tmux).expect("finding the explorer's pid");
             let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
@@ -240,7 +268,10 @@ fn sigterm_and_ctrl_c_restore_the_terminal_and_remove_the_scratch_file() {
         assert!(ok && s.contains(code), "{how}: did not exit cleanly:\n{s}");
         let modes = tmux.cmd(&["display-message", "-p", "-t", "main", "#{alternate_on}"]);
         assert_eq!(modes.trim(), "0", "{how}: alternate screen left on");
-        assert!(!scratch.exists(), "{how}: the scratch file was left behind");
+        assert!(
+            scratch_files(dir.path(), "small.bin").is_empty(),
+            "{how}: the scratch file was left behind"
+        );
     }
 }
 
@@ -313,8 +344,13 @@ fn kdiskmark_a_typed_block_size_and_a_baseline_work_in_a_real_terminal() {
         "SEQ1M Q8T1 needs a read and a write figure: {card_line}"
     );
 
-    // Any key closes the card; s saves; one more row after the save; q tells the truth.
-    send(&["Escape", "s"]);
+    // Any key closes the card (and does nothing else); s saves; one more row after the save;
+    // q tells the truth. The card must be gone before `s`: an Escape followed at once by `s`
+    // reaches the explorer as one Alt-s, which only closes the card.
+    send(&["Escape"]);
+    let (ok, s) = tmux.wait_for(limit, |s| !s.contains("KDiskMark set, 0.3 s per test"));
+    assert!(ok, "Escape did not close the card:\n{s}");
+    send(&["s"]);
     let (ok, s) = tmux.wait_for(limit, |s| s.contains("saved ") && s.contains(" rows to "));
     assert!(ok, "s did not save:\n{s}");
     send(&["Right"]);
@@ -325,8 +361,8 @@ fn kdiskmark_a_typed_block_size_and_a_baseline_work_in_a_real_terminal() {
     let (ok, s) = tmux.wait_for(limit, |s| s.contains("EXITED:"));
     assert!(ok && s.contains("EXITED:0"), "q did not exit:\n{s}");
     assert!(
-        s.contains("not saved") && !s.contains("results saved to"),
-        "the exit note must not claim rows made after s were saved:\n{s}"
+        s.contains(" rows saved to ") && s.contains(" at exit)"),
+        "the exit note must say the rows made after s were saved at exit:\n{s}"
     );
     assert!(
         s.contains("setting") && s.contains("SEQ1M Q8T1"),
@@ -340,4 +376,220 @@ fn kdiskmark_a_typed_block_size_and_a_baseline_work_in_a_real_terminal() {
         .map(|e| std::fs::read_to_string(e.path()).unwrap())
         .expect("the CSV of s");
     assert_eq!(csv.matches("tui-kdiskmark ").count(), 8, "{csv}");
+}
+
+/// Whether process `pid` is still running (a zombie counts as gone).
+fn running(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|r| !r.trim_start().starts_with('Z'))
+    })
+}
+
+#[test]
+fn closing_the_terminal_while_writing_leaves_no_scratch_file() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("skipped: tmux is not installed (the CI installs it)");
+        return;
+    }
+    let dir = tmp();
+    let f = p(&dir, "closed.bin");
+    write_varied_file(&f, 32 << 20, 6);
+    let limit = Duration::from_secs(10);
+    for attempt in 0..2 {
+        // The removal is slowed, so the explorer is still cleaning up when the terminal is gone.
+        let tmux = Tmux::explore_with(
+            format!("diskscope-test-{}-closed-{attempt}", std::process::id()),
+            dir.path(),
+            &f,
+            "DISKSCOPE_TEST_SLOW_REMOVAL_MS=300",
+        );
+        let (ok, s) = tmux.wait_for(limit, |s| s.contains("RUNNING"));
+        assert!(ok, "did not start:\n{s}");
+        let pid = explorer_pid(&tmux).expect("finding the explorer's pid");
+        tmux.cmd(&["send-keys", "-t", "main", "w"]);
+        assert!(
+            wait_until(limit, || !scratch_files(dir.path(), "closed.bin")
+                .is_empty()),
+            "writes did not start"
+        );
+        let (ok, s) = tmux.wait_for(limit, |s| s.contains("RUNNING writing"));
+        assert!(ok, "not writing:\n{s}");
+        // As closing the terminal window does: the session and its pty go away.
+        tmux.cmd(&["kill-session", "-t", "main"]);
+        assert!(
+            wait_until(Duration::from_secs(20), || !running(&pid)),
+            "the explorer did not end after its terminal closed"
+        );
+        assert_eq!(
+            scratch_files(dir.path(), "closed.bin"),
+            Vec::<std::path::PathBuf>::new(),
+            "a scratch file was left behind after the terminal closed (try {attempt})"
+        );
+    }
+    assert!(f.exists());
+}
+
+#[test]
+fn leaving_write_mode_on_a_slow_removal_keeps_the_screen_and_the_reads_going() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("skipped: tmux is not installed (the CI installs it)");
+        return;
+    }
+    let dir = tmp();
+    let f = p(&dir, "slow.bin");
+    write_varied_file(&f, 32 << 20, 8);
+    let limit = Duration::from_secs(10);
+    // Every removal step sleeps 1.5 s: at least 3 s for the smallest scratch file.
+    let tmux = Tmux::explore_with(
+        format!("diskscope-test-{}-slow", std::process::id()),
+        dir.path(),
+        &f,
+        "DISKSCOPE_TEST_SLOW_REMOVAL_MS=1500",
+    );
+    let (ok, s) = tmux.wait_for(limit, |s| s.contains("RUNNING"));
+    assert!(ok, "did not start:\n{s}");
+    tmux.cmd(&["send-keys", "-t", "main", "w"]);
+    let (ok, s) = tmux.wait_for(limit, |s| s.contains("RUNNING writing"));
+    assert!(ok, "w did not switch to writes:\n{s}");
+    assert!(wait_until(limit, || !scratch_files(dir.path(), "slow.bin").is_empty()));
+    std::thread::sleep(Duration::from_millis(500));
+    tmux.cmd(&["send-keys", "-t", "main", "w"]);
+    // While the old scratch file is being removed: frames keep changing, and the reads run.
+    let mut frames = std::collections::HashSet::new();
+    let mut reading_meanwhile = false;
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(30) {
+        let s = tmux.screen();
+        if s.contains("removing scratch: ") {
+            reading_meanwhile |= s.contains("RUNNING") && !s.contains("RUNNING writing");
+            frames.insert(s);
+        } else if !frames.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        frames.len() >= 2,
+        "the screen did not keep updating during the removal ({} frames)",
+        frames.len()
+    );
+    assert!(reading_meanwhile, "the reads waited for the removal");
+    assert!(
+        wait_until(Duration::from_secs(30), || scratch_files(
+            dir.path(),
+            "slow.bin"
+        )
+        .is_empty()),
+        "the scratch file was never removed"
+    );
+    tmux.cmd(&["send-keys", "-t", "main", "q"]);
+    let (ok, s) = tmux.wait_for(limit, |s| s.contains("EXITED:"));
+    assert!(ok && s.contains("EXITED:0"), "q did not exit:\n{s}");
+}
+
+#[test]
+fn q_during_a_slow_removal_waits_and_says_why_then_leaves_nothing() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("skipped: tmux is not installed (the CI installs it)");
+        return;
+    }
+    let dir = tmp();
+    let f = p(&dir, "quit.bin");
+    write_varied_file(&f, 16 << 20, 9);
+    let limit = Duration::from_secs(10);
+    let tmux = Tmux::explore_with(
+        format!("diskscope-test-{}-quit", std::process::id()),
+        dir.path(),
+        &f,
+        "DISKSCOPE_TEST_SLOW_REMOVAL_MS=1500",
+    );
+    let (ok, s) = tmux.wait_for(limit, |s| s.contains("RUNNING"));
+    assert!(ok, "did not start:\n{s}");
+    tmux.cmd(&["send-keys", "-t", "main", "w"]);
+    assert!(wait_until(limit, || !scratch_files(dir.path(), "quit.bin").is_empty()));
+    let (ok, s) = tmux.wait_for(limit, |s| s.contains("RUNNING writing"));
+    assert!(ok, "not writing:\n{s}");
+    tmux.cmd(&["send-keys", "-t", "main", "q"]);
+    let (ok, s) = tmux.wait_for(limit, |s| {
+        s.contains("quitting after removing the scratch file: ") || s.contains("EXITED:")
+    });
+    assert!(
+        ok && s.contains(" left, "),
+        "q did not say what it waits for:\n{s}"
+    );
+    let (ok, s) = tmux.wait_for(Duration::from_secs(30), |s| s.contains("EXITED:"));
+    assert!(ok && s.contains("EXITED:0"), "q did not exit:\n{s}");
+    assert!(scratch_files(dir.path(), "quit.bin").is_empty());
+}
+
+#[test]
+fn a_scratch_file_left_by_a_killed_session_is_removed_by_the_next_one() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("skipped: tmux is not installed (the CI installs it)");
+        return;
+    }
+    let dir = tmp();
+    let f = p(&dir, "killed.bin");
+    write_varied_file(&f, 16 << 20, 2);
+    let limit = Duration::from_secs(10);
+    let first = Tmux::explore(
+        format!("diskscope-test-{}-killed-1", std::process::id()),
+        dir.path(),
+        &f,
+    );
+    let (ok, s) = first.wait_for(limit, |s| s.contains("RUNNING"));
+    assert!(ok, "did not start:\n{s}");
+    let pid = explorer_pid(&first).expect("finding the explorer's pid");
+    first.cmd(&["send-keys", "-t", "main", "w"]);
+    assert!(wait_until(limit, || !scratch_files(
+        dir.path(),
+        "killed.bin"
+    )
+    .is_empty()));
+    // SIGKILL: no cleanup can run.
+    assert!(Command::new("kill")
+        .args(["-KILL", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let (ok, s) = first.wait_for(limit, |s| s.contains("EXITED:137"));
+    assert!(ok, "not killed:\n{s}");
+    let left = scratch_files(dir.path(), "killed.bin");
+    assert!(!left.is_empty(), "nothing was left to clean up");
+    drop(first);
+    // Without user extended attributes there is no proof, and the file must stay.
+    let path = std::ffi::CString::new(left[0].as_os_str().as_encoded_bytes()).unwrap();
+    let mut buf = [0u8; 64];
+    // SAFETY: NUL-terminated strings and a live buffer of its length.
+    let n = unsafe {
+        libc::lgetxattr(
+            path.as_ptr(),
+            c"user.diskscope".as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    if n < 0 {
+        eprintln!("skipped: no user extended attributes here");
+        return;
+    }
+    let second = Tmux::explore(
+        format!("diskscope-test-{}-killed-2", std::process::id()),
+        dir.path(),
+        &f,
+    );
+    let (ok, s) = second.wait_for(limit, |s| s.contains("RUNNING"));
+    assert!(ok, "did not start:\n{s}");
+    assert!(
+        wait_until(limit, || scratch_files(dir.path(), "killed.bin").is_empty()),
+        "the leftover was not removed"
+    );
+    second.cmd(&["send-keys", "-t", "main", "q"]);
+    let (ok, s) = second.wait_for(limit, |s| s.contains("EXITED:"));
+    assert!(
+        ok && s.contains("scratch file left by an ended session (pid "),
+        "the leftover's removal was not said:\n{s}"
+    );
 }

@@ -14,7 +14,7 @@ pub const KEYS: &[&str] = &[
     "↑/↓ +/-  one thread more / less",
     "m        next method (read pread mmap io_uring buffered)",
     "[ ]      io_uring queue depth",
-    "c        cold / warm (cold evicts now and before every pass)",
+    "c        cold / as is (cold evicts now and before every pass)",
     "d        O_DIRECT on / off",
     "w        read / write (writes go to a scratch file)",
     "p        sequential / random offsets",

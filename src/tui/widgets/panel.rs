@@ -82,7 +82,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                 height: 1,
                 ..inner
             });
-        let cache = if s.cold { "cold" } else { "warm" };
+        // Not "warm": the explorer does not pre-read the file, so next to a 78% gauge "warm"
+        // would claim what the gauge denies. "as is" is what the mode does (batch's `as-is`).
+        let cache = if s.cold { "cold" } else { "as is" };
         let cache_style = if s.cold {
             Style::default()
                 .fg(Color::Cyan)
