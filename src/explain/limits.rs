@@ -958,6 +958,31 @@ mod tests {
     }
 
     #[test]
+    fn the_table_says_what_the_profile_was_measured_on_and_its_spread_or_that_both_are_unknown() {
+        let p = Profile::synthetic_example();
+        let t = table(&p);
+        assert!(
+            t.contains("measured on synthetic (512.00 MiB), full, in 20.0 s; load 0.1, other processes 1% of the CPUs, steal 0%"),
+            "{t}"
+        );
+        assert!(
+            t.contains("spread over 3 tries (best − worst): per-operation 10%, memory 10%, device 10%, readahead 10%"),
+            "{t}"
+        );
+        let old = Profile {
+            spread: None,
+            provenance: None,
+            ..p
+        };
+        let t = table(&old);
+        assert!(
+            t.contains("measured on an unknown file under unknown load"),
+            "{t}"
+        );
+        assert!(t.contains("its error is unknown"), "{t}");
+    }
+
+    #[test]
     fn the_spread_of_tries_is_best_minus_worst_over_best() {
         assert_eq!(best_and_spread(&[80.0, 100.0, 90.0]), (100.0, 20.0));
         assert_eq!(best_and_spread(&[5.0]), (5.0, 0.0));
