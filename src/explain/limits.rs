@@ -49,6 +49,8 @@ pub struct Budget {
     pub test_file_bytes: u64,
     /// Source buffer of the memory measurements (larger than the CPU caches).
     pub memory_src_bytes: usize,
+    /// The `--quick` budget (recorded in the profile's provenance).
+    pub quick: bool,
 }
 
 /// The default: about 20 s on a 2-core machine, under a minute on 16 cores.
@@ -58,6 +60,7 @@ pub const FULL: Budget = Budget {
     device_step: Duration::from_millis(1500),
     test_file_bytes: 512 << 20,
     memory_src_bytes: 256 << 20,
+    quick: false,
 };
 
 /// `--quick`: a few seconds, less precise (for tests and a first look).
@@ -67,6 +70,7 @@ pub const QUICK: Budget = Budget {
     device_step: Duration::from_millis(300),
     test_file_bytes: 32 << 20,
     memory_src_bytes: 64 << 20,
+    quick: true,
 };
 
 /// Arguments of `diskscope limits`.
@@ -589,7 +593,6 @@ pub fn measure(
     let pb = progress(steps);
     let mut notes = Vec::new();
     let watch = LoadWatch::start();
-    let quick = budget.test_file_bytes < FULL.test_file_bytes;
     let mut spread = Spread {
         tries: TRIES,
         ..Default::default()
@@ -787,7 +790,7 @@ pub fn measure(
         cold_readahead_mib_s,
         notes,
         spread: Some(spread),
-        provenance: Some(watch.finish(&path, file_bytes, quick)),
+        provenance: Some(watch.finish(&path, file_bytes, budget.quick)),
         cores_now: None,
     })
 }
@@ -917,6 +920,67 @@ pub fn table(p: &Profile) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quick_replaces_a_full_profile_only_when_it_is_stale_or_was_measured_under_load() {
+        let full = Profile {
+            measured_unix_s: now_unix_s(),
+            ..Profile::synthetic_example()
+        };
+        let mut quick = full.clone();
+        quick.provenance.as_mut().unwrap().quick = true;
+        let now = full.context.clone();
+        assert!(
+            !quick_may_replace(&full, &quick, &now),
+            "a fresh, quiet full one stays"
+        );
+        assert!(
+            quick_may_replace(&full, &full, &now),
+            "a full one replaces anything"
+        );
+        assert!(
+            quick_may_replace(&quick, &quick, &now),
+            "a quick one replaces a quick one"
+        );
+        let mut loaded = full.clone();
+        loaded.provenance.as_mut().unwrap().steal_pct = 30.0;
+        assert!(quick_may_replace(&loaded, &quick, &now));
+        let old = Profile {
+            measured_unix_s: 0,
+            ..full.clone()
+        };
+        assert!(quick_may_replace(&old, &quick, &now), "a stale one goes");
+        let unknown = Profile {
+            provenance: None,
+            ..full
+        };
+        assert!(quick_may_replace(&unknown, &quick, &now));
+    }
+
+    #[test]
+    fn the_table_says_what_the_profile_was_measured_on_and_its_spread_or_that_both_are_unknown() {
+        let p = Profile::synthetic_example();
+        let t = table(&p);
+        assert!(
+            t.contains("measured on synthetic (512.00 MiB), full, in 20.0 s; load 0.1, other processes 1% of the CPUs, steal 0%"),
+            "{t}"
+        );
+        assert!(
+            t.contains("spread over 3 tries (best − worst): per-operation 10%, memory 10%, device 10%, readahead 10%"),
+            "{t}"
+        );
+        let old = Profile {
+            spread: None,
+            provenance: None,
+            ..p
+        };
+        let t = table(&old);
+        assert!(
+            t.contains("measured on an unknown file under unknown load"),
+            "{t}"
+        );
+        assert!(t.contains("its error is unknown"), "{t}");
+    }
 
     #[test]
     fn the_spread_of_tries_is_best_minus_worst_over_best() {

@@ -496,7 +496,12 @@ pub fn one_liner(
             format_mib_s(d.device_mib_s, d.device_mib_s, true)
         ),
     };
-    let measured = format_mib_s(measured_mib_s, pr.bound_mib_s, false);
+    // In the bound's unit, unless that would print a far smaller figure as `0.0`.
+    let measured = if pr.bound_mib_s >= 1024.0 && measured_mib_s < 102.4 {
+        format_mib_s(measured_mib_s, measured_mib_s, true)
+    } else {
+        format_mib_s(measured_mib_s, pr.bound_mib_s, false)
+    };
     let share = match (is_explained(pr, pct), pct > 100.0, pr.error_pct) {
         (true, true, Some(err)) => {
             format!("measured {measured} ({pct:.0}%, within the profile's ±{err:.0}%)")
@@ -697,6 +702,12 @@ mod tests {
             low.line
         );
         assert!(low.line.contains("below half the bound: another process"));
+        let tiny = explain(&p, &warm_read(4096), 34.6).unwrap();
+        assert!(
+            tiny.line.contains("= 2.0 GiB/s; measured 34.6 MiB/s (2%)"),
+            "{}",
+            tiny.line
+        );
     }
 
     #[test]
