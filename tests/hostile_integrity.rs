@@ -4,8 +4,10 @@
 //! intact, no XOR that matches neither version of a file without a warning, a one-line error,
 //! never a hang or a panic.
 
-use crate::util::{p, reference_xor, tmp, write_varied_file};
+use crate::util::{bin_for_any_user, is_root, p, reference_xor, tmp, write_varied_file};
 use std::ffi::CString;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -356,5 +358,57 @@ fn a_writer_that_opens_the_file_during_the_run_makes_it_an_error_even_if_nothing
             "{what}: {err}"
         );
         assert_eq!(err.trim_end().lines().count(), 1, "{what}: {err}");
+    }
+}
+
+// ---- 16. no thread to be had: an error, not a panic ------------------------------------------
+
+#[test]
+fn fast_and_run_at_the_thread_limit_say_spawning_a_worker_thread_and_exit_1() {
+    if !is_root() {
+        eprintln!("skipped: needs root to run the binaries as another user under a thread limit");
+        return;
+    }
+    let dir = tmp();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let f = p(&dir, "two-chunks");
+    write_varied_file(&f, (16 << 20) + 4096, 2);
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let fs = f.to_str().unwrap();
+    let cases: [(&str, Vec<&str>); 3] = [
+        ("fast", vec![fs, "-t", "2"]),
+        ("fast", vec![fs, "-t", "2", "--road", "buffered"]),
+        ("run", vec![fs, "-r", "4K", "16", "-t", "2"]),
+    ];
+    for (name, args) in cases {
+        let exe = bin_for_any_user(dir.path(), name);
+        let mut c = Command::new(exe);
+        c.args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .uid(65534)
+            .gid(65534);
+        // SAFETY: setrlimit is async-signal-safe; the child is single-threaded here. As an
+        // unprivileged user (after the uid switch) with RLIMIT_NPROC 0, no thread can be created.
+        unsafe {
+            c.pre_exec(|| {
+                let none = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                if libc::setrlimit(libc::RLIMIT_NPROC, &none) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            })
+        };
+        let out = finish(c.spawn().unwrap());
+        let err = text(&out.stderr);
+        let what = format!("{name} {}", args[1..].join(" "));
+        assert_eq!(out.status.code(), Some(1), "{what}: {err}");
+        assert!(err.contains("spawning a worker thread"), "{what}: {err}");
+        assert!(!err.contains("panicked"), "{what}: {err}");
+        assert!(out.stdout.is_empty(), "{what}: {}", text(&out.stdout));
     }
 }
