@@ -412,3 +412,62 @@ fn fast_and_run_at_the_thread_limit_say_spawning_a_worker_thread_and_exit_1() {
         assert!(out.stdout.is_empty(), "{what}: {}", text(&out.stdout));
     }
 }
+
+// ---- 11. inputs that never end: refused up front; Ctrl-C always ends fast --------------------
+
+#[test]
+fn fast_refuses_pseudo_files_that_may_never_end_at_once() {
+    for path in [
+        "/proc/kmsg",
+        "/proc/self/status",
+        "/sys/kernel/mm/transparent_hugepage/enabled",
+    ] {
+        if std::fs::metadata(path).is_err() {
+            eprintln!("skipped {path}: not here");
+            continue;
+        }
+        let out = run_bounded("fast", &[path]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{path}: {err}");
+        assert!(err.contains(path) && err.contains("pseudo-file"), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(out.stdout.is_empty());
+    }
+}
+
+/// Whether process `pid` has a thread named `name`.
+fn has_thread(pid: u32, name: &str) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task")).is_ok_and(|tasks| {
+        tasks.flatten().any(|t| {
+            std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim_end() == name)
+        })
+    })
+}
+
+#[test]
+fn ctrl_c_ends_fast_with_130_while_it_waits_on_a_pipe_that_never_ends() {
+    let mut child = command("fast")
+        .arg("/dev/stdin")
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The pipe's write end stays open: fast's read waits for data that never comes.
+    let _writer = child.stdin.take().unwrap();
+    let deadline = Instant::now() + LIMIT;
+    // The Ctrl-C handler is in place once its thread exists (it is set before the read starts).
+    while !has_thread(child.id(), "ctrl-c") {
+        if Instant::now() > deadline || child.try_wait().unwrap().is_some() {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!("fast never set its Ctrl-C handler: {}", text(&out.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = finish(child);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(out.stdout.is_empty());
+}
