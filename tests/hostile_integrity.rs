@@ -471,3 +471,31 @@ fn ctrl_c_ends_fast_with_130_while_it_waits_on_a_pipe_that_never_ends() {
     assert!(err.contains("interrupted"), "{err}");
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn a_forced_write_never_replaces_a_file_of_another_user_nor_follows_a_symlink() {
+    let dir = tmp();
+    let theirs = p(&dir, "theirs.bin");
+    std::fs::write(&theirs, b"someone else's").unwrap();
+    if is_root() {
+        std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+        let out = run_bounded(
+            "run",
+            &[theirs.to_str().unwrap(), "-w", "4K", "4", "--force"],
+        );
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("belongs to another user"), "{err}");
+        assert_eq!(std::fs::read(&theirs).unwrap(), b"someone else's");
+    } else {
+        eprintln!("skipped the other user's file: needs root to give a file away");
+    }
+    let link = p(&dir, "link.bin");
+    std::os::unix::fs::symlink(&theirs, &link).unwrap();
+    let out = run_bounded("run", &[link.to_str().unwrap(), "-w", "4K", "4", "--force"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("symbolic link"), "{err}");
+    assert_eq!(std::fs::read(&theirs).unwrap(), b"someone else's");
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+}
