@@ -499,3 +499,29 @@ fn a_forced_write_never_replaces_a_file_of_another_user_nor_follows_a_symlink() 
     assert_eq!(std::fs::read(&theirs).unwrap(), b"someone else's");
     assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
 }
+
+#[test]
+fn a_batch_reading_its_own_test_file_is_not_warned_about_a_writer() {
+    let dir = tmp();
+    let sweep = p(&dir, "s.toml");
+    std::fs::write(
+        &sweep,
+        "[file]\ncreate = \"1M\"\n\n[[experiment]]\nname = \"a\"\nkind = \"throughput\"\n\
+         operation = [\"read\"]\nseconds = 0.1\nreps = 1\n",
+    )
+    .unwrap();
+    let out_dir = p(&dir, "out");
+    let out = run_bounded(
+        "diskscope",
+        &[
+            "--batch",
+            sweep.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    // The batch's own lock on its test file is no writer: its read runs hold their lease.
+    assert!(!err.contains("open for writing"), "{err}");
+}
