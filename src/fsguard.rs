@@ -11,7 +11,10 @@
 //! * [`DirLock`] is an exclusive `flock` on a lock file in an output directory: a second batch
 //!   writing to the same `--out` is refused with the first one's pid instead of interleaving rows.
 //! * [`check_input`] refuses, before any `open`, inputs that would block or never end: FIFOs,
-//!   sockets, character devices (`/dev/zero`), and `/proc` or `/sys` pseudo-files.
+//!   sockets, character devices (`/dev/zero`), and `/proc` or `/sys` pseudo-files. Since a path
+//!   can change between that look and the `open`, [`open_then_check`] opens with `O_NONBLOCK`
+//!   and checks the descriptor itself before clearing the flag, and [`reopen`] makes further
+//!   descriptors of an open file through `/proc/self/fd`, never through the path.
 
 use std::ffi::CString;
 use std::fs::{File, Metadata, OpenOptions};
