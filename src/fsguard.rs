@@ -11,7 +11,10 @@
 //! * [`DirLock`] is an exclusive `flock` on a lock file in an output directory: a second batch
 //!   writing to the same `--out` is refused with the first one's pid instead of interleaving rows.
 //! * [`check_input`] refuses, before any `open`, inputs that would block or never end: FIFOs,
-//!   sockets, character devices (`/dev/zero`), and `/proc` or `/sys` pseudo-files.
+//!   sockets, character devices (`/dev/zero`), and `/proc` or `/sys` pseudo-files. Since a path
+//!   can change between that look and the `open`, [`open_then_check`] opens with `O_NONBLOCK`
+//!   and checks the descriptor itself before clearing the flag, and [`reopen`] makes further
+//!   descriptors of an open file through `/proc/self/fd`, never through the path.
 
 use std::ffi::CString;
 use std::fs::{File, Metadata, OpenOptions};
@@ -553,9 +556,12 @@ fn is_descriptor_path(path: &Path) -> bool {
 }
 
 /// For readers that stream to the end without a size (`fast`): like [`check_input`], but also
-/// accepts `/proc` pseudo-files (read to their end) and a pipe named through an open descriptor
-/// (`/dev/stdin`). Returns whether the input is a pipe (open it with [`open_read`]). Named FIFOs,
-/// sockets and character devices are refused by name.
+/// accepts a pipe named through an open descriptor (`/dev/stdin`), and the kernel's settings
+/// under `/proc/sys` (short texts that always end, and reading them changes nothing). Returns
+/// whether the input is a pipe (open it with [`open_read`]). Named FIFOs, sockets, character
+/// devices and every other `/proc` or `/sys` pseudo-file are refused by name: some never end
+/// (`/proc/kmsg` waits for the next kernel message, and reading it takes the message from the
+/// system log).
 pub fn check_stream_input(path: &Path, key: &str) -> Result<bool, String> {
     match check_input(path, key) {
         Ok(_) => Ok(false),
@@ -566,13 +572,19 @@ pub fn check_stream_input(path: &Path, key: &str) -> Result<bool, String> {
             let ft = meta.file_type();
             if ft.is_fifo() && is_descriptor_path(path) {
                 Ok(true)
-            } else if ft.is_file() && is_pseudo_fs(path) {
+            } else if ft.is_file() && is_sysctl(path) {
                 Ok(false)
             } else {
                 Err(e)
             }
         }
     }
+}
+
+/// Whether `path` resolves to a kernel setting under `/proc/sys` (on procfs).
+fn is_sysctl(path: &Path) -> bool {
+    std::fs::canonicalize(path).is_ok_and(|real| real.starts_with("/proc/sys/"))
+        && is_pseudo_fs(path)
 }
 
 /// Opens `path` for reading; a pipe is opened with `O_NONBLOCK` (so `open` cannot wait for a
@@ -717,11 +729,15 @@ mod tests {
         let f = d.path().join("f");
         std::fs::write(&f, b"x").unwrap();
         assert_eq!(check_input(&f, "FILE").unwrap().0, InputKind::Regular);
-        // Streaming readers take /proc files, but never a named FIFO or /dev/zero.
-        assert_eq!(
-            check_stream_input(Path::new("/proc/self/status"), "FILE"),
-            Ok(false)
-        );
+        // Streaming readers take the kernel's settings, but never another pseudo-file (some
+        // never end), a named FIFO or /dev/zero.
+        if Path::new("/proc/sys/kernel/ostype").exists() {
+            assert_eq!(
+                check_stream_input(Path::new("/proc/sys/kernel/ostype"), "FILE"),
+                Ok(false)
+            );
+        }
+        assert!(check_stream_input(Path::new("/proc/self/status"), "FILE").is_err());
         assert!(check_stream_input(&fifo, "FILE").is_err());
         assert!(check_stream_input(Path::new("/dev/zero"), "FILE").is_err());
     }

@@ -4,8 +4,10 @@
 //! intact, no XOR that matches neither version of a file without a warning, a one-line error,
 //! never a hang or a panic.
 
-use crate::util::{p, reference_xor, tmp, write_varied_file};
+use crate::util::{bin_for_any_user, is_root, p, reference_xor, tmp, write_varied_file};
 use std::ffi::CString;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -357,4 +359,169 @@ fn a_writer_that_opens_the_file_during_the_run_makes_it_an_error_even_if_nothing
         );
         assert_eq!(err.trim_end().lines().count(), 1, "{what}: {err}");
     }
+}
+
+// ---- 16. no thread to be had: an error, not a panic ------------------------------------------
+
+#[test]
+fn fast_and_run_at_the_thread_limit_say_spawning_a_worker_thread_and_exit_1() {
+    if !is_root() {
+        eprintln!("skipped: needs root to run the binaries as another user under a thread limit");
+        return;
+    }
+    let dir = tmp();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let f = p(&dir, "two-chunks");
+    write_varied_file(&f, (16 << 20) + 4096, 2);
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let fs = f.to_str().unwrap();
+    let cases: [(&str, Vec<&str>); 3] = [
+        ("fast", vec![fs, "-t", "2"]),
+        ("fast", vec![fs, "-t", "2", "--road", "buffered"]),
+        ("run", vec![fs, "-r", "4K", "16", "-t", "2"]),
+    ];
+    for (name, args) in cases {
+        let exe = bin_for_any_user(dir.path(), name);
+        let mut c = Command::new(exe);
+        c.args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .uid(65534)
+            .gid(65534);
+        // SAFETY: setrlimit is async-signal-safe; the child is single-threaded here. As an
+        // unprivileged user (after the uid switch) with RLIMIT_NPROC 0, no thread can be created.
+        unsafe {
+            c.pre_exec(|| {
+                let none = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                if libc::setrlimit(libc::RLIMIT_NPROC, &none) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            })
+        };
+        let out = finish(c.spawn().unwrap());
+        let err = text(&out.stderr);
+        let what = format!("{name} {}", args[1..].join(" "));
+        assert_eq!(out.status.code(), Some(1), "{what}: {err}");
+        assert!(err.contains("spawning a worker thread"), "{what}: {err}");
+        assert!(!err.contains("panicked"), "{what}: {err}");
+        assert!(out.stdout.is_empty(), "{what}: {}", text(&out.stdout));
+    }
+}
+
+// ---- 11. inputs that never end: refused up front; Ctrl-C always ends fast --------------------
+
+#[test]
+fn fast_refuses_pseudo_files_that_may_never_end_at_once() {
+    for path in [
+        "/proc/kmsg",
+        "/proc/self/status",
+        "/sys/kernel/mm/transparent_hugepage/enabled",
+    ] {
+        if std::fs::metadata(path).is_err() {
+            eprintln!("skipped {path}: not here");
+            continue;
+        }
+        let out = run_bounded("fast", &[path]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{path}: {err}");
+        assert!(err.contains(path) && err.contains("pseudo-file"), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(out.stdout.is_empty());
+    }
+}
+
+/// Whether process `pid` has a thread named `name`.
+fn has_thread(pid: u32, name: &str) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task")).is_ok_and(|tasks| {
+        tasks.flatten().any(|t| {
+            std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim_end() == name)
+        })
+    })
+}
+
+#[test]
+fn ctrl_c_ends_fast_with_130_while_it_waits_on_a_pipe_that_never_ends() {
+    let mut child = command("fast")
+        .arg("/dev/stdin")
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The pipe's write end stays open: fast's read waits for data that never comes.
+    let _writer = child.stdin.take().unwrap();
+    let deadline = Instant::now() + LIMIT;
+    // The Ctrl-C handler is in place once its thread exists (it is set before the read starts).
+    while !has_thread(child.id(), "ctrl-c") {
+        if Instant::now() > deadline || child.try_wait().unwrap().is_some() {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!("fast never set its Ctrl-C handler: {}", text(&out.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = finish(child);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn a_forced_write_never_replaces_a_file_of_another_user_nor_follows_a_symlink() {
+    let dir = tmp();
+    let theirs = p(&dir, "theirs.bin");
+    std::fs::write(&theirs, b"someone else's").unwrap();
+    if is_root() {
+        std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+        let out = run_bounded(
+            "run",
+            &[theirs.to_str().unwrap(), "-w", "4K", "4", "--force"],
+        );
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("belongs to another user"), "{err}");
+        assert_eq!(std::fs::read(&theirs).unwrap(), b"someone else's");
+    } else {
+        eprintln!("skipped the other user's file: needs root to give a file away");
+    }
+    let link = p(&dir, "link.bin");
+    std::os::unix::fs::symlink(&theirs, &link).unwrap();
+    let out = run_bounded("run", &[link.to_str().unwrap(), "-w", "4K", "4", "--force"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("symbolic link"), "{err}");
+    assert_eq!(std::fs::read(&theirs).unwrap(), b"someone else's");
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+}
+
+#[test]
+fn a_batch_reading_its_own_test_file_is_not_warned_about_a_writer() {
+    let dir = tmp();
+    let sweep = p(&dir, "s.toml");
+    std::fs::write(
+        &sweep,
+        "[file]\ncreate = \"1M\"\n\n[[experiment]]\nname = \"a\"\nkind = \"throughput\"\n\
+         operation = [\"read\"]\nseconds = 0.1\nreps = 1\n",
+    )
+    .unwrap();
+    let out_dir = p(&dir, "out");
+    let out = run_bounded(
+        "diskscope",
+        &[
+            "--batch",
+            sweep.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    // The batch's own lock on its test file is no writer: its read runs hold their lease.
+    assert!(!err.contains("open for writing"), "{err}");
 }

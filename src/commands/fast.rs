@@ -11,6 +11,18 @@ use std::time::Instant;
 
 pub fn execute(a: &FastArgs) -> anyhow::Result<i32> {
     let started = Instant::now();
+    // Ctrl-C (and SIGTERM, SIGHUP) ends fast at once with 130, whatever its threads are blocked
+    // in (a pipe that never ends, a slow disk): it only reads, so there is nothing to undo. The
+    // handler's thread exits the process; a handler that cannot be set (no thread to be had)
+    // leaves the default, which ends it too.
+    let file = a.file.clone();
+    let _ = ctrlc::set_handler(move || {
+        eprintln!(
+            "interrupted: stopped reading {} before the end; no XOR is printed",
+            crate::text::shown_path(&file)
+        );
+        std::process::exit(crate::config::EXIT_INTERRUPTED);
+    });
     let settings = Settings::from_args(a)?;
     let verbose = a.verbose;
     let report = xor_file(&a.file, &settings, &mut |line| {

@@ -1,7 +1,9 @@
 //! What can go wrong with a worker's job that is the engine's to notice: a read that comes back
 //! short of what the file held when the run was prepared ([`FileShrank`], checked by
-//! [`complete_read`]), and a descriptor an engine had to give up ([`DescriptorLost`], after
-//! which the job must be forgotten, never dropped: [`dispose_job`]).
+//! [`complete_read`]), a descriptor an engine had to give up ([`DescriptorLost`], after
+//! which the job must be forgotten, never dropped: [`dispose_job`]), and the descriptors a worker
+//! that moved to a descriptor table of its own left in the shared one, which only a thread on
+//! that table can close ([`leave_for_shared_table`], [`close_shared_leftovers`]).
 //!
 //! These live with the engines, not with the code that starts their threads: the engines
 //! raise them, and whoever ends a worker's thread only asks [`descriptor_lost`] and calls

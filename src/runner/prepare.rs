@@ -248,6 +248,17 @@ fn create_output(spec: &RunSpec, need_bytes: u64) -> anyhow::Result<Output> {
                 created: None,
             });
         }
+        // --force replaces only the user's own files: unlinking needs only the directory's
+        // permission, so without this a user could replace a file of someone else's that they
+        // may not even write (and root anybody's).
+        // SAFETY: geteuid has no preconditions.
+        Ok(m) if m.is_file() && m.uid() != unsafe { libc::geteuid() } => {
+            return Err(usage(format!(
+                "FILE: {p} belongs to another user (uid {}); --force replaces only your own \
+                 files: remove it yourself or pick another path",
+                m.uid()
+            )))
+        }
         // With --force, the file is replaced below (unlinked, then made anew): its blocks are
         // freed only where no other hard link keeps them.
         Ok(m) if m.nlink() == 1 => m.len(),

@@ -10,8 +10,9 @@
 //!   already dirty are written to without any fault, so neither mtime nor ctime moves. Where no
 //!   lease can be had (another process has the file open for writing already; a file system
 //!   without leases, such as NFS or FUSE; a file that belongs to another user, for a user
-//!   without `CAP_LEASE`), [`FileWatch::unguarded`] says so in one line and the run goes on:
-//!   changes through such a writer cannot be detected.
+//!   without `CAP_LEASE`; a descriptor of this process open for writing on it),
+//!   [`FileWatch::unguarded`] says so in one line and the run goes on: changes through such a
+//!   writer cannot be detected.
 //! * **Size, times and inode**: its size, modification and status-change times and inode are
 //!   compared. The ctime matters: `touch -m -r` (or `utimensat`) puts the mtime back after an
 //!   in-place rewrite, but no user can set the ctime, and every write or `utimensat` moves it. A
@@ -224,6 +225,8 @@ mod lease {
     pub enum Refused {
         /// Another process has the file open for writing (`EAGAIN`).
         WriterOpen,
+        /// This process has it open for writing, through another descriptor (`EAGAIN`).
+        WriterOpenHere,
         /// The file belongs to another user and we lack `CAP_LEASE` (`EACCES`).
         NotOwner,
         /// The file system has no leases, or they are off (`/proc/sys/fs/leases-enable`).
@@ -236,6 +239,10 @@ mod lease {
         fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             f.write_str(match self {
                 Refused::WriterOpen => "is open for writing by another process",
+                Refused::WriterOpenHere => {
+                    "is open for writing in this process too (another run's descriptor), so no \
+                     read lease could be taken on it"
+                }
                 Refused::NotOwner => {
                     "belongs to another user, so no read lease could be taken on it"
                 }
@@ -249,10 +256,33 @@ mod lease {
         /// Whose changes go unseen.
         pub fn through(&self) -> &'static str {
             match self {
-                Refused::WriterOpen => "it",
+                Refused::WriterOpen | Refused::WriterOpenHere => "it",
                 _ => "a shared mapping by another process",
             }
         }
+    }
+
+    /// Whether a descriptor of this process other than `file`'s is open for writing on the
+    /// same file (`/proc/self/fdinfo` says each descriptor's access mode).
+    fn open_for_writing_here(file: &File) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(m) = file.metadata() else {
+            return false;
+        };
+        let Ok(fds) = std::fs::read_dir("/proc/self/fd") else {
+            return false;
+        };
+        fds.flatten().any(|e| {
+            let same =
+                std::fs::metadata(e.path()).is_ok_and(|o| (o.dev(), o.ino()) == (m.dev(), m.ino()));
+            let info = std::path::Path::new("/proc/self/fdinfo").join(e.file_name());
+            same && std::fs::read_to_string(info).is_ok_and(|t| {
+                t.lines()
+                    .find_map(|l| l.strip_prefix("flags:"))
+                    .and_then(|f| i32::from_str_radix(f.trim(), 8).ok())
+                    .is_some_and(|f| f & libc::O_ACCMODE != libc::O_RDONLY)
+            })
+        })
     }
 
     impl Lease {
@@ -277,6 +307,7 @@ mod lease {
             let e = std::io::Error::last_os_error();
             LEASED[slot].store(-1, Ordering::Release);
             Err(match e.raw_os_error() {
+                Some(libc::EAGAIN) if open_for_writing_here(file) => Refused::WriterOpenHere,
                 Some(libc::EAGAIN) => Refused::WriterOpen,
                 Some(libc::EACCES) | Some(libc::EPERM) => Refused::NotOwner,
                 Some(libc::EINVAL) | Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP) => {
@@ -299,6 +330,30 @@ mod lease {
             LEASED[self.slot].store(-1, Ordering::Release);
             // SAFETY: as in `held`; gives the lease back before the descriptor is closed.
             unsafe { libc::fcntl(self.fd, libc::F_SETLEASE, libc::F_UNLCK) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_writer_in_this_process_is_named_as_such_not_as_another_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![1u8; 8192]).unwrap();
+        let writer = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        let watch = FileWatch::new(File::open(&path).unwrap()).unwrap();
+        let line = watch
+            .unguarded(&path)
+            .expect("no lease while a writer is open");
+        assert!(line.contains("in this process"), "{line}");
+        drop(writer);
+        // Without a writer the lease is taken, nothing is said, and the file is unchanged.
+        let watch = FileWatch::new(File::open(&path).unwrap()).unwrap();
+        if watch.unguarded(&path).is_none() {
+            assert_eq!(watch.check_unchanged(), Ok(()));
         }
     }
 }

@@ -282,8 +282,17 @@ pub fn materialize(plan: &FilePlan, stop: &AtomicBool) -> anyhow::Result<Option<
     // batch's, the user's) is refused, never overwritten, and never removed by our guard.
     let (mut f, created) = create_exclusive(&plan.path)
         .map_err(|e| anyhow::anyhow!("creating the test file: {}", create_error(&plan.path, &e)))?;
-    // Locked at once: a second batch that sees it (even half written) is refused.
-    if !crate::fsguard::try_lock(&f) {
+    // Locked at once: a second batch that sees it (even half written) is refused. The lock is
+    // held through a read-only descriptor: one kept open for writing would keep every read run
+    // of the batch from taking its read lease (see `runner::FileWatch`).
+    let lock = match crate::fsguard::reopen(&f, 0) {
+        Ok(lock) => lock,
+        Err(e) => {
+            created.remove();
+            return Err(anyhow::Error::new(e).context("opening the test file to lock it"));
+        }
+    };
+    if !crate::fsguard::try_lock(&lock) {
         created.remove();
         return Err(busy());
     }
@@ -292,7 +301,7 @@ pub fn materialize(plan: &FilePlan, stop: &AtomicBool) -> anyhow::Result<Option<
     let guard = TestFile {
         created: Some(created),
         remove: !plan.keep,
-        _lock: f.try_clone()?,
+        _lock: lock,
     };
     let written = extend_with_pattern(&mut f, 0, plan.size_bytes, stop)
         .with_context(|| format!("writing the test file {}", plan.path.display()));

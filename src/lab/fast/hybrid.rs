@@ -44,13 +44,15 @@ pub fn run(
     );
     let map = Mapping::new(file, len_bytes)?;
     let (from_cache, from_disk) = std::thread::scope(|s| {
-        let disk = s.spawn(|| direct_ranges(path, file, cold.clone(), block_bytes, queue_depth));
+        let disk = roads::spawn_in(s, || {
+            direct_ranges(path, file, cold.clone(), block_bytes, queue_depth)
+        })?;
         let from_cache = roads::mmap_chunks(&map, &warm, threads);
         let from_disk = disk
             .join()
             .map_err(|_| anyhow::anyhow!("the disk reader thread panicked"));
-        (from_cache, from_disk)
-    });
+        anyhow::Ok((from_cache, from_disk))
+    })?;
     let from_disk = match from_disk?? {
         Direct::Done(x, _) => x,
         Direct::Unsupported(_) => {

@@ -73,7 +73,17 @@ pub fn for_each_listed<S>(
     };
     let threads = threads.clamp(1, chunks.len().max(1));
     std::thread::scope(|s| {
-        let others: Vec<_> = (1..threads).map(|_| s.spawn(worker)).collect();
+        let mut others = Vec::with_capacity(threads);
+        for _ in 1..threads {
+            match spawn_in(s, worker) {
+                Ok(h) => others.push(h),
+                Err(e) => {
+                    // The threads already started stop at their next chunk; the scope waits.
+                    failed.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+        }
         let mut x = worker()?;
         for h in others {
             x ^= h
@@ -82,6 +92,19 @@ pub fn for_each_listed<S>(
         }
         Ok(x)
     })
+}
+
+/// `f` on a new thread of scope `s`, through [`std::thread::Builder`]: a process at its thread
+/// limit (`RLIMIT_NPROC`, `ulimit -u`) gets the error, "spawning a worker thread: ...", where
+/// `Scope::spawn` would panic.
+pub fn spawn_in<'scope, T: Send + 'scope>(
+    s: &'scope std::thread::Scope<'scope, '_>,
+    f: impl FnOnce() -> T + Send + 'scope,
+) -> anyhow::Result<std::thread::ScopedJoinHandle<'scope, T>> {
+    std::thread::Builder::new()
+        .name("diskscope-fast".into())
+        .spawn_scoped(s, f)
+        .context("spawning a worker thread")
 }
 
 /// XOR of a mapped file, chunk by chunk.
@@ -205,22 +228,21 @@ pub fn buffered_road(
     let unit = CHUNK_BYTES;
     let units = len_bytes.div_ceil(unit);
     std::thread::scope(|s| {
-        let handles: Vec<_> = (0..streams)
-            .map(|i| {
-                let start = (units * i / streams * unit).min(len_bytes);
-                let end = (units * (i + 1) / streams * unit).min(len_bytes);
-                s.spawn(move || -> anyhow::Result<u32> {
-                    let f = reopen(file, 0)
-                        .with_context(|| format!("FILE: cannot open {}", path.display()))?;
-                    // SAFETY: plain syscall on a valid descriptor; it only tunes readahead.
-                    unsafe {
-                        libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL)
-                    };
-                    let mut buf = AlignedBuf::new(block_bytes);
-                    pread_chunk(&f, &mut buf, start, end - start)
-                })
-            })
-            .collect();
+        let mut handles = Vec::with_capacity(streams as usize);
+        for i in 0..streams {
+            let start = (units * i / streams * unit).min(len_bytes);
+            let end = (units * (i + 1) / streams * unit).min(len_bytes);
+            // A stream that cannot be started fails the road; those started finish their part
+            // (the scope waits for them).
+            handles.push(spawn_in(s, move || -> anyhow::Result<u32> {
+                let f = reopen(file, 0)
+                    .with_context(|| format!("FILE: cannot open {}", path.display()))?;
+                // SAFETY: plain syscall on a valid descriptor; it only tunes readahead.
+                unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL) };
+                let mut buf = AlignedBuf::new(block_bytes);
+                pread_chunk(&f, &mut buf, start, end - start)
+            })?);
+        }
         let mut x = 0u32;
         for h in handles {
             x ^= h
