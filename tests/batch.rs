@@ -75,6 +75,7 @@ const RUN_COLUMNS: [&str; 31] = [
     "block_count",
     "threads",
     "queue_depth",
+    "buffers",
     "rep",
     "bytes",
     "seconds",

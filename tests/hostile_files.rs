@@ -411,7 +411,9 @@ fn a_symlinked_scratch_file_is_never_written_through_and_a_foreign_one_never_rem
         &f,
         &[
             ("", "now "),
-            ("w", "not made by diskscope"),
+            // Each write run makes a fresh, exclusively created scratch name
+            // (`.f.bin.diskscope-scratch.<pid>.<n>`), so the planted link is never opened.
+            ("w", "writing"),
             ("q", "EXITED:"),
         ],
     ) else {

@@ -46,8 +46,16 @@ pub fn p(dir: &tempfile::TempDir, name: &str) -> PathBuf {
 pub fn bin_for_any_user(dir: &Path, name: &str) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let to = dir.join(name);
-    std::fs::copy(assert_cmd::cargo::cargo_bin(name), &to).unwrap();
-    std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let from = assert_cmd::cargo::cargo_bin(name);
+    // A hard link writes nothing: a copy's descriptor, inherited for a moment by a child another
+    // test thread forks, makes exec fail with ETXTBSY ("Text file busy").
+    if std::fs::hard_link(&from, &to).is_err() {
+        std::fs::copy(&from, &to).unwrap();
+    }
+    let mode = std::fs::metadata(&to).unwrap().permissions().mode();
+    if mode & 0o755 != 0o755 {
+        std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
     to
 }
 
