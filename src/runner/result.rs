@@ -2,7 +2,7 @@
 //! columns that describe the setup, so a run that failed before it started (batch mode records
 //! those too) has the same setup columns as one that finished.
 
-use super::PreparedMeta;
+use super::prepare::PreparedMeta;
 use crate::config::{Method, Pattern, RunSpec};
 use crate::measure::{Aggregate, LatencySummary, RunResult};
 use crate::xor::format_xor;

@@ -3,7 +3,9 @@
 
 use super::error::{verdict, EndFailure, FileReplaced, RunError};
 use super::workers::Workers;
-use super::{make_result, prepare, test_hook, FileWatch, Prepared, PreparedMeta};
+use super::prepare::{prepare, test_hook, Prepared, PreparedMeta};
+use super::result::make_result;
+use super::watch::FileWatch;
 use crate::config::RunSpec;
 use crate::fsguard::Created;
 use crate::measure::device::Sampler;
