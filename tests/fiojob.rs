@@ -54,6 +54,7 @@ fn the_man_page_has_a_name_section_and_lists_the_subcommands() {
     let roff = String::from_utf8_lossy(&out.stdout);
     assert!(roff.contains(".TH diskscope"), "{roff}");
     assert!(roff.contains(".SH NAME"), "{roff}");
+    assert!(roff.contains("diskscope \\- how fast"), "{roff}");
     assert!(roff.contains(".SH SUBCOMMANDS"), "{roff}");
     for sub in ["run", "compare", "completions", "man"] {
         assert!(
@@ -82,6 +83,22 @@ fn the_man_page_has_a_name_section_and_lists_the_subcommands() {
         Ok(m) => panic!("man -l failed: {}", String::from_utf8_lossy(&m.stderr)),
         Err(e) => eprintln!("skipped rendering: man is not installed ({e})"),
     }
+}
+
+#[test]
+fn each_subcommand_has_its_own_man_page_and_a_wrong_name_is_refused() {
+    let out = bin("diskscope").args(["man", "run"]).output().unwrap();
+    assert!(out.status.success());
+    let roff = String::from_utf8_lossy(&out.stdout);
+    assert!(roff.contains(".TH diskscope-run"), "{roff}");
+    assert!(roff.contains("BLOCK_SIZE"), "{roff}");
+    let out = bin("diskscope").args(["man", "nope"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("man: no subcommand 'nope'; use one of run,"),
+        "{stderr}"
+    );
 }
 
 #[test]
