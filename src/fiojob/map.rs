@@ -4,244 +4,44 @@
 //! which line), accepted with a note saying how diskscope differs, or refused by name with its
 //! line and what to do instead. docs/fio.md lists them all.
 
+use super::options::{canonical, fio_time, Opts, KNOWN, REFUSED};
 use super::parse::{Job, Loc, Opt};
 use super::FioError;
 use crate::config::{CacheMode, Method, Op, Pattern, RunSpec, SubmitPolicy, TOML_NAMES};
 use crate::size::format_size;
 use crate::sweep::experiment::{Experiment, MAX_POINTS};
-use crate::sweep::files::{is_our_test_file, FilePlan};
+use crate::sweep::files::FilePlan;
 use crate::sweep::plan::Plan;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Every option diskscope reads, by its fio name (aliases resolved by [`canonical`]).
-const KNOWN: &[&str] = &[
-    "rw",
-    "bs",
-    "size",
-    "filesize",
-    "filename",
-    "directory",
-    "ioengine",
-    "iodepth",
-    "numjobs",
-    "direct",
-    "buffered",
-    "runtime",
-    "time_based",
-    "ramp_time",
-    "loops",
-    "fsync",
-    "fdatasync",
-    "end_fsync",
-    "sync",
-    "invalidate",
-    "stonewall",
-    "new_group",
-    "wait_for",
-    "group_reporting",
-    "rwmixread",
-    "rwmixwrite",
-    "iomem",
-    "kb_base",
-    "name",
-    "description",
-    "thread",
-    "fixedbufs",
-    "iodepth_batch_submit",
-    "iodepth_batch_complete_min",
-    "norandommap",
-    "randrepeat",
-    "randseed",
-    "number_ios",
-    "offset",
-    "offset_increment",
-    "fallocate",
-    "nrfiles",
-];
-
-/// Options refused whatever their value, with the reason and the fix.
-const REFUSED: &[(&str, &str)] = &[
-    ("rate", "rate-limited (open-loop) I/O is not implemented in diskscope: it measures closed-loop, each thread issuing its next I/O when the last one completes; remove it"),
-    ("rate_iops", "rate-limited (open-loop) I/O is not implemented in diskscope: it measures closed-loop, each thread issuing its next I/O when the last one completes; remove it"),
-    ("rate_min", "rate-limited (open-loop) I/O is not implemented in diskscope; remove it"),
-    ("rate_iops_min", "rate-limited (open-loop) I/O is not implemented in diskscope; remove it"),
-    ("rate_process", "rate-limited (open-loop) I/O is not implemented in diskscope; remove it"),
-    ("rate_cycle", "rate-limited (open-loop) I/O is not implemented in diskscope; remove it"),
-];
-
-/// fio's name of an option written under another of its names.
-fn canonical(key: &str) -> &str {
-    match key {
-        "readwrite" => "rw",
-        "blocksize" => "bs",
-        "timeout" => "runtime",
-        "wait_on_last" => "stonewall",
-        "mem" => "iomem",
-        "iodepth_batch" => "iodepth_batch_submit",
-        "iodepth_batch_complete" => "iodepth_batch_complete_min",
-        "rate_iops" | "rateiops" => "rate_iops",
-        "ratemin" => "rate_min",
-        k => k,
-    }
-}
-
-/// A job's options, looked up by their fio names: the last one written wins.
-struct Opts<'a> {
-    job: &'a Job,
-    kb_base: u64,
-}
-
-impl<'a> Opts<'a> {
-    fn get(&self, key: &str) -> Option<&'a Opt> {
-        self.job
-            .opts
-            .iter()
-            .rev()
-            .find(|o| canonical(&o.key) == key)
-    }
-
-    fn bool(&self, key: &str) -> Result<Option<(bool, &'a Opt)>, FioError> {
-        let Some(o) = self.get(key) else {
-            return Ok(None);
-        };
-        let v = match o.value.to_ascii_lowercase().as_str() {
-            "1" | "true" | "yes" | "on" => true,
-            "0" | "false" | "no" | "off" => false,
-            _ => return Err(FioError::bad_value(&o.loc, &o.key, "write 1 or 0")),
-        };
-        Ok(Some((v, o)))
-    }
-
-    fn int(&self, key: &str) -> Result<Option<(u64, &'a Opt)>, FioError> {
-        let Some(o) = self.get(key) else {
-            return Ok(None);
-        };
-        let v = o.value.trim().parse::<u64>().map_err(|_| {
-            FioError::bad_value(
-                &o.loc,
-                &o.key,
-                &format!("'{}' is not a whole number", crate::text::shown(&o.value)),
-            )
-        })?;
-        Ok(Some((v, o)))
-    }
-
-    fn size(&self, key: &str) -> Result<Option<(u64, &'a Opt)>, FioError> {
-        let Some(o) = self.get(key) else {
-            return Ok(None);
-        };
-        let v = fio_size(&o.value, self.kb_base)
-            .map_err(|m| FioError::bad_value(&o.loc, &o.key, &m))?;
-        Ok(Some((v, o)))
-    }
-}
-
-/// A size as fio reads it: `k`, `m`, `g`, `t`, `p` (optionally with `b`) are powers of
-/// `kb_base` (1024 by default, so `4k` is 4096); `kib`, `mib`, ... are the other base (fio's
-/// own rule: with the default kb_base=1024 they mean 1000). Percentages and ranges are refused.
-pub fn fio_size(text: &str, kb_base: u64) -> Result<u64, String> {
-    let t = text.trim();
-    let shown = crate::text::shown(t);
-    if t.contains('%') {
-        return Err(format!(
-            "'{shown}': sizes in percent are not implemented in diskscope; write bytes such as 1g"
-        ));
-    }
-    if t.contains([',', ':']) || t.get(1..).is_some_and(|r| r.contains('-')) {
-        return Err(format!(
-            "'{shown}': ranges and per-direction values are not implemented in diskscope (one size per job); write one value such as 4k"
-        ));
-    }
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, suffix) = t.split_at(split);
-    if num.is_empty() {
-        return Err(format!(
-            "'{shown}' is not a size; write bytes or 4k, 1m, 1g"
-        ));
-    }
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("'{shown}' is too large to be a size"))?;
-    let s = suffix.to_ascii_lowercase();
-    let other = if kb_base == 1000 { 1024 } else { 1000 };
-    let (base, pow) = match s.as_str() {
-        "" | "b" => (kb_base, 0),
-        "kib" => (other, 1),
-        "mib" => (other, 2),
-        "gib" => (other, 3),
-        "tib" => (other, 4),
-        "pib" => (other, 5),
-        "k" | "kb" => (kb_base, 1),
-        "m" | "mb" => (kb_base, 2),
-        "g" | "gb" => (kb_base, 3),
-        "t" | "tb" => (kb_base, 4),
-        "p" | "pb" => (kb_base, 5),
-        _ => {
-            return Err(format!(
-            "'{shown}' has an unknown suffix; use k, m, g, t (powers of kb_base, 1024 by default)"
-        ))
-        }
-    };
-    (0..pow)
-        .try_fold(n, |acc, _| acc.checked_mul(base))
-        .ok_or_else(|| format!("'{shown}' is too large to be a size"))
-}
-
-/// A time as fio reads it: a number with `us`, `ms`, `s`, `m`, `h` or `d`; seconds without one.
-pub fn fio_time(text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    let shown = crate::text::shown(t);
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, suffix) = t.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("'{shown}' is not a time; write seconds or 500ms, 2m, 1h"))?;
-    let us_per = match suffix.to_ascii_lowercase().as_str() {
-        "us" | "usec" => 1,
-        "ms" | "msec" => 1_000,
-        "" | "s" | "sec" => 1_000_000,
-        "m" | "min" => 60_000_000,
-        "h" => 3_600_000_000,
-        "d" => 86_400_000_000,
-        _ => {
-            return Err(format!(
-                "'{shown}' has an unknown unit; use us, ms, s, m, h or d"
-            ))
-        }
-    };
-    n.checked_mul(us_per)
-        .map(Duration::from_micros)
-        .ok_or_else(|| format!("'{shown}' is too long"))
-}
-
 /// What one job asks for, before the file is known.
-struct Mapped<'a> {
-    job: &'a Job,
-    name: String,
-    op: Op,
-    pattern: Pattern,
-    rw: Option<&'a Opt>,
-    method: Method,
-    block_size_bytes: u64,
-    threads: usize,
-    queue_depth: u32,
-    direct: bool,
-    cache: CacheMode,
-    runtime: Option<Duration>,
-    time_based: bool,
-    reps: u32,
+pub struct Mapped<'a> {
+    pub job: &'a Job,
+    pub name: String,
+    pub op: Op,
+    pub pattern: Pattern,
+    pub rw: Option<&'a Opt>,
+    pub method: Method,
+    pub block_size_bytes: u64,
+    pub threads: usize,
+    pub queue_depth: u32,
+    pub direct: bool,
+    pub cache: CacheMode,
+    pub runtime: Option<Duration>,
+    pub time_based: bool,
+    pub reps: u32,
     /// The bytes the job covers (`size`, times numjobs with offset_increment = size).
-    region_bytes: Option<u64>,
-    region_opt: Option<&'a Opt>,
-    number_ios: Option<u64>,
-    fsync: bool,
-    dsync: bool,
-    submit: SubmitPolicy,
-    seed: Option<u64>,
-    target: Option<(PathBuf, &'a Opt)>,
+    pub region_bytes: Option<u64>,
+    pub region_opt: Option<&'a Opt>,
+    pub number_ios: Option<u64>,
+    pub fsync: bool,
+    pub dsync: bool,
+    pub submit: SubmitPolicy,
+    pub seed: Option<u64>,
+    pub target: Option<(PathBuf, &'a Opt)>,
     /// The setting ← option lines and the notes of the printed plan.
-    notes: Vec<String>,
+    pub notes: Vec<String>,
 }
 
 fn from(o: &Opt) -> String {
@@ -729,126 +529,6 @@ fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>
     })
 }
 
-fn at_header(job: &Job, option: &str, message: &str) -> FioError {
-    FioError::refused(&job.header, option, message)
-}
-
-/// The one file of the batch: the first file a job names (or, with none named, the file fio
-/// would lay out for the first job), checked against every job.
-fn plan_file(mapped: &mut [Mapped], out_dir: &Path) -> Result<FilePlan, FioError> {
-    let first = &mapped[0];
-    let path = match mapped.iter().find_map(|m| m.target.as_ref()) {
-        Some((p, _)) => p.clone(),
-        None => {
-            let dir = first
-                .job
-                .opts
-                .iter()
-                .rev()
-                .find(|o| o.key == "directory")
-                .map(|o| PathBuf::from(&o.value));
-            dir.unwrap_or_default().join(format!("{}.0.0", first.name))
-        }
-    };
-    for m in mapped.iter_mut() {
-        match &m.target {
-            Some((p, o)) if *p != path => {
-                return Err(FioError::refused(&o.loc, &o.key, &format!(
-                    "diskscope measures one file per batch and an earlier job uses {}; give every job the same filename, or split the job file",
-                    crate::text::shown_path(&path)
-                )))
-            }
-            Some(_) => {}
-            None => m.notes.push(format!(
-                "no filename: fio lays out a file per job (and per numjobs clone); diskscope's threads share {}, one range each",
-                crate::text::shown_path(&path)
-            )),
-        }
-    }
-    let needed = mapped.iter().filter_map(|m| m.region_bytes).max();
-    let writes = mapped.iter().find(|m| m.op == Op::Write);
-    match std::fs::symlink_metadata(&path) {
-        Ok(_) => {
-            let (_, meta) = crate::fsguard::check_input(&path, "filename")
-                .map_err(|m| at_header(&mapped[0].job.clone(), "filename", &m))?;
-            if !meta.is_file() || meta.len() == 0 {
-                return Err(at_header(
-                    mapped[0].job,
-                    "filename",
-                    &format!(
-                        "{} is not a regular file with data; diskscope measures regular files",
-                        crate::text::shown_path(&path)
-                    ),
-                ));
-            }
-            let len = meta.len();
-            if let Some(m) = mapped
-                .iter()
-                .find(|m| m.region_bytes.is_some_and(|r| r > len))
-            {
-                let o = m.region_opt.expect("region from size");
-                return Err(FioError::refused(&o.loc, &o.key, &format!(
-                    "{} holds {len} bytes, less than the job's range; lower size, or name a file that does not exist yet (diskscope creates it)",
-                    crate::text::shown_path(&path)
-                )));
-            }
-            let ours = is_our_test_file(&path, len);
-            if let Some(w) = writes {
-                if !ours {
-                    let loc = w.rw.map_or(w.job.header.clone(), |o| o.loc.clone());
-                    return Err(FioError::refused(&loc, "rw", &format!(
-                        "{} exists and diskscope did not create it: writing would overwrite it; name a file that does not exist yet (diskscope creates it and removes it afterwards)",
-                        crate::text::shown_path(&path)
-                    )));
-                }
-            }
-            Ok(FilePlan {
-                path,
-                size_bytes: len,
-                create: ours,
-                keep: true,
-                writable: ours,
-            })
-        }
-        Err(_) => {
-            let Some(size) = needed else {
-                return Err(at_header(
-                    mapped[0].job,
-                    "size",
-                    &format!(
-                        "{} does not exist and no job gives its size; add size=1g (diskscope creates the file)",
-                        crate::text::shown_path(&path)
-                    ),
-                ));
-            };
-            if let Some(free) = crate::fsguard::free_bytes(&path).filter(|f| *f < size) {
-                return Err(at_header(
-                    mapped[0].job,
-                    "size",
-                    &format!(
-                        "{} does not fit: {} free; lower size or use another directory",
-                        format_size(size),
-                        crate::size::format_bytes_approx(free)
-                    ),
-                ));
-            }
-            let _ = out_dir;
-            mapped[0].notes.push(format!(
-                "diskscope creates {} ({}, its own data pattern) and removes it afterwards; fio would keep it",
-                crate::text::shown_path(&path),
-                format_size(size)
-            ));
-            Ok(FilePlan {
-                path,
-                size_bytes: size,
-                create: true,
-                keep: false,
-                writable: true,
-            })
-        }
-    }
-}
-
 /// The point of a job on the batch's file.
 fn spec_of(m: &Mapped, file: &FilePlan) -> Result<RunSpec, FioError> {
     let bs = m.block_size_bytes.max(1);
@@ -946,7 +626,7 @@ pub fn plan(
         .enumerate()
         .map(|(i, j)| map_job(j, i, jobs))
         .collect::<Result<Vec<_>, _>>()?;
-    let file = plan_file(&mut mapped, &out_dir)?;
+    let file = super::file::plan_file(&mut mapped)?;
     let mut experiments: Vec<Experiment> = Vec::new();
     let mut names = std::collections::HashSet::new();
     for m in &mapped {
@@ -1002,30 +682,6 @@ pub fn plan(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_follow_fio_and_kb_base() {
-        assert_eq!(fio_size("4k", 1024), Ok(4096));
-        assert_eq!(fio_size("4K", 1024), Ok(4096));
-        assert_eq!(fio_size("1m", 1024), Ok(1 << 20));
-        assert_eq!(fio_size("1mb", 1024), Ok(1 << 20));
-        // fio's own rule: with the default kb_base the IEC names mean powers of 1000.
-        assert_eq!(fio_size("4kib", 1024), Ok(4000));
-        assert_eq!(fio_size("4k", 1000), Ok(4000));
-        assert_eq!(fio_size("4kib", 1000), Ok(4096));
-        assert_eq!(fio_size("10g", 1024), Ok(10 << 30));
-        assert!(fio_size("50%", 1024).unwrap_err().contains("percent"));
-        assert!(fio_size("4k,8k", 1024).unwrap_err().contains("one value"));
-        assert!(fio_size("4k-8k", 1024).is_err());
-    }
-
-    #[test]
-    fn times_are_seconds_unless_a_unit_says_otherwise() {
-        assert_eq!(fio_time("30"), Ok(Duration::from_secs(30)));
-        assert_eq!(fio_time("2000ms"), Ok(Duration::from_millis(2000)));
-        assert_eq!(fio_time("2m"), Ok(Duration::from_secs(120)));
-        assert!(fio_time("soon").is_err());
-    }
 
     #[test]
     fn job_names_become_usable_experiment_names() {

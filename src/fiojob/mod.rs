@@ -16,7 +16,9 @@
 //! `[file]`, so a section header alone does not tell the two apart; `[global]` does, since no
 //! sweep has such a table.)
 
+pub mod file;
 pub mod map;
+pub mod options;
 pub mod parse;
 
 use crate::sweep::plan::Plan;
