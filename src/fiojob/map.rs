@@ -74,6 +74,8 @@ fn sanitise(name: &str) -> String {
     }
 }
 
+/// One job's options → what it asks for; every option is checked first, so an unknown or
+/// refused one is named before anything else.
 fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>, FioError> {
     // Every option first: an unknown or refused one is named before anything else.
     for o in &job.opts {
@@ -101,7 +103,50 @@ fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>
         opts.kb_base = b;
     }
     let mut notes = Vec::new();
-    // rw
+    let (op, pattern, rw) = workload(&opts, &mut notes)?;
+    let (method, block_size_bytes, threads, queue_depth, direct) = engine(&opts, &mut notes)?;
+    let cache = cache_of(&opts, op, &mut notes)?;
+    let (runtime, time_based, reps) = timing(&opts, &mut notes)?;
+    let (fsync, dsync) = syncs(&opts, op, &mut notes)?;
+    order(&opts, index, jobs, threads, &mut notes);
+    let (submit, seed) = details(&opts, method, queue_depth, pattern, &mut notes)?;
+    let region = region(&opts, threads, pattern, &mut notes)?;
+    // fio's `name` option renames the job (from [global] too).
+    let name = opts
+        .get("name")
+        .map_or(job.name.clone(), |o| o.value.clone());
+    Ok(Mapped {
+        job,
+        name: sanitise(&name),
+        op,
+        pattern,
+        rw,
+        method,
+        block_size_bytes,
+        threads,
+        queue_depth,
+        direct,
+        cache,
+        runtime,
+        time_based,
+        reps,
+        region_bytes: region.bytes,
+        region_opt: region.size_opt,
+        number_ios: region.number_ios,
+        fsync,
+        dsync,
+        submit,
+        seed,
+        target: region.target,
+        notes,
+    })
+}
+
+/// `rw`: the operation and the order of offsets (mixed and trim workloads refused).
+fn workload<'a>(
+    opts: &Opts<'a>,
+    notes: &mut Vec<String>,
+) -> Result<(Op, Pattern, Option<&'a Opt>), FioError> {
     let rw = opts.get("rw");
     let (op, pattern) = match rw.map(|o| o.value.to_ascii_lowercase()) {
         None => (Op::Read, Pattern::Sequential),
@@ -140,7 +185,14 @@ fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>
             ));
         }
     }
-    // ioengine
+    Ok((op, pattern, rw))
+}
+
+/// `ioengine`, `bs`, `numjobs`, `iodepth`, `direct`/`buffered`: how the I/O is done.
+fn engine(
+    opts: &Opts,
+    notes: &mut Vec<String>,
+) -> Result<(Method, u64, usize, u32, bool), FioError> {
     let engine = opts.get("ioengine");
     let method = match engine.map(|o| o.value.to_ascii_lowercase()) {
         None => {
@@ -229,7 +281,12 @@ fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>
     {
         notes.push("buffered libaio blocks in fio (it is asynchronous only with direct=1); io_uring stays asynchronous".into());
     }
-    // invalidate → cache (reads)
+    Ok((method, block_size_bytes, threads, queue_depth, direct))
+}
+
+/// `invalidate`: the cache state of a read (fio's default drops the file's pages first).
+fn cache_of(opts: &Opts, op: Op, notes: &mut Vec<String>) -> Result<CacheMode, FioError> {
+    let job = opts.job;
     let cache = match (op, opts.bool("invalidate")?) {
         (Op::Write, _) => CacheMode::AsIs,
         (Op::Read, Some((false, o))) if job.warm_hint => {
@@ -254,7 +311,11 @@ fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>
             CacheMode::Cold
         }
     };
-    // runtime, time_based, ramp_time, loops
+    Ok(cache)
+}
+
+/// `runtime`, `time_based`, `ramp_time`, `loops`: the time bound, looping and repetitions.
+fn timing(opts: &Opts, notes: &mut Vec<String>) -> Result<(Option<Duration>, bool, u32), FioError> {
     let runtime = match opts.get("runtime") {
         Some(o) => {
             let d = fio_time(&o.value).map_err(|m| FioError::bad_value(&o.loc, &o.key, &m))?;
@@ -302,7 +363,11 @@ fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>
         }
         None => 1,
     };
-    // sync options (writes)
+    Ok((runtime, time_based, reps))
+}
+
+/// `fsync`, `fdatasync`, `end_fsync`, `sync`: durability of writes.
+fn syncs(opts: &Opts, op: Op, notes: &mut Vec<String>) -> Result<(bool, bool), FioError> {
     let mut fsync = false;
     let mut dsync = false;
     for key in ["fsync", "fdatasync"] {
@@ -349,7 +414,12 @@ fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>
         fsync = false;
         dsync = false;
     }
-    // Order: fio starts jobs together unless told to wait.
+    Ok((fsync, dsync))
+}
+
+/// `stonewall` and friends, `group_reporting`, `thread`: accepted, with what differs noted.
+fn order(opts: &Opts, index: usize, jobs: &[Job], threads: usize, notes: &mut Vec<String>) {
+    let job = opts.job;
     let waits = opts.get("stonewall").is_some()
         || opts.get("new_group").is_some()
         || opts.get("wait_for").is_some();
@@ -376,7 +446,16 @@ fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>
             "fio forks a process per job (no `thread`); diskscope's workers are threads".into(),
         );
     }
-    // memory
+}
+
+/// `iomem`, io_uring's batching and buffers, random offsets and their seed.
+fn details(
+    opts: &Opts,
+    method: Method,
+    queue_depth: u32,
+    pattern: Pattern,
+    notes: &mut Vec<String>,
+) -> Result<(SubmitPolicy, Option<u64>), FioError> {
     if let Some(o) = opts.get("iomem") {
         if !o.value.eq_ignore_ascii_case("malloc") {
             return Err(FioError::refused(&o.loc, &o.key, &format!("iomem={} is not implemented in diskscope: it allocates its own aligned buffers (huge pages for O_DIRECT where reserved); remove it or write iomem=malloc", crate::text::shown(&o.value))));
@@ -422,7 +501,25 @@ fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>
         }
         None => None,
     };
-    // region
+    Ok((submit, seed))
+}
+
+/// What a job covers: `size`/`filesize` (with `offset_increment`), `number_ios`, and its file.
+struct Region<'a> {
+    bytes: Option<u64>,
+    size_opt: Option<&'a Opt>,
+    number_ios: Option<u64>,
+    target: Option<(PathBuf, &'a Opt)>,
+}
+
+/// `nrfiles`, `offset`, `size`, `filesize`, `offset_increment`, `number_ios`, `filename`,
+/// `directory`.
+fn region<'a>(
+    opts: &Opts<'a>,
+    threads: usize,
+    pattern: Pattern,
+    notes: &mut Vec<String>,
+) -> Result<Region<'a>, FioError> {
     if let Some((n, o)) = opts.int("nrfiles")? {
         if n != 1 {
             return Err(FioError::refused(
@@ -498,34 +595,11 @@ fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>
         };
         (path, o)
     });
-    // fio's `name` option renames the job (from [global] too).
-    let name = opts
-        .get("name")
-        .map_or(job.name.clone(), |o| o.value.clone());
-    Ok(Mapped {
-        job,
-        name: sanitise(&name),
-        op,
-        pattern,
-        rw,
-        method,
-        block_size_bytes,
-        threads,
-        queue_depth,
-        direct,
-        cache,
-        runtime,
-        time_based,
-        reps,
-        region_bytes,
-        region_opt: size.map(|(_, o)| o),
+    Ok(Region {
+        bytes: region_bytes,
+        size_opt: size.map(|(_, o)| o),
         number_ios,
-        fsync,
-        dsync,
-        submit,
-        seed,
         target,
-        notes,
     })
 }
 
