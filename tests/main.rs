@@ -7,7 +7,8 @@
 //! switch), `hostile_files` (issue 9: files we must not touch, inputs that cannot end, property
 //! tests of the parsers), `presets` (golden CSV shapes of every ready sweep and the classic commands' stdout),
 //! `hostile_runtime` (issue 9: shrinking files, SIGBUS, memory
-//! budget, Ctrl-C during writes). Shared helpers
+//! budget, Ctrl-C during writes), `fiojob` (issue 26: fio job files and command lines through
+//! --batch, completions, man page, --version). Shared helpers
 //! (temp dirs, an independent XOR, binaries) live in `util`.
 
 mod util;
