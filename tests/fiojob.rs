@@ -450,3 +450,18 @@ fn a_job_reading_a_file_of_its_own_measures_it_and_leaves_it_in_place() {
     assert_eq!(csv.lines().count(), 2, "{csv}"); // header and loops=1 row
     assert!(csv.lines().nth(1).unwrap().contains(",16384,"), "{csv}");
 }
+
+#[test]
+fn a_filename_that_is_not_a_regular_file_is_refused_at_its_line() {
+    let dir = crate::util::tmp();
+    std::fs::create_dir(dir.path().join("adir")).unwrap();
+    let job = dir.path().join("d.fio");
+    std::fs::write(&job, "[global]\nsize=1m\n\n[r]\nfilename=adir\nrw=read\n").unwrap();
+    let out = batch(dir.path(), &job, &["--dry-run"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("error: {}:5: option `filename`: ", job.display())),
+        "{stderr}"
+    );
+}

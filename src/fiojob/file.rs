@@ -14,6 +14,14 @@ fn at_header(job: &Job, option: &str, message: &str) -> FioError {
     FioError::refused(&job.header, option, message)
 }
 
+/// A refusal about the file: at the `filename` line that named it, else at the first job.
+fn at_file(mapped: &[Mapped], message: &str) -> FioError {
+    match mapped.iter().find_map(|m| m.target.as_ref()) {
+        Some((_, o)) => FioError::refused(&o.loc, &o.key, message),
+        None => at_header(mapped[0].job, "filename", message),
+    }
+}
+
 /// The one file of the batch: the first file a job names (or, with none named, the file fio
 /// would lay out for the first job), checked against every job.
 pub fn plan_file(mapped: &mut [Mapped]) -> Result<FilePlan, FioError> {
@@ -50,12 +58,11 @@ pub fn plan_file(mapped: &mut [Mapped]) -> Result<FilePlan, FioError> {
     let writes = mapped.iter().find(|m| m.op == Op::Write);
     match std::fs::symlink_metadata(&path) {
         Ok(_) => {
-            let (_, meta) = crate::fsguard::check_input(&path, "filename")
-                .map_err(|m| at_header(mapped[0].job, "filename", &m))?;
+            let (_, meta) =
+                crate::fsguard::check_input(&path, "filename").map_err(|m| at_file(mapped, &m))?;
             if !meta.is_file() || meta.len() == 0 {
-                return Err(at_header(
-                    mapped[0].job,
-                    "filename",
+                return Err(at_file(
+                    mapped,
                     &format!(
                         "{} is not a regular file with data; diskscope measures regular files",
                         crate::text::shown_path(&path)
