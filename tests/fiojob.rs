@@ -311,13 +311,18 @@ fn each_refused_option_is_named_with_its_file_and_line() {
             .lines()
             .find_map(|l| l.strip_prefix("; expect: "))
             .unwrap_or_else(|| panic!("{} has no `; expect:` line", job.display()));
+        // `; expect: LINE OPTION` or `; expect: LINE OPTION in INCLUDED-FILE`.
+        let (expect, file) = match expect.split_once(" in ") {
+            Some((e, f)) => (e, job.with_file_name(f)),
+            None => (expect, job.clone()),
+        };
         let (line, option) = expect.split_once(' ').unwrap();
         let dir = crate::util::tmp();
         let out = batch(dir.path(), &job, &["--dry-run"]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{}: {stderr}", job.display());
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
-        let at = format!("error: {}:{line}: ", job.display());
+        let at = format!("error: {}:{line}: ", file.display());
         assert!(stderr.starts_with(&at), "expected {at}... got {stderr}");
         assert!(
             stderr.contains(&format!("`{option}`")) || stderr.contains(&format!(": {option}:")),

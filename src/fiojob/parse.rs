@@ -1,8 +1,9 @@
 //! Reading fio's two ways of writing a job, with the file and line of every option kept:
 //!
 //! - the INI job file as fio reads it: `[global]` and job sections (a job inherits the
-//!   `[global]` options written above its header), `;` and `#` comment lines, `include FILE`
-//!   (relative to the including file), options without a value (`time_based`) meaning `1`,
+//!   `[global]` options written above its header), `;` and `#` comments (to the end of any
+//!   line), `include FILE` inside a section (options only, found from the working directory or
+//!   next to the including file), options without a value (`time_based`) meaning `1`,
 //!   `${VAR}` (an environment variable) and `$ncpus`, `$pagesize`, `$mb_memory` substituted in
 //!   values;
 //! - fio command lines (`fio --name=a --rw=read ...`, one invocation per line, `#` comment
@@ -210,11 +211,18 @@ impl IniParser<'_> {
                 file: display.to_string(),
                 line: i + 1,
             };
-            let line = raw.trim();
-            if line.is_empty() || line.starts_with(';') || line.starts_with('#') {
+            // As fio: a `;` or `#` anywhere starts a comment that runs to the end of the line.
+            let line = raw[..raw.find([';', '#']).unwrap_or(raw.len())].trim();
+            if line.is_empty() {
                 continue;
             }
             if let Some(rest) = line.strip_prefix('[') {
+                if self.stack.len() > 1 {
+                    return Err(FioError::Include {
+                        loc,
+                        message: "an included file may not hold [sections] (fio's rule); move the section into the job file".into(),
+                    });
+                }
                 let Some(name) = rest.strip_suffix(']') else {
                     return Err(FioError::Syntax {
                         loc,
@@ -247,6 +255,12 @@ impl IniParser<'_> {
                 None => {
                     if let Some(file) = line.strip_prefix("include") {
                         if file.starts_with(char::is_whitespace) {
+                            if self.current.is_none() {
+                                return Err(FioError::Include {
+                                    loc,
+                                    message: "include before any section; fio reads it inside [global] or a job section".into(),
+                                });
+                            }
                             self.include(file.trim(), path, &loc)?;
                             continue;
                         }
@@ -281,8 +295,14 @@ impl IniParser<'_> {
             });
         }
         let name = substitute(name, loc, "include", self.env)?;
+        // As fio: the name as given (relative to the working directory) when it exists, else
+        // relative to the including file.
         let path = match from.parent() {
-            Some(dir) if Path::new(&name).is_relative() => dir.join(&name),
+            Some(dir)
+                if Path::new(&name).is_relative() && std::fs::symlink_metadata(&name).is_err() =>
+            {
+                dir.join(&name)
+            }
             _ => PathBuf::from(&name),
         };
         let canonical = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
@@ -514,6 +534,18 @@ mod tests {
             e.starts_with("j.fio:3: option `size`: environment variable NOPE"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_comment_may_end_any_line_as_in_fio() {
+        let jobs = parse_ini_text(
+            "[a] ; first\nbs=4k # block size\nsize=1m;\n",
+            "j.fio",
+            &no_env,
+        )
+        .unwrap();
+        let v: Vec<&str> = jobs[0].opts.iter().map(|o| o.value.as_str()).collect();
+        assert_eq!(v, ["4k", "1m"]);
     }
 
     #[test]
