@@ -377,7 +377,7 @@ fn the_fio_lines_diskscope_writes_plan_the_same_points_again() {
             "[file]\npath = \"{}\"\n[[experiment]]\nname = \"reads\"\nkind = \"throughput\"\n\
              seconds = 0.5\nmethod = [\"read\", \"pread\", \"mmap\", \"io_uring\"]\n\
              pattern = [\"sequential\", \"random\"]\ncache = [\"warm\", \"cold\"]\n\
-             threads = [1, 4]\nblock_size = [\"4K\", \"64K\"]\nqueue_depth = [1, 8]\n",
+             threads = [1, 4]\nblock_size = [\"4K\", \"64K\", \"1M\"]\nqueue_depth = [1, 8]\n",
             data.display()
         ),
         format!(
@@ -408,6 +408,7 @@ fn the_fio_lines_diskscope_writes_plan_the_same_points_again() {
             .flat_map(|x| x.points.clone())
             .collect();
         assert_eq!(points.len(), x.points.len());
+        assert!(points.len() >= 16);
         for (a, b) in x.points.iter().zip(&points) {
             assert_eq!(a, b);
         }

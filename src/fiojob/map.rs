@@ -539,18 +539,15 @@ fn region<'a>(
         }
     }
     let size = opts.size("size")?.or(opts.size("filesize")?);
+    // fio's size=0 (its default) is the whole file.
     if let Some((0, o)) = size {
-        return Err(FioError::bad_value(
-            &o.loc,
-            &o.key,
-            "must be at least 1 byte; write a size such as 1g",
-        ));
+        notes.push(format!("{}: the whole file, as in fio", from(o)));
     }
-    let mut region_bytes = size.map(|(s, _)| s);
+    let mut region_bytes = size.map(|(s, _)| s).filter(|s| *s > 0);
     if let Some((inc, o)) = opts.size("offset_increment")? {
         match size {
             Some((s, _)) if inc == s => {
-                region_bytes = Some(s.saturating_mul(threads as u64));
+                region_bytes = Some(s.saturating_mul(threads as u64)).filter(|r| *r > 0);
                 notes.push(format!(
                     "{}: the {threads} threads split {} into ranges of size each, as diskscope always does",
                     from(o),
@@ -564,7 +561,7 @@ fn region<'a>(
             "fio's {threads} jobs each read or write the whole range; diskscope's {threads} threads split it, one part each (offset_increment=size says the same to fio)"
         ));
     }
-    if let Some((s, o)) = size {
+    if let Some((s, o)) = size.filter(|(s, _)| *s > 0) {
         notes.push(format!("range {} ← {}", format_size(s), from(o)));
     }
     let number_ios = opts.int("number_ios")?.map(|(n, o)| {
@@ -790,11 +787,9 @@ mod plan_tests {
         assert!(e.starts_with("j.fio:5: option `direct`: O_DIRECT"), "{e}");
         let e = plan_of(&format!("[a]\n{FILE}numjobs=0\n")).unwrap_err();
         assert!(e.starts_with("j.fio:4: option `numjobs`:"), "{e}");
-        let e = plan_of(&format!("[a]\n{FILE}size=0\n")).unwrap_err();
-        assert!(
-            e.starts_with("j.fio:4: option `size`: must be at least"),
-            "{e}"
-        );
+        // size=0 is fio's default: the whole file (here, one that does not exist: no size).
+        let e = plan_of("[a]\nfilename=/nonexistent-diskscope-dir/f.dat\nsize=0\n").unwrap_err();
+        assert!(e.contains("no job gives its size"), "{e}");
     }
 
     #[test]
