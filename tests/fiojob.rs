@@ -208,6 +208,7 @@ fn the_plan_of_a_job_file_holds_what_fio_would_do() {
     assert_eq!(depths, [1, 4, 16, 32]);
     let names: Vec<&str> = p.experiments.iter().map(|x| x.name.as_str()).collect();
     assert_eq!(names, ["qd1", "qd4", "qd16", "qd32"]);
+    assert_eq!(p.compare, names); // drawn together in compare.svg
     assert!(p
         .experiments
         .iter()
@@ -363,6 +364,9 @@ fn the_job_files_run_and_leave_only_their_results() {
             })
             .count();
         assert!(csvs >= 1, "{name}: no CSV");
+        if name == "qd-sweep.fio" {
+            assert!(dir.path().join("out/compare.svg").exists());
+        }
     }
 }
 

@@ -705,7 +705,12 @@ pub fn plan(
         let mut name = m.name.clone();
         let mut n = 2;
         // `a-summary` would collide with `a`'s summary file: keep the names apart.
-        while !names.insert(name.clone()) || name.ends_with("-summary") || name.ends_with("-fio") {
+        // `compare` would write compare.svg, the figure of all the jobs together.
+        while !names.insert(name.clone())
+            || name.ends_with("-summary")
+            || name.ends_with("-fio")
+            || name == "compare"
+        {
             name = format!("{}-{n}", m.name);
             n += 1;
         }
@@ -738,13 +743,20 @@ pub fn plan(
             upper_bound: !m.time_based,
         });
     }
+    // Several jobs (a queue-depth or block-size series written as one job each) are drawn
+    // together in compare.svg.
+    let compare = if experiments.len() >= 2 {
+        experiments.iter().map(|x| x.name.clone()).collect()
+    } else {
+        Vec::new()
+    };
     Ok(Plan {
         name,
         description: format!("fio jobs of {display}"),
         file: Some(file),
         experiments,
         out_dir,
-        compare: Vec::new(),
+        compare,
         y_scale: Default::default(),
         force,
     })
@@ -811,6 +823,17 @@ mod plan_tests {
                 .any(|n| n.contains("fio starts this job together with"))
         };
         assert!(!together(0) && together(1) && !together(2));
+    }
+
+    #[test]
+    fn a_job_named_like_an_output_of_the_batch_is_renamed() {
+        let p = plan_of(&format!(
+            "[global]\n{FILE}[compare]\n[a-summary]\n[a]\n[a]\n"
+        ))
+        .unwrap();
+        let names: Vec<&str> = p.experiments.iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(names, ["compare-2", "a-summary-2", "a", "a-2"]);
+        assert_eq!(p.compare.len(), 4);
     }
 
     #[test]
