@@ -2,9 +2,9 @@
 //! lay out for the first job. An existing file is read (and written only if it is diskscope's
 //! own test file); a missing one is created at the largest job's range and removed afterwards.
 
+use super::error::FioError;
 use super::map::Mapped;
 use super::parse::Job;
-use super::FioError;
 use crate::config::Op;
 use crate::size::format_size;
 use crate::sweep::files::{is_our_test_file, FilePlan};

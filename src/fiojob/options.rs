@@ -2,8 +2,8 @@
 //! whatever their value), the aliases fio accepts for them, the lookup of a job's options (the
 //! last one written wins), and sizes and times as fio reads them.
 
+use super::error::FioError;
 use super::parse::{Job, Opt};
-use super::FioError;
 use std::time::Duration;
 
 /// Every option diskscope reads, by its fio name (aliases resolved by [`canonical`]).

@@ -13,21 +13,8 @@
 //! Nothing here knows what an option means; `map` does. Errors are [`FioError`]s naming the
 //! file and line.
 
-use super::FioError;
+use super::error::{FioError, Loc};
 use std::path::{Path, PathBuf};
-
-/// Where an option was written: the file (as the user named it) and its 1-based line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Loc {
-    pub file: String,
-    pub line: usize,
-}
-
-impl std::fmt::Display for Loc {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", self.file, self.line)
-    }
-}
 
 /// One `key=value` as written (after substitution), with its place.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -557,32 +544,6 @@ mod tests {
             e.starts_with("j.fio:2: option `bs` before any section"),
             "{e}"
         );
-    }
-
-    proptest::proptest! {
-        /// Whatever the text, reading and planning it ends in jobs or one located error line,
-        /// never a panic.
-        #[test]
-        fn any_text_is_read_and_planned_without_panicking(
-            text in "([\\[\\]=;#$ {}a-z0-9:,%\\-]{0,40}\n){0,12}",
-        ) {
-            let env = |v: &str| (v == "A").then(|| "4k".to_string());
-            if let Ok(jobs) = parse_ini_text(&text, "p.fio", &env) {
-                let r = super::super::map::plan(
-                    &jobs,
-                    "p.fio",
-                    "p",
-                    Some(Path::new("/nonexistent-diskscope-out")),
-                    false,
-                );
-                if let Err(e) = r {
-                    proptest::prop_assert!(!e.to_string().contains('\n'));
-                }
-            }
-            if let Err(e) = parse_command_lines(&format!("fio {text}"), "p.txt") {
-                proptest::prop_assert!(e.to_string().starts_with("p.txt:"));
-            }
-        }
     }
 
     #[test]
