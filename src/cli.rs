@@ -93,7 +93,10 @@ pub enum Command {
         shell: clap_complete::Shell,
     },
     /// Print the manual page (roff): `diskscope man > diskscope.1 && man -l diskscope.1`
-    Man,
+    Man {
+        /// A subcommand's page (`diskscope man run`: diskscope-run(1)) instead of the main one
+        subcommand: Option<String>,
+    },
 }
 
 /// Parses arguments for a binary; on error prints one line and exits 2 (help/version exit 0).
@@ -193,7 +196,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Clients(a)) => crate::fleet::clients::execute(&a),
         Some(Command::Limits(a)) => crate::explain::limits::execute(&a),
         Some(Command::Completions { shell }) => print_completions(shell),
-        Some(Command::Man) => print_man_page(),
+        Some(Command::Man { subcommand }) => print_man_page(subcommand.as_deref()),
         None => match cli.batch {
             Some(sweep) => match &cli.report {
                 _ if cli.json && cli.report.is_some() => Err(crate::config::usage(
@@ -221,12 +224,31 @@ fn print_completions(shell: clap_complete::Shell) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// `diskscope man`: the manual page in roff, generated from the same clap tree as `--help`
-/// (the subcommands are listed in its SUBCOMMANDS section).
-fn print_man_page() -> anyhow::Result<i32> {
+/// `diskscope man [SUBCOMMAND]`: the manual page in roff, generated from the same clap tree as
+/// `--help` (the main page lists the subcommands, whose pages are `diskscope man NAME`).
+fn print_man_page(subcommand: Option<&str>) -> anyhow::Result<i32> {
     use clap::CommandFactory;
+    let main = Cli::command();
+    let page = match subcommand {
+        // NAME reads "diskscope - how fast ...", not "diskscope - diskscope: how fast ...".
+        None => main.about("how fast can this machine read and write this file, and why?"),
+        Some(name) => match main.find_subcommand(name) {
+            Some(sub) => sub
+                .clone()
+                .name(format!("diskscope-{name}"))
+                .version(VERSION),
+            None => {
+                let names: Vec<&str> = main.get_subcommands().map(|c| c.get_name()).collect();
+                return Err(crate::config::usage(format!(
+                    "man: no subcommand '{}'; use one of {}",
+                    crate::text::shown(name),
+                    names.join(", ")
+                )));
+            }
+        },
+    };
     let mut out = Vec::new();
-    clap_mangen::Man::new(Cli::command()).render(&mut out)?;
+    clap_mangen::Man::new(page).render(&mut out)?;
     std::io::Write::write_all(&mut std::io::stdout().lock(), &out)?;
     Ok(0)
 }

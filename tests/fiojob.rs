@@ -54,6 +54,7 @@ fn the_man_page_has_a_name_section_and_lists_the_subcommands() {
     let roff = String::from_utf8_lossy(&out.stdout);
     assert!(roff.contains(".TH diskscope"), "{roff}");
     assert!(roff.contains(".SH NAME"), "{roff}");
+    assert!(roff.contains("diskscope \\- how fast"), "{roff}");
     assert!(roff.contains(".SH SUBCOMMANDS"), "{roff}");
     for sub in ["run", "compare", "completions", "man"] {
         assert!(
@@ -82,6 +83,22 @@ fn the_man_page_has_a_name_section_and_lists_the_subcommands() {
         Ok(m) => panic!("man -l failed: {}", String::from_utf8_lossy(&m.stderr)),
         Err(e) => eprintln!("skipped rendering: man is not installed ({e})"),
     }
+}
+
+#[test]
+fn each_subcommand_has_its_own_man_page_and_a_wrong_name_is_refused() {
+    let out = bin("diskscope").args(["man", "run"]).output().unwrap();
+    assert!(out.status.success());
+    let roff = String::from_utf8_lossy(&out.stdout);
+    assert!(roff.contains(".TH diskscope-run"), "{roff}");
+    assert!(roff.contains("BLOCK_SIZE"), "{roff}");
+    let out = bin("diskscope").args(["man", "nope"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("man: no subcommand 'nope'; use one of run,"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -191,6 +208,7 @@ fn the_plan_of_a_job_file_holds_what_fio_would_do() {
     assert_eq!(depths, [1, 4, 16, 32]);
     let names: Vec<&str> = p.experiments.iter().map(|x| x.name.as_str()).collect();
     assert_eq!(names, ["qd1", "qd4", "qd16", "qd32"]);
+    assert_eq!(p.compare, names); // drawn together in compare.svg
     assert!(p
         .experiments
         .iter()
@@ -294,13 +312,18 @@ fn each_refused_option_is_named_with_its_file_and_line() {
             .lines()
             .find_map(|l| l.strip_prefix("; expect: "))
             .unwrap_or_else(|| panic!("{} has no `; expect:` line", job.display()));
+        // `; expect: LINE OPTION` or `; expect: LINE OPTION in INCLUDED-FILE`.
+        let (expect, file) = match expect.split_once(" in ") {
+            Some((e, f)) => (e, job.with_file_name(f)),
+            None => (expect, job.clone()),
+        };
         let (line, option) = expect.split_once(' ').unwrap();
         let dir = crate::util::tmp();
         let out = batch(dir.path(), &job, &["--dry-run"]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{}: {stderr}", job.display());
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
-        let at = format!("error: {}:{line}: ", job.display());
+        let at = format!("error: {}:{line}: ", file.display());
         assert!(stderr.starts_with(&at), "expected {at}... got {stderr}");
         assert!(
             stderr.contains(&format!("`{option}`")) || stderr.contains(&format!(": {option}:")),
@@ -341,6 +364,9 @@ fn the_job_files_run_and_leave_only_their_results() {
             })
             .count();
         assert!(csvs >= 1, "{name}: no CSV");
+        if name == "qd-sweep.fio" {
+            assert!(dir.path().join("out/compare.svg").exists());
+        }
     }
 }
 
@@ -355,7 +381,7 @@ fn the_fio_lines_diskscope_writes_plan_the_same_points_again() {
             "[file]\npath = \"{}\"\n[[experiment]]\nname = \"reads\"\nkind = \"throughput\"\n\
              seconds = 0.5\nmethod = [\"read\", \"pread\", \"mmap\", \"io_uring\"]\n\
              pattern = [\"sequential\", \"random\"]\ncache = [\"warm\", \"cold\"]\n\
-             threads = [1, 4]\nblock_size = [\"4K\", \"64K\"]\nqueue_depth = [1, 8]\n",
+             threads = [1, 4]\nblock_size = [\"4K\", \"64K\", \"1M\"]\nqueue_depth = [1, 8]\n",
             data.display()
         ),
         format!(
@@ -386,6 +412,7 @@ fn the_fio_lines_diskscope_writes_plan_the_same_points_again() {
             .flat_map(|x| x.points.clone())
             .collect();
         assert_eq!(points.len(), x.points.len());
+        assert!(points.len() >= 16);
         for (a, b) in x.points.iter().zip(&points) {
             assert_eq!(a, b);
         }
@@ -432,4 +459,19 @@ fn a_job_reading_a_file_of_its_own_measures_it_and_leaves_it_in_place() {
     let csv = std::fs::read_to_string(dir.path().join("out/r.csv")).unwrap();
     assert_eq!(csv.lines().count(), 2, "{csv}"); // header and loops=1 row
     assert!(csv.lines().nth(1).unwrap().contains(",16384,"), "{csv}");
+}
+
+#[test]
+fn a_filename_that_is_not_a_regular_file_is_refused_at_its_line() {
+    let dir = crate::util::tmp();
+    std::fs::create_dir(dir.path().join("adir")).unwrap();
+    let job = dir.path().join("d.fio");
+    std::fs::write(&job, "[global]\nsize=1m\n\n[r]\nfilename=adir\nrw=read\n").unwrap();
+    let out = batch(dir.path(), &job, &["--dry-run"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("error: {}:5: option `filename`: ", job.display())),
+        "{stderr}"
+    );
 }

@@ -4,244 +4,42 @@
 //! which line), accepted with a note saying how diskscope differs, or refused by name with its
 //! line and what to do instead. docs/fio.md lists them all.
 
-use super::parse::{Job, Loc, Opt};
-use super::FioError;
+use super::error::FioError;
+use super::options::{canonical, fio_time, Opts, KNOWN, REFUSED};
+use super::parse::{Job, Opt};
 use crate::config::{CacheMode, Method, Op, Pattern, RunSpec, SubmitPolicy, TOML_NAMES};
 use crate::size::format_size;
-use crate::sweep::experiment::{Experiment, MAX_POINTS};
-use crate::sweep::files::{is_our_test_file, FilePlan};
-use crate::sweep::plan::Plan;
+use crate::sweep::files::FilePlan;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Every option diskscope reads, by its fio name (aliases resolved by [`canonical`]).
-const KNOWN: &[&str] = &[
-    "rw",
-    "bs",
-    "size",
-    "filesize",
-    "filename",
-    "directory",
-    "ioengine",
-    "iodepth",
-    "numjobs",
-    "direct",
-    "buffered",
-    "runtime",
-    "time_based",
-    "ramp_time",
-    "loops",
-    "fsync",
-    "fdatasync",
-    "end_fsync",
-    "sync",
-    "invalidate",
-    "stonewall",
-    "new_group",
-    "wait_for",
-    "group_reporting",
-    "rwmixread",
-    "rwmixwrite",
-    "iomem",
-    "kb_base",
-    "name",
-    "description",
-    "thread",
-    "fixedbufs",
-    "iodepth_batch_submit",
-    "iodepth_batch_complete_min",
-    "norandommap",
-    "randrepeat",
-    "randseed",
-    "number_ios",
-    "offset",
-    "offset_increment",
-    "fallocate",
-    "nrfiles",
-];
-
-/// Options refused whatever their value, with the reason and the fix.
-const REFUSED: &[(&str, &str)] = &[
-    ("rate", "rate-limited (open-loop) I/O is not implemented in diskscope: it measures closed-loop, each thread issuing its next I/O when the last one completes; remove it"),
-    ("rate_iops", "rate-limited (open-loop) I/O is not implemented in diskscope: it measures closed-loop, each thread issuing its next I/O when the last one completes; remove it"),
-    ("rate_min", "rate-limited (open-loop) I/O is not implemented in diskscope; remove it"),
-    ("rate_iops_min", "rate-limited (open-loop) I/O is not implemented in diskscope; remove it"),
-    ("rate_process", "rate-limited (open-loop) I/O is not implemented in diskscope; remove it"),
-    ("rate_cycle", "rate-limited (open-loop) I/O is not implemented in diskscope; remove it"),
-];
-
-/// fio's name of an option written under another of its names.
-fn canonical(key: &str) -> &str {
-    match key {
-        "readwrite" => "rw",
-        "blocksize" => "bs",
-        "timeout" => "runtime",
-        "wait_on_last" => "stonewall",
-        "mem" => "iomem",
-        "iodepth_batch" => "iodepth_batch_submit",
-        "iodepth_batch_complete" => "iodepth_batch_complete_min",
-        "rate_iops" | "rateiops" => "rate_iops",
-        "ratemin" => "rate_min",
-        k => k,
-    }
-}
-
-/// A job's options, looked up by their fio names: the last one written wins.
-struct Opts<'a> {
-    job: &'a Job,
-    kb_base: u64,
-}
-
-impl<'a> Opts<'a> {
-    fn get(&self, key: &str) -> Option<&'a Opt> {
-        self.job
-            .opts
-            .iter()
-            .rev()
-            .find(|o| canonical(&o.key) == key)
-    }
-
-    fn bool(&self, key: &str) -> Result<Option<(bool, &'a Opt)>, FioError> {
-        let Some(o) = self.get(key) else {
-            return Ok(None);
-        };
-        let v = match o.value.to_ascii_lowercase().as_str() {
-            "1" | "true" | "yes" | "on" => true,
-            "0" | "false" | "no" | "off" => false,
-            _ => return Err(FioError::bad_value(&o.loc, &o.key, "write 1 or 0")),
-        };
-        Ok(Some((v, o)))
-    }
-
-    fn int(&self, key: &str) -> Result<Option<(u64, &'a Opt)>, FioError> {
-        let Some(o) = self.get(key) else {
-            return Ok(None);
-        };
-        let v = o.value.trim().parse::<u64>().map_err(|_| {
-            FioError::bad_value(
-                &o.loc,
-                &o.key,
-                &format!("'{}' is not a whole number", crate::text::shown(&o.value)),
-            )
-        })?;
-        Ok(Some((v, o)))
-    }
-
-    fn size(&self, key: &str) -> Result<Option<(u64, &'a Opt)>, FioError> {
-        let Some(o) = self.get(key) else {
-            return Ok(None);
-        };
-        let v = fio_size(&o.value, self.kb_base)
-            .map_err(|m| FioError::bad_value(&o.loc, &o.key, &m))?;
-        Ok(Some((v, o)))
-    }
-}
-
-/// A size as fio reads it: `k`, `m`, `g`, `t`, `p` (optionally with `b`) are powers of
-/// `kb_base` (1024 by default, so `4k` is 4096); `kib`, `mib`, ... are the other base (fio's
-/// own rule: with the default kb_base=1024 they mean 1000). Percentages and ranges are refused.
-pub fn fio_size(text: &str, kb_base: u64) -> Result<u64, String> {
-    let t = text.trim();
-    let shown = crate::text::shown(t);
-    if t.contains('%') {
-        return Err(format!(
-            "'{shown}': sizes in percent are not implemented in diskscope; write bytes such as 1g"
-        ));
-    }
-    if t.contains([',', ':']) || t.get(1..).is_some_and(|r| r.contains('-')) {
-        return Err(format!(
-            "'{shown}': ranges and per-direction values are not implemented in diskscope (one size per job); write one value such as 4k"
-        ));
-    }
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, suffix) = t.split_at(split);
-    if num.is_empty() {
-        return Err(format!(
-            "'{shown}' is not a size; write bytes or 4k, 1m, 1g"
-        ));
-    }
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("'{shown}' is too large to be a size"))?;
-    let s = suffix.to_ascii_lowercase();
-    let other = if kb_base == 1000 { 1024 } else { 1000 };
-    let (base, pow) = match s.as_str() {
-        "" | "b" => (kb_base, 0),
-        "kib" => (other, 1),
-        "mib" => (other, 2),
-        "gib" => (other, 3),
-        "tib" => (other, 4),
-        "pib" => (other, 5),
-        "k" | "kb" => (kb_base, 1),
-        "m" | "mb" => (kb_base, 2),
-        "g" | "gb" => (kb_base, 3),
-        "t" | "tb" => (kb_base, 4),
-        "p" | "pb" => (kb_base, 5),
-        _ => {
-            return Err(format!(
-            "'{shown}' has an unknown suffix; use k, m, g, t (powers of kb_base, 1024 by default)"
-        ))
-        }
-    };
-    (0..pow)
-        .try_fold(n, |acc, _| acc.checked_mul(base))
-        .ok_or_else(|| format!("'{shown}' is too large to be a size"))
-}
-
-/// A time as fio reads it: a number with `us`, `ms`, `s`, `m`, `h` or `d`; seconds without one.
-pub fn fio_time(text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    let shown = crate::text::shown(t);
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, suffix) = t.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("'{shown}' is not a time; write seconds or 500ms, 2m, 1h"))?;
-    let us_per = match suffix.to_ascii_lowercase().as_str() {
-        "us" | "usec" => 1,
-        "ms" | "msec" => 1_000,
-        "" | "s" | "sec" => 1_000_000,
-        "m" | "min" => 60_000_000,
-        "h" => 3_600_000_000,
-        "d" => 86_400_000_000,
-        _ => {
-            return Err(format!(
-                "'{shown}' has an unknown unit; use us, ms, s, m, h or d"
-            ))
-        }
-    };
-    n.checked_mul(us_per)
-        .map(Duration::from_micros)
-        .ok_or_else(|| format!("'{shown}' is too long"))
-}
-
 /// What one job asks for, before the file is known.
-struct Mapped<'a> {
-    job: &'a Job,
-    name: String,
-    op: Op,
-    pattern: Pattern,
-    rw: Option<&'a Opt>,
-    method: Method,
-    block_size_bytes: u64,
-    threads: usize,
-    queue_depth: u32,
-    direct: bool,
-    cache: CacheMode,
-    runtime: Option<Duration>,
-    time_based: bool,
-    reps: u32,
+pub struct Mapped<'a> {
+    pub job: &'a Job,
+    pub name: String,
+    pub op: Op,
+    pub pattern: Pattern,
+    pub rw: Option<&'a Opt>,
+    pub method: Method,
+    pub block_size_bytes: u64,
+    pub threads: usize,
+    pub queue_depth: u32,
+    pub direct: bool,
+    pub cache: CacheMode,
+    pub runtime: Option<Duration>,
+    pub time_based: bool,
+    pub reps: u32,
     /// The bytes the job covers (`size`, times numjobs with offset_increment = size).
-    region_bytes: Option<u64>,
-    region_opt: Option<&'a Opt>,
-    number_ios: Option<u64>,
-    fsync: bool,
-    dsync: bool,
-    submit: SubmitPolicy,
-    seed: Option<u64>,
-    target: Option<(PathBuf, &'a Opt)>,
+    pub region_bytes: Option<u64>,
+    pub region_opt: Option<&'a Opt>,
+    pub number_ios: Option<u64>,
+    pub fsync: bool,
+    pub dsync: bool,
+    pub submit: SubmitPolicy,
+    pub seed: Option<u64>,
+    pub target: Option<(PathBuf, &'a Opt)>,
     /// The setting ← option lines and the notes of the printed plan.
-    notes: Vec<String>,
+    pub notes: Vec<String>,
 }
 
 fn from(o: &Opt) -> String {
@@ -254,7 +52,7 @@ fn from(o: &Opt) -> String {
 }
 
 /// Turns a job name into an experiment name (it names the CSV files).
-fn sanitise(name: &str) -> String {
+pub fn sanitise(name: &str) -> String {
     let s: String = name
         .chars()
         .map(|c| {
@@ -274,7 +72,9 @@ fn sanitise(name: &str) -> String {
     }
 }
 
-fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>, FioError> {
+/// One job's options → what it asks for; every option is checked first, so an unknown or
+/// refused one is named before anything else.
+pub fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>, FioError> {
     // Every option first: an unknown or refused one is named before anything else.
     for o in &job.opts {
         let key = canonical(&o.key);
@@ -301,7 +101,50 @@ fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>
         opts.kb_base = b;
     }
     let mut notes = Vec::new();
-    // rw
+    let (op, pattern, rw) = workload(&opts, &mut notes)?;
+    let (method, block_size_bytes, threads, queue_depth, direct) = engine(&opts, &mut notes)?;
+    let cache = cache_of(&opts, op, &mut notes)?;
+    let (runtime, time_based, reps) = timing(&opts, &mut notes)?;
+    let (fsync, dsync) = syncs(&opts, op, &mut notes)?;
+    order(&opts, index, jobs, threads, &mut notes);
+    let (submit, seed) = details(&opts, method, queue_depth, pattern, &mut notes)?;
+    let region = region(&opts, threads, pattern, &mut notes)?;
+    // fio's `name` option renames the job (from [global] too).
+    let name = opts
+        .get("name")
+        .map_or(job.name.clone(), |o| o.value.clone());
+    Ok(Mapped {
+        job,
+        name: sanitise(&name),
+        op,
+        pattern,
+        rw,
+        method,
+        block_size_bytes,
+        threads,
+        queue_depth,
+        direct,
+        cache,
+        runtime,
+        time_based,
+        reps,
+        region_bytes: region.bytes,
+        region_opt: region.size_opt,
+        number_ios: region.number_ios,
+        fsync,
+        dsync,
+        submit,
+        seed,
+        target: region.target,
+        notes,
+    })
+}
+
+/// `rw`: the operation and the order of offsets (mixed and trim workloads refused).
+fn workload<'a>(
+    opts: &Opts<'a>,
+    notes: &mut Vec<String>,
+) -> Result<(Op, Pattern, Option<&'a Opt>), FioError> {
     let rw = opts.get("rw");
     let (op, pattern) = match rw.map(|o| o.value.to_ascii_lowercase()) {
         None => (Op::Read, Pattern::Sequential),
@@ -340,7 +183,14 @@ fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>
             ));
         }
     }
-    // ioengine
+    Ok((op, pattern, rw))
+}
+
+/// `ioengine`, `bs`, `numjobs`, `iodepth`, `direct`/`buffered`: how the I/O is done.
+fn engine(
+    opts: &Opts,
+    notes: &mut Vec<String>,
+) -> Result<(Method, u64, usize, u32, bool), FioError> {
     let engine = opts.get("ioengine");
     let method = match engine.map(|o| o.value.to_ascii_lowercase()) {
         None => {
@@ -429,7 +279,12 @@ fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>
     {
         notes.push("buffered libaio blocks in fio (it is asynchronous only with direct=1); io_uring stays asynchronous".into());
     }
-    // invalidate → cache (reads)
+    Ok((method, block_size_bytes, threads, queue_depth, direct))
+}
+
+/// `invalidate`: the cache state of a read (fio's default drops the file's pages first).
+fn cache_of(opts: &Opts, op: Op, notes: &mut Vec<String>) -> Result<CacheMode, FioError> {
+    let job = opts.job;
     let cache = match (op, opts.bool("invalidate")?) {
         (Op::Write, _) => CacheMode::AsIs,
         (Op::Read, Some((false, o))) if job.warm_hint => {
@@ -454,7 +309,11 @@ fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>
             CacheMode::Cold
         }
     };
-    // runtime, time_based, ramp_time, loops
+    Ok(cache)
+}
+
+/// `runtime`, `time_based`, `ramp_time`, `loops`: the time bound, looping and repetitions.
+fn timing(opts: &Opts, notes: &mut Vec<String>) -> Result<(Option<Duration>, bool, u32), FioError> {
     let runtime = match opts.get("runtime") {
         Some(o) => {
             let d = fio_time(&o.value).map_err(|m| FioError::bad_value(&o.loc, &o.key, &m))?;
@@ -502,7 +361,11 @@ fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>
         }
         None => 1,
     };
-    // sync options (writes)
+    Ok((runtime, time_based, reps))
+}
+
+/// `fsync`, `fdatasync`, `end_fsync`, `sync`: durability of writes.
+fn syncs(opts: &Opts, op: Op, notes: &mut Vec<String>) -> Result<(bool, bool), FioError> {
     let mut fsync = false;
     let mut dsync = false;
     for key in ["fsync", "fdatasync"] {
@@ -549,7 +412,12 @@ fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>
         fsync = false;
         dsync = false;
     }
-    // Order: fio starts jobs together unless told to wait.
+    Ok((fsync, dsync))
+}
+
+/// `stonewall` and friends, `group_reporting`, `thread`: accepted, with what differs noted.
+fn order(opts: &Opts, index: usize, jobs: &[Job], threads: usize, notes: &mut Vec<String>) {
+    let job = opts.job;
     let waits = opts.get("stonewall").is_some()
         || opts.get("new_group").is_some()
         || opts.get("wait_for").is_some();
@@ -576,7 +444,16 @@ fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>
             "fio forks a process per job (no `thread`); diskscope's workers are threads".into(),
         );
     }
-    // memory
+}
+
+/// `iomem`, io_uring's batching and buffers, random offsets and their seed.
+fn details(
+    opts: &Opts,
+    method: Method,
+    queue_depth: u32,
+    pattern: Pattern,
+    notes: &mut Vec<String>,
+) -> Result<(SubmitPolicy, Option<u64>), FioError> {
     if let Some(o) = opts.get("iomem") {
         if !o.value.eq_ignore_ascii_case("malloc") {
             return Err(FioError::refused(&o.loc, &o.key, &format!("iomem={} is not implemented in diskscope: it allocates its own aligned buffers (huge pages for O_DIRECT where reserved); remove it or write iomem=malloc", crate::text::shown(&o.value))));
@@ -622,7 +499,25 @@ fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>
         }
         None => None,
     };
-    // region
+    Ok((submit, seed))
+}
+
+/// What a job covers: `size`/`filesize` (with `offset_increment`), `number_ios`, and its file.
+struct Region<'a> {
+    bytes: Option<u64>,
+    size_opt: Option<&'a Opt>,
+    number_ios: Option<u64>,
+    target: Option<(PathBuf, &'a Opt)>,
+}
+
+/// `nrfiles`, `offset`, `size`, `filesize`, `offset_increment`, `number_ios`, `filename`,
+/// `directory`.
+fn region<'a>(
+    opts: &Opts<'a>,
+    threads: usize,
+    pattern: Pattern,
+    notes: &mut Vec<String>,
+) -> Result<Region<'a>, FioError> {
     if let Some((n, o)) = opts.int("nrfiles")? {
         if n != 1 {
             return Err(FioError::refused(
@@ -642,18 +537,15 @@ fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>
         }
     }
     let size = opts.size("size")?.or(opts.size("filesize")?);
+    // fio's size=0 (its default) is the whole file.
     if let Some((0, o)) = size {
-        return Err(FioError::bad_value(
-            &o.loc,
-            &o.key,
-            "must be at least 1 byte; write a size such as 1g",
-        ));
+        notes.push(format!("{}: the whole file, as in fio", from(o)));
     }
-    let mut region_bytes = size.map(|(s, _)| s);
+    let mut region_bytes = size.map(|(s, _)| s).filter(|s| *s > 0);
     if let Some((inc, o)) = opts.size("offset_increment")? {
         match size {
             Some((s, _)) if inc == s => {
-                region_bytes = Some(s.saturating_mul(threads as u64));
+                region_bytes = Some(s.saturating_mul(threads as u64)).filter(|r| *r > 0);
                 notes.push(format!(
                     "{}: the {threads} threads split {} into ranges of size each, as diskscope always does",
                     from(o),
@@ -667,7 +559,7 @@ fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>
             "fio's {threads} jobs each read or write the whole range; diskscope's {threads} threads split it, one part each (offset_increment=size says the same to fio)"
         ));
     }
-    if let Some((s, o)) = size {
+    if let Some((s, o)) = size.filter(|(s, _)| *s > 0) {
         notes.push(format!("range {} ← {}", format_size(s), from(o)));
     }
     let number_ios = opts.int("number_ios")?.map(|(n, o)| {
@@ -698,159 +590,16 @@ fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped<'a>
         };
         (path, o)
     });
-    // fio's `name` option renames the job (from [global] too).
-    let name = opts
-        .get("name")
-        .map_or(job.name.clone(), |o| o.value.clone());
-    Ok(Mapped {
-        job,
-        name: sanitise(&name),
-        op,
-        pattern,
-        rw,
-        method,
-        block_size_bytes,
-        threads,
-        queue_depth,
-        direct,
-        cache,
-        runtime,
-        time_based,
-        reps,
-        region_bytes,
-        region_opt: size.map(|(_, o)| o),
+    Ok(Region {
+        bytes: region_bytes,
+        size_opt: size.map(|(_, o)| o),
         number_ios,
-        fsync,
-        dsync,
-        submit,
-        seed,
         target,
-        notes,
     })
 }
 
-fn at_header(job: &Job, option: &str, message: &str) -> FioError {
-    FioError::refused(&job.header, option, message)
-}
-
-/// The one file of the batch: the first file a job names (or, with none named, the file fio
-/// would lay out for the first job), checked against every job.
-fn plan_file(mapped: &mut [Mapped], out_dir: &Path) -> Result<FilePlan, FioError> {
-    let first = &mapped[0];
-    let path = match mapped.iter().find_map(|m| m.target.as_ref()) {
-        Some((p, _)) => p.clone(),
-        None => {
-            let dir = first
-                .job
-                .opts
-                .iter()
-                .rev()
-                .find(|o| o.key == "directory")
-                .map(|o| PathBuf::from(&o.value));
-            dir.unwrap_or_default().join(format!("{}.0.0", first.name))
-        }
-    };
-    for m in mapped.iter_mut() {
-        match &m.target {
-            Some((p, o)) if *p != path => {
-                return Err(FioError::refused(&o.loc, &o.key, &format!(
-                    "diskscope measures one file per batch and an earlier job uses {}; give every job the same filename, or split the job file",
-                    crate::text::shown_path(&path)
-                )))
-            }
-            Some(_) => {}
-            None => m.notes.push(format!(
-                "no filename: fio lays out a file per job (and per numjobs clone); diskscope's threads share {}, one range each",
-                crate::text::shown_path(&path)
-            )),
-        }
-    }
-    let needed = mapped.iter().filter_map(|m| m.region_bytes).max();
-    let writes = mapped.iter().find(|m| m.op == Op::Write);
-    match std::fs::symlink_metadata(&path) {
-        Ok(_) => {
-            let (_, meta) = crate::fsguard::check_input(&path, "filename")
-                .map_err(|m| at_header(&mapped[0].job.clone(), "filename", &m))?;
-            if !meta.is_file() || meta.len() == 0 {
-                return Err(at_header(
-                    mapped[0].job,
-                    "filename",
-                    &format!(
-                        "{} is not a regular file with data; diskscope measures regular files",
-                        crate::text::shown_path(&path)
-                    ),
-                ));
-            }
-            let len = meta.len();
-            if let Some(m) = mapped
-                .iter()
-                .find(|m| m.region_bytes.is_some_and(|r| r > len))
-            {
-                let o = m.region_opt.expect("region from size");
-                return Err(FioError::refused(&o.loc, &o.key, &format!(
-                    "{} holds {len} bytes, less than the job's range; lower size, or name a file that does not exist yet (diskscope creates it)",
-                    crate::text::shown_path(&path)
-                )));
-            }
-            let ours = is_our_test_file(&path, len);
-            if let Some(w) = writes {
-                if !ours {
-                    let loc = w.rw.map_or(w.job.header.clone(), |o| o.loc.clone());
-                    return Err(FioError::refused(&loc, "rw", &format!(
-                        "{} exists and diskscope did not create it: writing would overwrite it; name a file that does not exist yet (diskscope creates it and removes it afterwards)",
-                        crate::text::shown_path(&path)
-                    )));
-                }
-            }
-            Ok(FilePlan {
-                path,
-                size_bytes: len,
-                create: ours,
-                keep: true,
-                writable: ours,
-            })
-        }
-        Err(_) => {
-            let Some(size) = needed else {
-                return Err(at_header(
-                    mapped[0].job,
-                    "size",
-                    &format!(
-                        "{} does not exist and no job gives its size; add size=1g (diskscope creates the file)",
-                        crate::text::shown_path(&path)
-                    ),
-                ));
-            };
-            if let Some(free) = crate::fsguard::free_bytes(&path).filter(|f| *f < size) {
-                return Err(at_header(
-                    mapped[0].job,
-                    "size",
-                    &format!(
-                        "{} does not fit: {} free; lower size or use another directory",
-                        format_size(size),
-                        crate::size::format_bytes_approx(free)
-                    ),
-                ));
-            }
-            let _ = out_dir;
-            mapped[0].notes.push(format!(
-                "diskscope creates {} ({}, its own data pattern) and removes it afterwards; fio would keep it",
-                crate::text::shown_path(&path),
-                format_size(size)
-            ));
-            Ok(FilePlan {
-                path,
-                size_bytes: size,
-                create: true,
-                keep: false,
-                writable: true,
-            })
-        }
-    }
-}
-
 /// The point of a job on the batch's file.
-fn spec_of(m: &Mapped, file: &FilePlan) -> Result<RunSpec, FioError> {
+pub fn spec_of(m: &Mapped, file: &FilePlan) -> Result<RunSpec, FioError> {
     let bs = m.block_size_bytes.max(1);
     let mut s = RunSpec::new(&file.path);
     s.op = m.op;
@@ -914,190 +663,14 @@ fn spec_of(m: &Mapped, file: &FilePlan) -> Result<RunSpec, FioError> {
     Ok(s)
 }
 
-/// Plans the jobs as a sweep named after the job file (`stem`).
-pub fn plan(
-    jobs: &[Job],
-    display: &str,
-    stem: &str,
-    out: Option<&Path>,
-    force: bool,
-) -> Result<Plan, FioError> {
-    if jobs.is_empty() {
-        return Err(FioError::Syntax {
-            loc: Loc {
-                file: display.to_string(),
-                line: 1,
-            },
-            message: "no job; add a [job-name] section with rw=, bs= and size=".into(),
-        });
-    }
-    if jobs.len() as u64 > MAX_POINTS {
-        return Err(FioError::Syntax {
-            loc: jobs[MAX_POINTS as usize].header.clone(),
-            message: format!("more than {MAX_POINTS} jobs; split the job file"),
-        });
-    }
-    let name = sanitise(stem);
-    let out_dir = out
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| Path::new("diskscope-results").join(&name));
-    let mut mapped = jobs
-        .iter()
-        .enumerate()
-        .map(|(i, j)| map_job(j, i, jobs))
-        .collect::<Result<Vec<_>, _>>()?;
-    let file = plan_file(&mut mapped, &out_dir)?;
-    let mut experiments: Vec<Experiment> = Vec::new();
-    let mut names = std::collections::HashSet::new();
-    for m in &mapped {
-        let spec = spec_of(m, &file)?;
-        let mut name = m.name.clone();
-        let mut n = 2;
-        // `a-summary` would collide with `a`'s summary file: keep the names apart.
-        while !names.insert(name.clone()) || name.ends_with("-summary") || name.ends_with("-fio") {
-            name = format!("{}-{n}", m.name);
-            n += 1;
-        }
-        let mut notes = m.notes.clone();
-        if name != m.job.name {
-            notes.insert(
-                0,
-                format!(
-                    "job [{}] ({})",
-                    crate::text::shown(&m.job.name),
-                    m.job.header
-                ),
-            );
-        }
-        if m.runtime.is_none() {
-            notes.push(
-                "no runtime: each run ends when its range is done; the estimate does not count it"
-                    .into(),
-            );
-        }
-        experiments.push(Experiment {
-            name,
-            kind: &crate::sweep::kinds::throughput::Throughput,
-            reps: m.reps,
-            seconds: m.runtime.map_or(0.0, |d| d.as_secs_f64()),
-            points: vec![spec],
-            command: None,
-            locality: None,
-            notes,
-            upper_bound: !m.time_based,
-        });
-    }
-    Ok(Plan {
-        name,
-        description: format!("fio jobs of {display}"),
-        file: Some(file),
-        experiments,
-        out_dir,
-        compare: Vec::new(),
-        y_scale: Default::default(),
-        force,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_follow_fio_and_kb_base() {
-        assert_eq!(fio_size("4k", 1024), Ok(4096));
-        assert_eq!(fio_size("4K", 1024), Ok(4096));
-        assert_eq!(fio_size("1m", 1024), Ok(1 << 20));
-        assert_eq!(fio_size("1mb", 1024), Ok(1 << 20));
-        // fio's own rule: with the default kb_base the IEC names mean powers of 1000.
-        assert_eq!(fio_size("4kib", 1024), Ok(4000));
-        assert_eq!(fio_size("4k", 1000), Ok(4000));
-        assert_eq!(fio_size("4kib", 1000), Ok(4096));
-        assert_eq!(fio_size("10g", 1024), Ok(10 << 30));
-        assert!(fio_size("50%", 1024).unwrap_err().contains("percent"));
-        assert!(fio_size("4k,8k", 1024).unwrap_err().contains("one value"));
-        assert!(fio_size("4k-8k", 1024).is_err());
-    }
-
-    #[test]
-    fn times_are_seconds_unless_a_unit_says_otherwise() {
-        assert_eq!(fio_time("30"), Ok(Duration::from_secs(30)));
-        assert_eq!(fio_time("2000ms"), Ok(Duration::from_millis(2000)));
-        assert_eq!(fio_time("2m"), Ok(Duration::from_secs(120)));
-        assert!(fio_time("soon").is_err());
-    }
 
     #[test]
     fn job_names_become_usable_experiment_names() {
         assert_eq!(sanitise("seq read/4k"), "seq-read-4k");
         assert_eq!(sanitise(".hidden"), "hidden");
         assert_eq!(sanitise("..."), "job");
-    }
-}
-
-#[cfg(test)]
-mod plan_tests {
-    use super::*;
-    use crate::fiojob::parse::parse_ini_text;
-
-    fn plan_of(text: &str) -> Result<Plan, String> {
-        let jobs = parse_ini_text(text, "j.fio", &|_| None).map_err(|e| e.to_string())?;
-        plan(
-            &jobs,
-            "j.fio",
-            "j",
-            Some(Path::new("/nonexistent-diskscope-out")),
-            false,
-        )
-        .map_err(|e| e.to_string())
-    }
-
-    const FILE: &str = "filename=/nonexistent-diskscope-dir/f.dat\nsize=1m\n";
-
-    #[test]
-    fn a_value_runspec_refuses_is_reported_at_the_fio_option_that_set_it() {
-        let e = plan_of(&format!("[a]\n{FILE}ioengine=mmap\ndirect=1\n")).unwrap_err();
-        assert!(e.starts_with("j.fio:5: option `direct`: O_DIRECT"), "{e}");
-        let e = plan_of(&format!("[a]\n{FILE}numjobs=0\n")).unwrap_err();
-        assert!(e.starts_with("j.fio:4: option `numjobs`:"), "{e}");
-        let e = plan_of(&format!("[a]\n{FILE}size=0\n")).unwrap_err();
-        assert!(
-            e.starts_with("j.fio:4: option `size`: must be at least"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn time_based_without_runtime_is_refused_because_fio_would_never_stop() {
-        let e = plan_of(&format!("[a]\n{FILE}time_based\n")).unwrap_err();
-        assert!(
-            e.starts_with("j.fio:4: option `time_based`: time_based needs runtime"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn jobs_without_stonewall_are_noted_as_run_one_after_another() {
-        let p = plan_of(&format!("[global]\n{FILE}[a]\n[b]\n[c]\nstonewall\n")).unwrap();
-        let together = |i: usize| {
-            p.experiments[i]
-                .notes
-                .iter()
-                .any(|n| n.contains("fio starts this job together with"))
-        };
-        assert!(!together(0) && together(1) && !together(2));
-    }
-
-    #[test]
-    fn a_file_that_does_not_exist_is_created_at_the_largest_range() {
-        let p = plan_of(&format!(
-            "[global]\n{FILE}[a]\n[b]\nsize=2m\n[c]\nrw=write\nsize=512k\n"
-        ))
-        .unwrap();
-        let f = p.file.unwrap();
-        assert_eq!((f.size_bytes, f.create, f.writable), (2 << 20, true, true));
-        let w = &p.experiments[2].points[0];
-        assert_eq!(w.block_count, Some(128)); // 512k at fio's default bs=4k
-        assert!(w.overwrite_in_place);
     }
 }

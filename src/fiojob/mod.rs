@@ -3,11 +3,13 @@
 //! throughput experiments, one experiment per job, so everything after planning — the printed
 //! plan, the runs, the CSVs and figures — is the sweep's own.
 //!
-//! Two steps, each its own module: [`parse`] reads the text as fio does (sections, `[global]`
+//! The steps, each its own module: [`parse`] reads the text as fio does (sections, `[global]`
 //! inheritance, comments, includes, substitutions), keeping the file and line of every option;
-//! [`map`] turns each job's options into a [`RunSpec`](crate::config::RunSpec) and refuses every
-//! option diskscope does not implement by name, with its line and what to do: an option is
-//! never silently ignored. The printed plan says, for every setting, the fio option it came
+//! [`map`] turns each job's options (named and read by [`options`]) into a
+//! [`RunSpec`](crate::config::RunSpec) and refuses every option diskscope does not implement by
+//! name, with its line and what to do: an option is never silently ignored; [`file`] picks the
+//! one file of the batch; [`plan`] assembles the sweep's plan. Every error is a [`FioError`]
+//! ([`error`]) that names its file and line. The printed plan says, for every setting, the fio option it came
 //! from (docs/fio.md has the whole table).
 //!
 //! Which reader `--batch` uses ([`format_of`]): a file named `*.fio`, `*.job` or `*.ini` is a
@@ -16,58 +18,17 @@
 //! `[file]`, so a section header alone does not tell the two apart; `[global]` does, since no
 //! sweep has such a table.)
 
+pub mod error;
+pub mod file;
 pub mod map;
+pub mod options;
 pub mod parse;
+pub mod plan;
+
+pub use error::FioError;
 
 use crate::sweep::plan::Plan;
-use parse::Loc;
 use std::path::Path;
-
-/// A fio job that diskscope cannot plan, with the place it was written.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum FioError {
-    /// The job file (or an include) cannot be read.
-    #[error("{file}: {message}")]
-    Read { file: String, message: String },
-    /// An `include` line that cannot be followed.
-    #[error("{loc}: include: {message}")]
-    Include { loc: Loc, message: String },
-    /// Text that is not fio's job syntax.
-    #[error("{loc}: {message}")]
-    Syntax { loc: Loc, message: String },
-    /// An option diskscope does not implement (or not with this value): refused by name.
-    #[error("{loc}: option `{option}`: {message}")]
-    Refused {
-        loc: Loc,
-        option: String,
-        message: String,
-    },
-    /// An option with a value diskscope cannot read.
-    #[error("{loc}: option `{option}`: {message}")]
-    BadValue {
-        loc: Loc,
-        option: String,
-        message: String,
-    },
-}
-
-impl FioError {
-    pub fn bad_value(loc: &Loc, option: &str, message: &str) -> FioError {
-        FioError::BadValue {
-            loc: loc.clone(),
-            option: crate::text::shown(option).into_owned(),
-            message: message.to_string(),
-        }
-    }
-
-    pub fn refused(loc: &Loc, option: &str, message: &str) -> FioError {
-        FioError::Refused {
-            loc: loc.clone(),
-            option: crate::text::shown(option).into_owned(),
-            message: message.to_string(),
-        }
-    }
-}
 
 /// How a `--batch` file is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,7 +78,7 @@ pub fn load(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "fio".into());
-    map::plan(&jobs, &display, &stem, out, force).map_err(usage_of)
+    plan::plan(&jobs, &display, &stem, out, force).map_err(usage_of)
 }
 
 /// A [`FioError`] as the usage error the front end prints in one line (exit status 2).
