@@ -7,7 +7,7 @@
 use super::error::FioError;
 use super::options::{canonical, fio_time, Opts, KNOWN, REFUSED};
 use super::parse::{Job, Opt};
-use crate::config::{CacheMode, Method, Op, Pattern, RunSpec, SubmitPolicy, TOML_NAMES};
+use crate::config::{Buffers, CacheMode, Method, Op, Pattern, RunSpec, SubmitPolicy, TOML_NAMES};
 use crate::size::format_size;
 use crate::sweep::files::FilePlan;
 use std::path::{Path, PathBuf};
@@ -36,6 +36,8 @@ pub struct Mapped<'a> {
     pub fsync: bool,
     pub dsync: bool,
     pub submit: SubmitPolicy,
+    /// The memory behind the buffers (`iomem`).
+    pub buffers: Buffers,
     pub seed: Option<u64>,
     pub target: Option<(PathBuf, &'a Opt)>,
     /// The setting ← option lines and the notes of the printed plan.
@@ -108,6 +110,7 @@ pub fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped
     let (fsync, dsync) = syncs(&opts, op, &mut notes)?;
     order(&opts, index, jobs, threads, &mut notes);
     let (submit, seed) = details(&opts, method, queue_depth, pattern, &mut notes)?;
+    let buffers = buffers_of(&opts, direct, &mut notes)?;
     let region = region(&opts, threads, pattern, &mut notes)?;
     // fio's `name` option renames the job (from [global] too).
     let name = opts
@@ -134,6 +137,7 @@ pub fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped
         fsync,
         dsync,
         submit,
+        buffers,
         seed,
         target: region.target,
         notes,
@@ -446,7 +450,40 @@ fn order(opts: &Opts, index: usize, jobs: &[Job], threads: usize, notes: &mut Ve
     }
 }
 
-/// `iomem`, io_uring's batching and buffers, random offsets and their seed.
+/// `iomem` → `--buffers`: `malloc` (fio's default: 4 KiB pages, 16 bytes into a page, which is
+/// what a cached copy is slowed by), `mmap`/`shm`/`mmapshared` → `plain` (page-aligned 4 KiB
+/// pages), `mmaphuge`/`shmhuge` → `hugetlb`. Without `iomem` a buffered job gets fio's `malloc`
+/// and an O_DIRECT job `auto` (fio aligns O_DIRECT buffers to a page, which `auto` does too).
+fn buffers_of(opts: &Opts, direct: bool, notes: &mut Vec<String>) -> Result<Buffers, FioError> {
+    let Some(o) = opts.get("iomem") else {
+        return Ok(if direct {
+            Buffers::Auto
+        } else {
+            Buffers::Malloc
+        });
+    };
+    let v = o.value.to_ascii_lowercase();
+    let b = match v.as_str() {
+        "malloc" if direct => Buffers::Auto,
+        "malloc" => Buffers::Malloc,
+        "mmap" | "shm" | "mmapshared" => Buffers::Plain,
+        "mmaphuge" | "shmhuge" => Buffers::HugeTlb,
+        _ => {
+            return Err(FioError::refused(
+                &o.loc,
+                &o.key,
+                &format!(
+                    "iomem={} is not one diskscope can match (a hugetlbfs file, cudamalloc); write malloc, mmap or mmaphuge",
+                    crate::text::shown(&o.value)
+                ),
+            ))
+        }
+    };
+    notes.push(format!("buffers {b} ← {}", from(o)));
+    Ok(b)
+}
+
+/// io_uring's batching and buffers, random offsets and their seed.
 fn details(
     opts: &Opts,
     method: Method,
@@ -454,11 +491,6 @@ fn details(
     pattern: Pattern,
     notes: &mut Vec<String>,
 ) -> Result<(SubmitPolicy, Option<u64>), FioError> {
-    if let Some(o) = opts.get("iomem") {
-        if !o.value.eq_ignore_ascii_case("malloc") {
-            return Err(FioError::refused(&o.loc, &o.key, &format!("iomem={} is not implemented in diskscope: it allocates its own aligned buffers (huge pages for O_DIRECT where reserved); remove it or write iomem=malloc", crate::text::shown(&o.value))));
-        }
-    }
     // io_uring details
     let mut submit = SubmitPolicy::DEFAULT;
     if let Some((n, o)) = opts.int("iodepth_batch_submit")? {
@@ -615,6 +647,7 @@ pub fn spec_of(m: &Mapped, file: &FilePlan) -> Result<RunSpec, FioError> {
     s.dsync = m.dsync;
     if m.method == Method::IoUring {
         s.submit = m.submit;
+        s.buffers = m.buffers;
     }
     if let Some(seed) = m.seed {
         s.seed = seed;

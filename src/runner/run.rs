@@ -2,10 +2,10 @@
 //! end drives (see the module doc of `runner`).
 
 use super::error::{verdict, EndFailure, FileReplaced, RunError};
-use super::workers::Workers;
 use super::prepare::{prepare, test_hook, Prepared, PreparedMeta};
 use super::result::make_result;
 use super::watch::FileWatch;
+use super::workers::Workers;
 use crate::config::RunSpec;
 use crate::fsguard::Created;
 use crate::measure::device::Sampler;
