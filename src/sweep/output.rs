@@ -91,7 +91,8 @@ pub fn write_experiment(
 }
 
 /// `<name>-timeline.csv`: one row per interval of every repetition that has a timeline
-/// (throughput experiments), columns named like the results CSV's.
+/// (throughput experiments), columns named like the results CSV's; and `<name>-timeline.svg`,
+/// their percentiles, throughput and device util % over time.
 pub fn write_timeline(
     dir: &Path,
     x: &Experiment,
@@ -104,7 +105,14 @@ pub fn write_timeline(
     }
     let path = dir.join(format!("{}-timeline.csv", x.name));
     write_output(&path, to_timeline_csv(&runs)?.as_bytes(), force)?;
-    Ok(vec![path])
+    let mut files = vec![path];
+    let title = format!("{}: timeline", x.name);
+    if let Some(svg) = crate::export::timeline_svg::render(&title, &runs)? {
+        let path = dir.join(format!("{}-timeline.svg", x.name));
+        write_output(&path, svg.as_bytes(), force)?;
+        files.push(path);
+    }
+    Ok(files)
 }
 
 /// `compare.svg`: the experiments the sweep lists under `compare` in one figure (diskscope vs an
