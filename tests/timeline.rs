@@ -391,7 +391,8 @@ fn a_file_in_ram_says_no_device_and_an_existing_timeline_file_is_refused() {
 }
 
 #[test]
-fn a_batch_writes_one_timeline_row_per_interval_per_repetition_and_puts_it_in_sweep_json() {
+fn a_batch_writes_a_timeline_csv_row_per_interval_per_repetition_a_figure_and_sweep_json_timeline()
+{
     let t = tmp();
     let sweep = p(&t, "sweep.toml");
     std::fs::write(
@@ -401,11 +402,14 @@ fn a_batch_writes_one_timeline_row_per_interval_per_repetition_and_puts_it_in_sw
     )
     .unwrap();
     let out = t.path().join("out");
+    let report = t.path().join("report.html");
     let o = bin("diskscope")
         .arg("--batch")
         .arg(&sweep)
         .arg("--out")
         .arg(&out)
+        .arg("--report")
+        .arg(&report)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
