@@ -27,6 +27,12 @@ pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
 /// The interval of the explorer's timeline.
 pub const EXPLORER_INTERVAL: Duration = Duration::from_millis(100);
 
+/// Environment variable that turns the timeline off (any value but `0`): no device or CPU
+/// samples, no per-interval histograms, and the collecting thread wakes only for snapshots. For
+/// measuring what the timeline costs (`bench/timeline-overhead.sh`); runs then have an empty
+/// timeline.
+pub const NO_TIMELINE_ENV: &str = "DISKSCOPE_NO_TIMELINE";
+
 /// A throughput change counts as a level shift beyond this factor (30%).
 pub const LEVEL_SHIFT_FACTOR: f64 = 1.3;
 /// Steady state: every interval in the window within this share of the window's mean (fio's
@@ -210,6 +216,8 @@ pub struct TimelineBuilder {
     sampler: Sampler,
     /// Samples taken at interval boundaries: (index k of the boundary k × interval, sample).
     samples: Vec<(u64, Sample)>,
+    /// False with [`NO_TIMELINE_ENV`]: nothing is kept or sampled.
+    enabled: bool,
 }
 
 impl TimelineBuilder {
@@ -222,6 +230,20 @@ impl TimelineBuilder {
             bins: Vec::new(),
             sampler,
             samples: vec![(0, first)],
+            enabled: true,
+        }
+    }
+
+    /// [`TimelineBuilder::new`], or one that keeps nothing when [`NO_TIMELINE_ENV`] is set.
+    pub fn from_env(interval: Duration, sampler: Sampler) -> TimelineBuilder {
+        if std::env::var_os(NO_TIMELINE_ENV).is_none_or(|v| v == "0") {
+            return TimelineBuilder::new(interval, sampler);
+        }
+        let sampler = Sampler { device: None };
+        TimelineBuilder {
+            samples: vec![(0, sampler.sample(0))],
+            enabled: false,
+            ..TimelineBuilder::new(interval, sampler)
         }
     }
 
@@ -238,6 +260,9 @@ impl TimelineBuilder {
 
     /// Adds one snapshot into the interval that holds its middle.
     pub fn add(&mut self, s: &Snapshot) {
+        if !self.enabled {
+            return;
+        }
         let mid = s.at_ns.saturating_sub(s.interval_ns / 2);
         let i = (mid / self.interval_ns) as usize;
         while self.bins.len() <= i {
@@ -256,6 +281,9 @@ impl TimelineBuilder {
 
     /// When the next sample is due, ns since the run's origin.
     pub fn next_sample_ns(&self) -> u64 {
+        if !self.enabled {
+            return u64::MAX;
+        }
         let last = self.samples.last().map_or(0, |(k, _)| *k);
         (last + 1) * self.interval_ns
     }
@@ -271,6 +299,19 @@ impl TimelineBuilder {
     /// The timeline of a run that ended at `end_ns` (the last sample is taken now), moving
     /// `file_bytes` in direction `op`, with O_DIRECT when `direct`.
     pub fn finish(mut self, end_ns: u64, op: Op, direct: bool, file_bytes: u64) -> Timeline {
+        if !self.enabled {
+            return Timeline {
+                interval_s: self.interval_ns as f64 / 1e9,
+                device: None,
+                rows: Vec::new(),
+                latency: Vec::new(),
+                reading: Reading {
+                    bytes_ratio: None,
+                    level_shift: None,
+                    steady: steady_state(&[], 1.0),
+                },
+            };
+        }
         let last_bin_end = self.bins.len() as u64 * self.interval_ns;
         let end_ns = end_ns.max(last_bin_end.saturating_sub(self.interval_ns) + 1);
         let end_sample = self.sampler.sample(end_ns);
@@ -531,6 +572,10 @@ impl Timeline {
     /// [`Timeline::reading_lines`] without the steady-state line of a run too short to judge
     /// (shorter than one window), which would only say so.
     pub fn reading_lines_for_stderr(&self) -> Vec<String> {
+        if self.rows.is_empty() {
+            // The timeline was off (or the run took no time): nothing to read.
+            return Vec::new();
+        }
         let mut lines = self.reading_lines();
         if self.reading.steady.span_s < self.reading.steady.window_s {
             lines.pop();

@@ -103,7 +103,8 @@ impl Run {
     ) -> anyhow::Result<Run> {
         let meta = prepared.meta();
         // The device's first sample is time 0 of the run, taken just before the workers start.
-        let timeline = TimelineBuilder::new(DEFAULT_INTERVAL, Sampler::for_file(&meta.spec.path));
+        let timeline =
+            TimelineBuilder::from_env(DEFAULT_INTERVAL, Sampler::for_file(&meta.spec.path));
         let spawned = Workers::spawn(
             prepared.jobs,
             prepared.spec.method,
