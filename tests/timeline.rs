@@ -121,6 +121,7 @@ fn run_json(file: &Path, bs: &str, count: &str, args: &[&str]) -> serde_json::Va
 fn ratio_of(doc: &serde_json::Value) -> (String, f64, String) {
     let b = &doc["timeline"]["reading"]["bytes_ratio"];
     assert!(b.is_object(), "no bytes ratio in {}", doc["timeline"]);
+    eprintln!("measured: {b}");
     (
         b["device"].as_str().unwrap().to_string(),
         b["ratio"].as_f64().unwrap(),
