@@ -415,6 +415,28 @@ mod tests {
     use std::time::Duration;
 
     #[test]
+    fn a_finished_runs_timeline_adds_up_to_its_totals() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data");
+        std::fs::write(&path, vec![7u8; 4 << 20]).unwrap();
+        let mut spec = RunSpec::new(&path);
+        spec.block_size_bytes = 4096;
+        spec.block_count = Some(1024);
+        spec.threads = 2;
+        let mut run = Run::start(&spec, "t", Arc::new(AtomicBool::new(false))).unwrap();
+        run.set_timeline_interval(Duration::from_millis(100));
+        let outcome = run.finish().unwrap();
+        let t = outcome.result.timeline.as_ref().expect("a timeline");
+        assert_eq!(t.interval_s, 0.1);
+        assert_eq!(
+            t.rows.iter().map(|r| r.ops).sum::<u64>(),
+            outcome.result.ops
+        );
+        assert_eq!(t.rows.iter().map(|r| r.bytes).sum::<u64>(), 4 << 20);
+        assert_eq!(t.total_latency(), outcome.aggregate.latency);
+    }
+
+    #[test]
     fn a_worker_that_cannot_be_spawned_ends_the_started_ones_and_removes_the_created_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out");
