@@ -165,6 +165,15 @@ impl Run {
         log.error.take()
     }
 
+    /// The timeline of the run so far (for a live view: the explorer redraws it as snapshots
+    /// come); the last interval ends now. The same computation as the finished run's.
+    pub fn timeline_so_far(&self) -> Timeline {
+        let spec = &self.meta.spec;
+        self.timeline
+            .clone()
+            .finish(self.now_ns(), spec.op, spec.direct, self.aggregate.bytes)
+    }
+
     /// Nanoseconds since the run's origin.
     fn now_ns(&self) -> u64 {
         self.workers.started.elapsed().as_nanos() as u64
@@ -425,8 +434,14 @@ mod tests {
         spec.threads = 2;
         let mut run = Run::start(&spec, "t", Arc::new(AtomicBool::new(false))).unwrap();
         run.set_timeline_interval(Duration::from_millis(100));
+        while !matches!(run.poll(Duration::from_millis(50)), Step::Ended) {}
+        let so_far = run.timeline_so_far();
         let outcome = run.finish().unwrap();
         let t = outcome.result.timeline.as_ref().expect("a timeline");
+        assert_eq!(
+            so_far.rows.iter().map(|r| r.ops).sum::<u64>(),
+            outcome.result.ops
+        );
         assert_eq!(t.interval_s, 0.1);
         assert_eq!(
             t.rows.iter().map(|r| r.ops).sum::<u64>(),
