@@ -134,8 +134,9 @@ fn every_preset_sweep_writes_the_same_csv_columns_and_setup_values_as_before() {
         let mut csvs: BTreeMap<String, String> = BTreeMap::new();
         for e in std::fs::read_dir(dir.path().join("out")).unwrap() {
             let path = e.unwrap().path();
-            if path.extension().is_some_and(|e| e == "csv") {
-                let name = path.file_name().unwrap().to_string_lossy().to_string();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            // A timeline's row count is the run's length in intervals, not its setup.
+            if path.extension().is_some_and(|e| e == "csv") && !name.ends_with("-timeline.csv") {
                 csvs.insert(name, digest_csv(&path));
             }
         }

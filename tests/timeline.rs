@@ -121,6 +121,7 @@ fn run_json(file: &Path, bs: &str, count: &str, args: &[&str]) -> serde_json::Va
 fn ratio_of(doc: &serde_json::Value) -> (String, f64, String) {
     let b = &doc["timeline"]["reading"]["bytes_ratio"];
     assert!(b.is_object(), "no bytes ratio in {}", doc["timeline"]);
+    eprintln!("measured: {b}");
     (
         b["device"].as_str().unwrap().to_string(),
         b["ratio"].as_f64().unwrap(),
@@ -388,4 +389,63 @@ fn a_file_in_ram_says_no_device_and_an_existing_timeline_file_is_refused() {
         .failure()
         .stderr(predicates::str::contains("--timeline:"));
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), "mine");
+}
+
+#[test]
+fn a_batch_writes_a_timeline_csv_row_per_interval_per_repetition_a_figure_and_sweep_json_timeline()
+{
+    let t = tmp();
+    let sweep = p(&t, "sweep.toml");
+    std::fs::write(
+        &sweep,
+        "name = \"tl\"\n[file]\ncreate = \"1M\"\n[[experiment]]\nname = \"bs\"\n\
+         kind = \"throughput\"\nblock_size = [\"4K\", \"64K\"]\nreps = 2\nseconds = 0.3\n",
+    )
+    .unwrap();
+    let out = t.path().join("out");
+    let report = t.path().join("report.html");
+    let o = bin("diskscope")
+        .arg("--batch")
+        .arg(&sweep)
+        .arg("--out")
+        .arg(&out)
+        .arg("--report")
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut r = csv::Reader::from_path(out.join("bs-timeline.csv")).unwrap();
+    let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
+    for c in [
+        "experiment",
+        "block_size_bytes",
+        "rep",
+        "t_start_s",
+        "mib_s",
+        "lat_p99_us",
+    ] {
+        assert!(header.contains(&c.to_string()), "no {c} in {header:?}");
+    }
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+    // 2 block sizes × 2 repetitions, each of one or more 1 s intervals; every run has a row.
+    let mut runs: Vec<(String, String)> = rows
+        .iter()
+        .map(|row| {
+            (
+                row[at("block_size_bytes")].to_string(),
+                row[at("rep")].to_string(),
+            )
+        })
+        .collect();
+    runs.dedup();
+    assert_eq!(runs.len(), 4, "{runs:?}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    let tl = doc["timeline"].as_array().expect("a timeline array");
+    assert_eq!(tl.len(), 4);
+    assert_eq!(tl[0]["run"]["experiment"], "bs");
+    assert!(tl[0]["timeline"]["rows"]
+        .as_array()
+        .is_some_and(|r| !r.is_empty()));
 }

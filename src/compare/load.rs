@@ -296,6 +296,8 @@ pub fn load(path: &Path) -> Result<Vec<Record>, LoadError> {
                 .filter(|p| {
                     p.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"))
                         && std::fs::metadata(p).is_ok_and(|m| m.is_file())
+                        // A run's intervals (`<experiment>-timeline.csv`) are not repetitions.
+                        && !p.to_string_lossy().ends_with("-timeline.csv")
                 })
                 .collect();
             csvs.sort();

@@ -14,6 +14,7 @@ pub mod session_svg;
 pub mod svg;
 pub mod table;
 pub mod timeline;
+pub mod timeline_svg;
 
 pub use self::csv::{
     summarize_runs, summarize_syscalls, CsvSink, RunSummary, SyscallRow, SyscallSummary,

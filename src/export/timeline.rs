@@ -30,12 +30,10 @@ pub struct RunKey {
     pub device: String,
 }
 
-/// Every interval row of `runs` (runs without a timeline add none), with its run's key.
-pub fn timeline_rows(runs: &[&RunResult]) -> Vec<(RunKey, IntervalRow)> {
-    let mut out = Vec::new();
-    for r in runs {
-        let Some(t) = &r.timeline else { continue };
-        let key = RunKey {
+impl RunKey {
+    /// The key of `r` (the device is its timeline's).
+    pub fn of(r: &RunResult) -> RunKey {
+        RunKey {
             experiment: crate::text::csv_cell(&r.experiment).into_owned(),
             operation: r.operation.clone(),
             method: r.method.clone(),
@@ -46,11 +44,35 @@ pub fn timeline_rows(runs: &[&RunResult]) -> Vec<(RunKey, IntervalRow)> {
             threads: r.threads,
             queue_depth: r.queue_depth,
             rep: r.rep,
-            device: t.device.clone().unwrap_or_default(),
-        };
+            device: r
+                .timeline
+                .as_ref()
+                .and_then(|t| t.device.clone())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// Every interval row of `runs` (runs without a timeline add none), with its run's key.
+pub fn timeline_rows(runs: &[&RunResult]) -> Vec<(RunKey, IntervalRow)> {
+    let mut out = Vec::new();
+    for r in runs {
+        let Some(t) = &r.timeline else { continue };
+        let key = RunKey::of(r);
         out.extend(t.rows.iter().map(|row| (key.clone(), row.clone())));
     }
     out
+}
+
+/// The `timeline` of a sweep's JSON document: per run with a timeline, its key and timeline.
+pub fn timeline_json(runs: &[&RunResult]) -> anyhow::Result<serde_json::Value> {
+    let mut out = Vec::new();
+    for r in runs {
+        if let Some(t) = &r.timeline {
+            out.push(serde_json::json!({ "run": RunKey::of(r), "timeline": &**t }));
+        }
+    }
+    Ok(serde_json::Value::Array(out))
 }
 
 /// The timeline CSV of `runs`; empty when none has a timeline.

@@ -21,6 +21,6 @@ pub use aggregate::Aggregate;
 pub use clock::Clock;
 pub use histogram::{new_latency_histogram, LatencySummary};
 pub use result::RunResult;
-pub use snapshot::{Snapshot, SnapshotKind, WorkerError};
+pub use snapshot::{LoggedOp, Snapshot, SnapshotKind, WorkerError};
 pub use timeline::{Timeline, TimelineBuilder};
-pub use worker::{log_ops, LoggedOp, OpSpan, WorkerCtx, NO_LATENCY_ENV, SNAPSHOT_INTERVAL};
+pub use worker::{log_ops, OpSpan, WorkerCtx, NO_LATENCY_ENV, SNAPSHOT_INTERVAL};

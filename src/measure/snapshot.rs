@@ -44,6 +44,15 @@ impl WorkerError {
     }
 }
 
+/// One operation of the per-operation log (`--log-ops`), in ns on the run's clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoggedOp {
+    /// When it ended, ns since the run's origin.
+    pub end_ns: u64,
+    /// How long it took, ns (the value its latency histogram counted).
+    pub latency_ns: u64,
+}
+
 /// One worker's report for the interval since its previous snapshot.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
@@ -59,9 +68,9 @@ pub struct Snapshot {
     pub ops: u64,
     /// Latency of the interval's operations, in ns.
     pub latency: Histogram<u64>,
-    /// Every operation of the interval, when the per-operation log is on
-    /// ([`super::worker::log_ops`]); empty (no allocation) otherwise.
-    pub ops_log: Vec<super::worker::LoggedOp>,
+    /// Every operation of the interval, when the per-operation log is on (`measure::log_ops`);
+    /// empty (no allocation) otherwise.
+    pub ops_log: Vec<LoggedOp>,
     pub kind: SnapshotKind,
 }
 

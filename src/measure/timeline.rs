@@ -27,6 +27,12 @@ pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
 /// The interval of the explorer's timeline.
 pub const EXPLORER_INTERVAL: Duration = Duration::from_millis(100);
 
+/// Environment variable that turns the timeline off (any value but `0`): no device or CPU
+/// samples, no per-interval histograms, and the collecting thread wakes only for snapshots. For
+/// measuring what the timeline costs (`bench/timeline-overhead.sh`); runs then have an empty
+/// timeline.
+pub const NO_TIMELINE_ENV: &str = "DISKSCOPE_NO_TIMELINE";
+
 /// A throughput change counts as a level shift beyond this factor (30%).
 pub const LEVEL_SHIFT_FACTOR: f64 = 1.3;
 /// Steady state: every interval in the window within this share of the window's mean (fio's
@@ -210,6 +216,8 @@ pub struct TimelineBuilder {
     sampler: Sampler,
     /// Samples taken at interval boundaries: (index k of the boundary k × interval, sample).
     samples: Vec<(u64, Sample)>,
+    /// False with [`NO_TIMELINE_ENV`]: nothing is kept or sampled.
+    enabled: bool,
 }
 
 impl TimelineBuilder {
@@ -222,6 +230,20 @@ impl TimelineBuilder {
             bins: Vec::new(),
             sampler,
             samples: vec![(0, first)],
+            enabled: true,
+        }
+    }
+
+    /// [`TimelineBuilder::new`], or one that keeps nothing when [`NO_TIMELINE_ENV`] is set.
+    pub fn from_env(interval: Duration, sampler: Sampler) -> TimelineBuilder {
+        if std::env::var_os(NO_TIMELINE_ENV).is_none_or(|v| v == "0") {
+            return TimelineBuilder::new(interval, sampler);
+        }
+        let sampler = Sampler { device: None };
+        TimelineBuilder {
+            samples: vec![(0, sampler.sample(0))],
+            enabled: false,
+            ..TimelineBuilder::new(interval, sampler)
         }
     }
 
@@ -238,6 +260,9 @@ impl TimelineBuilder {
 
     /// Adds one snapshot into the interval that holds its middle.
     pub fn add(&mut self, s: &Snapshot) {
+        if !self.enabled {
+            return;
+        }
         let mid = s.at_ns.saturating_sub(s.interval_ns / 2);
         let i = (mid / self.interval_ns) as usize;
         while self.bins.len() <= i {
@@ -256,6 +281,9 @@ impl TimelineBuilder {
 
     /// When the next sample is due, ns since the run's origin.
     pub fn next_sample_ns(&self) -> u64 {
+        if !self.enabled {
+            return u64::MAX;
+        }
         let last = self.samples.last().map_or(0, |(k, _)| *k);
         (last + 1) * self.interval_ns
     }
@@ -271,6 +299,19 @@ impl TimelineBuilder {
     /// The timeline of a run that ended at `end_ns` (the last sample is taken now), moving
     /// `file_bytes` in direction `op`, with O_DIRECT when `direct`.
     pub fn finish(mut self, end_ns: u64, op: Op, direct: bool, file_bytes: u64) -> Timeline {
+        if !self.enabled {
+            return Timeline {
+                interval_s: self.interval_ns as f64 / 1e9,
+                device: None,
+                rows: Vec::new(),
+                latency: Vec::new(),
+                reading: Reading {
+                    bytes_ratio: None,
+                    level_shift: None,
+                    steady: steady_state(&[], 1.0),
+                },
+            };
+        }
         let last_bin_end = self.bins.len() as u64 * self.interval_ns;
         let end_ns = end_ns.max(last_bin_end.saturating_sub(self.interval_ns) + 1);
         let end_sample = self.sampler.sample(end_ns);
@@ -283,17 +324,31 @@ impl TimelineBuilder {
                 latency: new_latency_histogram(),
             },
         );
+        // A last interval shorter than half of one (the workers' final snapshots, the join) joins
+        // the one before, so no row has a rate over a few milliseconds.
+        let n = self.bins.len();
+        if n >= 2 && end_ns - (n as u64 - 1) * self.interval_ns < self.interval_ns / 2 {
+            let last = self.bins.pop().expect("two bins");
+            let b = self.bins.last_mut().expect("one bin");
+            b.bytes += last.bytes;
+            b.ops += last.ops;
+            let _ = b.latency.add(&last.latency);
+        }
+        let last = self.bins.len() - 1;
         let sample_at = |k: u64| {
-            self.samples
-                .iter()
-                .find(|(i, _)| *i == k)
-                .map(|(_, s)| *s)
-                .or_else(|| (k * self.interval_ns >= end_ns).then_some(end_sample))
+            if k as usize > last {
+                return Some(end_sample);
+            }
+            self.samples.iter().find(|(i, _)| *i == k).map(|(_, s)| *s)
         };
         let mut rows = Vec::with_capacity(self.bins.len());
         for (i, b) in self.bins.iter().enumerate() {
             let t0 = i as u64 * self.interval_ns;
-            let t1 = ((i as u64 + 1) * self.interval_ns).min(end_ns.max(t0 + 1));
+            let t1 = if i == last {
+                end_ns.max(t0 + 1)
+            } else {
+                (i as u64 + 1) * self.interval_ns
+            };
             let secs = (t1 - t0) as f64 / 1e9;
             let l = LatencySummary::of(&b.latency);
             let mut row = IntervalRow {
@@ -517,6 +572,10 @@ impl Timeline {
     /// [`Timeline::reading_lines`] without the steady-state line of a run too short to judge
     /// (shorter than one window), which would only say so.
     pub fn reading_lines_for_stderr(&self) -> Vec<String> {
+        if self.rows.is_empty() {
+            // The timeline was off (or the run took no time): nothing to read.
+            return Vec::new();
+        }
         let mut lines = self.reading_lines();
         if self.reading.steady.span_s < self.reading.steady.window_s {
             lines.pop();
@@ -617,6 +676,19 @@ mod tests {
         let never = steady_state(&ramp, 1.0);
         assert_eq!((never.after_s, never.span_s), (None, 10.0));
         assert!(steady_state(&[1.0, 1.0], 1.0).after_s.is_none());
+    }
+
+    #[test]
+    fn a_last_interval_shorter_than_half_of_one_joins_the_one_before() {
+        let mut b = TimelineBuilder::new(Duration::from_secs(1), no_device());
+        for i in 1..=20u64 {
+            b.add(&snap(i * 100, 1 << 20, &[1000]));
+        }
+        b.add(&snap(2_030, 1 << 20, &[5000]));
+        let t = b.finish(2_040_000_000, Op::Read, false, 21 << 20);
+        assert_eq!(t.rows.len(), 2);
+        assert_eq!((t.rows[1].ops, t.rows[1].t_end_s), (11, 2.04));
+        assert!((t.rows[1].lat_max_us - 5.0).abs() < 0.1);
     }
 
     #[test]

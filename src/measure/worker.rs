@@ -9,7 +9,7 @@
 //! see [`WorkerError`]).
 
 use super::clock::TickTally;
-use super::snapshot::WorkerError;
+use super::snapshot::{LoggedOp, WorkerError};
 use super::{new_latency_histogram, Clock, Snapshot, SnapshotKind};
 use crate::xor::xor_at;
 use hdrhistogram::Histogram;
@@ -37,15 +37,6 @@ static LOG_OPS: AtomicBool = AtomicBool::new(false);
 /// because the command line that asks for it runs one run at a time.
 pub fn log_ops(on: bool) {
     LOG_OPS.store(on, Ordering::Relaxed);
-}
-
-/// One operation of the per-operation log, in ns on the run's clock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LoggedOp {
-    /// When it ended, ns since the run's origin.
-    pub end_ns: u64,
-    /// How long it took, ns (the value its latency histogram counted).
-    pub latency_ns: u64,
 }
 
 /// Without timing, the clock is read every this many operations to send snapshots on time.

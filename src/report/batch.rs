@@ -37,6 +37,7 @@ pub fn run_with_report(
         .map(|x| {
             let csv = dir.join(format!("{}.csv", x.name));
             let svg = dir.join(format!("{}.svg", x.name));
+            let timeline_svg = dir.join(format!("{}-timeline.svg", x.name));
             BatchExperiment {
                 name: x.name.clone(),
                 records: if fresh(&csv) {
@@ -44,7 +45,10 @@ pub fn run_with_report(
                 } else {
                     Vec::new()
                 },
-                figures: if fresh(&svg) { vec![svg] } else { Vec::new() },
+                figures: [svg, timeline_svg]
+                    .into_iter()
+                    .filter(|f| fresh(f))
+                    .collect(),
                 figure_only: false,
             }
         })

@@ -270,14 +270,14 @@ pub fn batch_page(
             );
         }
         for f in &x.figures {
+            let name = f.file_name().unwrap_or_default().to_string_lossy();
+            let what = if name.ends_with("-timeline.svg") {
+                "each run over time: latency percentiles, throughput, device util %"
+            } else {
+                "bar = mean, dot = median, whisker = min–max over repetitions"
+            };
             match std::fs::read_to_string(f) {
-                Ok(svg) => page.figure(
-                    &svg,
-                    &format!(
-                        "{}: bar = mean, dot = median, whisker = min–max over repetitions",
-                        f.file_name().unwrap_or_default().to_string_lossy()
-                    ),
-                ),
+                Ok(svg) => page.figure(&svg, &format!("{name}: {what}")),
                 Err(e) => page.para("note", &format!("{}: cannot read: {e}", f.display())),
             }
         }

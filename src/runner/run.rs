@@ -105,7 +105,8 @@ impl Run {
     ) -> anyhow::Result<Run> {
         let meta = prepared.meta();
         // The device's first sample is time 0 of the run, taken just before the workers start.
-        let timeline = TimelineBuilder::new(DEFAULT_INTERVAL, Sampler::for_file(&meta.spec.path));
+        let timeline =
+            TimelineBuilder::from_env(DEFAULT_INTERVAL, Sampler::for_file(&meta.spec.path));
         let spawned = Workers::spawn(
             prepared.jobs,
             prepared.spec.method,
@@ -164,6 +165,15 @@ impl Run {
             log.error = log.out.flush().err();
         }
         log.error.take()
+    }
+
+    /// The timeline of the run so far (for a live view: the explorer redraws it as snapshots
+    /// come); the last interval ends now. The same computation as the finished run's.
+    pub fn timeline_so_far(&self) -> Timeline {
+        let spec = &self.meta.spec;
+        self.timeline
+            .clone()
+            .finish(self.now_ns(), spec.op, spec.direct, self.aggregate.bytes)
     }
 
     /// Nanoseconds since the run's origin.
@@ -414,6 +424,34 @@ mod tests {
     use super::*;
     use crate::config::Op;
     use std::time::Duration;
+
+    #[test]
+    fn a_finished_runs_timeline_adds_up_to_its_totals() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data");
+        std::fs::write(&path, vec![7u8; 4 << 20]).unwrap();
+        let mut spec = RunSpec::new(&path);
+        spec.block_size_bytes = 4096;
+        spec.block_count = Some(1024);
+        spec.threads = 2;
+        let mut run = Run::start(&spec, "t", Arc::new(AtomicBool::new(false))).unwrap();
+        run.set_timeline_interval(Duration::from_millis(100));
+        while !matches!(run.poll(Duration::from_millis(50)), Step::Ended) {}
+        let so_far = run.timeline_so_far();
+        let outcome = run.finish().unwrap();
+        let t = outcome.result.timeline.as_ref().expect("a timeline");
+        assert_eq!(
+            so_far.rows.iter().map(|r| r.ops).sum::<u64>(),
+            outcome.result.ops
+        );
+        assert_eq!(t.interval_s, 0.1);
+        assert_eq!(
+            t.rows.iter().map(|r| r.ops).sum::<u64>(),
+            outcome.result.ops
+        );
+        assert_eq!(t.rows.iter().map(|r| r.bytes).sum::<u64>(), 4 << 20);
+        assert_eq!(t.total_latency(), outcome.aggregate.latency);
+    }
 
     #[test]
     fn a_worker_that_cannot_be_spawned_ends_the_started_ones_and_removes_the_created_file() {

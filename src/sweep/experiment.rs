@@ -153,6 +153,8 @@ pub fn output_names(name: &str, kind: Kind) -> Vec<String> {
         format!("{name}.csv"),
         format!("{name}-summary.csv"),
         format!("{name}.svg"),
+        format!("{name}-timeline.csv"),
+        format!("{name}-timeline.svg"),
     ];
     if kind.traits().fio_companion {
         v.push(format!("{name}-fio.txt"));

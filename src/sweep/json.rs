@@ -15,7 +15,8 @@ use std::path::Path;
 /// The companions of a sweep's CSVs in its output directory: `context.json` (where it ran: the
 /// machine, the test file's filesystem and device, warnings) and `sweep.json`, one document
 /// with the context, the setup of every experiment, every row of every CSV (latency
-/// percentiles and the bound columns included) and the explanation of each run row. Returns
+/// percentiles and the bound columns included), the explanation of each run row and the
+/// `timeline` of each run that has one (its intervals and reading). Returns
 /// the files written and the document (printed on stdout with `--json`).
 pub fn write_sweep_documents(
     dir: &Path,
@@ -58,6 +59,7 @@ pub fn write_sweep_documents(
     let doc = document("batch", &ctx, setup, &runs, &explanations, &[])?;
     let mut v: Value = serde_json::from_str(&doc)?;
     v["syscalls"] = serde_json::to_value(&syscalls)?;
+    v["timeline"] = crate::export::timeline::timeline_json(&runs)?;
     let doc = serde_json::to_string_pretty(&v)?;
     let mut written = Vec::new();
     for (name, text) in [

@@ -1,10 +1,12 @@
 //! What a sweep leaves in its output directory besides the per-repetition CSVs: the summary CSVs,
-//! the SVG figures, and the summary table printed on stdout.
+//! the SVG figures, the timelines (`<name>-timeline.csv`), and the summary table printed on
+//! stdout.
 
 use super::experiment::Experiment;
 use crate::export::chart::{throughput_chart, Chart, Dim, YScale};
 use crate::export::csv::to_csv_tidy as to_csv;
 use crate::export::table::{runs_table, syscalls_table};
+use crate::export::timeline::to_timeline_csv;
 use crate::export::{summarize_runs, summarize_syscalls, svg, RunResult, SyscallRow};
 use crate::fsguard::write_output;
 use std::path::{Path, PathBuf};
@@ -82,6 +84,32 @@ pub fn write_experiment(
         chart.y_scale = y_scale;
         let path = dir.join(format!("{}.svg", x.name));
         write_output(&path, svg::render(&chart)?.as_bytes(), force)?;
+        files.push(path);
+    }
+    files.extend(write_timeline(dir, x, rows, force)?);
+    Ok(files)
+}
+
+/// `<name>-timeline.csv`: one row per interval of every repetition that has a timeline
+/// (throughput experiments), columns named like the results CSV's; and `<name>-timeline.svg`,
+/// their percentiles, throughput and device util % over time.
+pub fn write_timeline(
+    dir: &Path,
+    x: &Experiment,
+    rows: &Collected,
+    force: bool,
+) -> anyhow::Result<Vec<PathBuf>> {
+    let runs: Vec<&RunResult> = rows.runs.iter().filter(|r| r.timeline.is_some()).collect();
+    if runs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let path = dir.join(format!("{}-timeline.csv", x.name));
+    write_output(&path, to_timeline_csv(&runs)?.as_bytes(), force)?;
+    let mut files = vec![path];
+    let title = format!("{}: timeline", x.name);
+    if let Some(svg) = crate::export::timeline_svg::render(&title, &runs)? {
+        let path = dir.join(format!("{}-timeline.svg", x.name));
+        write_output(&path, svg.as_bytes(), force)?;
         files.push(path);
     }
     Ok(files)

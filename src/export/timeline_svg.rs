@@ -1,0 +1,307 @@
+//! The timeline figure of an experiment (`<name>-timeline.svg`): three panels on one time axis —
+//! latency percentiles (p50 thin, p99 thick, p99.9 dashed; log scale), throughput (MiB/s) and
+//! the device's util % — one colour per run (point and repetition), a level shift marked by a
+//! vertical line. Drawn with plotters' SVG backend like [`super::svg`], ticks placed by hand so
+//! they are round (decades on the log axis).
+
+use super::axis::{fmt_tick, linear_ticks, log_ticks};
+use crate::measure::RunResult;
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// Image size, pixels.
+pub const SIZE_PX: (u32, u32) = (1000, 900);
+
+const COLORS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+];
+
+/// One run's line label: `4K t1 rep 2`.
+fn run_label(r: &RunResult) -> String {
+    let mut s = format!(
+        "{} {} t{}",
+        r.method,
+        crate::size::format_size(r.block_size_bytes),
+        r.threads
+    );
+    if r.queue_depth > 1 {
+        s += &format!(" qd{}", r.queue_depth);
+    }
+    format!("{s} rep {}", r.rep)
+}
+
+/// The SVG of the runs' timelines, titled `title`; `None` when no run has a timeline row.
+pub fn render(title: &str, runs: &[&RunResult]) -> anyhow::Result<Option<String>> {
+    let runs: Vec<&RunResult> = runs
+        .iter()
+        .copied()
+        .filter(|r| r.timeline.as_ref().is_some_and(|t| !t.rows.is_empty()))
+        .collect();
+    if runs.is_empty() {
+        return Ok(None);
+    }
+    let mut out = String::new();
+    draw(title, &runs, &mut out).map_err(|e| anyhow::anyhow!("drawing {title}: {e}"))?;
+    Ok(Some(out))
+}
+
+type Panel<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// Draws the frame of a panel: y ticks at `ticks` (values; `log`: their log10 is the position),
+/// x ticks every `x_step` seconds, and the axis labels.
+fn frame(
+    cc: &mut Panel<'_, '_>,
+    area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    ticks: &[f64],
+    log: bool,
+    x: (f64, f64, f64),
+    y_desc: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let (x0, x1, x_step) = x;
+    cc.configure_mesh()
+        .disable_x_mesh()
+        .disable_y_mesh()
+        .x_labels(0)
+        .y_labels(0)
+        .x_desc("seconds since the run started")
+        .y_desc(y_desc)
+        .label_style(("sans-serif", 12))
+        .draw()?;
+    let offset = area.get_base_pixel();
+    let right = TextStyle::from(("sans-serif", 12).into_font())
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Right, VPos::Center));
+    for t in ticks {
+        let at = if log { t.log10() } else { *t };
+        cc.draw_series(std::iter::once(PathElement::new(
+            vec![(x0, at), (x1, at)],
+            RGBColor(221, 221, 221).stroke_width(1),
+        )))?;
+        let (px, py) = cc.backend_coord(&(x0, at));
+        area.draw(&Text::new(
+            fmt_tick(*t),
+            (px - 6 - offset.0, py - offset.1),
+            right.clone(),
+        ))?;
+    }
+    let below = TextStyle::from(("sans-serif", 12).into_font())
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Center, VPos::Top));
+    let y_lo = cc.y_range().start;
+    let mut t = 0.0;
+    while t <= x1 + 1e-9 {
+        let (px, py) = cc.backend_coord(&(t, y_lo));
+        area.draw(&Text::new(
+            fmt_tick(t),
+            (px - offset.0, py + 4 - offset.1),
+            below.clone(),
+        ))?;
+        t += x_step;
+    }
+    Ok(())
+}
+
+fn draw(
+    title: &str,
+    runs: &[&RunResult],
+    out: &mut String,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let root = SVGBackend::with_string(out, SIZE_PX).into_drawing_area();
+    root.fill(&WHITE)?;
+    let (header, body) = root.split_vertically(40);
+    header.draw(&Text::new(
+        title.to_string(),
+        (SIZE_PX.0 as i32 / 2, 10),
+        TextStyle::from(("sans-serif", 20).into_font())
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Center, VPos::Top)),
+    ))?;
+    let panels = body.split_evenly((3, 1));
+    let timelines: Vec<_> = runs.iter().filter_map(|r| r.timeline.clone()).collect();
+    let rows = || timelines.iter().flat_map(|t| t.rows.iter());
+    let x1 = rows().map(|r| r.t_end_s).fold(0.0, f64::max).max(0.1);
+    let (x_ticks, _) = linear_ticks(x1);
+    let x_step = if x_ticks.len() > 1 {
+        x_ticks[1] - x_ticks[0]
+    } else {
+        x1
+    };
+    let x = (0.0, x1, x_step);
+    let mid = |r: &crate::measure::timeline::IntervalRow| (r.t_start_s + r.t_end_s) / 2.0;
+
+    // Latency, log scale.
+    let lat = rows()
+        .filter(|r| r.ops > 0)
+        .flat_map(|r| [r.lat_p50_us, r.lat_p99_us, r.lat_p999_us]);
+    let (lmin, lmax) = lat
+        .filter(|v| *v > 0.0)
+        .fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
+    let (lmin, lmax) = if lmin.is_finite() {
+        (lmin, lmax)
+    } else {
+        (1.0, 10.0)
+    };
+    let ticks = log_ticks(lmin, lmax);
+    let (lo, hi) = (
+        ticks[0].log10(),
+        (lmax * 1.5).log10().max(ticks[ticks.len() - 1].log10()),
+    );
+    let mut cc = ChartBuilder::on(&panels[0])
+        .margin(10)
+        .x_label_area_size(36)
+        .y_label_area_size(70)
+        .caption(
+            "latency: p50 thin, p99 thick, p99.9 dashed",
+            ("sans-serif", 14),
+        )
+        .build_cartesian_2d(0.0..x1, lo..hi)?;
+    frame(&mut cc, &panels[0], &ticks, true, x, "µs — log scale")?;
+    for (i, (r, t)) in runs.iter().zip(&timelines).enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let pts = |f: fn(&crate::measure::timeline::IntervalRow) -> f64| {
+            t.rows
+                .iter()
+                .filter(|row| row.ops > 0 && f(row) > 0.0)
+                .map(|row| (mid(row), f(row).log10()))
+                .collect::<Vec<_>>()
+        };
+        cc.draw_series(LineSeries::new(
+            pts(|r| r.lat_p50_us),
+            color.stroke_width(1),
+        ))?;
+        cc.draw_series(LineSeries::new(
+            pts(|r| r.lat_p99_us),
+            color.stroke_width(3),
+        ))?
+        .label(run_label(r))
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(3)));
+        cc.draw_series(DashedLineSeries::new(
+            pts(|r| r.lat_p999_us),
+            6,
+            4,
+            color.stroke_width(1),
+        ))?;
+    }
+    cc.configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(200, 200, 200))
+        .position(SeriesLabelPosition::UpperRight)
+        .label_font(("sans-serif", 12))
+        .draw()?;
+
+    // Throughput.
+    let tmax = rows().map(|r| r.mib_s).fold(0.0, f64::max);
+    let (ticks, top) = linear_ticks(if tmax > 0.0 { tmax * 1.1 } else { 1.0 });
+    let mut cc = ChartBuilder::on(&panels[1])
+        .margin(10)
+        .x_label_area_size(36)
+        .y_label_area_size(70)
+        .caption(
+            "throughput (a vertical line: level shift)",
+            ("sans-serif", 14),
+        )
+        .build_cartesian_2d(0.0..x1, 0.0..top)?;
+    frame(&mut cc, &panels[1], &ticks, false, x, "MiB/s")?;
+    for (i, t) in timelines.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        cc.draw_series(LineSeries::new(
+            t.rows.iter().map(|r| (mid(r), r.mib_s)),
+            color.stroke_width(2),
+        ))?;
+        if let Some(s) = &t.reading.level_shift {
+            cc.draw_series(std::iter::once(PathElement::new(
+                vec![(s.at_s, 0.0), (s.at_s, top)],
+                color.stroke_width(1),
+            )))?;
+        }
+    }
+
+    // Device util %.
+    let (ticks, _) = linear_ticks(100.0);
+    let mut cc = ChartBuilder::on(&panels[2])
+        .margin(10)
+        .x_label_area_size(36)
+        .y_label_area_size(70)
+        .caption(
+            match timelines.iter().find_map(|t| t.device.clone()) {
+                Some(d) => format!("device {d}: util %"),
+                None => "no device under the file (tmpfs, overlay, network)".to_string(),
+            },
+            ("sans-serif", 14),
+        )
+        .build_cartesian_2d(0.0..x1, 0.0..105.0)?;
+    frame(&mut cc, &panels[2], &ticks, false, x, "util %")?;
+    for (i, t) in timelines.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        cc.draw_series(LineSeries::new(
+            t.rows
+                .iter()
+                .filter(|r| r.dev_util_pct.is_finite())
+                .map(|r| (mid(r), r.dev_util_pct)),
+            color.stroke_width(2),
+        ))?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Op;
+    use crate::measure::device::Sampler;
+    use crate::measure::{new_latency_histogram, Snapshot, SnapshotKind, TimelineBuilder};
+    use std::time::Duration;
+
+    #[test]
+    fn a_timeline_figure_has_the_three_panels_and_one_legend_entry_per_run() {
+        let mut b = TimelineBuilder::new(Duration::from_millis(100), Sampler { device: None });
+        for i in 1..=30u64 {
+            let mut latency = new_latency_histogram();
+            latency
+                .record_n(if i < 15 { 20_000 } else { 90_000 }, 10)
+                .unwrap();
+            b.add(&Snapshot {
+                worker: 0,
+                at_ns: i * 100_000_000,
+                interval_ns: 100_000_000,
+                bytes: if i < 15 { 40 << 20 } else { 10 << 20 },
+                ops: 10,
+                latency,
+                ops_log: Vec::new(),
+                kind: SnapshotKind::Interval,
+            });
+        }
+        let mut r = RunResult {
+            block_size_bytes: 4096,
+            threads: 1,
+            rep: 1,
+            ..Default::default()
+        };
+        r.timeline = Some(std::sync::Arc::new(b.finish(
+            3_000_000_000,
+            Op::Read,
+            false,
+            1 << 30,
+        )));
+        let svg = render("exp", &[&r]).unwrap().expect("a figure");
+        for text in [
+            "latency: p50",
+            "throughput",
+            "no device",
+            "rep 1",
+            "µs — log scale",
+        ] {
+            assert!(svg.contains(text), "no {text:?}");
+        }
+        assert!(render("none", &[&RunResult::default()]).unwrap().is_none());
+    }
+}
