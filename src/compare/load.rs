@@ -271,12 +271,41 @@ const REQUIRED: [&str; 12] = [
     "lat_p99_us",
 ];
 
-/// A point being loaded: its record, and the hosts and files already listed in it (sets, so a
-/// million rows with distinct hosts cost a million look-ups, not a million squared).
+/// A point being loaded: its record, and the hosts and files already listed in it.
 pub(super) struct Point {
     record: Record,
-    hosts: HashSet<String>,
-    files: HashSet<String>,
+    hosts: Seen,
+    files: Seen,
+}
+
+/// A set beside a short list: a point names one host and one file, which a scan of the list finds
+/// at no cost; past [`Seen::SCAN_MAX`] names the set takes over, so a million rows with distinct
+/// hosts cost a million look-ups, not a million squared (issue 21 #12).
+#[derive(Default)]
+struct Seen(Option<HashSet<String>>);
+
+impl Seen {
+    const SCAN_MAX: usize = 16;
+
+    /// Appends `item` to `list` unless it is there already.
+    fn note(&mut self, list: &mut Vec<String>, item: String) {
+        match &mut self.0 {
+            Some(set) => {
+                if !set.contains(&item) {
+                    set.insert(item.clone());
+                    list.push(item);
+                }
+            }
+            None => {
+                if !list.contains(&item) {
+                    list.push(item);
+                    if list.len() > Self::SCAN_MAX {
+                        self.0 = Some(list.iter().cloned().collect());
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The points read so far, by setup (so they come out sorted).
@@ -438,19 +467,13 @@ pub(super) fn add_row(points: &mut Points, r: Row) {
             files: Vec::new(),
             bound: None,
         },
-        hosts: HashSet::new(),
-        files: HashSet::new(),
+        hosts: Seen::default(),
+        files: Seen::default(),
     });
     let rec = &mut point.record;
     // First-seen order in the record, a set for the look-up.
-    if !point.hosts.contains(&r.host) {
-        point.hosts.insert(r.host.clone());
-        rec.hosts.push(r.host);
-    }
-    if !point.files.contains(&r.file) {
-        point.files.insert(r.file.clone());
-        rec.files.push(r.file);
-    }
+    point.hosts.note(&mut rec.hosts, r.host);
+    point.files.note(&mut rec.files, r.file);
     if rec.bound.is_none() {
         if let (Some(bound), Some(bound_mib_s)) = (r.bound.filter(|b| !b.is_empty()), r.bound_mib_s)
         {
@@ -762,13 +785,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.csv");
         let mut text = HEADER.to_string();
-        for (i, host) in ["b", "a", "b", "c", "a"].iter().enumerate() {
+        // A few hosts (the list), then more than the list scans (the set).
+        let mut hosts: Vec<String> = ["b", "a", "b", "c", "a"].map(String::from).to_vec();
+        hosts.extend((0..40).map(|i| format!("n{}", i % 20)));
+        for (i, host) in hosts.iter().enumerate() {
             text += "\n";
             text += &row("x", 1, i as u32, 1.0, "").replacen(",h,", &format!(",{host},"), 1);
         }
         std::fs::write(&path, text).unwrap();
         let recs = load(&path).unwrap();
-        assert_eq!(recs[0].hosts, ["b", "a", "c"]);
+        let mut want: Vec<String> = ["b", "a", "c"].map(String::from).to_vec();
+        want.extend((0..20).map(|i| format!("n{i}")));
+        assert_eq!(recs[0].hosts, want);
         assert_eq!(recs[0].files, ["/f"]);
     }
 
