@@ -457,19 +457,26 @@ pub(super) fn add_row(points: &mut Points, r: Row) {
         operation: r.operation,
         pattern: r.pattern,
     };
-    let point = points.entry(setup.clone()).or_insert_with(|| Point {
-        record: Record {
-            setup,
-            mib_s: Vec::new(),
-            lat_p99_us: Vec::new(),
-            failed_reps: 0,
-            hosts: Vec::new(),
-            files: Vec::new(),
-            bound: None,
-        },
-        hosts: Seen::default(),
-        files: Seen::default(),
-    });
+    // The key is cloned only for a new point, not for each repetition.
+    if !points.contains_key(&setup) {
+        let point = Point {
+            record: Record {
+                setup: setup.clone(),
+                mib_s: Vec::new(),
+                lat_p99_us: Vec::new(),
+                failed_reps: 0,
+                hosts: Vec::new(),
+                files: Vec::new(),
+                bound: None,
+            },
+            hosts: Seen::default(),
+            files: Seen::default(),
+        };
+        points.insert(setup.clone(), point);
+    }
+    let Some(point) = points.get_mut(&setup) else {
+        return;
+    };
     let rec = &mut point.record;
     // First-seen order in the record, a set for the look-up.
     point.hosts.note(&mut rec.hosts, r.host);
