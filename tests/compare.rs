@@ -1195,3 +1195,83 @@ fn huge_or_non_finite_throughput_gets_a_verdict_or_a_one_line_error_never_a_pani
         assert!(err.contains("bad.csv:3: column mib_s"), "{bad}: {err}");
     }
 }
+
+/// fio's JSON document of a real run (two jobs: 64K sequential and 4K random reads, psync).
+fn fio_fixture() -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/psync-seq-rand.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Writes `runs` documents into a new directory `name`, each the fixture with every job's read
+/// bandwidth times the run's factor (and seqread's times `seq_factor` too).
+fn fio_runs(dir: &tempfile::TempDir, name: &str, factors: &[f64], seq_factor: f64) -> PathBuf {
+    let out = p(dir, name);
+    std::fs::create_dir(&out).unwrap();
+    for (i, f) in factors.iter().enumerate() {
+        let mut doc = fio_fixture();
+        for job in doc["jobs"].as_array_mut().unwrap() {
+            let k = if job["jobname"] == "seqread" {
+                f * seq_factor
+            } else {
+                *f
+            };
+            let read = &mut job["read"];
+            read["bw_bytes"] = (read["bw_bytes"].as_f64().unwrap() * k).round().into();
+        }
+        std::fs::write(out.join(format!("run{i}.json")), doc.to_string()).unwrap();
+    }
+    out
+}
+
+#[test]
+fn fio_json_results_compare_with_the_same_statistics_one_document_per_repetition() {
+    let dir = tmp();
+    let spread = [0.97, 1.0, 1.03, 0.99, 1.02];
+    let old = fio_runs(&dir, "fio-old", &spread, 1.0);
+    // NEW: sequential reads at 60 %, random reads unchanged.
+    let new = fio_runs(&dir, "fio-new", &[1.01, 0.98, 1.0, 1.02, 0.97], 0.6);
+    let o = compare(
+        &dir,
+        &[
+            old.as_os_str(),
+            new.as_os_str(),
+            "--fail-on-regression".as_ref(),
+            "10".as_ref(),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stdout}{stderr}");
+    let mib = |job: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{job}: read fio:psync")) && l.contains("MiB/s"))
+            .unwrap_or_else(|| panic!("{job}: {stdout}"))
+            .to_string()
+    };
+    assert!(mib("seqread").trim_end().ends_with("slower"), "{stdout}");
+    assert!(mib("seqread").contains("-40."), "{stdout}");
+    assert!(
+        mib("randread")
+            .trim_end()
+            .ends_with("no significant change"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("regression: seqread: read fio:psync 64K sequential"),
+        "{stderr}"
+    );
+
+    // One document a side: one repetition each, said so.
+    let one = compare_ok(
+        &dir,
+        &[
+            old.join("run0.json").as_os_str(),
+            new.join("run0.json").as_os_str(),
+        ],
+    );
+    assert!(
+        one.contains("too few repetitions") && one.contains("2 matched points"),
+        "{one}"
+    );
+}

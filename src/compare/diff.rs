@@ -240,6 +240,14 @@ pub fn diff_metric(metric: Metric, old: &[f64], new: &[f64]) -> MetricDiff {
     if !measured(&old) || !measured(&new) {
         return d;
     }
+    if old.len() < 2 || new.len() < 2 {
+        // No spread on a side: no test, no interval; Δ is the ratio of the medians.
+        if so.median > 0.0 && sn.median > 0.0 {
+            d.delta_pct = 100.0 * ((sn.median.ln() - so.median.ln()).exp_m1());
+        }
+        d.verdict = Verdict::TooFewReps;
+        return d;
+    }
     // Ranks of ln(values): the shift is a ratio. A zero among the values (a repetition that
     // moved nothing) has no logarithm; then the shift is taken on the values themselves, as a
     // share of OLD's median.
@@ -267,8 +275,7 @@ pub fn diff_metric(metric: Metric, old: &[f64], new: &[f64]) -> MetricDiff {
     d.delta_pct = pct(shift.estimate);
     d.ci_pct = shift.interval.map(|(lo, hi)| (pct(lo), pct(hi)));
     d.p_value = Some(test.p_value);
-    d.verdict = if old.len() < 2 || new.len() < 2 || rank::min_p_value(old.len(), new.len()) > alpha
-    {
+    d.verdict = if rank::min_p_value(old.len(), new.len()) > alpha {
         Verdict::TooFewReps
     } else {
         let up = |better: Better| match better {

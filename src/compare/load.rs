@@ -9,7 +9,9 @@
 //! read through their `results` rows, which are the CSV's rows (serde of the same `RunResult`), so
 //! both roads fill the same [`Record`]s. A result directory is read from its CSVs; its
 //! `sweep.json` is read only when the directory holds no per-repetition CSV (the CSVs are what
-//! batch mode writes first and what a user edits, so they win when both exist).
+//! batch mode writes first and what a user edits, so they win when both exist). fio's JSON
+//! documents (`--output-format=json`/`json+`) are read by [`super::fio`] into the same rows; a
+//! directory holding neither CSVs nor `sweep.json` is read as fio documents, one run each.
 
 use crate::config::{CacheMode, Op, Pattern};
 use crate::measure::result::{Label, MethodLabel};
@@ -31,9 +33,9 @@ pub enum LoadError {
         shown_path(.path)
     )]
     NotAFile { path: PathBuf },
-    #[error("{}: unsupported input; pass a batch result directory, a per-repetition .csv, or a .json document of `run --json` / `--batch --json` (sweep.json)", shown_path(.path))]
+    #[error("{}: unsupported input; pass a batch result directory, a per-repetition .csv, or a .json document of `run --json` / `--batch --json` (sweep.json) / `fio --output-format=json`", shown_path(.path))]
     Unsupported { path: PathBuf },
-    #[error("{}: {}; pass a document written by `run --json`, `--batch --json` or a sweep's sweep.json", shown_path(.path), shown(.message))]
+    #[error("{}: {}; pass a document written by `run --json`, `--batch --json`, a sweep's sweep.json or `fio --output-format=json`", shown_path(.path), shown(.message))]
     Json { path: PathBuf, message: String },
     #[error("{}: no per-repetition CSVs here (empty directory?); pass the --out directory of a batch run or a .csv file", shown_path(.path))]
     Empty { path: PathBuf },
@@ -225,33 +227,33 @@ impl Record {
 /// as [`RunResult`](crate::measure::RunResult)'s labels: text outside the enums (a program, a
 /// locality layout or order, an empty cell) is kept as it was written.
 #[derive(Debug, Deserialize)]
-struct Row {
-    experiment: String,
+pub(super) struct Row {
+    pub(super) experiment: String,
     #[serde(default)]
-    host: String,
+    pub(super) host: String,
     #[serde(default)]
-    file: String,
-    operation: Label<Op>,
-    method: MethodLabel,
-    pattern: Label<Pattern>,
-    cache: Label<CacheMode>,
-    direct: bool,
-    block_size_bytes: u64,
-    threads: usize,
-    queue_depth: u32,
+    pub(super) file: String,
+    pub(super) operation: Label<Op>,
+    pub(super) method: MethodLabel,
+    pub(super) pattern: Label<Pattern>,
+    pub(super) cache: Label<CacheMode>,
+    pub(super) direct: bool,
+    pub(super) block_size_bytes: u64,
+    pub(super) threads: usize,
+    pub(super) queue_depth: u32,
     /// Empty in a failed row.
-    mib_s: Option<f64>,
+    pub(super) mib_s: Option<f64>,
     /// Empty where latency was not measured (a `command` row): kept as 0, "not measured".
-    lat_p99_us: Option<f64>,
+    pub(super) lat_p99_us: Option<f64>,
     #[serde(default)]
-    error: String,
+    pub(super) error: String,
     /// The bound columns, empty without a limits profile (and absent from older CSVs).
     #[serde(default)]
-    bound: Option<String>,
+    pub(super) bound: Option<String>,
     #[serde(default)]
-    bound_mib_s: Option<f64>,
+    pub(super) bound_mib_s: Option<f64>,
     #[serde(default)]
-    bound_hint: Option<String>,
+    pub(super) bound_hint: Option<String>,
 }
 
 const REQUIRED: [&str; 12] = [
@@ -269,16 +271,45 @@ const REQUIRED: [&str; 12] = [
     "lat_p99_us",
 ];
 
-/// A point being loaded: its record, and the hosts and files already listed in it (sets, so a
-/// million rows with distinct hosts cost a million look-ups, not a million squared).
-struct Point {
+/// A point being loaded: its record, and the hosts and files already listed in it.
+pub(super) struct Point {
     record: Record,
-    hosts: HashSet<String>,
-    files: HashSet<String>,
+    hosts: Seen,
+    files: Seen,
+}
+
+/// A set beside a short list: a point names one host and one file, which a scan of the list finds
+/// at no cost; past [`Seen::SCAN_MAX`] names the set takes over, so a million rows with distinct
+/// hosts cost a million look-ups, not a million squared (issue 21 #12).
+#[derive(Default)]
+struct Seen(Option<HashSet<String>>);
+
+impl Seen {
+    const SCAN_MAX: usize = 16;
+
+    /// Appends `item` to `list` unless it is there already.
+    fn note(&mut self, list: &mut Vec<String>, item: String) {
+        match &mut self.0 {
+            Some(set) => {
+                if !set.contains(&item) {
+                    set.insert(item.clone());
+                    list.push(item);
+                }
+            }
+            None => {
+                if !list.contains(&item) {
+                    list.push(item);
+                    if list.len() > Self::SCAN_MAX {
+                        self.0 = Some(list.iter().cloned().collect());
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The points read so far, by setup (so they come out sorted).
-type Points = BTreeMap<Setup, Point>;
+pub(super) type Points = BTreeMap<Setup, Point>;
 
 /// Loads `path` (a result directory or a CSV) into one record per point, sorted by setup.
 pub fn load(path: &Path) -> Result<Vec<Record>, LoadError> {
@@ -314,6 +345,25 @@ pub fn load(path: &Path) -> Result<Vec<Record>, LoadError> {
             let doc = path.join("sweep.json");
             if points.is_empty() && std::fs::metadata(&doc).is_ok_and(|m| m.is_file()) {
                 read_json(&doc, &mut points)?;
+            }
+            // Neither: a directory of fio documents, one run (repetition) each.
+            if points.is_empty() {
+                let mut docs: Vec<PathBuf> = std::fs::read_dir(path)
+                    .map_err(|source| LoadError::Read {
+                        path: path.into(),
+                        source,
+                    })?
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| {
+                        p.extension()
+                            .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+                            && std::fs::metadata(p).is_ok_and(|m| m.is_file())
+                    })
+                    .collect();
+                docs.sort();
+                for doc in &docs {
+                    read_json(doc, &mut points)?;
+                }
             }
         }
     }
@@ -377,7 +427,7 @@ fn read_csv(path: &Path, points: &mut Points) -> Result<(), LoadError> {
 /// row's `bound_mib_s`) is not a finite number ≥ 0 (`inf`, `NaN`, `1e309`, `-5`). Such a row was
 /// edited or corrupted; judging it would print nonsense or, before this check, panic. Values
 /// that are finite but huge (1e308) are accepted: the statistics work on their logarithms.
-fn check_row(r: &Row) -> Result<(), String> {
+pub(super) fn check_row(r: &Row) -> Result<(), String> {
     let mut checked = vec![("bound_mib_s", r.bound_mib_s)];
     if r.error.is_empty() {
         checked.push(("mib_s", r.mib_s));
@@ -396,7 +446,7 @@ fn check_row(r: &Row) -> Result<(), String> {
 }
 
 /// Adds one repetition to its point.
-fn add_row(points: &mut Points, r: Row) {
+pub(super) fn add_row(points: &mut Points, r: Row) {
     let setup = Setup {
         experiment: r.experiment,
         kind: Kind::of_method(&r.method),
@@ -409,29 +459,30 @@ fn add_row(points: &mut Points, r: Row) {
         operation: r.operation,
         pattern: r.pattern,
     };
-    let point = points.entry(setup.clone()).or_insert_with(|| Point {
-        record: Record {
-            setup,
-            mib_s: Vec::new(),
-            lat_p99_us: Vec::new(),
-            failed_reps: 0,
-            hosts: Vec::new(),
-            files: Vec::new(),
-            bound: None,
-        },
-        hosts: HashSet::new(),
-        files: HashSet::new(),
-    });
+    // The key is cloned only for a new point, not for each repetition.
+    if !points.contains_key(&setup) {
+        let point = Point {
+            record: Record {
+                setup: setup.clone(),
+                mib_s: Vec::new(),
+                lat_p99_us: Vec::new(),
+                failed_reps: 0,
+                hosts: Vec::new(),
+                files: Vec::new(),
+                bound: None,
+            },
+            hosts: Seen::default(),
+            files: Seen::default(),
+        };
+        points.insert(setup.clone(), point);
+    }
+    let Some(point) = points.get_mut(&setup) else {
+        return;
+    };
     let rec = &mut point.record;
     // First-seen order in the record, a set for the look-up.
-    if !point.hosts.contains(&r.host) {
-        point.hosts.insert(r.host.clone());
-        rec.hosts.push(r.host);
-    }
-    if !point.files.contains(&r.file) {
-        point.files.insert(r.file.clone());
-        rec.files.push(r.file);
-    }
+    point.hosts.note(&mut rec.hosts, r.host);
+    point.files.note(&mut rec.files, r.file);
     if rec.bound.is_none() {
         if let (Some(bound), Some(bound_mib_s)) = (r.bound.filter(|b| !b.is_empty()), r.bound_mib_s)
         {
@@ -463,6 +514,9 @@ fn read_json(path: &Path, points: &mut Points) -> Result<(), LoadError> {
     })?;
     let doc: serde_json::Value = serde_json::from_reader(std::io::BufReader::new(file))
         .map_err(|e| json_err(format!("not JSON ({e})")))?;
+    if super::fio::is_fio(&doc) {
+        return super::fio::read_doc(path, &doc, points);
+    }
     if !doc.get("diskscope").is_some_and(|v| v.is_object()) {
         return Err(json_err(
             "not a diskscope JSON document (no `diskscope` key)".into(),
@@ -740,13 +794,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.csv");
         let mut text = HEADER.to_string();
-        for (i, host) in ["b", "a", "b", "c", "a"].iter().enumerate() {
+        // A few hosts (the list), then more than the list scans (the set).
+        let mut hosts: Vec<String> = ["b", "a", "b", "c", "a"].map(String::from).to_vec();
+        hosts.extend((0..40).map(|i| format!("n{}", i % 20)));
+        for (i, host) in hosts.iter().enumerate() {
             text += "\n";
             text += &row("x", 1, i as u32, 1.0, "").replacen(",h,", &format!(",{host},"), 1);
         }
         std::fs::write(&path, text).unwrap();
         let recs = load(&path).unwrap();
-        assert_eq!(recs[0].hosts, ["b", "a", "c"]);
+        let mut want: Vec<String> = ["b", "a", "c"].map(String::from).to_vec();
+        want.extend((0..20).map(|i| format!("n{i}")));
+        assert_eq!(recs[0].hosts, want);
         assert_eq!(recs[0].files, ["/f"]);
     }
 

@@ -8,6 +8,7 @@
 //! other front ends (the explorer's baseline) can read a saved run the same way.
 
 pub mod diff;
+pub mod fio;
 pub mod load;
 pub mod plot;
 pub mod rank;

@@ -205,8 +205,12 @@ fn normal_approximation(u: f64, m: usize, n: usize, tie_term: f64, alpha: f64) -
     let mn = (m * n) as f64;
     let nn = (m + n) as f64;
     let var = mn / 12.0 * ((nn + 1.0) - tie_term / (nn * (nn - 1.0)));
-    if var.is_nan() || var <= 0.0 {
+    if var.is_nan() {
         return (1.0, 0);
+    }
+    if var <= 0.0 {
+        // Every value is the same: every pairwise difference is 0, and so is any interval.
+        return (1.0, 1);
     }
     let sd = var.sqrt();
     let d = (u - mn / 2.0).abs();
@@ -408,6 +412,11 @@ mod tests {
         assert!((e.p_value - p).abs() < 0.005, "{e:?} {p}");
         assert!(e.k.abs_diff(k) <= 1, "{e:?} {k}");
         assert!((normal_cdf(1.959_963_985) - 0.975).abs() < 1e-6);
+        // All values equal: no change, and an interval of exactly zero.
+        let t = mann_whitney(&[7.5; 8], &[7.5; 8], 0.95);
+        assert_eq!((t.p_value, t.k), (1.0, 1));
+        let s = hodges_lehmann(&[7.5; 8], &[7.5; 8], t.k);
+        assert_eq!((s.estimate, s.interval), (0.0, Some((0.0, 0.0))));
         assert!((normal_quantile(0.975) - 1.959_963_985).abs() < 1e-6);
     }
 

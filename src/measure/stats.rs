@@ -23,26 +23,33 @@ impl Stats {
         }
         v.sort_by(|a, b| a.total_cmp(b));
         let n = v.len();
-        // Scaled by the largest magnitude, so values near f64::MAX (1e308 MiB/s in a hand-made
-        // CSV) give a finite mean and deviation instead of overflowing to ∞.
-        // Only when the plain sum would overflow, so ordinary figures keep exact arithmetic.
-        let largest = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        let scale = if largest.is_finite() && largest > 1e150 {
-            largest
-        } else {
-            1.0
+        // Mean and deviation of v / scale, times scale. Scale 1 is the plain computation; values
+        // near f64::MAX (1e308 MiB/s in a hand-made CSV) overflow it to ∞, and are computed again
+        // scaled by the largest magnitude, so they give finite figures.
+        let moments = |scale: f64| {
+            let mean = v.iter().map(|x| x / scale).sum::<f64>() / n as f64;
+            let stddev = if n > 1 {
+                (v.iter().map(|x| (x / scale - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+            } else {
+                0.0
+            };
+            (mean * scale, stddev * scale)
         };
-        let mean = v.iter().map(|x| x / scale).sum::<f64>() / n as f64 * scale;
+        let (mut mean, mut stddev) = moments(1.0);
+        let largest = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        if !(mean.is_finite() && stddev.is_finite()) && largest.is_finite() && largest > 0.0 {
+            (mean, stddev) = moments(largest);
+        }
         let median = if n % 2 == 1 {
             v[n / 2]
         } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        };
-        let stddev = if n > 1 {
-            let m = mean / scale;
-            (v.iter().map(|x| (x / scale - m).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt() * scale
-        } else {
-            0.0
+            let (a, b) = (v[n / 2 - 1], v[n / 2]);
+            let mid = (a + b) / 2.0;
+            if mid.is_finite() {
+                mid
+            } else {
+                a / 2.0 + b / 2.0
+            }
         };
         Stats {
             n,
@@ -68,7 +75,10 @@ mod tests {
         assert!((s.stddev - 2.138).abs() < 0.001);
         assert_eq!((s.min, s.max), (2.0, 9.0));
         assert_eq!(Stats::of(&[]).n, 0);
-        let huge = Stats::of(&[1e308, 1e307, f64::MAX]);
-        assert!(huge.mean.is_finite() && huge.stddev.is_finite(), "{huge:?}");
+        let huge = Stats::of(&[1e308, 1e307, f64::MAX, 1e308]);
+        assert!(
+            huge.mean.is_finite() && huge.stddev.is_finite() && huge.median.is_finite(),
+            "{huge:?}"
+        );
     }
 }

@@ -282,4 +282,20 @@ mod tests {
         assert_eq!(b.delta_pct(&row(1 << 20, 400.0)), Some(-50.0));
         assert_eq!(b.delta_pct(&row(8192, 400.0)), None, "no such setup saved");
     }
+
+    #[test]
+    fn a_fio_json_document_is_a_baseline_of_its_jobs_setups() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/fio/psync-seq-rand.json");
+        let Baseline::Records(list) = Baseline::from_saved(&path).unwrap() else {
+            panic!("records expected");
+        };
+        assert_eq!(list.len(), 2);
+        let keys: Vec<String> = list.iter().map(|r| r.setup.to_string()).collect();
+        assert!(
+            keys.contains(&"read fio:psync sequential invalidate buffered 64K t1 qd1".to_string()),
+            "{keys:?}"
+        );
+        assert!(list.iter().all(|r| r.mib_s > 0.0 && r.p99_us > 0.0));
+    }
 }
