@@ -552,6 +552,7 @@ mod tests {
             ops: lat_ns.len() as u64,
             latency,
             ops_log: Vec::new(),
+            paced: None,
             kind: SnapshotKind::Interval,
         }
     }

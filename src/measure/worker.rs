@@ -9,6 +9,8 @@
 //! see [`WorkerError`]).
 
 use super::clock::TickTally;
+use super::pacer::Pacer;
+use super::snapshot::PacedSnapshot;
 use super::snapshot::WorkerError;
 use super::{new_latency_histogram, Clock, Snapshot, SnapshotKind};
 use crate::xor::xor_at;
@@ -87,6 +89,19 @@ pub struct WorkerCtx {
     last_op_raw: u64,
     /// With [`log_ops`]: every operation since the last snapshot, (end, duration) in raw ticks.
     ops_log: Option<Vec<(u64, u64)>>,
+    /// Open loop (`--rate`, see [`super::pacer`]): the schedule and the response times; `None`
+    /// in a closed-loop run, where it costs one branch per operation.
+    paced: Option<Box<Paced>>,
+}
+
+/// A paced worker's schedule and its second histogram.
+struct Paced {
+    pacer: Pacer,
+    /// Intended start of the operation being issued, raw ticks.
+    intended_raw: u64,
+    /// Response times (intended start → completion) in raw ticks, moved into `hist` per snapshot.
+    tally: TickTally,
+    hist: Histogram<u64>,
 }
 
 /// When a worker's operations ran, in raw ticks of the process clock: the first operation's start
@@ -148,7 +163,78 @@ impl WorkerCtx {
             first_op_raw: 0,
             last_op_raw: 0,
             ops_log: (timing && LOG_OPS.load(Ordering::Relaxed)).then(Vec::new),
+            paced: None,
         }
+    }
+
+    /// Runs this worker open-loop on `pacer`'s schedule: [`WorkerCtx::start`] and
+    /// [`WorkerCtx::issue`] wait for each intended start, and [`WorkerCtx::record`] also counts
+    /// the response time (intended start → completion). Timestamps are never chained then.
+    pub fn pace(&mut self, pacer: Pacer) {
+        self.chain = false;
+        self.paced = Some(Box::new(Paced {
+            pacer,
+            intended_raw: 0,
+            tally: TickTally::default(),
+            hist: new_latency_histogram(),
+        }));
+    }
+
+    /// Waits for the next intended start; returns the issue time (raw ticks).
+    #[cold]
+    fn paced_start(&mut self) -> u64 {
+        let p = self
+            .paced
+            .as_mut()
+            .expect("paced_start runs only when paced");
+        let (intended, issued) = p.pacer.wait(&self.stop);
+        p.intended_raw = intended;
+        issued
+    }
+
+    /// The start timestamp of an operation that never chains (engines that read the clock
+    /// themselves): in an open-loop run it first waits for the intended start.
+    #[inline(always)]
+    pub fn issue(&mut self) -> u64 {
+        if self.paced.is_some() {
+            return self.paced_start();
+        }
+        self.now()
+    }
+
+    /// Whether this worker runs open-loop (see [`WorkerCtx::pace`]).
+    #[inline(always)]
+    pub fn paced(&self) -> bool {
+        self.paced.is_some()
+    }
+
+    /// Whether an open-loop run's next intended start has come (always true in a closed loop):
+    /// io_uring submits the next operation only then while others are in flight, and reaps
+    /// meanwhile.
+    #[inline]
+    pub fn due(&self) -> bool {
+        self.paced
+            .as_ref()
+            .is_none_or(|p| p.pacer.due(self.clock.raw()))
+    }
+
+    /// The intended start (raw ticks) of the operation last issued with [`WorkerCtx::start`] or
+    /// [`WorkerCtx::issue`]; 0 in a closed loop. io_uring keeps it per slot for
+    /// [`WorkerCtx::record_intended`].
+    #[inline(always)]
+    pub fn intended(&self) -> u64 {
+        self.paced.as_ref().map_or(0, |p| p.intended_raw)
+    }
+
+    /// Like [`WorkerCtx::record`] for an operation whose intended start was `intended` (from
+    /// [`WorkerCtx::intended`] when it was issued): operations in flight together each keep
+    /// their own.
+    #[inline(always)]
+    pub fn record_intended(&mut self, bytes: u64, t0: u64, intended: u64, t1: u64) -> bool {
+        if let Some(p) = &mut self.paced {
+            p.intended_raw = intended;
+        }
+        self.record(bytes, t0, t1)
     }
 
     /// A timestamp in raw clock ticks, for [`WorkerCtx::record`] (0 when timing is off).
@@ -168,6 +254,9 @@ impl WorkerCtx {
     /// so the time spent sending one never lands in an operation. Larger blocks read the clock.
     #[inline(always)]
     pub fn start(&mut self) -> u64 {
+        if self.paced.is_some() {
+            return self.paced_start();
+        }
         if self.last_end_raw != 0 {
             self.last_end_raw
         } else {
@@ -220,6 +309,15 @@ impl WorkerCtx {
             if let Some(log) = &mut self.ops_log {
                 log.push((t1, t1.saturating_sub(t0)));
             }
+            if let Some(p) = &mut self.paced {
+                // An operation issued without a pacer wait (none yet) counts from its issue.
+                let from = if p.intended_raw == 0 {
+                    t0
+                } else {
+                    p.intended_raw.min(t0)
+                };
+                p.tally.record(t1.saturating_sub(from));
+            }
             // After a snapshot the chain breaks, so sending it never lands in an operation.
             if self.chain && !event {
                 self.last_end_raw = t1;
@@ -264,6 +362,22 @@ impl WorkerCtx {
             }
             None => Vec::new(),
         };
+        let paced = self.paced.as_mut().map(|p| {
+            p.tally.drain_into(&self.clock, &mut p.hist);
+            let response = p.hist.clone();
+            p.hist.reset();
+            // The backlog of a worker's last snapshot is counted when its last operation ended:
+            // what it was behind when it stopped, not what passed while it shut down.
+            let at_raw = match kind {
+                SnapshotKind::Interval => now,
+                _ => self.last_op_raw.max(self.start_raw),
+            };
+            let at_ns = self.clock.delta_ns(self.epoch_raw, at_raw);
+            Box::new(PacedSnapshot {
+                response,
+                backlog_ops: p.pacer.behind_at(at_ns),
+            })
+        });
         let snap = Snapshot {
             worker: self.worker,
             at_ns: self.clock.delta_ns(self.epoch_raw, now),
@@ -272,6 +386,7 @@ impl WorkerCtx {
             ops: std::mem::take(&mut self.ops),
             latency,
             ops_log,
+            paced,
             kind,
         };
         self.last_flush_raw = now;
