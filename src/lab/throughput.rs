@@ -193,6 +193,11 @@ pub fn spec_of(a: &RunArgs) -> anyhow::Result<RunSpec> {
         .map(|r| crate::measure::pacer::parse_rate(r, spec.block_size_bytes, "--rate"))
         .transpose()
         .map_err(crate::config::usage)?;
+    if spec.rate_iops.is_none() && spec.arrival != crate::config::Arrival::Constant {
+        return Err(crate::config::usage(
+            "--arrival: applies to open-loop runs; add --rate N (operations per second)",
+        ));
+    }
     if !a.write && (a.force || a.fsync || a.dsync || a.keep_partial) {
         return Err(crate::config::usage(
             "--force, --fsync, --dsync and --keep-partial apply to writes (-w); remove them or \
