@@ -175,15 +175,14 @@ impl RunResult {
         self.resp_max_us = Some(response.max_us);
     }
 
-    /// Whether an open-loop run fell behind its schedule: under 95% of the asked rate achieved,
-    /// or a backlog at the end of more than [`FELL_BEHIND_BACKLOG_S`] of the schedule (a few
-    /// operations late is a scheduling hiccup, not a device that cannot keep up). `None` in a
-    /// closed-loop run.
+    /// Whether an open-loop run fell behind its schedule: a backlog at the end of more than
+    /// [`FELL_BEHIND_BACKLOG_S`] of the schedule (a few operations late is a scheduling hiccup,
+    /// not a device that cannot keep up). Not the achieved rate: over a short run, Poisson
+    /// arrivals alone make it miss the asked one by several percent. `None` in a closed-loop run.
     pub fn fell_behind(&self) -> Option<bool> {
         let asked = self.rate_iops_asked?;
-        let achieved = self.rate_iops_achieved.unwrap_or(0.0);
         let backlog = self.backlog_ops.unwrap_or(0) as f64;
-        Some(backlog > (asked * FELL_BEHIND_BACKLOG_S).max(1.0) || achieved < asked * 0.95)
+        Some(backlog > (asked * FELL_BEHIND_BACKLOG_S).max(1.0))
     }
 
     /// Copies the latency percentiles in.
