@@ -130,3 +130,29 @@ fn a_bad_rate_or_arrival_is_refused_in_one_line_naming_the_flag() {
         assert!(stderr.contains(flag), "{flags:?}: {stderr}");
     }
 }
+
+#[test]
+fn a_slow_schedule_never_holds_a_time_bounded_run_past_its_end() {
+    use diskscope::config::{Method, RunSpec, CLI_NAMES};
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    let dir = tmp();
+    let f = p(&dir, "data");
+    write_varied_file(&f, 64 * 4096, 5);
+    let mut spec = RunSpec::new(&f);
+    spec.method = Method::Pread;
+    spec.block_size_bytes = 4096;
+    spec.loop_range = true;
+    spec.duration = Some(std::time::Duration::from_millis(300));
+    // One operation every 100 s: the second is due long after the 300 ms bound.
+    spec.rate_iops = Some(0.01);
+    spec.validate(&CLI_NAMES).unwrap();
+    let started = std::time::Instant::now();
+    let o =
+        diskscope::runner::run_blocking(&spec, "t", Arc::new(AtomicBool::new(false)), |_, _| {})
+            .unwrap();
+    // Generous: the point is "not 100 s".
+    assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+    assert!(o.result.ops <= 2, "{}", o.result.ops);
+    assert_eq!(o.result.rate_iops_asked, Some(0.01));
+}

@@ -157,8 +157,9 @@ impl Pacer {
 
     /// Waits for the next intended start (at once when it has passed: the worker is behind and
     /// the wait since then counts in the response time) and returns it with the issue time, both
-    /// raw ticks. Gives up waiting when `stop` is raised.
-    pub fn wait(&mut self, stop: &AtomicBool) -> (u64, u64) {
+    /// raw ticks. Gives up waiting when `stop` is raised or at `deadline_raw` (the run's time
+    /// bound), so a slow schedule never holds a run past its end.
+    pub fn wait(&mut self, stop: &AtomicBool, deadline_raw: u64) -> (u64, u64) {
         let intended_ns = self.schedule.take_ns();
         let intended = self.raw_of(intended_ns);
         loop {
@@ -168,7 +169,7 @@ impl Pacer {
             }
             let left_ns = ((intended - now) as f64 / self.ticks_per_ns) as u64;
             if left_ns > SPIN_NS {
-                if stop.load(Ordering::Relaxed) {
+                if stop.load(Ordering::Relaxed) || now >= deadline_raw {
                     return (intended.min(now), now);
                 }
                 let nap = (left_ns - SPIN_NS).min(MAX_SLEEP_NS);
@@ -336,7 +337,7 @@ mod tests {
         let origin = clock.raw();
         let mut p = Pacer::new(clock.clone(), origin, 10_000.0, Arrival::Constant, 0, 1);
         for _ in 0..20 {
-            let (intended, issued) = p.wait(&stop);
+            let (intended, issued) = p.wait(&stop, u64::MAX);
             assert!(issued >= intended);
         }
         // 20 ops at 10,000/s: the last intended start is 1.9 ms after the origin.

@@ -194,7 +194,7 @@ impl WorkerCtx {
             .paced
             .as_mut()
             .expect("paced_start runs only when paced");
-        let (intended, issued) = p.pacer.wait(&self.stop);
+        let (intended, issued) = p.pacer.wait(&self.stop, self.deadline_raw);
         p.intended_raw = intended;
         issued
     }
