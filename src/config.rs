@@ -192,6 +192,13 @@ named_enum!(
     Buffers { Auto = "auto", Plain = "plain", Malloc = "malloc", Thp = "thp", HugeTlb = "hugetlb" }
 );
 
+named_enum!(
+    /// How the intended starts of an open-loop run (`--rate`) are spaced: `constant` gaps, or
+    /// `poisson` (exponential gaps, the arrivals of many independent users). See
+    /// `measure::pacer`.
+    Arrival { Constant = "constant", Poisson = "poisson" }
+);
+
 impl Buffers {
     /// The default.
     pub const DEFAULT: Buffers = Buffers::Auto;
@@ -252,6 +259,11 @@ pub struct RunSpec {
     pub prealloc: Prealloc,
     /// The memory behind the I/O buffers.
     pub buffers: Buffers,
+    /// Open loop (`--rate`): operations per second over all threads, each with an intended
+    /// start on a schedule (see `measure::pacer`); `None`: closed loop, as fast as it goes.
+    pub rate_iops: Option<f64>,
+    /// How the open loop's intended starts are spaced (`--arrival`).
+    pub arrival: Arrival,
 }
 
 impl RunSpec {
@@ -280,6 +292,8 @@ impl RunSpec {
             submit: SubmitPolicy::DEFAULT,
             prealloc: Prealloc::Native,
             buffers: Buffers::DEFAULT,
+            rate_iops: None,
+            arrival: Arrival::Constant,
         }
     }
 

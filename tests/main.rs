@@ -26,6 +26,7 @@ mod hostile_integrity;
 mod hostile_runtime;
 mod hostile_text;
 mod locality;
+mod openloop;
 mod presets;
 mod profiles;
 mod run_cmd;

@@ -385,6 +385,7 @@ fn explorer_screen(mib_per_interval: u64, width: u16, height: u16) -> String {
                 latency,
                 kind: SnapshotKind::Interval,
                 ops_log: Vec::new(),
+                paced: None,
             }),
         });
     }

@@ -77,6 +77,7 @@ fn feed_run(app: &mut App, id: u64, intervals: u64, mib_per_interval: u64, lat_u
                 ops,
                 latency,
                 ops_log: Vec::new(),
+                paced: None,
                 kind: SnapshotKind::Interval,
             }),
         });
@@ -95,6 +96,7 @@ fn end_run(app: &mut App, id: u64, xor: u32, seconds: u64) {
             ops: 0,
             latency: new_latency_histogram(),
             ops_log: Vec::new(),
+            paced: None,
             kind: SnapshotKind::Final {
                 xor,
                 full_pass: true,

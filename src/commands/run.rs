@@ -79,6 +79,9 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
         println_stdout(&xor)?;
     }
     eprintln!("{}", summary_line(r));
+    for line in crate::lab::throughput::open_loop_lines(r) {
+        eprintln!("{line}");
+    }
     if a.fio {
         let total = crate::fio::total_bytes_of(&spec, size_before);
         eprintln!("{}", crate::fio::fio_command(&spec, total));

@@ -72,7 +72,7 @@ impl Engine for MmapEngine {
                 for b in cursor.by_ref() {
                     let end = (b.offset as usize + b.len).min(map.len());
                     let start = (b.offset as usize).min(end);
-                    let t0 = ctx.now();
+                    let t0 = ctx.issue();
                     let x = xor_at(b.offset, &map[start..end]);
                     let t1 = ctx.now();
                     check(&guard, &b, Op::Read, &job.file)?;
@@ -92,7 +92,7 @@ impl Engine for MmapEngine {
                 for b in cursor.by_ref() {
                     let end = (b.offset as usize + b.len).min(map.len());
                     let start = (b.offset as usize).min(end);
-                    let t0 = ctx.now();
+                    let t0 = ctx.issue();
                     match job.write_data.as_deref() {
                         Some(d) if d.covers(b.offset, end - start) => {
                             map[start..end].copy_from_slice(d.at(b.offset, end - start))

@@ -324,7 +324,7 @@ pub(crate) fn write_at_position<W: std::io::Write + std::io::Seek>(
     let mut pos = u64::MAX;
     for b in cursor.by_ref() {
         let data = job.write_bytes(&b, buf);
-        let t0 = ctx.now();
+        let t0 = ctx.issue();
         if pos != b.offset {
             out.seek(std::io::SeekFrom::Start(b.offset))
                 .with_context(|| format!("{seek_what} to offset {}", b.offset))?;

@@ -53,7 +53,7 @@ impl Engine for PreadEngine {
                 }
                 Op::Write => {
                     let data = job.write_bytes(&b, data);
-                    let t0 = ctx.now();
+                    let t0 = ctx.issue();
                     drain_to(data, |s, done| file.write_at(s, b.offset + done as u64))
                         .with_context(|| format!("pwrite at offset {}", b.offset))?;
                     let t1 = ctx.now();

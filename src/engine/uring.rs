@@ -269,6 +269,8 @@ impl Engine for UringEngine {
         let each = job.submit == SubmitPolicy::Each;
         let mut blocks: Vec<Option<Block>> = vec![None; qd];
         let mut t0s = vec![0u64; qd];
+        // Open loop (`--rate`): each slot's intended start, for its response time.
+        let mut intended = vec![0u64; qd];
         let mut free: Vec<usize> = (0..qd).rev().collect();
         let mut cursor = job.cursor();
         let mut stopping = false;
@@ -280,6 +282,11 @@ impl Engine for UringEngine {
         loop {
             while !stopping && !exhausted {
                 let Some(&slot) = free.last() else { break };
+                // Open loop: while operations are in flight, submit the next one only once its
+                // intended start has come; until then, reap.
+                if ring.inflight() > 0 && !ctx.due() {
+                    break;
+                }
                 let Some(b) = cursor.next() else {
                     exhausted = true;
                     break;
@@ -308,12 +315,17 @@ impl Engine for UringEngine {
                 }
                 blocks[slot] = Some(b);
                 if each {
-                    t0s[slot] = ctx.now();
+                    t0s[slot] = ctx.issue();
+                    intended[slot] = ctx.intended();
                     if let Err(e) = ring.submit() {
                         failure.get_or_insert(e);
                         stopping = true;
                     }
                 } else {
+                    if ctx.paced() {
+                        ctx.issue();
+                        intended[slot] = ctx.intended();
+                    }
                     fresh.push(slot);
                 }
             }
@@ -346,7 +358,7 @@ impl Engine for UringEngine {
                 if !from_data {
                     ctx.xor(b.offset, b.first_pass, &ring.slot(slot)[..n]);
                 }
-                if !ctx.record(n as u64, t0s[slot], t1) {
+                if !ctx.record_intended(n as u64, t0s[slot], intended[slot], t1) {
                     stopping = true;
                 }
             }

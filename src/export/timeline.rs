@@ -203,6 +203,7 @@ mod tests {
             ops: 1,
             latency,
             ops_log: Vec::new(),
+            paced: None,
             kind: SnapshotKind::Interval,
         });
         let mut r = RunResult {

@@ -277,6 +277,7 @@ mod tests {
                 ops: 10,
                 latency,
                 ops_log: Vec::new(),
+                paced: None,
                 kind: SnapshotKind::Interval,
             });
         }

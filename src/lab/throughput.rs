@@ -107,6 +107,14 @@ pub struct RunArgs {
     pub json: bool,
     #[command(flatten)]
     pub timeline: TimelineOpts,
+    /// Open loop: issue at this rate, operations per second over all threads (2000) or a
+    /// throughput (50 MiB/s); every operation has an intended start on the schedule, and the
+    /// run reports response times (from that start) beside service times (from the issue)
+    #[arg(long, value_name = "RATE")]
+    pub rate: Option<String>,
+    /// With --rate: how the intended starts are spaced, constant or poisson
+    #[arg(long, default_value = "constant", value_name = "ARRIVAL")]
+    pub arrival: String,
 }
 
 /// The timeline flags of `run` (see `measure::timeline`).
@@ -178,6 +186,18 @@ pub fn spec_of(a: &RunArgs) -> anyhow::Result<RunSpec> {
     spec.fsync = a.fsync;
     spec.dsync = a.dsync;
     spec.prealloc = crate::config::Prealloc::parse(&a.prealloc, "--prealloc")?;
+    spec.arrival = crate::config::Arrival::parse(&a.arrival, "--arrival")?;
+    spec.rate_iops = a
+        .rate
+        .as_deref()
+        .map(|r| crate::measure::pacer::parse_rate(r, spec.block_size_bytes, "--rate"))
+        .transpose()
+        .map_err(crate::config::usage)?;
+    if spec.rate_iops.is_none() && spec.arrival != crate::config::Arrival::Constant {
+        return Err(crate::config::usage(
+            "--arrival: applies to open-loop runs; add --rate N (operations per second)",
+        ));
+    }
     if !a.write && (a.force || a.fsync || a.dsync || a.keep_partial) {
         return Err(crate::config::usage(
             "--force, --fsync, --dsync and --keep-partial apply to writes (-w); remove them or \
@@ -197,6 +217,43 @@ pub fn run2_spec(a: &Run2Args) -> anyhow::Result<RunSpec> {
     spec.block_count = Some(1);
     spec.validate(&CLI_NAMES)?;
     Ok(spec)
+}
+
+/// The open-loop lines of a result (`--rate`), for stderr: the response-time percentiles beside
+/// the service times, and whether the device kept up. Empty for a closed-loop run.
+pub fn open_loop_lines(r: &RunResult) -> Vec<String> {
+    let (Some(asked), Some(behind)) = (r.rate_iops_asked, r.fell_behind()) else {
+        return Vec::new();
+    };
+    let f = |v: Option<f64>| v.unwrap_or(0.0);
+    vec![
+        format!(
+            "open loop at {asked:.0} IOPS: service time (issue -> completion) p50 {:.2} µs, p90 \
+             {:.2} µs, p99 {:.2} µs, p99.9 {:.2} µs, max {:.1} µs",
+            r.lat_p50_us, r.lat_p90_us, r.lat_p99_us, r.lat_p999_us, r.lat_max_us
+        ),
+        format!(
+            "open loop at {asked:.0} IOPS: response time (intended start -> completion) p50 \
+             {:.2} µs, p90 {:.2} µs, p99 {:.2} µs, p99.9 {:.2} µs, max {:.1} µs",
+            f(r.resp_p50_us),
+            f(r.resp_p90_us),
+            f(r.resp_p99_us),
+            f(r.resp_p999_us),
+            f(r.resp_max_us)
+        ),
+        if behind {
+            format!(
+                "fell behind: achieved {:.0} of {asked:.0} IOPS, backlog {} ops at the end",
+                f(r.rate_iops_achieved),
+                r.backlog_ops.unwrap_or(0)
+            )
+        } else {
+            format!(
+                "kept up: achieved {:.0} of {asked:.0} IOPS",
+                f(r.rate_iops_achieved)
+            )
+        },
+    ]
 }
 
 /// The one-line human summary of a result, for stderr.

@@ -26,6 +26,11 @@ pub struct Aggregate {
     xor: u32,
     /// Failed workers' errors, in the order they arrived.
     pub errors: Vec<WorkerError>,
+    /// Open-loop runs (`--rate`) only: response time (intended start → completion) of every
+    /// operation so far, ns; `latency` then holds the service times.
+    pub response: Option<Histogram<u64>>,
+    /// Open-loop runs: operations the finished workers were behind at their end.
+    pub backlog_ops: u64,
 }
 
 impl Aggregate {
@@ -41,6 +46,8 @@ impl Aggregate {
             full_pass: 0,
             xor: 0,
             errors: Vec::new(),
+            response: None,
+            backlog_ops: 0,
         }
     }
 
@@ -52,6 +59,15 @@ impl Aggregate {
         let _ = self.latency.add(&s.latency);
         self.last_at_ns = self.last_at_ns.max(s.at_ns);
         self.add_to_series(s);
+        if let Some(p) = &s.paced {
+            let _ = self
+                .response
+                .get_or_insert_with(new_latency_histogram)
+                .add(&p.response);
+            if !matches!(s.kind, SnapshotKind::Interval) {
+                self.backlog_ops += p.backlog_ops;
+            }
+        }
         match &s.kind {
             SnapshotKind::Interval => {}
             SnapshotKind::Final { xor, full_pass } => {
@@ -137,6 +153,7 @@ mod tests {
             ops: 1,
             latency,
             ops_log: Vec::new(),
+            paced: None,
             kind,
         }
     }

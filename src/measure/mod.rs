@@ -11,6 +11,7 @@ pub mod aggregate;
 pub mod clock;
 pub mod device;
 pub mod histogram;
+pub mod pacer;
 pub mod result;
 pub mod snapshot;
 pub mod stats;

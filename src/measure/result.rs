@@ -114,11 +114,36 @@ pub struct RunResult {
     /// Aggregate row: latest minus earliest start of the ranks after the barrier, microseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_skew_us: Option<Option<f64>>,
+    /// Open-loop runs (`--rate`, see `measure::pacer`) only; `None` in a closed-loop run and
+    /// then left out of the CSV, so a closed-loop CSV keeps its header. The `lat_*` columns of
+    /// an open-loop run are service times (issue → completion); these are the asked and
+    /// achieved rates, operations per second, the operations the workers were behind at the
+    /// end, and the response-time percentiles (intended start → completion), microseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_iops_asked: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_iops_achieved: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backlog_ops: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resp_p50_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resp_p90_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resp_p99_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resp_p999_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resp_max_us: Option<f64>,
     /// The run as a timeline (per-interval figures, device counters, the bytes ratio); not a
     /// column: written as its own CSV (`--timeline`, `<experiment>-timeline.csv`).
     #[serde(skip)]
     pub timeline: Option<std::sync::Arc<super::Timeline>>,
 }
+
+/// An open-loop run whose backlog at the end exceeds this many seconds of its schedule fell
+/// behind (see [`RunResult::fell_behind`]).
+pub const FELL_BEHIND_BACKLOG_S: f64 = 0.010;
 
 impl RunResult {
     /// Fills the derived throughput fields from bytes, ops and seconds.
@@ -130,6 +155,34 @@ impl RunResult {
             self.mib_s = 0.0;
             self.iops = 0.0;
         }
+    }
+
+    /// Fills the open-loop columns: the asked rate, the achieved one (from `ops` and
+    /// `seconds`, so after [`RunResult::set_rates`]), the backlog and the response percentiles.
+    pub fn set_open_loop(
+        &mut self,
+        asked_iops: f64,
+        backlog_ops: u64,
+        response: &super::LatencySummary,
+    ) {
+        self.rate_iops_asked = Some(asked_iops);
+        self.rate_iops_achieved = Some(self.iops);
+        self.backlog_ops = Some(backlog_ops);
+        self.resp_p50_us = Some(response.p50_us);
+        self.resp_p90_us = Some(response.p90_us);
+        self.resp_p99_us = Some(response.p99_us);
+        self.resp_p999_us = Some(response.p999_us);
+        self.resp_max_us = Some(response.max_us);
+    }
+
+    /// Whether an open-loop run fell behind its schedule: a backlog at the end of more than
+    /// [`FELL_BEHIND_BACKLOG_S`] of the schedule (a few operations late is a scheduling hiccup,
+    /// not a device that cannot keep up). Not the achieved rate: over a short run, Poisson
+    /// arrivals alone make it miss the asked one by several percent. `None` in a closed-loop run.
+    pub fn fell_behind(&self) -> Option<bool> {
+        let asked = self.rate_iops_asked?;
+        let backlog = self.backlog_ops.unwrap_or(0) as f64;
+        Some(backlog > (asked * FELL_BEHIND_BACKLOG_S).max(1.0))
     }
 
     /// Copies the latency percentiles in.

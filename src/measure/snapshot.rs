@@ -71,7 +71,19 @@ pub struct Snapshot {
     /// Every operation of the interval, when the per-operation log is on (`measure::log_ops`);
     /// empty (no allocation) otherwise.
     pub ops_log: Vec<LoggedOp>,
+    /// Open-loop runs (`--rate`) only: the interval's response times and the backlog.
+    pub paced: Option<Box<PacedSnapshot>>,
     pub kind: SnapshotKind,
+}
+
+/// What an open-loop worker (see `measure::pacer`) adds to a snapshot.
+#[derive(Debug, Clone)]
+pub struct PacedSnapshot {
+    /// Response times (intended start → completion) of the interval's operations, ns; the
+    /// snapshot's `latency` holds their service times (issue → completion).
+    pub response: Histogram<u64>,
+    /// Operations whose intended start had passed without being issued at the snapshot's end.
+    pub backlog_ops: u64,
 }
 
 #[cfg(test)]

@@ -611,6 +611,7 @@ mod tests {
             ops: lat_ns.len() as u64,
             latency,
             ops_log: Vec::new(),
+            paced: None,
             kind: SnapshotKind::Interval,
         }
     }

@@ -9,7 +9,8 @@
 //! see [`WorkerError`]).
 
 use super::clock::TickTally;
-use super::snapshot::{LoggedOp, WorkerError};
+use super::pacer::Pacer;
+use super::snapshot::{LoggedOp, PacedSnapshot, WorkerError};
 use super::{new_latency_histogram, Clock, Snapshot, SnapshotKind};
 use crate::xor::xor_at;
 use hdrhistogram::Histogram;
@@ -78,6 +79,19 @@ pub struct WorkerCtx {
     last_op_raw: u64,
     /// With [`log_ops`]: every operation since the last snapshot, (end, duration) in raw ticks.
     ops_log: Option<Vec<(u64, u64)>>,
+    /// Open loop (`--rate`, see [`super::pacer`]): the schedule and the response times; `None`
+    /// in a closed-loop run, where it costs one branch per operation.
+    paced: Option<Box<Paced>>,
+}
+
+/// A paced worker's schedule and its second histogram.
+struct Paced {
+    pacer: Pacer,
+    /// Intended start of the operation being issued, raw ticks.
+    intended_raw: u64,
+    /// Response times (intended start → completion) in raw ticks, moved into `hist` per snapshot.
+    tally: TickTally,
+    hist: Histogram<u64>,
 }
 
 /// When a worker's operations ran, in raw ticks of the process clock: the first operation's start
@@ -139,7 +153,85 @@ impl WorkerCtx {
             first_op_raw: 0,
             last_op_raw: 0,
             ops_log: (timing && LOG_OPS.load(Ordering::Relaxed)).then(Vec::new),
+            paced: None,
         }
+    }
+
+    /// Runs this worker open-loop on `pacer`'s schedule (call it on the worker's thread): [`WorkerCtx::start`] and
+    /// [`WorkerCtx::issue`] wait for each intended start, and [`WorkerCtx::record`] also counts
+    /// the response time (intended start → completion). Timestamps are never chained then.
+    pub fn pace(&mut self, pacer: Pacer) {
+        self.chain = false;
+        // The pacer sleeps for most of each gap; the default 50 µs of timer slack would make
+        // every wake-up late by up to that much. Per thread; a refusal only costs precision.
+        // SAFETY: PR_SET_TIMERSLACK takes one integer argument and touches only this thread's
+        // timer slack; no pointer is passed.
+        unsafe {
+            libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+        }
+        self.paced = Some(Box::new(Paced {
+            pacer,
+            intended_raw: 0,
+            tally: TickTally::default(),
+            hist: new_latency_histogram(),
+        }));
+    }
+
+    /// Waits for the next intended start; returns the issue time (raw ticks).
+    #[cold]
+    fn paced_start(&mut self) -> u64 {
+        let p = self
+            .paced
+            .as_mut()
+            .expect("paced_start runs only when paced");
+        let (intended, issued) = p.pacer.wait(&self.stop, self.deadline_raw);
+        p.intended_raw = intended;
+        issued
+    }
+
+    /// The start timestamp of an operation that never chains (engines that read the clock
+    /// themselves): in an open-loop run it first waits for the intended start.
+    #[inline(always)]
+    pub fn issue(&mut self) -> u64 {
+        if self.paced.is_some() {
+            return self.paced_start();
+        }
+        self.now()
+    }
+
+    /// Whether this worker runs open-loop (see [`WorkerCtx::pace`]).
+    #[inline(always)]
+    pub fn paced(&self) -> bool {
+        self.paced.is_some()
+    }
+
+    /// Whether an open-loop run's next intended start has come (always true in a closed loop):
+    /// io_uring submits the next operation only then while others are in flight, and reaps
+    /// meanwhile.
+    #[inline]
+    pub fn due(&self) -> bool {
+        self.paced
+            .as_ref()
+            .is_none_or(|p| p.pacer.due(self.clock.raw()))
+    }
+
+    /// The intended start (raw ticks) of the operation last issued with [`WorkerCtx::start`] or
+    /// [`WorkerCtx::issue`]; 0 in a closed loop. io_uring keeps it per slot for
+    /// [`WorkerCtx::record_intended`].
+    #[inline(always)]
+    pub fn intended(&self) -> u64 {
+        self.paced.as_ref().map_or(0, |p| p.intended_raw)
+    }
+
+    /// Like [`WorkerCtx::record`] for an operation whose intended start was `intended` (from
+    /// [`WorkerCtx::intended`] when it was issued): operations in flight together each keep
+    /// their own.
+    #[inline(always)]
+    pub fn record_intended(&mut self, bytes: u64, t0: u64, intended: u64, t1: u64) -> bool {
+        if let Some(p) = &mut self.paced {
+            p.intended_raw = intended;
+        }
+        self.record(bytes, t0, t1)
     }
 
     /// A timestamp in raw clock ticks, for [`WorkerCtx::record`] (0 when timing is off).
@@ -159,6 +251,9 @@ impl WorkerCtx {
     /// so the time spent sending one never lands in an operation. Larger blocks read the clock.
     #[inline(always)]
     pub fn start(&mut self) -> u64 {
+        if self.paced.is_some() {
+            return self.paced_start();
+        }
         if self.last_end_raw != 0 {
             self.last_end_raw
         } else {
@@ -211,6 +306,15 @@ impl WorkerCtx {
             if let Some(log) = &mut self.ops_log {
                 log.push((t1, t1.saturating_sub(t0)));
             }
+            if let Some(p) = &mut self.paced {
+                // An operation issued without a pacer wait (none yet) counts from its issue.
+                let from = if p.intended_raw == 0 {
+                    t0
+                } else {
+                    p.intended_raw.min(t0)
+                };
+                p.tally.record(t1.saturating_sub(from));
+            }
             // After a snapshot the chain breaks, so sending it never lands in an operation.
             if self.chain && !event {
                 self.last_end_raw = t1;
@@ -255,6 +359,22 @@ impl WorkerCtx {
             }
             None => Vec::new(),
         };
+        let paced = self.paced.as_mut().map(|p| {
+            p.tally.drain_into(&self.clock, &mut p.hist);
+            let response = p.hist.clone();
+            p.hist.reset();
+            // The backlog of a worker's last snapshot is counted when its last operation ended:
+            // what it was behind when it stopped, not what passed while it shut down.
+            let at_raw = match kind {
+                SnapshotKind::Interval => now,
+                _ => self.last_op_raw.max(self.start_raw),
+            };
+            let at_ns = self.clock.delta_ns(self.epoch_raw, at_raw);
+            Box::new(PacedSnapshot {
+                response,
+                backlog_ops: p.pacer.behind_at(at_ns),
+            })
+        });
         let snap = Snapshot {
             worker: self.worker,
             at_ns: self.clock.delta_ns(self.epoch_raw, now),
@@ -263,6 +383,7 @@ impl WorkerCtx {
             ops: std::mem::take(&mut self.ops),
             latency,
             ops_log,
+            paced,
             kind,
         };
         self.last_flush_raw = now;
@@ -299,5 +420,48 @@ impl WorkerCtx {
         };
         self.send(now, kind);
         span
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Arrival;
+    use std::sync::mpsc::channel;
+
+    #[test]
+    fn a_paced_worker_counts_service_from_the_issue_and_response_from_the_intended_start() {
+        let clock = Clock::get();
+        let (tx, rx) = channel();
+        let epoch = clock.raw();
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut ctx = WorkerCtx::new(epoch, 0, stop, tx, None, 4096);
+        ctx.pace(Pacer::new(
+            clock.clone(),
+            epoch,
+            1000.0,
+            Arrival::Constant,
+            0,
+            1,
+        ));
+        assert!(ctx.paced());
+        // Scripted stamps, no waiting: each operation was due 5 ms before it was issued and
+        // took 100 µs once issued.
+        let (late, took) = (clock.ticks_for_ns(5_000_000), clock.ticks_for_ns(100_000));
+        let base = clock.raw();
+        for i in 0..10u64 {
+            let intended = base + i * took * 2;
+            let t0 = intended + late;
+            assert!(ctx.record_intended(4096, t0, intended, t0 + took));
+        }
+        ctx.finish(&Ok(true));
+        let last = rx.try_iter().last().expect("a final snapshot");
+        let paced = last
+            .paced
+            .expect("a paced worker's snapshot carries its response times");
+        let close = |ns: u64, want: f64| (ns as f64 / want - 1.0).abs() < 0.02;
+        assert!(close(last.latency.value_at_quantile(0.5), 100_000.0));
+        assert!(close(paced.response.value_at_quantile(0.5), 5_100_000.0));
+        assert_eq!(paced.response.len(), 10);
     }
 }

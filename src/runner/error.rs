@@ -148,6 +148,7 @@ mod tests {
             ops: 1,
             latency: new_latency_histogram(),
             ops_log: Vec::new(),
+            paced: None,
             kind,
         });
         a

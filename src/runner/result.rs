@@ -72,5 +72,9 @@ pub fn make_result(
     };
     r.set_rates();
     r.set_latency(&LatencySummary::of(&agg.latency));
+    if let Some(asked) = spec.rate_iops {
+        let response = agg.response.as_ref().map(LatencySummary::of);
+        r.set_open_loop(asked, agg.backlog_ops, &response.unwrap_or_default());
+    }
     r
 }

@@ -112,6 +112,7 @@ impl Run {
             prepared.spec.method,
             prepared.spec.duration,
             stop,
+            prepared.spec.rate_iops.map(|r| (r, prepared.spec.arrival)),
         );
         let workers = match spawned {
             Ok(w) => w,

@@ -81,6 +81,7 @@ impl Workers {
         method: crate::config::Method,
         duration: Option<Duration>,
         stop: Arc<AtomicBool>,
+        pace: Option<(f64, crate::config::Arrival)>,
     ) -> anyhow::Result<Workers> {
         let (tx, rx) = channel();
         // Calibrate the clock here, before any worker starts: its one-time calibration can take
@@ -107,6 +108,18 @@ impl Workers {
                     }
                     let mut ctx =
                         WorkerCtx::new(epoch_raw, job.worker, stop, tx, duration, job.block_size);
+                    if let Some((rate_iops, arrival)) = pace {
+                        // Open loop: this thread's share of the schedule, from the run's origin.
+                        let pacer = crate::measure::pacer::Pacer::new(
+                            Clock::get(),
+                            epoch_raw,
+                            rate_iops,
+                            arrival,
+                            job.worker,
+                            count,
+                        );
+                        ctx.pace(pacer);
+                    }
                     let outcome = engine.run(&mut job, &mut ctx);
                     let span = ctx.finish(&outcome);
                     dispose_job(job, descriptor_lost(&outcome));

@@ -1,0 +1,158 @@
+//! Issue 25, open loop from the outside: `run --rate N [--arrival poisson]` issues on a schedule
+//! and reports response times (intended start → completion) beside service times (issue →
+//! completion), the asked and achieved rate and the backlog; a closed-loop run's record keeps its
+//! shape; bad rates are refused in one line. No timing thresholds: only what holds on any
+//! machine, however loaded (a response time is never shorter than its service time).
+
+use crate::util::{bin, p, tmp, write_varied_file};
+
+/// Runs `run FILE -r 4K 400 --json` with `extra` flags; returns the result row and stderr.
+fn run_json(extra: &[&str]) -> (serde_json::Value, String) {
+    let dir = tmp();
+    let f = p(&dir, "data");
+    write_varied_file(&f, 400 * 4096, 3);
+    let out = bin("diskscope")
+        .arg("run")
+        .arg(&f)
+        .args(["-r", "4K", "400", "--json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{extra:?}: {stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    (doc["results"][0].clone(), stderr)
+}
+
+fn num(row: &serde_json::Value, key: &str) -> f64 {
+    row[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{key} missing or not a number in {row}"))
+}
+
+fn assert_response_never_below_service(row: &serde_json::Value) {
+    for q in ["p50", "p90", "p99", "p999", "max"] {
+        let (service, response) = (
+            num(row, &format!("lat_{q}_us")),
+            num(row, &format!("resp_{q}_us")),
+        );
+        assert!(
+            response >= service,
+            "{q}: response {response} µs < service {service} µs in {row}"
+        );
+    }
+}
+
+#[test]
+fn a_paced_pread_run_reports_the_asked_and_achieved_rate_and_response_times_at_least_the_service_times(
+) {
+    let (row, stderr) = run_json(&["--method", "pread", "--rate", "2000"]);
+    assert_eq!(num(&row, "rate_iops_asked"), 2000.0);
+    assert_eq!(num(&row, "ops"), 400.0);
+    assert!(num(&row, "rate_iops_achieved") > 0.0);
+    assert!(row["backlog_ops"].as_u64().is_some(), "{row}");
+    assert_response_never_below_service(&row);
+    assert!(
+        stderr.contains("response time (intended start -> completion) p50")
+            && stderr.contains("service time (issue -> completion) p50"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("kept up: achieved") || stderr.contains("fell behind: achieved"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn poisson_arrivals_on_io_uring_and_two_threads_keep_the_response_at_least_the_service() {
+    for extra in [
+        &[
+            "--method",
+            "io_uring",
+            "--queue-depth",
+            "4",
+            "--arrival",
+            "poisson",
+        ][..],
+        &["--method", "read", "--threads", "2", "--arrival", "poisson"][..],
+        &["--method", "mmap"][..],
+    ] {
+        let mut args = extra.to_vec();
+        args.extend(["--rate", "4000"]);
+        let (row, _) = run_json(&args);
+        assert_eq!(num(&row, "ops"), 400.0, "{extra:?}");
+        assert_response_never_below_service(&row);
+    }
+}
+
+#[test]
+fn a_rate_given_as_a_throughput_is_divided_by_the_block_size() {
+    let (row, _) = run_json(&["--method", "pread", "--rate", "16 MiB/s"]);
+    assert_eq!(num(&row, "rate_iops_asked"), 4096.0);
+}
+
+#[test]
+fn a_closed_loop_run_has_no_open_loop_columns() {
+    let (row, stderr) = run_json(&["--method", "pread"]);
+    for key in [
+        "rate_iops_asked",
+        "rate_iops_achieved",
+        "backlog_ops",
+        "resp_p99_us",
+    ] {
+        assert!(row.get(key).is_none(), "{key} in {row}");
+    }
+    assert!(!stderr.contains("open loop"), "{stderr}");
+}
+
+#[test]
+fn a_bad_rate_or_arrival_is_refused_in_one_line_naming_the_flag() {
+    let dir = tmp();
+    let f = p(&dir, "data");
+    write_varied_file(&f, 4096, 1);
+    for (flags, flag) in [
+        (["--rate", "0"], "--rate"),
+        (["--rate", "fast"], "--rate"),
+        (["--rate", "5 parsecs/s"], "--rate"),
+        (["--arrival", "burst"], "--arrival"),
+        (["--arrival", "poisson"], "--arrival"),
+    ] {
+        let out = bin("diskscope")
+            .arg("run")
+            .arg(&f)
+            .args(["-r", "4K", "1"])
+            .args(flags)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{flags:?}: {stderr}");
+        assert!(stderr.contains(flag), "{flags:?}: {stderr}");
+    }
+}
+
+#[test]
+fn a_slow_schedule_never_holds_a_time_bounded_run_past_its_end() {
+    use diskscope::config::{Method, RunSpec, CLI_NAMES};
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    let dir = tmp();
+    let f = p(&dir, "data");
+    write_varied_file(&f, 64 * 4096, 5);
+    let mut spec = RunSpec::new(&f);
+    spec.method = Method::Pread;
+    spec.block_size_bytes = 4096;
+    spec.loop_range = true;
+    spec.duration = Some(std::time::Duration::from_millis(300));
+    // One operation every 100 s: the second is due long after the 300 ms bound.
+    spec.rate_iops = Some(0.01);
+    spec.validate(&CLI_NAMES).unwrap();
+    let started = std::time::Instant::now();
+    let o =
+        diskscope::runner::run_blocking(&spec, "t", Arc::new(AtomicBool::new(false)), |_, _| {})
+            .unwrap();
+    // Generous: the point is "not 100 s".
+    assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+    assert!(o.result.ops <= 2, "{}", o.result.ops);
+    assert_eq!(o.result.rate_iops_asked, Some(0.01));
+}
