@@ -14,7 +14,7 @@
 //! worker's [`Pacer`] and the unit tests ([`response_times`], a scripted engine) use the same
 //! intended starts, and the test's answer is exact.
 
-use super::Clock;
+use super::clock::Clock;
 use crate::config::Arrival;
 use std::sync::atomic::{AtomicBool, Ordering};
 

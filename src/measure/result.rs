@@ -138,7 +138,7 @@ pub struct RunResult {
     /// The run as a timeline (per-interval figures, device counters, the bytes ratio); not a
     /// column: written as its own CSV (`--timeline`, `<experiment>-timeline.csv`).
     #[serde(skip)]
-    pub timeline: Option<std::sync::Arc<super::Timeline>>,
+    pub timeline: Option<std::sync::Arc<super::timeline::Timeline>>,
 }
 
 /// An open-loop run whose backlog at the end exceeds this many seconds of its schedule fell
@@ -163,7 +163,7 @@ impl RunResult {
         &mut self,
         asked_iops: f64,
         backlog_ops: u64,
-        response: &super::LatencySummary,
+        response: &super::histogram::LatencySummary,
     ) {
         self.rate_iops_asked = Some(asked_iops);
         self.rate_iops_achieved = Some(self.iops);
@@ -186,7 +186,7 @@ impl RunResult {
     }
 
     /// Copies the latency percentiles in.
-    pub fn set_latency(&mut self, s: &super::LatencySummary) {
+    pub fn set_latency(&mut self, s: &super::histogram::LatencySummary) {
         self.lat_p50_us = s.p50_us;
         self.lat_p90_us = s.p90_us;
         self.lat_p99_us = s.p99_us;

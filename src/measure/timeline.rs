@@ -16,7 +16,8 @@
 
 use super::device::{cpu_delta, disk_delta, CpuDelta, DeviceDelta, Sample, Sampler};
 use super::histogram::new_latency_histogram;
-use super::{LatencySummary, Snapshot};
+use super::histogram::LatencySummary;
+use super::snapshot::Snapshot;
 use crate::config::Op;
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -59,7 +60,7 @@ pub fn parse_interval(text: &str, flag: &str) -> anyhow::Result<Duration> {
     let (lo, hi) = INTERVAL_RANGE;
     match secs {
         Some(s) if s >= lo.as_secs_f64() && s <= hi.as_secs_f64() => {
-            let grain = super::SNAPSHOT_INTERVAL.as_secs_f64();
+            let grain = super::worker::SNAPSHOT_INTERVAL.as_secs_f64();
             Ok(Duration::from_secs_f64((s / grain).round() * grain))
         }
         _ => Err(crate::config::usage(format!(

@@ -8,10 +8,12 @@
 //! sends the worker's last snapshot (its XOR share, or its error with the I/O error kind kept,
 //! see [`WorkerError`]).
 
+use super::clock::Clock;
 use super::clock::TickTally;
+use super::histogram::new_latency_histogram;
 use super::pacer::Pacer;
 use super::snapshot::{LoggedOp, PacedSnapshot, WorkerError};
-use super::{new_latency_histogram, Clock, Snapshot, SnapshotKind};
+use super::snapshot::{Snapshot, SnapshotKind};
 use crate::xor::xor_at;
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, Ordering};
