@@ -6,8 +6,8 @@
 //! `use super::…` statement (braces expanded), every inline `crate::…` or `super::…` path, and
 //! every path through a child module the file declares (`mod plan;` then `plan::Plan` or
 //! `use self::plan::…`), outside `#[cfg(test)]` code, resolved to the file that defines the module
-//! it names. The cycles and layer breaks that existed when the checker learnt to follow `mod`
-//! declarations are listed as debts (`CYCLE_DEBT`, `LAYER_DEBT`): the test fails on any other.
+//! it names. The one layer break that existed when every module was given a layer is listed as a
+//! debt (`LAYER_DEBT`): the test fails on any other.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -319,20 +319,6 @@ fn top(m: &str) -> &str {
     m.split("::").next().unwrap_or(m)
 }
 
-/// The cycles between files that the `mod`-following checker found when it was written (issue 18):
-/// a `mod.rs` that holds types its children use while it uses its children. Each is a debt to pay;
-/// a cycle that is not inside one of these fails the test.
-const CYCLE_DEBT: &[&[&str]] = &[&[
-    "sweep::command",
-    "sweep::exec",
-    "sweep::kinds",
-    "sweep::kinds::command",
-    "sweep::kinds::locality",
-    "sweep::kinds::throughput",
-    "sweep::output",
-    "sweep::plan",
-]];
-
 #[test]
 fn the_files_of_src_import_each_other_without_a_cycle() {
     let g = graph();
@@ -352,23 +338,7 @@ fn the_files_of_src_import_each_other_without_a_cycle() {
             format!("[{}]", edges.join(", "))
         })
         .collect();
-    let new: Vec<&String> = found
-        .iter()
-        .zip(&shown)
-        .filter(|(c, _)| {
-            !CYCLE_DEBT
-                .iter()
-                .any(|known| c.iter().all(|m| known.contains(&m.as_str())))
-        })
-        .map(|(_, s)| s)
-        .collect();
-    if !found.is_empty() {
-        eprintln!(
-            "known import cycles (issue 18's debt): {}",
-            shown.join("; ")
-        );
-    }
-    assert!(new.is_empty(), "new import cycles: {new:?}");
+    assert!(found.is_empty(), "import cycles: {}", shown.join("; "));
 }
 
 /// Every top-level module of `src/` and its layer: a module imports only from its own layer (without

@@ -19,8 +19,8 @@
 //!   started through a service manager, `systemd-run`, or `ssh host ...`) is out of reach, and
 //!   after `SIGKILL` of the batch itself its reparented processes go to the next subreaper (init).
 
+use super::experiment::CommandPlan;
 use super::files::FilePlan;
-use super::plan::CommandPlan;
 use super::wait::{spawn_result, warm_interruptibly, POLL};
 use crate::config::{CacheMode, Op, Pattern, RunSpec};
 use crate::measure::result::Label;

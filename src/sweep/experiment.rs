@@ -161,3 +161,21 @@ pub fn output_names(name: &str, kind: Kind) -> Vec<String> {
     }
     v
 }
+
+/// A whole sweep, ready to run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub name: String,
+    pub description: String,
+    pub file: Option<FilePlan>,
+    pub experiments: Vec<Experiment>,
+    /// Where the CSVs and figures go.
+    pub out_dir: std::path::PathBuf,
+    /// Experiments drawn together in `compare.svg`.
+    pub compare: Vec<String>,
+    /// y axis of the figures (`y_scale`).
+    pub y_scale: crate::export::chart::YScale,
+    /// `--force`: output files already in `--out` are replaced (regular files only, never
+    /// through a link); without it they are refused.
+    pub force: bool,
+}

@@ -29,7 +29,7 @@ const X_PREF: [Dim; 8] = [
 /// `fio_companions`, its `-fio.txt`), then the cross-experiment comparisons. Returns the paths.
 pub fn write_results(
     dir: &Path,
-    plan: &super::plan::Plan,
+    plan: &super::experiment::Plan,
     done: &[(&Experiment, &Collected)],
     fio_companions: bool,
 ) -> anyhow::Result<Vec<PathBuf>> {

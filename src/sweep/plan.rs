@@ -7,30 +7,12 @@
 //! stop at the end of the file instead, since a second pass would be served from the cache), writes
 //! cover the file once or stop at the time bound.
 
-pub use super::experiment::{CommandPlan, Experiment, Kind, MAX_POINTS, MAX_POINTS_FORCED};
+pub use super::experiment::{CommandPlan, Experiment, Kind, Plan, MAX_POINTS, MAX_POINTS_FORCED};
 use super::files::FilePlan;
 use super::kinds;
 use super::layered::{all_keys, key_span, Layered};
 use super::schema::{Section, Source, SweepDoc};
-use std::path::{Path, PathBuf};
-
-/// A whole sweep, ready to run.
-#[derive(Debug, Clone)]
-pub struct Plan {
-    pub name: String,
-    pub description: String,
-    pub file: Option<FilePlan>,
-    pub experiments: Vec<Experiment>,
-    /// Where the CSVs and figures go.
-    pub out_dir: PathBuf,
-    /// Experiments drawn together in `compare.svg`.
-    pub compare: Vec<String>,
-    /// y axis of the figures (`y_scale`).
-    pub y_scale: crate::export::chart::YScale,
-    /// `--force`: output files already in `--out` are replaced (regular files only, never
-    /// through a link); without it they are refused.
-    pub force: bool,
-}
+use std::path::Path;
 
 fn valid_name(s: &str) -> bool {
     !s.is_empty()
