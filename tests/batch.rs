@@ -61,7 +61,7 @@ fn col(header: &[String], name: &str) -> usize {
 }
 
 /// The columns the issue asks for, in the order of the result type.
-const RUN_COLUMNS: [&str; 31] = [
+const RUN_COLUMNS: [&str; 34] = [
     "experiment",
     "host",
     "file",
@@ -93,6 +93,9 @@ const RUN_COLUMNS: [&str; 31] = [
     "bound_mib_s",
     "pct_of_bound",
     "bound_hint",
+    "verdict",
+    "reasons",
+    "why",
 ];
 
 #[test]
