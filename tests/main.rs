@@ -32,3 +32,4 @@ mod run_cmd;
 mod speed;
 mod timeline;
 mod tui;
+mod verdict;

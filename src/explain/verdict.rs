@@ -52,12 +52,20 @@ pub const MIN_OTHER_BYTES: u64 = 16 << 20;
 /// CPU time per worker over the run's wall time at which the workers, not the device, set the
 /// pace: a thread waiting on a device is off the CPU; one at 85% of a core hardly waits.
 pub const CPU_BOUND_SHARE: f64 = 0.85;
+/// A read whose workers slept (voluntary context switches, the collecting thread's included)
+/// at most once per this many operations never waited for a device: CPU-bound however little
+/// CPU a loaded machine gave it. A device read sleeps once per operation (or per queue's worth);
+/// the collecting thread adds ~20 a second.
+pub const NEVER_WAITED_OPS_PER_SLEEP: u64 = 1000;
+/// ...judged over at least this many operations.
+pub const NEVER_WAITED_MIN_OPS: u64 = 100_000;
 /// Blocks smaller than a page measure per-call cost whatever the cache (the CPU-bound rule then
 /// applies to warm reads too).
 pub const SMALL_BLOCK_BYTES: u64 = 4096;
-/// A run shorter than this is shorter than its warm-up: one 100 ms snapshot interval holds
-/// thread start, first page faults and the queue filling.
-pub const MIN_SECONDS: f64 = 0.1;
+/// A run shorter than this is shorter than its warm-up: half a 100 ms snapshot interval, in
+/// which thread start, the first page faults and the queue filling (~1 ms) are 2% and a loaded
+/// scheduler's 4 ms tick 8%.
+pub const MIN_SECONDS: f64 = 0.05;
 /// Fewer operations than this: the mean of n latencies with a spread (CV) of 1 is known to
 /// ±1.96/√n, ±20% at 100.
 pub const MIN_OPS: u64 = 100;
@@ -242,6 +250,9 @@ pub fn lines_of(r: &RunResult) -> Vec<String> {
 pub struct Observed {
     /// The process's CPU time (user + system) over the run, seconds.
     pub cpu_s: Option<f64>,
+    /// The process's voluntary context switches over the run (a thread going to sleep: waiting
+    /// for a device, a lock, a timer).
+    pub voluntary_switches: Option<u64>,
     /// `Dirty:` of /proc/meminfo at the run's end, bytes.
     pub dirty_end_bytes: Option<u64>,
     /// What lies in RAM under the file's device or overlay (`loop0 over /dev/shm/x.img`).
@@ -498,22 +509,38 @@ pub fn judge(
     }
 
     // The generator was the bottleneck.
-    if let Some(cpu) = seen.cpu_s.filter(|_| r.seconds >= MIN_SECONDS) {
+    let meant_for_device = cold || r.direct || write;
+    if meant_for_device || r.block_size_bytes < SMALL_BLOCK_BYTES {
         let workers = r.threads.max(1).min(ctx.cpu_count.max(1)) as f64;
-        let share = cpu / (r.seconds * workers);
-        let meant_for_device = cold || r.direct || write;
-        if share >= CPU_BOUND_SHARE && (meant_for_device || r.block_size_bytes < SMALL_BLOCK_BYTES)
-        {
-            let fix = if r.method.known() == Some(Method::IoUring) {
-                "more threads (-t), larger blocks, or a deeper queue"
-            } else {
-                "more threads (-t), larger blocks, or io_uring (-m io_uring) with a deep queue"
-            };
+        let share = seen
+            .cpu_s
+            .filter(|_| r.seconds >= MIN_SECONDS)
+            .map(|cpu| cpu / (r.seconds * workers));
+        // Buffered writes never wait in their workers (the device's work is in the fsync).
+        let sleeps = seen
+            .voluntary_switches
+            .filter(|_| read && r.ops >= NEVER_WAITED_MIN_OPS);
+        let fix = if r.method.known() == Some(Method::IoUring) {
+            "more threads (-t), larger blocks, or a deeper queue"
+        } else {
+            "more threads (-t), larger blocks, or io_uring (-m io_uring) with a deep queue"
+        };
+        let why = match (share, sleeps) {
+            (Some(share), _) if share >= CPU_BOUND_SHARE => Some(format!(
+                "the workers used {share:.2} of a core each over the run"
+            )),
+            (_, Some(n)) if n.saturating_mul(NEVER_WAITED_OPS_PER_SLEEP) <= r.ops => Some(format!(
+                "the workers slept {n} times in {} operations: they never waited for a device",
+                r.ops
+            )),
+            _ => None,
+        };
+        if let Some(why) = why {
             say(
                 Code::GeneratorBound,
                 format!(
-                    "the workers used {share:.2} of a core each over the run: the figure \
-                     measures diskscope's own per-call CPU cost, not the disk; use {fix}"
+                    "{why}: the figure measures diskscope's own per-call CPU cost, not the \
+                     disk; use {fix}"
                 ),
             );
         }
@@ -890,6 +917,19 @@ mod tests {
             ..clean()
         };
         assert!(judged(&one_byte, None, &disk(), &busy).has(Code::GeneratorBound));
+        // On a loaded machine the share is low, but workers that never slept never waited.
+        let loaded = Observed {
+            cpu_s: Some(0.5),
+            voluntary_switches: Some(40),
+            ..Default::default()
+        };
+        let v = judged(&one_byte, None, &disk(), &loaded);
+        assert!(v.reasons[0].sentence.contains("slept 40 times"), "{v:?}");
+        let waited = Observed {
+            voluntary_switches: Some(900_000),
+            ..loaded
+        };
+        assert!(!judged(&one_byte, None, &disk(), &waited).has(Code::GeneratorBound));
         // Four threads on two cores: the share is of the cores there are.
         let four = RunResult {
             threads: 4,

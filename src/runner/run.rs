@@ -37,8 +37,9 @@ pub struct Run {
     timeline: TimelineBuilder,
     /// Where the per-operation log goes (`--log-ops`), and the first error writing it.
     ops_log: Option<OpsLog>,
-    /// The process's CPU time when the workers started, seconds (for the verdict).
-    cpu_start_s: Option<f64>,
+    /// The process's CPU time (seconds) and voluntary context switches when the workers
+    /// started (for the verdict).
+    cpu_start_s: Option<(f64, u64)>,
 }
 
 /// The per-operation log's file: `worker,end_ns,latency_ns`, one operation a line.
@@ -338,7 +339,7 @@ impl Run {
         );
         let cpu_s = process_cpu_s()
             .zip(self.cpu_start_s)
-            .map(|(end, start)| (end - start).max(0.0));
+            .map(|(end, start)| ((end.0 - start.0).max(0.0), end.1.saturating_sub(start.1)));
         let timeline = Arc::new(timeline);
         let judgement = judge_run(
             &self.meta,
@@ -362,8 +363,9 @@ impl Run {
     }
 }
 
-/// This process's CPU time (user + system, every thread, ended ones included), seconds.
-fn process_cpu_s() -> Option<f64> {
+/// This process's CPU time (user + system, every thread, ended ones included), seconds, and its
+/// voluntary context switches.
+fn process_cpu_s() -> Option<(f64, u64)> {
     // SAFETY: getrusage writes one rusage struct into the zeroed one it is given and reads
     // nothing else.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
@@ -372,7 +374,7 @@ fn process_cpu_s() -> Option<f64> {
         return None;
     }
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    Some(tv(ru.ru_utime) + tv(ru.ru_stime))
+    Some((tv(ru.ru_utime) + tv(ru.ru_stime), ru.ru_nvcsw.max(0) as u64))
 }
 
 /// The verdict of a finished run (`explain::verdict`): its result as measured, its timeline,
@@ -383,7 +385,7 @@ fn judge_run(
     agg: &Aggregate,
     elapsed: Option<Duration>,
     timeline: &Arc<Timeline>,
-    cpu_s: Option<f64>,
+    cpu: Option<(f64, u64)>,
 ) -> crate::explain::verdict::Verdict {
     use crate::explain::verdict::{dirty_bytes, judge, Observed};
     let spec = &meta.spec;
@@ -391,7 +393,8 @@ fn judge_run(
     let ctx = crate::explain::context::Context::collect(&spec.path);
     let profile = crate::explain::profile_for(&spec.path);
     let seen = Observed {
-        cpu_s,
+        cpu_s: cpu.map(|c| c.0),
+        voluntary_switches: cpu.map(|c| c.1),
         dirty_end_bytes: std::fs::read_to_string("/proc/meminfo")
             .ok()
             .and_then(|m| dirty_bytes(&m)),
