@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Issue 23: false alarms are as bad as misses. Runs the clean runs N times in a row (default 20)
 # and counts every verdict that is not `ok` with no reason:
-#   warm pread 1M           run F -r 1M 1024 --method pread --cache warm
+#   warm pread 1M           run F -r 1M 512 --method pread --cache warm
 #   cold O_DIRECT 1M        run F -r 1M 256 --method pread --direct
 #   io_uring 4K QD32 cold   run F -r 4K 16384 --method io_uring --queue-depth 32 --pattern random --cache cold
-# on a 1 GiB file in DIR (default: $TMPDIR or /tmp; it must be on a local disk), created with
-# `run -w --fsync` and removed at the end (also on Ctrl-C).
+# on a 512 MiB file in DIR (default: $TMPDIR or /tmp; it must be on a local disk), created with
+# `run -w --fsync` and removed at the end (also on Ctrl-C). The file is small enough for a warm
+# read to stay cached on a VM whose DAMON pages out up to 128 MiB/s of idle memory (a 1 GiB file
+# was paged out between warming and reading: cache_evicted, rightly).
 #
 # usage: bench/verdict-clean.sh [N] [DIR]
 #   RUN=path/to/run   the binary (default: target/release/run, built if missing)
@@ -28,10 +30,10 @@ cleanup() { rm -rf -- "$work" "$cache"; }
 trap cleanup EXIT INT TERM
 
 f=$work/data
-"$run" "$f" -w 1M 1024 --fsync >/dev/null 2>&1
+"$run" "$f" -w 1M 512 --fsync >/dev/null 2>&1
 
 declare -A cmd=(
-    [warm-pread-1M]="-r 1M 1024 --method pread --cache warm"
+    [warm-pread-1M]="-r 1M 512 --method pread --cache warm"
     [cold-direct-1M]="-r 1M 256 --method pread --direct"
     [uring-4K-qd32-cold]="-r 4K 16384 --method io_uring --queue-depth 32 --pattern random --cache cold"
 )
