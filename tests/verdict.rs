@@ -429,7 +429,7 @@ fn a_warm_read_above_the_profiles_memory_ceiling_is_suspect_above_ceiling() {
 }
 
 #[test]
-fn the_csv_of_a_batch_carries_verdict_reasons_and_why_columns() {
+fn a_runs_json_result_carries_verdict_reasons_and_why() {
     let d = tmp();
     let f = d.path().join("f");
     write_file(&f, 4);
@@ -445,4 +445,47 @@ fn the_csv_of_a_batch_carries_verdict_reasons_and_why_columns() {
     for k in ["verdict", "reasons", "why"] {
         assert!(r[k].is_string(), "{k} in {r}");
     }
+}
+
+#[test]
+fn fast_on_a_tmpfs_file_says_its_verdict_on_stderr_and_in_json() {
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() {
+        eprintln!("skipped: no /dev/shm");
+        return;
+    }
+    let d = tempfile::Builder::new()
+        .prefix("diskscope-test")
+        .tempdir_in(shm)
+        .unwrap();
+    let f = d.path().join("f");
+    write_file(&f, 8);
+    let cache = tmp();
+    let out = bin("fast")
+        .env("XDG_CACHE_HOME", cache.path())
+        .arg(&f)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    if !stderr.contains("tmpfs") {
+        eprintln!("skipped: /dev/shm is not tmpfs here");
+        return;
+    }
+    assert!(
+        stderr.contains("fast: verdict: suspect (not_a_disk"),
+        "{stderr}"
+    );
+    let out = bin("fast")
+        .env("XDG_CACHE_HOME", cache.path())
+        .arg(&f)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["results"][0]["verdict"], "suspect", "{doc}");
+    assert!(doc["results"][0]["reasons"]
+        .as_str()
+        .unwrap()
+        .contains("not_a_disk"));
 }

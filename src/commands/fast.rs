@@ -25,8 +25,10 @@ pub fn execute(a: &FastArgs) -> anyhow::Result<i32> {
     let (road, t, bs) = (report.road.as_str(), report.threads, report.block_bytes);
     let qd = settings.queue_depth;
     let e = crate::explain::fast_explanation(&a.file, road, t, bs, qd, report.bytes, seconds);
+    let verdict = fast_verdict(&a.file, &report, qd, seconds);
     if a.json {
-        println_stdout(&fast_document(&a.file, &report, qd, seconds, e.as_ref())?)?;
+        let doc = fast_document(&a.file, &report, qd, seconds, e.as_ref(), &verdict)?;
+        println_stdout(&doc)?;
     } else {
         println_stdout(&format_xor(report.xor))?;
     }
@@ -35,7 +37,7 @@ pub fn execute(a: &FastArgs) -> anyhow::Result<i32> {
     if let Some(e) = e {
         eprintln!("fast: {}", e.line);
     }
-    for line in fast_verdict(&a.file, &report, qd, seconds).lines() {
+    for line in verdict.lines() {
         eprintln!("fast: {line}");
     }
     Ok(0)
@@ -108,6 +110,7 @@ fn fast_document(
     queue_depth: u32,
     seconds: f64,
     explanation: Option<&crate::explain::model::Explanation>,
+    verdict: &crate::explain::verdict::Verdict,
 ) -> anyhow::Result<String> {
     let ctx = crate::explain::context::Context::collect(file);
     let setup = json!({
@@ -128,6 +131,9 @@ fn fast_document(
         "bound": explanation.map(|e| e.prediction.bound.to_string()),
         "bound_mib_s": explanation.map(|e| e.prediction.bound_mib_s),
         "pct_of_bound": explanation.map(|e| e.pct_of_bound),
+        "verdict": verdict.verdict.as_str(),
+        "reasons": verdict.codes(),
+        "why": verdict.sentences(),
     });
     crate::explain::json::document(
         "fast",
