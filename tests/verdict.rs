@@ -409,7 +409,7 @@ fn a_run_of_four_blocks_is_suspect_too_short() {
     write_file(&f, 4);
     let s = run(&f, &["-r", "1M", "4", "--cache", "warm"]);
     assert_suspect(&s, "too_short");
-    assert!(s.why.contains("4 operations"), "{s:?}");
+    assert!(s.why.contains("4 operations are too few"), "{s:?}");
 }
 
 #[test]

@@ -326,6 +326,16 @@ pub fn judge(
     profile: Option<&Profile>,
     seen: &Observed,
 ) -> Verdict {
+    // A file in RAM is always cached: not said again as a failed eviction.
+    let in_ram = seen.ram_below.is_some()
+        || ctx
+            .filesystem
+            .as_ref()
+            .is_some_and(|f| RAM_FS.contains(&f.fs_type.as_str()))
+        || ctx
+            .device
+            .as_ref()
+            .is_some_and(|d| ["zram", "ram", "brd"].iter().any(|p| d.name.starts_with(p)));
     let mut reasons: Vec<Reason> = Vec::new();
     let mut say = |code: Code, sentence: String| {
         if !reasons.iter().any(|r| r.code == code) {
@@ -446,7 +456,12 @@ pub fn judge(
             );
         }
     }
-    if read && cold && r.residency_before_pct > COLD_RESIDENT_PCT && compressing.is_none() {
+    if read
+        && cold
+        && r.residency_before_pct > COLD_RESIDENT_PCT
+        && compressing.is_none()
+        && !in_ram
+    {
         say(
             Code::CacheNotDisk,
             format!(
@@ -530,7 +545,7 @@ pub fn judge(
                 "the workers used {share:.2} of a core each over the run"
             )),
             (_, Some(n)) if n.saturating_mul(NEVER_WAITED_OPS_PER_SLEEP) <= r.ops => Some(format!(
-                "the workers slept {n} times in {} operations: they never waited for a device",
+                "the workers slept {n} times in {} operations (they never waited for a device)",
                 r.ops
             )),
             _ => None,
@@ -539,8 +554,8 @@ pub fn judge(
             say(
                 Code::GeneratorBound,
                 format!(
-                    "{why}: the figure measures diskscope's own per-call CPU cost, not the \
-                     disk; use {fix}"
+                    "{why}, so the figure measures diskscope's own per-call CPU cost, not \
+                     the disk; use {fix}"
                 ),
             );
         }
@@ -587,14 +602,22 @@ pub fn judge(
     }
 
     // Too little to say anything.
-    if r.seconds < MIN_SECONDS || r.ops < MIN_OPS {
+    if r.seconds < MIN_SECONDS {
         say(
             Code::TooShort,
             format!(
-                "{} operations in {:.3} s (at least {MIN_OPS} operations over {MIN_SECONDS} s \
-                 are needed): shorter than the warm-up, too few for a stable figure; use more \
-                 blocks or a longer run",
-                r.ops, r.seconds
+                "{:.3} s is shorter than the {MIN_SECONDS} s warm-up (thread start, first \
+                 faults, the queue filling): use more blocks",
+                r.seconds
+            ),
+        );
+    } else if r.ops < MIN_OPS {
+        say(
+            Code::TooShort,
+            format!(
+                "{} operations are too few for a stable figure (at least {MIN_OPS}: the mean \
+                 of fewer is uncertain by more than ±20%): use more or smaller blocks",
+                r.ops
             ),
         );
     }
@@ -772,6 +795,14 @@ mod tests {
             assert_eq!(v.reasons[0].code, Code::NotADisk);
             assert!(v.reasons[0].sentence.contains(word), "{}", v.reasons[0]);
         }
+        // A file in RAM is always cached: that is not said twice as a failed eviction.
+        let cached = RunResult {
+            direct: false,
+            residency_before_pct: 100.0,
+            ..clean()
+        };
+        let v = judged(&cached, None, &on("tmpfs", ""), &Observed::default());
+        assert_eq!(codes(&v), [Code::NotADisk]);
         let mut zram = disk();
         zram.device.as_mut().unwrap().name = "zram0".into();
         assert!(judged(&r, None, &zram, &Observed::default()).has(Code::NotADisk));
