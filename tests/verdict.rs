@@ -409,7 +409,11 @@ fn a_run_of_four_blocks_is_suspect_too_short() {
     write_file(&f, 4);
     let s = run(&f, &["-r", "1M", "4", "--cache", "warm"]);
     assert_suspect(&s, "too_short");
-    assert!(s.why.contains("4 operations are too few"), "{s:?}");
+    // Which of its two sentences depends on the machine's speed (under 0.05 s, or 4 operations).
+    assert!(
+        s.why.contains("4 operations are too few") || s.why.contains("shorter than the"),
+        "{s:?}"
+    );
 }
 
 #[test]
