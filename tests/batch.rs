@@ -61,7 +61,7 @@ fn col(header: &[String], name: &str) -> usize {
 }
 
 /// The columns the issue asks for, in the order of the result type.
-const RUN_COLUMNS: [&str; 34] = [
+const RUN_COLUMNS: [&str; 35] = [
     "experiment",
     "host",
     "file",
@@ -75,6 +75,7 @@ const RUN_COLUMNS: [&str; 34] = [
     "block_count",
     "threads",
     "queue_depth",
+    "buffers",
     "rep",
     "bytes",
     "seconds",
