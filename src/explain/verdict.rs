@@ -514,10 +514,13 @@ pub fn judge(
             say(
                 Code::AboveCeiling,
                 format!(
-                    "{:.1} MiB/s is {:.0}% of the machine's measured ceiling for this path ({} \
-                     {:.1} MiB/s, profile error {err}): faster than this machine goes, so the \
-                     data did not come from where the run says",
-                    r.mib_s, e.pct_of_bound, e.prediction.bound, e.prediction.bound_mib_s
+                    "{:.1} MiB/s is {:.1}× the machine's measured ceiling for this path ({} \
+                     {:.1} MiB/s), beyond the profile's error ({err}): faster than this machine \
+                     goes, so the data did not come from where the run says",
+                    r.mib_s,
+                    e.pct_of_bound / 100.0,
+                    e.prediction.bound,
+                    e.prediction.bound_mib_s
                 ),
             );
         }
