@@ -61,7 +61,7 @@ fn col(header: &[String], name: &str) -> usize {
 }
 
 /// The columns the issue asks for, in the order of the result type.
-const RUN_COLUMNS: [&str; 32] = [
+const RUN_COLUMNS: [&str; 35] = [
     "experiment",
     "host",
     "file",
@@ -94,6 +94,9 @@ const RUN_COLUMNS: [&str; 32] = [
     "bound_mib_s",
     "pct_of_bound",
     "bound_hint",
+    "verdict",
+    "reasons",
+    "why",
 ];
 
 #[test]

@@ -33,3 +33,4 @@ mod run_cmd;
 mod speed;
 mod timeline;
 mod tui;
+mod verdict;

@@ -37,8 +37,10 @@ pub fn execute(a: &FastArgs) -> anyhow::Result<i32> {
     let (road, t, bs) = (report.road.as_str(), report.threads, report.block_bytes);
     let qd = settings.queue_depth;
     let e = crate::explain::fast_explanation(&a.file, road, t, bs, qd, report.bytes, seconds);
+    let verdict = fast_verdict(&a.file, &report, qd, seconds);
     if a.json {
-        println_stdout(&fast_document(&a.file, &report, qd, seconds, e.as_ref())?)?;
+        let doc = fast_document(&a.file, &report, qd, seconds, e.as_ref(), &verdict)?;
+        println_stdout(&doc)?;
     } else {
         println_stdout(&format_xor(report.xor))?;
     }
@@ -47,7 +49,69 @@ pub fn execute(a: &FastArgs) -> anyhow::Result<i32> {
     if let Some(e) = e {
         eprintln!("fast: {}", e.line);
     }
+    for line in verdict.lines() {
+        eprintln!("fast: {line}");
+    }
     Ok(0)
+}
+
+/// The verdict of a `fast` pass (issue 23): its road as a result (no timeline, no CPU time:
+/// fast times one whole pass), judged on the file's context and profile.
+fn fast_verdict(
+    file: &Path,
+    report: &Report,
+    queue_depth: u32,
+    seconds: f64,
+) -> crate::explain::verdict::Verdict {
+    use crate::config::{CacheMode, Method, Op, Pattern};
+    use crate::explain::verdict::{judge, Observed};
+    let road = report.road.as_str();
+    let (method, cache, direct, bs) = match road {
+        "mmap" => (Method::Mmap, CacheMode::AsIs, false, 8 << 20),
+        "direct" => (
+            Method::IoUring,
+            CacheMode::Cold,
+            true,
+            report.block_bytes as u64,
+        ),
+        "buffered" => (
+            Method::Pread,
+            CacheMode::Cold,
+            false,
+            report.block_bytes as u64,
+        ),
+        _ => (
+            Method::Pread,
+            CacheMode::AsIs,
+            false,
+            report.block_bytes as u64,
+        ),
+    };
+    let mut r = crate::measure::RunResult {
+        file: file.display().to_string(),
+        file_size_bytes: report.bytes,
+        operation: Op::Read.into(),
+        method: method.into(),
+        pattern: Pattern::Sequential.into(),
+        cache: cache.into(),
+        direct,
+        block_size_bytes: bs.max(1),
+        threads: if direct { 1 } else { report.threads.max(1) },
+        queue_depth: if direct { queue_depth.max(1) } else { 1 },
+        bytes: report.bytes,
+        seconds,
+        ops: report.bytes.div_ceil(bs.max(1)),
+        residency_before_pct: f64::NAN,
+        ..Default::default()
+    };
+    r.set_rates();
+    let ctx = crate::explain::context::Context::collect(file);
+    let profile = crate::explain::profile_for(file);
+    let seen = Observed {
+        ram_below: Observed::ram_below(&ctx),
+        ..Default::default()
+    };
+    judge(&r, None, &ctx, profile.as_ref().map(|(p, _)| p), &seen)
 }
 
 /// The document of a `fast` run: its road and setup, the XOR and the figures (fast keeps no
@@ -58,6 +122,7 @@ fn fast_document(
     queue_depth: u32,
     seconds: f64,
     explanation: Option<&crate::explain::model::Explanation>,
+    verdict: &crate::explain::verdict::Verdict,
 ) -> anyhow::Result<String> {
     let ctx = crate::explain::context::Context::collect(file);
     let setup = json!({
@@ -78,6 +143,9 @@ fn fast_document(
         "bound": explanation.map(|e| e.prediction.bound.to_string()),
         "bound_mib_s": explanation.map(|e| e.prediction.bound_mib_s),
         "pct_of_bound": explanation.map(|e| e.pct_of_bound),
+        "verdict": verdict.verdict.as_str(),
+        "reasons": verdict.codes(),
+        "why": verdict.sentences(),
     });
     crate::explain::json::document(
         "fast",

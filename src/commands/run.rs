@@ -89,6 +89,9 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
     for line in crate::explain::stderr_lines(&spec.path, r) {
         eprintln!("{line}");
     }
+    for line in crate::explain::verdict::lines_of(r) {
+        eprintln!("{line}");
+    }
     for line in timeline.finish(r, outcome.ops_log_error.as_deref())? {
         eprintln!("{line}");
     }

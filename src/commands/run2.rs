@@ -103,6 +103,9 @@ pub fn execute(a: &Run2Args) -> anyhow::Result<i32> {
                 for line in crate::explain::stderr_lines(&spec.path, &o.result) {
                     eprintln!("{line}");
                 }
+                for line in crate::explain::verdict::lines_of(&o.result) {
+                    eprintln!("{line}");
+                }
             }
             Ok(0)
         }

@@ -77,9 +77,9 @@ pub struct Device {
 }
 
 /// Filesystems whose contents live in RAM.
-const RAM_FS: &[&str] = &["tmpfs", "ramfs", "hugetlbfs", "devtmpfs"];
+pub const RAM_FS: &[&str] = &["tmpfs", "ramfs", "hugetlbfs", "devtmpfs"];
 /// Filesystems reached over a network (prefix match also catches `fuse.*`, `nfs4`).
-const NET_FS: &[&str] = &[
+pub const NET_FS: &[&str] = &[
     "nfs",
     "cifs",
     "smb",

@@ -16,6 +16,7 @@ pub mod json;
 pub mod limits;
 pub mod model;
 pub mod profile;
+pub mod verdict;
 
 use crate::config::Method;
 use crate::measure::RunResult;

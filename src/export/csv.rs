@@ -446,15 +446,19 @@ mod tests {
         let h = header_of::<RunResult>().unwrap();
         assert_eq!(h.first().map(String::as_str), Some("experiment"));
         assert!(h.iter().any(|c| c == "lat_p999_us"));
-        // The explanation columns (empty without a limits profile) close the row.
+        // The explanation columns (empty without a limits profile), then the verdict's, close
+        // the row.
         assert_eq!(
-            h[h.len() - 5..],
+            h[h.len() - 8..],
             [
                 "error",
                 "bound",
                 "bound_mib_s",
                 "pct_of_bound",
-                "bound_hint"
+                "bound_hint",
+                "verdict",
+                "reasons",
+                "why"
             ]
         );
         let text = to_csv(&[row(1, 1, 1.0)]).unwrap();

@@ -256,9 +256,9 @@ mod tests {
         let rows = rows(&reps, 1, Layout::FilePerProcess);
         assert_eq!(header(&rows[0]), header(&rows[1]));
         assert!(header(&rows[0]).ends_with(
-            "error,bound,bound_mib_s,pct_of_bound,bound_hint,rank,clients,layout,stopped_early,rank_min_mib_s,rank_max_mib_s,slowest,start_skew_us"
+            "error,bound,bound_mib_s,pct_of_bound,bound_hint,verdict,reasons,why,rank,clients,layout,stopped_early,rank_min_mib_s,rank_max_mib_s,slowest,start_skew_us"
         ));
         assert!(header(&RunResult::default())
-            .ends_with(",xor,error,bound,bound_mib_s,pct_of_bound,bound_hint"));
+            .ends_with(",xor,error,bound,bound_mib_s,pct_of_bound,bound_hint,verdict,reasons,why"));
     }
 }

@@ -116,7 +116,13 @@ impl DeviceSource {
         DeviceSource::of_dev(Path::new("/sys"), dev).or_else(|| {
             // Anonymous st_dev (btrfs): the mount's source names the device.
             let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-            let source = mount_source_of(&mounts, dev)?;
+            // A btrfs file's st_dev is not even its mount's (0:40 against 0:39): then the
+            // mount is the one whose path holds the file.
+            let source = mount_source_of(&mounts, dev).or_else(|| {
+                let abs = std::fs::canonicalize(file).ok()?;
+                let fs = crate::explain::context::find_mount(&mounts, &abs, None)?;
+                fs.source.starts_with("/dev/").then_some(fs.source)
+            })?;
             let rdev = std::fs::metadata(source).ok()?.rdev();
             DeviceSource::of_dev(Path::new("/sys"), rdev)
         })

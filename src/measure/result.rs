@@ -88,6 +88,17 @@ pub struct RunResult {
     /// Below half the bound: what to look at (misaligned blocks, split requests, page cache
     /// churn, another process); empty otherwise or without a profile.
     pub bound_hint: Option<String>,
+    /// Can this number be trusted (issue 23, `explain::verdict`): `ok` or `suspect`; empty
+    /// when not judged (a failed run, files written before the column existed).
+    #[serde(default)]
+    pub verdict: String,
+    /// The reasons of a `suspect` verdict: stable codes, `;`-separated (docs/explain.md lists
+    /// them); empty when ok.
+    #[serde(default)]
+    pub reasons: String,
+    /// Each reason's sentence with its measured figures, ` | `-separated.
+    #[serde(default)]
+    pub why: String,
     /// Fleet runs (MPI, see `src/fleet/`) only: the columns below are `None` outside a fleet and
     /// then left out of the CSV, so a single-process CSV keeps its header. A fleet CSV has them
     /// all; `Some(None)` is an empty cell.

@@ -39,6 +39,9 @@ pub struct Run {
     timeline: TimelineBuilder,
     /// Where the per-operation log goes (`--log-ops`), and the first error writing it.
     ops_log: Option<OpsLog>,
+    /// The process's CPU time (seconds) and voluntary context switches when the workers
+    /// started (for the verdict).
+    cpu_start_s: Option<(f64, u64)>,
 }
 
 /// The per-operation log's file: `worker,end_ns,latency_ns`, one operation a line.
@@ -76,6 +79,9 @@ pub struct Ended {
     pub timeline: Arc<Timeline>,
     /// Why the per-operation log ([`Run::log_ops_to`]) is incomplete, if it is.
     pub ops_log_error: Option<String>,
+    /// Can its number be trusted (issue 23): `ok` or `suspect` with reasons, judged after the
+    /// timed section; written into [`Ended::result`]'s `verdict`, `reasons` and `why`.
+    pub judgement: crate::explain::verdict::Verdict,
 }
 
 /// What a finished run gives back.
@@ -107,6 +113,7 @@ impl Run {
         // The device's first sample is time 0 of the run, taken just before the workers start.
         let timeline =
             TimelineBuilder::from_env(DEFAULT_INTERVAL, Sampler::for_file(&meta.spec.path));
+        let cpu_start_s = process_cpu_s();
         let spawned = Workers::spawn(
             prepared.jobs,
             prepared.spec.method,
@@ -141,6 +148,7 @@ impl Run {
             created: prepared.created,
             timeline,
             ops_log: None,
+            cpu_start_s,
         })
     }
 
@@ -342,9 +350,22 @@ impl Run {
             self.meta.spec.direct,
             self.aggregate.bytes,
         );
+        let cpu_s = process_cpu_s()
+            .zip(self.cpu_start_s)
+            .map(|(end, start)| ((end.0 - start.0).max(0.0), end.1.saturating_sub(start.1)));
+        let timeline = Arc::new(timeline);
+        let judgement = judge_run(
+            &self.meta,
+            &self.experiment,
+            &self.aggregate,
+            elapsed,
+            &timeline,
+            cpu_s,
+        );
         Ended {
             ops_log_error,
-            timeline: Arc::new(timeline),
+            judgement,
+            timeline,
             verdict: verdict(&self.aggregate, failure, self.meta.total),
             experiment: self.experiment,
             meta: self.meta,
@@ -353,6 +374,53 @@ impl Run {
             elapsed,
         }
     }
+}
+
+/// This process's CPU time (user + system, every thread, ended ones included), seconds, and its
+/// voluntary context switches.
+fn process_cpu_s() -> Option<(f64, u64)> {
+    // SAFETY: getrusage writes one rusage struct into the zeroed one it is given and reads
+    // nothing else.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid, writable rusage for the call's duration.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return None;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Some((tv(ru.ru_utime) + tv(ru.ru_stime), ru.ru_nvcsw.max(0) as u64))
+}
+
+/// The verdict of a finished run (`explain::verdict`): its result as measured, its timeline,
+/// the file's context and profile, the CPU time and the dirty bytes at its end.
+fn judge_run(
+    meta: &PreparedMeta,
+    experiment: &str,
+    agg: &Aggregate,
+    elapsed: Option<Duration>,
+    timeline: &Arc<Timeline>,
+    cpu: Option<(f64, u64)>,
+) -> crate::explain::verdict::Verdict {
+    use crate::explain::verdict::{dirty_bytes, judge, Observed};
+    let spec = &meta.spec;
+    let r = make_result(meta, experiment, agg, elapsed.unwrap_or_default());
+    let ctx = crate::explain::context::Context::collect(&spec.path);
+    let profile = crate::explain::profile_for(&spec.path);
+    let seen = Observed {
+        cpu_s: cpu.map(|c| c.0),
+        voluntary_switches: cpu.map(|c| c.1),
+        dirty_end_bytes: std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|m| dirty_bytes(&m)),
+        ram_below: Observed::ram_below(&ctx),
+        synced: spec.fsync || spec.dsync,
+    };
+    judge(
+        &r,
+        Some(timeline),
+        &ctx,
+        profile.as_ref().map(|(p, _)| p),
+        &seen,
+    )
 }
 
 /// Joins the workers, fsyncs a write (with `fsync`), checks the file: the run's time and what
@@ -404,6 +472,9 @@ impl Ended {
             self.elapsed.unwrap_or_default(),
         );
         r.timeline = Some(self.timeline.clone());
+        if r.error.is_empty() && self.verdict.is_ok() {
+            self.judgement.fill(&mut r);
+        }
         r
     }
 
