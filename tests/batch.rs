@@ -61,7 +61,7 @@ fn col(header: &[String], name: &str) -> usize {
 }
 
 /// The columns the issue asks for, in the order of the result type.
-const RUN_COLUMNS: [&str; 31] = [
+const RUN_COLUMNS: [&str; 32] = [
     "experiment",
     "host",
     "file",

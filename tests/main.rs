@@ -8,7 +8,7 @@
 //! tests of the parsers), `presets` (golden CSV shapes of every ready sweep and the classic commands' stdout),
 //! `hostile_runtime` (issue 9: shrinking files, SIGBUS, memory
 //! budget, Ctrl-C during writes), `hostile_integrity` (issue 21: writers under a run, hard links,
-//! inputs swapped or that never end, thread limits). Shared helpers
+//! inputs swapped or that never end, thread limits), `labels` (issue 19: summaries that say what ran, MPI-only flags, dry-run estimates). Shared helpers
 //! (temp dirs, an independent XOR, binaries) live in `util`.
 
 mod util;
@@ -25,6 +25,7 @@ mod hostile_files;
 mod hostile_integrity;
 mod hostile_runtime;
 mod hostile_text;
+mod labels;
 mod locality;
 mod presets;
 mod profiles;

@@ -1,0 +1,130 @@
+//! Issue 19, "labels that say what ran": a write's summary names its system call and its sync
+//! mode and no residency; the fleet's flags in a build without MPI say which build they need;
+//! the dry run's estimates are honest.
+
+use crate::util::{bin, p, tmp};
+
+fn stderr_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn write_summary(extra: &[&str]) -> String {
+    let dir = tmp();
+    let f = p(&dir, "new.dat");
+    let out = bin("run")
+        .arg(&f)
+        .args(["-w", "4K", "16"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert!(out.status.success(), "{err}");
+    err.lines()
+        .find(|l| l.starts_with("wrote "))
+        .unwrap_or_else(|| panic!("no summary in {err}"))
+        .to_string()
+}
+
+#[test]
+fn a_write_names_its_system_call_and_sync_none_and_no_residency() {
+    let line = write_summary(&[]);
+    assert!(line.contains("| write, 1 thread, 4K, sync none"), "{line}");
+    assert!(!line.contains("resident"), "{line}");
+    let line = write_summary(&["--method", "pread"]);
+    assert!(line.contains("| pwrite, 1 thread"), "{line}");
+}
+
+#[test]
+fn a_write_with_fsync_says_sync_fsync() {
+    let line = write_summary(&["--fsync"]);
+    assert!(line.contains("sync fsync"), "{line}");
+    assert!(!line.contains("sync none"), "{line}");
+}
+
+#[test]
+fn a_write_with_dsync_says_o_dsync() {
+    let line = write_summary(&["--dsync"]);
+    assert!(line.contains("sync O_DSYNC"), "{line}");
+}
+
+#[test]
+fn a_read_still_states_its_residency_before() {
+    let dir = tmp();
+    let f = p(&dir, "r.dat");
+    crate::util::write_varied_file(&f, 64 << 10, 3);
+    let out = bin("run")
+        .arg(&f)
+        .args(["-r", "4K", "16"])
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("| read, 1 thread, 4K"), "{err}");
+    assert!(err.contains("resident before"), "{err}");
+}
+
+#[cfg(not(feature = "mpi"))]
+mod without_mpi {
+    use super::*;
+
+    fn refused(out: &std::process::Output, what: &str) {
+        let err = stderr_of(out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(&format!(
+                "{what}: fleet runs need a build with `--features mpi` (cargo build --release \
+                 --features mpi)"
+            )),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_clients_subcommand_says_it_needs_an_mpi_build() {
+        let out = bin("diskscope").arg("clients").output().unwrap();
+        refused(&out, "clients");
+        let out = bin("diskscope")
+            .args(["clients", "a.csv", "b.csv", "--out", "x"])
+            .output()
+            .unwrap();
+        refused(&out, "clients");
+    }
+
+    #[test]
+    fn fleet_flags_of_run_say_they_need_an_mpi_build() {
+        let dir = tmp();
+        let f = p(&dir, "x");
+        for (flags, what) in [
+            (&["--fleet-layout", "shared-file"][..], "--fleet-layout"),
+            (&["--stonewall"][..], "--stonewall"),
+            (&["--fleet-timeout", "5"][..], "--fleet-timeout"),
+        ] {
+            let out = bin("run")
+                .arg(&f)
+                .args(["-r", "4K", "1"])
+                .args(flags)
+                .output()
+                .unwrap();
+            refused(&out, what);
+            let out = bin("diskscope")
+                .arg("run")
+                .arg(&f)
+                .args(["-w", "4K", "1"])
+                .args(flags)
+                .output()
+                .unwrap();
+            refused(&out, what);
+            assert!(!f.exists(), "a refused run created {}", f.display());
+        }
+    }
+
+    #[test]
+    fn help_does_not_show_the_refused_fleet_flags() {
+        let out = bin("diskscope").arg("--help").output().unwrap();
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("clients"));
+        let out = bin("run").arg("--help").output().unwrap();
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(!help.contains("fleet"), "{help}");
+    }
+}
