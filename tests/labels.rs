@@ -128,3 +128,62 @@ mod without_mpi {
         assert!(!help.contains("fleet"), "{help}");
     }
 }
+
+/// The plan's total, in seconds, from `total: N runs, about 1 min 2 s of measuring`.
+fn total_seconds(plan: &str) -> f64 {
+    let line = plan
+        .lines()
+        .find(|l| l.starts_with("total: "))
+        .unwrap_or_else(|| panic!("no total in {plan}"));
+    let what = line
+        .split("about ")
+        .nth(1)
+        .unwrap()
+        .split(" of ")
+        .next()
+        .unwrap();
+    let mut s = 0.0;
+    let words: Vec<&str> = what.split_whitespace().collect();
+    for pair in words.chunks(2) {
+        let n: f64 = pair[0].parse().unwrap();
+        s += match pair[1] {
+            "h" => n * 3600.0,
+            "min" => n * 60.0,
+            "s" => n,
+            u => panic!("unit {u} in {line}"),
+        };
+    }
+    s
+}
+
+#[test]
+fn the_dd_compare_dry_run_estimates_seconds_from_bytes_and_says_how() {
+    // The sweep measures for about 6 s (24 passes of 256 MiB, half of them warm); the plan said
+    // "≤ 4 min" (24 runs at their 10 s bound) and "?" for dd.
+    let dir = tmp();
+    let sweep =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/sweeps/dd-compare.toml");
+    let out = bin("diskscope")
+        .current_dir(dir.path())
+        .arg("--batch")
+        .arg(&sweep)
+        .arg("--dry-run")
+        .output()
+        .unwrap();
+    let plan = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        stderr_of(&out)
+    );
+    assert!(out.status.success(), "{plan}");
+    let total = total_seconds(&plan);
+    assert!((2.0..=60.0).contains(&total), "{total} s in {plan}");
+    assert!(!plan.contains(" ? "), "{plan}");
+    assert!(plan.contains("at stated rates"), "{plan}");
+    assert!(plan.contains("≈ "), "{plan}");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "the dry run wrote files"
+    );
+}
