@@ -187,3 +187,21 @@ fn the_dd_compare_dry_run_estimates_seconds_from_bytes_and_says_how() {
         "the dry run wrote files"
     );
 }
+
+#[test]
+fn run2_on_a_file_too_small_suggests_1m_writes_and_the_read_time() {
+    let dir = tmp();
+    let f = p(&dir, "small");
+    crate::util::write_varied_file(&f, 100_000, 2);
+    let out = bin("diskscope")
+        .arg("run2")
+        .arg(&f)
+        .args(["4K", "--target", "30"])
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("make one with: run BIGFILE -w 1M "), "{err}");
+    assert!(!err.contains("-w 4K"), "{err}");
+    assert!(err.contains("read in about"), "{err}");
+}
