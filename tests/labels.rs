@@ -205,3 +205,79 @@ fn run2_on_a_file_too_small_suggests_1m_writes_and_the_read_time() {
     assert!(!err.contains("-w 4K"), "{err}");
     assert!(err.contains("read in about"), "{err}");
 }
+
+/// The report half of bench/peer.sh (its Python), run on `raw` rows; None without python3.
+fn peer_report(raw: &str) -> Option<String> {
+    let script = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/peer.sh"),
+    )
+    .unwrap();
+    let py: String = script
+        .split("<<'PY'\n")
+        .nth(1)
+        .unwrap()
+        .split("\nPY\n")
+        .next()
+        .unwrap()
+        .to_string();
+    let dir = tmp();
+    let (py_path, raw_path) = (p(&dir, "report.py"), p(&dir, "raw.tsv"));
+    std::fs::write(&py_path, py).unwrap();
+    std::fs::write(&raw_path, raw).unwrap();
+    let out = std::process::Command::new("python3")
+        .arg(&py_path)
+        .arg(&raw_path)
+        .args(["", "full", "k", "fio-3", "0", "0"])
+        .output()
+        .ok()?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn peer_rows(name: &str, ds_mib_s: f64, ds_p50_us: f64, fio_mib_s: f64, fio_p50_ns: u64) -> String {
+    format!(
+        "{name}\tdiskscope\t1\tread 1 GiB in 1 s: {ds_mib_s:.1} MiB/s, 1 ops | latency p50 \
+         {ds_p50_us:.2} µs, p99 9.00 µs, max 9 µs\n\
+         {name}\tfio\t1\t{{\"jobs\":[{{\"read\":{{\"io_bytes\":1,\"bw_bytes\":{},\"lat_ns\":\
+         {{\"percentile\":{{\"50.000000\":{fio_p50_ns},\"99.000000\":9000}}}}}},\"write\":\
+         {{\"io_bytes\":0}}}}]}}\n",
+        (fio_mib_s * 1048576.0) as u64
+    )
+}
+
+#[test]
+fn peer_notes_are_computed_from_the_row_and_never_contradict_it() {
+    // diskscope's 4K p50 is 0.53x fio's and it moves 0.80x the bytes: the fixed note ("p50
+    // higher, yet it moves 1.08-1.15x") would contradict both.
+    let Some(text) = peer_report(&peer_rows("warm 4K read", 800.0, 0.53, 1000.0, 1000)) else {
+        eprintln!("skipped: no python3");
+        return;
+    };
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("| warm 4K read"))
+        .unwrap();
+    assert!(!row.contains("1.08"), "{row}");
+    assert!(!row.contains("yet it moves"), "{row}");
+    // When the numbers fit the reason, the note states them.
+    let text = peer_report(&peer_rows("warm 4K read", 1200.0, 1.5, 1000.0, 1000)).unwrap();
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("| warm 4K read"))
+        .unwrap();
+    assert!(row.contains("1.50x fio's, yet it moves 1.20x"), "{row}");
+}
+
+#[test]
+fn compare_quick_says_start_up_dominates() {
+    let script = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/compare.sh"),
+    )
+    .unwrap();
+    assert!(script.contains("a smoke test, not a measurement"));
+    assert!(script.contains("start-up dominates"));
+}
