@@ -86,7 +86,7 @@ pub enum Command {
     Clients(crate::fleet::clients::ClientsArgs),
     /// Without `--features mpi`: accepted (hidden) only to say which build it needs
     #[cfg(not(feature = "mpi"))]
-    #[command(hide = true)]
+    #[command(hide = true, disable_help_flag = true)]
     Clients {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
         args: Vec<std::ffi::OsString>,

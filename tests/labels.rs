@@ -89,6 +89,11 @@ mod without_mpi {
             .output()
             .unwrap();
         refused(&out, "clients");
+        let out = bin("diskscope")
+            .args(["clients", "--help"])
+            .output()
+            .unwrap();
+        refused(&out, "clients");
     }
 
     #[test]
