@@ -215,7 +215,14 @@ stat_of() { # SECTION NAME -> "median min max maxres minres"
 gib_s() { awk -v b="$SIZE_BYTES" -v s="$1" 'BEGIN { printf "%.2f", b / s / 1073741824 }'; }
 
 OUT=$TMP/table.md
+SHORT_S=0.25
+SHORT_ROWS=0
 {
+  if [ "$QUICK" = 1 ]; then
+    echo "**--quick: a smoke test, not a measurement.** Whole processes are timed on a $SIZE_MIB MiB file, so"
+    echo "start-up (fio's job parsing and threads, dd's exec) weighs on every row; run without --quick."
+    echo
+  fi
   echo "| cache | contender | median s | min s | max s | GiB/s (median) | fast's speed ÷ this |"
   echo "|---|---|---:|---:|---:|---:|---:|"
   for section in warm cold; do
@@ -225,10 +232,19 @@ OUT=$TMP/table.md
       grep -q "^$section	$name	" "$RECORDS" || continue
       read -r m lo hi _ _ <<<"$(stat_of "$section" "$name")"
       ratio=$(awk -v a="$m" -v f="$fm" 'BEGIN { printf "%.2f×", a / f }')
+      # A whole process timed for less than SHORT_S is mostly its start-up (fio parses its job
+      # and starts threads, dd and sh exec): marked, and said below the table.
+      if awk -v a="$m" -v f="$fm" -v t="$SHORT_S" 'BEGIN { exit !(a < t || f < t) }'; then
+        ratio="$ratio †"
+        SHORT_ROWS=1
+      fi
       echo "| $section | $(label "$name") | $m | $lo | $hi | $(gib_s "$m") | $ratio |"
     done
   done
 } >"$OUT"
+if [ "$SHORT_ROWS" = 1 ]; then
+  echo "† a run under $SHORT_S s: whole-process timing, so start-up dominates and the ratio says little about reading; use a bigger SIZE_MIB." >>"$OUT"
+fi
 
 cold_hi=$(awk -F'\t' '$1 == "cold" { if ($4 > m) m = $4 } END { printf "%.1f", m }' "$RECORDS")
 warm_lo=$(awk -F'\t' '$1 == "warm" && $2 != "ram" { if (NR == 1 || m == "" || $4 < m) m = $4 } END { printf "%.1f", m }' "$RECORDS")

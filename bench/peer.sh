@@ -163,28 +163,40 @@ for line in open(raw):
         p99 = pct.get("99.000000", 0) / 1000
         rows[name]["fio"].append((side["bw_bytes"] / 2**20, p50, p99))
 
-REASONS = {
-    "warm mmap 1M": "fio's mmap engine copies each block into a buffer; diskscope XORs the mapping in place",
-    "warm 4K read": "fio's own per-I/O bookkeeping between reads: diskscope's p50 per read is "
-    "higher, yet it moves more bytes (1.08-1.15x over three quiet runs)",
-    # Measured, and explained in docs/accuracy.md ("Remaining differences"):
-    "write ": "both tools' buffered 1 GiB writes are bimodal on this VM (p50 ~0.1 or ~2.3 ms per 1M "
-    "write, fio alone too): the ratio says which phase each tool's runs hit (docs/accuracy.md)",
-}
+# Possible reasons for a row outside 0.9-1.1, each shown only when the row's own numbers fit it
+# (a fixed note would contradict a run that measured otherwise), and stating those numbers.
+# (prefix, fits(ratio, p50 ratio, d, f), note(ratio, p50 ratio, d, f))
+def spread(xs):
+    return max(xs) / min(xs) if min(xs) > 0 else float("inf")
+
+REASONS = [
+    ("warm mmap 1M", lambda r, l, d, f: r > 1.1,
+     lambda r, l, d, f: f"diskscope {r:.2f}x fio: fio's mmap engine copies each block into a buffer; "
+     "diskscope XORs the mapping in place"),
+    ("warm 4K read", lambda r, l, d, f: r > 1.1 and l is not None and l > 1,
+     lambda r, l, d, f: f"diskscope's p50 per read is {l:.2f}x fio's, yet it moves {r:.2f}x the bytes: "
+     "fio's own per-I/O bookkeeping between reads"),
+    # Explained in docs/accuracy.md ("Remaining differences"):
+    ("write ", lambda r, l, d, f: max(spread(d), spread(f)) > 2,
+     lambda r, l, d, f: f"bimodal buffered writes on this VM (runs span {min(d):.0f}-{max(d):.0f} MiB/s "
+     f"for diskscope, {min(f):.0f}-{max(f):.0f} for fio): the ratio says which phase each tool's runs "
+     "hit (docs/accuracy.md)"),
+]
 
 if hugepages == "0":
-    REASONS["cold 1M O_DIRECT"] = (
-        "diskscope's O_DIRECT buffers are transparent huge pages (one device request per 1M read); "
-        "fio cannot ask for THP, so its --iomem=mmap buffers are 4 KiB pages (two) unless THP is "
-        "`always`; run with --hugepages N for like-for-like"
-    )
+    REASONS.append((
+        "cold 1M O_DIRECT", lambda r, l, d, f: r > 1.1,
+        lambda r, l, d, f: f"diskscope {r:.2f}x fio: diskscope's O_DIRECT buffers are transparent huge "
+        "pages (one device request per 1M read); fio cannot ask for THP, so its --iomem=mmap buffers "
+        "are 4 KiB pages (two) unless THP is `always`; run with --hugepages N for like-for-like",
+    ))
 
-def reason(name, ratio, d, f):
-    for key, why in REASONS.items():
-        if name.startswith(key):
-            return why
+def reason(name, ratio, p50_ratio, d, f):
     if quick == "1":
         return "quick smoke test: runs of milliseconds, start-up costs dominate; not a measurement"
+    for key, fits, why in REASONS:
+        if name.startswith(key) and fits(ratio, p50_ratio, d, f):
+            return why(ratio, p50_ratio, d, f)
     if min(d) <= max(f) and min(f) <= max(d):
         return "within noise: the min–max ranges of the two tools overlap"
     return "not explained yet: see docs/accuracy.md"
@@ -210,10 +222,13 @@ for name in order:
         continue
     dt, ft = [x[0] for x in d], [x[0] for x in f]
     ratio = statistics.median(dt) / statistics.median(ft)
-    def lat_ratio(i):
+    def lat_value(i):
         a, b = statistics.median(x[i] for x in d), statistics.median(x[i] for x in f)
-        return f"{a / b:.2f}" if b > 0 else "–"
-    note = "" if 0.9 <= ratio <= 1.1 else reason(name, ratio, dt, ft)
+        return a / b if b > 0 else None
+    def lat_ratio(i):
+        v = lat_value(i)
+        return f"{v:.2f}" if v is not None else "–"
+    note = "" if 0.9 <= ratio <= 1.1 else reason(name, ratio, lat_value(1), dt, ft)
     lines.append(
         f"| {name} | {fmt_range(dt)} | {fmt_range(ft)} | {ratio:.2f} | {lat_ratio(1)} | {lat_ratio(2)} | {note} |"
     )

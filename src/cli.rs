@@ -84,6 +84,13 @@ pub enum Command {
     /// Fleet runs: throughput by number of clients, from the CSVs of several fleet runs
     #[cfg(feature = "mpi")]
     Clients(crate::fleet::clients::ClientsArgs),
+    /// Without `--features mpi`: accepted (hidden) only to say which build it needs
+    #[cfg(not(feature = "mpi"))]
+    #[command(hide = true, disable_help_flag = true)]
+    Clients {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+        args: Vec<std::ffi::OsString>,
+    },
     /// Measure this machine's ceilings for a file's device once and store them as a profile
     Limits(crate::explain::limits::LimitsArgs),
     /// Print a shell completion script: `source <(diskscope completions bash)`
@@ -194,6 +201,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Compare(a)) => crate::compare::execute(&a),
         #[cfg(feature = "mpi")]
         Some(Command::Clients(a)) => crate::fleet::clients::execute(&a),
+        #[cfg(not(feature = "mpi"))]
+        Some(Command::Clients { .. }) => Err(crate::fleet::needs_mpi("clients")),
         Some(Command::Limits(a)) => crate::explain::limits::execute(&a),
         Some(Command::Completions { shell }) => print_completions(shell),
         Some(Command::Man { subcommand }) => print_man_page(subcommand.as_deref()),

@@ -489,7 +489,7 @@ fn run2_on_a_file_too_small_for_the_target_says_how_to_make_one() {
         .code(1);
     let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(stderr.contains("ends after 100000 bytes"), "{stderr}");
-    assert!(stderr.contains("run BIGFILE -w 4K"), "{stderr}");
+    assert!(stderr.contains("run BIGFILE -w 1M "), "{stderr}");
     assert!(out.get_output().stdout.is_empty());
 }
 

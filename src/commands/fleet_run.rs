@@ -96,7 +96,7 @@ pub fn execute(a: &RunArgs, mut fleet: Fleet) -> anyhow::Result<i32> {
             "rank {} ({}): {}{stopped}",
             rep.rank,
             r.host,
-            summary_line(r)
+            summary_line(&spec, r)
         );
     }
     eprintln!("{}", fleet_line(all, fleet.hosts()));

@@ -18,6 +18,8 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
     if let Some(fleet) = crate::fleet::join(a.fleet.options()?)? {
         return super::fleet_run::execute(a, fleet);
     }
+    #[cfg(not(feature = "mpi"))]
+    a.fleet.refuse_any()?;
     let spec = spec_of(a)?;
     let t = &a.timeline;
     let mut timeline = crate::export::timeline::TimelineOutputs::open(
@@ -78,7 +80,7 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
     } else {
         println_stdout(&xor)?;
     }
-    eprintln!("{}", summary_line(r));
+    eprintln!("{}", summary_line(&spec, r));
     for line in crate::lab::throughput::open_loop_lines(r) {
         eprintln!("{line}");
     }

@@ -110,27 +110,58 @@ pub fn execute(a: &Run2Args) -> anyhow::Result<i32> {
             Ok(0)
         }
         SearchEnd::FileTooSmall(s) => {
-            let rate = s.bytes as f64 / s.seconds.max(1e-9);
-            let need = (rate * a.target * 1.25) as u64;
-            let count = need.div_ceil(bs).next_power_of_two();
+            let memory = crate::runner::mem_available_bytes();
             eprintln!(
-                "error: {} ends after {} bytes, read in {:.3} s ({:.1} MiB/s), before the {} s target; \
-                 reaching it needs a file of about {} ({} blocks of {}); make one with: \
-                 run BIGFILE -w {} {}",
-                a.file.display(),
-                s.bytes,
-                s.seconds,
-                rate / (1024.0 * 1024.0),
-                a.target,
-                crate::size::format_bytes_approx(count * bs),
-                count,
-                format_size(bs),
-                format_size(bs),
-                count
+                "error: {}",
+                too_small_advice(&a.file.display().to_string(), s, bs, a.target, memory)
             );
             Ok(1)
         }
     }
+}
+
+/// Block size of the suggested write: 1 MiB writes make a big file many times faster than
+/// 4 KiB ones (the run's own block size when it is larger).
+const SUGGESTED_WRITE_BLOCK_BYTES: u64 = 1 << 20;
+
+/// What to do when the file ended before the target: the size the search needs (the first
+/// power-of-two block count whose read, at the rate just measured, takes the target), the
+/// `run -w` line that makes it in 1 MiB writes, how long reading it will take at that rate,
+/// and, when it is larger than the memory available, why the rate will drop (its reads will
+/// come from the device, so a smaller file may already do).
+fn too_small_advice(
+    file: &str,
+    s: Step,
+    bs: u64,
+    target: f64,
+    memory_available: Option<u64>,
+) -> String {
+    let rate = s.bytes as f64 / s.seconds.max(1e-9);
+    let need = (rate * target * 1.25) as u64;
+    let count = need.div_ceil(bs).max(1).next_power_of_two();
+    let size = count.saturating_mul(bs);
+    let write_bs = bs.max(SUGGESTED_WRITE_BLOCK_BYTES);
+    let write_count = size.div_ceil(write_bs);
+    let mut msg = format!(
+        "{file} ends after {} bytes, read in {:.3} s ({:.1} MiB/s), before the {target} s \
+         target; at that rate reaching it needs a file of about {} ({count} blocks of {}, read \
+         in about {:.0} s); make one with: run BIGFILE -w {} {write_count}",
+        s.bytes,
+        s.seconds,
+        rate / (1024.0 * 1024.0),
+        crate::size::format_bytes_approx(size),
+        format_size(bs),
+        size as f64 / rate.max(1.0),
+        format_size(write_bs),
+    );
+    if let Some(m) = memory_available.filter(|m| size > *m) {
+        msg += &format!(
+            " (larger than the {} of memory available: its reads will come from the device, \
+             slower than this file's, so a smaller file may reach the target; run2 it to see)",
+            crate::size::format_bytes_approx(m)
+        );
+    }
+    msg
 }
 
 #[cfg(test)]
@@ -148,6 +179,26 @@ mod tests {
         .unwrap();
         assert_eq!(asked, vec![1, 2, 4, 8]);
         assert!(matches!(end, SearchEnd::Found(s) if s.block_count == 8));
+    }
+
+    #[test]
+    fn a_file_too_small_is_answered_with_1m_writes_of_the_size_the_rate_needs() {
+        // 100 MiB in 0.1 s (1000 MiB/s), 4K blocks, 5 s target: 6.1 GiB with the margin, so
+        // 2^21 blocks of 4K (8 GiB), written as 8192 blocks of 1M.
+        let step = Step {
+            block_count: 25600,
+            bytes: 100 << 20,
+            seconds: 0.1,
+        };
+        let m = too_small_advice("f", step, 4096, 5.0, None);
+        assert!(m.contains("run BIGFILE -w 1M 8192"), "{m}");
+        assert!(m.contains("2097152 blocks of 4K"), "{m}");
+        assert!(!m.contains("memory available"), "{m}");
+        let m = too_small_advice("f", step, 4096, 5.0, Some(4 << 30));
+        assert!(m.contains("memory available"), "{m}");
+        // A block larger than 1 MiB is written as it is read.
+        let m = too_small_advice("f", step, 4 << 20, 5.0, None);
+        assert!(m.contains("-w 4M "), "{m}");
     }
 
     #[test]

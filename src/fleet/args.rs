@@ -36,3 +36,52 @@ impl FleetArgs {
         })
     }
 }
+
+/// The one line that refuses a fleet flag or the `clients` subcommand in a build without MPI.
+pub fn needs_mpi(what: &str) -> anyhow::Error {
+    crate::config::usage(format!(
+        "{what}: fleet runs need a build with `--features mpi` (cargo build --release --features \
+         mpi)"
+    ))
+}
+
+/// The fleet flags of `run` in a build without MPI: accepted (hidden from `--help`) only to be
+/// refused with one line that names the build they need, instead of clap's "unexpected
+/// argument".
+#[cfg(not(feature = "mpi"))]
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct FleetArgsWithoutMpi {
+    #[arg(
+        long = "fleet-layout",
+        hide = true,
+        value_name = "LAYOUT",
+        allow_hyphen_values = true
+    )]
+    pub layout: Option<String>,
+    #[arg(long, hide = true)]
+    pub stonewall: bool,
+    #[arg(
+        long = "fleet-timeout",
+        hide = true,
+        value_name = "SECONDS",
+        allow_hyphen_values = true
+    )]
+    pub timeout_s: Option<String>,
+}
+
+#[cfg(not(feature = "mpi"))]
+impl FleetArgsWithoutMpi {
+    /// Ok when no fleet flag was given; else the one-line refusal naming the first one.
+    pub fn refuse_any(&self) -> anyhow::Result<()> {
+        if self.layout.is_some() {
+            return Err(needs_mpi("--fleet-layout"));
+        }
+        if self.stonewall {
+            return Err(needs_mpi("--stonewall"));
+        }
+        if self.timeout_s.is_some() {
+            return Err(needs_mpi("--fleet-timeout"));
+        }
+        Ok(())
+    }
+}

@@ -29,7 +29,10 @@ pub mod wire;
 pub mod error;
 pub mod options;
 
+pub use args::needs_mpi;
 pub use args::FleetArgs;
+#[cfg(not(feature = "mpi"))]
+pub use args::FleetArgsWithoutMpi;
 use error::abort_error;
 pub use error::{follower_status, FleetError};
 pub use options::{FleetOptions, Layout, DEFAULT_TIMEOUT, HEARTBEAT, POLL_SLEEP};

@@ -95,6 +95,9 @@ pub struct RunArgs {
     #[cfg(feature = "mpi")]
     #[command(flatten)]
     pub fleet: crate::fleet::FleetArgs,
+    #[cfg(not(feature = "mpi"))]
+    #[command(flatten)]
+    pub fleet: crate::fleet::FleetArgsWithoutMpi,
     /// Writes: preallocate the file before the run: native (fallocate, fio's default) or none
     #[arg(long, default_value = "native", value_name = "MODE")]
     pub prealloc: String,
@@ -256,10 +259,33 @@ pub fn open_loop_lines(r: &RunResult) -> Vec<String> {
     ]
 }
 
-/// The one-line human summary of a result, for stderr.
-pub fn summary_line(r: &RunResult) -> String {
-    format!(
-        "{} {} in {:.4} s: {:.1} MiB/s, {} ops, {:.0} IOPS | latency p50 {:.2} µs, p99 {:.2} µs, max {:.1} µs | {}, {} thread{}, {}{}, buffers {}, cache {} ({})",
+/// The system call a write made with `method`: `read` writes with `write(2)`, `pread` with
+/// `pwrite(2)`; the other methods' names cover both directions (`io_uring`, `buffered`).
+pub fn write_call(method: Method) -> &'static str {
+    match method {
+        Method::Read => "write",
+        Method::Pread => "pwrite",
+        m => m.as_str(),
+    }
+}
+
+/// How a write was made durable: `sync none` (left in the page cache), `sync fsync` (one timed
+/// fsync at the end), `sync O_DSYNC` (every write durable before it returns), or both.
+pub fn sync_label(fsync: bool, dsync: bool) -> &'static str {
+    match (dsync, fsync) {
+        (false, false) => "sync none",
+        (false, true) => "sync fsync",
+        (true, false) => "sync O_DSYNC",
+        (true, true) => "sync O_DSYNC + fsync",
+    }
+}
+
+/// The one-line human summary of a result, for stderr. `spec` is the run's own spec: a write
+/// names its system call and its sync mode, and no residency (it measured the file it was
+/// about to create or replace, which says nothing of the data written).
+pub fn summary_line(spec: &RunSpec, r: &RunResult) -> String {
+    let head = format!(
+        "{} {} in {:.4} s: {:.1} MiB/s, {} ops, {:.0} IOPS | latency p50 {:.2} µs, p99 {:.2} µs, max {:.1} µs",
         if r.operation == Op::Write { "wrote" } else { "read" },
         format_bytes_approx(r.bytes),
         r.seconds,
@@ -269,11 +295,30 @@ pub fn summary_line(r: &RunResult) -> String {
         r.lat_p50_us,
         r.lat_p99_us,
         r.lat_max_us,
-        r.method,
+    );
+    let threads = format!(
+        "{} thread{}, {}{}",
         r.threads,
         if r.threads == 1 { "" } else { "s" },
         crate::size::format_size(r.block_size_bytes),
         if r.direct { " O_DIRECT" } else { "" },
+    );
+    if r.operation == Op::Write {
+        let cache = if spec.cache == CacheMode::AsIs {
+            String::new()
+        } else {
+            format!(", cache {}", r.cache)
+        };
+        return format!(
+            "{head} | {}, {threads}, {}, buffers {}{cache}",
+            write_call(spec.method),
+            sync_label(spec.fsync, spec.dsync),
+            r.buffers.as_str(),
+        );
+    }
+    format!(
+        "{head} | {}, {threads}, buffers {}, cache {} ({})",
+        r.method,
         r.buffers.as_str(),
         r.cache,
         if r.residency_before_pct.is_nan() {

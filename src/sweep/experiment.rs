@@ -126,7 +126,8 @@ pub struct Experiment {
     pub locality: Option<crate::locality::params::Params>,
     /// What the planner changed or skipped, for the printed plan.
     pub notes: Vec<String>,
-    /// The estimate is an upper bound (runs may end at the end of the file first).
+    /// The estimate is a guess within a bound (runs may end at the end of the file first, or
+    /// when their command does): shown with ≈, see `sweep::estimate`.
     pub upper_bound: bool,
 }
 

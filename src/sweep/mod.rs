@@ -12,6 +12,7 @@
 //! a third removes the lock and the test file this run created and exits at once.
 
 pub mod command;
+pub mod estimate;
 pub mod exec;
 pub mod experiment;
 pub mod files;

@@ -45,7 +45,9 @@ pub fn plan_text(p: &Plan) -> String {
         let est = match x.estimate_s() {
             Some(e) => {
                 total_s += e;
-                let bound = if x.upper_bound { "≤ " } else { "" };
+                // One-pass runs are estimated from their bytes at stated rates (sweep::estimate,
+                // its note below), not counted at their bound.
+                let bound = if x.upper_bound { "≈ " } else { "" };
                 format!("{bound}{}", format_secs(e))
             }
             None => {
@@ -72,10 +74,10 @@ pub fn plan_text(p: &Plan) -> String {
         }
     }
     s += &format!(
-        "total: {total_runs} runs, at most about {} of measuring{}\n",
+        "total: {total_runs} runs, about {} of measuring{}\n",
         format_secs(total_s),
         if unknown {
-            " plus the experiments marked ? (commands run to completion)"
+            " plus the experiments marked ? (they run to completion)"
         } else {
             ""
         }

@@ -5,6 +5,7 @@
 use crate::config::RunSpec;
 use crate::export::chart::Chart;
 use crate::sweep::command::run_command;
+use crate::sweep::estimate;
 use crate::sweep::exec::run_points;
 use crate::sweep::experiment::{Collected, Experiment, Row, SweepKind, Traits};
 use crate::sweep::files::FilePlan;
@@ -46,7 +47,30 @@ impl SweepKind for Command {
     }
 
     fn plan(&self, l: &Layered, file: Option<&FilePlan>, x: &mut Experiment) -> anyhow::Result<()> {
-        command_points(l, file.context("a command experiment needs a file")?, x)
+        command_points(l, file.context("a command experiment needs a file")?, x)?;
+        // Its runs end with the command, mostly long before the timeout: an estimate, not a
+        // bound (shown with ≈).
+        x.upper_bound = true;
+        if let Some(c) = &x.command {
+            let bound = crate::sweep::progress::format_secs(c.timeout.as_secs_f64());
+            x.notes
+                .push(format!("{} (its timeout)", estimate::note(&bound)));
+        }
+        Ok(())
+    }
+
+    fn estimate_s(&self, x: &Experiment) -> Option<f64> {
+        let c = x.command.as_ref()?;
+        let bound_s = c.timeout.as_secs_f64();
+        let one_rep: f64 = x
+            .points
+            .iter()
+            .map(|s| {
+                (estimate::point_s(s, c.bytes, bound_s) + estimate::STATED_COMMAND_START_S)
+                    .min(bound_s)
+            })
+            .sum();
+        Some(one_rep * x.reps as f64)
     }
 
     fn run(

@@ -5,6 +5,7 @@
 
 use crate::config::RunSpec;
 use crate::export::chart::Chart;
+use crate::sweep::estimate;
 use crate::sweep::exec::{point_label, run_point, run_points};
 use crate::sweep::experiment::{Collected, Experiment, Row, SweepKind, Traits};
 use crate::sweep::files::FilePlan;
@@ -54,11 +55,23 @@ impl SweepKind for Throughput {
     }
 
     fn plan(&self, l: &Layered, file: Option<&FilePlan>, x: &mut Experiment) -> anyhow::Result<()> {
-        throughput_points(l, file.context("a throughput experiment needs a file")?, x)
+        throughput_points(l, file.context("a throughput experiment needs a file")?, x)?;
+        if estimate::any_by_bytes(&x.points, None) {
+            x.notes
+                .push(estimate::note(&crate::sweep::progress::format_secs(
+                    x.seconds,
+                )));
+        }
+        Ok(())
     }
 
     fn estimate_s(&self, x: &Experiment) -> Option<f64> {
-        Some(self.runs(x) as f64 * x.seconds)
+        let one_rep: f64 = x
+            .points
+            .iter()
+            .map(|s| estimate::point_s(s, None, x.seconds))
+            .sum();
+        Some(one_rep * x.reps as f64)
     }
 
     fn run(
