@@ -67,6 +67,8 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+// Parsed once per process and matched at once: the size of the largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Read or write BLOCK_COUNT blocks of BLOCK_SIZE bytes and print the XOR
