@@ -3,103 +3,8 @@
 //! buffered cold with read-ahead; root only, skipped with a reason otherwise); a level shift
 //! made by a second phase that reads from the page cache; the CSV and JSON outputs.
 
-use crate::util::{bin, is_root, p, tmp, write_varied_file};
+use crate::util::{bin, p, tmp, write_varied_file, LoopFs};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-/// A 96 MiB ext4 filesystem on a loop device of this test's own, unmounted and detached on drop.
-struct LoopFs {
-    dir: tempfile::TempDir,
-    dev: String,
-    mounted: bool,
-}
-
-impl LoopFs {
-    /// `None` (with the reason printed) where it cannot be made: not root, no losetup or mkfs.
-    fn new() -> Option<LoopFs> {
-        LoopFs::new_in(&std::env::temp_dir())
-    }
-
-    /// Like [`LoopFs::new`] with the image file in `dir` (`/dev/shm`: in RAM).
-    fn new_in(dir: &Path) -> Option<LoopFs> {
-        if !is_root() {
-            eprintln!("skipped: needs root to make a loop device");
-            return None;
-        }
-        if !dir.is_dir() {
-            eprintln!("skipped: no {}", dir.display());
-            return None;
-        }
-        let dir = tempfile::Builder::new()
-            .prefix("diskscope-test")
-            .tempdir_in(dir)
-            .unwrap();
-        let img = dir.path().join("fs.img");
-        std::fs::File::create(&img)
-            .unwrap()
-            .set_len(96 << 20)
-            .unwrap();
-        let out = Command::new("losetup")
-            .args(["-f", "--show"])
-            .arg(&img)
-            .output()
-            .ok()
-            .filter(|o| o.status.success());
-        let Some(out) = out else {
-            eprintln!("skipped: losetup could not attach a loop device");
-            return None;
-        };
-        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        let mut fs = LoopFs {
-            dir,
-            dev,
-            mounted: false,
-        };
-        let mnt = fs.mnt();
-        std::fs::create_dir(&mnt).unwrap();
-        // No lazy initialisation: nothing writes or reads behind the tests' backs.
-        let made = Command::new("mkfs.ext4")
-            .args(["-q", "-E", "lazy_itable_init=0,lazy_journal_init=0"])
-            .arg(&fs.dev)
-            .status()
-            .is_ok_and(|s| s.success());
-        fs.mounted = made
-            && Command::new("mount")
-                .arg(&fs.dev)
-                .arg(&mnt)
-                .status()
-                .is_ok_and(|s| s.success());
-        if !fs.mounted {
-            eprintln!("skipped: could not make and mount ext4 on {}", fs.dev);
-            return None;
-        }
-        Some(fs)
-    }
-
-    fn mnt(&self) -> PathBuf {
-        self.dir.path().join("mnt")
-    }
-
-    /// The device's kernel name (`loop3`).
-    fn name(&self) -> &str {
-        self.dev.trim_start_matches("/dev/")
-    }
-
-    /// Sets the device's read-ahead.
-    fn set_read_ahead_kb(&self, kb: u64) {
-        let q = format!("/sys/block/{}/queue/read_ahead_kb", self.name());
-        std::fs::write(q, kb.to_string()).unwrap();
-    }
-}
-
-impl Drop for LoopFs {
-    fn drop(&mut self) {
-        if self.mounted {
-            let _ = Command::new("umount").arg(self.mnt()).status();
-        }
-        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
-    }
-}
 
 /// `run FILE -r BS COUNT ARGS... --json`: the JSON document.
 fn run_json(file: &Path, bs: &str, count: &str, args: &[&str]) -> serde_json::Value {
@@ -147,7 +52,9 @@ fn file_of_mib(fs: &LoopFs, mib: u32) -> PathBuf {
 
 #[test]
 fn a_cold_direct_read_moves_as_many_bytes_on_the_device_as_the_file_within_two_percent() {
-    let Some(fs) = LoopFs::new() else { return };
+    let Some(fs) = LoopFs::ext4_in(&std::env::temp_dir()) else {
+        return;
+    };
     let f = file_on(&fs);
     let doc = run_json(&f, "1M", "32", &["--direct"]);
     let (dev, ratio, meaning) = ratio_of(&doc);
@@ -158,7 +65,9 @@ fn a_cold_direct_read_moves_as_many_bytes_on_the_device_as_the_file_within_two_p
 
 #[test]
 fn a_warm_read_is_served_from_the_page_cache_with_a_ratio_below_five_percent() {
-    let Some(fs) = LoopFs::new() else { return };
+    let Some(fs) = LoopFs::ext4_in(&std::env::temp_dir()) else {
+        return;
+    };
     let f = file_on(&fs);
     let doc = run_json(&f, "1M", "32", &["--cache", "warm"]);
     let (_, ratio, meaning) = ratio_of(&doc);
@@ -168,7 +77,9 @@ fn a_warm_read_is_served_from_the_page_cache_with_a_ratio_below_five_percent() {
 
 #[test]
 fn a_buffered_cold_read_of_the_start_of_a_file_shows_the_read_ahead() {
-    let Some(fs) = LoopFs::new() else { return };
+    let Some(fs) = LoopFs::ext4_in(&std::env::temp_dir()) else {
+        return;
+    };
     let f = file_on(&fs);
     fs.set_read_ahead_kb(4096);
     // 1 MiB of a 32 MiB file, 4 KiB at a time: the kernel reads ahead of it.
@@ -293,7 +204,7 @@ fn read_sectors(name: &str) -> u64 {
 fn a_run_throttled_for_its_last_mebibyte_names_the_time_its_throughput_dropped() {
     // The loop device's image in RAM, so the first phase runs at CPU speed whatever the disks
     // do; the last 1 MiB is read at 256 KiB/s once the test puts the run under a blkio cap.
-    let Some(fs) = LoopFs::new_in(Path::new("/dev/shm")) else {
+    let Some(fs) = LoopFs::ext4_in(Path::new("/dev/shm")) else {
         return;
     };
     let f = file_of_mib(&fs, 12);

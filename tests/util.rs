@@ -89,3 +89,125 @@ pub fn store_synthetic_profile(cache: &Path, dir: &Path, scale: f64) {
     )
     .unwrap();
 }
+
+/// A filesystem on a loop device of this test's own (its image in `dir`), unmounted and detached
+/// on drop.
+pub struct LoopFs {
+    dir: tempfile::TempDir,
+    /// The device node (`/dev/loop3`).
+    pub dev: String,
+    mounted: bool,
+}
+
+impl LoopFs {
+    /// ext4 on a 160 MiB image in `dir` (`/dev/shm`: in RAM), or `None` with the reason printed.
+    pub fn ext4_in(dir: &Path) -> Option<LoopFs> {
+        LoopFs::make(
+            dir,
+            &[
+                "mkfs.ext4",
+                "-q",
+                "-E",
+                "lazy_itable_init=0,lazy_journal_init=0",
+            ],
+            &[],
+        )
+    }
+
+    /// `mkfs` (program and arguments; the device is appended) on a 160 MiB image in `dir`,
+    /// mounted with `mount_args`.
+    pub fn make(dir: &Path, mkfs: &[&str], mount_args: &[&str]) -> Option<LoopFs> {
+        if !is_root() {
+            eprintln!("skipped: needs root to make a loop device");
+            return None;
+        }
+        if !dir.is_dir() {
+            eprintln!("skipped: no {}", dir.display());
+            return None;
+        }
+        let tool_there = std::process::Command::new(mkfs[0])
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success() || !o.stdout.is_empty() || !o.stderr.is_empty());
+        if !tool_there {
+            eprintln!("skipped: no {} (apt-get install the tools)", mkfs[0]);
+            return None;
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("diskscope-test")
+            .tempdir_in(dir)
+            .unwrap();
+        let img = dir.path().join("fs.img");
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(160 << 20)
+            .unwrap();
+        let out = std::process::Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(&img)
+            .output()
+            .ok()
+            .filter(|o| o.status.success());
+        let Some(out) = out else {
+            eprintln!("skipped: losetup could not attach a loop device");
+            return None;
+        };
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let mut fs = LoopFs {
+            dir,
+            dev,
+            mounted: false,
+        };
+        let mnt = fs.mnt();
+        std::fs::create_dir(&mnt).unwrap();
+        let made = std::process::Command::new(mkfs[0])
+            .args(&mkfs[1..])
+            .arg(&fs.dev)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        fs.mounted = made
+            && std::process::Command::new("mount")
+                .args(mount_args)
+                .arg(&fs.dev)
+                .arg(&mnt)
+                .status()
+                .is_ok_and(|s| s.success());
+        if !fs.mounted {
+            eprintln!(
+                "skipped: could not make and mount {} on {}",
+                mkfs[0], fs.dev
+            );
+            return None;
+        }
+        Some(fs)
+    }
+
+    pub fn mnt(&self) -> PathBuf {
+        self.dir.path().join("mnt")
+    }
+
+    /// The device's kernel name (`loop3`).
+    pub fn name(&self) -> &str {
+        self.dev.trim_start_matches("/dev/")
+    }
+
+    /// Sets the device's read-ahead.
+    pub fn set_read_ahead_kb(&self, kb: u64) {
+        let q = format!("/sys/block/{}/queue/read_ahead_kb", self.name());
+        std::fs::write(q, kb.to_string()).unwrap();
+    }
+}
+
+impl Drop for LoopFs {
+    fn drop(&mut self) {
+        if self.mounted {
+            let _ = std::process::Command::new("umount")
+                .arg(self.mnt())
+                .status();
+        }
+        let _ = std::process::Command::new("losetup")
+            .arg("-d")
+            .arg(&self.dev)
+            .status();
+    }
+}
