@@ -49,7 +49,9 @@ pub fn bin_for_any_user(dir: &Path, name: &str) -> PathBuf {
     let from = assert_cmd::cargo::cargo_bin(name);
     // A hard link writes nothing: a copy's descriptor, inherited for a moment by a child another
     // test thread forks, makes exec fail with ETXTBSY ("Text file busy").
-    if std::fs::hard_link(&from, &to).is_err() {
+    // Made once per directory: a second call must not copy the binary onto its own hard link,
+    // which would truncate the original.
+    if !to.exists() && std::fs::hard_link(&from, &to).is_err() {
         std::fs::copy(&from, &to).unwrap();
     }
     let mode = std::fs::metadata(&to).unwrap().permissions().mode();
