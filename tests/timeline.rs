@@ -219,6 +219,11 @@ fn a_run_throttled_for_its_last_mebibyte_names_the_time_its_throughput_dropped()
             "4K",
             "8192",
             "--direct",
+            // At most 20 MiB/s before the cap (an open-loop rate), so the first phase lasts
+            // over half a second (five intervals or more) however fast the machine is: the
+            // detector needs three intervals on each side of a shift.
+            "--rate",
+            "5000",
             "--interval",
             "100ms",
             "--json",
@@ -250,13 +255,13 @@ fn a_run_throttled_for_its_last_mebibyte_names_the_time_its_throughput_dropped()
         shift["after_mib_s"].as_f64().unwrap(),
     );
     assert!(after < before / 2.0 && after < 0.4, "{shift}");
-    // The device's own counters, on the same clock, say when the cap began: after the last
-    // interval that read more than 800 KiB/s (three times the cap).
+    // The device's own counters, on the same clock, say when the cap began: the start of the
+    // first interval that read no more than 800 KiB/s (three times the cap).
     let rows = t["rows"].as_array().unwrap();
     let capped_at = rows
         .iter()
-        .rfind(|r| r["dev_read_bytes"].as_u64().unwrap_or(0) > 80 << 10)
-        .map(|r| r["t_end_s"].as_f64().unwrap())
+        .find(|r| r["dev_read_bytes"].as_u64().unwrap_or(0) <= 80 << 10)
+        .map(|r| r["t_start_s"].as_f64().unwrap())
         .unwrap();
     let dev: Vec<_> = rows.iter().map(|r| &r["dev_read_bytes"]).collect();
     assert!(
