@@ -939,3 +939,114 @@ fn a_scratch_file_being_removed_shows_its_progress_and_q_says_what_it_waits_for(
     assert!(a.removing.is_empty());
     assert!(render(&a, 80, 24).contains("quitting: stopping the run"));
 }
+
+/// An app with a minute of history and `rows` finished rows (each 1 s of `p` toggles).
+fn app_with_rows(rows: usize) -> App {
+    let mut a = app();
+    let mut id = started_id(&a.start());
+    feed_run(&mut a, id, 600, 500, 200);
+    for _ in 0..rows {
+        let next = started_id(&a.handle_key(key(KeyCode::Char('p'))));
+        end_run(&mut a, id, 0, 1);
+        feed_run(&mut a, next, 10, 500, 200);
+        id = next;
+    }
+    a
+}
+
+/// The text of `rect` in a rendered screen.
+fn region(screen: &str, r: ratatui::layout::Rect) -> Vec<String> {
+    screen
+        .lines()
+        .skip(r.y as usize)
+        .take(r.height as usize)
+        .map(|l| {
+            l.chars()
+                .skip(r.x as usize)
+                .take(r.width as usize)
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn the_chart_histogram_and_table_grow_with_the_terminal_and_the_table_shows_every_row_it_has_room_for(
+) {
+    let a = app_with_rows(100);
+    let sizes = [(80u16, 24u16), (120, 40), (200, 60), (300, 80)];
+    let mut last_chart_h = 0;
+    for (w, h) in sizes {
+        let full = ratatui::layout::Rect::new(0, 0, w, h);
+        let areas = diskscope::tui::ui::areas(&a, full);
+        assert!(
+            areas.throughput.height > last_chart_h,
+            "{w}x{h}: chart {} rows",
+            areas.throughput.height
+        );
+        last_chart_h = areas.throughput.height;
+        // The panels tile the screen: nothing is left empty below them.
+        let used = areas.status.height
+            + areas.throughput.height
+            + areas.why.height
+            + areas.latency.height.max(areas.results.height)
+                * if w >= diskscope::tui::ui::SIDE_BY_SIDE_WIDTH {
+                    1
+                } else {
+                    0
+                }
+            + (areas.latency.height + areas.results.height)
+                * if w >= diskscope::tui::ui::SIDE_BY_SIDE_WIDTH {
+                    0
+                } else {
+                    1
+                }
+            + areas.info.height
+            + areas.footer.height;
+        assert_eq!(used, h, "{w}x{h}: {areas:?}");
+        let screen = render(&a, w, h);
+        // Table rows shown = rows available (borders and header take 3).
+        let table = region(&screen, areas.results);
+        let shown = table
+            .iter()
+            .filter(|l| l.contains("pread 1M") || l.contains("preadv2 1M"))
+            .count();
+        assert_eq!(
+            shown,
+            areas.results.height as usize - 3,
+            "{w}x{h}:\n{}",
+            table.join("\n")
+        );
+        // The histogram uses its height: every inner row below the percentiles has a bucket or
+        // (when there are fewer buckets than rows) is left for finer buckets.
+        let lat = region(&screen, areas.latency);
+        assert!(
+            lat.iter().any(|l| l.contains('█')),
+            "{w}x{h}:\n{}",
+            lat.join("\n")
+        );
+        // The chart: bars fill the width (exact-width binning) and a time axis ends in `now`.
+        let chart = region(&screen, areas.throughput);
+        assert!(
+            chart.iter().any(|l| l.contains("now│")),
+            "{w}x{h}:\n{}",
+            chart.join("\n")
+        );
+        assert!(chart[0].contains("last 60 s"), "{}", chart[0]);
+        let full_bars = chart
+            .iter()
+            .map(|l| l.matches('█').count())
+            .max()
+            .unwrap_or(0);
+        assert_eq!(
+            full_bars,
+            areas.throughput.width as usize
+                - 2
+                - diskscope::tui::widgets::throughput::GUTTER as usize,
+            "{w}x{h}:\n{}",
+            chart.join("\n")
+        );
+        // No figure is cut: the throughput and its scale are whole.
+        assert!(screen.contains("now 5000 MiB/s"), "{w}x{h}:\n{screen}");
+        assert!(screen.contains("5000┤"), "{w}x{h}:\n{screen}");
+    }
+}

@@ -173,6 +173,12 @@ pub fn table_text(app: &App) -> String {
     out
 }
 
+/// How many body rows the table has now: the live row (once it has operations) and the
+/// finished rows.
+pub fn row_count(app: &App) -> usize {
+    app.rows.len() + usize::from(app.live.as_ref().is_some_and(|l| l.agg.ops > 0))
+}
+
 /// Draws the results table.
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let title = format!(
