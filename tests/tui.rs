@@ -1050,3 +1050,43 @@ fn the_chart_histogram_and_table_grow_with_the_terminal_and_the_table_shows_ever
         assert!(screen.contains("5000┤"), "{w}x{h}:\n{screen}");
     }
 }
+
+#[test]
+fn the_results_cursor_scrolls_to_rows_out_of_view_and_o_sorts_and_h_hides_the_row_under_it() {
+    let mut a = app_with_rows(30);
+    let first_row = |a: &App, w: u16, h: u16| -> String {
+        let areas = diskscope::tui::ui::areas(a, ratatui::layout::Rect::new(0, 0, w, h));
+        region(&render(a, w, h), areas.results)[2].clone()
+    };
+    // The oldest row is out of view at 80x24 until the cursor goes to the end.
+    let screen = render(&a, 80, 24);
+    assert!(screen.contains("▶pread 1M"), "{screen}");
+    a.handle_key(key(KeyCode::End));
+    let screen = render(&a, 80, 24);
+    assert!(
+        !screen.contains("▶pread"),
+        "scrolled past the live row:\n{screen}"
+    );
+    assert_eq!(a.table_cursor, 30);
+    a.handle_key(key(KeyCode::Home));
+    assert!(first_row(&a, 80, 24).contains("▶"));
+    // Sorting by throughput puts the fastest finished row first (after the live row).
+    let fastest = a.rows.iter().map(|r| r.mib_s).fold(0.0f64, f64::max);
+    a.handle_key(key(KeyCode::Char('o')));
+    assert!(a.message.contains("sorted by MiB/s"), "{}", a.message);
+    let body = diskscope::tui::widgets::results::body(&a);
+    assert_eq!(a.rows[body[1].2.unwrap()].mib_s, fastest);
+    // h hides the row under the cursor; H shows it again.
+    a.handle_key(key(KeyCode::Char('J')));
+    let before = diskscope::tui::widgets::results::row_count(&a);
+    a.handle_key(key(KeyCode::Char('h')));
+    assert!(a.message.contains("hidden"), "{}", a.message);
+    assert_eq!(diskscope::tui::widgets::results::row_count(&a), before - 1);
+    a.handle_key(key(KeyCode::Char('H')));
+    assert_eq!(diskscope::tui::widgets::results::row_count(&a), before);
+    // A wide table adds p90, p99.9 and max.
+    let wide = render(&a, 300, 80);
+    assert!(wide.contains("p99.9") && wide.contains(" max"), "{wide}");
+    // Without a profile no row has a bound, so no empty %bound column takes room.
+    assert!(!wide.contains("%bound"), "{wide}");
+}

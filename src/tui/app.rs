@@ -96,6 +96,15 @@ pub struct App {
     /// `q` (or a signal) was taken: the explorer leaves once the run stopped and every scratch
     /// file is removed, showing that progress meanwhile.
     pub quitting: bool,
+    /// The results-table row under the cursor (position in
+    /// [`results::body`](super::widgets::results::body)); the table scrolls to keep it in view.
+    pub table_cursor: usize,
+    /// The column (of [`results::SORT_COLUMNS`](super::widgets::results::SORT_COLUMNS)) the
+    /// finished rows are sorted by; None: newest first.
+    pub table_sort: Option<usize>,
+    /// Finished rows hidden from the table with `h` (indices into `rows`; `H` shows them again).
+    /// Hidden rows are still saved and exported.
+    pub hidden_rows: std::collections::BTreeSet<usize>,
     /// An action the event loop must carry out without a key (the set's next test).
     pending: Option<Action>,
     next_id: u64,
@@ -128,6 +137,9 @@ impl App {
             kdm_id: None,
             show_kdm: false,
             kdm_seconds: super::kdiskmark::DEFAULT_SECONDS,
+            table_cursor: 0,
+            table_sort: None,
+            hidden_rows: Default::default(),
             profile: None,
             context: None,
             removing: Vec::new(),
@@ -206,6 +218,58 @@ impl App {
     }
 
     /// Handles one key press.
+    /// Moves the results-table cursor: `J`/`K` one row, PgDn/PgUp ten, Home/End to the ends.
+    fn move_cursor(&mut self, code: KeyCode) {
+        let last = super::widgets::results::row_count(self).saturating_sub(1);
+        let c = self.table_cursor.min(last);
+        self.table_cursor = match code {
+            KeyCode::Char('J') => c + 1,
+            KeyCode::Char('K') => c.saturating_sub(1),
+            KeyCode::PageDown => c + 10,
+            KeyCode::PageUp => c.saturating_sub(10),
+            KeyCode::Home => 0,
+            _ => last,
+        }
+        .min(last);
+    }
+
+    /// `o`: sorts the finished rows by the next column of
+    /// [`SORT_COLUMNS`](super::widgets::results::SORT_COLUMNS), then back to newest first.
+    fn cycle_sort(&mut self) {
+        use super::widgets::results::SORT_COLUMNS;
+        self.table_sort = match self.table_sort {
+            None => Some(SORT_COLUMNS[0]),
+            Some(c) => SORT_COLUMNS
+                .iter()
+                .position(|&x| x == c)
+                .and_then(|p| SORT_COLUMNS.get(p + 1).copied()),
+        };
+        self.message = match self.table_sort {
+            None => "rows: newest first".into(),
+            Some(c) => format!(
+                "rows sorted by {}",
+                super::widgets::results::headers(self)[c]
+            ),
+        };
+    }
+
+    /// `h`: hides the finished row under the cursor from the table (not from saving/export).
+    fn hide_row_under_cursor(&mut self) {
+        let body = super::widgets::results::body(self);
+        let at = self.table_cursor.min(body.len().saturating_sub(1));
+        match body.get(at).and_then(|(_, _, i)| *i) {
+            Some(i) => {
+                self.hidden_rows.insert(i);
+                self.message = format!(
+                    "row {} hidden ({} hidden, H shows them)",
+                    crate::text::shown(body[at].0[0].trim()),
+                    self.hidden_rows.len()
+                );
+            }
+            None => self.message = "the live row cannot be hidden".into(),
+        }
+    }
+
     pub fn handle_key(&mut self, key: KeyEvent) -> Action {
         if key.modifiers.contains(KeyModifiers::CONTROL) {
             return match key.code {
@@ -278,6 +342,29 @@ impl App {
             }
             KeyCode::Char('e') => return Action::Export,
             KeyCode::Char('k') => return Action::KDiskMark,
+            KeyCode::Char('J')
+            | KeyCode::Char('K')
+            | KeyCode::PageDown
+            | KeyCode::PageUp
+            | KeyCode::Home
+            | KeyCode::End => {
+                self.move_cursor(key.code);
+                return Action::None;
+            }
+            KeyCode::Char('o') => {
+                self.cycle_sort();
+                return Action::None;
+            }
+            KeyCode::Char('h') => {
+                self.hide_row_under_cursor();
+                return Action::None;
+            }
+            KeyCode::Char('H') => {
+                let n = self.hidden_rows.len();
+                self.hidden_rows.clear();
+                self.message = format!("{n} hidden rows shown again");
+                return Action::None;
+            }
             _ => {}
         }
         let s = &mut self.settings;
