@@ -1090,3 +1090,55 @@ fn the_results_cursor_scrolls_to_rows_out_of_view_and_o_sorts_and_h_hides_the_ro
     // Without a profile no row has a bound, so no empty %bound column takes room.
     assert!(!wide.contains("%bound"), "{wide}");
 }
+
+#[test]
+fn the_device_panel_shows_the_device_rates_and_the_ratio_of_file_to_device_bytes() {
+    use diskscope::measure::device::{DiskStat, Sample};
+    let mut a = app();
+    let id = started_id(&a.start());
+    let screen = render(&a, 200, 60);
+    assert!(screen.contains("sampled while a run is on"), "{screen}");
+    // One second: the file moves 500 MiB per 100 ms, the device 1000 MiB per 100 ms (read-ahead
+    // doubling the reads) in 1 MiB requests.
+    let dev = |i: u64| Sample {
+        at_ns: i * 100_000_000,
+        disk: Some(DiskStat {
+            read_ios: i * 1000,
+            read_sectors: i * 1000 * 2048,
+            read_ticks_ms: i * 500,
+            in_flight: 4,
+            io_ticks_ms: i * 100,
+            ..Default::default()
+        }),
+        cpu: None,
+    };
+    a.apply(Update::Device {
+        device: Some("vda".into()),
+        sample: dev(0),
+    });
+    feed_run(&mut a, id, 10, 500, 200);
+    for i in 1..=10 {
+        a.apply(Update::Device {
+            device: Some("vda".into()),
+            sample: dev(i),
+        });
+    }
+    let screen = render(&a, 200, 60);
+    for want in [
+        "device, last second",
+        "vda r 10.0k 10000",
+        "file/dev 0.50×",
+        "util 100%",
+        "req 1M aqu 4 await 0.50ms",
+    ] {
+        assert!(screen.contains(want), "missing {want:?}:\n{screen}");
+    }
+    // No room for it at 80x24: the settings keep theirs.
+    assert!(!render(&a, 80, 24).contains("device, last second"));
+    // A file with no block device says so.
+    a.apply(Update::Device {
+        device: None,
+        sample: dev(11),
+    });
+    assert!(render(&a, 200, 60).contains("no block device under this file"));
+}

@@ -47,6 +47,9 @@ pub enum Action {
 }
 
 /// Everything the screen shows.
+/// Device samples kept for the device panel: one second at the 100 ms cadence, plus the first.
+pub const DEVICE_WINDOW_SAMPLES: usize = 11;
+
 #[derive(Debug, Clone)]
 pub struct App {
     pub file: PathBuf,
@@ -105,6 +108,15 @@ pub struct App {
     /// Finished rows hidden from the table with `h` (indices into `rows`; `H` shows them again).
     /// Hidden rows are still saved and exported.
     pub hidden_rows: std::collections::BTreeSet<usize>,
+    /// The device under the running file, as the session last resolved it: None before the
+    /// first sample, `Some(None)` when the file has no block device (tmpfs, overlay, NFS).
+    pub device_name: Option<Option<String>>,
+    /// The last second of device/CPU samples, each with the bytes the file had moved by then
+    /// ([`App::file_bytes_moved`]), oldest first.
+    pub device_samples: VecDeque<(crate::measure::device::Sample, u64)>,
+    /// Bytes the explorer's runs have moved through the file, all runs together: set against the
+    /// bytes the device moved in the same span.
+    pub file_bytes_moved: u64,
     /// An action the event loop must carry out without a key (the set's next test).
     pending: Option<Action>,
     next_id: u64,
@@ -140,6 +152,9 @@ impl App {
             table_cursor: 0,
             table_sort: None,
             hidden_rows: Default::default(),
+            device_name: None,
+            device_samples: VecDeque::new(),
+            file_bytes_moved: 0,
             profile: None,
             context: None,
             removing: Vec::new(),
@@ -640,6 +655,17 @@ impl App {
     pub fn apply(&mut self, update: Update) {
         match update {
             Update::Residency(r) => self.residency = Some(r),
+            Update::Device { device, sample } => {
+                if self.device_name.as_ref() != Some(&device) {
+                    self.device_samples.clear();
+                }
+                self.device_name = Some(device);
+                if self.device_samples.len() == DEVICE_WINDOW_SAMPLES {
+                    self.device_samples.pop_front();
+                }
+                self.device_samples
+                    .push_back((sample, self.file_bytes_moved));
+            }
             Update::Removing(r) => match self.removing.iter_mut().find(|x| x.path == r.path) {
                 Some(known) => *known = r,
                 None => self.removing.push(r),
@@ -662,6 +688,11 @@ impl App {
                 }
             }
             Update::Snapshot { id, snapshot } => {
+                if self.live.as_ref().is_some_and(|l| l.id == id)
+                    || self.ending.iter().any(|l| l.id == id)
+                {
+                    self.file_bytes_moved += snapshot.bytes;
+                }
                 let is_live = self.live.as_ref().is_some_and(|l| l.id == id);
                 let Some(seg) = self.segment_mut(id) else {
                     return;

@@ -8,7 +8,7 @@
 //! `268`), and larger terminals give the sparkline, histogram and table more room.
 
 use super::app::App;
-use super::widgets::{help, kdm_card, latency, panel, results, throughput, why};
+use super::widgets::{device, help, kdm_card, latency, panel, results, throughput, why};
 use crate::text::{shown, shown_path};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -33,6 +33,7 @@ impl Widget for &App {
         let a = areas(self, area);
         status_line(self, a.status, buf);
         panel::render(self, a.settings, buf);
+        device::render(self, a.device, buf);
         throughput::render(self, a.throughput, buf);
         if a.why.height > 0 {
             why::render_detail(self, a.why, buf);
@@ -75,6 +76,9 @@ pub struct Areas {
     pub status: Rect,
     /// The settings panel (left of the chart).
     pub settings: Rect,
+    /// The device panel under the settings (zero height until the band has
+    /// [`DEVICE_MIN_HEIGHT`] rows to spare for it).
+    pub device: Rect,
     /// The throughput panel: figures, chart, time axis.
     pub throughput: Rect,
     /// The full "why" line and context (zero height below [`why::DETAIL_MIN_HEIGHT`]).
@@ -91,6 +95,8 @@ pub struct Areas {
 
 /// Height of the settings-and-throughput band at 80×24.
 pub const UPPER_MIN_HEIGHT: u16 = 8;
+/// Least height of the device panel (two lines and borders); it gets up to two more lines.
+pub const DEVICE_MIN_HEIGHT: u16 = 4;
 /// Least height of the latency panel when the table is stacked under it.
 pub const LATENCY_MIN_HEIGHT: u16 = 6;
 
@@ -116,8 +122,18 @@ pub fn areas(app: &App, area: Rect) -> Areas {
         Constraint::Length(1),
     ])
     .areas(area);
-    let [settings, throughput] =
+    let [left, throughput] =
         Layout::horizontal([Constraint::Length(34), Constraint::Min(20)]).areas(upper);
+    let device_h = match upper_h - UPPER_MIN_HEIGHT {
+        h if h >= DEVICE_MIN_HEIGHT => h.min(DEVICE_MIN_HEIGHT + 2),
+        _ => 0,
+    };
+    let [settings, device, _] = Layout::vertical([
+        Constraint::Length(UPPER_MIN_HEIGHT),
+        Constraint::Length(device_h),
+        Constraint::Min(0),
+    ])
+    .areas(left);
     let [latency, results] = if area.width >= SIDE_BY_SIDE_WIDTH {
         Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(lower)
     } else {
@@ -130,6 +146,7 @@ pub fn areas(app: &App, area: Rect) -> Areas {
     Areas {
         status,
         settings,
+        device,
         throughput,
         why: why_area,
         latency,
