@@ -1142,3 +1142,51 @@ fn the_device_panel_shows_the_device_rates_and_the_ratio_of_file_to_device_bytes
     });
     assert!(render(&a, 200, 60).contains("no block device under this file"));
 }
+
+#[test]
+fn the_event_log_keeps_a_keys_feedback_that_a_note_replaced_and_wraps_long_entries_whole() {
+    let mut a = app();
+    let id = started_id(&a.start());
+    feed_run(&mut a, id, 5, 100, 20);
+    let next = started_id(&a.handle_key(key(KeyCode::Char('p'))));
+    let key_message = a.message.clone();
+    let spec =
+        a.live
+            .as_ref()
+            .map(|l| l.settings)
+            .unwrap()
+            .spec(&a.file, &a.scratch, a.file_size_bytes);
+    let note = "O_DIRECT is not used here: the filesystem refused it, so this run reads through the page cache and its figures are the cache's, not the device's".to_string();
+    a.apply(Update::Started {
+        id: next,
+        meta: Box::new(PreparedMeta {
+            spec,
+            file_size: a.file_size_bytes,
+            total: a.file_size_bytes,
+            residency_before: None,
+        }),
+        workers: 1,
+        notes: vec![note.clone()],
+    });
+    assert_eq!(
+        a.message, note,
+        "the note replaces the key's feedback on the message line"
+    );
+    let logged: Vec<&str> = a.log.iter().map(|(_, m)| m.as_str()).collect();
+    assert!(logged.contains(&key_message.as_str()), "{logged:?}");
+    assert!(logged.contains(&note.as_str()), "{logged:?}");
+    let areas = diskscope::tui::ui::areas(&a, ratatui::layout::Rect::new(0, 0, 200, 60));
+    let pane = region(&render(&a, 200, 60), areas.log);
+    let text = pane
+        .iter()
+        .map(|l| l.trim_matches(|c| c == '│' || c == ' ').to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words(&text).contains(&words(&note)), "{}", pane.join("\n"));
+    assert!(
+        words(&text).contains(&words(&key_message)),
+        "{}",
+        pane.join("\n")
+    );
+}

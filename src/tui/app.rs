@@ -47,6 +47,9 @@ pub enum Action {
 }
 
 /// Everything the screen shows.
+/// Event-log entries kept.
+pub const LOG_ENTRIES: usize = 500;
+
 /// Device samples kept for the device panel: one second at the 100 ms cadence, plus the first.
 pub const DEVICE_WINDOW_SAMPLES: usize = 11;
 
@@ -117,6 +120,11 @@ pub struct App {
     /// Bytes the explorer's runs have moved through the file, all runs together: set against the
     /// bytes the device moved in the same span.
     pub file_bytes_moved: u64,
+    /// Every message the line at the bottom showed (key effects, notes, warnings, errors), with
+    /// the seconds since the explorer started, oldest first; the last [`LOG_ENTRIES`].
+    pub log: VecDeque<(f64, String)>,
+    /// When the explorer started: the log's clock.
+    pub clock: std::time::Instant,
     /// An action the event loop must carry out without a key (the set's next test).
     pending: Option<Action>,
     next_id: u64,
@@ -155,6 +163,8 @@ impl App {
             device_name: None,
             device_samples: VecDeque::new(),
             file_bytes_moved: 0,
+            log: VecDeque::new(),
+            clock: std::time::Instant::now(),
             profile: None,
             context: None,
             removing: Vec::new(),
@@ -285,7 +295,27 @@ impl App {
         }
     }
 
+    /// Takes one key: its effect, and its message into the event log.
     pub fn handle_key(&mut self, key: KeyEvent) -> Action {
+        let action = self.take_key(key);
+        self.sync_log();
+        action
+    }
+
+    /// Adds the message line to the event log when it changed since the last entry, so a note
+    /// that replaces a key's feedback a moment later does not erase it from the log.
+    pub fn sync_log(&mut self) {
+        if self.log.back().is_some_and(|(_, m)| *m == self.message) || self.message.is_empty() {
+            return;
+        }
+        if self.log.len() == LOG_ENTRIES {
+            self.log.pop_front();
+        }
+        let at = self.clock.elapsed().as_secs_f64();
+        self.log.push_back((at, self.message.clone()));
+    }
+
+    fn take_key(&mut self, key: KeyEvent) -> Action {
         if key.modifiers.contains(KeyModifiers::CONTROL) {
             return match key.code {
                 KeyCode::Char('c') | KeyCode::Char('d') => self.quit_action(),
@@ -653,6 +683,11 @@ impl App {
 
     /// Folds one update from the session or the residency watcher into the state.
     pub fn apply(&mut self, update: Update) {
+        self.apply_update(update);
+        self.sync_log();
+    }
+
+    fn apply_update(&mut self, update: Update) {
         match update {
             Update::Residency(r) => self.residency = Some(r),
             Update::Device { device, sample } => {

@@ -8,7 +8,7 @@
 //! `268`), and larger terminals give the sparkline, histogram and table more room.
 
 use super::app::App;
-use super::widgets::{device, help, kdm_card, latency, panel, results, throughput, why};
+use super::widgets::{device, help, kdm_card, latency, log, panel, results, throughput, why};
 use crate::text::{shown, shown_path};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -40,6 +40,7 @@ impl Widget for &App {
         }
         let (lat, res, info, footer) = (a.latency, a.results, a.info, a.footer);
         latency::render(self, lat, buf);
+        log::render(self, a.log, buf);
         results::render(self, res, buf);
         info_line(self, info, buf);
         Paragraph::new(Line::styled(FOOTER, Style::default().fg(Color::DarkGray)))
@@ -87,6 +88,8 @@ pub struct Areas {
     pub latency: Rect,
     /// The results table.
     pub results: Rect,
+    /// The event log (zero width below [`SIDE_BY_SIDE_WIDTH`]).
+    pub log: Rect,
     /// The XOR and message line.
     pub info: Rect,
     /// The key footer.
@@ -134,14 +137,21 @@ pub fn areas(app: &App, area: Rect) -> Areas {
         Constraint::Min(0),
     ])
     .areas(left);
-    let [latency, results] = if area.width >= SIDE_BY_SIDE_WIDTH {
-        Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(lower)
+    let [latency, results, log] = if area.width >= SIDE_BY_SIDE_WIDTH {
+        Layout::horizontal([
+            Constraint::Percentage(30),
+            Constraint::Percentage(48),
+            Constraint::Percentage(22),
+        ])
+        .areas(lower)
     } else {
         // Header, borders and the rows there are, up to all but the histogram's share.
         let rows = results::row_count(app) as u16 + 3;
         let lat_min = LATENCY_MIN_HEIGHT.max(lower.height * 2 / 5);
         let res_h = rows.clamp(4, lower.height.saturating_sub(lat_min).max(4));
-        Layout::vertical([Constraint::Min(4), Constraint::Length(res_h)]).areas(lower)
+        let [lat, res] =
+            Layout::vertical([Constraint::Min(4), Constraint::Length(res_h)]).areas(lower);
+        [lat, res, Rect::new(lower.x, lower.y, 0, 0)]
     };
     Areas {
         status,
@@ -151,6 +161,7 @@ pub fn areas(app: &App, area: Rect) -> Areas {
         why: why_area,
         latency,
         results,
+        log,
         info,
         footer,
     }

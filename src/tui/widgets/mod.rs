@@ -6,6 +6,7 @@ pub mod device;
 pub mod help;
 pub mod kdm_card;
 pub mod latency;
+pub mod log;
 pub mod panel;
 pub mod results;
 pub mod throughput;
