@@ -465,7 +465,8 @@ fn f_cycles_writes_through_fsync_at_the_end_and_o_dsync_and_rows_say_which() {
     assert!(spec.dsync && !spec.fsync, "{spec:?}");
     assert!(a.message.contains("O_DSYNC"), "{}", a.message);
     end_run(&mut a, fsync_id, 0, 1);
-    feed_run(&mut a, dsync_id, 5, 10, 200);
+    // At least 100 operations, so the row is not transient.
+    feed_run(&mut a, dsync_id, 20, 10, 200);
     // And again: plain writes.
     let Action::Start { id: plain_id, spec } = a.handle_key(key(KeyCode::Char('f'))) else {
         panic!("f must restart");
@@ -1189,4 +1190,34 @@ fn the_event_log_keeps_a_keys_feedback_that_a_note_replaced_and_wraps_long_entri
         "{}",
         pane.join("\n")
     );
+}
+
+#[test]
+fn a_setting_left_within_a_second_is_transient_not_kept_unless_t_asks_and_b_cannot_pin_it() {
+    let mut a = app();
+    let id = started_id(&a.start());
+    feed_run(&mut a, id, 1, 100, 20);
+    let next = started_id(&a.handle_key(key(KeyCode::Char('p'))));
+    // The run lasted 0.05 s: a key pressed before the last one settled.
+    a.apply(Update::Stopped {
+        id,
+        elapsed: Duration::from_millis(50),
+        error: None,
+    });
+    assert!(a.rows.is_empty(), "a 0.05 s row is not kept");
+    assert!(a.message.contains("transient, not kept"), "{}", a.message);
+    assert!(a.log.iter().any(|(_, m)| m.contains("transient")));
+    a.handle_key(key(KeyCode::Char('B')));
+    assert!(a.baseline.is_none(), "nothing to pin");
+    // t keeps them.
+    a.handle_key(key(KeyCode::Char('t')));
+    assert!(a.keep_transient);
+    feed_run(&mut a, next, 1, 100, 20);
+    a.handle_key(key(KeyCode::Char('p')));
+    a.apply(Update::Stopped {
+        id: next,
+        elapsed: Duration::from_millis(50),
+        error: None,
+    });
+    assert_eq!(a.rows.len(), 1);
 }

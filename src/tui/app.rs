@@ -47,6 +47,17 @@ pub enum Action {
 }
 
 /// Everything the screen shows.
+/// A finished segment shorter than this is transient: not kept as a row unless asked (`t`).
+pub const MIN_ROW_SECONDS: f64 = 1.0;
+/// A finished segment with fewer operations than this is transient too.
+pub const MIN_ROW_OPS: u64 = 100;
+
+/// Whether a finished row is too short to compare (under [`MIN_ROW_SECONDS`] or
+/// [`MIN_ROW_OPS`]).
+pub fn is_transient(r: &RunResult) -> bool {
+    r.seconds < MIN_ROW_SECONDS || r.ops < MIN_ROW_OPS
+}
+
 /// Event-log entries kept.
 pub const LOG_ENTRIES: usize = 500;
 
@@ -120,6 +131,8 @@ pub struct App {
     /// Bytes the explorer's runs have moved through the file, all runs together: set against the
     /// bytes the device moved in the same span.
     pub file_bytes_moved: u64,
+    /// Keep transient rows ([`is_transient`]) too (`t` toggles).
+    pub keep_transient: bool,
     /// Every message the line at the bottom showed (key effects, notes, warnings, errors), with
     /// the seconds since the explorer started, oldest first; the last [`LOG_ENTRIES`].
     pub log: VecDeque<(f64, String)>,
@@ -164,6 +177,7 @@ impl App {
             device_samples: VecDeque::new(),
             file_bytes_moved: 0,
             log: VecDeque::new(),
+            keep_transient: false,
             clock: std::time::Instant::now(),
             profile: None,
             context: None,
@@ -394,6 +408,15 @@ impl App {
             | KeyCode::Home
             | KeyCode::End => {
                 self.move_cursor(key.code);
+                return Action::None;
+            }
+            KeyCode::Char('t') => {
+                self.keep_transient = !self.keep_transient;
+                self.message = if self.keep_transient {
+                    format!("rows under {MIN_ROW_SECONDS} s or {MIN_ROW_OPS} ops are kept too")
+                } else {
+                    format!("rows under {MIN_ROW_SECONDS} s or {MIN_ROW_OPS} ops are not kept")
+                };
                 return Action::None;
             }
             KeyCode::Char('o') => {
@@ -810,6 +833,17 @@ impl App {
         }
         if seg.keep {
             if let Some(row) = seg.result(&seg.experiment, seconds) {
+                if is_transient(&row) && !self.keep_transient {
+                    // A key pressed before the last one settled leaves a 0.01-0.09 s segment:
+                    // too short to compare, so it is logged, not kept (or pinned by `B`).
+                    self.message = format!(
+                        "{} ran {:.2} s, {} ops: transient, not kept (under {MIN_ROW_SECONDS} s or {MIN_ROW_OPS} ops; t keeps such rows)",
+                        crate::tui::widgets::results::setting_label(&row),
+                        row.seconds,
+                        row.ops
+                    );
+                    return None;
+                }
                 self.rows.push(row.clone());
                 return Some(row);
             }

@@ -22,7 +22,7 @@ pub const KEYS: &[&str] = &[
     "k        KDiskMark set (SEQ1M Q8T1 ... RND4K Q1T1, read+write)",
     "B        pin the newest row as baseline (again: older, none)",
     "u / e    MiB/s or MB/s / export the session as SVG and JSON",
-    "space r  pause / resume; reset the statistics",
+    "space r t  pause / resume; reset; keep rows under 1 s or 100 ops too",
     "J/K PgDn/PgUp Home/End  move the results cursor (the table scrolls)",
     "o h H    sort rows (thr IOPS p99 time) / hide the row / show hidden",
     "s        append the results table to the CSV file",
