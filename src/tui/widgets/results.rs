@@ -56,10 +56,21 @@ pub fn setting_label(r: &RunResult) -> String {
     }
     // Only read and write exist; an unknown operation (no row of the explorer) reads as read.
     let op = r.operation.known().unwrap_or(Op::Read);
-    let mut s = format!(
-        "{} {}",
-        r.method.known().map_or("?", |m| method_label(op, m)),
+    // A block larger than the file moves the file's size per operation: the label says what
+    // was done (`pread 4K<1M`: 4 KiB per operation where 1 MiB was asked).
+    let per_op = r.bytes.checked_div(r.ops).unwrap_or(0);
+    let size = if per_op > 0 && per_op * 2 <= r.block_size_bytes && r.method != Method::Mmap {
+        format!(
+            "{}<{}",
+            format_size(per_op),
+            format_size(r.block_size_bytes)
+        )
+    } else {
         format_size(r.block_size_bytes)
+    };
+    let mut s = format!(
+        "{} {size}",
+        r.method.known().map_or("?", |m| method_label(op, m))
     );
     if r.method == Method::IoUring {
         s.push_str(&format!(" q{}", r.queue_depth));
@@ -330,6 +341,21 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_block_larger_than_the_file_is_labelled_with_what_each_operation_moved() {
+        let mut r = RunResult {
+            method: Method::Pread.into(),
+            operation: Op::Read.into(),
+            block_size_bytes: 1 << 20,
+            bytes: 40 << 10,
+            ops: 10,
+            ..Default::default()
+        };
+        assert_eq!(setting_label(&r), "pread 4K<1M");
+        r.bytes = 10 << 20;
+        assert_eq!(setting_label(&r), "pread 1M");
+    }
 
     #[test]
     fn narrow_panels_drop_whole_columns_least_important_first() {
