@@ -1221,3 +1221,16 @@ fn a_setting_left_within_a_second_is_transient_not_kept_unless_t_asks_and_b_cann
     });
     assert_eq!(a.rows.len(), 1);
 }
+
+#[test]
+fn no_color_draws_every_cell_in_the_terminal_s_own_colours() {
+    let mut a = app_with_rows(3);
+    a.no_color = true;
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    terminal.draw(|f| f.render_widget(&a, f.area())).unwrap();
+    let buf = terminal.backend().buffer().clone();
+    for cell in buf.content() {
+        assert_eq!(cell.fg, ratatui::style::Color::Reset, "{cell:?}");
+        assert_eq!(cell.bg, ratatui::style::Color::Reset, "{cell:?}");
+    }
+}

@@ -131,6 +131,9 @@ pub struct App {
     /// Bytes the explorer's runs have moved through the file, all runs together: set against the
     /// bytes the device moved in the same span.
     pub file_bytes_moved: u64,
+    /// Draw without colours (the `NO_COLOR` environment variable, <https://no-color.org>):
+    /// bold and reverse stay, so the live row and the cursor still stand out.
+    pub no_color: bool,
     /// Keep transient rows ([`is_transient`]) too (`t` toggles).
     pub keep_transient: bool,
     /// Every message the line at the bottom showed (key effects, notes, warnings, errors), with
@@ -178,6 +181,7 @@ impl App {
             file_bytes_moved: 0,
             log: VecDeque::new(),
             keep_transient: false,
+            no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
             clock: std::time::Instant::now(),
             profile: None,
             context: None,

@@ -52,6 +52,14 @@ impl Widget for &App {
             help::render(self, area, buf);
         }
         no_controls_in(area, buf);
+        if self.no_color {
+            for y in area.top()..area.bottom() {
+                for x in area.left()..area.right() {
+                    let cell = &mut buf[(x, y)];
+                    cell.set_fg(Color::Reset).set_bg(Color::Reset);
+                }
+            }
+        }
     }
 }
 
