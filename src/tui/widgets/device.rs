@@ -30,6 +30,18 @@ pub fn ratio_text(file_bytes: u64, dev_bytes: u64) -> String {
     }
 }
 
+/// A mean request size: `1M` when whole, else KiB with one decimal (`1495.6K`), `-` for none.
+pub fn req_text(bytes: f64) -> String {
+    let b = bytes.round() as u64;
+    if b == 0 {
+        "-".into()
+    } else if b.is_multiple_of(1024) {
+        format_size(b)
+    } else {
+        format!("{:.1}K", bytes / 1024.0)
+    }
+}
+
 /// The panel's lines, most important first (a short panel shows the first ones).
 pub fn lines(app: &App) -> Vec<Line<'static>> {
     let dim = Style::default().fg(Color::DarkGray);
@@ -71,8 +83,16 @@ pub fn lines(app: &App) -> Vec<Line<'static>> {
             )),
         ]),
         Line::from(vec![
+            // Against the device's bytes in the run's direction: another process's writes
+            // (a build, a log) do not dilute a read's ratio.
             Span::styled(
-                ratio_text(fb - fa, d.dev_read_bytes + d.dev_write_bytes),
+                ratio_text(
+                    fb - fa,
+                    match app.settings.op {
+                        crate::config::Op::Write => d.dev_write_bytes,
+                        _ => d.dev_read_bytes,
+                    },
+                ),
                 bold,
             ),
             Span::styled("  util ", dim),
@@ -80,7 +100,7 @@ pub fn lines(app: &App) -> Vec<Line<'static>> {
         ]),
         Line::from(vec![
             Span::styled("req ", dim),
-            Span::raw(format_size(d.dev_avg_req_bytes.round() as u64)),
+            Span::raw(req_text(d.dev_avg_req_bytes)),
             Span::styled(" aqu ", dim),
             Span::raw(d.dev_in_flight.to_string()),
             Span::styled(" await ", dim),
@@ -121,5 +141,7 @@ mod tests {
         assert_eq!(ratio_text(1 << 20, 2 << 20), "file/dev 0.50×");
         assert_eq!(ratio_text(1 << 20, 0), "file/dev ∞ (cache)");
         assert_eq!(ratio_text(0, 0), "file/dev -");
+        assert_eq!(req_text(1_531_485.0), "1495.6K");
+        assert_eq!(req_text(1_048_576.0), "1M");
     }
 }
