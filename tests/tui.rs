@@ -467,7 +467,8 @@ fn f_cycles_writes_through_fsync_at_the_end_and_o_dsync_and_rows_say_which() {
     assert!(spec.dsync && !spec.fsync, "{spec:?}");
     assert!(a.message.contains("O_DSYNC"), "{}", a.message);
     end_run(&mut a, fsync_id, 0, 1);
-    feed_run(&mut a, dsync_id, 5, 10, 200);
+    // At least 100 operations, so the row is not transient.
+    feed_run(&mut a, dsync_id, 20, 10, 200);
     // And again: plain writes.
     let Action::Start { id: plain_id, spec } = a.handle_key(key(KeyCode::Char('f'))) else {
         panic!("f must restart");
@@ -940,4 +941,298 @@ fn a_scratch_file_being_removed_shows_its_progress_and_q_says_what_it_waits_for(
     });
     assert!(a.removing.is_empty());
     assert!(render(&a, 80, 24).contains("quitting: stopping the run"));
+}
+
+/// An app with a minute of history and `rows` finished rows (each 1 s of `p` toggles).
+fn app_with_rows(rows: usize) -> App {
+    let mut a = app();
+    let mut id = started_id(&a.start());
+    feed_run(&mut a, id, 600, 500, 200);
+    for _ in 0..rows {
+        let next = started_id(&a.handle_key(key(KeyCode::Char('p'))));
+        end_run(&mut a, id, 0, 1);
+        feed_run(&mut a, next, 10, 500, 200);
+        id = next;
+    }
+    a
+}
+
+/// The text of `rect` in a rendered screen.
+fn region(screen: &str, r: ratatui::layout::Rect) -> Vec<String> {
+    screen
+        .lines()
+        .skip(r.y as usize)
+        .take(r.height as usize)
+        .map(|l| {
+            l.chars()
+                .skip(r.x as usize)
+                .take(r.width as usize)
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn the_chart_histogram_and_table_grow_with_the_terminal_and_the_table_shows_every_row_it_has_room_for(
+) {
+    let a = app_with_rows(100);
+    let sizes = [(80u16, 24u16), (120, 40), (200, 60), (300, 80)];
+    let mut last_chart_h = 0;
+    for (w, h) in sizes {
+        let full = ratatui::layout::Rect::new(0, 0, w, h);
+        let areas = diskscope::tui::ui::areas(&a, full);
+        assert!(
+            areas.throughput.height > last_chart_h,
+            "{w}x{h}: chart {} rows",
+            areas.throughput.height
+        );
+        last_chart_h = areas.throughput.height;
+        // The panels tile the screen: nothing is left empty below them.
+        let used = areas.status.height
+            + areas.throughput.height
+            + areas.why.height
+            + areas.latency.height.max(areas.results.height)
+                * if w >= diskscope::tui::ui::SIDE_BY_SIDE_WIDTH {
+                    1
+                } else {
+                    0
+                }
+            + (areas.latency.height + areas.results.height)
+                * if w >= diskscope::tui::ui::SIDE_BY_SIDE_WIDTH {
+                    0
+                } else {
+                    1
+                }
+            + areas.info.height
+            + areas.footer.height;
+        assert_eq!(used, h, "{w}x{h}: {areas:?}");
+        let screen = render(&a, w, h);
+        // Table rows shown = rows available (borders and header take 3).
+        let table = region(&screen, areas.results);
+        let shown = table
+            .iter()
+            .filter(|l| l.contains("pread 1M") || l.contains("preadv2 1M"))
+            .count();
+        assert_eq!(
+            shown,
+            areas.results.height as usize - 3,
+            "{w}x{h}:\n{}",
+            table.join("\n")
+        );
+        // The histogram uses its height: every inner row below the percentiles has a bucket or
+        // (when there are fewer buckets than rows) is left for finer buckets.
+        let lat = region(&screen, areas.latency);
+        assert!(
+            lat.iter().any(|l| l.contains('█')),
+            "{w}x{h}:\n{}",
+            lat.join("\n")
+        );
+        // The chart: bars fill the width (exact-width binning) and a time axis ends in `now`.
+        let chart = region(&screen, areas.throughput);
+        assert!(
+            chart.iter().any(|l| l.contains("now│")),
+            "{w}x{h}:\n{}",
+            chart.join("\n")
+        );
+        assert!(chart[0].contains("last 60 s"), "{}", chart[0]);
+        let full_bars = chart
+            .iter()
+            .map(|l| l.matches('█').count())
+            .max()
+            .unwrap_or(0);
+        assert_eq!(
+            full_bars,
+            areas.throughput.width as usize
+                - 2
+                - diskscope::tui::widgets::throughput::GUTTER as usize,
+            "{w}x{h}:\n{}",
+            chart.join("\n")
+        );
+        // No figure is cut: the throughput and its scale are whole.
+        assert!(screen.contains("now 5000 MiB/s"), "{w}x{h}:\n{screen}");
+        assert!(screen.contains("5000┤"), "{w}x{h}:\n{screen}");
+    }
+}
+
+#[test]
+fn the_results_cursor_scrolls_to_rows_out_of_view_and_o_sorts_and_h_hides_the_row_under_it() {
+    let mut a = app_with_rows(30);
+    let first_row = |a: &App, w: u16, h: u16| -> String {
+        let areas = diskscope::tui::ui::areas(a, ratatui::layout::Rect::new(0, 0, w, h));
+        region(&render(a, w, h), areas.results)[2].clone()
+    };
+    // The oldest row is out of view at 80x24 until the cursor goes to the end.
+    let screen = render(&a, 80, 24);
+    assert!(screen.contains("▶pread 1M"), "{screen}");
+    a.handle_key(key(KeyCode::End));
+    let screen = render(&a, 80, 24);
+    assert!(
+        !screen.contains("▶pread"),
+        "scrolled past the live row:\n{screen}"
+    );
+    assert_eq!(a.table_cursor, 30);
+    a.handle_key(key(KeyCode::Home));
+    assert!(first_row(&a, 80, 24).contains("▶"));
+    // Sorting by throughput puts the fastest finished row first (after the live row).
+    let fastest = a.rows.iter().map(|r| r.mib_s).fold(0.0f64, f64::max);
+    a.handle_key(key(KeyCode::Char('o')));
+    assert!(a.message.contains("sorted by MiB/s"), "{}", a.message);
+    let body = diskscope::tui::widgets::results::body(&a);
+    assert_eq!(a.rows[body[1].2.unwrap()].mib_s, fastest);
+    // h hides the row under the cursor; H shows it again.
+    a.handle_key(key(KeyCode::Char('J')));
+    let before = diskscope::tui::widgets::results::row_count(&a);
+    a.handle_key(key(KeyCode::Char('h')));
+    assert!(a.message.contains("hidden"), "{}", a.message);
+    assert_eq!(diskscope::tui::widgets::results::row_count(&a), before - 1);
+    a.handle_key(key(KeyCode::Char('H')));
+    assert_eq!(diskscope::tui::widgets::results::row_count(&a), before);
+    // A wide table adds p90, p99.9 and max.
+    let wide = render(&a, 300, 80);
+    assert!(wide.contains("p99.9") && wide.contains(" max"), "{wide}");
+    // Without a profile no row has a bound, so no empty %bound column takes room.
+    assert!(!wide.contains("%bound"), "{wide}");
+}
+
+#[test]
+fn the_device_panel_shows_the_device_rates_and_the_ratio_of_file_to_device_bytes() {
+    use diskscope::measure::device::{DiskStat, Sample};
+    let mut a = app();
+    let id = started_id(&a.start());
+    let screen = render(&a, 200, 60);
+    assert!(screen.contains("sampled while a run is on"), "{screen}");
+    // One second: the file moves 500 MiB per 100 ms, the device 1000 MiB per 100 ms (read-ahead
+    // doubling the reads) in 1 MiB requests.
+    let dev = |i: u64| Sample {
+        at_ns: i * 100_000_000,
+        disk: Some(DiskStat {
+            read_ios: i * 1000,
+            read_sectors: i * 1000 * 2048,
+            read_ticks_ms: i * 500,
+            in_flight: 4,
+            io_ticks_ms: i * 100,
+            ..Default::default()
+        }),
+        cpu: None,
+    };
+    a.apply(Update::Device {
+        device: Some("vda".into()),
+        sample: dev(0),
+    });
+    feed_run(&mut a, id, 10, 500, 200);
+    for i in 1..=10 {
+        a.apply(Update::Device {
+            device: Some("vda".into()),
+            sample: dev(i),
+        });
+    }
+    let screen = render(&a, 200, 60);
+    for want in [
+        "device, last second",
+        "vda r 10.0k 10000",
+        "file/dev 0.50×",
+        "util 100%",
+        "req 1M aqu 4 await 0.50ms",
+    ] {
+        assert!(screen.contains(want), "missing {want:?}:\n{screen}");
+    }
+    // No room for it at 80x24: the settings keep theirs.
+    assert!(!render(&a, 80, 24).contains("device, last second"));
+    // A file with no block device says so.
+    a.apply(Update::Device {
+        device: None,
+        sample: dev(11),
+    });
+    assert!(render(&a, 200, 60).contains("no block device under this file"));
+}
+
+#[test]
+fn the_event_log_keeps_a_keys_feedback_that_a_note_replaced_and_wraps_long_entries_whole() {
+    let mut a = app();
+    let id = started_id(&a.start());
+    feed_run(&mut a, id, 5, 100, 20);
+    let next = started_id(&a.handle_key(key(KeyCode::Char('p'))));
+    let key_message = a.message.clone();
+    let spec =
+        a.live
+            .as_ref()
+            .map(|l| l.settings)
+            .unwrap()
+            .spec(&a.file, &a.scratch, a.file_size_bytes);
+    let note = "O_DIRECT is not used here: the filesystem refused it, so this run reads through the page cache and its figures are the cache's, not the device's".to_string();
+    a.apply(Update::Started {
+        id: next,
+        meta: Box::new(PreparedMeta {
+            spec,
+            file_size: a.file_size_bytes,
+            total: a.file_size_bytes,
+            residency_before: None,
+        }),
+        workers: 1,
+        notes: vec![note.clone()],
+    });
+    assert_eq!(
+        a.message, note,
+        "the note replaces the key's feedback on the message line"
+    );
+    let logged: Vec<&str> = a.log.iter().map(|(_, m)| m.as_str()).collect();
+    assert!(logged.contains(&key_message.as_str()), "{logged:?}");
+    assert!(logged.contains(&note.as_str()), "{logged:?}");
+    let areas = diskscope::tui::ui::areas(&a, ratatui::layout::Rect::new(0, 0, 200, 60));
+    let pane = region(&render(&a, 200, 60), areas.log);
+    let text = pane
+        .iter()
+        .map(|l| l.trim_matches(|c| c == '│' || c == ' ').to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words(&text).contains(&words(&note)), "{}", pane.join("\n"));
+    assert!(
+        words(&text).contains(&words(&key_message)),
+        "{}",
+        pane.join("\n")
+    );
+}
+
+#[test]
+fn a_setting_left_within_a_second_is_transient_not_kept_unless_t_asks_and_b_cannot_pin_it() {
+    let mut a = app();
+    let id = started_id(&a.start());
+    feed_run(&mut a, id, 1, 100, 20);
+    let next = started_id(&a.handle_key(key(KeyCode::Char('p'))));
+    // The run lasted 0.05 s: a key pressed before the last one settled.
+    a.apply(Update::Stopped {
+        id,
+        elapsed: Duration::from_millis(50),
+        error: None,
+    });
+    assert!(a.rows.is_empty(), "a 0.05 s row is not kept");
+    assert!(a.message.contains("transient, not kept"), "{}", a.message);
+    assert!(a.log.iter().any(|(_, m)| m.contains("transient")));
+    a.handle_key(key(KeyCode::Char('B')));
+    assert!(a.baseline.is_none(), "nothing to pin");
+    // t keeps them.
+    a.handle_key(key(KeyCode::Char('t')));
+    assert!(a.keep_transient);
+    feed_run(&mut a, next, 1, 100, 20);
+    a.handle_key(key(KeyCode::Char('p')));
+    a.apply(Update::Stopped {
+        id: next,
+        elapsed: Duration::from_millis(50),
+        error: None,
+    });
+    assert_eq!(a.rows.len(), 1);
+}
+
+#[test]
+fn no_color_draws_every_cell_in_the_terminal_s_own_colours() {
+    let mut a = app_with_rows(3);
+    a.no_color = true;
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    terminal.draw(|f| f.render_widget(&a, f.area())).unwrap();
+    let buf = terminal.backend().buffer().clone();
+    for cell in buf.content() {
+        assert_eq!(cell.fg, ratatui::style::Color::Reset, "{cell:?}");
+        assert_eq!(cell.bg, ratatui::style::Color::Reset, "{cell:?}");
+    }
 }

@@ -47,6 +47,23 @@ pub enum Action {
 }
 
 /// Everything the screen shows.
+/// A finished segment shorter than this is transient: not kept as a row unless asked (`t`).
+pub const MIN_ROW_SECONDS: f64 = 1.0;
+/// A finished segment with fewer operations than this is transient too.
+pub const MIN_ROW_OPS: u64 = 100;
+
+/// Whether a finished row is too short to compare (under [`MIN_ROW_SECONDS`] or
+/// [`MIN_ROW_OPS`]).
+pub fn is_transient(r: &RunResult) -> bool {
+    r.seconds < MIN_ROW_SECONDS || r.ops < MIN_ROW_OPS
+}
+
+/// Event-log entries kept.
+pub const LOG_ENTRIES: usize = 500;
+
+/// Device samples kept for the device panel: one second at the 100 ms cadence, plus the first.
+pub const DEVICE_WINDOW_SAMPLES: usize = 11;
+
 #[derive(Debug, Clone)]
 pub struct App {
     pub file: PathBuf,
@@ -96,6 +113,34 @@ pub struct App {
     /// `q` (or a signal) was taken: the explorer leaves once the run stopped and every scratch
     /// file is removed, showing that progress meanwhile.
     pub quitting: bool,
+    /// The results-table row under the cursor (position in
+    /// [`results::body`](super::widgets::results::body)); the table scrolls to keep it in view.
+    pub table_cursor: usize,
+    /// The column (of [`results::SORT_COLUMNS`](super::widgets::results::SORT_COLUMNS)) the
+    /// finished rows are sorted by; None: newest first.
+    pub table_sort: Option<usize>,
+    /// Finished rows hidden from the table with `h` (indices into `rows`; `H` shows them again).
+    /// Hidden rows are still saved and exported.
+    pub hidden_rows: std::collections::BTreeSet<usize>,
+    /// The device under the running file, as the session last resolved it: None before the
+    /// first sample, `Some(None)` when the file has no block device (tmpfs, overlay, NFS).
+    pub device_name: Option<Option<String>>,
+    /// The last second of device/CPU samples, each with the bytes the file had moved by then
+    /// ([`App::file_bytes_moved`]), oldest first.
+    pub device_samples: VecDeque<(crate::measure::device::Sample, u64)>,
+    /// Bytes the explorer's runs have moved through the file, all runs together: set against the
+    /// bytes the device moved in the same span.
+    pub file_bytes_moved: u64,
+    /// Draw without colours (the `NO_COLOR` environment variable, <https://no-color.org>):
+    /// bold and reverse stay, so the live row and the cursor still stand out.
+    pub no_color: bool,
+    /// Keep transient rows ([`is_transient`]) too (`t` toggles).
+    pub keep_transient: bool,
+    /// Every message the line at the bottom showed (key effects, notes, warnings, errors), with
+    /// the seconds since the explorer started, oldest first; the last [`LOG_ENTRIES`].
+    pub log: VecDeque<(f64, String)>,
+    /// When the explorer started: the log's clock.
+    pub clock: std::time::Instant,
     /// An action the event loop must carry out without a key (the set's next test).
     pending: Option<Action>,
     next_id: u64,
@@ -128,6 +173,16 @@ impl App {
             kdm_id: None,
             show_kdm: false,
             kdm_seconds: super::kdiskmark::DEFAULT_SECONDS,
+            table_cursor: 0,
+            table_sort: None,
+            hidden_rows: Default::default(),
+            device_name: None,
+            device_samples: VecDeque::new(),
+            file_bytes_moved: 0,
+            log: VecDeque::new(),
+            keep_transient: false,
+            no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+            clock: std::time::Instant::now(),
             profile: None,
             context: None,
             removing: Vec::new(),
@@ -206,7 +261,79 @@ impl App {
     }
 
     /// Handles one key press.
+    /// Moves the results-table cursor: `J`/`K` one row, PgDn/PgUp ten, Home/End to the ends.
+    fn move_cursor(&mut self, code: KeyCode) {
+        let last = super::widgets::results::row_count(self).saturating_sub(1);
+        let c = self.table_cursor.min(last);
+        self.table_cursor = match code {
+            KeyCode::Char('J') => c + 1,
+            KeyCode::Char('K') => c.saturating_sub(1),
+            KeyCode::PageDown => c + 10,
+            KeyCode::PageUp => c.saturating_sub(10),
+            KeyCode::Home => 0,
+            _ => last,
+        }
+        .min(last);
+    }
+
+    /// `o`: sorts the finished rows by the next column of
+    /// [`SORT_COLUMNS`](super::widgets::results::SORT_COLUMNS), then back to newest first.
+    fn cycle_sort(&mut self) {
+        use super::widgets::results::SORT_COLUMNS;
+        self.table_sort = match self.table_sort {
+            None => Some(SORT_COLUMNS[0]),
+            Some(c) => SORT_COLUMNS
+                .iter()
+                .position(|&x| x == c)
+                .and_then(|p| SORT_COLUMNS.get(p + 1).copied()),
+        };
+        self.message = match self.table_sort {
+            None => "rows: newest first".into(),
+            Some(c) => format!(
+                "rows sorted by {}",
+                super::widgets::results::headers(self)[c]
+            ),
+        };
+    }
+
+    /// `h`: hides the finished row under the cursor from the table (not from saving/export).
+    fn hide_row_under_cursor(&mut self) {
+        let body = super::widgets::results::body(self);
+        let at = self.table_cursor.min(body.len().saturating_sub(1));
+        match body.get(at).and_then(|(_, _, i)| *i) {
+            Some(i) => {
+                self.hidden_rows.insert(i);
+                self.message = format!(
+                    "row {} hidden ({} hidden, H shows them)",
+                    crate::text::shown(body[at].0[0].trim()),
+                    self.hidden_rows.len()
+                );
+            }
+            None => self.message = "the live row cannot be hidden".into(),
+        }
+    }
+
+    /// Takes one key: its effect, and its message into the event log.
     pub fn handle_key(&mut self, key: KeyEvent) -> Action {
+        let action = self.take_key(key);
+        self.sync_log();
+        action
+    }
+
+    /// Adds the message line to the event log when it changed since the last entry, so a note
+    /// that replaces a key's feedback a moment later does not erase it from the log.
+    pub fn sync_log(&mut self) {
+        if self.log.back().is_some_and(|(_, m)| *m == self.message) || self.message.is_empty() {
+            return;
+        }
+        if self.log.len() == LOG_ENTRIES {
+            self.log.pop_front();
+        }
+        let at = self.clock.elapsed().as_secs_f64();
+        self.log.push_back((at, self.message.clone()));
+    }
+
+    fn take_key(&mut self, key: KeyEvent) -> Action {
         if key.modifiers.contains(KeyModifiers::CONTROL) {
             return match key.code {
                 KeyCode::Char('c') | KeyCode::Char('d') => self.quit_action(),
@@ -278,6 +405,38 @@ impl App {
             }
             KeyCode::Char('e') => return Action::Export,
             KeyCode::Char('k') => return Action::KDiskMark,
+            KeyCode::Char('J')
+            | KeyCode::Char('K')
+            | KeyCode::PageDown
+            | KeyCode::PageUp
+            | KeyCode::Home
+            | KeyCode::End => {
+                self.move_cursor(key.code);
+                return Action::None;
+            }
+            KeyCode::Char('t') => {
+                self.keep_transient = !self.keep_transient;
+                self.message = if self.keep_transient {
+                    format!("rows under {MIN_ROW_SECONDS} s or {MIN_ROW_OPS} ops are kept too")
+                } else {
+                    format!("rows under {MIN_ROW_SECONDS} s or {MIN_ROW_OPS} ops are not kept")
+                };
+                return Action::None;
+            }
+            KeyCode::Char('o') => {
+                self.cycle_sort();
+                return Action::None;
+            }
+            KeyCode::Char('h') => {
+                self.hide_row_under_cursor();
+                return Action::None;
+            }
+            KeyCode::Char('H') => {
+                let n = self.hidden_rows.len();
+                self.hidden_rows.clear();
+                self.message = format!("{n} hidden rows shown again");
+                return Action::None;
+            }
             _ => {}
         }
         let s = &mut self.settings;
@@ -551,8 +710,24 @@ impl App {
 
     /// Folds one update from the session or the residency watcher into the state.
     pub fn apply(&mut self, update: Update) {
+        self.apply_update(update);
+        self.sync_log();
+    }
+
+    fn apply_update(&mut self, update: Update) {
         match update {
             Update::Residency(r) => self.residency = Some(r),
+            Update::Device { device, sample } => {
+                if self.device_name.as_ref() != Some(&device) {
+                    self.device_samples.clear();
+                }
+                self.device_name = Some(device);
+                if self.device_samples.len() == DEVICE_WINDOW_SAMPLES {
+                    self.device_samples.pop_front();
+                }
+                self.device_samples
+                    .push_back((sample, self.file_bytes_moved));
+            }
             Update::Removing(r) => match self.removing.iter_mut().find(|x| x.path == r.path) {
                 Some(known) => *known = r,
                 None => self.removing.push(r),
@@ -575,6 +750,11 @@ impl App {
                 }
             }
             Update::Snapshot { id, snapshot } => {
+                if self.live.as_ref().is_some_and(|l| l.id == id)
+                    || self.ending.iter().any(|l| l.id == id)
+                {
+                    self.file_bytes_moved += snapshot.bytes;
+                }
                 let is_live = self.live.as_ref().is_some_and(|l| l.id == id);
                 let Some(seg) = self.segment_mut(id) else {
                     return;
@@ -657,6 +837,17 @@ impl App {
         }
         if seg.keep {
             if let Some(row) = seg.result(&seg.experiment, seconds) {
+                if is_transient(&row) && !self.keep_transient {
+                    // A key pressed before the last one settled leaves a 0.01-0.09 s segment:
+                    // too short to compare, so it is logged, not kept (or pinned by `B`).
+                    self.message = format!(
+                        "{} ran {:.2} s, {} ops: transient, not kept (under {MIN_ROW_SECONDS} s or {MIN_ROW_OPS} ops; t keeps such rows)",
+                        crate::tui::widgets::results::setting_label(&row),
+                        row.seconds,
+                        row.ops
+                    );
+                    return None;
+                }
                 self.rows.push(row.clone());
                 return Some(row);
             }

@@ -24,6 +24,9 @@ pub fn figure(app: &App) -> SessionFigure {
     for (i, r) in app.rows.iter().enumerate().rev() {
         table.push(results::cells(app, results::mark(app, i).trim(), r));
     }
+    for row in &mut table {
+        row.truncate(results::SUMMARY_COLUMNS);
+    }
     if app.baseline.is_none() {
         for row in &mut table {
             row.remove(4);

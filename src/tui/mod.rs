@@ -300,6 +300,8 @@ async fn event_loop(
     write_scratch: &mut scratch::WriteScratch,
 ) -> anyhow::Result<Option<i32>> {
     loop {
+        // What `perform` said (save, export) goes into the log too.
+        app.sync_log();
         terminal
             .draw(|f| f.render_widget(&*app, f.area()))
             .context("drawing")?;

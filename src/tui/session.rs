@@ -69,6 +69,14 @@ pub enum Update {
     Failed { id: u64, message: String },
     /// Page-cache residency of the explored file.
     Residency(Residency),
+    /// The counters of the device under the running setting's file and of the CPUs, sampled by
+    /// the session thread every [`DEVICE_SAMPLE_EVERY`] while a run is on (never by the UI
+    /// thread): `device` is the device's kernel name, None when the file has none (tmpfs,
+    /// overlay, NFS) or it could not be resolved. `at_ns` is on the session's own clock.
+    Device {
+        device: Option<String>,
+        sample: crate::measure::device::Sample,
+    },
     /// A scratch file is being removed (in the background): how much is left.
     Removing(super::discard::Removal),
     /// A scratch file was removed.
@@ -186,11 +194,35 @@ impl Drop for Session {
     }
 }
 
+/// How often the session thread reads the device and CPU counters during a run: the cadence of
+/// the throughput samples.
+pub const DEVICE_SAMPLE_EVERY: Duration = Duration::from_millis(100);
+
 fn session_loop(commands: Receiver<Command>, out: Sender<Update>, discard: DiscardSender) {
     let mut current: Option<Running> = None;
+    let clock = std::time::Instant::now();
+    let mut sampler: Option<(std::path::PathBuf, crate::measure::device::Sampler)> = None;
+    let mut sampled_at: Option<std::time::Instant> = None;
     loop {
         let command = match &mut current {
             Some(running) => {
+                if sampled_at.is_none_or(|t| t.elapsed() >= DEVICE_SAMPLE_EVERY) {
+                    sampled_at = Some(std::time::Instant::now());
+                    if sampler
+                        .as_ref()
+                        .is_none_or(|(p, _)| *p != running.spec.path)
+                    {
+                        let path = running.spec.path.clone();
+                        let s = crate::measure::device::Sampler::for_file(&path);
+                        sampler = Some((path, s));
+                    }
+                    if let Some((_, s)) = &sampler {
+                        let _ = out.send(Update::Device {
+                            device: s.device.as_ref().map(|d| d.name.clone()),
+                            sample: s.sample(clock.elapsed().as_nanos() as u64),
+                        });
+                    }
+                }
                 match running.run.poll(COMMAND_POLL) {
                     Step::Snapshot(s) => forward(&out, running, s),
                     Step::Pending => {}

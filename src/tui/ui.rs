@@ -8,7 +8,7 @@
 //! `268`), and larger terminals give the sparkline, histogram and table more room.
 
 use super::app::App;
-use super::widgets::{help, kdm_card, latency, panel, results, throughput, why};
+use super::widgets::{device, help, kdm_card, latency, log, panel, results, throughput, why};
 use crate::text::{shown, shown_path};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -30,38 +30,17 @@ impl Widget for &App {
             too_small(area, buf);
             return;
         }
-        let detail_h = if area.height >= why::DETAIL_MIN_HEIGHT {
-            why::DETAIL_HEIGHT
-        } else {
-            0
-        };
-        let [top, upper, why_area, lower, info, footer] = Layout::vertical([
-            Constraint::Length(1),
-            Constraint::Length(8),
-            Constraint::Length(detail_h),
-            Constraint::Min(6),
-            Constraint::Length(1),
-            Constraint::Length(1),
-        ])
-        .areas(area);
-        status_line(self, top, buf);
-        let [settings, tput] =
-            Layout::horizontal([Constraint::Length(34), Constraint::Min(20)]).areas(upper);
-        panel::render(self, settings, buf);
-        throughput::render(self, tput, buf);
-        if detail_h > 0 {
-            why::render_detail(self, why_area, buf);
+        let a = areas(self, area);
+        status_line(self, a.status, buf);
+        panel::render(self, a.settings, buf);
+        device::render(self, a.device, buf);
+        throughput::render(self, a.throughput, buf);
+        if a.why.height > 0 {
+            why::render_detail(self, a.why, buf);
         }
-        let [lat, res] = if area.width >= SIDE_BY_SIDE_WIDTH {
-            Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)])
-                .areas(lower)
-        } else {
-            // Header, borders and the rows there are, at most half the height left.
-            let rows = self.rows.len() as u16 + u16::from(self.live.is_some()) + 3;
-            let res_h = rows.clamp(4, (lower.height / 2).max(4));
-            Layout::vertical([Constraint::Min(4), Constraint::Length(res_h)]).areas(lower)
-        };
+        let (lat, res, info, footer) = (a.latency, a.results, a.info, a.footer);
         latency::render(self, lat, buf);
+        log::render(self, a.log, buf);
         results::render(self, res, buf);
         info_line(self, info, buf);
         Paragraph::new(Line::styled(FOOTER, Style::default().fg(Color::DarkGray)))
@@ -73,6 +52,14 @@ impl Widget for &App {
             help::render(self, area, buf);
         }
         no_controls_in(area, buf);
+        if self.no_color {
+            for y in area.top()..area.bottom() {
+                for x in area.left()..area.right() {
+                    let cell = &mut buf[(x, y)];
+                    cell.set_fg(Color::Reset).set_bg(Color::Reset);
+                }
+            }
+        }
     }
 }
 
@@ -88,6 +75,103 @@ fn no_controls_in(area: Rect, buf: &mut Buffer) {
                 cell.set_symbol("?");
             }
         }
+    }
+}
+
+/// Where each panel goes on a screen of `area` (at least [`MIN_WIDTH`]×[`MIN_HEIGHT`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Areas {
+    /// The status line.
+    pub status: Rect,
+    /// The settings panel (left of the chart).
+    pub settings: Rect,
+    /// The device panel under the settings (zero height until the band has
+    /// [`DEVICE_MIN_HEIGHT`] rows to spare for it).
+    pub device: Rect,
+    /// The throughput panel: figures, chart, time axis.
+    pub throughput: Rect,
+    /// The full "why" line and context (zero height below [`why::DETAIL_MIN_HEIGHT`]).
+    pub why: Rect,
+    /// The latency histogram.
+    pub latency: Rect,
+    /// The results table.
+    pub results: Rect,
+    /// The event log (zero width below [`SIDE_BY_SIDE_WIDTH`]).
+    pub log: Rect,
+    /// The XOR and message line.
+    pub info: Rect,
+    /// The key footer.
+    pub footer: Rect,
+}
+
+/// Height of the settings-and-throughput band at 80×24.
+pub const UPPER_MIN_HEIGHT: u16 = 8;
+/// Least height of the device panel (two lines and borders); it gets up to two more lines.
+pub const DEVICE_MIN_HEIGHT: u16 = 4;
+/// Least height of the latency panel when the table is stacked under it.
+pub const LATENCY_MIN_HEIGHT: u16 = 6;
+
+/// Lays the screen out by weight (as btop and bottom do): at 80×24 every panel has its least
+/// height; of every row beyond that, a third goes to the throughput chart and the rest to the
+/// latency histogram and results table. Stacked (below [`SIDE_BY_SIDE_WIDTH`]), the table gets
+/// the rows it has, up to all but the histogram's share (two fifths, at least
+/// [`LATENCY_MIN_HEIGHT`]); side by side, both get the whole height.
+pub fn areas(app: &App, area: Rect) -> Areas {
+    let detail_h = if area.height >= why::DETAIL_MIN_HEIGHT {
+        why::DETAIL_HEIGHT
+    } else {
+        0
+    };
+    let spare = area.height.saturating_sub(MIN_HEIGHT + detail_h);
+    let upper_h = UPPER_MIN_HEIGHT + spare / 3;
+    let [status, upper, why_area, lower, info, footer] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(upper_h),
+        Constraint::Length(detail_h),
+        Constraint::Min(6),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let [left, throughput] =
+        Layout::horizontal([Constraint::Length(34), Constraint::Min(20)]).areas(upper);
+    let device_h = match upper_h - UPPER_MIN_HEIGHT {
+        h if h >= DEVICE_MIN_HEIGHT => h.min(DEVICE_MIN_HEIGHT + 2),
+        _ => 0,
+    };
+    let [settings, device, _] = Layout::vertical([
+        Constraint::Length(UPPER_MIN_HEIGHT),
+        Constraint::Length(device_h),
+        Constraint::Min(0),
+    ])
+    .areas(left);
+    let [latency, results, log] = if area.width >= SIDE_BY_SIDE_WIDTH {
+        Layout::horizontal([
+            Constraint::Percentage(30),
+            Constraint::Percentage(48),
+            Constraint::Percentage(22),
+        ])
+        .areas(lower)
+    } else {
+        // Header, borders and the rows there are, up to all but the histogram's share.
+        let rows = results::row_count(app) as u16 + 3;
+        let lat_min = LATENCY_MIN_HEIGHT.max(lower.height * 2 / 5);
+        let res_h = rows.clamp(4, lower.height.saturating_sub(lat_min).max(4));
+        let [lat, res] =
+            Layout::vertical([Constraint::Min(4), Constraint::Length(res_h)]).areas(lower);
+        [lat, res, Rect::new(lower.x, lower.y, 0, 0)]
+    };
+    Areas {
+        status,
+        settings,
+        device,
+        throughput,
+        why: why_area,
+        latency,
+        results,
+        log,
+        info,
+        footer,
     }
 }
 

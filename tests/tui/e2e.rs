@@ -299,7 +299,10 @@ fn kdiskmark_a_typed_block_size_and_a_baseline_work_in_a_real_terminal() {
     let (ok, s) = tmux.wait_for(limit, |s| shown_mib_s(s).is_some_and(|v| v > 0.0));
     assert!(ok, "no throughput shown:\n{s}");
 
-    // b, then an exact size.
+    // Keep rows under 1 s (this test moves on quickly), then b and an exact size.
+    send(&["t"]);
+    let (ok, s) = tmux.wait_for(limit, |s| s.contains("are kept too"));
+    assert!(ok, "t did not answer:\n{s}");
     send(&["b", "1", "2", "K"]);
     let (ok, s) = tmux.wait_for(limit, |s| s.contains("block size ▸ 12K"));
     assert!(ok, "the typed size is not echoed:\n{s}");

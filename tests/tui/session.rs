@@ -314,3 +314,56 @@ fn buffers_beyond_the_memory_budget_are_refused_naming_the_keys_and_the_explorer
     }
     session.shutdown();
 }
+
+#[test]
+fn the_session_samples_the_device_under_the_file_and_an_o_direct_read_reaches_it() {
+    let dir = crate::util::tmp();
+    let f = crate::util::p(&dir, "direct.bin");
+    crate::util::write_varied_file(&f, 16 << 20, 3);
+    std::fs::File::open(&f).unwrap().sync_all().unwrap();
+    let settings = diskscope::tui::settings::Settings {
+        direct: true,
+        block_size_bytes: 1 << 20,
+        ..Default::default()
+    };
+    let spec = settings.spec(&f, &crate::util::p(&dir, "scratch"), 16 << 20);
+    let mut session = diskscope::tui::session::Session::spawn().unwrap();
+    session.send(diskscope::tui::session::Command::Start { id: 1, spec });
+    // (device, sample, file bytes by then)
+    let mut samples = Vec::new();
+    let mut bytes = 0u64;
+    let deadline = std::time::Instant::now() + Duration::from_secs(3);
+    while std::time::Instant::now() < deadline && samples.len() < 15 {
+        match session.updates.recv_timeout(Duration::from_millis(50)) {
+            Ok(Update::Snapshot { id: 1, snapshot }) => bytes += snapshot.bytes,
+            Ok(Update::Device { device, sample }) => samples.push((device, sample, bytes)),
+            Ok(Update::Failed { message, .. }) => {
+                // O_DIRECT refused (a filesystem without it): nothing to measure here.
+                eprintln!("skipped: {message}");
+                return;
+            }
+            _ => {}
+        }
+    }
+    session.shutdown();
+    assert!(samples.len() >= 2, "device samples arrive during a run");
+    let (device, first, b0) = &samples[0];
+    let (_, last, b1) = samples.last().unwrap();
+    let Some(name) = device else {
+        eprintln!("skipped: the temp directory has no block device");
+        return;
+    };
+    let d = diskscope::measure::device::disk_delta(first, last).unwrap();
+    let file = b1 - b0;
+    eprintln!(
+        "{name}: file {file} B, device read {} B, ratio {:.3}",
+        d.dev_read_bytes,
+        file as f64 / d.dev_read_bytes.max(1) as f64
+    );
+    // O_DIRECT reads all reach the device (other processes' reads can only add to it).
+    assert!(
+        d.dev_read_bytes as f64 >= 0.9 * file as f64,
+        "{name}: file moved {file} B, device read {} B",
+        d.dev_read_bytes
+    );
+}

@@ -2,9 +2,11 @@
 //! buffer area, plus the number formats they share (so the same figure reads the same
 //! everywhere).
 
+pub mod device;
 pub mod help;
 pub mod kdm_card;
 pub mod latency;
+pub mod log;
 pub mod panel;
 pub mod results;
 pub mod throughput;

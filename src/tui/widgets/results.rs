@@ -23,7 +23,7 @@ use crate::tui::settings::method_label;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Color, Modifier, Style};
-use ratatui::widgets::{Row, Table, Widget};
+use ratatui::widgets::{Row, StatefulWidget, Table, TableState};
 
 /// `WDCRFS`: what the setting name does not say.
 pub fn flags(r: &RunResult) -> String {
@@ -56,10 +56,21 @@ pub fn setting_label(r: &RunResult) -> String {
     }
     // Only read and write exist; an unknown operation (no row of the explorer) reads as read.
     let op = r.operation.known().unwrap_or(Op::Read);
-    let mut s = format!(
-        "{} {}",
-        r.method.known().map_or("?", |m| method_label(op, m)),
+    // A block larger than the file moves the file's size per operation: the label says what
+    // was done (`pread 4K<1M`: 4 KiB per operation where 1 MiB was asked).
+    let per_op = r.bytes.checked_div(r.ops).unwrap_or(0);
+    let size = if per_op > 0 && per_op * 2 <= r.block_size_bytes && r.method != Method::Mmap {
+        format!(
+            "{}<{}",
+            format_size(per_op),
+            format_size(r.block_size_bytes)
+        )
+    } else {
         format_size(r.block_size_bytes)
+    };
+    let mut s = format!(
+        "{} {size}",
+        r.method.known().map_or("?", |m| method_label(op, m))
     );
     if r.method == Method::IoUring {
         s.push_str(&format!(" q{}", r.queue_depth));
@@ -80,6 +91,10 @@ pub fn headers(app: &App) -> Vec<String> {
         "p99",
         "time",
         "ops",
+        "p90",
+        "p99.9",
+        "max",
+        "%bound",
     ]
     .iter()
     .map(|h| h.to_string())
@@ -87,7 +102,25 @@ pub fn headers(app: &App) -> Vec<String> {
 }
 
 /// Column importance: lower stays longer when the panel is narrow.
-const PRIORITY: [u8; 10] = [0, 2, 1, 0, 1, 1, 4, 2, 3, 3];
+/// The last four (p90, p99.9, max, the bound's %) appear only when the panel is wide.
+const PRIORITY: [u8; 14] = [0, 2, 1, 0, 1, 1, 4, 2, 3, 3, 6, 6, 5, 5];
+
+/// Columns of the summary printed on exit (the wide-only ones left out).
+pub const SUMMARY_COLUMNS: usize = 10;
+
+/// Columns `o` sorts the finished rows by, in turn (then back to newest first): throughput,
+/// IOPS, p99 latency, duration.
+pub const SORT_COLUMNS: [usize; 4] = [3, 5, 7, 8];
+
+/// The value a row is sorted by in column `c` (of [`SORT_COLUMNS`]).
+fn sort_value(r: &RunResult, c: usize) -> f64 {
+    match c {
+        3 => r.mib_s,
+        5 => r.iops,
+        7 => r.lat_p99_us,
+        _ => r.seconds,
+    }
+}
 
 /// The cells of one row, in [`headers`] order.
 pub fn cells(app: &App, mark: &str, r: &RunResult) -> Vec<String> {
@@ -102,6 +135,13 @@ pub fn cells(app: &App, mark: &str, r: &RunResult) -> Vec<String> {
         fmt_us(r.lat_p99_us),
         fmt_secs(r.seconds),
         fmt_rate(r.ops as f64),
+        fmt_us(r.lat_p90_us),
+        fmt_us(r.lat_p999_us),
+        fmt_us(r.lat_max_us),
+        r.bound_mib_s
+            .filter(|b| *b > 0.0)
+            .map(|b| format!("{:.0}%", r.mib_s / b * 100.0))
+            .unwrap_or_default(),
     ]
 }
 
@@ -152,7 +192,7 @@ pub fn table_text(app: &App) -> String {
         all.push(cells(app, mark(app, i), r));
     }
     let widths = widths_of(&all);
-    let keep: Vec<usize> = (0..widths.len())
+    let keep: Vec<usize> = (0..widths.len().min(SUMMARY_COLUMNS))
         .filter(|&c| app.baseline.is_some() || c != 4)
         .collect();
     let mut out = String::new();
@@ -173,6 +213,63 @@ pub fn table_text(app: &App) -> String {
     out
 }
 
+/// How many body rows the table shows now ([`body`]).
+pub fn row_count(app: &App) -> usize {
+    body(app).len()
+}
+
+/// The table's body rows in display order: the live row (once it has operations), the pinned
+/// baseline, then the finished rows not hidden (`h`), newest first or sorted (`o`, best first:
+/// highest throughput or IOPS, lowest p99, longest). Each with its style and the index in
+/// `app.rows` (None for the live row).
+pub fn body(app: &App) -> Vec<(Vec<String>, Style, Option<usize>)> {
+    let mut body = Vec::new();
+    if let Some(live) = &app.live {
+        if let Some(r) = live.result(&live.experiment, live.seconds()) {
+            if r.ops > 0 {
+                body.push((cells(app, "▶", &r), Style::default().fg(Color::Green), None));
+            }
+        }
+    }
+    // The pinned baseline comes right after the live row, so it stays in view however many
+    // rows follow; then the others.
+    let pinned = match &app.baseline {
+        Some(Baseline::Pinned { index, .. }) => app.rows.get(*index).map(|r| (*index, r)),
+        _ => None,
+    };
+    if let Some((i, r)) = pinned {
+        body.push((
+            cells(app, mark(app, i), r),
+            Style::default().fg(Color::Cyan),
+            Some(i),
+        ));
+    }
+    let mut order: Vec<usize> = (0..app.rows.len())
+        .rev()
+        .filter(|&i| pinned.is_none_or(|(p, _)| p != i) && !app.hidden_rows.contains(&i))
+        .collect();
+    if let Some(c) = app.table_sort {
+        let lower_is_better = c == 7;
+        order.sort_by(|&a, &b| {
+            let (x, y) = (sort_value(&app.rows[a], c), sort_value(&app.rows[b], c));
+            let o = x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal);
+            if lower_is_better {
+                o
+            } else {
+                o.reverse()
+            }
+        });
+    }
+    for i in order {
+        body.push((
+            cells(app, mark(app, i), &app.rows[i]),
+            Style::default(),
+            Some(i),
+        ));
+    }
+    body
+}
+
 /// Draws the results table.
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let title = format!(
@@ -185,37 +282,26 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     );
     let block = frame(&title);
     let inner = block.inner(area);
-    let mut body: Vec<(Vec<String>, Style)> = Vec::new();
-    if let Some(live) = &app.live {
-        if let Some(r) = live.result(&live.experiment, live.seconds()) {
-            if r.ops > 0 {
-                body.push((cells(app, "▶", &r), Style::default().fg(Color::Green)));
-            }
-        }
-    }
-    // The pinned baseline comes right after the live row, so it stays in view however many
-    // rows follow; then the others, newest first.
-    let pinned = match &app.baseline {
-        Some(Baseline::Pinned { index, .. }) => app.rows.get(*index).map(|r| (*index, r)),
-        _ => None,
-    };
-    if let Some((i, r)) = pinned {
-        body.push((
-            cells(app, mark(app, i), r),
-            Style::default().fg(Color::Cyan),
-        ));
-    }
-    for (i, r) in app.rows.iter().enumerate().rev() {
-        if pinned.is_some_and(|(p, _)| p == i) {
-            continue;
-        }
-        body.push((cells(app, mark(app, i), r), Style::default()));
-    }
+    let body = body(app);
     let head = headers(app);
     let mut all = vec![head.clone()];
-    all.extend(body.iter().map(|(c, _)| c.clone()));
+    all.extend(body.iter().map(|(c, _, _)| c.clone()));
     let widths = widths_of(&all);
-    let keep = fitting_columns(&widths, inner.width as usize, app.baseline.is_some());
+    // A column no row fills (the bound's % without a profile) takes no room.
+    let empty = |c: usize| body.iter().all(|(cells, _, _)| cells[c].is_empty());
+    let widths: Vec<usize> = (0..widths.len())
+        .map(|c| {
+            if c >= SUMMARY_COLUMNS && empty(c) {
+                0
+            } else {
+                widths[c]
+            }
+        })
+        .collect();
+    let keep: Vec<usize> = fitting_columns(&widths, inner.width as usize, app.baseline.is_some())
+        .into_iter()
+        .filter(|&c| widths[c] > 0)
+        .collect();
     let pick = |row: &[String]| -> Vec<String> {
         keep.iter()
             .map(|&c| {
@@ -231,17 +317,25 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .style(Style::default().add_modifier(Modifier::BOLD | Modifier::UNDERLINED));
     let rows: Vec<Row> = body
         .iter()
-        .map(|(c, style)| Row::new(pick(c)).style(*style))
+        .map(|(c, style, _)| Row::new(pick(c)).style(*style))
         .collect();
+    let cursor = app.table_cursor.min(body.len().saturating_sub(1));
     let constraints: Vec<Constraint> = keep
         .iter()
         .map(|&c| Constraint::Length(widths[c] as u16))
         .collect();
-    Table::new(rows, constraints)
-        .header(header)
-        .column_spacing(1)
-        .block(block)
-        .render(area, buf);
+    // The selected row is kept in view: the table scrolls to the cursor.
+    let mut state = TableState::default().with_selected(Some(cursor));
+    StatefulWidget::render(
+        Table::new(rows, constraints)
+            .header(header)
+            .column_spacing(1)
+            .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
+            .block(block),
+        area,
+        buf,
+        &mut state,
+    );
 }
 
 #[cfg(test)]
@@ -249,10 +343,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_block_larger_than_the_file_is_labelled_with_what_each_operation_moved() {
+        let mut r = RunResult {
+            method: Method::Pread.into(),
+            operation: Op::Read.into(),
+            block_size_bytes: 1 << 20,
+            bytes: 40 << 10,
+            ops: 10,
+            ..Default::default()
+        };
+        assert_eq!(setting_label(&r), "pread 4K<1M");
+        r.bytes = 10 << 20;
+        assert_eq!(setting_label(&r), "pread 1M");
+    }
+
+    #[test]
     fn narrow_panels_drop_whole_columns_least_important_first() {
-        let w = [14, 3, 3, 5, 4, 6, 6, 6, 5, 5];
-        assert_eq!(fitting_columns(&w, 200, false).len(), 9);
-        assert_eq!(fitting_columns(&w, 200, true).len(), 10);
+        let w = [14, 3, 3, 5, 4, 6, 6, 6, 5, 5, 6, 6, 6, 6];
+        assert_eq!(fitting_columns(&w, 200, false).len(), 13);
+        assert_eq!(fitting_columns(&w, 200, true).len(), 14);
+        let k = fitting_columns(&w, 75, true);
+        assert!(
+            !k.contains(&10) && !k.contains(&11),
+            "the wide-only go first: {k:?}"
+        );
         let k = fitting_columns(&w, 45, true);
         assert!(!k.contains(&6), "p50 goes first: {k:?}");
         assert!(k.contains(&3) && k.contains(&0));

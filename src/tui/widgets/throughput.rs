@@ -17,31 +17,74 @@ use ratatui::widgets::{Paragraph, Sparkline, Widget};
 /// Width of the sparkline's y-scale gutter.
 pub const GUTTER: u16 = 7;
 
-/// The history binned to at most `bars` bars: `(values, points per bar)`. The newest points
-/// always end the last bar; an incomplete oldest bin is dropped rather than drawn low.
-pub fn binned(history: &[f64], bars: usize) -> (Vec<f64>, usize) {
+/// The history binned to exactly `bars` bars (fewer only while there are fewer points than
+/// bars): bar `j` is the mean of points `j·n/bars .. (j+1)·n/bars`, so a minute of history fills
+/// the whole width instead of the whole multiple of points that fits (which left up to 45% of a
+/// wide panel blank). Returns the values and the points per bar (fractional).
+pub fn binned(history: &[f64], bars: usize) -> (Vec<f64>, f64) {
     let bars = bars.max(1);
-    let per = history.len().div_ceil(bars).max(1);
-    let whole = history.len() / per * per;
-    let start = history.len() - whole;
-    let v = history[start..]
-        .chunks(per)
-        .map(|c| c.iter().sum::<f64>() / c.len() as f64)
+    let n = history.len();
+    if n <= bars {
+        return (history.to_vec(), 1.0);
+    }
+    let v = (0..bars)
+        .map(|j| {
+            let (lo, hi) = (j * n / bars, ((j + 1) * n / bars).max(j * n / bars + 1));
+            let c = &history[lo..hi];
+            c.iter().sum::<f64>() / c.len() as f64
+        })
         .collect();
-    (v, per)
+    (v, n as f64 / bars as f64)
 }
 
-/// `last 60 s, 0.8 s per bar` for `n` bars of `per` 100 ms points.
-pub fn window_title(n: usize, per: usize) -> String {
-    let secs = (n * per) as f64 * 0.1;
+/// `last 60 s, 0.85 s per bar` for `n` bars of `per` 100 ms points.
+pub fn window_title(n: usize, per: f64) -> String {
+    let secs = n as f64 * per * 0.1;
     let s = |v: f64| {
-        if v >= 10.0 || v.fract() == 0.0 {
+        if v >= 10.0 || (v - v.round()).abs() < 0.005 {
             format!("{v:.0}")
-        } else {
+        } else if v >= 1.0 {
             format!("{v:.1}")
+        } else {
+            let t = format!("{v:.2}");
+            t.trim_end_matches('0').to_string()
         }
     };
-    format!("last {} s, {} s per bar", s(secs), s(per as f64 * 0.1))
+    format!("last {} s, {} s per bar", s(secs), s(per * 0.1))
+}
+
+/// A time axis under `bars` bars covering `secs` seconds: `└` ticks about every 10 columns,
+/// labelled with the seconds before now (`-45s`), ending in `now`.
+pub fn time_axis(bars: usize, secs: f64) -> String {
+    let mut row: Vec<char> = vec!['─'; bars];
+    if bars < 8 {
+        return row.into_iter().collect();
+    }
+    let put = |row: &mut Vec<char>, at: usize, text: &str| {
+        for (i, ch) in text.chars().enumerate() {
+            if let Some(c) = row.get_mut(at + i) {
+                *c = ch;
+            }
+        }
+    };
+    let now = "now";
+    put(&mut row, bars - now.len(), now);
+    let step = 12usize;
+    let mut x = 0usize;
+    while x + step + now.len() < bars {
+        let ago = secs * (bars - x) as f64 / bars as f64;
+        let label = format!(
+            "┴-{}s",
+            if ago >= 10.0 {
+                format!("{ago:.0}")
+            } else {
+                format!("{ago:.1}")
+            }
+        );
+        put(&mut row, x, &label);
+        x += step;
+    }
+    row.into_iter().collect()
 }
 
 /// Draws the throughput panel.
@@ -59,8 +102,22 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     block.render(area, buf);
     let [figures, spark_row] =
         Layout::vertical([Constraint::Length(3), Constraint::Min(0)]).areas(inner);
+    // From 3 chart rows on, the last is a time axis.
+    let axis_h = u16::from(spark_row.height >= 3);
+    let [spark_row, axis_row] =
+        Layout::vertical([Constraint::Min(0), Constraint::Length(axis_h)]).areas(spark_row);
     let [gutter, spark] =
         Layout::horizontal([Constraint::Length(GUTTER), Constraint::Min(0)]).areas(spark_row);
+    if axis_h > 0 && !visible.is_empty() {
+        let [_, axis] =
+            Layout::horizontal([Constraint::Length(GUTTER), Constraint::Min(0)]).areas(axis_row);
+        let secs = visible.len() as f64 * per * 0.1;
+        Paragraph::new(Line::styled(
+            time_axis(visible.len(), secs),
+            Style::default().fg(Color::DarkGray),
+        ))
+        .render(axis, buf);
+    }
     let dim = Style::default().fg(Color::DarkGray);
     let big = Style::default()
         .fg(Color::Green)
@@ -136,11 +193,24 @@ mod tests {
     fn a_minute_of_history_is_binned_to_the_width_and_titled_with_its_window() {
         let h: Vec<f64> = (0..600).map(|i| i as f64).collect();
         let (v, per) = binned(&h, 71);
-        assert_eq!((v.len(), per), (66, 9));
-        assert_eq!(window_title(v.len(), per), "last 59 s, 0.9 s per bar");
+        assert_eq!(v.len(), 71, "the whole width is used");
+        assert_eq!(window_title(v.len(), per), "last 60 s, 0.85 s per bar");
+        assert!(
+            (v[70] - 595.5).abs() < 1.0,
+            "the newest points end the last bar"
+        );
         let (v, per) = binned(&h[..40], 71);
-        assert_eq!((v.len(), per), (40, 1));
+        assert_eq!((v.len(), per), (40, 1.0));
         assert_eq!(window_title(v.len(), per), "last 4 s, 0.1 s per bar");
         assert_eq!(*v.last().unwrap(), 39.0);
+    }
+
+    #[test]
+    fn the_time_axis_ends_in_now_and_labels_earlier_ticks_in_seconds_before_it() {
+        let a = time_axis(60, 60.0);
+        assert_eq!(a.chars().count(), 60);
+        assert!(a.ends_with("now"), "{a}");
+        assert!(a.starts_with("┴-60s"), "{a}");
+        assert!(a.contains("┴-48s"), "{a}");
     }
 }
