@@ -6,8 +6,8 @@
 //! `use super::…` statement (braces expanded), every inline `crate::…` or `super::…` path, and
 //! every path through a child module the file declares (`mod plan;` then `plan::Plan` or
 //! `use self::plan::…`), outside `#[cfg(test)]` code, resolved to the file that defines the module
-//! it names. The layer breaks that exist today are listed as debts (`LAYER_DEBT`), each with its
-//! reason: the test fails on any other.
+//! it names. The layer breaks and cycles that exist today are listed as debts (`LAYER_DEBT`,
+//! `CYCLE_DEBT`), each with its reason: the test fails on any other.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -338,8 +338,25 @@ fn the_files_of_src_import_each_other_without_a_cycle() {
             format!("[{}]", edges.join(", "))
         })
         .collect();
-    assert!(found.is_empty(), "import cycles: {}", shown.join("; "));
+    let new: Vec<&String> = found
+        .iter()
+        .zip(&shown)
+        .filter(|(c, _)| {
+            !CYCLE_DEBT
+                .iter()
+                .any(|k| c.iter().all(|m| k.contains(&m.as_str())))
+        })
+        .map(|(_, s)| s)
+        .collect();
+    assert!(new.is_empty(), "import cycles: {new:?}");
 }
+
+/// Cycles that exist today, each a debt with its reason (issue 18): the test fails on any other.
+const CYCLE_DEBT: &[&[&str]] = &[
+    // The explorer's state asks the results widget for its rows (cursor bounds, sort keys); the
+    // table's model should move out of the widget into a module of its own.
+    &["tui::app", "tui::widgets::results"],
+];
 
 /// Every top-level module of `src/` and its layer: a module imports only from its own layer (without
 /// a cycle) or from layers below it. docs/architecture.md draws the same stack.
