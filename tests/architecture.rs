@@ -45,9 +45,24 @@ fn modules(src: &Path) -> BTreeMap<String, PathBuf> {
     out
 }
 
-/// The source without comments and without its `#[cfg(test)]` part.
+/// The source without comments and without its test module (`#[cfg(test)]` followed by a `mod`;
+/// a `#[cfg(test)]` on a single item earlier in the file does not end the code).
 fn code_of(text: &str) -> String {
-    let text = text.split("#[cfg(test)]").next().unwrap_or("");
+    let mut end = text.len();
+    let mut from = 0;
+    while let Some(i) = text[from..].find("#[cfg(test)]") {
+        let at = from + i;
+        let rest = text[at + "#[cfg(test)]".len()..].trim_start();
+        if ["mod ", "pub mod ", "pub(crate) mod ", "pub(super) mod "]
+            .iter()
+            .any(|m| rest.starts_with(m))
+        {
+            end = at;
+            break;
+        }
+        from = at + 1;
+    }
+    let text = &text[..end];
     text.lines()
         .map(|l| match l.find("//") {
             Some(i) if !l[..i].contains('"') => &l[..i],
@@ -116,6 +131,10 @@ fn paths_in(code: &str) -> Vec<String> {
                 continue;
             }
             if at > 1 && &code[at - 2..at] == "::" {
+                continue;
+            }
+            // `pub(in crate::runner)` names who may see an item, not a dependency.
+            if code[..at].ends_with("(in ") {
                 continue;
             }
             let end = code[at..]

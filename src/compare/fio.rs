@@ -12,7 +12,7 @@
 //! `group_reporting`) ran at once: their throughput is summed and the worst p99 kept.
 //! Repetitions come from several documents: a directory of them, one per run.
 
-use super::load::{LoadError, Points, Row};
+use super::rows::{LoadError, Points, Row};
 use crate::config::{CacheMode, Op, Pattern};
 use crate::measure::result::Label;
 use serde_json::Value;
@@ -133,7 +133,7 @@ pub(super) fn read_doc(path: &Path, doc: &Value, points: &mut Points) -> Result<
                 bound_mib_s: None,
                 bound_hint: None,
             };
-            super::load::check_row(&row).map_err(|m| err(format!("jobs[{i}].{dir}: {m}")))?;
+            super::rows::check_row(&row).map_err(|m| err(format!("jobs[{i}].{dir}: {m}")))?;
             let key = (
                 format!("{name}\u{0}{rw}\u{0}{bs}\u{0}{engine}"),
                 dir.to_string(),
@@ -160,7 +160,7 @@ pub(super) fn read_doc(path: &Path, doc: &Value, points: &mut Points) -> Result<
         return Err(LoadError::NoRows { path: path.into() });
     }
     for row in rows.into_values() {
-        super::load::add_row(points, row);
+        super::rows::add_row(points, row);
     }
     Ok(())
 }

@@ -13,6 +13,7 @@ pub mod load;
 pub mod plot;
 pub mod rank;
 pub mod render;
+pub mod rows;
 pub mod stats;
 
 pub use load::{load, InputKind, LoadError, Record, Setup};

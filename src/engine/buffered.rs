@@ -3,8 +3,10 @@
 //! cost a memcpy instead of a syscall, and blocks at least as large as the buffer bypass it — the
 //! same trade stdio makes.
 
-use super::{complete_read, fill_from, write_at_position, Engine, WorkerCtx, WorkerJob};
+use super::failure::complete_read;
+use super::job::{fill_from, write_at_position, Engine, WorkerJob};
 use crate::config::Op;
+use crate::measure::WorkerCtx;
 use anyhow::Context;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::MetadataExt;

@@ -9,7 +9,7 @@
 //! raise them, and whoever ends a worker's thread only asks [`descriptor_lost`] and calls
 //! [`dispose_job`].
 
-use super::{Block, WorkerJob};
+use super::job::{Block, WorkerJob};
 use crate::config::Pattern;
 
 /// A read that got fewer bytes than the file held when the run was prepared: another process
@@ -144,7 +144,7 @@ pub(crate) mod tests_support {
 
     #[test]
     fn a_short_read_names_the_offset_and_the_size_now() {
-        let shrank = super::FileShrank {
+        let shrank = super::super::FileShrank {
             offset: 8192,
             wanted_bytes: 4096,
             got_bytes: 100,

@@ -8,9 +8,11 @@
 //! signal. A mapping shorter than the planned range (the file shrank before this worker mapped
 //! it) is the same error as a short read.
 
-use super::{complete_read, Engine, WorkerCtx, WorkerJob};
+use super::failure::complete_read;
+use super::job::Block;
+use super::job::{Engine, WorkerJob};
 use crate::config::Op;
-use crate::engine::Block;
+use crate::measure::WorkerCtx;
 use crate::sigbus::Guard;
 use crate::xor::xor_at;
 use anyhow::Context;

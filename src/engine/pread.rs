@@ -2,8 +2,10 @@
 //! position, the natural method for threads and random offsets. Reads use the bare system call
 //! [`sys_pread`] for the reason given in the `read` engine (no cancellation-point wrapper).
 
-use super::{complete_read, drain_to, fill_from, Engine, WorkerCtx, WorkerJob};
+use super::failure::complete_read;
+use super::job::{drain_to, fill_from, Engine, WorkerJob};
 use crate::config::Op;
+use crate::measure::WorkerCtx;
 use anyhow::Context;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::FileExt;

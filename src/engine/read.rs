@@ -13,8 +13,10 @@
 //! private table holding the only reference to a fresh open file description, the kernel skips
 //! both, as it does for a single-threaded program.
 
-use super::{complete_read, fill_from, write_at_position, Engine, WorkerCtx, WorkerJob};
+use super::failure::complete_read;
+use super::job::{fill_from, write_at_position, Engine, WorkerJob};
 use crate::config::Op;
+use crate::measure::WorkerCtx;
 use anyhow::Context;
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
@@ -111,7 +113,7 @@ fn privatize(job: &mut WorkerJob) -> anyhow::Result<bool> {
     // SAFETY: `fd` is open in the shared table, where the job owned it; from here the job owns
     // only this table's entry (through `job.file`), so the shared entry gets this one owner,
     // which closes it from a thread of the shared table.
-    super::leave_for_shared_table(unsafe { OwnedFd::from_raw_fd(fd) });
+    super::failure::leave_for_shared_table(unsafe { OwnedFd::from_raw_fd(fd) });
     if let Some(fresh) = reopen_own(fd, flags, &meta) {
         // Dropping the old `File` closes this table's copy of `fd`.
         job.file = fresh;

@@ -3,7 +3,8 @@
 //! operation never pays for a page fault, pattern generation or block allocation that fio would
 //! also have done in its setup.
 
-use super::{BufferError, BufferKind, SlotBufs, WriteData};
+use super::buffer::{BufferError, BufferKind, SlotBufs};
+use super::job::WriteData;
 use crate::config::{Buffers, Method, Op, Prealloc, RunSpec, UsageError};
 use std::fs::File;
 use std::os::fd::AsRawFd;

@@ -9,8 +9,10 @@
 //! no slot is free. [`SlotRing`] owns the ring and the memory lent to the kernel; `fast`'s direct
 //! road uses it too.
 
-use super::{Block, BufferKind, Engine, SlotBufs, WorkerCtx, WorkerJob, WriteData};
+use super::buffer::{BufferKind, SlotBufs};
+use super::job::{Block, Engine, WorkerJob, WriteData};
 use crate::config::{Op, SubmitPolicy};
+use crate::measure::WorkerCtx;
 use anyhow::anyhow;
 use io_uring::{opcode, squeue, types, IoUring};
 use std::mem::ManuallyDrop;
@@ -389,11 +391,11 @@ fn complete(
     let mut n = res as usize;
     if n < b.len && n > 0 && job.op == Op::Read && !job.direct {
         let rest = &mut ring.slot_mut(slot)[n..b.len];
-        n += super::fill_from(rest, |s, d| job.file.read_at(s, b.offset + (n + d) as u64))?;
+        n += super::job::fill_from(rest, |s, d| job.file.read_at(s, b.offset + (n + d) as u64))?;
     }
     if job.op == Op::Read {
         // A read short of what the file held at the start: it shrank (never counted as an op).
-        n = super::complete_read(job, b, n)?;
+        n = super::failure::complete_read(job, b, n)?;
     } else if n < b.len && job.op == Op::Write {
         let rest = match job
             .write_data
@@ -403,7 +405,7 @@ fn complete(
             Some(d) => &d.at(b.offset, b.len)[n..],
             None => &ring.slot(slot)[n..b.len],
         };
-        super::drain_to(rest, |s, d| job.file.write_at(s, b.offset + (n + d) as u64))?;
+        super::job::drain_to(rest, |s, d| job.file.write_at(s, b.offset + (n + d) as u64))?;
         n = b.len;
     }
     Ok(n)

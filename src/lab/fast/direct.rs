@@ -11,7 +11,8 @@
 //! deliver it, so no second thread is needed. A read that comes back short before the end of the
 //! file is finished with a plain `pread`, so the XOR never skips bytes.
 
-use crate::engine::{fill_from, BufferKind, SlotBufs, SlotRing};
+use crate::engine::job::fill_from;
+use crate::engine::{BufferKind, SlotBufs, SlotRing};
 use crate::xor::xor_at;
 use anyhow::{anyhow, bail, Context};
 use io_uring::types;

@@ -7,7 +7,8 @@
 //! chunk's XOR is rotated by its offset ([`xor_at`]), so the order chunks finish in does not matter.
 
 use super::map::Mapping;
-use crate::engine::{fill_from, AlignedBuf};
+use crate::engine::job::fill_from;
+use crate::engine::AlignedBuf;
 use crate::xor::xor_at;
 use anyhow::{bail, Context};
 use std::fs::File;

@@ -1,0 +1,382 @@
+//! What compare reads into: the records of sweep points ([`Record`], keyed by [`Setup`]), the
+//! per-repetition rows every input format is turned into ([`Row`]), the checks a row must pass and
+//! how a row joins its point, and the one error type of reading ([`LoadError`]). The readers
+//! (`load` for diskscope's CSVs and JSON, `fio` for fio's JSON) both build on this module and on
+//! nothing of each other's, so the files import each other without a cycle.
+
+use crate::config::{CacheMode, Op, Pattern};
+use crate::measure::result::{Label, MethodLabel};
+use crate::text::{shown, shown_path};
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// Why an input cannot be compared. Every message names the file (and line) and the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{}: cannot read: {source}; check the path", shown_path(.path))]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{}: not a regular file or directory; pass a batch result directory or a .csv file",
+        shown_path(.path)
+    )]
+    NotAFile { path: PathBuf },
+    #[error("{}: unsupported input; pass a batch result directory, a per-repetition .csv, or a .json document of `run --json` / `--batch --json` (sweep.json) / `fio --output-format=json`", shown_path(.path))]
+    Unsupported { path: PathBuf },
+    #[error("{}: {}; pass a document written by `run --json`, `--batch --json`, a sweep's sweep.json or `fio --output-format=json`", shown_path(.path), shown(.message))]
+    Json { path: PathBuf, message: String },
+    #[error("{}: no per-repetition CSVs here (empty directory?); pass the --out directory of a batch run or a .csv file", shown_path(.path))]
+    Empty { path: PathBuf },
+    #[error("{}: a summary CSV (one row per point) has no repetitions; pass the per-repetition `{}.csv` next to it", shown_path(.path), shown(.stem))]
+    Summary { path: PathBuf, stem: String },
+    #[error("{}: system-call measurements (the syscalls kind) cannot be compared yet; pass a throughput or command CSV", shown_path(.path))]
+    Syscalls { path: PathBuf },
+    #[error("{}: not a diskscope results CSV (no `{column}` column); pass a CSV written by --batch or the explorer's `s`", shown_path(.path))]
+    Foreign { path: PathBuf, column: &'static str },
+    #[error("{}:{line}: {}; the file is not a well-formed diskscope CSV", shown_path(.path), shown(.message))]
+    Row {
+        path: PathBuf,
+        line: u64,
+        message: String,
+    },
+    #[error("{}: no result rows (a CSV header only, or an empty `results` array); nothing to compare", shown_path(.path))]
+    NoRows { path: PathBuf },
+}
+
+/// The kinds of input `compare` (and the explorer's baseline) accept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    /// The `--out` directory of a batch run (or `diskscope-results/` holding `tui-*.csv`): every
+    /// per-repetition CSV in it, summaries and syscall CSVs skipped.
+    ResultDir,
+    /// One per-repetition CSV (`<experiment>.csv` of a batch run, `tui-*.csv` of the explorer).
+    RepetitionCsv,
+    /// One JSON document: `run --json`, `--batch --json` on stdout, or a sweep's `sweep.json`.
+    JsonDocument,
+}
+
+impl InputKind {
+    /// The kind of `path`, from what it is on disk and its extension.
+    pub fn detect(path: &Path) -> Result<Self, LoadError> {
+        let meta = std::fs::metadata(path).map_err(|source| LoadError::Read {
+            path: path.into(),
+            source,
+        })?;
+        if meta.is_dir() {
+            return Ok(InputKind::ResultDir);
+        }
+        if !meta.is_file() {
+            // A FIFO or a device would block or never end; only regular files are read.
+            return Err(LoadError::NotAFile { path: path.into() });
+        }
+        match path.extension().and_then(|e| e.to_str()) {
+            Some(e) if e.eq_ignore_ascii_case("csv") => Ok(InputKind::RepetitionCsv),
+            Some(e) if e.eq_ignore_ascii_case("json") => Ok(InputKind::JsonDocument),
+            _ => Err(LoadError::Unsupported { path: path.into() }),
+        }
+    }
+}
+
+/// What kind of experiment produced a point. The CSV has no kind column, so it is inferred: an
+/// I/O method of diskscope's engines means a throughput point; anything else (a program such as
+/// `dd`, a locality layout) is an external or lab measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub enum Kind {
+    #[serde(rename = "throughput")]
+    Throughput,
+    #[serde(rename = "other")]
+    Other,
+}
+
+impl Kind {
+    pub fn of_method(method: &MethodLabel) -> Self {
+        match method {
+            Label::Known(_) => Kind::Throughput,
+            Label::Other(_) => Kind::Other,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Throughput => "throughput",
+            Kind::Other => "other",
+        }
+    }
+}
+
+/// The setup that identifies a point across two runs: everything the sweep varies. The settings
+/// are the result rows' labels (which order by their text, so points sort as before).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub struct Setup {
+    pub experiment: String,
+    pub kind: Kind,
+    pub method: MethodLabel,
+    pub block_size_bytes: u64,
+    pub threads: usize,
+    pub queue_depth: u32,
+    pub cache: Label<CacheMode>,
+    pub direct: bool,
+    pub operation: Label<Op>,
+    pub pattern: Label<Pattern>,
+}
+
+impl Setup {
+    /// A short human label: `exp: read pread 1M sequential warm T1` (+ `QD32`, `O_DIRECT` when set).
+    pub fn label(&self) -> String {
+        let mut s = format!(
+            "{}: {} {} {} {} {} T{}",
+            self.experiment,
+            self.operation,
+            self.method,
+            crate::size::format_size(self.block_size_bytes),
+            self.pattern,
+            self.cache,
+            self.threads
+        );
+        if self.queue_depth != 1 {
+            s += &format!(" QD{}", self.queue_depth);
+        }
+        if self.direct {
+            s += " O_DIRECT";
+        }
+        s
+    }
+}
+
+/// One sweep point with its repetitions, in file order. Failed repetitions (non-empty `error`)
+/// are counted, not sampled.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    pub setup: Setup,
+    /// Throughput of each successful repetition, MiB/s.
+    pub mib_s: Vec<f64>,
+    /// p99 latency of single operations of each successful repetition, microseconds.
+    pub lat_p99_us: Vec<f64>,
+    /// Repetitions that failed.
+    pub failed_reps: usize,
+    /// Hosts and files the repetitions were measured on (usually one each).
+    pub hosts: Vec<String>,
+    pub files: Vec<String>,
+    /// What limits the point, from the `diskscope limits` profile the run found; `None` when the
+    /// rows carry no bound (no profile, a command, an older CSV).
+    pub bound: Option<Bound>,
+}
+
+/// The model's explanation of a point: its bound and, below half of it, what to look at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bound {
+    /// `syscall-bound`, `memory-bound`, `device-bound (...)`.
+    pub bound: String,
+    /// The predicted throughput, MiB/s.
+    pub bound_mib_s: f64,
+    /// What to look at when the point is far below its bound (the first row's hint).
+    pub hint: Option<String>,
+}
+
+impl Record {
+    /// A warm sequential `pread` point of `block_size_bytes` with these repetitions (every p99
+    /// `p99_us`), for the unit tests of the compare and report modules.
+    #[cfg(test)]
+    pub(crate) fn sample(block_size_bytes: u64, mib_s: Vec<f64>, p99_us: f64) -> Record {
+        Record {
+            setup: Setup {
+                experiment: "x".into(),
+                kind: Kind::Throughput,
+                method: crate::config::Method::Pread.into(),
+                block_size_bytes,
+                threads: 1,
+                queue_depth: 1,
+                cache: CacheMode::Warm.into(),
+                direct: false,
+                operation: Op::Read.into(),
+                pattern: Pattern::Sequential.into(),
+            },
+            lat_p99_us: vec![p99_us; mib_s.len()],
+            mib_s,
+            failed_reps: 0,
+            hosts: vec![],
+            files: vec![],
+            bound: None,
+        }
+    }
+
+    /// The mean throughput as a share of the bound, percent.
+    pub fn pct_of_bound(&self) -> Option<f64> {
+        let b = self.bound.as_ref()?;
+        if self.mib_s.is_empty() || b.bound_mib_s <= 0.0 {
+            return None;
+        }
+        let mean = self.mib_s.iter().sum::<f64>() / self.mib_s.len() as f64;
+        Some(100.0 * mean / b.bound_mib_s)
+    }
+}
+
+/// The columns compare needs (serde ignores the others, so the CSV may grow). The settings read
+/// as [`RunResult`](crate::measure::RunResult)'s labels: text outside the enums (a program, a
+/// locality layout or order, an empty cell) is kept as it was written.
+#[derive(Debug, Deserialize)]
+pub(super) struct Row {
+    pub(super) experiment: String,
+    #[serde(default)]
+    pub(super) host: String,
+    #[serde(default)]
+    pub(super) file: String,
+    pub(super) operation: Label<Op>,
+    pub(super) method: MethodLabel,
+    pub(super) pattern: Label<Pattern>,
+    pub(super) cache: Label<CacheMode>,
+    pub(super) direct: bool,
+    pub(super) block_size_bytes: u64,
+    pub(super) threads: usize,
+    pub(super) queue_depth: u32,
+    /// Empty in a failed row.
+    pub(super) mib_s: Option<f64>,
+    /// Empty where latency was not measured (a `command` row): kept as 0, "not measured".
+    pub(super) lat_p99_us: Option<f64>,
+    #[serde(default)]
+    pub(super) error: String,
+    /// The bound columns, empty without a limits profile (and absent from older CSVs).
+    #[serde(default)]
+    pub(super) bound: Option<String>,
+    #[serde(default)]
+    pub(super) bound_mib_s: Option<f64>,
+    #[serde(default)]
+    pub(super) bound_hint: Option<String>,
+}
+
+pub(super) const REQUIRED: [&str; 12] = [
+    "experiment",
+    "operation",
+    "method",
+    "pattern",
+    "cache",
+    "direct",
+    "block_size_bytes",
+    "threads",
+    "queue_depth",
+    "rep",
+    "mib_s",
+    "lat_p99_us",
+];
+
+/// A point being loaded: its record, and the hosts and files already listed in it.
+pub(super) struct Point {
+    pub(super) record: Record,
+    hosts: Seen,
+    files: Seen,
+}
+
+/// A set beside a short list: a point names one host and one file, which a scan of the list finds
+/// at no cost; past [`Seen::SCAN_MAX`] names the set takes over, so a million rows with distinct
+/// hosts cost a million look-ups, not a million squared (issue 21 #12).
+#[derive(Default)]
+struct Seen(Option<HashSet<String>>);
+
+impl Seen {
+    const SCAN_MAX: usize = 16;
+
+    /// Appends `item` to `list` unless it is there already.
+    fn note(&mut self, list: &mut Vec<String>, item: String) {
+        match &mut self.0 {
+            Some(set) => {
+                if !set.contains(&item) {
+                    set.insert(item.clone());
+                    list.push(item);
+                }
+            }
+            None => {
+                if !list.contains(&item) {
+                    list.push(item);
+                    if list.len() > Self::SCAN_MAX {
+                        self.0 = Some(list.iter().cloned().collect());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The points read so far, by setup (so they come out sorted).
+pub(super) type Points = BTreeMap<Setup, Point>;
+
+/// Refuses numbers no measurement gives: a successful row whose `mib_s` or `lat_p99_us` (or any
+/// row's `bound_mib_s`) is not a finite number ≥ 0 (`inf`, `NaN`, `1e309`, `-5`). Such a row was
+/// edited or corrupted; judging it would print nonsense or, before this check, panic. Values
+/// that are finite but huge (1e308) are accepted: the statistics work on their logarithms.
+pub(super) fn check_row(r: &Row) -> Result<(), String> {
+    let mut checked = vec![("bound_mib_s", r.bound_mib_s)];
+    if r.error.is_empty() {
+        checked.push(("mib_s", r.mib_s));
+        checked.push(("lat_p99_us", r.lat_p99_us));
+    }
+    for (column, value) in checked {
+        if let Some(v) = value {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!(
+                    "column {column}: {v} is not a finite number ≥ 0; correct the value or remove the row"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Adds one repetition to its point.
+pub(super) fn add_row(points: &mut Points, r: Row) {
+    let setup = Setup {
+        experiment: r.experiment,
+        kind: Kind::of_method(&r.method),
+        method: r.method,
+        block_size_bytes: r.block_size_bytes,
+        threads: r.threads,
+        queue_depth: r.queue_depth,
+        cache: r.cache,
+        direct: r.direct,
+        operation: r.operation,
+        pattern: r.pattern,
+    };
+    // The key is cloned only for a new point, not for each repetition.
+    if !points.contains_key(&setup) {
+        let point = Point {
+            record: Record {
+                setup: setup.clone(),
+                mib_s: Vec::new(),
+                lat_p99_us: Vec::new(),
+                failed_reps: 0,
+                hosts: Vec::new(),
+                files: Vec::new(),
+                bound: None,
+            },
+            hosts: Seen::default(),
+            files: Seen::default(),
+        };
+        points.insert(setup.clone(), point);
+    }
+    let Some(point) = points.get_mut(&setup) else {
+        return;
+    };
+    let rec = &mut point.record;
+    // First-seen order in the record, a set for the look-up.
+    point.hosts.note(&mut rec.hosts, r.host);
+    point.files.note(&mut rec.files, r.file);
+    if rec.bound.is_none() {
+        if let (Some(bound), Some(bound_mib_s)) = (r.bound.filter(|b| !b.is_empty()), r.bound_mib_s)
+        {
+            rec.bound = Some(Bound {
+                bound,
+                bound_mib_s,
+                hint: r.bound_hint.filter(|h| !h.is_empty()),
+            });
+        }
+    }
+    match r.mib_s {
+        Some(mib_s) if r.error.is_empty() && mib_s.is_finite() => {
+            rec.mib_s.push(mib_s);
+            rec.lat_p99_us.push(r.lat_p99_us.unwrap_or(0.0));
+        }
+        _ => rec.failed_reps += 1,
+    }
+}
