@@ -127,7 +127,7 @@ impl Context {
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
         Context {
-            host: gethostname::gethostname().to_string_lossy().into_owned(),
+            host: crate::measure::result::host_name(),
             kernel: read_trimmed(Path::new("/proc/sys/kernel/osrelease")).unwrap_or_default(),
             cpu_model: cpu_model(&cpuinfo),
             cpu_count: std::thread::available_parallelism().map_or(1, |n| n.get()),

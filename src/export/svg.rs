@@ -19,7 +19,9 @@ pub const SIZE_PX: (u32, u32) = (1000, 560);
 /// Height of the title and subtitle band, pixels.
 const HEADER_PX: u32 = 58;
 
-const COLORS: [RGBColor; 8] = [
+/// The series colours of every figure (matplotlib's tab10), so a run keeps its colour across
+/// the bar and timeline figures.
+pub(super) const COLORS: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),

@@ -5,6 +5,7 @@
 //! they are round (decades on the log axis).
 
 use super::axis::{fmt_tick, linear_ticks, log_ticks};
+use super::svg::COLORS;
 use crate::measure::RunResult;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -12,17 +13,6 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// Image size, pixels.
 pub const SIZE_PX: (u32, u32) = (1000, 900);
-
-const COLORS: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-];
 
 /// One run's line label: `4K t1 rep 2`.
 fn run_label(r: &RunResult) -> String {

@@ -15,6 +15,11 @@ use crate::config::{Buffers, CacheMode, Method, Op, Pattern};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// The name of this machine, as results and contexts record it.
+pub fn host_name() -> String {
+    gethostname::gethostname().to_string_lossy().into_owned()
+}
+
 /// One measured run (one repetition of one sweep point).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {

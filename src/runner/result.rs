@@ -8,10 +8,7 @@ use crate::measure::{Aggregate, LatencySummary, RunResult};
 use crate::xor::format_xor;
 use std::time::Duration;
 
-/// The host name, for results.
-pub fn host_name() -> String {
-    gethostname::gethostname().to_string_lossy().into_owned()
-}
+pub use crate::measure::result::host_name;
 
 /// A record with the setup columns of `spec` filled in and no measurement yet.
 pub fn setup_result(spec: &RunSpec, file_size_bytes: u64) -> RunResult {
