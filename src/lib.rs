@@ -17,6 +17,7 @@
 //! * [`engine`] — one file per I/O method behind [`engine::Engine`].
 //! * [`runner`] — the one run lifecycle ([`runner::Run`]): prepare, threads, stop, snapshots, verdict.
 //! * [`measure`] — clock, histograms, snapshots, aggregation, [`measure::RunResult`], statistics.
+//! * [`mounts`] — /proc/self/mountinfo parsed, and the mount holding a path.
 //! * [`cache`] — warm / cold / cold-all and page-cache residency (`mincore`).
 //! * [`sigbus`] — guarded mappings: SIGBUS on a mapping becomes an error, not a signal death.
 //! * [`xor`] — the XOR contract; [`pattern`] — deterministic written data; [`size`] — `4K`, `1M`.
@@ -45,6 +46,7 @@ pub mod fsguard;
 pub mod lab;
 pub mod locality;
 pub mod measure;
+pub mod mounts;
 pub mod pattern;
 pub mod report;
 pub mod runner;

@@ -13,7 +13,6 @@
 //! another process's I/O to it counts too.
 
 use serde::Serialize;
-use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
@@ -121,7 +120,8 @@ impl DeviceSource {
             // mount is the one whose path holds the file.
             let source = mount_source_of(&mounts, dev).or_else(|| {
                 let abs = std::fs::canonicalize(file).ok()?;
-                mount_source_holding(&mounts, &abs)
+                let fs = crate::mounts::find_mount(&mounts, &abs, None)?;
+                fs.source.starts_with("/dev/").then_some(fs.source)
             })?;
             let rdev = std::fs::metadata(source).ok()?.rdev();
             DeviceSource::of_dev(Path::new("/sys"), rdev)
@@ -161,52 +161,6 @@ fn mount_source_of(mountinfo: &str, dev: u64) -> Option<String> {
             .then(|| f.get(dash + 2).filter(|s| s.starts_with("/dev/")))?
             .map(|s| s.to_string())
     })
-}
-
-/// The `/dev/...` source of the mount holding `abs`: the longest mount point that is a prefix of
-/// the path (later lines win ties, as a later mount hides an earlier one). Mount points are
-/// written with `\040`-style escapes in mountinfo; they are undone before comparing.
-fn mount_source_holding(mountinfo: &str, abs: &Path) -> Option<String> {
-    let unescape = |s: &str| {
-        let b = s.as_bytes();
-        let mut out = Vec::with_capacity(b.len());
-        let mut i = 0;
-        while i < b.len() {
-            let octal = b
-                .get(i + 1..i + 4)
-                .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
-            match (b[i], octal) {
-                (b'\\', Some(d)) => {
-                    out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
-                    i += 4;
-                }
-                (c, _) => {
-                    out.push(c);
-                    i += 1;
-                }
-            }
-        }
-        std::path::PathBuf::from(std::ffi::OsString::from_vec(out))
-    };
-    let mut best: Option<(usize, String)> = None;
-    for l in mountinfo.lines() {
-        let f: Vec<&str> = l.split(' ').collect();
-        let Some(dash) = f.iter().position(|w| *w == "-") else {
-            continue;
-        };
-        let (Some(point), Some(source)) = (f.get(4), f.get(dash + 2)) else {
-            continue;
-        };
-        let point = unescape(point);
-        if !abs.starts_with(&point) {
-            continue;
-        }
-        let depth = point.components().count();
-        if best.as_ref().is_none_or(|(d, _)| depth >= *d) {
-            best = Some((depth, source.to_string()));
-        }
-    }
-    best.map(|(_, s)| s).filter(|s| s.starts_with("/dev/"))
 }
 
 /// One look at the counters, at `at_ns` on the run's clock.
@@ -313,17 +267,6 @@ pub fn cpu_delta(a: &Sample, b: &Sample) -> Option<CpuDelta> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_mount_holding_a_path_is_the_longest_prefix_with_escapes_undone() {
-        let mi = "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n\
-                  40 22 0:39 / /mnt/my\\040disk rw - btrfs /dev/loop3 rw\n\
-                  41 22 0:40 / /mnt/tmp rw - tmpfs tmpfs rw\n";
-        let src = |p: &str| mount_source_holding(mi, Path::new(p));
-        assert_eq!(src("/mnt/my disk/f").as_deref(), Some("/dev/loop3"));
-        assert_eq!(src("/home/f").as_deref(), Some("/dev/sda1"));
-        assert_eq!(src("/mnt/tmp/f"), None);
-    }
 
     #[test]
     fn a_stat_line_and_the_cpu_line_are_read_into_counters() {
