@@ -205,9 +205,13 @@ impl Buffers {
 }
 
 impl Method {
-    /// Whether the method can use O_DIRECT.
+    /// Whether the method can use O_DIRECT. Kept here, below the engine, because
+    /// [`RunSpec::validate`] refuses `--direct` by it; `engine::caps(method).direct()` reads it.
     pub fn supports_direct(self) -> bool {
-        matches!(self, Method::Read | Method::Pread | Method::IoUring)
+        match self {
+            Method::Read | Method::Pread | Method::IoUring => true,
+            Method::Mmap | Method::Buffered => false,
+        }
     }
 }
 

@@ -3,15 +3,35 @@
 //! cost a memcpy instead of a syscall, and blocks at least as large as the buffer bypass it — the
 //! same trade stdio makes.
 
+use super::caps::Caps;
 use super::failure::complete_read;
 use super::job::{fill_from, write_at_position, Engine, WorkerJob};
-use crate::config::Op;
+use crate::config::{Method, Op};
 use crate::measure::WorkerCtx;
 use anyhow::Context;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::MetadataExt;
 
 pub struct BufferedEngine;
+
+const NO_STDIO_IN_FIO: &str = "fio has no stdio-style engine: diskscope's buffered method adds a \
+     user-space buffer of st_blksize in front of read(2)/write(2)";
+
+/// What `buffered` can do (registered in `engine::caps`).
+pub const CAPS: Caps = Caps {
+    method: Method::Buffered,
+    engine: &BufferedEngine,
+    queued: false,
+    copies_through_cache: true,
+    maps_file: false,
+    slots_per_depth: 1,
+    // The stdio-like buffer in front of the calls, at most a few pages.
+    extra_buffer_bytes: 64 * 1024,
+    fio_engine: "sync",
+    fio_read_caveat: Some(NO_STDIO_IN_FIO),
+    fio_write_caveat: Some(NO_STDIO_IN_FIO),
+    write_call: "buffered",
+};
 
 impl Engine for BufferedEngine {
     fn run(&self, job: &mut WorkerJob, ctx: &mut WorkerCtx) -> anyhow::Result<bool> {

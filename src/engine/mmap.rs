@@ -8,10 +8,11 @@
 //! signal. A mapping shorter than the planned range (the file shrank before this worker mapped
 //! it) is the same error as a short read.
 
+use super::caps::Caps;
 use super::failure::complete_read;
 use super::job::Block;
 use super::job::{Engine, WorkerJob};
-use crate::config::Op;
+use crate::config::{Method, Op};
 use crate::measure::WorkerCtx;
 use crate::sigbus::Guard;
 use crate::xor::xor_at;
@@ -57,6 +58,24 @@ fn check(guard: &Guard, b: &Block, op: Op, file: &std::fs::File) -> anyhow::Resu
 }
 
 pub struct MmapEngine;
+
+/// What `mmap` can do (registered in `engine::caps`).
+pub const CAPS: Caps = Caps {
+    method: Method::Mmap,
+    engine: &MmapEngine,
+    queued: false,
+    copies_through_cache: false,
+    maps_file: true,
+    slots_per_depth: 0,
+    extra_buffer_bytes: 0,
+    fio_engine: "mmap",
+    fio_read_caveat: Some(
+        "fio's mmap engine copies each block into a buffer; diskscope XORs the mapping in \
+         place (no copy)",
+    ),
+    fio_write_caveat: None,
+    write_call: "mmap",
+};
 
 impl Engine for MmapEngine {
     fn run(&self, job: &mut WorkerJob, ctx: &mut WorkerCtx) -> anyhow::Result<bool> {

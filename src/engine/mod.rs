@@ -14,6 +14,7 @@
 
 mod buffer;
 mod buffered;
+pub mod caps;
 mod failure;
 pub mod job;
 mod mmap;
@@ -29,6 +30,7 @@ pub use buffer::{
     hugetlb_free_bytes, predicted_kind as buffer_kind_predicted, thp_mode, AlignedBuf, BufferError,
     BufferKind, SlotBufs, BUF_ALIGN, HUGE_PAGE_BYTES, MALLOC_OFFSET_BYTES,
 };
+pub use caps::Caps;
 #[cfg(test)]
 pub(crate) use failure::tests_support;
 pub use failure::{
@@ -38,15 +40,21 @@ pub use failure::{
 pub use job::{Block, Cursor, Engine, WorkerJob, WriteData};
 pub(crate) use uring::SlotRing;
 
+/// What `method` can do, and its engine: the one registration of each method's module (see
+/// `caps.rs`). Adding a method is its module, its `mod` line above and its line here.
+pub fn caps(method: Method) -> &'static Caps {
+    match method {
+        Method::Read => &read::CAPS,
+        Method::Pread => &pread::CAPS,
+        Method::Mmap => &mmap::CAPS,
+        Method::IoUring => &uring::CAPS,
+        Method::Buffered => &buffered::CAPS,
+    }
+}
+
 /// The engine implementing `method`.
 pub fn engine_for(method: Method) -> &'static dyn Engine {
-    match method {
-        Method::Read => &read::ReadEngine,
-        Method::Pread => &pread::PreadEngine,
-        Method::Mmap => &mmap::MmapEngine,
-        Method::IoUring => &uring::UringEngine,
-        Method::Buffered => &buffered::BufferedEngine,
-    }
+    caps(method).engine
 }
 
 /// Checks that io_uring can be used here, with a message naming another method when it cannot.
@@ -70,6 +78,13 @@ mod tests {
             random: None,
             left: None,
             full_blocks: false,
+        }
+    }
+
+    #[test]
+    fn every_method_is_registered_with_its_own_caps() {
+        for &m in Method::ALL {
+            assert_eq!(caps(m).method, m, "{m}");
         }
     }
 

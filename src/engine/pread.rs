@@ -2,9 +2,10 @@
 //! position, the natural method for threads and random offsets. Reads use the bare system call
 //! [`sys_pread`] for the reason given in the `read` engine (no cancellation-point wrapper).
 
+use super::caps::Caps;
 use super::failure::complete_read;
 use super::job::{drain_to, fill_from, Engine, WorkerJob};
-use crate::config::Op;
+use crate::config::{Method, Op};
 use crate::measure::WorkerCtx;
 use anyhow::Context;
 use std::os::fd::{AsRawFd, RawFd};
@@ -31,6 +32,21 @@ pub(crate) fn sys_pread(fd: RawFd, buf: &mut [u8], offset: u64) -> std::io::Resu
 }
 
 pub struct PreadEngine;
+
+/// What `pread` can do (registered in `engine::caps`).
+pub const CAPS: Caps = Caps {
+    method: Method::Pread,
+    engine: &PreadEngine,
+    queued: false,
+    copies_through_cache: true,
+    maps_file: false,
+    slots_per_depth: 1,
+    extra_buffer_bytes: 0,
+    fio_engine: "psync",
+    fio_read_caveat: None,
+    fio_write_caveat: None,
+    write_call: "pwrite",
+};
 
 impl Engine for PreadEngine {
     fn run(&self, job: &mut WorkerJob, ctx: &mut WorkerCtx) -> anyhow::Result<bool> {

@@ -13,9 +13,10 @@
 //! private table holding the only reference to a fresh open file description, the kernel skips
 //! both, as it does for a single-threaded program.
 
+use super::caps::Caps;
 use super::failure::complete_read;
 use super::job::{fill_from, write_at_position, Engine, WorkerJob};
-use crate::config::Op;
+use crate::config::{Method, Op};
 use crate::measure::WorkerCtx;
 use anyhow::Context;
 use std::fs::File;
@@ -122,6 +123,21 @@ fn privatize(job: &mut WorkerJob) -> anyhow::Result<bool> {
 }
 
 pub struct ReadEngine;
+
+/// What `read` can do (registered in `engine::caps`).
+pub const CAPS: Caps = Caps {
+    method: Method::Read,
+    engine: &ReadEngine,
+    queued: false,
+    copies_through_cache: true,
+    maps_file: false,
+    slots_per_depth: 1,
+    extra_buffer_bytes: 0,
+    fio_engine: "sync",
+    fio_read_caveat: None,
+    fio_write_caveat: None,
+    write_call: "write",
+};
 
 impl Engine for ReadEngine {
     fn run(&self, job: &mut WorkerJob, ctx: &mut WorkerCtx) -> anyhow::Result<bool> {

@@ -5,7 +5,7 @@
 
 use super::buffer::{BufferError, BufferKind, SlotBufs};
 use super::job::WriteData;
-use crate::config::{Buffers, Method, Op, Prealloc, RunSpec, UsageError};
+use crate::config::{Buffers, Op, Prealloc, RunSpec, UsageError};
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
@@ -23,13 +23,9 @@ pub struct PreallocFailed {
 /// Write data is pre-generated only when it takes at most this share of the available memory.
 const WRITE_DATA_MAX_SHARE_OF_AVAILABLE: u64 = 4;
 
-/// I/O slots a worker of `spec` uses: `queue_depth` for io_uring, none for mmap, else one.
+/// I/O slots a worker of `spec` uses at `queue_depth` (see [`super::caps::Caps::slots`]).
 pub fn slots_per_worker(spec: &RunSpec, queue_depth: u32) -> usize {
-    match spec.method {
-        Method::IoUring => queue_depth.max(1) as usize,
-        Method::Mmap => 0,
-        _ => 1,
-    }
+    super::caps(spec.method).slots(queue_depth)
 }
 
 /// The slots of one worker of `spec`, made now, backed as `spec.buffers` asks (`auto`:

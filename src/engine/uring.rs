@@ -10,8 +10,9 @@
 //! road uses it too.
 
 use super::buffer::{BufferKind, SlotBufs};
+use super::caps::Caps;
 use super::job::{Block, Engine, WorkerJob, WriteData};
-use crate::config::{Op, SubmitPolicy};
+use crate::config::{Method, Op, SubmitPolicy};
 use crate::measure::WorkerCtx;
 use anyhow::anyhow;
 use io_uring::{opcode, squeue, types, IoUring};
@@ -21,6 +22,21 @@ use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
 pub struct UringEngine;
+
+/// What `io_uring` can do (registered in `engine::caps`).
+pub const CAPS: Caps = Caps {
+    method: Method::IoUring,
+    engine: &UringEngine,
+    queued: true,
+    copies_through_cache: true,
+    maps_file: false,
+    slots_per_depth: 1,
+    extra_buffer_bytes: 0,
+    fio_engine: "io_uring",
+    fio_read_caveat: None,
+    fio_write_caveat: None,
+    write_call: "io_uring",
+};
 
 /// Checks that this process can create a ring.
 pub fn probe() -> Result<(), String> {
