@@ -21,6 +21,7 @@ const NO_STDIO_IN_FIO: &str = "fio has no stdio-style engine: diskscope's buffer
 pub const CAPS: Caps = Caps {
     method: Method::Buffered,
     engine: &BufferedEngine,
+    probe: None,
     queued: false,
     copies_through_cache: true,
     maps_file: false,

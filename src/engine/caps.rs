@@ -22,6 +22,9 @@ pub struct Caps {
     pub method: Method,
     /// The engine that runs it.
     pub engine: &'static dyn Engine,
+    /// Checks that the method can run on this machine (a kernel feature it needs), with a
+    /// message naming another method when it cannot; `None` where it always can.
+    pub probe: Option<fn() -> Result<(), String>>,
     /// Keeps a queue of operations in flight per worker, so `queue_depth` applies; the other
     /// methods have one operation in flight per worker, whatever depth was asked.
     pub queued: bool,

@@ -63,6 +63,7 @@ pub struct MmapEngine;
 pub const CAPS: Caps = Caps {
     method: Method::Mmap,
     engine: &MmapEngine,
+    probe: None,
     queued: false,
     copies_through_cache: false,
     maps_file: true,

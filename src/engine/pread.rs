@@ -37,6 +37,7 @@ pub struct PreadEngine;
 pub const CAPS: Caps = Caps {
     method: Method::Pread,
     engine: &PreadEngine,
+    probe: None,
     queued: false,
     copies_through_cache: true,
     maps_file: false,

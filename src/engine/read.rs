@@ -128,6 +128,7 @@ pub struct ReadEngine;
 pub const CAPS: Caps = Caps {
     method: Method::Read,
     engine: &ReadEngine,
+    probe: None,
     queued: false,
     copies_through_cache: true,
     maps_file: false,

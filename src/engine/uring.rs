@@ -27,6 +27,7 @@ pub struct UringEngine;
 pub const CAPS: Caps = Caps {
     method: Method::IoUring,
     engine: &UringEngine,
+    probe: Some(probe),
     queued: true,
     copies_through_cache: true,
     maps_file: false,

@@ -69,13 +69,8 @@ pub fn buffer_bytes(method: Method, fits: &[(usize, u32)]) -> u64 {
     fits.iter()
         .map(|&(block, qd)| {
             let one = (block.max(1) as u64).next_multiple_of(BUF_ALIGN as u64);
-            match method {
-                Method::Mmap => 0,
-                Method::IoUring => one * qd.max(1) as u64,
-                Method::Read | Method::Pread => one,
-                // The stdio-like buffer in front of the calls, at most a few pages.
-                Method::Buffered => one + 64 * 1024,
-            }
+            let caps = crate::engine::caps(method);
+            one * caps.slots(qd) as u64 + caps.extra_buffer_bytes
         })
         .sum()
 }
@@ -112,13 +107,10 @@ pub fn limit_of(
 /// fitted to, so the product on the page is the product that was computed (`4 workers x queue
 /// depth 8 x 1.00 MiB`, or a sum when workers differ).
 pub fn describe_fits(method: Method, fits: &[(usize, u32)]) -> String {
+    let caps = crate::engine::caps(method);
     let mut groups: Vec<((usize, u32), usize)> = Vec::new();
     for &f in fits {
-        let f = if method == Method::IoUring {
-            f
-        } else {
-            (f.0, 1)
-        };
+        let f = (f.0, caps.queue_depth(f.1));
         match groups.iter_mut().find(|(g, _)| *g == f) {
             Some((_, n)) => *n += 1,
             None => groups.push((f, 1)),
@@ -127,10 +119,13 @@ pub fn describe_fits(method: Method, fits: &[(usize, u32)]) -> String {
     let one = |&((block, qd), n): &((usize, u32), usize)| {
         let block = format_size((block.max(1) as u64).next_multiple_of(BUF_ALIGN as u64));
         let workers = format!("{n} worker{}", if n == 1 { "" } else { "s" });
-        match method {
-            Method::IoUring => format!("{workers} x queue depth {qd} x {block}"),
-            Method::Buffered => format!("{workers} x ({block} + 64K)"),
-            _ => format!("{workers} x {block}"),
+        if caps.queued {
+            format!("{workers} x queue depth {qd} x {block}")
+        } else if caps.extra_buffer_bytes > 0 {
+            let extra = format_size(caps.extra_buffer_bytes);
+            format!("{workers} x ({block} + {extra})")
+        } else {
+            format!("{workers} x {block}")
         }
     };
     groups.iter().map(one).collect::<Vec<_>>().join(" + ")
@@ -189,7 +184,7 @@ impl BudgetExceeded {
             format_bytes_approx(self.needed_bytes),
             self.fits,
             self.threads,
-            if self.method == Method::IoUring {
+            if crate::engine::caps(self.method).queued {
                 format!(", --queue-depth {}", self.queue_depth)
             } else {
                 String::new()
@@ -209,7 +204,7 @@ impl BudgetExceeded {
             self.fits,
             self.limit,
             self.threads,
-            if self.method == Method::IoUring {
+            if crate::engine::caps(self.method).queued {
                 format!(", queue depth {} ([)", self.queue_depth)
             } else {
                 String::new()

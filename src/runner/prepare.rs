@@ -296,8 +296,8 @@ fn create_output(spec: &RunSpec, need_bytes: u64) -> anyhow::Result<Output> {
 
 /// Opens files, applies cache control and measures residency.
 pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
-    if spec.method == crate::config::Method::IoUring {
-        crate::engine::probe_io_uring().map_err(usage)?;
+    if let Some(probe) = crate::engine::caps(spec.method).probe {
+        probe().map_err(usage)?;
     }
     let bs = spec.block_size_bytes;
     let write = spec.op == Op::Write;
@@ -456,7 +456,7 @@ fn prepare_opened(
         fits,
     } = plan;
     let probe = reopen(anchor, spec, write)?;
-    if write && spec.method == crate::config::Method::Mmap {
+    if write && crate::engine::caps(spec.method).maps_file {
         // Never shrink: fleet ranks write their shares of one file (`range_start_bytes`).
         let end = spec.range_start_bytes + total;
         let len = probe.metadata().map(|m| m.len()).unwrap_or(0);

@@ -3,7 +3,7 @@
 //! those too) has the same setup columns as one that finished.
 
 use super::prepare::PreparedMeta;
-use crate::config::{Method, Pattern, RunSpec};
+use crate::config::{Pattern, RunSpec};
 use crate::measure::{Aggregate, LatencySummary, RunResult};
 use crate::xor::format_xor;
 use std::time::Duration;
@@ -24,11 +24,7 @@ pub fn setup_result(spec: &RunSpec, file_size_bytes: u64) -> RunResult {
         block_size_bytes: spec.block_size_bytes,
         threads: spec.threads,
         // Synchronous methods have one operation in flight per thread, whatever was asked.
-        queue_depth: if spec.method == Method::IoUring {
-            spec.queue_depth
-        } else {
-            1
-        },
+        queue_depth: crate::engine::caps(spec.method).queue_depth(spec.queue_depth),
         rep: 1,
         buffers: spec.buffers.into(),
         ..Default::default()
