@@ -25,7 +25,7 @@
 //! fio divides bytes by the longest job's runtime; diskscope by the wall span of all workers
 //! (docs/accuracy.md).
 
-use crate::config::{Buffers, CacheMode, Method, Op, Pattern, Prealloc, RunSpec, SubmitPolicy};
+use crate::config::{Buffers, CacheMode, Op, Pattern, Prealloc, RunSpec, SubmitPolicy};
 use crate::engine::BufferKind;
 
 /// The fio invocation for `spec`, given the bytes the run covers (`total_bytes`: the sequential
@@ -74,14 +74,9 @@ pub fn fio_args(spec: &RunSpec, total_bytes: u64) -> (Vec<String>, Vec<String>) 
     };
     set("rw", rw.into());
     set("bs", bs.to_string());
-    let engine = match spec.method {
-        Method::Read | Method::Buffered => "sync",
-        Method::Pread => "psync",
-        Method::Mmap => "mmap",
-        Method::IoUring => "io_uring",
-    };
-    set("ioengine", engine.into());
-    if spec.method == Method::IoUring {
+    let caps = crate::engine::caps(spec.method);
+    set("ioengine", caps.fio_engine.into());
+    if caps.queued {
         set("iodepth", spec.queue_depth.to_string());
         set("fixedbufs", "1".into());
         let batch = match spec.submit {
@@ -154,25 +149,9 @@ pub fn fio_args(spec: &RunSpec, total_bytes: u64) -> (Vec<String>, Vec<String>) 
         set("thread", "1".into());
         set("group_reporting", "1".into());
     }
-    match spec.method {
-        Method::Mmap if spec.op == Op::Read => caveats.push(
-            "fio's mmap engine copies each block into a buffer; diskscope XORs the mapping in \
-             place (no copy)"
-                .into(),
-        ),
-        Method::Buffered => caveats.push(
-            "fio has no stdio-style engine: diskscope's buffered method adds a user-space buffer \
-             of st_blksize in front of read(2)/write(2)"
-                .into(),
-        ),
-        _ => {}
-    }
-    if spec.method != Method::Mmap {
-        let slots = if spec.method == Method::IoUring {
-            spec.queue_depth.max(1) as u64
-        } else {
-            1
-        };
+    caveats.extend(caps.fio_caveat(spec.op).map(String::from));
+    let slots = caps.slots(spec.queue_depth) as u64;
+    if slots > 0 {
         let kind = crate::engine::buffer_kind_predicted(
             spec.buffers,
             spec.direct,
@@ -292,6 +271,7 @@ pub fn shell_quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Method;
 
     #[test]
     fn paths_with_spaces_quotes_and_colons_survive_the_shell_and_fio() {

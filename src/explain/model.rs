@@ -105,11 +105,7 @@ impl Point {
             op: spec.op,
             block_size_bytes: spec.block_size_bytes,
             threads: spec.threads,
-            queue_depth: if spec.method == Method::IoUring {
-                spec.queue_depth
-            } else {
-                1
-            },
+            queue_depth: crate::engine::caps(spec.method).queue_depth(spec.queue_depth),
             cold: matches!(spec.cache, CacheMode::Cold | CacheMode::ColdAll),
             direct: spec.direct,
             random: spec.pattern == Pattern::Random,
@@ -244,7 +240,7 @@ pub fn predict(p: &Profile, pt: &Point) -> Option<Prediction> {
     let t_call = 1.0 / p.ops_per_s(pt.method)?;
     // read(2) and friends copy from the cache into the buffer, then XOR it (fast while the
     // buffer fits a CPU cache); mmap and O_DIRECT reads only XOR, from memory.
-    let copies = !pt.direct && pt.method != Method::Mmap;
+    let copies = crate::engine::caps(pt.method).copies(pt.direct);
     let memory_mib_s = if copies {
         mem.copy_xor_mib_s(pt.block_size_bytes)
     } else {
@@ -276,7 +272,7 @@ pub fn predict(p: &Profile, pt: &Point) -> Option<Prediction> {
     let mut error_pct = cpu_error;
     let ops_per_s = if pt.direct || (pt.cold && pt.random) {
         error_pct = with(spread.map(|s| s.device_pct));
-        let per_thread_qd = if pt.method == Method::IoUring {
+        let per_thread_qd = if crate::engine::caps(pt.method).queued {
             pt.queue_depth.max(1) as f64
         } else {
             1.0
@@ -471,7 +467,7 @@ pub fn one_liner(
         ),
         Bound::Memory => format!(
             "{} {}{threads} ({})",
-            if pt.direct || pt.method == Method::Mmap {
+            if !crate::engine::caps(pt.method).copies(pt.direct) {
                 "XOR at"
             } else {
                 "copy + XOR at"

@@ -19,7 +19,7 @@
 use super::context::{Context, NET_FS, RAM_FS};
 use super::model;
 use super::profile::Profile;
-use crate::config::{CacheMode, Method, Op, Pattern};
+use crate::config::{CacheMode, Op, Pattern};
 use crate::measure::{RunResult, Timeline};
 use crate::size::format_bytes_approx;
 use crate::text::shown;
@@ -538,7 +538,11 @@ pub fn judge(
         let sleeps = seen
             .voluntary_switches
             .filter(|_| read && r.ops >= NEVER_WAITED_MIN_OPS);
-        let fix = if r.method.known() == Some(Method::IoUring) {
+        let fix = if r
+            .method
+            .known()
+            .is_some_and(|m| crate::engine::caps(m).queued)
+        {
             "more threads (-t), larger blocks, or a deeper queue"
         } else {
             "more threads (-t), larger blocks, or io_uring (-m io_uring) with a deep queue"
@@ -654,6 +658,7 @@ pub fn judge(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Method;
     use crate::explain::context::{Device, Filesystem};
     use crate::measure::timeline::{BytesRatio, IntervalRow, Reading, Steady};
 

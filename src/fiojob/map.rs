@@ -252,7 +252,7 @@ fn engine(
         None => 1,
     };
     let queue_depth = match opts.int("iodepth")? {
-        Some((d, o)) if method == Method::IoUring => {
+        Some((d, o)) if crate::engine::caps(method).queued => {
             notes.push(format!("queue_depth {d} ← {}", from(o)));
             u32::try_from(d).unwrap_or(u32::MAX)
         }
@@ -277,7 +277,7 @@ fn engine(
         direct = d;
         notes.push(format!("direct {direct} ← {}", from(o)));
     }
-    if method == Method::IoUring
+    if crate::engine::caps(method).queued
         && !direct
         && engine.is_some_and(|o| o.value.eq_ignore_ascii_case("libaio"))
     {
@@ -496,7 +496,7 @@ fn details(
     if let Some((n, o)) = opts.int("iodepth_batch_submit")? {
         submit = match n {
             0 | 1 => SubmitPolicy::Each,
-            n if method == Method::IoUring && n == u64::from(queue_depth) => SubmitPolicy::Batch,
+            n if crate::engine::caps(method).queued && n == u64::from(queue_depth) => SubmitPolicy::Batch,
             _ => return Err(FioError::refused(&o.loc, &o.key, "diskscope submits each I/O at once (1) or the whole queue at once (= iodepth); write one of those")),
         };
         notes.push(format!("submit {submit} ← {}", from(o)));
@@ -645,7 +645,7 @@ pub fn spec_of(m: &Mapped, file: &FilePlan) -> Result<RunSpec, FioError> {
     s.duration = m.runtime;
     s.fsync = m.fsync;
     s.dsync = m.dsync;
-    if m.method == Method::IoUring {
+    if crate::engine::caps(m.method).queued {
         s.submit = m.submit;
         s.buffers = m.buffers;
     }

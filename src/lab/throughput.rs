@@ -262,11 +262,7 @@ pub fn open_loop_lines(r: &RunResult) -> Vec<String> {
 /// The system call a write made with `method`: `read` writes with `write(2)`, `pread` with
 /// `pwrite(2)`; the other methods' names cover both directions (`io_uring`, `buffered`).
 pub fn write_call(method: Method) -> &'static str {
-    match method {
-        Method::Read => "write",
-        Method::Pread => "pwrite",
-        m => m.as_str(),
-    }
+    crate::engine::caps(method).write_call
 }
 
 /// How a write was made durable: `sync none` (left in the page cache), `sync fsync` (one timed

@@ -147,7 +147,7 @@ pub fn point_label(exp: &str, s: &RunSpec) -> String {
         s.cache,
         if s.direct { " direct" } else { "" },
         s.threads,
-        if s.method == crate::config::Method::IoUring {
+        if crate::engine::caps(s.method).queued {
             format!(" qd{}", s.queue_depth)
         } else {
             String::new()

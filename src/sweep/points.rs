@@ -121,7 +121,7 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
         for &method in &methods {
             for &cache in &caches {
                 for &direct in &directs {
-                    if direct && !method.supports_direct() {
+                    if direct && !crate::engine::caps(method).direct() {
                         if !skipped_direct.contains(&method.as_str()) {
                             skipped_direct.push(method.as_str());
                         }
@@ -145,13 +145,11 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
                                     };
                                     s.direct = direct;
                                     s.threads = usize::try_from(t).unwrap_or(usize::MAX);
-                                    s.queue_depth = if method == Method::IoUring {
-                                        u32::try_from(qd).unwrap_or(u32::MAX)
-                                    } else {
-                                        1
-                                    };
+                                    let caps = crate::engine::caps(method);
+                                    s.queue_depth =
+                                        caps.queue_depth(u32::try_from(qd).unwrap_or(u32::MAX));
                                     s.pattern = pattern;
-                                    if method == Method::IoUring {
+                                    if caps.queued {
                                         s.submit = submit;
                                     }
                                     s.block_size_bytes = bs;
@@ -187,7 +185,7 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
             skipped_direct.join(", ")
         ));
     }
-    if depths.len() > 1 && methods.iter().any(|m| *m != Method::IoUring) {
+    if depths.len() > 1 && methods.iter().any(|m| !crate::engine::caps(*m).queued) {
         x.notes
             .push("queue_depth applies to io_uring only; other methods run at depth 1".into());
     }

@@ -96,11 +96,7 @@ impl Settings {
         spec.method = self.method;
         spec.block_size_bytes = self.block_size_bytes;
         spec.threads = self.threads;
-        spec.queue_depth = if self.method == Method::IoUring {
-            self.queue_depth
-        } else {
-            1
-        };
+        spec.queue_depth = crate::engine::caps(self.method).queue_depth(self.queue_depth);
         spec.direct = self.direct;
         spec.cache = if self.cold && !write {
             CacheMode::Cold
@@ -194,7 +190,7 @@ impl Settings {
 
     /// Halves or doubles the io_uring queue depth.
     pub fn step_queue_depth(&mut self, up: bool) -> Result<(), String> {
-        if self.method != Method::IoUring {
+        if !crate::engine::caps(self.method).queued {
             return Err("queue depth applies to io_uring; press m to reach it".into());
         }
         let next = if up {
@@ -216,7 +212,7 @@ impl Settings {
             .position(|m| *m == self.method)
             .unwrap_or(0);
         self.method = Method::ALL[(i + 1) % Method::ALL.len()];
-        if self.direct && !self.method.supports_direct() {
+        if self.direct && !crate::engine::caps(self.method).direct() {
             self.direct = false;
             return Some(format!("O_DIRECT off: {} cannot use it", self.method));
         }
@@ -268,11 +264,7 @@ impl Settings {
 /// `pread` → `pwrite`), the CSV's `method` text for reads and for methods whose name covers both
 /// directions.
 pub fn method_label(op: Op, method: Method) -> &'static str {
-    match (op, method) {
-        (Op::Write, Method::Read) => "write",
-        (Op::Write, Method::Pread) => "pwrite",
-        (_, m) => m.as_str(),
-    }
+    crate::engine::caps(method).call_name(op)
 }
 
 #[cfg(test)]

@@ -42,7 +42,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                 pair("method ", s.method_label().to_string()),
                 pair(
                     "  qd ",
-                    if s.method == crate::config::Method::IoUring {
+                    if crate::engine::caps(s.method).queued {
                         s.queue_depth.to_string()
                     } else {
                         "-".into()

@@ -13,7 +13,7 @@
 //! least important first; [`table_text`] lays out the same cells for the summary printed on exit.
 
 use super::{fmt_delta_pct, fmt_mib_s, fmt_rate, fmt_secs, fmt_us, frame};
-use crate::config::{CacheMode, Method, Op, Pattern};
+use crate::config::{CacheMode, Op, Pattern};
 use crate::measure::RunResult;
 use crate::size::format_size;
 use crate::tui::app::App;
@@ -59,7 +59,13 @@ pub fn setting_label(r: &RunResult) -> String {
     // A block larger than the file moves the file's size per operation: the label says what
     // was done (`pread 4K<1M`: 4 KiB per operation where 1 MiB was asked).
     let per_op = r.bytes.checked_div(r.ops).unwrap_or(0);
-    let size = if per_op > 0 && per_op * 2 <= r.block_size_bytes && r.method != Method::Mmap {
+    let size = if per_op > 0
+        && per_op * 2 <= r.block_size_bytes
+        && !r
+            .method
+            .known()
+            .is_some_and(|m| crate::engine::caps(m).maps_file)
+    {
         format!(
             "{}<{}",
             format_size(per_op),
@@ -72,7 +78,10 @@ pub fn setting_label(r: &RunResult) -> String {
         "{} {size}",
         r.method.known().map_or("?", |m| method_label(op, m))
     );
-    if r.method == Method::IoUring {
+    if r.method
+        .known()
+        .is_some_and(|m| crate::engine::caps(m).queued)
+    {
         s.push_str(&format!(" q{}", r.queue_depth));
     }
     s
@@ -341,6 +350,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Method;
 
     #[test]
     fn a_block_larger_than_the_file_is_labelled_with_what_each_operation_moved() {
