@@ -145,16 +145,33 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
 
 /// Refuses (with a one-line message naming `key`) when writing `need_bytes` under `path` would
 /// not fit in the free space. A file system with no figure passes: writing reports a full disk.
-pub fn ensure_free(path: &Path, need_bytes: u64, key: &str) -> Result<(), String> {
+pub fn ensure_free(path: &Path, need_bytes: u64, key: &str) -> Result<(), NoRoom> {
     match free_bytes(path) {
-        Some(free) if need_bytes > free => Err(format!(
-            "{key}: needs {} but {} has only {} free; ask for less or use another directory",
-            crate::size::format_bytes_approx(need_bytes),
-            existing_ancestor(path).display(),
-            crate::size::format_bytes_approx(free)
-        )),
+        Some(free_bytes) if need_bytes > free_bytes => Err(NoRoom {
+            key: key.to_string(),
+            need_bytes,
+            dir: existing_ancestor(path),
+            free_bytes,
+        }),
         _ => Ok(()),
     }
+}
+
+/// [`ensure_free`]'s refusal: writing `need_bytes` would not fit in `dir`'s `free_bytes`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{key}: needs {} but {} has only {} free; ask for less or use another directory",
+    crate::size::format_bytes_approx(*.need_bytes),
+    .dir.display(),
+    crate::size::format_bytes_approx(*.free_bytes)
+)]
+pub struct NoRoom {
+    /// The flag or key that asked for the bytes.
+    pub key: String,
+    pub need_bytes: u64,
+    /// The nearest existing directory, where the free space was read.
+    pub dir: PathBuf,
+    pub free_bytes: u64,
 }
 
 /// Name of the lock file a batch holds in its output directory.
@@ -178,6 +195,49 @@ fn lock_pid(text: &str) -> Option<u32> {
         .flatten()
 }
 
+/// Why [`DirLock::acquire`] did not take the lock; each names `key` (the flag that chose the
+/// directory) and says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// The lock file (or its temporary name) could not be made, written or read.
+    #[error("{key}: cannot lock {}: {}", .dir.display(), create_error(.path, .error))]
+    Io {
+        key: String,
+        dir: PathBuf,
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    /// Our own new lock file could not be locked.
+    #[error("{key}: cannot lock {}", .dir.display())]
+    NotLocked { key: String, dir: PathBuf },
+    /// Another process holds the lock (`pid` from the lock file, when it is ours).
+    #[error(
+        "{key}: another diskscope {} {} (pid {}); wait for it to finish or pick another {key}",
+        if .key == "--dir" { "locality run is using" } else { "batch is writing to" },
+        .dir.display(),
+        .pid.map_or("unknown".to_string(), |p| p.to_string())
+    )]
+    Held {
+        key: String,
+        dir: PathBuf,
+        pid: Option<u32>,
+    },
+    /// A file of the lock's name that is not provably ours; left untouched.
+    #[error(
+        "{key}: {} {why}, so it is not provably a diskscope lock file; it was left \
+         untouched: remove it if it is a leftover, or pick another {key}",
+        .path.display()
+    )]
+    NotOurs {
+        key: String,
+        path: PathBuf,
+        why: &'static str,
+    },
+    /// The lock file was replaced under us again and again.
+    #[error("{key}: could not lock {} (the lock file keeps changing)", .dir.display())]
+    KeepsChanging { key: String, dir: PathBuf },
+}
+
 /// An exclusive `flock` on `DIR/.diskscope.lock`, held while a batch writes into `DIR`. The lock
 /// file is removed on drop (while still locked, after checking the path still names the locked
 /// inode, so a waiting process never locks an unlinked file).
@@ -194,28 +254,30 @@ impl DirLock {
     /// never seen empty). A lock file left by a batch that was killed (our exact content,
     /// unlocked, one link, our uid) is removed and made anew; any other file of that name is
     /// refused, never changed.
-    pub fn acquire(dir: &Path, key: &str) -> Result<DirLock, String> {
+    pub fn acquire(dir: &Path, key: &str) -> Result<DirLock, LockError> {
         let path = dir.join(LOCK_NAME);
-        let cannot = |p: &Path, e: &std::io::Error| {
-            format!(
-                "{key}: cannot lock {}: {}",
-                dir.display(),
-                create_error(p, e)
-            )
+        let cannot = |p: &Path, error: std::io::Error| LockError::Io {
+            key: key.to_string(),
+            dir: dir.to_path_buf(),
+            path: p.to_path_buf(),
+            error,
         };
         let tmp = dir.join(format!("{LOCK_NAME}.{}.new", std::process::id()));
         for _ in 0..100 {
-            let (mut file, tmp_created) = create_exclusive(&tmp).map_err(|e| cannot(&tmp, &e))?;
+            let (mut file, tmp_created) = create_exclusive(&tmp).map_err(|e| cannot(&tmp, e))?;
             let written = file.write_all(lock_text(std::process::id()).as_bytes());
             // SAFETY: flock(2) on a descriptor we own; no memory involved.
             let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
             if let Err(e) = written {
                 tmp_created.remove();
-                return Err(cannot(&tmp, &e));
+                return Err(cannot(&tmp, e));
             }
             if locked != 0 {
                 tmp_created.remove();
-                return Err(format!("{key}: cannot lock {}", dir.display()));
+                return Err(LockError::NotLocked {
+                    key: key.to_string(),
+                    dir: dir.to_path_buf(),
+                });
             }
             let mut linked = std::fs::hard_link(&tmp, &path);
             if linked
@@ -244,7 +306,7 @@ impl DirLock {
                     });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(cannot(&path, &e)),
+                Err(e) => return Err(cannot(&path, e)),
             }
             drop(file);
             // Someone's file is there: inspect it read-only.
@@ -255,7 +317,7 @@ impl DirLock {
             {
                 Ok(f) => f,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(cannot(&path, &e)),
+                Err(e) => return Err(cannot(&path, e)),
             };
             let Ok(m) = existing.metadata() else { continue };
             let mut text = String::new();
@@ -267,17 +329,11 @@ impl DirLock {
             let free =
                 unsafe { libc::flock(existing.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
             if !free {
-                let who = if key == "--dir" {
-                    "locality run is using"
-                } else {
-                    "batch is writing to"
-                };
-                return Err(format!(
-                    "{key}: another diskscope {who} {} (pid {}); wait for it to finish or \
-                     pick another {key}",
-                    dir.display(),
-                    pid.map_or("unknown".to_string(), |p| p.to_string())
-                ));
+                return Err(LockError::Held {
+                    key: key.to_string(),
+                    dir: dir.to_path_buf(),
+                    pid,
+                });
             }
             // SAFETY: geteuid has no preconditions.
             let uid = unsafe { libc::geteuid() };
@@ -295,11 +351,11 @@ impl DirLock {
                 None
             };
             if let Some(why) = why {
-                return Err(format!(
-                    "{key}: {} {why}, so it is not provably a diskscope lock file; it was left \
-                     untouched: remove it if it is a leftover, or pick another {key}",
-                    path.display()
-                ));
+                return Err(LockError::NotOurs {
+                    key: key.to_string(),
+                    path,
+                    why,
+                });
             }
             // A stale lock of ours (its batch was killed): remove it while we hold its lock and
             // it is still the file we inspected, then make a new one.
@@ -310,10 +366,10 @@ impl DirLock {
             };
             stale.remove();
         }
-        Err(format!(
-            "{key}: could not lock {} (the lock file keeps changing)",
-            dir.display()
-        ))
+        Err(LockError::KeepsChanging {
+            key: key.to_string(),
+            dir: dir.to_path_buf(),
+        })
     }
 
     /// The lock file's record, for removal from a signal handler.
@@ -352,19 +408,45 @@ pub fn try_lock(file: &File) -> bool {
 /// With `force`, a regular file already there is unlinked first and a new one made; a symlink (or
 /// anything not a regular file) is refused even then, so nothing is ever written through a link.
 /// `flag` names the option that chose the path (`--out`, `--report`), for the messages.
-pub fn create_output(path: &Path, force: bool, flag: &str) -> Result<(File, Created), String> {
+pub fn create_output(path: &Path, force: bool, flag: &str) -> Result<(File, Created), OutputError> {
+    let create = |error| OutputError::Create {
+        path: path.to_path_buf(),
+        error,
+    };
     match create_exclusive(path) {
         Ok(x) => Ok(x),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             if let Some(refusal) = output_refusal(path, force, flag) {
-                return Err(refusal);
+                return Err(OutputError::Refused(refusal));
             }
-            std::fs::remove_file(path)
-                .map_err(|e| format!("--force: cannot replace {}: {e}", path.display()))?;
-            create_exclusive(path).map_err(|e| create_error(path, &e))
+            std::fs::remove_file(path).map_err(|error| OutputError::Replace {
+                path: path.to_path_buf(),
+                error,
+            })?;
+            create_exclusive(path).map_err(create)
         }
-        Err(e) => Err(create_error(path, &e)),
+        Err(e) => Err(create(e)),
     }
+}
+
+/// Why [`create_output`] made no file.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// Something is at the path that may not be replaced ([`output_refusal`]'s line).
+    #[error("{0}")]
+    Refused(String),
+    /// `--force` could not remove the file there.
+    #[error("--force: cannot replace {}: {error}", .path.display())]
+    Replace {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    /// The exclusive creation failed ([`create_error`]'s line).
+    #[error("{}", create_error(.path, .error))]
+    Create {
+        path: PathBuf,
+        error: std::io::Error,
+    },
 }
 
 /// What [`create_output`] would refuse at `path`, checked before measuring starts so an old
@@ -401,7 +483,7 @@ pub fn write_output_with(
     flag: &str,
     refused: fn(String) -> anyhow::Error,
 ) -> anyhow::Result<()> {
-    let (mut f, created) = create_output(path, force, flag).map_err(refused)?;
+    let (mut f, created) = create_output(path, force, flag).map_err(|e| refused(e.to_string()))?;
     if let Err(e) = f.write_all(bytes) {
         // A cut figure or summary is worse than none, and this file is ours to remove.
         created.remove();
@@ -431,50 +513,99 @@ pub enum InputKind {
 /// Checks, without opening it, that `path` can be read to an end: a regular file (not a `/proc`
 /// or `/sys` pseudo-file) or a block device. FIFOs and sockets would block in `open`; character
 /// devices such as `/dev/zero` never end. `key` names the argument in the message.
-pub fn check_input(path: &Path, key: &str) -> Result<(InputKind, Metadata), String> {
-    let p = path.display();
+pub fn check_input(path: &Path, key: &str) -> Result<(InputKind, Metadata), InputError> {
+    let refused = |problem| InputError {
+        key: key.to_string(),
+        path: path.to_path_buf(),
+        problem,
+    };
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) => {
-            return Err(match e.raw_os_error() {
+            return Err(refused(match e.raw_os_error() {
                 Some(libc::ENOENT) if std::fs::symlink_metadata(path).is_ok() => {
-                    format!("{key}: {p} is a symbolic link to nothing; point it at a file")
+                    InputProblem::DanglingLink
                 }
-                Some(libc::ENOENT) => format!("{key}: {p} does not exist; check the path"),
-                Some(libc::ELOOP) => {
-                    format!("{key}: {p} is a symbolic link loop; point it at a file")
-                }
-                Some(libc::ENOTDIR) => {
-                    format!("{key}: {p}: a part of the path is not a directory; check the path")
-                }
-                Some(libc::EACCES) => format!(
-                    "{key}: permission denied reaching {p}; check the directories' permissions"
-                ),
-                _ => format!("{key}: cannot use {p}: {e}"),
-            })
+                Some(libc::ENOENT) => InputProblem::Missing,
+                Some(libc::ELOOP) => InputProblem::LinkLoop,
+                Some(libc::ENOTDIR) => InputProblem::NotADirectoryOnTheWay,
+                Some(libc::EACCES) => InputProblem::PermissionDenied,
+                _ => InputProblem::Other(e),
+            }))
         }
     };
-    if let Some(refusal) = kind_refusal(&meta, path, key) {
-        return Err(refusal);
+    if let Some(what) = kind_refusal(&meta, path) {
+        return Err(refused(InputProblem::Kind(what)));
     }
     if meta.file_type().is_block_device() {
         return Ok((InputKind::BlockDevice, meta));
     }
     if is_pseudo_fs(path) {
-        return Err(format!(
-            "{key}: {p} is a /proc or /sys pseudo-file whose size is not its length; copy it \
-             to a regular file first (cp {} copy.bin)",
-            shell_quote(&p.to_string())
-        ));
+        return Err(refused(InputProblem::PseudoFile));
     }
     Ok((InputKind::Regular, meta))
 }
 
+/// Why [`check_input`] refused an input: `key` names the argument, `path` the input.
+#[derive(Debug, thiserror::Error)]
+#[error("{key}: {}", .problem.line(.path))]
+pub struct InputError {
+    pub key: String,
+    pub path: PathBuf,
+    pub problem: InputProblem,
+}
+
+/// What is wrong with an input (see [`InputError`]).
+#[derive(Debug)]
+pub enum InputProblem {
+    /// A symbolic link to nothing.
+    DanglingLink,
+    Missing,
+    LinkLoop,
+    /// A part of the path is not a directory.
+    NotADirectoryOnTheWay,
+    /// A directory on the way cannot be searched.
+    PermissionDenied,
+    /// Any other error of `stat`.
+    Other(std::io::Error),
+    /// Not a regular file nor a block device: what it is, in words.
+    Kind(&'static str),
+    /// A `/proc` or `/sys` pseudo-file.
+    PseudoFile,
+}
+
+impl InputProblem {
+    /// The message after `key: `, naming `path`.
+    fn line(&self, path: &Path) -> String {
+        let p = path.display();
+        match self {
+            InputProblem::DanglingLink => {
+                format!("{p} is a symbolic link to nothing; point it at a file")
+            }
+            InputProblem::Missing => format!("{p} does not exist; check the path"),
+            InputProblem::LinkLoop => format!("{p} is a symbolic link loop; point it at a file"),
+            InputProblem::NotADirectoryOnTheWay => {
+                format!("{p}: a part of the path is not a directory; check the path")
+            }
+            InputProblem::PermissionDenied => {
+                format!("permission denied reaching {p}; check the directories' permissions")
+            }
+            InputProblem::Other(e) => format!("cannot use {p}: {e}"),
+            InputProblem::Kind(what) => {
+                format!("{p} is {what}; give a regular file (or a block device)")
+            }
+            InputProblem::PseudoFile => format!(
+                "{p} is a /proc or /sys pseudo-file whose size is not its length; copy it \
+                 to a regular file first (cp {} copy.bin)",
+                shell_quote(&p.to_string())
+            ),
+        }
+    }
+}
+
 /// Why an input of type `meta` cannot be read to an end (a directory, a FIFO, a socket, a
-/// character device), in one line naming `key` and `path`; None for a regular file or a block
-/// device.
-fn kind_refusal(meta: &Metadata, path: &Path, key: &str) -> Option<String> {
-    let p = path.display();
+/// character device), in words; None for a regular file or a block device.
+fn kind_refusal(meta: &Metadata, path: &Path) -> Option<&'static str> {
     let ft = meta.file_type();
     let what = if ft.is_dir() {
         Some("a directory")
@@ -491,7 +622,7 @@ fn kind_refusal(meta: &Metadata, path: &Path, key: &str) -> Option<String> {
     } else {
         None
     };
-    what.map(|what| format!("{key}: {p} is {what}; give a regular file (or a block device)"))
+    what
 }
 
 /// Opens `path` through `opts` with `O_NONBLOCK` added, so that a FIFO put at the path after
@@ -499,29 +630,41 @@ fn kind_refusal(meta: &Metadata, path: &Path, key: &str) -> Option<String> {
 /// writer; then checks what the descriptor really is (`fstat`, no second look at the path):
 /// anything but a regular file or a block device is refused as [`check_input`] refuses it,
 /// except a character device when `char_device_ok` (a write to `/dev/null`). Then clears
-/// `O_NONBLOCK`, so reads and writes block as usual. `Err(Ok(e))`: the open failed with `e`;
-/// `Err(Err(line))`: the descriptor was refused.
+/// `O_NONBLOCK`, so reads and writes block as usual.
 pub fn open_then_check(
     opts: &mut OpenOptions,
     path: &Path,
     flags: i32,
     key: &str,
     char_device_ok: bool,
-) -> Result<File, Result<std::io::Error, String>> {
+) -> Result<File, OpenError> {
     let f = opts
         .custom_flags(flags | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(Ok)?;
-    let meta = f.metadata().map_err(Ok)?;
+        .open(path)?;
+    let meta = f.metadata()?;
     // A directory cannot block; callers say what they say about one.
     let char_ok = char_device_ok && meta.file_type().is_char_device();
     if !char_ok && !meta.is_dir() {
-        if let Some(refusal) = kind_refusal(&meta, path, key) {
-            return Err(Err(refusal));
+        if let Some(what) = kind_refusal(&meta, path) {
+            return Err(OpenError::Refused(InputError {
+                key: key.to_string(),
+                path: path.to_path_buf(),
+                problem: InputProblem::Kind(what),
+            }));
         }
     }
-    clear_nonblock(&f).map_err(Ok)?;
+    clear_nonblock(&f)?;
     Ok(f)
+}
+
+/// Why [`open_then_check`] returned no file: the open (or a look at the descriptor) failed, which
+/// each caller words itself, or the descriptor is of a kind [`check_input`] refuses.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Refused(InputError),
 }
 
 /// Clears `O_NONBLOCK` on `file`'s open file description.
@@ -539,7 +682,7 @@ pub fn clear_nonblock(file: &File) -> std::io::Result<()> {
 
 /// [`check_input`] for a path that exists; a missing path passes, so the caller's `open` reports
 /// it the way it always has (exit 1, "does not exist").
-pub fn check_input_if_present(path: &Path, key: &str) -> Result<(), String> {
+pub fn check_input_if_present(path: &Path, key: &str) -> Result<(), InputError> {
     if std::fs::symlink_metadata(path).is_err() {
         return Ok(());
     }
@@ -562,7 +705,7 @@ fn is_descriptor_path(path: &Path) -> bool {
 /// devices and every other `/proc` or `/sys` pseudo-file are refused by name: some never end
 /// (`/proc/kmsg` waits for the next kernel message, and reading it takes the message from the
 /// system log).
-pub fn check_stream_input(path: &Path, key: &str) -> Result<bool, String> {
+pub fn check_stream_input(path: &Path, key: &str) -> Result<bool, InputError> {
     match check_input(path, key) {
         Ok(_) => Ok(false),
         Err(e) => {
@@ -691,6 +834,11 @@ mod tests {
         let first = DirLock::acquire(d.path(), "--out").unwrap();
         let err = DirLock::acquire(d.path(), "--out").unwrap_err();
         assert!(
+            matches!(err, LockError::Held { pid: Some(p), .. } if p == std::process::id()),
+            "{err:?}"
+        );
+        let err = err.to_string();
+        assert!(
             err.contains(&format!("pid {}", std::process::id())),
             "{err}"
         );
@@ -703,6 +851,8 @@ mod tests {
         drop(again);
         std::fs::write(d.path().join(LOCK_NAME), b"my notes about this run").unwrap();
         let err = DirLock::acquire(d.path(), "--out").unwrap_err();
+        assert!(matches!(err, LockError::NotOurs { .. }), "{err:?}");
+        let err = err.to_string();
         assert!(err.contains("not provably a diskscope lock file"), "{err}");
         assert_eq!(
             std::fs::read(d.path().join(LOCK_NAME)).unwrap(),
@@ -713,6 +863,13 @@ mod tests {
     #[test]
     fn inputs_that_cannot_end_are_refused_by_name() {
         let err = check_input(Path::new("/dev/zero"), "FILE").unwrap_err();
+        assert!(matches!(err.problem, InputProblem::Kind(_)), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "FILE: /dev/zero is a character device, which has no fixed size (a device such as \
+             /dev/zero never ends); give a regular file (or a block device)"
+        );
+        let err = err.to_string();
         assert!(
             err.contains("/dev/zero") && err.contains("character device"),
             "{err}"
@@ -722,9 +879,11 @@ mod tests {
         let c = CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: `c` is a valid C string.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        let err = check_input(&fifo, "FILE").unwrap_err();
+        let err = check_input(&fifo, "FILE").unwrap_err().to_string();
         assert!(err.contains("FIFO") && err.contains("pipe"), "{err}");
         let err = check_input(Path::new("/proc/self/status"), "FILE").unwrap_err();
+        assert!(matches!(err.problem, InputProblem::PseudoFile), "{err:?}");
+        let err = err.to_string();
         assert!(err.contains("pseudo-file"), "{err}");
         let f = d.path().join("f");
         std::fs::write(&f, b"x").unwrap();
@@ -732,10 +891,10 @@ mod tests {
         // Streaming readers take the kernel's settings, but never another pseudo-file (some
         // never end), a named FIFO or /dev/zero.
         if Path::new("/proc/sys/kernel/ostype").exists() {
-            assert_eq!(
+            assert!(matches!(
                 check_stream_input(Path::new("/proc/sys/kernel/ostype"), "FILE"),
                 Ok(false)
-            );
+            ));
         }
         assert!(check_stream_input(Path::new("/proc/self/status"), "FILE").is_err());
         assert!(check_stream_input(&fifo, "FILE").is_err());

@@ -58,7 +58,7 @@ pub fn execute(a: &Run2Args) -> anyhow::Result<i32> {
     crate::config::check_seconds(a.target, "--target")?;
     // The search reads the file again and again: it must be a file that ends, with data.
     // (A missing file is reported by the first run, as before.)
-    crate::fsguard::check_input_if_present(&a.file, "FILE").map_err(usage)?;
+    crate::fsguard::check_input_if_present(&a.file, "FILE").map_err(|e| usage(e.to_string()))?;
     if std::fs::metadata(&a.file).is_ok_and(|m| m.is_file() && m.len() == 0) {
         return Err(usage(format!(
             "FILE: {} is empty, so no block count can take {} s to read; make a file with data, \

@@ -118,7 +118,7 @@ impl CsvSink {
     /// before its first row leaves a valid CSV.
     pub fn create<T: Serialize + Default>(path: &Path, force: bool) -> anyhow::Result<Self> {
         let (file, _) =
-            crate::fsguard::create_output(path, force, "--out").map_err(anyhow::Error::msg)?;
+            crate::fsguard::create_output(path, force, "--out").map_err(anyhow::Error::new)?;
         let mut sink = CsvSink {
             file,
             path: path.to_path_buf(),

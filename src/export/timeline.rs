@@ -112,7 +112,10 @@ impl TimelineOutputs {
             Some(p) if Some(p) == csv => {
                 return Err(usage("--log-ops: give it another file than --timeline"))
             }
-            Some(p) => Some(crate::fsguard::create_output(p, false, "--log-ops").map_err(usage)?),
+            Some(p) => Some(
+                crate::fsguard::create_output(p, false, "--log-ops")
+                    .map_err(|e| usage(e.to_string()))?,
+            ),
             None => None,
         };
         crate::measure::log_ops(log.is_some());

@@ -58,8 +58,8 @@ pub fn plan_file(mapped: &mut [Mapped]) -> Result<FilePlan, FioError> {
     let writes = mapped.iter().find(|m| m.op == Op::Write);
     match std::fs::symlink_metadata(&path) {
         Ok(_) => {
-            let (_, meta) =
-                crate::fsguard::check_input(&path, "filename").map_err(|m| at_file(mapped, &m))?;
+            let (_, meta) = crate::fsguard::check_input(&path, "filename")
+                .map_err(|e| at_file(mapped, &e.to_string()))?;
             if !meta.is_file() || meta.len() == 0 {
                 return Err(at_file(
                     mapped,

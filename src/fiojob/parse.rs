@@ -174,7 +174,7 @@ fn read(path: &Path, display: &str, from: Option<&Loc>) -> Result<String, FioErr
             message: why,
         },
     };
-    crate::fsguard::check_input(path, "JOB.fio").map_err(&fail)?;
+    crate::fsguard::check_input(path, "JOB.fio").map_err(|e| fail(e.to_string()))?;
     std::fs::read_to_string(path)
         .map_err(|e| fail(format!("cannot read {}: {e}; check the path", display)))
 }

@@ -220,22 +220,21 @@ fn open_file(path: &Path) -> anyhow::Result<File> {
     // Before `open`: a named FIFO blocks in open and a character device never ends. A pipe named
     // through an open descriptor (/dev/stdin) is read to its end, opened without blocking.
     let pipe = match std::fs::metadata(path) {
-        Ok(m) if !m.is_dir() => {
-            crate::fsguard::check_stream_input(path, "FILE").map_err(crate::config::usage)?
-        }
+        Ok(m) if !m.is_dir() => crate::fsguard::check_stream_input(path, "FILE")
+            .map_err(|e| crate::config::usage(e.to_string()))?,
         _ => false, // the open below says what is missing, or that it is a directory
     };
     crate::runner::test_hook("fast-before-open");
     let opened = if pipe {
-        crate::fsguard::open_read(path, true).map_err(Ok)
+        crate::fsguard::open_read(path, true).map_err(crate::fsguard::OpenError::Io)
     } else {
         // O_NONBLOCK, then a look at the descriptor: a FIFO renamed over the path since the
         // check is refused instead of blocking the open forever.
         crate::fsguard::open_then_check(OpenOptions::new().read(true), path, 0, "FILE", false)
     };
     let f = opened.map_err(|e| match e {
-        Err(refused) => usage(refused),
-        Ok(e) => match e.raw_os_error() {
+        crate::fsguard::OpenError::Refused(refused) => usage(refused.to_string()),
+        crate::fsguard::OpenError::Io(e) => match e.raw_os_error() {
             Some(libc::ENOENT) => anyhow!("FILE: {p} does not exist; check the path"),
             Some(libc::EACCES) | Some(libc::EPERM) => {
                 anyhow!("FILE: permission denied opening {p}; check its permissions")

@@ -64,7 +64,7 @@ fn measure(
 
 /// Measures every system call of the lab on `file`, `budget` each.
 pub fn measure_all(file: &Path, budget: Duration) -> anyhow::Result<Vec<SyscallResult>> {
-    crate::fsguard::check_input_if_present(file, "FILE").map_err(usage)?;
+    crate::fsguard::check_input_if_present(file, "FILE").map_err(|e| usage(e.to_string()))?;
     crate::runner::test_hook("syscalls-before-open");
     // O_NONBLOCK, then a look at the descriptor: a FIFO renamed over the path since the check
     // is refused instead of blocking the open forever.
@@ -76,8 +76,10 @@ pub fn measure_all(file: &Path, budget: Duration) -> anyhow::Result<Vec<SyscallR
         false,
     )
     .map_err(|e| match e {
-        Err(refused) => usage(refused),
-        Ok(e) => anyhow::Error::new(e).context(format!("FILE: cannot open {}", file.display())),
+        crate::fsguard::OpenError::Refused(refused) => usage(refused.to_string()),
+        crate::fsguard::OpenError::Io(e) => {
+            anyhow::Error::new(e).context(format!("FILE: cannot open {}", file.display()))
+        }
     })?;
     if f.metadata()?.len() == 0 {
         return Err(usage(format!(

@@ -52,7 +52,7 @@ pub fn load_trace(
         Some(path) => {
             let name = syntax.name("trace");
             // A FIFO would block the read forever: refuse anything that cannot end first.
-            crate::fsguard::check_input(path, &name).map_err(usage)?;
+            crate::fsguard::check_input(path, &name).map_err(|e| usage(e.to_string()))?;
             let text = std::fs::read_to_string(path)
                 .map_err(|e| usage(format!("{name}: cannot read {}: {e}", path.display())))?;
             let ids = parse_trace(&text, p.files).map_err(|e| {

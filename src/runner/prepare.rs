@@ -108,7 +108,7 @@ fn open_error(path: &std::path::Path, e: std::io::Error, direct: bool) -> anyhow
 fn open_for(spec: &RunSpec, write: bool) -> anyhow::Result<File> {
     if !write {
         // Before `open`: a FIFO blocks in open, a character device never ends, /proc lies.
-        crate::fsguard::check_input(&spec.path, "FILE").map_err(usage)?;
+        crate::fsguard::check_input(&spec.path, "FILE").map_err(|e| usage(e.to_string()))?;
     }
     let mut flags = 0;
     if spec.direct {
@@ -133,8 +133,8 @@ fn open_for(spec: &RunSpec, write: bool) -> anyhow::Result<File> {
         write,
     )
     .map_err(|e| match e {
-        Ok(e) => open_error(&spec.path, e, spec.direct),
-        Err(refused) => usage(refused),
+        crate::fsguard::OpenError::Io(e) => open_error(&spec.path, e, spec.direct),
+        crate::fsguard::OpenError::Refused(refused) => usage(refused.to_string()),
     })
 }
 

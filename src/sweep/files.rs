@@ -277,7 +277,8 @@ pub fn materialize(plan: &FilePlan, stop: &AtomicBool) -> anyhow::Result<Option<
     if let Some(dir) = plan.path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    crate::fsguard::ensure_free(&plan.path, plan.size_bytes, "create").map_err(usage)?;
+    crate::fsguard::ensure_free(&plan.path, plan.size_bytes, "create")
+        .map_err(|e| usage(e.to_string()))?;
     // Exclusive and without following links: a file that appeared since planning (another
     // batch's, the user's) is refused, never overwritten, and never removed by our guard.
     let (mut f, created) = create_exclusive(&plan.path)

@@ -49,7 +49,7 @@ pub use text::plan_text;
 /// `*.ini`, or text starting with `[global]`) or fio command lines (a `-fio.txt` companion) are
 /// planned by [`crate::fiojob`] into the same plan.
 pub fn load(sweep_path: &Path, out: Option<&Path>, force: bool) -> anyhow::Result<Plan> {
-    crate::fsguard::check_input(sweep_path, "SWEEP.toml").map_err(usage)?;
+    crate::fsguard::check_input(sweep_path, "SWEEP.toml").map_err(|e| usage(e.to_string()))?;
     let text = std::fs::read_to_string(sweep_path).map_err(|e| {
         usage(format!(
             "SWEEP.toml: cannot read {}: {e}; check the path",
@@ -186,7 +186,7 @@ pub fn execute(
     })?;
     // One batch per output directory: a second would interleave rows in the same CSVs and
     // remove the first one's test file.
-    let _lock = crate::fsguard::DirLock::acquire(dir, "--out").map_err(usage)?;
+    let _lock = crate::fsguard::DirLock::acquire(dir, "--out").map_err(|e| usage(e.to_string()))?;
     files::register_cleanup(_lock.created().clone());
     // Every output file is checked now: an old one found only when an experiment ends would
     // cost the runs before it.
