@@ -20,6 +20,7 @@
 //! * [`mounts`] — /proc/self/mountinfo parsed, and the mount holding a path.
 //! * [`cache`] — warm / cold / cold-all and page-cache residency (`mincore`).
 //! * [`sigbus`] — guarded mappings: SIGBUS on a mapping becomes an error, not a signal death.
+//! * [`interrupt`] — the one Ctrl-C / SIGTERM / SIGHUP handler and the process's stop flag.
 //! * [`xor`] — the XOR contract; [`pattern`] — deterministic written data; [`size`] — `4K`, `1M`.
 //! * [`commands`] — the classic lab commands (`run`, `run2`, `fast`, `syscalls`).
 //! * [`sweep`] — batch mode: sweep files → runs → [`export`] (CSV, SVG plots, summary table).
@@ -43,6 +44,7 @@ pub mod fio;
 pub mod fiojob;
 pub mod fleet;
 pub mod fsguard;
+pub mod interrupt;
 pub mod lab;
 pub mod locality;
 pub mod measure;

@@ -386,6 +386,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("xor", 0),
     ("pattern", 0),
     ("sigbus", 0),
+    ("interrupt", 0),
     ("mounts", 0),
     ("fsguard", 1),
     ("config", 2),

@@ -16,7 +16,7 @@ pub fn execute(a: &FastArgs) -> anyhow::Result<i32> {
     // handler's thread exits the process; a handler that cannot be set (no thread to be had)
     // leaves the default, which ends it too.
     let file = a.file.clone();
-    let _ = ctrlc::set_handler(move || {
+    crate::interrupt::on_signal(move |_| {
         eprintln!(
             "interrupted: stopped reading {} before the end; no XOR is printed",
             crate::text::shown_path(&file)

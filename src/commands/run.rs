@@ -35,8 +35,8 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
     let interrupted = Arc::new(AtomicBool::new(false));
     {
         let (stop, interrupted) = (stop.clone(), interrupted.clone());
-        // A handler already set (tests calling this twice in one process) keeps working.
-        let _ = ctrlc::set_handler(move || {
+        // Replaces an earlier run's reaction (tests calling this twice in one process).
+        crate::interrupt::on_signal(move |_| {
             interrupted.store(true, Ordering::SeqCst);
             stop.store(true, Ordering::SeqCst);
         });

@@ -37,7 +37,7 @@ use std::io::Write;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier, OnceLock};
+use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 /// How long each measurement step runs, and the size of the test file.
@@ -90,18 +90,9 @@ pub struct LimitsArgs {
     pub quick: bool,
 }
 
-/// Stop flag raised by Ctrl-C (installed once).
+/// Stop flag raised by Ctrl-C (the process's, `crate::interrupt`).
 fn stop_flag() -> Arc<AtomicBool> {
-    static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-    STOP.get_or_init(|| {
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
-        if let Err(e) = ctrlc::set_handler(move || s.store(true, Ordering::SeqCst)) {
-            eprintln!("note: Ctrl-C will not stop limits cleanly: {e}");
-        }
-        stop
-    })
-    .clone()
+    crate::interrupt::stop_flag()
 }
 
 /// The entry point of `diskscope limits`.

@@ -27,12 +27,9 @@ use crate::measure::RunResult;
 use crate::text::{shown, shown_path};
 use params::Syntax;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 pub use params::LocalityParams;
-
-/// Set by Ctrl-C / SIGTERM while `diskscope locality` runs.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// `diskscope locality`: prints the table on stdout, progress on stderr.
 pub fn execute(args: &LocalityParams) -> anyhow::Result<i32> {
@@ -49,15 +46,14 @@ pub fn execute(args: &LocalityParams) -> anyhow::Result<i32> {
         }
         return Ok(0);
     }
-    // A second handler (another command in the same process) is not an error worth failing on.
-    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+    let interrupted = crate::interrupt::stop_flag();
     let mut passes = Vec::new();
     let mut log = |line: String| eprintln!("{}", shown(&line));
     let completed = experiment::run(
         &p,
         "locality",
         Syntax::Cli,
-        &INTERRUPTED,
+        &interrupted,
         &mut log,
         &mut |m| {
             let r = &m.result;

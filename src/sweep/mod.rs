@@ -38,8 +38,8 @@ use plan::Plan;
 use schema::Source;
 use std::io::Write;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 pub use crate::config::EXIT_INTERRUPTED;
 pub use progress::format_secs;
@@ -83,34 +83,22 @@ impl Drop for RemoveIfEmpty {
     }
 }
 
+/// The process's stop flag (`crate::interrupt`), with the sweep's reaction to signals.
 fn stop_flag() -> Arc<AtomicBool> {
-    static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-    static SIGNALS: AtomicUsize = AtomicUsize::new(0);
-    STOP.get_or_init(|| {
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
-        // The first signal stops the sweep; a second one (GNU `timeout` signals both the group
-        // and the child, so two arrive together) keeps stopping gracefully; only a third quits
-        // at once, still removing the lock and the test file this run created.
-        let installed = ctrlc::set_handler(move || {
-            s.store(true, Ordering::SeqCst);
-            match SIGNALS.fetch_add(1, Ordering::SeqCst) {
-                0 => {}
-                1 => eprintln!(
-                    "stopping: writing what finished; a third Ctrl-C quits at once (no summaries)"
-                ),
-                _ => {
-                    files::remove_registered();
-                    std::process::exit(EXIT_INTERRUPTED);
-                }
-            }
-        });
-        if let Err(e) = installed {
-            eprintln!("note: Ctrl-C will not stop the sweep cleanly: {e}");
+    // The first signal stops the sweep; a second one (GNU `timeout` signals both the group
+    // and the child, so two arrive together) keeps stopping gracefully; only a third quits
+    // at once, still removing the lock and the test file this run created.
+    crate::interrupt::on_signal(|n| match n {
+        0 | 1 => {}
+        2 => eprintln!(
+            "stopping: writing what finished; a third Ctrl-C quits at once (no summaries)"
+        ),
+        _ => {
+            files::remove_registered();
+            std::process::exit(EXIT_INTERRUPTED);
         }
-        stop
-    })
-    .clone()
+    });
+    crate::interrupt::stop_flag()
 }
 
 pub fn execute(
