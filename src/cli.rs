@@ -193,7 +193,6 @@ pub fn diskscope_main() -> ! {
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<i32> {
-    crate::explain::json::set_batch_json(cli.json);
     match cli.command {
         Some(Command::Run(a)) => commands::run::execute(&a),
         Some(Command::Run2(a)) => commands::run2::execute(&a),
@@ -219,7 +218,13 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                     report,
                     cli.force,
                 ),
-                _ => crate::sweep::execute(&sweep, cli.out.as_deref(), cli.dry_run, cli.force),
+                _ => crate::sweep::execute(
+                    &sweep,
+                    cli.out.as_deref(),
+                    cli.dry_run,
+                    cli.force,
+                    cli.json,
+                ),
             },
             None => crate::tui::execute(cli.file.as_deref(), cli.baseline.as_deref()),
         },

@@ -80,17 +80,3 @@ pub fn run_document(
         notes,
     )
 }
-
-/// `diskscope --batch SWEEP --json`: the document goes to stdout and the plan and summary
-/// table to stderr. Set once by the command line before the sweep starts.
-static BATCH_JSON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Asks batch mode for its JSON document on stdout (`--json`).
-pub fn set_batch_json(on: bool) {
-    BATCH_JSON.store(on, std::sync::atomic::Ordering::SeqCst);
-}
-
-/// Whether batch mode prints its JSON document on stdout.
-pub fn batch_json() -> bool {
-    BATCH_JSON.load(std::sync::atomic::Ordering::SeqCst)
-}

@@ -18,7 +18,7 @@ pub fn run_with_report(
     check_target(report, force, "--report")?;
     let plan = crate::sweep::load(sweep, out, force)?;
     let started = SystemTime::now();
-    let code = crate::sweep::execute(sweep, out, false, force)?;
+    let code = crate::sweep::execute(sweep, out, false, force, false)?;
     if code == crate::config::EXIT_INTERRUPTED {
         eprintln!("--report: not written (interrupted)");
         return Ok(code);

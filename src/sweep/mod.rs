@@ -101,11 +101,13 @@ fn stop_flag() -> Arc<AtomicBool> {
     crate::interrupt::stop_flag()
 }
 
+/// `--json`: the sweep's JSON document goes to stdout, the plan and the summary table to stderr.
 pub fn execute(
     sweep_path: &Path,
     out: Option<&Path>,
     dry_run: bool,
     force: bool,
+    json: bool,
 ) -> anyhow::Result<i32> {
     let plan = load(sweep_path, out, force)?;
     // Under mpirun/srun (built with `--features mpi`): every rank runs the sweep, src/fleet/.
@@ -132,7 +134,7 @@ pub fn execute(
         );
     }
     // With --json the document owns stdout; the plan and the summary table go to stderr.
-    let mut stdout: Box<dyn Write> = if crate::explain::json::batch_json() {
+    let mut stdout: Box<dyn Write> = if json {
         Box::new(std::io::stderr())
     } else {
         Box::new(std::io::stdout().lock())
@@ -268,7 +270,7 @@ pub fn execute(
     writeln!(stdout)?;
     write!(stdout, "{}", output::summary_text(&done))?;
     stdout.flush()?;
-    if crate::explain::json::batch_json() {
+    if json {
         crate::lab::println_stdout(&doc)?;
     }
     eprintln!("wrote {} files to {}/", written.len(), dir.display());
