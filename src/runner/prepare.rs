@@ -178,7 +178,9 @@ fn reopen(anchor: &File, spec: &RunSpec, write: bool) -> anyhow::Result<File> {
 /// run that reaches `point` creates `DIR/POINT.reached` and waits (at most 30 s) until
 /// `DIR/POINT.go` exists. Tests use it to do what another process could do at exactly that
 /// moment (swap the path, rewrite the file) instead of racing the run for it. Without the
-/// variables it costs one `getenv`.
+/// variables it costs one `getenv`. Only with the `test-hooks` feature, which the integration
+/// tests turn on (Cargo.toml); every other build has the empty function below.
+#[cfg(feature = "test-hooks")]
 pub fn test_hook(point: &str) {
     let Some(dir) = std::env::var_os("DISKSCOPE_TEST_HOOK_DIR") else {
         return;
@@ -194,6 +196,11 @@ pub fn test_hook(point: &str) {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }
+
+/// The test hook of a build without the `test-hooks` feature: nothing.
+#[cfg(not(feature = "test-hooks"))]
+#[inline(always)]
+pub fn test_hook(_point: &str) {}
 
 /// The output of a write run: the descriptor every other descriptor of the run is reopened
 /// from, and the record of the file this run created or (with --force) replaced, for an
