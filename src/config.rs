@@ -213,6 +213,21 @@ impl Method {
             Method::Mmap | Method::Buffered => false,
         }
     }
+
+    /// The methods that can use O_DIRECT, for a message: `read, pread or io_uring` with `last`
+    /// = `or`.
+    pub fn direct_names(last: &str) -> String {
+        let names: Vec<&str> = Method::ALL
+            .iter()
+            .filter(|m| m.supports_direct())
+            .map(|m| m.as_str())
+            .collect();
+        match names.split_last() {
+            Some((end, [])) => end.to_string(),
+            Some((end, rest)) => format!("{} {last} {end}", rest.join(", ")),
+            None => String::new(),
+        }
+    }
 }
 
 impl SubmitPolicy {
@@ -325,8 +340,9 @@ impl RunSpec {
             return Err(UsageError::new(
                 names.direct,
                 format!(
-                    "O_DIRECT does not apply to method {}; use read, pread or io_uring",
-                    self.method
+                    "O_DIRECT does not apply to method {}; use {}",
+                    self.method,
+                    Method::direct_names("or")
                 ),
             ));
         }
@@ -494,6 +510,7 @@ mod tests {
     #[test]
     fn names_parse_case_insensitively_and_list_choices() {
         assert_eq!(Method::parse("IO_URING", "--method"), Ok(Method::IoUring));
+        assert_eq!(Method::direct_names("or"), "read, pread or io_uring");
         let e = Method::parse("aio", "--method").unwrap_err().to_string();
         assert!(e.contains("read, pread, mmap, io_uring, buffered"), "{e}");
     }

@@ -181,8 +181,9 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
     }
     if !skipped_direct.is_empty() {
         x.notes.push(format!(
-            "skipped direct = true for method {} (O_DIRECT applies to read, pread and io_uring only)",
-            skipped_direct.join(", ")
+            "skipped direct = true for method {} (O_DIRECT applies to {} only)",
+            skipped_direct.join(", "),
+            Method::direct_names("and")
         ));
     }
     if depths.len() > 1 && methods.iter().any(|m| !crate::engine::caps(*m).queued) {
@@ -197,7 +198,10 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
         return Err(l.src.key_error(
             l.span("direct"),
             "direct",
-            "no point is left to run: O_DIRECT needs method read, pread or io_uring",
+            &format!(
+                "no point is left to run: O_DIRECT needs method {}",
+                Method::direct_names("or")
+            ),
         ));
     }
     Ok(())
