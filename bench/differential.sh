@@ -192,9 +192,11 @@ EOF
     refuse run -r "$out/missing" 4K 10
 }
 
-# Paths under each side's own directory compare equal.
-(collect old) 2>&1 | sed "s|$work/old/|SIDE/|g" >"$work/old.txt"
-(collect new) 2>&1 | sed "s|$work/new/|SIDE/|g" >"$work/new.txt"
+# Paths under each side's own directory compare equal, and so does the git revision in the
+# version (`0.1.0 (12e9519e26de)`).
+rev='s/ \([0-9a-f]{12}\)$/ (REV)/'
+(collect old) 2>&1 | sed -E -e "s|$work/old/|SIDE/|g" -e "$rev" >"$work/old.txt"
+(collect new) 2>&1 | sed -E -e "s|$work/new/|SIDE/|g" -e "$rev" >"$work/new.txt"
 echo "compared $(wc -l <"$work/old.txt") lines (old) with $(wc -l <"$work/new.txt") lines (new)"
 [ -n "${KEEP:-}" ] && cp "$work/old.txt" "$work/new.txt" "$KEEP"/
 if diff -u --label old --label new "$work/old.txt" "$work/new.txt"; then
