@@ -1,0 +1,489 @@
+//! The one sweep executor: [`run`] takes a [`Plan`] and a [`PointRunner`] and returns a typed
+//! [`SweepOutcome`]. A local sweep ([`LocalRunner`]: each kind runs its own experiments in this
+//! process) and a fleet sweep (`sweep::fleet::FleetRunner`: every rank of an MPI job runs each
+//! point at once) differ only in how a point is measured; everything around the points is
+//! written once, here, for both:
+//!
+//! 1. the printed plan and the 24 h cap (refused without `--force`);
+//! 2. the output directory: created, locked (one batch per directory, `fsguard::DirLock`), and
+//!    every file the sweep may write checked before the first run, so an old file is refused
+//!    before minutes of measuring and not when the experiment that writes it ends;
+//! 3. the test file, made ready by the runner;
+//! 4. each experiment's repetitions, streamed to `<experiment>.csv` as they end (a crash or
+//!    Ctrl-C loses only the run in progress);
+//! 5. the rest of the outputs, each an [`Exporter`](crate::export::Exporter) of the outcome
+//!    ([`super::output::EXPORTERS`]): summaries, figures, timelines, fio commands, JSON
+//!    documents; then the summary table.
+//!
+//! The outcome says how the sweep ended ([`Ended`]); the command line maps that to the exit
+//! status ([`SweepOutcome::exit_code`]) and the HTML report is one more exporter of it.
+
+use super::experiment::{Collected, Experiment, Plan, Row};
+use super::files::{self, FilePlan, TestFile};
+use super::output;
+use super::progress::Progress;
+use crate::config::usage;
+use crate::explain::context::Context;
+use crate::export::{CsvSink, Export, RunResult, SyscallRow};
+use crate::size::format_size;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// How a sweep ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ended {
+    /// Every repetition ran and none failed.
+    Complete,
+    /// Ctrl-C or SIGTERM: the outputs hold what finished before.
+    Interrupted,
+    /// Every repetition ran; `rows` of them failed (their error is in the CSV's error column).
+    /// `unit` names what a row is: a `run`, or a fleet's `point`.
+    Failed { rows: usize, unit: &'static str },
+    /// The sweep could not go on (a fleet lost a rank); the outputs hold what finished before.
+    Broken(String),
+    /// This process measured, another one reports (a fleet rank other than 0): it wrote
+    /// nothing and ends with this status.
+    Delegated(i32),
+}
+
+/// What a sweep did: the plan, the typed rows of every experiment that ran, where it ran, the
+/// files it wrote and how it ended. The exporters and the HTML report read this, never the files.
+#[derive(Debug)]
+pub struct SweepOutcome {
+    pub plan: Plan,
+    /// Rows of the experiments that ran, in plan order (an interrupted sweep has fewer entries
+    /// than `plan.experiments`; the last may be partial).
+    pub rows: Vec<Collected>,
+    /// Where it ran: the machine, the test file's filesystem and device (collected while the
+    /// test file still exists). None in a process that writes nothing.
+    pub context: Option<Context>,
+    /// Every file written into the output directory, in order.
+    pub written: Vec<PathBuf>,
+    pub ended: Ended,
+}
+
+impl SweepOutcome {
+    /// Each experiment that ran with its rows.
+    pub fn done(&self) -> Vec<(&Experiment, &Collected)> {
+        self.plan.experiments.iter().zip(&self.rows).collect()
+    }
+
+    /// The exit status: 0 all ran, 1 some failed, 130 interrupted; a broken sweep is an error.
+    /// Says on stderr why the status is not 0.
+    pub fn exit_code(&self) -> anyhow::Result<i32> {
+        match &self.ended {
+            Ended::Complete => Ok(0),
+            Ended::Interrupted => {
+                eprintln!("interrupted: the CSVs hold the runs that finished before Ctrl-C");
+                Ok(crate::config::EXIT_INTERRUPTED)
+            }
+            Ended::Failed { rows, unit } => {
+                eprintln!(
+                    "{rows} {unit}{} failed; see the error column of the CSVs",
+                    if *rows == 1 { "" } else { "s" }
+                );
+                Ok(1)
+            }
+            Ended::Broken(why) => Err(anyhow::anyhow!("{why}; the sweep stopped there")),
+            Ended::Delegated(status) => Ok(*status),
+        }
+    }
+
+    fn quiet(plan: Plan, ended: Ended) -> SweepOutcome {
+        SweepOutcome {
+            plan,
+            rows: Vec::new(),
+            context: None,
+            written: Vec::new(),
+            ended,
+        }
+    }
+}
+
+/// What the runner made ready before the first point.
+pub enum Prepared {
+    /// The test file is ready; the guard removes what was created for the sweep when dropped.
+    Ready(Option<TestFile>),
+    /// Stopped (Ctrl-C) while making it.
+    Interrupted,
+    /// Another process (a fleet's rank 0) failed or refused the setup and reports it; this one
+    /// ends with this status.
+    Abandoned(i32),
+}
+
+/// The columns of an experiment's per-repetition CSV.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Columns {
+    /// [`RunResult`]'s.
+    Runs,
+    /// [`SyscallRow`]'s.
+    Syscalls,
+    /// [`RunResult`]'s with the fleet's columns (rank, clients, layout, the ranks' spread).
+    FleetRuns,
+}
+
+/// How the points of a sweep are measured: in this process, or by every rank of a fleet. The
+/// executor ([`run`]) does everything else the same way for both.
+pub trait PointRunner {
+    /// Whether this process prints the plan and the summary and writes `--out` (a local sweep:
+    /// yes; a fleet: rank 0, while the other ranks measure and send it their reports). A process
+    /// that writes nothing reports no refusal either: the one that writes does.
+    fn writes_outputs(&self) -> bool {
+        true
+    }
+    /// Refuses a plan this runner cannot run, before anything is created.
+    fn check(&self, _plan: &Plan) -> anyhow::Result<()> {
+        Ok(())
+    }
+    /// Lines printed below the plan (a fleet: its ranks, hosts and layout).
+    fn describe(&self) -> String {
+        String::new()
+    }
+    /// The output directory was refused (`why`) after `check`: tells whoever waits on this
+    /// process (a fleet's other ranks, at their first barrier) that nothing will run.
+    fn refuse(&self, _why: &str) {}
+    /// Makes the test file ready (creating it when the plan asks), once `--out` is locked and
+    /// checked.
+    fn prepare(&self, plan: &Plan, stop: &AtomicBool) -> anyhow::Result<Prepared>;
+    /// The columns of `x`'s per-repetition CSV.
+    fn columns(&self, x: &Experiment) -> Columns {
+        if x.kind.traits().syscall_rows {
+            Columns::Syscalls
+        } else {
+            Columns::Runs
+        }
+    }
+    /// Runs experiment `x`, handing every finished repetition to `emit` as it ends. Returns
+    /// early (Ok) when `stop` is raised; `Some(why)` when the sweep cannot go on.
+    fn run_experiment(
+        &self,
+        x: &Experiment,
+        file: Option<&FilePlan>,
+        stop: &Arc<AtomicBool>,
+        progress: &mut Progress,
+        emit: &mut dyn FnMut(Row) -> anyhow::Result<()>,
+    ) -> anyhow::Result<Option<String>>;
+    /// What a failed row is, for the closing line (`run`, `point`).
+    fn unit(&self) -> &'static str {
+        "run"
+    }
+    /// The exit status of a process that writes nothing, once the sweep ended (a fleet rank
+    /// other than 0: 0, or 1 when rank 0 is gone and nobody else will report).
+    fn status(&self) -> i32 {
+        0
+    }
+}
+
+/// Every experiment in this process: each kind runs its own (`SweepKind::run`).
+#[derive(Debug, Default)]
+pub struct LocalRunner;
+
+impl PointRunner for LocalRunner {
+    fn prepare(&self, plan: &Plan, stop: &AtomicBool) -> anyhow::Result<Prepared> {
+        let Some(f) = &plan.file else {
+            return Ok(Prepared::Ready(None));
+        };
+        if f.create {
+            eprintln!(
+                "creating the test file {} ({})",
+                f.path.display(),
+                format_size(f.size_bytes)
+            );
+        }
+        match files::materialize(f, stop) {
+            Ok(g) => Ok(Prepared::Ready(g)),
+            Err(_) if stop.load(Ordering::SeqCst) => Ok(Prepared::Interrupted),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn run_experiment(
+        &self,
+        x: &Experiment,
+        file: Option<&FilePlan>,
+        stop: &Arc<AtomicBool>,
+        progress: &mut Progress,
+        emit: &mut dyn FnMut(Row) -> anyhow::Result<()>,
+    ) -> anyhow::Result<Option<String>> {
+        x.kind.run(x, file, stop, progress, emit)?;
+        Ok(None)
+    }
+}
+
+/// The reason a plan is refused without `--force`: it measures for longer than the cap.
+pub fn over_cap(plan: &Plan) -> Option<String> {
+    let estimate_s: f64 = plan.experiments.iter().filter_map(|x| x.estimate_s()).sum();
+    (estimate_s > super::plan::MAX_ESTIMATE_S && !plan.force).then(|| {
+        format!(
+            "--force: the plan measures for about {}, over the {} cap; shorten the lists, \
+             lower reps or seconds, or pass --force to run it anyway",
+            super::format_secs(estimate_s),
+            super::format_secs(super::plan::MAX_ESTIMATE_S)
+        )
+    })
+}
+
+/// `rmdir`s a directory this run created when dropped, which succeeds only if it is empty.
+struct RemoveIfEmpty(Option<PathBuf>);
+
+impl Drop for RemoveIfEmpty {
+    fn drop(&mut self) {
+        if let Some(d) = &self.0 {
+            let _ = std::fs::remove_dir(d);
+        }
+    }
+}
+
+/// The output directory, created and locked, every output of the plan checked. Holds the
+/// lock until dropped (then removes the directory again if this run created it and left it
+/// empty: a refusal must not leave an empty `--out` behind).
+struct OutDir {
+    _lock: crate::fsguard::DirLock,
+    _empty: RemoveIfEmpty,
+}
+
+fn claim_out_dir(plan: &Plan) -> anyhow::Result<OutDir> {
+    let dir = &plan.out_dir;
+    let empty = RemoveIfEmpty(
+        std::fs::symlink_metadata(dir)
+            .is_err()
+            .then(|| dir.to_path_buf()),
+    );
+    std::fs::create_dir_all(dir).map_err(|e| {
+        usage(format!(
+            "--out: cannot create {}: {e}; pick another directory",
+            dir.display()
+        ))
+    })?;
+    // One batch per output directory: a second would interleave rows in the same CSVs and
+    // remove the first one's test file.
+    let lock = crate::fsguard::DirLock::acquire(dir, "--out").map_err(usage)?;
+    files::register_cleanup(lock.created().clone());
+    // Every output file is checked now: an old one found only when an experiment ends would
+    // cost the runs before it.
+    let mut outputs: Vec<String> = plan
+        .experiments
+        .iter()
+        .flat_map(|x| output::output_names(&x.name, x.kind))
+        .collect();
+    if !plan.compare.is_empty() {
+        outputs.push("compare.svg".into());
+    }
+    outputs.extend(output::SWEEP_DOCUMENTS.iter().map(|n| n.to_string()));
+    if let Some(why) = outputs
+        .iter()
+        .find_map(|n| crate::fsguard::output_refusal(&dir.join(n), plan.force, "--out"))
+    {
+        return Err(usage(format!("--out: {why}")));
+    }
+    // Declared after the lock in `OutDir`, so the directory is removed after the lock is.
+    Ok(OutDir {
+        _lock: lock,
+        _empty: empty,
+    })
+}
+
+/// An experiment's per-repetition CSV, its header from [`Columns`].
+struct RowSink {
+    sink: CsvSink,
+    columns: Columns,
+}
+
+impl RowSink {
+    fn create(path: &Path, columns: Columns, force: bool) -> anyhow::Result<RowSink> {
+        let sink = match columns {
+            Columns::Runs => CsvSink::create::<RunResult>(path, force)?,
+            Columns::Syscalls => CsvSink::create::<SyscallRow>(path, force)?,
+            Columns::FleetRuns => CsvSink::create::<super::fleet::FleetCsvRow>(path, force)?,
+        };
+        Ok(RowSink { sink, columns })
+    }
+
+    fn write_run(&mut self, r: &RunResult) -> anyhow::Result<()> {
+        match self.columns {
+            Columns::FleetRuns => self.sink.write(&super::fleet::FleetCsvRow(r.clone())),
+            _ => self.sink.write(r),
+        }
+    }
+}
+
+/// Runs `plan` with `runner`: the cap, the lock and the output checks, the experiments, and
+/// the outputs (see the module doc). Stdout gets the plan and the summary table (stderr with
+/// `--json`, whose document owns stdout). `stop` is the process's Ctrl-C flag.
+pub fn run(
+    plan: Plan,
+    runner: &dyn PointRunner,
+    stop: &Arc<AtomicBool>,
+) -> anyhow::Result<SweepOutcome> {
+    let writes = runner.writes_outputs();
+    let json = crate::explain::json::batch_json();
+    if let Err(e) = runner.check(&plan) {
+        return if writes {
+            Err(e)
+        } else {
+            Ok(SweepOutcome::quiet(plan, Ended::Delegated(0)))
+        };
+    }
+    let mut stdout: Box<dyn Write> = if !writes {
+        Box::new(std::io::sink())
+    } else if json {
+        Box::new(std::io::stderr())
+    } else {
+        Box::new(std::io::stdout().lock())
+    };
+    write!(stdout, "{}{}", super::plan_text(&plan), runner.describe())?;
+    stdout.flush()?;
+    if let Some(why) = over_cap(&plan) {
+        return if writes {
+            Err(usage(why))
+        } else {
+            Ok(SweepOutcome::quiet(plan, Ended::Delegated(0)))
+        };
+    }
+    // Dropped after the test file (declared before it): the lock outlives the cleanup.
+    let _out_dir = if writes {
+        match claim_out_dir(&plan) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                runner.refuse(&format!("{e:#}"));
+                return Err(e);
+            }
+        }
+    } else {
+        None
+    };
+    let _test_file = match runner.prepare(&plan, stop)? {
+        Prepared::Ready(guard) => guard,
+        Prepared::Interrupted => {
+            return Ok(SweepOutcome::quiet(plan, Ended::Interrupted));
+        }
+        Prepared::Abandoned(status) => {
+            return Ok(SweepOutcome::quiet(plan, Ended::Delegated(status)));
+        }
+    };
+    let dir = plan.out_dir.clone();
+    let total: usize = plan.experiments.iter().map(|x| x.runs()).sum();
+    let mut progress = Progress::new(if writes { total as u64 } else { 0 });
+    let mut rows: Vec<Collected> = Vec::new();
+    let mut written = Vec::new();
+    let mut broken = None;
+    for x in &plan.experiments {
+        let mut sink = None;
+        if writes {
+            let path = dir.join(format!("{}.csv", x.name));
+            sink = Some(RowSink::create(&path, runner.columns(x), plan.force)?);
+            written.push(path);
+        }
+        let mut got = Collected::default();
+        broken = runner.run_experiment(x, plan.file.as_ref(), stop, &mut progress, &mut |row| {
+            match row {
+                Row::Run(r) => {
+                    if let Some(s) = sink.as_mut() {
+                        s.write_run(&r)?;
+                    }
+                    got.runs.push(r);
+                }
+                Row::Detail(r) => {
+                    if let Some(s) = sink.as_mut() {
+                        s.write_run(&r)?;
+                    }
+                }
+                Row::Syscall(r) => {
+                    if let Some(s) = sink.as_mut() {
+                        s.sink.write(&r)?;
+                    }
+                    got.syscalls.push(r);
+                }
+            }
+            Ok(())
+        })?;
+        rows.push(got);
+        if broken.is_some() || stop.load(Ordering::SeqCst) {
+            break;
+        }
+    }
+    progress.finish();
+    let failed = rows
+        .iter()
+        .map(|c| {
+            c.runs.iter().filter(|r| !r.error.is_empty()).count()
+                + c.syscalls.iter().filter(|r| !r.error.is_empty()).count()
+        })
+        .sum();
+    let ended = if stop.load(Ordering::SeqCst) {
+        Ended::Interrupted
+    } else if let Some(why) = broken {
+        Ended::Broken(why)
+    } else if failed > 0 {
+        Ended::Failed {
+            rows: failed,
+            unit: runner.unit(),
+        }
+    } else {
+        Ended::Complete
+    };
+    if !writes {
+        return Ok(SweepOutcome {
+            plan,
+            rows,
+            context: None,
+            written,
+            ended: Ended::Delegated(runner.status()),
+        });
+    }
+    // Where it ran, while the test file still exists.
+    let at = plan
+        .file
+        .as_ref()
+        .map(|f| f.path.clone())
+        .filter(|p| p.exists())
+        .unwrap_or_else(|| dir.clone());
+    let mut outcome = SweepOutcome {
+        plan,
+        rows,
+        context: Some(Context::collect(&at)),
+        written,
+        ended,
+    };
+    let mut document = None;
+    for exporter in output::EXPORTERS {
+        let files = exporter.export(&outcome)?;
+        if json {
+            document = document.or_else(|| sweep_document(&files));
+        }
+        outcome
+            .written
+            .extend(write_exports(&dir, &files, outcome.plan.force)?);
+    }
+    writeln!(stdout)?;
+    write!(stdout, "{}", output::summary_text(&outcome.done()))?;
+    stdout.flush()?;
+    if let Some(doc) = document {
+        crate::lab::println_stdout(&doc)?;
+    }
+    eprintln!("wrote {} files to {}/", outcome.written.len(), dir.display());
+    Ok(outcome)
+}
+
+/// The `--json` document: `sweep.json` without its closing newline.
+fn sweep_document(files: &[Export]) -> Option<String> {
+    let doc = files.iter().find(|e| e.name == Path::new("sweep.json"))?;
+    let text = String::from_utf8_lossy(&doc.bytes);
+    Some(text.strip_suffix('\n').unwrap_or(&text).to_string())
+}
+
+/// Creates every file of `files` under `dir` like every other output (never through a link, an
+/// old file replaced only with `force`); returns their paths.
+pub fn write_exports(dir: &Path, files: &[Export], force: bool) -> anyhow::Result<Vec<PathBuf>> {
+    use anyhow::Context as _;
+    let mut written = Vec::new();
+    for e in files {
+        let path = dir.join(&e.name);
+        crate::fsguard::write_output(&path, &e.bytes, force)
+            .with_context(|| format!("writing {}", path.display()))?;
+        written.push(path);
+    }
+    Ok(written)
+}
