@@ -103,3 +103,63 @@ pub fn run_with_report(
     eprintln!("wrote {}", crate::text::shown_path(report));
     Ok(Some(outcome))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::experiment::Collected;
+    use crate::sweep::schema::Source;
+
+    #[test]
+    fn the_report_is_made_from_the_outcome_alone_without_reading_any_file_back() {
+        // The output directory does not exist: the page cannot have read anything from it.
+        let d = tempfile::tempdir().unwrap();
+        let src = Source {
+            display: "s.toml".into(),
+            text: format!(
+                "name = \"m\"\n[file]\npath = \"{}\"\ncreate = \"1M\"\n\
+                 [[experiment]]\nname = \"x\"\nkind = \"throughput\"\nreps = 2\n\
+                 block_size = [\"4K\"]\n",
+                d.path().join("data.bin").display()
+            ),
+        };
+        let doc = src.parse().unwrap();
+        let out = d.path().join("never-made");
+        let plan = crate::sweep::plan::build_with(&src, &doc, "s", Some(&out), false).unwrap();
+        let runs = [3.0, 5.0]
+            .iter()
+            .enumerate()
+            .map(|(i, mib_s)| {
+                let mut r = crate::runner::setup_result(&plan.experiments[0].points[0], 1 << 20);
+                r.experiment = "x".into();
+                r.rep = i as u32 + 1;
+                (r.mib_s, r.bytes, r.seconds) = (*mib_s, 1 << 20, 1.0 / mib_s);
+                r
+            })
+            .collect();
+        let outcome = SweepOutcome {
+            plan,
+            rows: vec![Collected {
+                runs,
+                syscalls: Vec::new(),
+            }],
+            context: None,
+            written: Vec::new(),
+            ended: Ended::Complete,
+        };
+        let report = d.path().join("r.html");
+        let files = HtmlReport {
+            path: report.clone(),
+        }
+        .export(&outcome)
+        .unwrap();
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].name, report);
+        let html = String::from_utf8(files[0].bytes.clone()).unwrap();
+        assert!(html.contains("every run succeeded"), "{html}");
+        assert!(html.contains("x: read pread 4K sequential"), "the point's row");
+        assert!(html.contains("<td>4.00</td>"), "the mean of 3 and 5 MiB/s:\n{html}");
+        assert!(html.contains("x.svg: bar = mean"), "the figure, inline");
+        assert!(!out.exists() && !report.exists(), "an exporter writes nothing");
+    }
+}

@@ -487,3 +487,167 @@ pub fn write_exports(dir: &Path, files: &[Export], force: bool) -> anyhow::Resul
     }
     Ok(written)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::schema::Source;
+    use std::cell::RefCell;
+
+    /// The plan of sweep text `toml`, writing into `out`.
+    fn plan_of(toml: &str, out: &Path) -> Plan {
+        let src = Source {
+            display: "s.toml".into(),
+            text: toml.into(),
+        };
+        let doc = src.parse().unwrap();
+        super::super::plan::build_with(&src, &doc, "s", Some(out), false).unwrap()
+    }
+
+    fn two_points(dir: &Path) -> String {
+        format!(
+            "name = \"m\"\n[file]\npath = \"{}\"\ncreate = \"1M\"\n\
+             [[experiment]]\nname = \"x\"\nkind = \"throughput\"\nreps = 1\n\
+             block_size = [\"4K\", \"64K\"]\n",
+            dir.join("data.bin").display()
+        )
+    }
+
+    /// A runner that measures nothing: each point's row is made up, the second one failed
+    /// (hyperfine's mock executor: the executor is tested without real timing).
+    #[derive(Default)]
+    struct Mock {
+        follower: bool,
+        prepared: RefCell<bool>,
+        refused: RefCell<Option<String>>,
+    }
+
+    impl PointRunner for Mock {
+        fn writes_outputs(&self) -> bool {
+            !self.follower
+        }
+
+        fn refuse(&self, why: &str) {
+            *self.refused.borrow_mut() = Some(why.to_string());
+        }
+
+        fn prepare(&self, _plan: &Plan, _stop: &AtomicBool) -> anyhow::Result<Prepared> {
+            *self.prepared.borrow_mut() = true;
+            Ok(Prepared::Ready(None))
+        }
+
+        fn run_experiment(
+            &self,
+            x: &Experiment,
+            _file: Option<&FilePlan>,
+            _stop: &Arc<AtomicBool>,
+            _progress: &mut Progress,
+            emit: &mut dyn FnMut(Row) -> anyhow::Result<()>,
+        ) -> anyhow::Result<Option<String>> {
+            for (i, spec) in x.points.iter().enumerate() {
+                let mut r = crate::runner::setup_result(spec, 1 << 20);
+                r.experiment = x.name.clone();
+                r.rep = 1;
+                if i == 1 {
+                    r.error = "made to fail".into();
+                } else {
+                    r.bytes = 1 << 20;
+                    r.seconds = 0.5;
+                    r.mib_s = 2.0;
+                }
+                emit(Row::Run(r))?;
+            }
+            Ok(None)
+        }
+    }
+
+    #[test]
+    fn the_executor_streams_the_rows_and_writes_every_export_of_the_outcome() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("out");
+        let plan = plan_of(&two_points(d.path()), &out);
+        let o = run(plan, &Mock::default(), &Arc::new(AtomicBool::new(false))).unwrap();
+        assert_eq!(
+            o.ended,
+            Ended::Failed {
+                rows: 1,
+                unit: "run"
+            }
+        );
+        assert_eq!(o.rows.len(), 1);
+        assert_eq!(o.rows[0].runs.len(), 2);
+        let names: Vec<String> = o
+            .written
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        for n in ["x.csv", "x-summary.csv", "x-fio.txt", "context.json", "sweep.json"] {
+            assert!(names.iter().any(|w| w == n), "{n} not in {names:?}");
+            assert!(out.join(n).is_file(), "{n}");
+        }
+        let csv = std::fs::read_to_string(out.join("x.csv")).unwrap();
+        assert_eq!(csv.lines().count(), 3, "header and two rows:\n{csv}");
+        assert!(csv.contains("made to fail"));
+        assert!(!out.join(".diskscope.lock").exists(), "the lock is removed");
+        assert_eq!(o.exit_code().unwrap(), 1);
+    }
+
+    #[test]
+    fn a_held_out_dir_is_refused_before_the_runner_prepares_anything() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        let held = crate::fsguard::DirLock::acquire(&out, "--out").unwrap();
+        let plan = plan_of(&two_points(d.path()), &out);
+        let mock = Mock::default();
+        let e = run(plan, &mock, &Arc::new(AtomicBool::new(false)))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("another diskscope batch is writing to"), "{e}");
+        assert!(!*mock.prepared.borrow(), "nothing is prepared");
+        assert_eq!(mock.refused.borrow().as_deref(), Some(e.as_str()));
+        assert!(!out.join("x.csv").exists());
+        drop(held);
+    }
+
+    #[test]
+    fn an_old_output_is_refused_before_the_runner_prepares_anything() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        std::fs::write(out.join("sweep.json"), "{}").unwrap();
+        let mock = Mock::default();
+        let e = run(
+            plan_of(&two_points(d.path()), &out),
+            &mock,
+            &Arc::new(AtomicBool::new(false)),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("--out: ") && e.contains("sweep.json"), "{e}");
+        assert!(!*mock.prepared.borrow());
+        assert_eq!(std::fs::read_to_string(out.join("sweep.json")).unwrap(), "{}");
+
+    }
+
+    #[test]
+    fn a_process_that_writes_nothing_measures_but_creates_no_out_dir() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("out");
+        let mock = Mock {
+            follower: true,
+            ..Mock::default()
+        };
+        let o = run(
+            plan_of(&two_points(d.path()), &out),
+            &mock,
+            &Arc::new(AtomicBool::new(false)),
+        )
+        .unwrap();
+        assert!(*mock.prepared.borrow());
+        assert_eq!(o.ended, Ended::Delegated(0));
+        assert_eq!(o.rows[0].runs.len(), 2, "it ran the points");
+        assert!(o.written.is_empty());
+        assert!(!out.exists(), "a follower writes nothing");
+    }
+}
