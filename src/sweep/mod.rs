@@ -2,9 +2,13 @@
 //! headless and writes CSVs, summaries and SVG figures.
 //!
 //! One pipeline, in order: read and parse the sweep ([`schema`]), check everything and expand the
-//! axes into points ([`plan`]), print the plan, create the test file if asked ([`files`]), run each
-//! experiment ([`exec`], [`command`] for external commands) writing every repetition to `<experiment>.csv` as it ends, then write the
-//! summaries and figures ([`output`], built on [`crate::export`]) and print the summary table.
+//! axes into points ([`plan`]), then one executor ([`run::run`]) for a local sweep and a fleet
+//! alike: print the plan, refuse a plan over the cap, lock `--out` and check every output, make
+//! the test file ready ([`files`]), run each experiment through a [`PointRunner`] (locally:
+//! [`exec`], [`command`] for external commands; under mpirun: [`fleet`]) writing every repetition
+//! to `<experiment>.csv` as it ends, then every exporter of the typed [`SweepOutcome`]
+//! ([`output::EXPORTERS`], built on [`crate::export`]) and the summary table. The command line
+//! maps the outcome to the exit status; `--report` is one more exporter of it.
 //!
 //! Ctrl-C (and SIGTERM) raise a stop flag: the run in progress stops within ~100 ms and is
 //! dropped, summaries and figures of the finished runs are written, the test file is removed, and
