@@ -436,7 +436,11 @@ fn a_fleet_sweep_into_an_out_another_batch_holds_is_refused_like_a_local_one() {
     };
     let said = refusal(&text(&local.stderr));
     assert!(said.is_some(), "{}", text(&local.stderr));
-    assert_eq!(refusal(&err), said, "the fleet says what a local batch says");
+    assert_eq!(
+        refusal(&err),
+        said,
+        "the fleet says what a local batch says"
+    );
     // Nothing measured, nothing written, no rank's test file left behind.
     let left: Vec<_> = std::fs::read_dir(&out)
         .unwrap()
@@ -479,7 +483,9 @@ fn a_fleet_sweep_writes_context_sweep_json_and_fio_commands_like_a_local_one() {
     // Timelines are per-run intervals; a fleet point's rows carry them once the ranks' timelines
     // are merged (fleet's own work), so they are left out of the comparison.
     let but_timelines = |v: Vec<String>| -> Vec<String> {
-        v.into_iter().filter(|n| !n.contains("-timeline.")).collect()
+        v.into_iter()
+            .filter(|n| !n.contains("-timeline."))
+            .collect()
     };
     assert_eq!(
         but_timelines(written.clone()),

@@ -23,10 +23,12 @@ impl Exporter<SweepOutcome> for HtmlReport {
         let mut figures = Figures.export(o)?;
         figures.extend(Timelines.export(o)?);
         let svg_of = |name: &str| {
-            figures
-                .iter()
-                .find(|f| f.name == Path::new(name))
-                .map(|f| (name.to_string(), String::from_utf8_lossy(&f.bytes).into_owned()))
+            figures.iter().find(|f| f.name == Path::new(name)).map(|f| {
+                (
+                    name.to_string(),
+                    String::from_utf8_lossy(&f.bytes).into_owned(),
+                )
+            })
         };
         let plan = &o.plan;
         let mut experiments: Vec<BatchExperiment> = plan
@@ -40,10 +42,13 @@ impl Exporter<SweepOutcome> for HtmlReport {
                     .get(i)
                     .and_then(|c| crate::compare::load::records_of(&c.runs).ok())
                     .unwrap_or_default(),
-                figures: [format!("{}.svg", x.name), format!("{}-timeline.svg", x.name)]
-                    .iter()
-                    .filter_map(|n| svg_of(n))
-                    .collect(),
+                figures: [
+                    format!("{}.svg", x.name),
+                    format!("{}-timeline.svg", x.name),
+                ]
+                .iter()
+                .filter_map(|n| svg_of(n))
+                .collect(),
                 figure_only: false,
             })
             .collect();
@@ -157,9 +162,18 @@ mod tests {
         assert_eq!(files[0].name, report);
         let html = String::from_utf8(files[0].bytes.clone()).unwrap();
         assert!(html.contains("every run succeeded"), "{html}");
-        assert!(html.contains("x: read pread 4K sequential"), "the point's row");
-        assert!(html.contains("<td>4.00</td>"), "the mean of 3 and 5 MiB/s:\n{html}");
+        assert!(
+            html.contains("x: read pread 4K sequential"),
+            "the point's row"
+        );
+        assert!(
+            html.contains("<td>4.00</td>"),
+            "the mean of 3 and 5 MiB/s:\n{html}"
+        );
         assert!(html.contains("x.svg: bar = mean"), "the figure, inline");
-        assert!(!out.exists() && !report.exists(), "an exporter writes nothing");
+        assert!(
+            !out.exists() && !report.exists(),
+            "an exporter writes nothing"
+        );
     }
 }

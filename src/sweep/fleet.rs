@@ -18,7 +18,7 @@ use super::experiment::{Experiment, Row};
 use super::files::{self, FilePlan};
 use super::plan::Plan;
 use super::progress::Progress;
-use super::run::{Columns, PointRunner, Prepared};
+use super::runner::{Columns, PointRunner, Prepared};
 use super::schema::{FleetDef, Source};
 use crate::config::{usage, Op};
 use crate::export::RunResult;
@@ -163,7 +163,10 @@ impl PointRunner for FleetRunner {
     }
 
     fn prepare(&self, plan: &Plan, stop: &AtomicBool) -> anyhow::Result<Prepared> {
-        let file = plan.file.as_ref().context("a fleet sweep needs a [file] table")?;
+        let file = plan
+            .file
+            .as_ref()
+            .context("a fleet sweep needs a [file] table")?;
         let (rank, layout) = {
             let f = self.fleet.borrow();
             (f.rank(), f.options.layout)

@@ -3,11 +3,11 @@
 //! every command uses, `explain::json::document`; what is sweep-specific (the plan's setup, the
 //! syscall rows) is added here, so the explanation layer knows nothing of sweeps.
 
-use super::run::SweepOutcome;
+use super::outcome::SweepOutcome;
 use crate::explain::context::Context;
-use crate::export::Export;
 use crate::explain::json::{document, setup_of};
 use crate::explain::model::Explanation;
+use crate::export::Export;
 use crate::measure::RunResult;
 use serde_json::{json, Value};
 use std::path::Path;

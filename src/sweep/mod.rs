@@ -24,11 +24,13 @@ pub mod fleet;
 pub mod json;
 pub mod kinds;
 pub mod layered;
+pub mod outcome;
 pub mod output;
 pub mod plan;
 pub mod points;
 pub mod progress;
 pub mod run;
+pub mod runner;
 pub mod schema;
 pub mod text;
 pub mod values;
@@ -43,8 +45,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 pub use crate::config::EXIT_INTERRUPTED;
+pub use outcome::{Ended, SweepOutcome};
 pub use progress::format_secs;
-pub use run::{Ended, PointRunner, SweepOutcome};
+pub use runner::PointRunner;
 pub use text::plan_text;
 
 /// Reads and plans a sweep file without running anything. A fio job file (`*.fio`, `*.job`,
@@ -155,5 +158,5 @@ pub fn execute(
     }
     let stop = stop_flag();
     stop.store(false, Ordering::SeqCst);
-    run::run(plan, &run::LocalRunner, &stop).map(Some)
+    run::run(plan, &runner::LocalRunner, &stop).map(Some)
 }

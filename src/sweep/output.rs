@@ -13,7 +13,7 @@ use crate::export::{summarize_runs, summarize_syscalls, svg, RunResult, SyscallR
 use crate::export::{Export, Exporter};
 
 pub use super::experiment::Collected;
-use super::run::SweepOutcome;
+use super::outcome::SweepOutcome;
 
 /// Preferred x axes of a throughput or command figure.
 const X_PREF: [Dim; 8] = [

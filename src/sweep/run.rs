@@ -18,199 +18,20 @@
 //! The outcome says how the sweep ended ([`Ended`]); the command line maps that to the exit
 //! status ([`SweepOutcome::exit_code`]) and the HTML report is one more exporter of it.
 
-use super::experiment::{Collected, Experiment, Plan, Row};
-use super::files::{self, FilePlan, TestFile};
+use super::experiment::{Collected, Plan, Row};
+use super::files;
 use super::output;
 use super::progress::Progress;
 use crate::config::usage;
 use crate::explain::context::Context;
 use crate::export::{CsvSink, Export, RunResult, SyscallRow};
-use crate::size::format_size;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// How a sweep ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ended {
-    /// Every repetition ran and none failed.
-    Complete,
-    /// Ctrl-C or SIGTERM: the outputs hold what finished before.
-    Interrupted,
-    /// Every repetition ran; `rows` of them failed (their error is in the CSV's error column).
-    /// `unit` names what a row is: a `run`, or a fleet's `point`.
-    Failed { rows: usize, unit: &'static str },
-    /// The sweep could not go on (a fleet lost a rank); the outputs hold what finished before.
-    Broken(String),
-    /// This process measured, another one reports (a fleet rank other than 0): it wrote
-    /// nothing and ends with this status.
-    Delegated(i32),
-}
-
-/// What a sweep did: the plan, the typed rows of every experiment that ran, where it ran, the
-/// files it wrote and how it ended. The exporters and the HTML report read this, never the files.
-#[derive(Debug)]
-pub struct SweepOutcome {
-    pub plan: Plan,
-    /// Rows of the experiments that ran, in plan order (an interrupted sweep has fewer entries
-    /// than `plan.experiments`; the last may be partial).
-    pub rows: Vec<Collected>,
-    /// Where it ran: the machine, the test file's filesystem and device (collected while the
-    /// test file still exists). None in a process that writes nothing.
-    pub context: Option<Context>,
-    /// Every file written into the output directory, in order.
-    pub written: Vec<PathBuf>,
-    pub ended: Ended,
-}
-
-impl SweepOutcome {
-    /// Each experiment that ran with its rows.
-    pub fn done(&self) -> Vec<(&Experiment, &Collected)> {
-        self.plan.experiments.iter().zip(&self.rows).collect()
-    }
-
-    /// The exit status: 0 all ran, 1 some failed, 130 interrupted; a broken sweep is an error.
-    /// Says on stderr why the status is not 0.
-    pub fn exit_code(&self) -> anyhow::Result<i32> {
-        match &self.ended {
-            Ended::Complete => Ok(0),
-            Ended::Interrupted => {
-                eprintln!("interrupted: the CSVs hold the runs that finished before Ctrl-C");
-                Ok(crate::config::EXIT_INTERRUPTED)
-            }
-            Ended::Failed { rows, unit } => {
-                eprintln!(
-                    "{rows} {unit}{} failed; see the error column of the CSVs",
-                    if *rows == 1 { "" } else { "s" }
-                );
-                Ok(1)
-            }
-            Ended::Broken(why) => Err(anyhow::anyhow!("{why}; the sweep stopped there")),
-            Ended::Delegated(status) => Ok(*status),
-        }
-    }
-
-    fn quiet(plan: Plan, ended: Ended) -> SweepOutcome {
-        SweepOutcome {
-            plan,
-            rows: Vec::new(),
-            context: None,
-            written: Vec::new(),
-            ended,
-        }
-    }
-}
-
-/// What the runner made ready before the first point.
-pub enum Prepared {
-    /// The test file is ready; the guard removes what was created for the sweep when dropped.
-    Ready(Option<TestFile>),
-    /// Stopped (Ctrl-C) while making it.
-    Interrupted,
-    /// Another process (a fleet's rank 0) failed or refused the setup and reports it; this one
-    /// ends with this status.
-    Abandoned(i32),
-}
-
-/// The columns of an experiment's per-repetition CSV.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Columns {
-    /// [`RunResult`]'s.
-    Runs,
-    /// [`SyscallRow`]'s.
-    Syscalls,
-    /// [`RunResult`]'s with the fleet's columns (rank, clients, layout, the ranks' spread).
-    FleetRuns,
-}
-
-/// How the points of a sweep are measured: in this process, or by every rank of a fleet. The
-/// executor ([`run`]) does everything else the same way for both.
-pub trait PointRunner {
-    /// Whether this process prints the plan and the summary and writes `--out` (a local sweep:
-    /// yes; a fleet: rank 0, while the other ranks measure and send it their reports). A process
-    /// that writes nothing reports no refusal either: the one that writes does.
-    fn writes_outputs(&self) -> bool {
-        true
-    }
-    /// Refuses a plan this runner cannot run, before anything is created.
-    fn check(&self, _plan: &Plan) -> anyhow::Result<()> {
-        Ok(())
-    }
-    /// Lines printed below the plan (a fleet: its ranks, hosts and layout).
-    fn describe(&self) -> String {
-        String::new()
-    }
-    /// The output directory was refused (`why`) after `check`: tells whoever waits on this
-    /// process (a fleet's other ranks, at their first barrier) that nothing will run.
-    fn refuse(&self, _why: &str) {}
-    /// Makes the test file ready (creating it when the plan asks), once `--out` is locked and
-    /// checked.
-    fn prepare(&self, plan: &Plan, stop: &AtomicBool) -> anyhow::Result<Prepared>;
-    /// The columns of `x`'s per-repetition CSV.
-    fn columns(&self, x: &Experiment) -> Columns {
-        if x.kind.traits().syscall_rows {
-            Columns::Syscalls
-        } else {
-            Columns::Runs
-        }
-    }
-    /// Runs experiment `x`, handing every finished repetition to `emit` as it ends. Returns
-    /// early (Ok) when `stop` is raised; `Some(why)` when the sweep cannot go on.
-    fn run_experiment(
-        &self,
-        x: &Experiment,
-        file: Option<&FilePlan>,
-        stop: &Arc<AtomicBool>,
-        progress: &mut Progress,
-        emit: &mut dyn FnMut(Row) -> anyhow::Result<()>,
-    ) -> anyhow::Result<Option<String>>;
-    /// What a failed row is, for the closing line (`run`, `point`).
-    fn unit(&self) -> &'static str {
-        "run"
-    }
-    /// The exit status of a process that writes nothing, once the sweep ended (a fleet rank
-    /// other than 0: 0, or 1 when rank 0 is gone and nobody else will report).
-    fn status(&self) -> i32 {
-        0
-    }
-}
-
-/// Every experiment in this process: each kind runs its own (`SweepKind::run`).
-#[derive(Debug, Default)]
-pub struct LocalRunner;
-
-impl PointRunner for LocalRunner {
-    fn prepare(&self, plan: &Plan, stop: &AtomicBool) -> anyhow::Result<Prepared> {
-        let Some(f) = &plan.file else {
-            return Ok(Prepared::Ready(None));
-        };
-        if f.create {
-            eprintln!(
-                "creating the test file {} ({})",
-                f.path.display(),
-                format_size(f.size_bytes)
-            );
-        }
-        match files::materialize(f, stop) {
-            Ok(g) => Ok(Prepared::Ready(g)),
-            Err(_) if stop.load(Ordering::SeqCst) => Ok(Prepared::Interrupted),
-            Err(e) => Err(e),
-        }
-    }
-
-    fn run_experiment(
-        &self,
-        x: &Experiment,
-        file: Option<&FilePlan>,
-        stop: &Arc<AtomicBool>,
-        progress: &mut Progress,
-        emit: &mut dyn FnMut(Row) -> anyhow::Result<()>,
-    ) -> anyhow::Result<Option<String>> {
-        x.kind.run(x, file, stop, progress, emit)?;
-        Ok(None)
-    }
-}
+pub use super::outcome::{Ended, SweepOutcome};
+pub use super::runner::{Columns, LocalRunner, PointRunner, Prepared};
 
 /// The reason a plan is refused without `--force`: it measures for longer than the cap.
 pub fn over_cap(plan: &Plan) -> Option<String> {
@@ -219,8 +40,8 @@ pub fn over_cap(plan: &Plan) -> Option<String> {
         format!(
             "--force: the plan measures for about {}, over the {} cap; shorten the lists, \
              lower reps or seconds, or pass --force to run it anyway",
-            super::format_secs(estimate_s),
-            super::format_secs(super::plan::MAX_ESTIMATE_S)
+            super::progress::format_secs(estimate_s),
+            super::progress::format_secs(super::plan::MAX_ESTIMATE_S)
         )
     })
 }
@@ -333,7 +154,12 @@ pub fn run(
     } else {
         Box::new(std::io::stdout().lock())
     };
-    write!(stdout, "{}{}", super::plan_text(&plan), runner.describe())?;
+    write!(
+        stdout,
+        "{}{}",
+        super::text::plan_text(&plan),
+        runner.describe()
+    )?;
     stdout.flush()?;
     if let Some(why) = over_cap(&plan) {
         return if writes {
@@ -463,7 +289,11 @@ pub fn run(
     if let Some(doc) = document {
         crate::lab::println_stdout(&doc)?;
     }
-    eprintln!("wrote {} files to {}/", outcome.written.len(), dir.display());
+    eprintln!(
+        "wrote {} files to {}/",
+        outcome.written.len(),
+        dir.display()
+    );
     Ok(outcome)
 }
 
@@ -491,6 +321,8 @@ pub fn write_exports(dir: &Path, files: &[Export], force: bool) -> anyhow::Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sweep::experiment::Experiment;
+    use crate::sweep::files::FilePlan;
     use crate::sweep::schema::Source;
     use std::cell::RefCell;
 
@@ -581,7 +413,13 @@ mod tests {
             .iter()
             .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
             .collect();
-        for n in ["x.csv", "x-summary.csv", "x-fio.txt", "context.json", "sweep.json"] {
+        for n in [
+            "x.csv",
+            "x-summary.csv",
+            "x-fio.txt",
+            "context.json",
+            "sweep.json",
+        ] {
             assert!(names.iter().any(|w| w == n), "{n} not in {names:?}");
             assert!(out.join(n).is_file(), "{n}");
         }
@@ -626,8 +464,10 @@ mod tests {
         .to_string();
         assert!(e.starts_with("--out: ") && e.contains("sweep.json"), "{e}");
         assert!(!*mock.prepared.borrow());
-        assert_eq!(std::fs::read_to_string(out.join("sweep.json")).unwrap(), "{}");
-
+        assert_eq!(
+            std::fs::read_to_string(out.join("sweep.json")).unwrap(),
+            "{}"
+        );
     }
 
     #[test]
