@@ -26,7 +26,6 @@ use crate::fleet::point::{self, rank_file, PointEnd};
 use crate::fleet::{Fleet, FleetError, FleetOptions, Layout};
 use anyhow::Context as _;
 use std::cell::{Cell, RefCell};
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -47,19 +46,6 @@ impl FleetDef {
         }
         Ok(o)
     }
-}
-
-/// The fleet options of the sweep at `path`, checked (in every build, so a misspelt layout is
-/// an error even before the first mpirun), or None when it has no `fleet` key.
-pub fn options_of(path: &Path) -> anyhow::Result<Option<FleetOptions>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| usage(format!("SWEEP.toml: cannot read {}: {e}", path.display())))?;
-    let src = Source {
-        display: path.display().to_string(),
-        text,
-    };
-    let doc = src.parse()?;
-    doc.fleet.map(|f| f.get_ref().options(&src)).transpose()
 }
 
 /// This rank's copy of the sweep's file plan.

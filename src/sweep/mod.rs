@@ -54,6 +54,17 @@ pub use text::plan_text;
 /// `*.ini`, or text starting with `[global]`) or fio command lines (a `-fio.txt` companion) are
 /// planned by [`crate::fiojob`] into the same plan.
 pub fn load(sweep_path: &Path, out: Option<&Path>, force: bool) -> anyhow::Result<Plan> {
+    Ok(read(sweep_path, out, force)?.0)
+}
+
+/// [`load`], and the sweep's `fleet` options, checked (in every build, so a misspelt layout is
+/// an error even before the first mpirun), or None when it has no `fleet` key (a fio job file
+/// has none). The file is read and parsed once.
+fn read(
+    sweep_path: &Path,
+    out: Option<&Path>,
+    force: bool,
+) -> anyhow::Result<(Plan, Option<crate::fleet::FleetOptions>)> {
     crate::fsguard::check_input(sweep_path, "SWEEP.toml").map_err(usage)?;
     let text = std::fs::read_to_string(sweep_path).map_err(|e| {
         usage(format!(
@@ -62,7 +73,8 @@ pub fn load(sweep_path: &Path, out: Option<&Path>, force: bool) -> anyhow::Resul
         ))
     })?;
     if let Some(format) = crate::fiojob::format_of(sweep_path, &text) {
-        return crate::fiojob::load(sweep_path, &text, format, out, force);
+        let plan = crate::fiojob::load(sweep_path, &text, format, out, force)?;
+        return Ok((plan, None));
     }
     let src = Source {
         display: sweep_path.display().to_string(),
@@ -73,7 +85,13 @@ pub fn load(sweep_path: &Path, out: Option<&Path>, force: bool) -> anyhow::Resul
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "sweep".into());
-    plan::build_with(&src, &doc, &stem, out, force)
+    let plan = plan::build_with(&src, &doc, &stem, out, force)?;
+    let fleet = doc
+        .fleet
+        .as_ref()
+        .map(|f| f.get_ref().options(&src))
+        .transpose()?;
+    Ok((plan, fleet))
 }
 
 /// The process-wide stop flag, raised by Ctrl-C / SIGTERM once the handler is installed.
@@ -117,15 +135,7 @@ pub fn execute(
     dry_run: bool,
     force: bool,
 ) -> anyhow::Result<Option<SweepOutcome>> {
-    let plan = load(sweep_path, out, force)?;
-    // A fio job file has no `fleet` key (and is no TOML to look for one in).
-    let is_fio = std::fs::read_to_string(sweep_path)
-        .is_ok_and(|t| crate::fiojob::format_of(sweep_path, &t).is_some());
-    let fleet_options = if is_fio {
-        None
-    } else {
-        fleet::options_of(sweep_path)?
-    };
+    let (plan, fleet_options) = read(sweep_path, out, force)?;
     // Under mpirun/srun (built with `--features mpi`): every rank runs the sweep, src/fleet/.
     #[cfg(feature = "mpi")]
     if !dry_run {
