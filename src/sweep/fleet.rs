@@ -201,7 +201,7 @@ impl PointRunner for FleetRunner {
         x: &Experiment,
         file: Option<&FilePlan>,
         stop: &Arc<AtomicBool>,
-        _progress: &mut Progress,
+        progress: &mut Progress,
         emit: &mut dyn FnMut(Row) -> anyhow::Result<()>,
     ) -> anyhow::Result<Option<String>> {
         let file = file.context("a fleet sweep needs a [file] table")?;
@@ -220,6 +220,9 @@ impl PointRunner for FleetRunner {
                 }
                 self.seq.set(self.seq.get() + 1);
                 let label = super::exec::point_label(&x.name, spec);
+                if lead {
+                    progress.begin(&format!("{label} rep {rep}/{}", x.reps));
+                }
                 let end = point::run_point(&mut fleet, self.seq.get(), spec, &x.name, stop);
                 if spec.op == Op::Write && makes_file {
                     fleet.while_alive(|| files::after_write(&mine, &AtomicBool::new(false)))?;
@@ -255,18 +258,18 @@ impl PointRunner for FleetRunner {
                         for r in ranks {
                             emit(Row::Detail(r.clone()))?;
                         }
-                        if !all.error.is_empty() {
-                            eprintln!("{label} rep {rep}/{}: FAILED: {}", x.reps, all.error);
+                        let said = if !all.error.is_empty() {
+                            format!("FAILED: {}", all.error)
                         } else {
-                            eprintln!(
-                                "{label} rep {rep}/{}: {:.1} MiB/s from {} ranks (ranks {:.1}..{:.1})",
-                                x.reps,
+                            format!(
+                                "{:.1} MiB/s from {} ranks (ranks {:.1}..{:.1})",
                                 all.mib_s,
                                 fleet.size(),
                                 all.rank_min_mib_s.flatten().unwrap_or(0.0),
                                 all.rank_max_mib_s.flatten().unwrap_or(0.0),
-                            );
-                        }
+                            )
+                        };
+                        progress.finish_run(&format!("{label} rep {rep}/{}", x.reps), &said);
                         emit(Row::Run(all.clone()))?;
                     }
                 }
