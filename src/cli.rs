@@ -217,18 +217,26 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                     cli.out.as_deref(),
                     report,
                     cli.force,
-                ),
+                )
+                .and_then(|o| batch_status(o.as_ref())),
                 _ => crate::sweep::execute(
                     &sweep,
                     cli.out.as_deref(),
                     cli.dry_run,
                     cli.force,
                     cli.json,
-                ),
+                )
+                .and_then(|o| batch_status(o.as_ref())),
             },
             None => crate::tui::execute(cli.file.as_deref(), cli.baseline.as_deref()),
         },
     }
+}
+
+/// The exit status of a batch: its outcome's (0, 1 some runs failed, 130 interrupted; a
+/// broken fleet is an error), 0 for a dry run.
+fn batch_status(outcome: Option<&crate::sweep::SweepOutcome>) -> anyhow::Result<i32> {
+    outcome.map_or(Ok(0), crate::sweep::SweepOutcome::exit_code)
 }
 
 /// `diskscope completions SHELL`: the completion script of the whole command tree on stdout.

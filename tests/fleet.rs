@@ -402,3 +402,110 @@ fn a_rank_killed_mid_point_is_named_by_rank_0_within_the_timeout() {
     assert!(err.contains("rank 1") && err.contains("signal 9"), "{err}");
     assert!(after_kill < Duration::from_secs(15), "{after_kill:?}");
 }
+
+/// A plain (local) `--batch` of `sweep` into `out`, bounded like the fleet runs.
+fn local_batch(sweep: &Path, out: &Path) -> Output {
+    let mut c = Command::new(bin_path("diskscope"));
+    c.arg("--batch").arg(sweep).arg("--out").arg(out);
+    c.stdin(Stdio::null());
+    run_bounded(c, Duration::from_secs(120)).0
+}
+
+#[test]
+fn a_fleet_sweep_into_an_out_another_batch_holds_is_refused_like_a_local_one() {
+    need_mpi!();
+    let d = tmp();
+    let out = d.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    // Another batch holds --out: this test process takes the lock a batch takes.
+    let held = diskscope::fsguard::DirLock::acquire(&out, "--out").unwrap();
+    let data = d.path().join("data.bin");
+    let s = sweep(d.path(), "file-per-process", &data, false);
+    let local = local_batch(&s, &out);
+    assert_eq!(local.status.code(), Some(2), "{}", text(&local.stderr));
+    let mut c = mpirun(d.path());
+    c.args(["-n", "3"]).arg(bin_path("diskscope"));
+    c.arg("--batch").arg(&s).arg("--out").arg(&out);
+    let (fleet, _) = run_bounded(c, Duration::from_secs(120));
+    let err = text(&fleet.stderr);
+    assert!(!fleet.status.success(), "{err}");
+    let refusal = |e: &str| {
+        e.lines()
+            .find(|l| l.contains("another diskscope batch is writing to"))
+            .map(String::from)
+    };
+    let said = refusal(&text(&local.stderr));
+    assert!(said.is_some(), "{}", text(&local.stderr));
+    assert_eq!(
+        refusal(&err),
+        said,
+        "the fleet says what a local batch says"
+    );
+    // Nothing measured, nothing written, no rank's test file left behind.
+    let left: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, [".diskscope.lock"], "{err}");
+    for r in 0..3 {
+        let f = PathBuf::from(format!("{}.{r}", data.display()));
+        assert!(!f.exists(), "test file {} left behind", f.display());
+    }
+    drop(held);
+}
+
+#[test]
+fn a_fleet_sweep_writes_context_sweep_json_and_fio_commands_like_a_local_one() {
+    need_mpi!();
+    let d = tmp();
+    let (lead, rest) = (d.path().join("lead"), d.path().join("rest"));
+    std::fs::create_dir_all(&lead).unwrap();
+    std::fs::create_dir_all(&rest).unwrap();
+    let data = d.path().join("data.bin");
+    let s = sweep(d.path(), "shared-file", &data, false);
+    batch_on_three_ranks(&lead, &rest, &s);
+    let local_out = d.path().join("local");
+    let local = local_batch(&s, &local_out);
+    assert!(local.status.success(), "{}", text(&local.stderr));
+    let names = |dir: &Path| {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let fleet_out = lead.join("out");
+    let written = names(&fleet_out);
+    for doc in ["context.json", "sweep.json", "x-fio.txt"] {
+        assert!(written.iter().any(|n| n == doc), "no {doc}: {written:?}");
+    }
+    // Timelines are per-run intervals; a fleet point's rows carry them once the ranks' timelines
+    // are merged (fleet's own work), so they are left out of the comparison.
+    let but_timelines = |v: Vec<String>| -> Vec<String> {
+        v.into_iter()
+            .filter(|n| !n.contains("-timeline."))
+            .collect()
+    };
+    assert_eq!(
+        but_timelines(written.clone()),
+        but_timelines(names(&local_out)),
+        "the same files as a local sweep"
+    );
+    assert_eq!(
+        std::fs::read_to_string(fleet_out.join("x-fio.txt")).unwrap(),
+        std::fs::read_to_string(local_out.join("x-fio.txt")).unwrap()
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fleet_out.join("sweep.json")).unwrap())
+            .unwrap();
+    assert_eq!(doc["command"], "batch");
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2 * 2 * 2, "one aggregate row per repetition");
+    assert!(results.iter().all(|r| r["rank"] == "all"), "{results:?}");
+    let ctx: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fleet_out.join("context.json")).unwrap())
+            .unwrap();
+    assert!(ctx.is_object() && !ctx.as_object().unwrap().is_empty());
+    assert!(!rest.join("out").exists(), "ranks 1 and 2 wrote results");
+}

@@ -80,6 +80,20 @@ pub fn load(path: &Path) -> Result<Vec<Record>, LoadError> {
     Ok(points.into_values().map(|p| p.record).collect())
 }
 
+/// The records of result rows held in memory (a sweep's outcome), read through the same serde
+/// names as a CSV's or a JSON document's rows, so the three roads fill the same [`Record`]s.
+/// A row no measurement gives (see `check_row`) is an error naming its index.
+pub fn records_of(rows: &[crate::measure::RunResult]) -> Result<Vec<Record>, String> {
+    let mut points = Points::new();
+    for (i, r) in rows.iter().enumerate() {
+        let v = serde_json::to_value(r).map_err(|e| format!("row {i}: {e}"))?;
+        let row = Row::deserialize(&v).map_err(|e| format!("row {i}: {e}"))?;
+        check_row(&row).map_err(|m| format!("row {i}: {m}"))?;
+        add_row(&mut points, row);
+    }
+    Ok(points.into_values().map(|p| p.record).collect())
+}
+
 fn read_csv(path: &Path, points: &mut Points) -> Result<(), LoadError> {
     let file = std::fs::File::open(path).map_err(|source| LoadError::Read {
         path: path.into(),

@@ -3,6 +3,11 @@
 //! crash or Ctrl-C loses only the run in progress). Batch mode is their first user; anything that
 //! holds a `&[RunResult]` can call them.
 //!
+//! Every output of a finished measurement that is written whole is an [`Exporter`] of its
+//! outcome (hyperfine's `Exporter`): a pure function from the typed result to named files, which
+//! the caller creates exclusively. The outcome type is the caller's (the sweep's `SweepOutcome`,
+//! a layer above this one), so the trait is generic over it and this layer names no front end.
+//!
 //! Plots go through one data model ([`chart::Chart`]: categories on x, one bar per series with
 //! mean bar, median dot and min–max whisker) so every figure of the lab is the same renderer fed
 //! by a different grouping.
@@ -20,6 +25,34 @@ pub use self::csv::{
     summarize_runs, summarize_syscalls, CsvSink, RunSummary, SyscallRow, SyscallSummary,
 };
 pub use crate::measure::RunResult;
+
+/// One output of a finished measurement, computed from its typed outcome `O` without reading
+/// anything back (hyperfine's `Exporter`). Pure: it returns the files and writes nothing, so
+/// the caller creates every file the same way (exclusively, never through a link, an old one
+/// replaced only with `--force`) and an exporter can be checked without a directory.
+pub trait Exporter<O: ?Sized>: Sync {
+    /// What it writes, for messages (`summary CSV`, `figures`).
+    fn name(&self) -> &'static str;
+    /// The files of `outcome`, in the order they are written.
+    fn export(&self, outcome: &O) -> anyhow::Result<Vec<Export>>;
+}
+
+/// A file an [`Exporter`] made: its name (relative to the output directory, or absolute) and
+/// its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Export {
+    pub name: std::path::PathBuf,
+    pub bytes: Vec<u8>,
+}
+
+impl Export {
+    pub fn new(name: impl Into<std::path::PathBuf>, bytes: impl Into<Vec<u8>>) -> Export {
+        Export {
+            name: name.into(),
+            bytes: bytes.into(),
+        }
+    }
+}
 
 /// `YYYYMMDD-HHMMSS` for seconds since the Unix epoch (UTC).
 pub fn utc_stamp(secs: u64) -> String {

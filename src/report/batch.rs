@@ -1,80 +1,179 @@
-//! `diskscope --batch SWEEP.toml --report FILE.html`: runs the sweep as usual, then reads back
-//! what it wrote (the per-repetition CSVs and figures of this run's experiments, in the output
-//! directory) and writes the page. Reading the files back instead of hooking into the sweep keeps
-//! batch mode unaware of reports, and the page shows exactly what the CSVs say.
+//! `diskscope --batch SWEEP.toml --report FILE.html`: runs the sweep as usual, then writes the
+//! page from the sweep's outcome ([`crate::sweep::SweepOutcome`]): the rows the sweep measured,
+//! typed, and the figures its exporters made. Nothing is read back (neither the sweep file a
+//! second time nor the CSVs), so the page shows exactly what the CSVs were written from.
 
 use super::{batch_page, check_target, write_new, BatchExperiment};
-use std::path::Path;
-use std::time::SystemTime;
+use crate::export::{Export, Exporter};
+use crate::sweep::output::{Figures, Timelines};
+use crate::sweep::{Ended, SweepOutcome};
+use std::path::{Path, PathBuf};
 
-/// Runs the sweep, then writes the report (unless interrupted); returns the sweep's exit status.
+/// The HTML report of a finished sweep, one self-contained page at `path`.
+pub struct HtmlReport {
+    pub path: PathBuf,
+}
+
+impl Exporter<SweepOutcome> for HtmlReport {
+    fn name(&self) -> &'static str {
+        "HTML report"
+    }
+
+    fn export(&self, o: &SweepOutcome) -> anyhow::Result<Vec<Export>> {
+        let mut figures = Figures.export(o)?;
+        figures.extend(Timelines.export(o)?);
+        let svg_of = |name: &str| {
+            figures.iter().find(|f| f.name == Path::new(name)).map(|f| {
+                (
+                    name.to_string(),
+                    String::from_utf8_lossy(&f.bytes).into_owned(),
+                )
+            })
+        };
+        let plan = &o.plan;
+        let mut experiments: Vec<BatchExperiment> = plan
+            .experiments
+            .iter()
+            .enumerate()
+            .map(|(i, x)| BatchExperiment {
+                name: x.name.clone(),
+                records: o
+                    .rows
+                    .get(i)
+                    .and_then(|c| crate::compare::load::records_of(&c.runs).ok())
+                    .unwrap_or_default(),
+                figures: [
+                    format!("{}.svg", x.name),
+                    format!("{}-timeline.svg", x.name),
+                ]
+                .iter()
+                .filter_map(|n| svg_of(n))
+                .collect(),
+                figure_only: false,
+            })
+            .collect();
+        if !plan.compare.is_empty() {
+            if let Some(compare) = svg_of("compare.svg") {
+                experiments.push(BatchExperiment {
+                    name: format!("comparison ({})", plan.compare.join(" vs ")),
+                    records: Vec::new(),
+                    figures: vec![compare],
+                    figure_only: true,
+                });
+            }
+        }
+        let status = if o.ended == Ended::Complete {
+            "every run succeeded".to_string()
+        } else {
+            "some runs failed: see the failed column and the error column of the CSVs".to_string()
+        };
+        let html = batch_page(
+            &plan.name,
+            &crate::sweep::plan_text(plan),
+            &plan.out_dir,
+            &experiments,
+            &status,
+        )?;
+        Ok(vec![Export::new(self.path.clone(), html)])
+    }
+}
+
+/// Runs the sweep, then writes the report (unless it was interrupted, broken, or this process
+/// is a fleet rank that writes nothing); returns the sweep's outcome.
 pub fn run_with_report(
     sweep: &Path,
     out: Option<&Path>,
     report: &Path,
     force: bool,
-) -> anyhow::Result<i32> {
+) -> anyhow::Result<Option<SweepOutcome>> {
     // Refuse before minutes of measuring, not after.
     check_target(report, force, "--report")?;
-    let plan = crate::sweep::load(sweep, out, force)?;
-    let started = SystemTime::now();
-    let code = crate::sweep::execute(sweep, out, false, force, false)?;
-    if code == crate::config::EXIT_INTERRUPTED {
-        eprintln!("--report: not written (interrupted)");
-        return Ok(code);
-    }
-    let fresh = |p: &Path| {
-        std::fs::symlink_metadata(p)
-            .ok()
-            .filter(|m| m.is_file())
-            .and_then(|m| m.modified().ok())
-            .is_some_and(|t| t >= started)
+    let Some(outcome) = crate::sweep::execute(sweep, out, false, force, false)? else {
+        return Ok(None);
     };
-    let dir = &plan.out_dir;
-    let mut experiments: Vec<BatchExperiment> = plan
-        .experiments
-        .iter()
-        .map(|x| {
-            let csv = dir.join(format!("{}.csv", x.name));
-            let svg = dir.join(format!("{}.svg", x.name));
-            let timeline_svg = dir.join(format!("{}-timeline.svg", x.name));
-            BatchExperiment {
-                name: x.name.clone(),
-                records: if fresh(&csv) {
-                    crate::compare::load(&csv).unwrap_or_default()
-                } else {
-                    Vec::new()
-                },
-                figures: [svg, timeline_svg]
-                    .into_iter()
-                    .filter(|f| fresh(f))
-                    .collect(),
-                figure_only: false,
-            }
-        })
-        .collect();
-    let compare_svg = dir.join("compare.svg");
-    if !plan.compare.is_empty() && fresh(&compare_svg) {
-        experiments.push(BatchExperiment {
-            name: format!("comparison ({})", plan.compare.join(" vs ")),
-            records: Vec::new(),
-            figures: vec![compare_svg],
-            figure_only: true,
-        });
+    match outcome.ended {
+        Ended::Complete | Ended::Failed { .. } => {}
+        Ended::Interrupted => {
+            eprintln!("--report: not written (interrupted)");
+            return Ok(Some(outcome));
+        }
+        Ended::Broken(_) | Ended::Delegated(_) => return Ok(Some(outcome)),
     }
-    let status = if code == 0 {
-        "every run succeeded".to_string()
-    } else {
-        "some runs failed: see the failed column and the error column of the CSVs".to_string()
+    let page = HtmlReport {
+        path: report.to_path_buf(),
     };
-    let html = batch_page(
-        &plan.name,
-        &crate::sweep::plan_text(&plan),
-        dir,
-        &experiments,
-        &status,
-    )?;
-    write_new(report, html.as_bytes(), force, "--report")?;
+    for file in page.export(&outcome)? {
+        write_new(&file.name, &file.bytes, force, "--report")?;
+    }
     eprintln!("wrote {}", crate::text::shown_path(report));
-    Ok(code)
+    Ok(Some(outcome))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::experiment::Collected;
+    use crate::sweep::schema::Source;
+
+    #[test]
+    fn the_report_is_made_from_the_outcome_alone_without_reading_any_file_back() {
+        // The output directory does not exist: the page cannot have read anything from it.
+        let d = tempfile::tempdir().unwrap();
+        let src = Source {
+            display: "s.toml".into(),
+            text: format!(
+                "name = \"m\"\n[file]\npath = \"{}\"\ncreate = \"1M\"\n\
+                 [[experiment]]\nname = \"x\"\nkind = \"throughput\"\nreps = 2\n\
+                 block_size = [\"4K\"]\n",
+                d.path().join("data.bin").display()
+            ),
+        };
+        let doc = src.parse().unwrap();
+        let out = d.path().join("never-made");
+        let plan = crate::sweep::plan::build_with(&src, &doc, "s", Some(&out), false).unwrap();
+        let runs = [3.0, 5.0]
+            .iter()
+            .enumerate()
+            .map(|(i, mib_s)| {
+                let mut r = crate::runner::setup_result(&plan.experiments[0].points[0], 1 << 20);
+                r.experiment = "x".into();
+                r.rep = i as u32 + 1;
+                (r.mib_s, r.bytes, r.seconds) = (*mib_s, 1 << 20, 1.0 / mib_s);
+                r
+            })
+            .collect();
+        let outcome = SweepOutcome {
+            plan,
+            rows: vec![Collected {
+                runs,
+                syscalls: Vec::new(),
+            }],
+            context: None,
+            written: Vec::new(),
+            ended: Ended::Complete,
+        };
+        let report = d.path().join("r.html");
+        let files = HtmlReport {
+            path: report.clone(),
+        }
+        .export(&outcome)
+        .unwrap();
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].name, report);
+        let html = String::from_utf8(files[0].bytes.clone()).unwrap();
+        assert!(html.contains("every run succeeded"), "{html}");
+        assert!(
+            html.contains("x: read pread 4K sequential"),
+            "the point's row"
+        );
+        assert!(
+            html.contains("<td>4.00</td>"),
+            "the mean of 3 and 5 MiB/s:\n{html}"
+        );
+        assert!(html.contains("x.svg: bar = mean"), "the figure, inline");
+        assert!(
+            !out.exists() && !report.exists(),
+            "an exporter writes nothing"
+        );
+    }
 }

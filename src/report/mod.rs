@@ -15,7 +15,7 @@ use crate::compare::render;
 use crate::config::usage;
 use crate::measure::stats::Stats;
 use html::Page;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Fails early (before any measuring) when `path` exists and `force` is off, or is not a regular
 /// file (the same rules as every output, [`crate::fsguard::output_refusal`]); `flag` names the
@@ -227,8 +227,9 @@ pub struct BatchExperiment {
     pub name: String,
     /// Its per-repetition CSV, read back (empty for syscall experiments or failures to read).
     pub records: Vec<Record>,
-    /// Figures batch mode wrote for it (`<name>.svg`).
-    pub figures: Vec<PathBuf>,
+    /// Figures batch mode wrote for it: (file name, SVG text), `<name>.svg` and
+    /// `<name>-timeline.svg`.
+    pub figures: Vec<(String, String)>,
     /// Only a figure (the sweep's `compare.svg`): no table expected.
     pub figure_only: bool,
 }
@@ -269,17 +270,13 @@ pub fn batch_page(
                 "no throughput rows to summarize (system calls, or no run finished); see the CSV in the results directory",
             );
         }
-        for f in &x.figures {
-            let name = f.file_name().unwrap_or_default().to_string_lossy();
+        for (name, svg) in &x.figures {
             let what = if name.ends_with("-timeline.svg") {
                 "each run over time: latency percentiles, throughput, device util %"
             } else {
                 "bar = mean, dot = median, whisker = min–max over repetitions"
             };
-            match std::fs::read_to_string(f) {
-                Ok(svg) => page.figure(&svg, &format!("{name}: {what}")),
-                Err(e) => page.para("note", &format!("{}: cannot read: {e}", f.display())),
-            }
+            page.figure(svg, &format!("{name}: {what}"));
         }
     }
     Ok(page.finish(&title))

@@ -85,15 +85,12 @@ pub type Kind = &'static dyn SweepKind;
 /// boxing would buy nothing.)
 #[allow(clippy::large_enum_variant)]
 pub enum Row {
+    /// A repetition: written to the CSV and summarized.
     Run(RunResult),
+    /// A row written to the CSV beside the repetition's own, not summarized (a fleet rank's
+    /// share of a point, before the point's `rank = all` row).
+    Detail(RunResult),
     Syscall(SyscallRow),
-}
-
-/// Whether the experiment ran to its end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ended {
-    Completed,
-    Interrupted,
 }
 
 /// Rows of one experiment.

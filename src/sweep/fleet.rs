@@ -7,21 +7,27 @@
 //! fleet = { layout = "shared-file", stonewall = true, timeout_s = 60 }
 //! ```
 //!
-//! Rank 0 alone prints and writes: `<experiment>.csv` with one row per rank per repetition and
-//! one `rank = all` row (the aggregate), then the summaries, figures and table of the aggregate
+//! It is the sweep's [`FleetRunner`]: the one executor ([`super::run::run`]) drives it as it
+//! drives a local sweep, so rank 0 takes the same `--out` lock, checks the same outputs and
+//! writes the same files: `<experiment>.csv` with one row per rank per repetition and one
+//! `rank = all` row (the aggregate), then the summaries, figures, timelines, `-fio.txt` (the fio
+//! line of one client per point), `context.json`, `sweep.json` and the table of the aggregate
 //! rows. The other ranks print nothing unless they cannot reach rank 0.
 
+use super::experiment::{Experiment, Row};
 use super::files::{self, FilePlan};
-use super::output::{self, Collected};
 use super::plan::Plan;
+use super::progress::Progress;
+use super::runner::{Columns, PointRunner, Prepared};
 use super::schema::{FleetDef, Source};
 use crate::config::{usage, Op};
-use crate::export::{CsvSink, RunResult};
+use crate::export::RunResult;
 use crate::fleet::point::{self, rank_file, PointEnd};
 use crate::fleet::{Fleet, FleetError, FleetOptions, Layout};
-use std::io::Write;
-use std::path::Path;
+use anyhow::Context as _;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 impl FleetDef {
     /// The validated options; errors are `SWEEP.toml:LINE: key ...`.
@@ -42,19 +48,6 @@ impl FleetDef {
     }
 }
 
-/// The fleet options of the sweep at `path`, checked (in every build, so a misspelt layout is
-/// an error even before the first mpirun), or None when it has no `fleet` key.
-pub fn options_of(path: &Path) -> anyhow::Result<Option<FleetOptions>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| usage(format!("SWEEP.toml: cannot read {}: {e}", path.display())))?;
-    let src = Source {
-        display: path.display().to_string(),
-        text,
-    };
-    let doc = src.parse()?;
-    doc.fleet.map(|f| f.get_ref().options(&src)).transpose()
-}
-
 /// This rank's copy of the sweep's file plan.
 fn rank_file_plan(plan: &FilePlan, layout: Layout, rank: usize) -> FilePlan {
     let mut p = plan.clone();
@@ -71,111 +64,173 @@ fn rank_file_plan(plan: &FilePlan, layout: Layout, rank: usize) -> FilePlan {
     p
 }
 
-/// Runs `plan` on every rank of `fleet`. Returns the exit status (0, 1 failed runs, 130).
-pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Result<i32> {
-    let rank = fleet.rank();
-    let layout = fleet.options.layout;
-    let lead = rank == 0;
-    if let Some(x) = plan
-        .experiments
-        .iter()
-        .find(|x| !x.kind.traits().fleet_capable)
-    {
-        if !lead {
-            return Ok(0); // rank 0 says why and sets the status (see `follower_status`)
+/// The fleet's [`PointRunner`]: every repetition of every point runs on every rank at the same
+/// moment ([`point::run_point`]); rank 0 gets the reports and emits the rows, one per rank
+/// ([`Row::Detail`]) and the aggregate (`rank = all`, [`Row::Run`]). The executor
+/// ([`super::run::run`]) does the rest on rank 0 as for a local sweep: the cap, the `--out`
+/// lock, the output checks, the CSVs and every exporter. The other ranks write nothing.
+pub struct FleetRunner {
+    fleet: RefCell<Fleet>,
+    /// The point sequence number, across experiments (barriers are numbered by it).
+    seq: Cell<u64>,
+    /// This rank's copy of the sweep's file plan, once prepared.
+    mine: RefCell<Option<FilePlan>>,
+    /// The rank the fleet lost, which ended the sweep.
+    lost: RefCell<Option<FleetError>>,
+}
+
+impl FleetRunner {
+    pub fn new(fleet: Fleet) -> FleetRunner {
+        FleetRunner {
+            fleet: RefCell::new(fleet),
+            seq: Cell::new(0),
+            mine: RefCell::new(None),
+            lost: RefCell::new(None),
         }
-        return Err(usage(format!(
-            "experiment `{}`: kind {} cannot run as a fleet (only throughput experiments do); \
-             run it without mpirun, or remove it",
-            x.name,
-            x.kind.name()
-        )));
     }
-    let Some(file) = &plan.file else {
-        return Err(usage("a fleet sweep needs a [file] table"));
-    };
-    let mine = rank_file_plan(file, layout, rank);
-    let dir = &plan.out_dir;
-    let mut stdout = std::io::stdout().lock();
-    if lead {
-        write!(stdout, "{}", super::text::plan_text(plan))?;
-        writeln!(
-            stdout,
-            "fleet: {} ranks on {} host(s), {}{}",
+
+    fn lead(&self) -> bool {
+        self.fleet.borrow().rank() == 0
+    }
+
+    /// Whether this rank makes (and restores) a test file: each rank its own copy, or rank 0
+    /// the shared one.
+    fn makes_file(&self) -> bool {
+        self.fleet.borrow().options.layout == Layout::FilePerProcess || self.lead()
+    }
+}
+
+impl PointRunner for FleetRunner {
+    fn writes_outputs(&self) -> bool {
+        self.lead()
+    }
+
+    fn check(&self, plan: &Plan) -> anyhow::Result<()> {
+        if let Some(x) = plan
+            .experiments
+            .iter()
+            .find(|x| !x.kind.traits().fleet_capable)
+        {
+            return Err(usage(format!(
+                "experiment `{}`: kind {} cannot run as a fleet (only throughput experiments \
+                 do); run it without mpirun, or remove it",
+                x.name,
+                x.kind.name()
+            )));
+        }
+        if plan.file.is_none() {
+            return Err(usage("a fleet sweep needs a [file] table"));
+        }
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        let fleet = self.fleet.borrow();
+        let mut hosts = fleet.hosts().to_vec();
+        hosts.sort();
+        hosts.dedup();
+        format!(
+            "fleet: {} ranks on {} host(s), {}{}\n",
             fleet.size(),
-            {
-                let mut h = fleet.hosts().to_vec();
-                h.sort();
-                h.dedup();
-                h.len()
-            },
-            layout.as_str(),
+            hosts.len(),
+            fleet.options.layout.as_str(),
             if fleet.options.stonewall {
                 ", stonewall"
             } else {
                 ""
             }
-        )?;
-        stdout.flush()?;
-        std::fs::create_dir_all(dir).map_err(|e| {
-            usage(format!(
-                "--out: cannot create {}: {e}; pick another directory",
-                dir.display()
-            ))
-        })?;
-    }
-    // Test files: each rank its own copy, or rank 0 the shared one; then everyone waits.
-    let makes_file = layout == Layout::FilePerProcess || lead;
-    let mut setup: Result<(), String> = Ok(());
-    let mut _guard = None;
-    if makes_file {
-        if mine.create {
-            match fleet.while_alive(|| files::materialize(&mine, stop)) {
-                Ok(g) => _guard = g,
-                Err(e) => setup = Err(format!("{e:#}")),
-            }
-        } else if !mine.path.is_file() {
-            setup = Err(format!(
-                "{} does not exist; with the file-per-process layout every rank needs its own \
-                 copy FILE.RANK (or use create = \"SIZE\")",
-                mine.path.display()
-            ));
-        }
-    }
-    if let Err(e) = fleet.barrier(0, setup) {
-        fleet.note_error(&e);
-        return fleet_failed(lead, e);
+        )
     }
 
-    let mut collected: Vec<Collected> = Vec::new();
-    let mut written = Vec::new();
-    let mut failed = 0usize;
-    let mut seq = 0u64;
-    let mut broken: Option<FleetError> = None;
-    'experiments: for x in &plan.experiments {
-        let mut sink = None;
-        if lead {
-            let csv_path = dir.join(format!("{}.csv", x.name));
-            sink = Some(CsvSink::create::<FleetCsvRow>(&csv_path, plan.force)?);
-            written.push(csv_path);
+    fn refuse(&self, why: &str) {
+        // The other ranks wait at the setup barrier: they learn the point will not run, and
+        // end quietly while rank 0 reports `why`.
+        let _ = self.fleet.borrow_mut().barrier(0, Err(why.to_string()));
+    }
+
+    fn prepare(&self, plan: &Plan, stop: &AtomicBool) -> anyhow::Result<Prepared> {
+        let file = plan
+            .file
+            .as_ref()
+            .context("a fleet sweep needs a [file] table")?;
+        let (rank, layout) = {
+            let f = self.fleet.borrow();
+            (f.rank(), f.options.layout)
+        };
+        let mine = rank_file_plan(file, layout, rank);
+        // Test files: each rank its own copy, or rank 0 the shared one; then everyone waits.
+        let mut setup: Result<(), String> = Ok(());
+        let mut guard = None;
+        if self.makes_file() {
+            if mine.create {
+                match self
+                    .fleet
+                    .borrow_mut()
+                    .while_alive(|| files::materialize(&mine, stop))
+                {
+                    Ok(g) => guard = g,
+                    Err(e) => setup = Err(format!("{e:#}")),
+                }
+            } else if !mine.path.is_file() {
+                setup = Err(format!(
+                    "{} does not exist; with the file-per-process layout every rank needs its \
+                     own copy FILE.RANK (or use create = \"SIZE\")",
+                    mine.path.display()
+                ));
+            }
         }
-        let mut rows = Collected::default();
+        *self.mine.borrow_mut() = Some(mine);
+        let mut fleet = self.fleet.borrow_mut();
+        if let Err(e) = fleet.barrier(0, setup) {
+            fleet.note_error(&e);
+            return if rank == 0 {
+                Err(anyhow::anyhow!("{e}"))
+            } else {
+                Ok(Prepared::Abandoned(crate::fleet::follower_status(&e)))
+            };
+        }
+        Ok(Prepared::Ready(guard))
+    }
+
+    fn columns(&self, _x: &Experiment) -> Columns {
+        Columns::FleetRuns
+    }
+
+    fn run_experiment(
+        &self,
+        x: &Experiment,
+        file: Option<&FilePlan>,
+        stop: &Arc<AtomicBool>,
+        progress: &mut Progress,
+        emit: &mut dyn FnMut(Row) -> anyhow::Result<()>,
+    ) -> anyhow::Result<Option<String>> {
+        let file = file.context("a fleet sweep needs a [file] table")?;
+        let mine = self
+            .mine
+            .borrow()
+            .clone()
+            .context("the fleet's test file is prepared before its first point")?;
+        let makes_file = self.makes_file();
+        let mut fleet = self.fleet.borrow_mut();
+        let (lead, layout) = (fleet.rank() == 0, fleet.options.layout);
         for spec in &x.points {
             for rep in 1..=x.reps {
                 if stop.load(Ordering::Relaxed) {
-                    collected.push(rows);
-                    break 'experiments;
+                    return Ok(None);
                 }
-                seq += 1;
+                self.seq.set(self.seq.get() + 1);
                 let label = super::exec::point_label(&x.name, spec);
-                let end = point::run_point(&mut fleet, seq, spec, &x.name, stop);
+                if lead {
+                    progress.begin(&format!("{label} rep {rep}/{}", x.reps));
+                }
+                let end = point::run_point(&mut fleet, self.seq.get(), spec, &x.name, stop);
                 if spec.op == Op::Write && makes_file {
                     fleet.while_alive(|| files::after_write(&mine, &AtomicBool::new(false)))?;
                 }
                 if stop.load(Ordering::Relaxed) {
-                    collected.push(rows);
-                    break 'experiments;
+                    return Ok(None);
                 }
+                let mut broken = None;
                 let out: Vec<RunResult> = match end {
                     Ok(PointEnd { reports, .. }) => {
                         let mut out = fleet.rows_of(&reports);
@@ -198,67 +253,46 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
                         vec![r]
                     }
                 };
-                if let (Some(sink), Some(all)) = (sink.as_mut(), out.last()) {
-                    for r in &out {
-                        sink.write(&FleetCsvRow(r.clone()))?;
+                if lead {
+                    if let Some((all, ranks)) = out.split_last() {
+                        for r in ranks {
+                            emit(Row::Detail(r.clone()))?;
+                        }
+                        let said = if !all.error.is_empty() {
+                            format!("FAILED: {}", all.error)
+                        } else {
+                            format!(
+                                "{:.1} MiB/s from {} ranks (ranks {:.1}..{:.1})",
+                                all.mib_s,
+                                fleet.size(),
+                                all.rank_min_mib_s.flatten().unwrap_or(0.0),
+                                all.rank_max_mib_s.flatten().unwrap_or(0.0),
+                            )
+                        };
+                        progress.finish_run(&format!("{label} rep {rep}/{}", x.reps), &said);
+                        emit(Row::Run(all.clone()))?;
                     }
-                    if !all.error.is_empty() {
-                        failed += 1;
-                        eprintln!("{label} rep {rep}/{}: FAILED: {}", x.reps, all.error);
-                    } else {
-                        eprintln!(
-                            "{label} rep {rep}/{}: {:.1} MiB/s from {} ranks (ranks {:.1}..{:.1})",
-                            x.reps,
-                            all.mib_s,
-                            fleet.size(),
-                            all.rank_min_mib_s.flatten().unwrap_or(0.0),
-                            all.rank_max_mib_s.flatten().unwrap_or(0.0),
-                        );
-                    }
-                    rows.runs.push(all.clone());
                 }
-                if broken.is_some() {
+                if let Some(e) = broken {
                     // A rank is gone: every later barrier would wait out the timeout again.
-                    collected.push(rows);
-                    break 'experiments;
+                    let why = e.to_string();
+                    self.lost.replace(Some(e));
+                    return Ok(Some(why));
                 }
             }
         }
-        collected.push(rows);
+        Ok(None)
     }
-    if !lead {
-        return Ok(broken.as_ref().map_or(0, crate::fleet::follower_status));
-    }
-    let done: Vec<(&super::plan::Experiment, &Collected)> =
-        plan.experiments.iter().zip(&collected).collect();
-    // No fio companions: a fleet point is many clients at once, which one fio line cannot say.
-    written.extend(output::write_results(dir, plan, &done, false)?);
-    writeln!(stdout)?;
-    write!(stdout, "{}", output::summary_text(&done))?;
-    stdout.flush()?;
-    eprintln!("wrote {} files to {}/", written.len(), dir.display());
-    if stop.load(Ordering::Relaxed) {
-        eprintln!("interrupted: the CSVs hold the runs that finished before Ctrl-C");
-        return Ok(crate::config::EXIT_INTERRUPTED);
-    }
-    if let Some(e) = broken {
-        return Err(anyhow::anyhow!("{e}; the sweep stopped there"));
-    }
-    if failed > 0 {
-        eprintln!(
-            "{failed} point{} failed; see the error column of the CSVs",
-            if failed == 1 { "" } else { "s" }
-        );
-        return Ok(1);
-    }
-    Ok(0)
-}
 
-fn fleet_failed(lead: bool, e: FleetError) -> anyhow::Result<i32> {
-    if lead {
-        Err(anyhow::anyhow!("{e}"))
-    } else {
-        Ok(crate::fleet::follower_status(&e))
+    fn unit(&self) -> &'static str {
+        "point"
+    }
+
+    fn status(&self) -> i32 {
+        self.lost
+            .borrow()
+            .as_ref()
+            .map_or(0, crate::fleet::follower_status)
     }
 }
 

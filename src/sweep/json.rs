@@ -3,11 +3,11 @@
 //! every command uses, `explain::json::document`; what is sweep-specific (the plan's setup, the
 //! syscall rows) is added here, so the explanation layer knows nothing of sweeps.
 
-use super::output::Collected;
-use super::plan::{Experiment, Plan};
+use super::outcome::SweepOutcome;
 use crate::explain::context::Context;
 use crate::explain::json::{document, setup_of};
 use crate::explain::model::Explanation;
+use crate::export::Export;
 use crate::measure::RunResult;
 use serde_json::{json, Value};
 use std::path::Path;
@@ -16,21 +16,15 @@ use std::path::Path;
 /// machine, the test file's filesystem and device, warnings) and `sweep.json`, one document
 /// with the context, the setup of every experiment, every row of every CSV (latency
 /// percentiles and the bound columns included), the explanation of each run row and the
-/// `timeline` of each run that has one (its intervals and reading). Returns
-/// the files written and the document (printed on stdout with `--json`).
-pub fn write_sweep_documents(
-    dir: &Path,
-    plan: &Plan,
-    done: &[(&Experiment, &Collected)],
-) -> anyhow::Result<(Vec<std::path::PathBuf>, String)> {
-    use anyhow::Context as _;
-    let at = plan
-        .file
-        .as_ref()
-        .map(|f| f.path.clone())
-        .filter(|p| p.exists())
-        .unwrap_or_else(|| dir.to_path_buf());
-    let ctx = Context::collect(&at);
+/// `timeline` of each run that has one (its intervals and reading). `sweep.json` without its
+/// closing newline is the document `--json` prints on stdout.
+pub fn documents(o: &SweepOutcome) -> anyhow::Result<Vec<Export>> {
+    let plan = &o.plan;
+    let dir = &plan.out_dir;
+    let ctx = match &o.context {
+        Some(c) => c.clone(),
+        None => Context::collect(dir),
+    };
     let setup = json!({
         "sweep": plan.name,
         "description": plan.description,
@@ -49,6 +43,7 @@ pub fn write_sweep_documents(
             "notes": x.notes,
         })).collect::<Vec<_>>(),
     });
+    let done = o.done();
     let runs: Vec<&RunResult> = done.iter().flat_map(|(_, c)| &c.runs).collect();
     let explanations: Vec<Option<Explanation>> = runs
         .iter()
@@ -61,17 +56,11 @@ pub fn write_sweep_documents(
     v["syscalls"] = serde_json::to_value(&syscalls)?;
     v["timeline"] = crate::export::timeline::timeline_json(&runs)?;
     let doc = serde_json::to_string_pretty(&v)?;
-    let mut written = Vec::new();
-    for (name, text) in [
-        ("context.json", serde_json::to_string_pretty(&ctx)?),
-        ("sweep.json", doc.clone()),
-    ] {
-        let path = dir.join(name);
-        // Created like every other batch output: never through a link, an old file only
-        // replaced with --force (checked before the first run: `sweep::output::SWEEP_DOCUMENTS`).
-        crate::fsguard::write_output(&path, format!("{text}\n").as_bytes(), plan.force)
-            .with_context(|| format!("writing {}", path.display()))?;
-        written.push(path);
-    }
-    Ok((written, doc))
+    Ok(vec![
+        Export::new(
+            "context.json",
+            format!("{}\n", serde_json::to_string_pretty(&ctx)?),
+        ),
+        Export::new("sweep.json", format!("{doc}\n")),
+    ])
 }

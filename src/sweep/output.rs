@@ -1,6 +1,8 @@
-//! What a sweep leaves in its output directory besides the per-repetition CSVs: the summary CSVs,
-//! the SVG figures, the timelines (`<name>-timeline.csv`), and the summary table printed on
-//! stdout.
+//! What a sweep leaves in its output directory besides the per-repetition CSVs, each an
+//! [`Exporter`] of the [`SweepOutcome`] ([`EXPORTERS`]): the summary CSVs, the SVG figures, the
+//! timelines (`<name>-timeline.csv`, `.svg`), the fio commands (`-fio.txt`) and the JSON
+//! documents; and the summary table printed on stdout. Exporters are pure (the outcome in,
+//! named bytes out): the executor creates the files, the HTML report reuses the figures.
 
 use super::experiment::Experiment;
 use crate::export::chart::{throughput_chart, Chart, Dim, YScale};
@@ -8,10 +10,10 @@ use crate::export::csv::to_csv_tidy as to_csv;
 use crate::export::table::{runs_table, syscalls_table};
 use crate::export::timeline::to_timeline_csv;
 use crate::export::{summarize_runs, summarize_syscalls, svg, RunResult, SyscallRow};
-use crate::fsguard::write_output;
-use std::path::{Path, PathBuf};
+use crate::export::{Export, Exporter};
 
 pub use super::experiment::Collected;
+use super::outcome::SweepOutcome;
 
 /// Preferred x axes of a throughput or command figure.
 const X_PREF: [Dim; 8] = [
@@ -25,31 +27,104 @@ const X_PREF: [Dim; 8] = [
     Dim::Direct,
 ];
 
-/// Every file of a finished sweep: each experiment's CSVs and figures (and, with
-/// `fio_companions`, its `-fio.txt`), then the cross-experiment comparisons. Returns the paths.
-pub fn write_results(
-    dir: &Path,
-    plan: &super::experiment::Plan,
-    done: &[(&Experiment, &Collected)],
-    fio_companions: bool,
-) -> anyhow::Result<Vec<PathBuf>> {
-    let mut written = Vec::new();
-    for (x, rows) in done {
-        written.extend(write_experiment(dir, x, rows, plan.y_scale, plan.force)?);
-        if fio_companions && x.kind.traits().fio_companion {
-            let size = plan.file.as_ref().map_or(0, |f| f.size_bytes);
-            written.extend(write_fio_companion(dir, x, size, plan.force)?);
-        }
+/// Every exporter of a finished sweep, in the order they write into `--out` (the
+/// per-repetition CSVs are streamed while it runs, see [`super::run`]). Adding an output is one
+/// exporter here and its names in [`output_names`] (checked before the first run).
+pub const EXPORTERS: &[&dyn Exporter<SweepOutcome>] =
+    &[&SummaryCsv, &Figures, &Timelines, &FioCommands, &Documents];
+
+/// `<name>-summary.csv` of each experiment that ran: one row per point (mean, median, spread).
+pub struct SummaryCsv;
+
+impl Exporter<SweepOutcome> for SummaryCsv {
+    fn name(&self) -> &'static str {
+        "summary CSV"
     }
-    written.extend(write_compare(
-        dir,
-        &plan.name,
-        &plan.compare,
-        done,
-        plan.y_scale,
-        plan.force,
-    )?);
-    Ok(written)
+
+    fn export(&self, o: &SweepOutcome) -> anyhow::Result<Vec<Export>> {
+        let mut files = Vec::new();
+        for (x, rows) in o.done() {
+            let (csv, _) = x.kind.summary(x, rows)?;
+            if !csv.is_empty() {
+                files.push(Export::new(format!("{}-summary.csv", x.name), csv));
+            }
+        }
+        Ok(files)
+    }
+}
+
+/// `<name>.svg` of each experiment that ran, then `compare.svg` (see [`compare_svg`]).
+pub struct Figures;
+
+impl Exporter<SweepOutcome> for Figures {
+    fn name(&self) -> &'static str {
+        "figures"
+    }
+
+    fn export(&self, o: &SweepOutcome) -> anyhow::Result<Vec<Export>> {
+        let mut files = Vec::new();
+        for (x, rows) in o.done() {
+            if let (_, Some(mut chart)) = x.kind.summary(x, rows)? {
+                chart.y_scale = o.plan.y_scale;
+                files.push(Export::new(format!("{}.svg", x.name), svg::render(&chart)?));
+            }
+        }
+        files.extend(compare_svg(
+            &o.plan.name,
+            &o.plan.compare,
+            &o.done(),
+            o.plan.y_scale,
+        )?);
+        Ok(files)
+    }
+}
+
+/// `<name>-timeline.csv` and `<name>-timeline.svg` of each experiment with timelines.
+pub struct Timelines;
+
+impl Exporter<SweepOutcome> for Timelines {
+    fn name(&self) -> &'static str {
+        "timelines"
+    }
+
+    fn export(&self, o: &SweepOutcome) -> anyhow::Result<Vec<Export>> {
+        let mut files = Vec::new();
+        for (x, rows) in o.done() {
+            files.extend(timeline(x, rows)?);
+        }
+        Ok(files)
+    }
+}
+
+/// `<name>-fio.txt` of each experiment that ran whose kind has fio companions.
+pub struct FioCommands;
+
+impl Exporter<SweepOutcome> for FioCommands {
+    fn name(&self) -> &'static str {
+        "fio commands"
+    }
+
+    fn export(&self, o: &SweepOutcome) -> anyhow::Result<Vec<Export>> {
+        let size = o.plan.file.as_ref().map_or(0, |f| f.size_bytes);
+        Ok(o.done()
+            .into_iter()
+            .filter(|(x, _)| x.kind.traits().fio_companion)
+            .filter_map(|(x, _)| fio_companion(x, size))
+            .collect())
+    }
+}
+
+/// `context.json` and `sweep.json` (see [`super::json::documents`]).
+pub struct Documents;
+
+impl Exporter<SweepOutcome> for Documents {
+    fn name(&self) -> &'static str {
+        "JSON documents"
+    }
+
+    fn export(&self, o: &SweepOutcome) -> anyhow::Result<Vec<Export>> {
+        super::json::documents(o)
+    }
 }
 
 /// The summary CSV and the figure of an experiment whose rows are runs (throughput, command,
@@ -65,52 +140,21 @@ pub fn runs_summary(
     ))
 }
 
-/// Writes `<name>-summary.csv` and `<name>.svg` of one experiment; returns the files written.
-pub fn write_experiment(
-    dir: &Path,
-    x: &Experiment,
-    rows: &Collected,
-    y_scale: YScale,
-    force: bool,
-) -> anyhow::Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    let summary = dir.join(format!("{}-summary.csv", x.name));
-    let (csv, chart) = x.kind.summary(x, rows)?;
-    if !csv.is_empty() {
-        write_output(&summary, csv.as_bytes(), force)?;
-        files.push(summary);
-    }
-    if let Some(mut chart) = chart {
-        chart.y_scale = y_scale;
-        let path = dir.join(format!("{}.svg", x.name));
-        write_output(&path, svg::render(&chart)?.as_bytes(), force)?;
-        files.push(path);
-    }
-    files.extend(write_timeline(dir, x, rows, force)?);
-    Ok(files)
-}
-
 /// `<name>-timeline.csv`: one row per interval of every repetition that has a timeline
 /// (throughput experiments), columns named like the results CSV's; and `<name>-timeline.svg`,
 /// their percentiles, throughput and device util % over time.
-pub fn write_timeline(
-    dir: &Path,
-    x: &Experiment,
-    rows: &Collected,
-    force: bool,
-) -> anyhow::Result<Vec<PathBuf>> {
+pub fn timeline(x: &Experiment, rows: &Collected) -> anyhow::Result<Vec<Export>> {
     let runs: Vec<&RunResult> = rows.runs.iter().filter(|r| r.timeline.is_some()).collect();
     if runs.is_empty() {
         return Ok(Vec::new());
     }
-    let path = dir.join(format!("{}-timeline.csv", x.name));
-    write_output(&path, to_timeline_csv(&runs)?.as_bytes(), force)?;
-    let mut files = vec![path];
+    let mut files = vec![Export::new(
+        format!("{}-timeline.csv", x.name),
+        to_timeline_csv(&runs)?,
+    )];
     let title = format!("{}: timeline", x.name);
     if let Some(svg) = crate::export::timeline_svg::render(&title, &runs)? {
-        let path = dir.join(format!("{}-timeline.svg", x.name));
-        write_output(&path, svg.as_bytes(), force)?;
-        files.push(path);
+        files.push(Export::new(format!("{}-timeline.svg", x.name), svg));
     }
     Ok(files)
 }
@@ -118,14 +162,12 @@ pub fn write_timeline(
 /// `compare.svg`: the experiments the sweep lists under `compare` in one figure (diskscope vs an
 /// external command, or the KDiskMark table). The x axis is the block size when every one of
 /// them sweeps block sizes, else the experiment.
-pub fn write_compare(
-    dir: &Path,
+pub fn compare_svg(
     sweep: &str,
     names: &[String],
     xs: &[(&Experiment, &Collected)],
     y_scale: YScale,
-    force: bool,
-) -> anyhow::Result<Option<PathBuf>> {
+) -> anyhow::Result<Option<Export>> {
     let runs: Vec<&(&Experiment, &Collected)> = xs
         .iter()
         .filter(|(x, c)| names.contains(&x.name) && !c.runs.is_empty())
@@ -154,30 +196,20 @@ pub fn write_compare(
         return Ok(None);
     };
     chart.y_scale = y_scale;
-    let path = dir.join("compare.svg");
-    write_output(&path, svg::render(&chart)?.as_bytes(), force)?;
-    Ok(Some(path))
+    Ok(Some(Export::new("compare.svg", svg::render(&chart)?)))
 }
 
-/// `<name>-fio.txt`: the fio commands of a throughput experiment's points (see [`crate::fio`]),
-/// created like every other output file.
-pub fn write_fio_companion(
-    dir: &Path,
-    x: &Experiment,
-    file_size_bytes: u64,
-    force: bool,
-) -> anyhow::Result<Option<PathBuf>> {
+/// `<name>-fio.txt`: the fio commands of a throughput experiment's points (see [`crate::fio`]).
+pub fn fio_companion(x: &Experiment, file_size_bytes: u64) -> Option<Export> {
     if x.points.is_empty() {
-        return Ok(None);
+        return None;
     }
-    let path = dir.join(format!("{}-fio.txt", x.name));
     let text = crate::fio::sweep_companion(&x.name, &x.points, file_size_bytes);
-    write_output(&path, text.as_bytes(), force)?;
-    Ok(Some(path))
+    Some(Export::new(format!("{}-fio.txt", x.name), text))
 }
 
 /// The documents every sweep writes into `--out` besides the experiments' files (see
-/// [`super::json::write_sweep_documents`]).
+/// [`Documents`]).
 pub const SWEEP_DOCUMENTS: [&str; 2] = ["context.json", "sweep.json"];
 
 pub use super::experiment::output_names;
