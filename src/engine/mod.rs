@@ -35,7 +35,7 @@ pub use failure::{
     close_shared_leftovers, complete_read, descriptor_lost, dispose_job, leave_for_shared_table,
     wanted_len, DescriptorLost, FileShrank,
 };
-pub use job::{Block, Cursor, Engine, WorkerJob, WriteData};
+pub use job::{Block, Cursor, Engine, MixDraw, WorkerJob, WriteData};
 pub(crate) use uring::SlotRing;
 
 /// The engine implementing `method`.
@@ -70,6 +70,8 @@ mod tests {
             random: None,
             left: None,
             full_blocks: false,
+            op: crate::config::Op::Read,
+            mix: None,
         }
     }
 
