@@ -37,6 +37,7 @@ pub fn axis_of<'a>(s: &'a Section, key: &str) -> Option<&'a Axis> {
         "queue_depth" => &s.queue_depth,
         "buffers" => &s.buffers,
         "operation" => &s.operation,
+        "mix" => &s.mix,
         "pattern" => &s.pattern,
         "submit" => &s.submit,
         _ => return None,

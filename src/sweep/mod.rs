@@ -231,6 +231,9 @@ pub fn execute(
         let csv_path = dir.join(format!("{}.csv", x.name));
         let mut sink = if x.kind.traits().syscall_rows {
             CsvSink::create::<SyscallRow>(&csv_path, plan.force)?
+        } else if x.points.iter().any(crate::config::RunSpec::is_mixed) {
+            // A mixed point's per-direction columns, on every row (empty on pure ones).
+            CsvSink::create_with::<RunResult>(&csv_path, plan.force, RunResult::mixed_columns())?
         } else {
             CsvSink::create::<RunResult>(&csv_path, plan.force)?
         };
