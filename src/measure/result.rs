@@ -296,6 +296,8 @@ impl RunResult {
     pub fn mixed_columns() -> Vec<String> {
         let mut r = RunResult::default();
         r.set_mixed(50, &super::snapshot::MixedSnapshot::new());
+        // No operations, no share done: set it, so its column is named too.
+        r.mix_read_pct_done = Some(0.0);
         let pure = column_names(&RunResult::default());
         column_names(&r)
             .into_iter()

@@ -165,7 +165,9 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
                                 let inner = buffers
                                     .iter()
                                     .flat_map(|&b| sizes.iter().map(move |&bs| (b, bs)));
-                                for ((buf, bs), &mix) in inner.flat_map(|p| mixes.iter().map(move |m| (p, m))) {
+                                for ((buf, bs), &mix) in
+                                    inner.flat_map(|p| mixes.iter().map(move |m| (p, m)))
+                                {
                                     let mut s = RunSpec::new(&file.path);
                                     s.op = op;
                                     s.mix_read_pct = mix;
