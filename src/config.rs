@@ -393,8 +393,9 @@ pub fn check_mix(spec: &RunSpec, pct: u32, key: &str) -> Result<(), UsageError> 
         return Err(UsageError::new(
             key,
             format!(
-                "the share of reads must be between 1 and 99 percent, got {pct}; a run of only \
-                 reads or only writes is -r or -w (operation = \"read\" or \"write\")"
+                "the share of reads must be between 1 and 99 percent, got {pct}; only reads or \
+                 only writes is no mix: run -r or -w (operation = \"read\"/\"write\"; fio's \
+                 rw=randread/randwrite)"
             ),
         ));
     }

@@ -340,6 +340,7 @@ fn the_job_files_run_and_leave_only_their_results() {
         "numjobs.fio",
         "seq-write.fio",
         "rand-write.fio",
+        "randrw.fio",
     ] {
         let dir = crate::util::tmp();
         let job = jobs_dir().join(name);
@@ -489,4 +490,42 @@ fn a_filename_that_is_not_a_regular_file_is_refused_at_its_line() {
         stderr.starts_with(&format!("error: {}:5: option `filename`: ", job.display())),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_randrw_job_with_rwmixread_70_plans_and_runs_as_a_70_30_mix() {
+    let dir = crate::util::tmp();
+    let job = jobs_dir().join("randrw.fio");
+    let plan = batch(dir.path(), &job, &["--dry-run"]);
+    let text = String::from_utf8_lossy(&plan.stdout);
+    assert!(plan.status.success(), "{text}");
+    assert!(
+        text.contains("mix 70% reads, 30% writes, pattern random ← rw=randrw")
+            && text.contains("rwmixread=70"),
+        "{text}"
+    );
+    // rwmixwrite=30 on a sequential readwrite=rw job is the same mix.
+    assert!(
+        text.contains("mix 70% reads, 30% writes, pattern sequential ← readwrite=rw")
+            && text.contains("rwmixwrite=30"),
+        "{text}"
+    );
+    let out = batch(dir.path(), &job, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (name, ops) in [("mixed-70-30", 400u64), ("seq-mixed", 256)] {
+        let mut r = csv::Reader::from_path(dir.path().join(format!("out/{name}.csv"))).unwrap();
+        let h = r.headers().unwrap().clone();
+        let rec = r.records().next().unwrap().unwrap();
+        let get = |c: &str| rec[h.iter().position(|x| x == c).unwrap()].to_string();
+        assert_eq!(get("operation"), "mix", "{name}");
+        assert_eq!(get("mix_read_pct_asked"), "70", "{name}");
+        let reads: u64 = get("read_ops").parse().unwrap();
+        let writes: u64 = get("write_ops").parse().unwrap();
+        assert_eq!(reads + writes, ops, "{name}");
+        assert!(reads > writes, "{name}: {reads} reads, {writes} writes");
+    }
 }
