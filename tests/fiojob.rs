@@ -529,3 +529,86 @@ fn a_randrw_job_with_rwmixread_70_plans_and_runs_as_a_70_30_mix() {
         assert!(reads > writes, "{name}: {reads} reads, {writes} writes");
     }
 }
+
+#[test]
+fn the_explorer_refuses_a_fio_job_it_cannot_run_at_its_file_and_line() {
+    let dir = crate::util::tmp();
+    let data = dir.path().join("data");
+    std::fs::write(&data, vec![1u8; 1 << 16]).unwrap();
+    let job = dir.path().join("mixed.fio");
+    std::fs::write(
+        &job,
+        "; a mix\n[global]\nbs=4k\n[m]\nrw=randrw\nrwmixread=70\n",
+    )
+    .unwrap();
+    let out = bin("diskscope")
+        .arg(&data)
+        .arg("--fio-job")
+        .arg(&job)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("error: {}:5: option `rw`: ", job.display())),
+        "{stderr}"
+    );
+    // A job the explorer can run is accepted: what stops it here is the missing terminal.
+    std::fs::write(&job, "[global]\nbs=4k\n[r]\nrw=randread\n").unwrap();
+    let out = bin("diskscope")
+        .arg(&data)
+        .arg("--fio-job")
+        .arg(&job)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("needs a terminal"), "{stderr}");
+}
+
+#[test]
+fn the_explorer_starts_on_the_settings_of_a_jobs_first_section() {
+    use diskscope::config::{Method, Op, Pattern};
+    use diskscope::tui::settings::{Settings, WriteSync};
+    let dir = crate::util::tmp();
+    let data = dir.path().join("data");
+    std::fs::write(&data, vec![1u8; 1 << 16]).unwrap();
+    let job = dir.path().join("explore.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nfilename={}\nioengine=io_uring\ndirect=1\n\n[rand-qd16]\nrw=randread\n\
+             bs=8k\niodepth=16\nnumjobs=2\nruntime=3\n\n[later]\nrw=write\n",
+            data.display()
+        ),
+    )
+    .unwrap();
+    let s = diskscope::cli::explorer_settings(&job, &data).unwrap();
+    assert_eq!(
+        s,
+        Settings {
+            op: Op::Read,
+            method: Method::IoUring,
+            block_size_bytes: 8192,
+            threads: 2,
+            queue_depth: 16,
+            direct: true,
+            cold: s.cold,
+            pattern: Pattern::Random,
+            sync: WriteSync::None,
+            run_ms: Some(3000),
+        }
+    );
+    std::fs::write(&job, "[w]\nrw=write\nbs=1m\nioengine=psync\nfdatasync=1\n").unwrap();
+    let w = diskscope::cli::explorer_settings(&job, &data).unwrap();
+    assert_eq!(
+        (w.op, w.method, w.block_size_bytes, w.pattern, w.sync),
+        (
+            Op::Write,
+            Method::Pread,
+            1 << 20,
+            Pattern::Sequential,
+            WriteSync::Dsync
+        )
+    );
+}
