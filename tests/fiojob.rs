@@ -612,3 +612,89 @@ fn the_explorer_starts_on_the_settings_of_a_jobs_first_section() {
         )
     );
 }
+
+/// Whether the `fio` program runs here (`.ci/run` installs it).
+fn fio_installed() -> bool {
+    std::process::Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn a_fio_result_and_a_diskscope_run_of_the_same_job_compare_point_by_point() {
+    if !fio_installed() {
+        eprintln!("skipped: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let dir = crate::util::tmp();
+    let job = dir.path().join("job.fio");
+    std::fs::write(
+        &job,
+        "[global]\nioengine=psync\nfilename=data.bin\nsize=4m\n\n[seqread]\nrw=read\nbs=64k\n\n\
+         [randread]\nstonewall\nrw=randread\nbs=4k\nnumber_ios=256\n",
+    )
+    .unwrap();
+    // fio lays out data.bin and reads it; diskscope then reads the same file with the same job.
+    let fio = std::process::Command::new("fio")
+        .current_dir(dir.path())
+        .args(["--output-format=json", "--output=fio.json", "job.fio"])
+        .output()
+        .unwrap();
+    assert!(
+        fio.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&fio.stderr)
+    );
+    let ds = bin("diskscope")
+        .current_dir(dir.path())
+        .args(["--batch", "job.fio", "--out", "out"])
+        .output()
+        .unwrap();
+    assert!(
+        ds.status.success(),
+        "diskscope: {}",
+        String::from_utf8_lossy(&ds.stderr)
+    );
+    let cmp = bin("diskscope")
+        .current_dir(dir.path())
+        .args(["compare", "fio.json", "out", "--csv"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&cmp.stderr);
+    assert!(cmp.status.success(), "compare: {stderr}");
+    assert!(stderr.contains("matched in diskscope's words"), "{stderr}");
+    let mut r = csv::Reader::from_reader(cmp.stdout.as_slice());
+    let h = r.headers().unwrap().clone();
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+    let mut paired = std::collections::BTreeSet::new();
+    for rec in r.records() {
+        let rec = rec.unwrap();
+        let verdict = &rec[col("verdict")];
+        assert!(
+            verdict != "only_old" && verdict != "only_new",
+            "a point did not pair: {rec:?}"
+        );
+        // Both sides measured the point once: fio's document and diskscope's one repetition.
+        assert_eq!(
+            (&rec[col("old_n")], &rec[col("new_n")]),
+            ("1", "1"),
+            "{rec:?}"
+        );
+        paired.insert((
+            rec[col("experiment")].to_string(),
+            rec[col("method")].to_string(),
+            rec[col("block_size_bytes")].to_string(),
+            rec[col("pattern")].to_string(),
+            rec[col("cache")].to_string(),
+        ));
+    }
+    let want: std::collections::BTreeSet<_> = [
+        ("randread", "pread", "4096", "random", "cold"),
+        ("seqread", "pread", "65536", "sequential", "cold"),
+    ]
+    .into_iter()
+    .map(|(a, b, c, d, e)| (a.into(), b.into(), c.into(), d.into(), e.into()))
+    .collect();
+    assert_eq!(paired, want);
+}
