@@ -193,8 +193,8 @@ fn workload<'a>(opts: &Opts<'a>, notes: &mut Vec<String>) -> Result<Workload<'a>
             100 - pct,
             from(o),
             match (opts.get("rwmixread"), opts.get("rwmixwrite")) {
-                (Some(r), _) => format!(", {}", from(r)),
-                (None, Some(w)) => format!(", {}", from(w)),
+                (Some(r), Some(w)) => format!(", {}, {}", from(r), from(w)),
+                (Some(o), None) | (None, Some(o)) => format!(", {}", from(o)),
                 (None, None) => ", fio's default rwmixread=50".into(),
             }
         ));

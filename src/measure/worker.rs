@@ -535,4 +535,40 @@ mod tests {
         assert!(close(paced.response.value_at_quantile(0.5), 5_100_000.0));
         assert_eq!(paced.response.len(), 10);
     }
+
+    #[test]
+    fn a_mixed_worker_counts_each_direction_apart_and_they_add_up_to_the_whole() {
+        let clock = Clock::get();
+        let (tx, rx) = channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut ctx = WorkerCtx::new(clock.raw(), 0, stop, tx, None, 4096);
+        ctx.mix();
+        let took = clock.ticks_for_ns(10_000);
+        for i in 0..100u64 {
+            let op = if i % 4 == 0 { Op::Write } else { Op::Read };
+            ctx.direction(op);
+            let t0 = clock.raw();
+            assert!(ctx.record(4096, t0, t0 + took));
+        }
+        ctx.finish(&Ok(true));
+        let (mut read, mut write, mut ops, mut lat) = (0, 0, 0, 0);
+        for s in rx.try_iter() {
+            let m = s
+                .mixed
+                .expect("a mixed worker's snapshots split the directions");
+            assert_eq!(m.read.ops + m.write.ops, s.ops);
+            assert_eq!(m.read.bytes + m.write.bytes, s.bytes);
+            assert_eq!(
+                m.read.latency.len() + m.write.latency.len(),
+                s.latency.len()
+            );
+            (read, write, ops, lat) = (
+                read + m.read.ops,
+                write + m.write.ops,
+                ops + s.ops,
+                lat + s.latency.len(),
+            );
+        }
+        assert_eq!((read, write, ops, lat), (75, 25, 100, 100));
+    }
 }
