@@ -12,7 +12,7 @@
 //! `group_reporting`) ran at once: their throughput is summed and the worst p99 kept.
 //! Repetitions come from several documents: a directory of them, one per run.
 
-use super::rows::{LoadError, Points, Row};
+use super::rows::{LoadError, Points, Record, Row};
 use crate::config::{CacheMode, Op, Pattern};
 use crate::measure::result::Label;
 use serde_json::Value;
@@ -184,8 +184,8 @@ fn method_of_engine(engine: &str) -> Option<crate::config::Method> {
 /// is `as-is`, a synchronous engine has depth 1), so a job and its `--batch` run pair point by
 /// point. Between two fio runs (or two diskscope runs) nothing changes. Returns whether it
 /// restated a side.
-pub fn restate_across(old: &mut [super::Record], new: &mut [super::Record]) -> bool {
-    let is_fio = |r: &super::Record| r.setup.method.as_str().starts_with("fio:");
+pub fn restate_across(old: &mut [Record], new: &mut [Record]) -> bool {
+    let is_fio = |r: &Record| r.setup.method.as_str().starts_with("fio:");
     let side = match (old.iter().all(is_fio), new.iter().all(is_fio)) {
         (true, false) if !new.iter().any(is_fio) => old,
         (false, true) if !old.iter().any(is_fio) => new,
