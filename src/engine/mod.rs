@@ -84,6 +84,32 @@ mod tests {
     }
 
     #[test]
+    fn a_mixed_cursor_draws_each_blocks_direction_apart_from_its_offsets() {
+        let job = |mix: Option<u32>| {
+            let mut j = failure::tests_support::read_job(std::path::Path::new("/dev/null"));
+            j.op = crate::config::Op::Write;
+            j.pattern = crate::config::Pattern::Random;
+            j.span = 1 << 20;
+            j.max_ops = Some(10_000);
+            j.mix_read_pct = mix;
+            j
+        };
+        let pure: Vec<Block> = job(None).cursor().collect();
+        let mixed: Vec<Block> = job(Some(70)).cursor().collect();
+        let again: Vec<Block> = job(Some(70)).cursor().collect();
+        // The same offsets as a pure run, the same directions every time (seeded).
+        let offsets = |v: &[Block]| v.iter().map(|b| b.offset).collect::<Vec<_>>();
+        assert_eq!(offsets(&pure), offsets(&mixed));
+        assert_eq!(mixed, again);
+        assert!(pure.iter().all(|b| b.op == crate::config::Op::Write));
+        let reads = mixed
+            .iter()
+            .filter(|b| b.op == crate::config::Op::Read)
+            .count();
+        assert!((6_800..=7_200).contains(&reads), "{reads} reads of 10000");
+    }
+
+    #[test]
     fn looping_cursor_marks_later_passes() {
         let blocks: Vec<Block> = cursor(0..20, 10, true).take(5).collect();
         let first: Vec<bool> = blocks.iter().map(|b| b.first_pass).collect();

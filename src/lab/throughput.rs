@@ -426,7 +426,11 @@ pub fn summary_line(spec: &RunSpec, r: &RunResult) -> String {
         };
         return format!(
             "{head} | {}, {threads}, {}, buffers {}{cache}",
-            write_call(spec.method),
+            if spec.is_mixed() && spec.method == Method::Pread {
+                "pread/pwrite"
+            } else {
+                write_call(spec.method)
+            },
             sync_label(spec.fsync, spec.dsync),
             r.buffers.as_str(),
         );
