@@ -47,6 +47,16 @@ pub struct Cli {
     /// CSV or rows saved with `s`): each row shows Δ% against the same setup there
     #[arg(long, value_name = "RESULTS", conflicts_with = "batch")]
     pub baseline: Option<PathBuf>,
+    /// Explorer: start on the settings of the first job of this fio job file (rw, bs, ioengine,
+    /// iodepth, numjobs, direct, runtime, ...); what the explorer cannot do is refused with its
+    /// line (docs/fio.md)
+    #[arg(
+        long,
+        value_name = "JOB.fio",
+        conflicts_with = "batch",
+        requires = "file"
+    )]
+    pub fio_job: Option<PathBuf>,
     /// With --batch: also write a self-contained HTML report to this new file
     #[arg(
         long,
@@ -228,7 +238,14 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                 )
                 .and_then(|o| batch_status(o.as_ref())),
             },
-            None => crate::tui::execute(cli.file.as_deref(), cli.baseline.as_deref()),
+            None => {
+                // A job is read and checked before the terminal is taken over.
+                let start = match (&cli.fio_job, &cli.file) {
+                    (Some(job), Some(file)) => Some(explorer_settings(job, file)?),
+                    _ => None,
+                };
+                crate::tui::execute(cli.file.as_deref(), cli.baseline.as_deref(), start)
+            }
         },
     }
 }
@@ -237,6 +254,49 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
 /// broken fleet is an error), 0 for a dry run.
 fn batch_status(outcome: Option<&crate::sweep::SweepOutcome>) -> anyhow::Result<i32> {
     outcome.map_or(Ok(0), crate::sweep::SweepOutcome::exit_code)
+}
+
+/// `--fio-job`: the explorer's starting settings from the first job of `job` (see
+/// `fiojob::explorer`), within the explorer's own limits; a refused option is a usage error
+/// naming its file and line.
+pub fn explorer_settings(
+    job: &std::path::Path,
+    file: &std::path::Path,
+) -> anyhow::Result<crate::tui::settings::Settings> {
+    use crate::tui::settings::{
+        Settings, WriteSync, MAX_BLOCK_SIZE_BYTES, MAX_QUEUE_DEPTH, MAX_THREADS,
+    };
+    let limits = crate::fiojob::explorer::ExplorerLimits {
+        max_threads: MAX_THREADS,
+        max_queue_depth: MAX_QUEUE_DEPTH,
+        max_block_size_bytes: MAX_BLOCK_SIZE_BYTES,
+    };
+    let s = crate::fiojob::explorer::explorer_start(job, file, &limits)
+        .map_err(|e| crate::config::usage(e.to_string()))?;
+    let settings = Settings {
+        op: s.op,
+        method: s.method,
+        block_size_bytes: s.block_size_bytes,
+        threads: s.threads,
+        queue_depth: if s.queue_depth > 1 {
+            s.queue_depth
+        } else {
+            Settings::default().queue_depth
+        },
+        direct: s.direct,
+        cold: s.cold,
+        pattern: s.pattern,
+        sync: match (s.dsync, s.fsync) {
+            (true, _) => WriteSync::Dsync,
+            (false, true) => WriteSync::FsyncAtEnd,
+            (false, false) => WriteSync::None,
+        },
+        run_ms: s.run.map(|d| d.as_millis().max(1) as u64),
+    };
+    settings
+        .validate()
+        .map_err(|e| crate::config::usage(format!("--fio-job: {e}")))?;
+    Ok(settings)
 }
 
 /// `diskscope completions SHELL`: the completion script of the whole command tree on stdout.

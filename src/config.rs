@@ -283,6 +283,13 @@ pub struct RunSpec {
     pub rate_iops: Option<f64>,
     /// How the open loop's intended starts are spaced (`--arrival`).
     pub arrival: Arrival,
+    /// A mixed workload (`--mix`, fio's `rw=randrw` with `rwmixread`): the share of operations
+    /// that read, percent (1 to 99); the others write. Each operation's direction is drawn from
+    /// a seeded generator in the worker's own state before its clock starts. A mix writes, so
+    /// its `op` is [`Op::Write`] and every rule of a write holds: the file is created by this
+    /// run (or is a batch's own test file), never an existing or explored one. `None`: pure
+    /// reads or pure writes, as `op` says.
+    pub mix_read_pct: Option<u32>,
 }
 
 impl RunSpec {
@@ -313,7 +320,13 @@ impl RunSpec {
             buffers: Buffers::DEFAULT,
             rate_iops: None,
             arrival: Arrival::Constant,
+            mix_read_pct: None,
         }
+    }
+
+    /// Whether this run mixes reads and writes (see [`RunSpec::mix_read_pct`]).
+    pub fn is_mixed(&self) -> bool {
+        self.mix_read_pct.is_some()
     }
 
     /// Checks ranges and conflicts. `names` says how to call each setting in messages (CLI flag or
@@ -363,6 +376,9 @@ impl RunSpec {
                 "a write needs a block count or a time bound",
             ));
         }
+        if let Some(pct) = self.mix_read_pct {
+            check_mix(self, pct, mix_name(names))?;
+        }
         if self.pattern == Pattern::Random
             && self.block_count.is_none()
             && self.duration.is_none()
@@ -375,6 +391,64 @@ impl RunSpec {
         }
         Ok(())
     }
+}
+
+/// The name of the mix setting in the words of `names` (`--mix` on the command line, `mix` in
+/// TOML), read off the threads' name so that [`Names`] keeps its fields.
+fn mix_name(names: &Names) -> &'static str {
+    if names.threads.starts_with("--") {
+        "--mix"
+    } else {
+        "mix"
+    }
+}
+
+/// The methods a mixed workload runs with: the ones whose engines choose each operation's
+/// direction per block (fio's `psync` and `io_uring`).
+pub const MIX_METHODS: &[Method] = &[Method::Pread, Method::IoUring];
+
+/// Checks a mixed workload of `pct` percent reads (see [`RunSpec::mix_read_pct`]), naming `key`.
+pub fn check_mix(spec: &RunSpec, pct: u32, key: &str) -> Result<(), UsageError> {
+    if pct == 0 || pct >= 100 {
+        return Err(UsageError::new(
+            key,
+            format!(
+                "the share of reads must be between 1 and 99 percent, got {pct}; only reads or \
+                 only writes is no mix: run -r or -w (operation = \"read\"/\"write\"; fio's \
+                 rw=randread/randwrite)"
+            ),
+        ));
+    }
+    if spec.op != Op::Write {
+        return Err(UsageError::new(
+            key,
+            "a mix writes, so it runs only on a file this run creates; it cannot read an \
+             existing file (use -m alone, not with -r)",
+        ));
+    }
+    if !MIX_METHODS.contains(&spec.method) {
+        return Err(UsageError::new(
+            key,
+            format!(
+                "method {} does not mix reads and writes; use pread or io_uring (fio's psync \
+                 and io_uring)",
+                spec.method
+            ),
+        ));
+    }
+    if spec.rate_iops.is_some() {
+        return Err(UsageError::new(
+            key,
+            "an open-loop run (--rate) of a mix is not implemented; drop --rate or the mix",
+        ));
+    }
+    if spec.block_count.is_none() && spec.duration.is_none() {
+        return Err(UsageError::new(
+            key,
+            "a mix needs a block count or a time bound (it sizes the file it creates)",
+        ));
+    }
+    Ok(())
 }
 
 /// The user-facing names of settings, for error messages.

@@ -67,12 +67,17 @@ pub fn fio_args(spec: &RunSpec, total_bytes: u64) -> (Vec<String>, Vec<String>) 
     set("name", "diskscope".into());
     set("filename", fio_filename(&spec.path.to_string_lossy()));
     let rw = match (spec.op, spec.pattern) {
+        _ if spec.is_mixed() && spec.pattern == Pattern::Sequential => "rw",
+        _ if spec.is_mixed() => "randrw",
         (Op::Read, Pattern::Sequential) => "read",
         (Op::Write, Pattern::Sequential) => "write",
         (Op::Read, Pattern::Random) => "randread",
         (Op::Write, Pattern::Random) => "randwrite",
     };
     set("rw", rw.into());
+    if let Some(pct) = spec.mix_read_pct {
+        set("rwmixread", pct.to_string());
+    }
     set("bs", bs.to_string());
     let caps = crate::engine::caps(spec.method);
     set("ioengine", caps.fio_engine.into());

@@ -340,6 +340,7 @@ fn the_job_files_run_and_leave_only_their_results() {
         "numjobs.fio",
         "seq-write.fio",
         "rand-write.fio",
+        "randrw.fio",
     ] {
         let dir = crate::util::tmp();
         let job = jobs_dir().join(name);
@@ -489,4 +490,211 @@ fn a_filename_that_is_not_a_regular_file_is_refused_at_its_line() {
         stderr.starts_with(&format!("error: {}:5: option `filename`: ", job.display())),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_randrw_job_with_rwmixread_70_plans_and_runs_as_a_70_30_mix() {
+    let dir = crate::util::tmp();
+    let job = jobs_dir().join("randrw.fio");
+    let plan = batch(dir.path(), &job, &["--dry-run"]);
+    let text = String::from_utf8_lossy(&plan.stdout);
+    assert!(plan.status.success(), "{text}");
+    assert!(
+        text.contains("mix 70% reads, 30% writes, pattern random ← rw=randrw")
+            && text.contains("rwmixread=70"),
+        "{text}"
+    );
+    // rwmixwrite=30 on a sequential readwrite=rw job is the same mix.
+    assert!(
+        text.contains("mix 70% reads, 30% writes, pattern sequential ← readwrite=rw")
+            && text.contains("rwmixwrite=30"),
+        "{text}"
+    );
+    let out = batch(dir.path(), &job, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (name, ops) in [("mixed-70-30", 400u64), ("seq-mixed", 256)] {
+        let mut r = csv::Reader::from_path(dir.path().join(format!("out/{name}.csv"))).unwrap();
+        let h = r.headers().unwrap().clone();
+        let rec = r.records().next().unwrap().unwrap();
+        let get = |c: &str| rec[h.iter().position(|x| x == c).unwrap()].to_string();
+        assert_eq!(get("operation"), "mix", "{name}");
+        assert_eq!(get("mix_read_pct_asked"), "70", "{name}");
+        let reads: u64 = get("read_ops").parse().unwrap();
+        let writes: u64 = get("write_ops").parse().unwrap();
+        assert_eq!(reads + writes, ops, "{name}");
+        assert!(reads > writes, "{name}: {reads} reads, {writes} writes");
+    }
+}
+
+#[test]
+fn the_explorer_refuses_a_fio_job_it_cannot_run_at_its_file_and_line() {
+    let dir = crate::util::tmp();
+    let data = dir.path().join("data");
+    std::fs::write(&data, vec![1u8; 1 << 16]).unwrap();
+    let job = dir.path().join("mixed.fio");
+    std::fs::write(
+        &job,
+        "; a mix\n[global]\nbs=4k\n[m]\nrw=randrw\nrwmixread=70\n",
+    )
+    .unwrap();
+    let out = bin("diskscope")
+        .arg(&data)
+        .arg("--fio-job")
+        .arg(&job)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("error: {}:5: option `rw`: ", job.display())),
+        "{stderr}"
+    );
+    // A job the explorer can run is accepted: what stops it here is the missing terminal.
+    std::fs::write(&job, "[global]\nbs=4k\n[r]\nrw=randread\n").unwrap();
+    let out = bin("diskscope")
+        .arg(&data)
+        .arg("--fio-job")
+        .arg(&job)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("needs a terminal"), "{stderr}");
+}
+
+#[test]
+fn the_explorer_starts_on_the_settings_of_a_jobs_first_section() {
+    use diskscope::config::{Method, Op, Pattern};
+    use diskscope::tui::settings::{Settings, WriteSync};
+    let dir = crate::util::tmp();
+    let data = dir.path().join("data");
+    std::fs::write(&data, vec![1u8; 1 << 16]).unwrap();
+    let job = dir.path().join("explore.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nfilename={}\nioengine=io_uring\ndirect=1\n\n[rand-qd16]\nrw=randread\n\
+             bs=8k\niodepth=16\nnumjobs=2\nruntime=3\n\n[later]\nrw=write\n",
+            data.display()
+        ),
+    )
+    .unwrap();
+    let s = diskscope::cli::explorer_settings(&job, &data).unwrap();
+    assert_eq!(
+        s,
+        Settings {
+            op: Op::Read,
+            method: Method::IoUring,
+            block_size_bytes: 8192,
+            threads: 2,
+            queue_depth: 16,
+            direct: true,
+            cold: s.cold,
+            pattern: Pattern::Random,
+            sync: WriteSync::None,
+            run_ms: Some(3000),
+        }
+    );
+    std::fs::write(&job, "[w]\nrw=write\nbs=1m\nioengine=psync\nfdatasync=1\n").unwrap();
+    let w = diskscope::cli::explorer_settings(&job, &data).unwrap();
+    assert_eq!(
+        (w.op, w.method, w.block_size_bytes, w.pattern, w.sync),
+        (
+            Op::Write,
+            Method::Pread,
+            1 << 20,
+            Pattern::Sequential,
+            WriteSync::Dsync
+        )
+    );
+}
+
+/// Whether the `fio` program runs here (`.ci/run` installs it).
+fn fio_installed() -> bool {
+    std::process::Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn a_fio_result_and_a_diskscope_run_of_the_same_job_compare_point_by_point() {
+    if !fio_installed() {
+        eprintln!("skipped: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let dir = crate::util::tmp();
+    let job = dir.path().join("job.fio");
+    std::fs::write(
+        &job,
+        "[global]\nioengine=psync\nfilename=data.bin\nsize=4m\n\n[seqread]\nrw=read\nbs=64k\n\n\
+         [randread]\nstonewall\nrw=randread\nbs=4k\nnumber_ios=256\n",
+    )
+    .unwrap();
+    // fio lays out data.bin and reads it; diskscope then reads the same file with the same job.
+    let fio = std::process::Command::new("fio")
+        .current_dir(dir.path())
+        .args(["--output-format=json", "--output=fio.json", "job.fio"])
+        .output()
+        .unwrap();
+    assert!(
+        fio.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&fio.stderr)
+    );
+    let ds = bin("diskscope")
+        .current_dir(dir.path())
+        .args(["--batch", "job.fio", "--out", "out"])
+        .output()
+        .unwrap();
+    assert!(
+        ds.status.success(),
+        "diskscope: {}",
+        String::from_utf8_lossy(&ds.stderr)
+    );
+    let cmp = bin("diskscope")
+        .current_dir(dir.path())
+        .args(["compare", "fio.json", "out", "--csv"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&cmp.stderr);
+    assert!(cmp.status.success(), "compare: {stderr}");
+    assert!(stderr.contains("matched in diskscope's words"), "{stderr}");
+    let mut r = csv::Reader::from_reader(cmp.stdout.as_slice());
+    let h = r.headers().unwrap().clone();
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+    let mut paired = std::collections::BTreeSet::new();
+    for rec in r.records() {
+        let rec = rec.unwrap();
+        let verdict = &rec[col("verdict")];
+        assert!(
+            verdict != "only_old" && verdict != "only_new",
+            "a point did not pair: {rec:?}"
+        );
+        // Both sides measured the point once: fio's document and diskscope's one repetition.
+        assert_eq!(
+            (&rec[col("old_n")], &rec[col("new_n")]),
+            ("1", "1"),
+            "{rec:?}"
+        );
+        paired.insert((
+            rec[col("experiment")].to_string(),
+            rec[col("method")].to_string(),
+            rec[col("block_size_bytes")].to_string(),
+            rec[col("pattern")].to_string(),
+            rec[col("cache")].to_string(),
+        ));
+    }
+    let want: std::collections::BTreeSet<_> = [
+        ("randread", "pread", "4096", "random", "cold"),
+        ("seqread", "pread", "65536", "sequential", "cold"),
+    ]
+    .into_iter()
+    .map(|(a, b, c, d, e)| (a.into(), b.into(), c.into(), d.into(), e.into()))
+    .collect();
+    assert_eq!(paired, want);
 }

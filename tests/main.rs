@@ -27,6 +27,7 @@ mod hostile_runtime;
 mod hostile_text;
 mod labels;
 mod locality;
+mod mix;
 mod openloop;
 mod presets;
 mod profiles;

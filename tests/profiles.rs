@@ -386,6 +386,7 @@ fn explorer_screen(mib_per_interval: u64, width: u16, height: u16) -> String {
                 kind: SnapshotKind::Interval,
                 ops_log: Vec::new(),
                 paced: None,
+                mixed: None,
             }),
         });
     }

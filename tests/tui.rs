@@ -78,6 +78,7 @@ fn feed_run(app: &mut App, id: u64, intervals: u64, mib_per_interval: u64, lat_u
                 latency,
                 ops_log: Vec::new(),
                 paced: None,
+                mixed: None,
                 kind: SnapshotKind::Interval,
             }),
         });
@@ -97,6 +98,7 @@ fn end_run(app: &mut App, id: u64, xor: u32, seconds: u64) {
             latency: new_latency_histogram(),
             ops_log: Vec::new(),
             paced: None,
+            mixed: None,
             kind: SnapshotKind::Final {
                 xor,
                 full_pass: true,

@@ -77,10 +77,16 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
     if a.json {
         let doc = crate::explain::json::run_document("run", &spec, r, &outcome.notes)?;
         println_stdout(&crate::export::timeline::with_timeline(&doc, r)?)?;
+    } else if let Some(mix) = crate::lab::throughput::mix_answer(r) {
+        // A mix has no XOR that means anything (see `mix_answer`): its answer is the mix done.
+        println_stdout(&mix)?;
     } else {
         println_stdout(&xor)?;
     }
     eprintln!("{}", summary_line(&spec, r));
+    for line in crate::lab::throughput::mix_lines(r) {
+        eprintln!("{line}");
+    }
     for line in crate::lab::throughput::open_loop_lines(r) {
         eprintln!("{line}");
     }

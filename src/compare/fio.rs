@@ -12,7 +12,7 @@
 //! `group_reporting`) ran at once: their throughput is summed and the worst p99 kept.
 //! Repetitions come from several documents: a directory of them, one per run.
 
-use super::rows::{LoadError, Points, Row};
+use super::rows::{LoadError, Points, Record, Row};
 use crate::config::{CacheMode, Op, Pattern};
 use crate::measure::result::Label;
 use serde_json::Value;
@@ -163,6 +163,51 @@ pub(super) fn read_doc(path: &Path, doc: &Value, points: &mut Points) -> Result<
         super::rows::add_row(points, row);
     }
     Ok(())
+}
+
+/// The diskscope method a fio engine is (`fio:psync` is `pread`), as `--batch job.fio` maps
+/// `ioengine`; `None` for an engine diskscope has no method for.
+fn method_of_engine(engine: &str) -> Option<crate::config::Method> {
+    use crate::config::Method;
+    Some(match engine {
+        "psync" | "pvsync" | "pvsync2" => Method::Pread,
+        "sync" => Method::Read,
+        "mmap" => Method::Mmap,
+        "io_uring" | "libaio" => Method::IoUring,
+        _ => return None,
+    })
+}
+
+/// fio against diskscope: when one side holds only fio points and the other none, the fio
+/// side's setups are restated in diskscope's words, as `--batch job.fio` maps the same options
+/// (`ioengine=psync` is method `pread`, a read with fio's `invalidate` is cache `cold`, a write
+/// is `as-is`, a synchronous engine has depth 1), so a job and its `--batch` run pair point by
+/// point. Between two fio runs (or two diskscope runs) nothing changes. Returns whether it
+/// restated a side.
+pub fn restate_across(old: &mut [Record], new: &mut [Record]) -> bool {
+    let is_fio = |r: &Record| r.setup.method.as_str().starts_with("fio:");
+    let side = match (old.iter().all(is_fio), new.iter().all(is_fio)) {
+        (true, false) if !new.iter().any(is_fio) => old,
+        (false, true) if !old.iter().any(is_fio) => new,
+        _ => return false,
+    };
+    for r in side.iter_mut() {
+        let s = &mut r.setup;
+        let Some(method) = method_of_engine(&s.method.as_str()["fio:".len()..]) else {
+            continue;
+        };
+        s.method = method.into();
+        s.kind = super::rows::Kind::of_method(&s.method);
+        if method != crate::config::Method::IoUring {
+            s.queue_depth = 1;
+        }
+        s.cache = match s.operation.known() {
+            Some(Op::Read) if s.cache.as_str() == "invalidate" => CacheMode::Cold.into(),
+            Some(Op::Write) => CacheMode::AsIs.into(),
+            _ => s.cache.clone(),
+        };
+    }
+    true
 }
 
 #[cfg(test)]

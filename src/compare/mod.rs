@@ -73,8 +73,14 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
             crate::report::check_target(p, a.force, flag)?;
         }
     }
-    let old = load_side("OLD", &a.old)?;
-    let new = load_side("NEW", &a.new)?;
+    let mut old = load_side("OLD", &a.old)?;
+    let mut new = load_side("NEW", &a.new)?;
+    if fio::restate_across(&mut old, &mut new) {
+        eprintln!(
+            "note: fio's points are matched in diskscope's words, as --batch maps the job \
+             (ioengine=psync is pread, invalidate is cache cold)"
+        );
+    }
     let c = diff::compare(&old, &new);
     if c.matched.is_empty() {
         return Err(usage(format!(

@@ -139,6 +139,7 @@ pub(crate) mod tests_support {
             submit: crate::config::SubmitPolicy::DEFAULT,
             buffers: None,
             write_data: None,
+            mix_read_pct: None,
         }
     }
 

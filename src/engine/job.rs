@@ -40,6 +40,9 @@ pub struct WorkerJob {
     /// Writes: the pattern bytes of the whole span, generated before the run starts; `None`
     /// when they did not fit in memory (then each block is generated just before its write).
     pub write_data: Option<Arc<WriteData>>,
+    /// A mixed workload: the share of blocks that read, percent (the others write; `op` is
+    /// then [`Op::Write`]). Each [`Block`] carries its own direction, drawn by the cursor.
+    pub mix_read_pct: Option<u32>,
 }
 
 impl WorkerJob {
@@ -82,6 +85,38 @@ impl WorkerJob {
                 .then(|| Rng::new(self.seed ^ (self.worker as u64 + 1).wrapping_mul(0x9E37))),
             left: self.max_ops,
             full_blocks: self.direct,
+            op: self.op,
+            // Its own stream, apart from the offsets': a mix draws the same directions at every
+            // block size and pattern, and the offsets stay those of a pure run.
+            mix: self.mix_read_pct.map(|pct| MixDraw {
+                rng: Rng::new(
+                    self.seed
+                        ^ 0x4D49_5845_4452_4157
+                        ^ (self.worker as u64 + 1).wrapping_mul(0x9E37_79B9),
+                ),
+                read_pct: pct as u64,
+            }),
+        }
+    }
+}
+
+/// A mixed workload's choice of direction: one draw per block from the worker's own seeded
+/// generator, made when the cursor hands the block out, so before the engine reads the clock.
+#[derive(Debug, Clone)]
+pub struct MixDraw {
+    rng: Rng,
+    /// Percent of blocks that read.
+    read_pct: u64,
+}
+
+impl MixDraw {
+    /// The direction of the next block.
+    #[inline]
+    fn next(&mut self) -> Op {
+        if self.rng.below(100) < self.read_pct {
+            Op::Read
+        } else {
+            Op::Write
         }
     }
 }
@@ -94,6 +129,8 @@ pub struct Block {
     /// Part of the first pass over the range: only these count towards the XOR, so looping runs
     /// still report the range's checksum.
     pub first_pass: bool,
+    /// Read or write this block: the run's operation, or in a mixed workload the cursor's draw.
+    pub op: Op,
 }
 
 /// Produces the offsets of a worker: sequential through its range (optionally looping), or
@@ -108,6 +145,10 @@ pub struct Cursor {
     pub(super) random: Option<Rng>,
     pub(super) left: Option<u64>,
     pub(super) full_blocks: bool,
+    /// The run's operation (every block's, unless mixed).
+    pub(super) op: Op,
+    /// A mixed workload's draw of each block's direction.
+    pub(super) mix: Option<MixDraw>,
 }
 
 impl Cursor {
@@ -135,6 +176,18 @@ impl Iterator for Cursor {
 
     #[inline]
     fn next(&mut self) -> Option<Block> {
+        let mut b = self.next_place()?;
+        if let Some(m) = &mut self.mix {
+            b.op = m.next();
+        }
+        Some(b)
+    }
+}
+
+impl Cursor {
+    /// Where the next block lies (its direction is the run's operation).
+    #[inline]
+    fn next_place(&mut self) -> Option<Block> {
         if let Some(left) = &mut self.left {
             if *left == 0 {
                 return None;
@@ -152,6 +205,7 @@ impl Iterator for Cursor {
                 offset,
                 len,
                 first_pass: true,
+                op: self.op,
             });
         }
         if self.next >= self.range.end {
@@ -168,6 +222,7 @@ impl Iterator for Cursor {
             offset,
             len,
             first_pass: self.pass == 0,
+            op: self.op,
         })
     }
 }

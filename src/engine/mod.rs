@@ -37,7 +37,7 @@ pub use failure::{
     close_shared_leftovers, complete_read, descriptor_lost, dispose_job, leave_for_shared_table,
     wanted_len, DescriptorLost, FileShrank,
 };
-pub use job::{Block, Cursor, Engine, WorkerJob, WriteData};
+pub use job::{Block, Cursor, Engine, MixDraw, WorkerJob, WriteData};
 pub(crate) use uring::SlotRing;
 
 /// What `method` can do, and its engine: the one registration of each method's module (see
@@ -78,6 +78,8 @@ mod tests {
             random: None,
             left: None,
             full_blocks: false,
+            op: crate::config::Op::Read,
+            mix: None,
         }
     }
 
@@ -94,6 +96,32 @@ mod tests {
         let lens: Vec<usize> = blocks.iter().map(|b| b.len).collect();
         assert_eq!(lens, vec![10, 10, 5]);
         assert_eq!(blocks[2].offset, 30);
+    }
+
+    #[test]
+    fn a_mixed_cursor_draws_each_blocks_direction_apart_from_its_offsets() {
+        let job = |mix: Option<u32>| {
+            let mut j = failure::tests_support::read_job(std::path::Path::new("/dev/null"));
+            j.op = crate::config::Op::Write;
+            j.pattern = crate::config::Pattern::Random;
+            j.span = 1 << 20;
+            j.max_ops = Some(10_000);
+            j.mix_read_pct = mix;
+            j
+        };
+        let pure: Vec<Block> = job(None).cursor().collect();
+        let mixed: Vec<Block> = job(Some(70)).cursor().collect();
+        let again: Vec<Block> = job(Some(70)).cursor().collect();
+        // The same offsets as a pure run, the same directions every time (seeded).
+        let offsets = |v: &[Block]| v.iter().map(|b| b.offset).collect::<Vec<_>>();
+        assert_eq!(offsets(&pure), offsets(&mixed));
+        assert_eq!(mixed, again);
+        assert!(pure.iter().all(|b| b.op == crate::config::Op::Write));
+        let reads = mixed
+            .iter()
+            .filter(|b| b.op == crate::config::Op::Read)
+            .count();
+        assert!((6_800..=7_200).contains(&reads), "{reads} reads of 10000");
     }
 
     #[test]

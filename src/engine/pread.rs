@@ -57,7 +57,9 @@ impl Engine for PreadEngine {
         let mut cursor = job.cursor();
         for b in cursor.by_ref() {
             let data = &mut buf[..b.len];
-            let n = match job.op {
+            // A mixed workload's direction was drawn with the block, before the clock.
+            ctx.direction(b.op);
+            let n = match b.op {
                 Op::Read => {
                     let t0 = ctx.start();
                     let got = fill_from(data, |s, done| sys_pread(fd, s, b.offset + done as u64))

@@ -154,6 +154,62 @@ pub fn preallocate(
     }
 }
 
+/// Bytes a mixed workload's layout writes per call.
+const LAYOUT_CHUNK_BYTES: usize = 1 << 20;
+
+/// Lays out the file of a mixed workload before its clock starts: writes the pattern over
+/// `0..total_bytes` (from `data` when it was generated, else chunk by chunk), then
+/// `fdatasync`s, so the run's reads find data on the device, not the zeros of unwritten blocks
+/// that a filesystem hands back without any I/O; fio lays out its files the same way. Every
+/// write of the run writes these same bytes again (the pattern is a function of the offset), so
+/// what a read returns never depends on which writes came before it. Skipped for a batch's test
+/// file that already holds the bytes. `file` may be open with O_DIRECT: chunks are whole
+/// blocks from page-aligned memory.
+pub fn lay_out_mix(
+    spec: &RunSpec,
+    file: &File,
+    total_bytes: u64,
+    data: Option<&WriteData>,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    use std::os::unix::fs::FileExt;
+    if !spec.is_mixed() || total_bytes == 0 {
+        return Ok(());
+    }
+    let start = spec.range_start_bytes;
+    let have = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if spec.overwrite_in_place && have >= start + total_bytes {
+        return Ok(());
+    }
+    let bs = spec.block_size_bytes as usize;
+    let chunk = (LAYOUT_CHUNK_BYTES / bs).max(1) * bs;
+    let mut scratch = super::buffer::AlignedBuf::new(chunk);
+    let mut at = 0u64;
+    while at < total_bytes {
+        let len = (chunk as u64).min(total_bytes - at) as usize;
+        // The offsets the run's writes use, so the layout writes the bytes they write.
+        let off = start + at;
+        let bytes: &[u8] = match data.filter(|d| d.covers(off, len)) {
+            Some(d) => d.at(off, len),
+            None => {
+                crate::pattern::fill(spec.seed, off, &mut scratch[..len]);
+                &scratch[..len]
+            }
+        };
+        super::job::drain_to(bytes, |s, done| file.write_at(s, off + done as u64))
+            .with_context(|| format!("laying out the mix's file at offset {off}"))?;
+        at += len as u64;
+    }
+    file.sync_data()
+        .context("laying out the mix's file: fdatasync")?;
+    notes.push(format!(
+        "note: mix: wrote the {total_bytes} bytes the run reads and writes before the clock \
+         started (as fio lays out its files), so its reads find data on the device"
+    ));
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -311,7 +311,7 @@ impl Engine for UringEngine {
                     break;
                 };
                 free.pop();
-                let queued = match job.op {
+                let queued = match b.op {
                     Op::Read => ring.queue_read(fd, slot, b.len, b.offset),
                     Op::Write => {
                         // Pre-generated data is XOR-ed here; a slot filled now is XOR-ed when
@@ -369,7 +369,7 @@ impl Engine for UringEngine {
                         continue;
                     }
                 };
-                let from_data = job.op == Op::Write
+                let from_data = b.op == Op::Write
                     && job
                         .write_data
                         .as_deref()
@@ -377,6 +377,7 @@ impl Engine for UringEngine {
                 if !from_data {
                     ctx.xor(b.offset, b.first_pass, &ring.slot(slot)[..n]);
                 }
+                ctx.direction(b.op);
                 if !ctx.record_intended(n as u64, t0s[slot], intended[slot], t1) {
                     stopping = true;
                 }
@@ -402,18 +403,19 @@ fn complete(
 ) -> anyhow::Result<usize> {
     if res < 0 {
         let err = std::io::Error::from_raw_os_error(-res);
-        return Err(anyhow::Error::new(err)
-            .context(format!("io_uring {:?} at offset {}", job.op, b.offset)));
+        return Err(
+            anyhow::Error::new(err).context(format!("io_uring {:?} at offset {}", b.op, b.offset))
+        );
     }
     let mut n = res as usize;
-    if n < b.len && n > 0 && job.op == Op::Read && !job.direct {
+    if n < b.len && n > 0 && b.op == Op::Read && !job.direct {
         let rest = &mut ring.slot_mut(slot)[n..b.len];
         n += super::job::fill_from(rest, |s, d| job.file.read_at(s, b.offset + (n + d) as u64))?;
     }
-    if job.op == Op::Read {
+    if b.op == Op::Read {
         // A read short of what the file held at the start: it shrank (never counted as an op).
         n = super::failure::complete_read(job, b, n)?;
-    } else if n < b.len && job.op == Op::Write {
+    } else if n < b.len && b.op == Op::Write {
         let rest = match job
             .write_data
             .as_deref()

@@ -40,6 +40,16 @@ pub fn document<T: Serialize>(
 
 /// The settings of a run spec, as JSON (units in the names).
 pub fn setup_of(spec: &RunSpec) -> Value {
+    let mut setup = setup_fields(spec);
+    // A mix (issue 26): its operation as the result row names it, and its share of reads.
+    if let Some(pct) = spec.mix_read_pct {
+        setup["operation"] = crate::measure::result::MIX_OPERATION.into();
+        setup["mix_read_pct"] = pct.into();
+    }
+    setup
+}
+
+fn setup_fields(spec: &RunSpec) -> Value {
     json!({
         "file": spec.path.display().to_string(),
         "operation": spec.op,

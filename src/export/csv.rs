@@ -110,6 +110,11 @@ pub struct CsvSink {
     path: std::path::PathBuf,
     /// Length of the file after the last complete row.
     len_bytes: u64,
+    /// Columns of the header past `T`'s own (see [`CsvSink::create_with`]): a row without them
+    /// gets empty cells there.
+    extra_columns: usize,
+    /// Columns in the header.
+    header_len: usize,
 }
 
 impl CsvSink {
@@ -117,20 +122,60 @@ impl CsvSink {
     /// only with `force`) and writes the header of `T`'s columns at once, so even a sweep stopped
     /// before its first row leaves a valid CSV.
     pub fn create<T: Serialize + Default>(path: &Path, force: bool) -> anyhow::Result<Self> {
+        Self::create_with::<T>(path, force, Vec::new())
+    }
+
+    /// Like [`CsvSink::create`], with `extra` columns after `T`'s own: the optional columns
+    /// (left out of a default `T`) that some rows of this file will have, such as a sweep's
+    /// mixed points' per-direction columns (`RunResult::mixed_columns`). The header names them
+    /// all, and a row without them gets empty cells there, so every row has the header's length.
+    pub fn create_with<T: Serialize + Default>(
+        path: &Path,
+        force: bool,
+        extra: Vec<String>,
+    ) -> anyhow::Result<Self> {
         let (file, _) =
             crate::fsguard::create_output(path, force, "--out").map_err(anyhow::Error::new)?;
+        let mut header = header_of::<T>()?;
+        let extra_columns = extra.len();
+        header.extend(extra);
         let mut sink = CsvSink {
             file,
             path: path.to_path_buf(),
             len_bytes: 0,
+            extra_columns,
+            header_len: header.len(),
         };
-        sink.append(header_of::<T>()?)?;
+        sink.append(header)?;
         Ok(sink)
     }
 
-    /// Appends one row (see [`tidy`]).
+    /// Appends one row (see [`tidy`]); with extra columns, padded or rounded to them. A row
+    /// with more columns than the header is an error, never a shifted row.
     pub fn write<T: Serialize + Default>(&mut self, row: &T) -> anyhow::Result<()> {
-        self.append(tidy(row)?)
+        let mut rec = tidy(row)?;
+        if self.extra_columns > 0 {
+            let own = self.header_len - self.extra_columns;
+            for cell in rec.iter_mut().skip(own) {
+                if cell.contains(['.', 'e']) {
+                    if let Ok(v) = cell.parse::<f64>() {
+                        *cell = round_float(v);
+                    }
+                }
+            }
+            if rec.len() <= own {
+                rec.resize(self.header_len, String::new());
+            }
+        }
+        if rec.len() != self.header_len {
+            anyhow::bail!(
+                "writing {}: a row of {} columns under a header of {}; this is a bug",
+                self.path.display(),
+                rec.len(),
+                self.header_len
+            );
+        }
+        self.append(rec)
     }
 
     fn append(&mut self, record: Vec<String>) -> anyhow::Result<()> {
@@ -237,6 +282,8 @@ struct PointKey<'a> {
     block_size_bytes: u64,
     threads: usize,
     queue_depth: u32,
+    /// A mixed workload's percent of reads: mixes of other shares are other points.
+    mix_read_pct: Option<u32>,
 }
 
 fn point_key(r: &RunResult) -> PointKey<'_> {
@@ -250,6 +297,7 @@ fn point_key(r: &RunResult) -> PointKey<'_> {
         block_size_bytes: r.block_size_bytes,
         threads: r.threads,
         queue_depth: r.queue_depth,
+        mix_read_pct: r.mix_read_pct_asked,
     }
 }
 

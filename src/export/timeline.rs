@@ -207,6 +207,7 @@ mod tests {
             latency,
             ops_log: Vec::new(),
             paced: None,
+            mixed: None,
             kind: SnapshotKind::Interval,
         });
         let mut r = RunResult {

@@ -268,6 +268,7 @@ mod tests {
                 latency,
                 ops_log: Vec::new(),
                 paced: None,
+                mixed: None,
                 kind: SnapshotKind::Interval,
             });
         }

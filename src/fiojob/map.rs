@@ -20,6 +20,9 @@ pub struct Mapped<'a> {
     pub op: Op,
     pub pattern: Pattern,
     pub rw: Option<&'a Opt>,
+    /// `rw=rw`/`readwrite`/`randrw`: the percent of operations that read (`rwmixread`, or 100
+    /// minus `rwmixwrite`, fio's default 50); `op` is then [`Op::Write`] (a mix writes).
+    pub mix_read_pct: Option<u32>,
     pub method: Method,
     pub block_size_bytes: u64,
     pub threads: usize,
@@ -103,7 +106,7 @@ pub fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped
         opts.kb_base = b;
     }
     let mut notes = Vec::new();
-    let (op, pattern, rw) = workload(&opts, &mut notes)?;
+    let (op, pattern, rw, mix_read_pct) = workload(&opts, &mut notes)?;
     let (method, block_size_bytes, threads, queue_depth, direct) = engine(&opts, &mut notes)?;
     let cache = cache_of(&opts, op, &mut notes)?;
     let (runtime, time_based, reps) = timing(&opts, &mut notes)?;
@@ -122,6 +125,7 @@ pub fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped
         op,
         pattern,
         rw,
+        mix_read_pct,
         method,
         block_size_bytes,
         threads,
@@ -144,12 +148,20 @@ pub fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped
     })
 }
 
-/// `rw`: the operation and the order of offsets (mixed and trim workloads refused).
-fn workload<'a>(
-    opts: &Opts<'a>,
-    notes: &mut Vec<String>,
-) -> Result<(Op, Pattern, Option<&'a Opt>), FioError> {
+/// A job's workload: the operation, the order of offsets, the `rw` option it came from and a
+/// mix's percent of reads.
+type Workload<'a> = (Op, Pattern, Option<&'a Opt>, Option<u32>);
+
+/// `rw`: the operation and the order of offsets, and for the mixed workloads (`rw`,
+/// `readwrite`, `randrw`) the share of reads (`rwmixread`/`rwmixwrite`); trim refused.
+fn workload<'a>(opts: &Opts<'a>, notes: &mut Vec<String>) -> Result<Workload<'a>, FioError> {
     let rw = opts.get("rw");
+    let mixed = rw.is_some_and(|o| {
+        matches!(
+            o.value.to_ascii_lowercase().as_str(),
+            "rw" | "readwrite" | "randrw"
+        )
+    });
     let (op, pattern) = match rw.map(|o| o.value.to_ascii_lowercase()) {
         None => (Op::Read, Pattern::Sequential),
         Some(v) => {
@@ -162,18 +174,32 @@ fn workload<'a>(
                 "write" => (Op::Write, Pattern::Sequential),
                 "randread" => (Op::Read, Pattern::Random),
                 "randwrite" => (Op::Write, Pattern::Random),
-                "rw" | "readwrite" | "randrw" => {
-                    return Err(FioError::refused(&o.loc, &o.key, &format!("mixed read/write workloads (rw={v}) are not implemented in diskscope; split the job into a read job and a write job")))
-                }
+                "rw" | "readwrite" => (Op::Write, Pattern::Sequential),
+                "randrw" => (Op::Write, Pattern::Random),
                 "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
                     return Err(FioError::refused(&o.loc, &o.key, &format!("{v}: trim is not implemented in diskscope; use read, write, randread or randwrite")))
                 }
                 _ => {
-                    return Err(FioError::bad_value(&o.loc, &o.key, &format!("unknown value '{}'; use read, write, randread or randwrite", crate::text::shown(&v))))
+                    return Err(FioError::bad_value(&o.loc, &o.key, &format!("unknown value '{}'; use read, write, randread, randwrite, rw or randrw", crate::text::shown(&v))))
                 }
             }
         }
     };
+    if mixed {
+        let o = rw.expect("a mix comes from rw");
+        let pct = mix_share(opts)?;
+        notes.push(format!(
+            "mix {pct}% reads, {}% writes, pattern {pattern} ← {}{}",
+            100 - pct,
+            from(o),
+            match (opts.get("rwmixread"), opts.get("rwmixwrite")) {
+                (Some(r), Some(w)) => format!(", {}, {}", from(r), from(w)),
+                (Some(o), None) | (None, Some(o)) => format!(", {}", from(o)),
+                (None, None) => ", fio's default rwmixread=50".into(),
+            }
+        ));
+        return Ok((op, pattern, rw, Some(pct)));
+    }
     match rw {
         Some(o) => notes.push(format!("operation {op}, pattern {pattern} ← {}", from(o))),
         None => notes.push("operation read, pattern sequential ← fio's default rw=read".into()),
@@ -187,7 +213,37 @@ fn workload<'a>(
             ));
         }
     }
-    Ok((op, pattern, rw))
+    Ok((op, pattern, rw, None))
+}
+
+/// A mixed job's percent of reads: `rwmixread`, or 100 minus `rwmixwrite`, or fio's default 50.
+/// Both given must add up to 100 (fio then lets the later one win; diskscope asks for one).
+/// The range (1 to 99) is `RunSpec::validate`'s, reported at the option's line.
+fn mix_share(opts: &Opts) -> Result<u32, FioError> {
+    let read = opts.int("rwmixread")?;
+    let write = opts.int("rwmixwrite")?;
+    for (v, o) in [read, write].into_iter().flatten() {
+        if v > 100 {
+            return Err(FioError::bad_value(
+                &o.loc,
+                &o.key,
+                &format!("{v} is not a percent; give 1 to 99"),
+            ));
+        }
+    }
+    Ok(match (read, write) {
+        (Some((r, ro)), Some((w, wo))) if r + w != 100 => {
+            let later = if wo.loc.line > ro.loc.line { wo } else { ro };
+            return Err(FioError::bad_value(
+                &later.loc,
+                &later.key,
+                &format!("rwmixread={r} and rwmixwrite={w} do not add up to 100; give one of them"),
+            ));
+        }
+        (Some((r, _)), _) => r as u32,
+        (None, Some((w, _))) => 100 - w as u32,
+        (None, None) => 50,
+    })
 }
 
 /// `ioengine`, `bs`, `numjobs`, `iodepth`, `direct`/`buffered`: how the I/O is done.
@@ -645,6 +701,7 @@ pub fn spec_of(m: &Mapped, file: &FilePlan) -> Result<RunSpec, FioError> {
     s.duration = m.runtime;
     s.fsync = m.fsync;
     s.dsync = m.dsync;
+    s.mix_read_pct = m.mix_read_pct;
     if crate::engine::caps(m.method).queued {
         s.submit = m.submit;
         s.buffers = m.buffers;
@@ -672,12 +729,33 @@ pub fn spec_of(m: &Mapped, file: &FilePlan) -> Result<RunSpec, FioError> {
         s.overwrite_in_place = true;
     }
     s.validate(&TOML_NAMES).map_err(|e| {
+        let has = |k: &str| {
+            Opts {
+                job: m.job,
+                kb_base: 1024,
+            }
+            .get(k)
+            .is_some()
+        };
         let option = match e.key.as_deref() {
             Some("block_size") => "bs",
             Some("threads") => "numjobs",
             Some("queue_depth") => "iodepth",
             Some("direct") => "direct",
             Some("block_count") => "size",
+            // A mix's share (rwmixread/rwmixwrite) or what it cannot run with (the method, a
+            // rate): the option that made the job a mix, or the share it named.
+            Some("mix") if e.message.contains("percent") => {
+                if has("rwmixread") {
+                    "rwmixread"
+                } else if has("rwmixwrite") {
+                    "rwmixwrite"
+                } else {
+                    "rw"
+                }
+            }
+            Some("mix") if e.message.starts_with("method") => "ioengine",
+            Some("mix") => "rw",
             _ => "",
         };
         let opts = Opts {

@@ -19,6 +19,7 @@
 //! sweep has such a table.)
 
 pub mod error;
+pub mod explorer;
 pub mod file;
 pub mod map;
 pub mod options;

@@ -62,7 +62,7 @@ pub struct IoOpts {
 
 /// `run FILE -r|-w BLOCK_SIZE BLOCK_COUNT`
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("mode").required(true).args(["read", "write"])))]
+#[command(group(ArgGroup::new("mode").required(true).args(["read", "write", "mix"])))]
 pub struct RunArgs {
     /// File to read, or to create when writing
     pub file: PathBuf,
@@ -72,6 +72,18 @@ pub struct RunArgs {
     /// Write deterministic pseudo-random data (refuses an existing file without --force)
     #[arg(short = 'w', long = "write")]
     pub write: bool,
+    /// Mix reads and writes: this percent of the operations read, the rest write (fio's
+    /// rw=randrw with rwmixread; --pattern random for randrw, sequential for rw). A mix writes:
+    /// it creates FILE like -w (refuses an existing file without --force), lays it out before
+    /// the clock, and reports each direction apart
+    #[arg(
+        short = 'm',
+        long = "mix",
+        visible_alias = "rwmixread",
+        value_name = "READ_PCT",
+        allow_negative_numbers = true
+    )]
+    pub mix: Option<String>,
     /// Bytes per operation: 4096, 4K, 1M, 1MiB (1 to 1G)
     #[arg(value_name = "BLOCK_SIZE", allow_negative_numbers = true)]
     pub block_size: String,
@@ -181,10 +193,17 @@ pub fn apply_io_opts(spec: &mut RunSpec, io: &IoOpts) -> anyhow::Result<()> {
 /// Builds the validated spec of a `run` command line.
 pub fn spec_of(a: &RunArgs) -> anyhow::Result<RunSpec> {
     let mut spec = RunSpec::new(&a.file);
-    spec.op = if a.write { Op::Write } else { Op::Read };
+    let writes = a.write || a.mix.is_some();
+    spec.op = if writes { Op::Write } else { Op::Read };
+    spec.mix_read_pct = a.mix.as_deref().map(parse_mix).transpose()?;
     spec.block_size_bytes = parse_block_size(&a.block_size, "BLOCK_SIZE")?;
     spec.block_count = Some(parse_count(&a.block_count, "BLOCK_COUNT")?);
     apply_io_opts(&mut spec, &a.io)?;
+    if spec.is_mixed() && a.io.method == "read" && !method_given() {
+        // `run`'s default method is read(2), which has one file position and no mix; a mix
+        // without --method runs pread, fio's psync.
+        spec.method = Method::Pread;
+    }
     spec.force = a.force;
     spec.fsync = a.fsync;
     spec.dsync = a.dsync;
@@ -201,7 +220,7 @@ pub fn spec_of(a: &RunArgs) -> anyhow::Result<RunSpec> {
             "--arrival: applies to open-loop runs; add --rate N (operations per second)",
         ));
     }
-    if !a.write && (a.force || a.fsync || a.dsync || a.keep_partial) {
+    if !writes && (a.force || a.fsync || a.dsync || a.keep_partial) {
         return Err(crate::config::usage(
             "--force, --fsync, --dsync and --keep-partial apply to writes (-w); remove them or \
              use -w",
@@ -209,6 +228,29 @@ pub fn spec_of(a: &RunArgs) -> anyhow::Result<RunSpec> {
     }
     spec.validate(&CLI_NAMES)?;
     Ok(spec)
+}
+
+/// Parses `--mix` (percent of operations that read, a whole number; `70` or `70%`). The range
+/// (1 to 99) and the conflicts are `config::check_mix`'s.
+pub fn parse_mix(text: &str) -> Result<u32, crate::config::UsageError> {
+    text.trim()
+        .trim_end_matches('%')
+        .parse::<u32>()
+        .map_err(|_| {
+            crate::config::UsageError::new(
+                "--mix",
+                format!(
+                    "'{}' is not a percent of reads; give a whole number from 1 to 99 (70 = 70% \
+                     reads, 30% writes, like fio's rwmixread=70)",
+                    crate::text::shown(text)
+                ),
+            )
+        })
+}
+
+/// Whether `--method` was on the command line (not its default).
+fn method_given() -> bool {
+    std::env::args().any(|a| a == "--method" || a.starts_with("--method="))
 }
 
 /// Builds the validated spec of a `run2` command line: its first step, one block (the search
@@ -259,6 +301,73 @@ pub fn open_loop_lines(r: &RunResult) -> Vec<String> {
     ]
 }
 
+/// The mix as asked and as done (`mix 70/30 asked, 69.8/30.2 done (reads/writes)`): what a
+/// mixed run prints on stdout where a pure run prints its XOR. A mix reads data its own writes
+/// change under it, so it has no XOR that means anything; the mix it did is its answer. `None`
+/// for a pure run.
+pub fn mix_answer(r: &RunResult) -> Option<String> {
+    let asked = r.mix_read_pct_asked?;
+    let done = r.mix_read_pct_done.unwrap_or(f64::NAN);
+    Some(format!(
+        "mix {asked}/{} asked, {done:.1}/{:.1} done (reads/writes of {} operations)",
+        100 - asked,
+        100.0 - done,
+        r.ops
+    ))
+}
+
+/// Each direction of a mixed run, for stderr: throughput, IOPS and latency percentiles of its
+/// reads and of its writes. Empty for a pure run.
+pub fn mix_lines(r: &RunResult) -> Vec<String> {
+    if r.mix_read_pct_asked.is_none() {
+        return Vec::new();
+    }
+    let f = |v: Option<f64>| v.unwrap_or(0.0);
+    let line = |what: &str, bytes: Option<u64>, ops: Option<u64>, q: [Option<f64>; 6]| {
+        format!(
+            "  {what}: {} in {} ops, {:.1} MiB/s, {:.0} IOPS | latency p50 {:.2} µs, p99 {:.2} \
+             µs, p99.9 {:.2} µs, max {:.1} µs",
+            format_bytes_approx(bytes.unwrap_or(0)),
+            ops.unwrap_or(0),
+            f(q[0]),
+            f(q[1]),
+            f(q[2]),
+            f(q[3]),
+            f(q[4]),
+            f(q[5]),
+        )
+    };
+    let mut out =
+        vec!["no XOR: a mixed run reads data its own writes replace while it runs".into()];
+    out.push(line(
+        "reads ",
+        r.read_bytes,
+        r.read_ops,
+        [
+            r.read_mib_s,
+            r.read_iops,
+            r.read_lat_p50_us,
+            r.read_lat_p99_us,
+            r.read_lat_p999_us,
+            r.read_lat_max_us,
+        ],
+    ));
+    out.push(line(
+        "writes",
+        r.write_bytes,
+        r.write_ops,
+        [
+            r.write_mib_s,
+            r.write_iops,
+            r.write_lat_p50_us,
+            r.write_lat_p99_us,
+            r.write_lat_p999_us,
+            r.write_lat_max_us,
+        ],
+    ));
+    out
+}
+
 /// The system call a write made with `method`: `read` writes with `write(2)`, `pread` with
 /// `pwrite(2)`; the other methods' names cover both directions (`io_uring`, `buffered`).
 pub fn write_call(method: Method) -> &'static str {
@@ -282,7 +391,13 @@ pub fn sync_label(fsync: bool, dsync: bool) -> &'static str {
 pub fn summary_line(spec: &RunSpec, r: &RunResult) -> String {
     let head = format!(
         "{} {} in {:.4} s: {:.1} MiB/s, {} ops, {:.0} IOPS | latency p50 {:.2} µs, p99 {:.2} µs, max {:.1} µs",
-        if r.operation == Op::Write { "wrote" } else { "read" },
+        if r.operation == Op::Write {
+            "wrote"
+        } else if spec.is_mixed() {
+            "moved"
+        } else {
+            "read"
+        },
         format_bytes_approx(r.bytes),
         r.seconds,
         r.mib_s,
@@ -299,7 +414,7 @@ pub fn summary_line(spec: &RunSpec, r: &RunResult) -> String {
         crate::size::format_size(r.block_size_bytes),
         if r.direct { " O_DIRECT" } else { "" },
     );
-    if r.operation == Op::Write {
+    if spec.op == Op::Write {
         let cache = if spec.cache == CacheMode::AsIs {
             String::new()
         } else {
@@ -307,7 +422,11 @@ pub fn summary_line(spec: &RunSpec, r: &RunResult) -> String {
         };
         return format!(
             "{head} | {}, {threads}, {}, buffers {}{cache}",
-            write_call(spec.method),
+            if spec.is_mixed() && spec.method == Method::Pread {
+                "pread/pwrite"
+            } else {
+                write_call(spec.method)
+            },
             sync_label(spec.fsync, spec.dsync),
             r.buffers.as_str(),
         );

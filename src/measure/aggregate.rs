@@ -3,7 +3,7 @@
 //! a figure on screen and a figure in a CSV are one computation.
 
 use super::histogram::new_latency_histogram;
-use super::snapshot::{Snapshot, SnapshotKind, WorkerError};
+use super::snapshot::{MixedSnapshot, Snapshot, SnapshotKind, WorkerError};
 use hdrhistogram::Histogram;
 
 /// Width of one bin of the throughput series.
@@ -31,6 +31,9 @@ pub struct Aggregate {
     pub response: Option<Histogram<u64>>,
     /// Open-loop runs: operations the finished workers were behind at their end.
     pub backlog_ops: u64,
+    /// Mixed workloads only: the reads and the writes so far, apart (they add up to `bytes`,
+    /// `ops` and `latency`).
+    pub mixed: Option<MixedSnapshot>,
 }
 
 impl Aggregate {
@@ -48,6 +51,7 @@ impl Aggregate {
             errors: Vec::new(),
             response: None,
             backlog_ops: 0,
+            mixed: None,
         }
     }
 
@@ -59,6 +63,9 @@ impl Aggregate {
         let _ = self.latency.add(&s.latency);
         self.last_at_ns = self.last_at_ns.max(s.at_ns);
         self.add_to_series(s);
+        if let Some(m) = &s.mixed {
+            self.mixed.get_or_insert_with(MixedSnapshot::new).add(m);
+        }
         if let Some(p) = &s.paced {
             let _ = self
                 .response
@@ -154,6 +161,7 @@ mod tests {
             latency,
             ops_log: Vec::new(),
             paced: None,
+            mixed: None,
             kind,
         }
     }

@@ -151,11 +151,61 @@ pub struct RunResult {
     pub resp_p999_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resp_max_us: Option<f64>,
+    /// Mixed workloads (`--mix`, fio's `rw=randrw`) only; `None` in a pure run and then left
+    /// out of the CSV, so a pure run's CSV keeps its header (a sweep with a mixed point writes
+    /// them on every row, empty on the pure ones). The share of reads asked for and done,
+    /// percent of operations (70 asked, 69.8 done); then each direction's bytes, operations,
+    /// throughput (MiB/s and IOPS over the run's `seconds`, as fio counts them) and latency
+    /// percentiles (microseconds). The two directions add up to `bytes`, `ops` and the `lat_*`
+    /// histogram. `operation` of a mixed run is `mix`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix_read_pct_asked: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix_read_pct_done: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_ops: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_mib_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_iops: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_lat_p50_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_lat_p90_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_lat_p99_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_lat_p999_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_lat_max_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_ops: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_mib_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_iops: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_lat_p50_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_lat_p90_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_lat_p99_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_lat_p999_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_lat_max_us: Option<f64>,
     /// The run as a timeline (per-interval figures, device counters, the bytes ratio); not a
     /// column: written as its own CSV (`--timeline`, `<experiment>-timeline.csv`).
     #[serde(skip)]
     pub timeline: Option<std::sync::Arc<super::timeline::Timeline>>,
 }
+
+/// The `operation` text of a mixed workload (not an [`Op`]: a mix both reads and writes).
+pub const MIX_OPERATION: &str = "mix";
 
 /// An open-loop run whose backlog at the end exceeds this many seconds of its schedule fell
 /// behind (see [`RunResult::fell_behind`]).
@@ -199,6 +249,60 @@ impl RunResult {
         let asked = self.rate_iops_asked?;
         let backlog = self.backlog_ops.unwrap_or(0) as f64;
         Some(backlog > (asked * FELL_BEHIND_BACKLOG_S).max(1.0))
+    }
+
+    /// Fills the mixed-workload columns from the run's two directions (`mixed`), after
+    /// [`RunResult::set_rates`] (the rates are over `seconds`), and names the operation `mix`.
+    pub fn set_mixed(&mut self, read_pct_asked: u32, mixed: &super::snapshot::MixedSnapshot) {
+        use super::histogram::LatencySummary;
+        self.operation = Label::Other(MIX_OPERATION.into());
+        self.mix_read_pct_asked = Some(read_pct_asked);
+        let ops = mixed.read.ops + mixed.write.ops;
+        self.mix_read_pct_done = (ops > 0).then(|| mixed.read.ops as f64 * 100.0 / ops as f64);
+        let secs = self.seconds;
+        let rate = |n: u64, per: f64| {
+            if secs > 0.0 {
+                n as f64 / per / secs
+            } else {
+                0.0
+            }
+        };
+        let d = &mixed.read;
+        let l = LatencySummary::of(&d.latency);
+        self.read_bytes = Some(d.bytes);
+        self.read_ops = Some(d.ops);
+        self.read_mib_s = Some(rate(d.bytes, 1024.0 * 1024.0));
+        self.read_iops = Some(rate(d.ops, 1.0));
+        self.read_lat_p50_us = Some(l.p50_us);
+        self.read_lat_p90_us = Some(l.p90_us);
+        self.read_lat_p99_us = Some(l.p99_us);
+        self.read_lat_p999_us = Some(l.p999_us);
+        self.read_lat_max_us = Some(l.max_us);
+        let d = &mixed.write;
+        let l = LatencySummary::of(&d.latency);
+        self.write_bytes = Some(d.bytes);
+        self.write_ops = Some(d.ops);
+        self.write_mib_s = Some(rate(d.bytes, 1024.0 * 1024.0));
+        self.write_iops = Some(rate(d.ops, 1.0));
+        self.write_lat_p50_us = Some(l.p50_us);
+        self.write_lat_p90_us = Some(l.p90_us);
+        self.write_lat_p99_us = Some(l.p99_us);
+        self.write_lat_p999_us = Some(l.p999_us);
+        self.write_lat_max_us = Some(l.max_us);
+    }
+
+    /// The mixed-workload columns' names, in order (a sweep with a mixed point writes them on
+    /// every row).
+    pub fn mixed_columns() -> Vec<String> {
+        let mut r = RunResult::default();
+        r.set_mixed(50, &super::snapshot::MixedSnapshot::new());
+        // No operations, no share done: set it, so its column is named too.
+        r.mix_read_pct_done = Some(0.0);
+        let pure = column_names(&RunResult::default());
+        column_names(&r)
+            .into_iter()
+            .filter(|c| !pure.contains(c))
+            .collect()
     }
 
     /// Copies the latency percentiles in.
@@ -339,6 +443,21 @@ impl<'de, T: Named> Deserialize<'de> for Label<T> {
         let text = String::deserialize(d)?;
         Ok(Label::of_text(&text))
     }
+}
+
+/// The CSV column names `r` serializes to (its `None` optional columns left out), from serde.
+fn column_names(r: &RunResult) -> Vec<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    if w.serialize(r).is_err() {
+        return Vec::new();
+    }
+    let bytes = w.into_inner().unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes);
+    let first = text.lines().next().unwrap_or_default().to_string();
+    csv::Reader::from_reader(format!("{first}\n").as_bytes())
+        .headers()
+        .map(|h| h.iter().map(str::to_string).collect())
+        .unwrap_or_default()
 }
 
 /// Writes NaN (an unknown value) as an empty cell.

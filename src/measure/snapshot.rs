@@ -73,7 +73,74 @@ pub struct Snapshot {
     pub ops_log: Vec<LoggedOp>,
     /// Open-loop runs (`--rate`) only: the interval's response times and the backlog.
     pub paced: Option<Box<PacedSnapshot>>,
+    /// Mixed workloads (`--mix`) only: the interval's operations split by direction; the two
+    /// shares add up to `bytes`, `ops` and `latency`.
+    pub mixed: Option<Box<MixedSnapshot>>,
     pub kind: SnapshotKind,
+}
+
+/// What a worker of a mixed workload adds to a snapshot: its reads and its writes apart.
+#[derive(Debug, Clone)]
+pub struct MixedSnapshot {
+    pub read: DirectionShare,
+    pub write: DirectionShare,
+}
+
+/// The operations of one direction in an interval (or, summed, a run).
+#[derive(Debug, Clone)]
+pub struct DirectionShare {
+    /// Bytes moved.
+    pub bytes: u64,
+    /// Operations completed.
+    pub ops: u64,
+    /// Their latency, ns.
+    pub latency: Histogram<u64>,
+}
+
+impl DirectionShare {
+    /// Nothing yet.
+    pub fn new() -> Self {
+        DirectionShare {
+            bytes: 0,
+            ops: 0,
+            latency: super::histogram::new_latency_histogram(),
+        }
+    }
+
+    /// Adds `other` (same histogram bounds everywhere, so adding cannot fail).
+    pub fn add(&mut self, other: &DirectionShare) {
+        self.bytes += other.bytes;
+        self.ops += other.ops;
+        let _ = self.latency.add(&other.latency);
+    }
+}
+
+impl Default for DirectionShare {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MixedSnapshot {
+    /// Nothing yet.
+    pub fn new() -> Self {
+        MixedSnapshot {
+            read: DirectionShare::new(),
+            write: DirectionShare::new(),
+        }
+    }
+
+    /// Adds `other`, direction by direction.
+    pub fn add(&mut self, other: &MixedSnapshot) {
+        self.read.add(&other.read);
+        self.write.add(&other.write);
+    }
+}
+
+impl Default for MixedSnapshot {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// What an open-loop worker (see `measure::pacer`) adds to a snapshot.

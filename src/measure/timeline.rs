@@ -613,6 +613,7 @@ mod tests {
             latency,
             ops_log: Vec::new(),
             paced: None,
+            mixed: None,
             kind: SnapshotKind::Interval,
         }
     }

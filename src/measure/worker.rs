@@ -12,8 +12,9 @@ use super::clock::Clock;
 use super::clock::TickTally;
 use super::histogram::new_latency_histogram;
 use super::pacer::Pacer;
-use super::snapshot::{LoggedOp, PacedSnapshot, WorkerError};
+use super::snapshot::{DirectionShare, LoggedOp, MixedSnapshot, PacedSnapshot, WorkerError};
 use super::snapshot::{Snapshot, SnapshotKind};
+use crate::config::Op;
 use crate::xor::xor_at;
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -84,6 +85,36 @@ pub struct WorkerCtx {
     /// Open loop (`--rate`, see [`super::pacer`]): the schedule and the response times; `None`
     /// in a closed-loop run, where it costs one branch per operation.
     paced: Option<Box<Paced>>,
+    /// A mixed workload (`--mix`): each direction's counts and latencies apart; `None` in a
+    /// pure run, where it costs one branch per operation.
+    mixed: Option<Box<Mixed>>,
+}
+
+/// A mixed worker's tallies, one per direction, and the direction of the operation being
+/// recorded (set by the engine with [`WorkerCtx::direction`]).
+struct Mixed {
+    op: Op,
+    read: DirectionTally,
+    write: DirectionTally,
+}
+
+/// One direction's counts since the last snapshot.
+#[derive(Default)]
+struct DirectionTally {
+    bytes: u64,
+    ops: u64,
+    tally: TickTally,
+}
+
+impl DirectionTally {
+    /// The counts as a snapshot's share (latencies converted to ns), and a fresh start.
+    fn take(&mut self, clock: &Clock) -> DirectionShare {
+        let mut share = DirectionShare::new();
+        self.tally.drain_into(clock, &mut share.latency);
+        share.bytes = std::mem::take(&mut self.bytes);
+        share.ops = std::mem::take(&mut self.ops);
+        share
+    }
 }
 
 /// A paced worker's schedule and its second histogram.
@@ -156,6 +187,26 @@ impl WorkerCtx {
             last_op_raw: 0,
             ops_log: (timing && LOG_OPS.load(Ordering::Relaxed)).then(Vec::new),
             paced: None,
+            mixed: None,
+        }
+    }
+
+    /// Counts this worker's reads and writes apart (a mixed workload): the engine says each
+    /// operation's direction with [`WorkerCtx::direction`] before recording it, and every
+    /// snapshot carries the two shares ([`MixedSnapshot`]).
+    pub fn mix(&mut self) {
+        self.mixed = Some(Box::new(Mixed {
+            op: Op::Read,
+            read: DirectionTally::default(),
+            write: DirectionTally::default(),
+        }));
+    }
+
+    /// The direction of the operation recorded next (a mixed workload's; nothing otherwise).
+    #[inline(always)]
+    pub fn direction(&mut self, op: Op) {
+        if let Some(m) = &mut self.mixed {
+            m.op = op;
         }
     }
 
@@ -299,6 +350,17 @@ impl WorkerCtx {
         let go = !event || self.on_event(now);
         self.bytes += bytes;
         self.ops += 1;
+        if let Some(m) = &mut self.mixed {
+            let d = match m.op {
+                Op::Read => &mut m.read,
+                Op::Write => &mut m.write,
+            };
+            d.bytes += bytes;
+            d.ops += 1;
+            if self.timing {
+                d.tally.record(t1.saturating_sub(t0));
+            }
+        }
         if self.first_op_raw == 0 {
             self.first_op_raw = t0.max(1);
         }
@@ -377,7 +439,14 @@ impl WorkerCtx {
                 backlog_ops: p.pacer.behind_at(at_ns),
             })
         });
+        let mixed = self.mixed.as_mut().map(|m| {
+            Box::new(MixedSnapshot {
+                read: m.read.take(&self.clock),
+                write: m.write.take(&self.clock),
+            })
+        });
         let snap = Snapshot {
+            mixed,
             worker: self.worker,
             at_ns: self.clock.delta_ns(self.epoch_raw, now),
             interval_ns: self.clock.delta_ns(self.last_flush_raw, now),
@@ -465,5 +534,41 @@ mod tests {
         assert!(close(last.latency.value_at_quantile(0.5), 100_000.0));
         assert!(close(paced.response.value_at_quantile(0.5), 5_100_000.0));
         assert_eq!(paced.response.len(), 10);
+    }
+
+    #[test]
+    fn a_mixed_worker_counts_each_direction_apart_and_they_add_up_to_the_whole() {
+        let clock = Clock::get();
+        let (tx, rx) = channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut ctx = WorkerCtx::new(clock.raw(), 0, stop, tx, None, 4096);
+        ctx.mix();
+        let took = clock.ticks_for_ns(10_000);
+        for i in 0..100u64 {
+            let op = if i % 4 == 0 { Op::Write } else { Op::Read };
+            ctx.direction(op);
+            let t0 = clock.raw();
+            assert!(ctx.record(4096, t0, t0 + took));
+        }
+        ctx.finish(&Ok(true));
+        let (mut read, mut write, mut ops, mut lat) = (0, 0, 0, 0);
+        for s in rx.try_iter() {
+            let m = s
+                .mixed
+                .expect("a mixed worker's snapshots split the directions");
+            assert_eq!(m.read.ops + m.write.ops, s.ops);
+            assert_eq!(m.read.bytes + m.write.bytes, s.bytes);
+            assert_eq!(
+                m.read.latency.len() + m.write.latency.len(),
+                s.latency.len()
+            );
+            (read, write, ops, lat) = (
+                read + m.read.ops,
+                write + m.write.ops,
+                ops + s.ops,
+                lat + s.latency.len(),
+            );
+        }
+        assert_eq!((read, write, ops, lat), (75, 25, 100, 100));
     }
 }

@@ -149,6 +149,7 @@ mod tests {
             latency: new_latency_histogram(),
             ops_log: Vec::new(),
             paced: None,
+            mixed: None,
             kind,
         });
         a

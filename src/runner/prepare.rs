@@ -479,6 +479,7 @@ fn prepare_opened(
         }
     }
     let write_data = crate::engine::setup::write_data(spec, total, &mut notes);
+    crate::engine::setup::lay_out_mix(spec, &probe, total, write_data.as_deref(), &mut notes)?;
     let jobs = plan_jobs(spec, anchor, total, shares, &fits, loop_range, write_data)?;
     notes.extend(crate::engine::setup::buffer_note(
         spec,
@@ -547,6 +548,7 @@ fn plan_jobs(
             // Sized by what the budget fitted to this worker, never by the spec's raw values.
             buffers: crate::engine::setup::worker_slots(spec, block_size, queue_depth)?,
             write_data: write_data.clone(),
+            mix_read_pct: spec.mix_read_pct,
         });
     }
     Ok(jobs)

@@ -50,6 +50,8 @@ pub fn make_result(
             .residency_before
             .map_or(f64::NAN, |r| r.percent()),
         xor: match (agg.xor(), spec.pattern) {
+            // A mix reads data its own writes change under it: no XOR of it means anything.
+            _ if spec.is_mixed() => String::new(),
             (Some(x), _) => format_xor(x),
             (None, Pattern::Random) if agg.all_finished() && agg.errors.is_empty() => {
                 format_xor(agg.xor_of_read_data())
@@ -65,6 +67,9 @@ pub fn make_result(
     };
     r.set_rates();
     r.set_latency(&LatencySummary::of(&agg.latency));
+    if let Some(pct) = spec.mix_read_pct {
+        r.set_mixed(pct, &agg.mixed.clone().unwrap_or_default());
+    }
     if let Some(asked) = spec.rate_iops {
         let response = agg.response.as_ref().map(LatencySummary::of);
         r.set_open_loop(asked, agg.backlog_ops, &response.unwrap_or_default());

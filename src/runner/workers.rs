@@ -120,6 +120,9 @@ impl Workers {
                         );
                         ctx.pace(pacer);
                     }
+                    if job.mix_read_pct.is_some() {
+                        ctx.mix();
+                    }
                     let outcome = engine.run(&mut job, &mut ctx);
                     let span = ctx.finish(&outcome);
                     dispose_job(job, descriptor_lost(&outcome));

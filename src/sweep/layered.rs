@@ -37,6 +37,7 @@ pub fn axis_of<'a>(s: &'a Section, key: &str) -> Option<&'a Axis> {
         "queue_depth" => &s.queue_depth,
         "buffers" => &s.buffers,
         "operation" => &s.operation,
+        "mix" => &s.mix,
         "pattern" => &s.pattern,
         "submit" => &s.submit,
         _ => return None,
@@ -121,14 +122,14 @@ mod tests {
     #[test]
     fn the_keys_come_from_the_section_struct_and_each_has_a_span_lookup() {
         let keys = all_keys();
-        assert_eq!(keys.len(), 20, "{keys:?}");
+        assert_eq!(keys.len(), 21, "{keys:?}");
         for k in ["name", "kind", "block_size", "submit", "params", "one_pass"] {
             assert!(keys.contains(&k), "{k} missing from {keys:?}");
         }
         // Every key can be located (key_span knows it), so an error can name its line.
         let text = "name = \"a\"\nkind = \"throughput\"\nreps = 1\nseconds = 1.0\nblock_size = 1\n\
                     block_count = 1\nthreads = 1\nmethod = \"read\"\ncache = \"warm\"\n\
-                    direct = false\nqueue_depth = 1\nbuffers = \"plain\"\noperation = \"read\"\npattern = \"random\"\n\
+                    direct = false\nqueue_depth = 1\nbuffers = \"plain\"\noperation = \"read\"\nmix = 70\npattern = \"random\"\n\
                     submit = \"each\"\none_pass = true\ncommand = \"x\"\nbytes = 1\ntimeout = 1.0\n\
                     params = {}\n";
         let s: Section = toml::from_str(text).unwrap();

@@ -37,6 +37,33 @@ pub fn check_defaults(l: &Layered) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The `mix` key: the percents of reads of a mixed workload's points, or `[None]` (pure
+/// points). A mix writes, so like `operation = "write"` it needs a writable file, and it takes
+/// the place of `operation` (naming both is refused).
+fn mixes_of(l: &Layered, file: &FilePlan) -> anyhow::Result<Vec<Option<u32>>> {
+    let Some(c) = l.axis("mix") else {
+        return Ok(vec![None]);
+    };
+    let pcts = c.counts()?;
+    if l.axis("operation").is_some() {
+        return Err(l.src.key_error(
+            l.span("mix"),
+            "mix",
+            "a mix is its own operation (reads and writes); remove `operation` or `mix`",
+        ));
+    }
+    if !file.writable {
+        return Err(l.src.key_error(l.span("mix"), "mix", &format!(
+            "a mix writes and would overwrite {}; add `write = true` under [file] to allow it, or use `create`",
+            file.path.display()
+        )));
+    }
+    Ok(pcts
+        .into_iter()
+        .map(|p| Some(u32::try_from(p).unwrap_or(u32::MAX)))
+        .collect())
+}
+
 pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> anyhow::Result<()> {
     let sizes = l.list("block_size", 1 << 20, |c| c.sizes(true))?;
     let threads = l.list("threads", 1, |c| c.counts())?;
@@ -45,7 +72,11 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
     let directs = l.list("direct", false, |c| c.bools())?;
     let depths = l.list("queue_depth", 1, |c| c.counts())?;
     let buffers = l.list("buffers", Buffers::DEFAULT, |c| c.names(Buffers::parse))?;
-    let ops = l.list("operation", Op::Read, |c| c.names(Op::parse))?;
+    let mut ops = l.list("operation", Op::Read, |c| c.names(Op::parse))?;
+    let mixes = mixes_of(l, file)?;
+    if mixes[0].is_some() {
+        ops = vec![Op::Write];
+    }
     let patterns = l.list("pattern", Pattern::Sequential, |c| c.names(Pattern::parse))?;
     let submit = match l.list("submit", SubmitPolicy::DEFAULT, |c| c.names(SubmitPolicy::parse))?[..] {
         [one] => one,
@@ -74,7 +105,7 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
     // The product is checked before a single point is built: a typo like a 1000-entry list
     // times a few others must be refused at once, not after minutes of planning.
     let product = [
-        ops.len(),
+        ops.len() * mixes.len(),
         methods.len(),
         caches.len(),
         directs.len(),
@@ -134,9 +165,12 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
                                 let inner = buffers
                                     .iter()
                                     .flat_map(|&b| sizes.iter().map(move |&bs| (b, bs)));
-                                for (buf, bs) in inner {
+                                for ((buf, bs), &mix) in
+                                    inner.flat_map(|p| mixes.iter().map(move |m| (p, m)))
+                                {
                                     let mut s = RunSpec::new(&file.path);
                                     s.op = op;
+                                    s.mix_read_pct = mix;
                                     s.method = method;
                                     s.cache = if op == Op::Write {
                                         CacheMode::AsIs

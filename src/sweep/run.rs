@@ -116,6 +116,9 @@ impl RowSink {
     fn create(path: &Path, columns: Columns, force: bool) -> anyhow::Result<RowSink> {
         let sink = match columns {
             Columns::Runs => CsvSink::create::<RunResult>(path, force)?,
+            Columns::MixedRuns => {
+                CsvSink::create_with::<RunResult>(path, force, RunResult::mixed_columns())?
+            }
             Columns::Syscalls => CsvSink::create::<SyscallRow>(path, force)?,
             Columns::FleetRuns => CsvSink::create::<super::fleet::FleetCsvRow>(path, force)?,
         };

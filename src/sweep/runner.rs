@@ -27,6 +27,9 @@ pub enum Prepared {
 pub enum Columns {
     /// [`RunResult`]'s.
     Runs,
+    /// [`RunResult`]'s and a mixed point's per-direction columns (`RunResult::mixed_columns`),
+    /// on every row (empty on pure ones).
+    MixedRuns,
     /// [`SyscallRow`]'s.
     Syscalls,
     /// [`RunResult`]'s with the fleet's columns (rank, clients, layout, the ranks' spread).
@@ -60,6 +63,8 @@ pub trait PointRunner {
     fn columns(&self, x: &Experiment) -> Columns {
         if x.kind.traits().syscall_rows {
             Columns::Syscalls
+        } else if x.points.iter().any(crate::config::RunSpec::is_mixed) {
+            Columns::MixedRuns
         } else {
             Columns::Runs
         }

@@ -98,6 +98,10 @@ pub struct Section {
     /// The memory behind the I/O buffers (`auto`, `plain`, `malloc`, `thp`, `hugetlb`).
     pub buffers: Axis,
     pub operation: Axis,
+    /// `throughput` kind: a mixed workload, the percent of operations that read (`mix = 70`,
+    /// fio's `rwmixread`; a list makes one point each); it writes, so it needs a writable file,
+    /// and takes the place of `operation`.
+    pub mix: Axis,
     pub pattern: Axis,
     /// io_uring submission policy (`batch` or `each`), one per experiment.
     pub submit: Axis,

@@ -42,7 +42,11 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 /// Runs the explorer on `file` (or on the default scratch file). Returns the exit code.
-pub fn execute(file: Option<&Path>, baseline: Option<&Path>) -> anyhow::Result<i32> {
+pub fn execute(
+    file: Option<&Path>,
+    baseline: Option<&Path>,
+    start: Option<settings::Settings>,
+) -> anyhow::Result<i32> {
     // A bad FILE is reported first: it is the more specific mistake.
     if let Some(f) = file {
         check_file(f)?;
@@ -70,7 +74,7 @@ pub fn execute(file: Option<&Path>, baseline: Option<&Path>) -> anyhow::Result<i
             None => scratch::ensure_default_file(&scratch::default_file_dir()).await?,
         };
         let size_bytes = check_file(&file)?;
-        explore(file, size_bytes, baseline).await
+        explore(file, size_bytes, baseline, start).await
     })
 }
 
@@ -109,12 +113,15 @@ async fn explore(
     file: PathBuf,
     size_bytes: u64,
     baseline: Option<baseline::Baseline>,
+    start: Option<settings::Settings>,
 ) -> anyhow::Result<i32> {
     let scratch = scratch::write_scratch_path(&file);
     // Claimed fresh before each write run; what is left is removed however we leave (panics
     // included), and only what this process created.
     let mut write_scratch = scratch::WriteScratch::new(scratch.clone());
     let mut app = App::new(file.clone(), size_bytes, scratch, save::default_csv_path());
+    // `--fio-job`: a job's settings instead of the default start (cli::explorer_settings).
+    app.settings = start.unwrap_or(app.settings);
     app.load_explain();
     if let Some(b) = baseline {
         app.set_baseline(b);

@@ -37,6 +37,7 @@ impl SweepKind for Throughput {
             "queue_depth",
             "buffers",
             "operation",
+            "mix",
             "pattern",
             "submit",
             "one_pass",
@@ -112,7 +113,14 @@ mod tests {
         let cli_only = ["max_memory"];
         // In sweeps only: repetitions and time bounds, and what `run` takes as positional
         // arguments (BLOCK_SIZE) or as -r/-w (operation).
-        let sweep_only = ["reps", "seconds", "one_pass", "block_size", "operation"];
+        let sweep_only = [
+            "reps",
+            "seconds",
+            "one_pass",
+            "block_size",
+            "operation",
+            "mix",
+        ];
         let keys = Throughput.keys();
         for f in &flags {
             assert!(
