@@ -16,9 +16,10 @@ use std::path::PathBuf;
 /// Options shared by the measuring commands.
 #[derive(Debug, Args, Clone)]
 pub struct IoOpts {
-    /// I/O method: read, pread, mmap, io_uring, buffered
-    #[arg(long, default_value = "read", value_name = "METHOD")]
-    pub method: String,
+    // An Option, not a clap default, so a mixed run can tell "not given" from "read".
+    /// I/O method: read, pread, mmap, io_uring, buffered [default: read]
+    #[arg(long, value_name = "METHOD")]
+    pub method: Option<String>,
     /// Worker threads, each with its own descriptor and a disjoint range
     #[arg(
         long,
@@ -174,7 +175,7 @@ pub struct Run2Args {
 
 /// Applies the shared I/O options to a spec (names in errors are the CLI flags).
 pub fn apply_io_opts(spec: &mut RunSpec, io: &IoOpts) -> anyhow::Result<()> {
-    spec.method = Method::parse(&io.method, "--method")?;
+    spec.method = Method::parse(io.method.as_deref().unwrap_or("read"), "--method")?;
     spec.cache = CacheMode::parse(&io.cache, "--cache")?;
     spec.pattern = Pattern::parse(&io.pattern, "--pattern")?;
     spec.threads = io.threads;
@@ -199,7 +200,7 @@ pub fn spec_of(a: &RunArgs) -> anyhow::Result<RunSpec> {
     spec.block_size_bytes = parse_block_size(&a.block_size, "BLOCK_SIZE")?;
     spec.block_count = Some(parse_count(&a.block_count, "BLOCK_COUNT")?);
     apply_io_opts(&mut spec, &a.io)?;
-    if spec.is_mixed() && a.io.method == "read" && !method_given() {
+    if spec.is_mixed() && a.io.method.is_none() {
         // `run`'s default method is read(2), which has one file position and no mix; a mix
         // without --method runs pread, fio's psync.
         spec.method = Method::Pread;
@@ -246,11 +247,6 @@ pub fn parse_mix(text: &str) -> Result<u32, crate::config::UsageError> {
                 ),
             )
         })
-}
-
-/// Whether `--method` was on the command line (not its default).
-fn method_given() -> bool {
-    std::env::args().any(|a| a == "--method" || a.starts_with("--method="))
 }
 
 /// Builds the validated spec of a `run2` command line: its first step, one block (the search
