@@ -5,7 +5,7 @@
 //! usage, 130 when interrupted.
 
 use crate::config::{usage, EXIT_INTERRUPTED};
-use crate::lab::knee::{self, KneeArgs, Knee, Stop, Syntax};
+use crate::lab::knee::{self, Knee, KneeArgs, Stop, Syntax};
 use crate::lab::println_stdout;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -18,7 +18,9 @@ pub fn execute(a: &KneeArgs) -> anyhow::Result<i32> {
             return Err(usage(refusal));
         }
     } else if a.force {
-        return Err(usage("--force: applies to --svg (replace an existing figure); remove it"));
+        return Err(usage(
+            "--force: applies to --svg (replace an existing figure); remove it",
+        ));
     }
     let stop = Arc::new(AtomicBool::new(false));
     {

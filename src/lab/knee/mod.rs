@@ -94,7 +94,12 @@ pub struct KneeParams {
     #[serde(default = "d_one")]
     pub threads: usize,
     /// io_uring queue depth (operations in flight per thread); 1 for the other methods
-    #[arg(long = "qd", visible_alias = "queue-depth", default_value_t = 8, value_name = "N")]
+    #[arg(
+        long = "qd",
+        visible_alias = "queue-depth",
+        default_value_t = 8,
+        value_name = "N"
+    )]
     #[serde(default = "d_qd")]
     pub queue_depth: u32,
     /// Open with O_DIRECT (bypass the page cache)
@@ -293,7 +298,10 @@ impl KneeParams {
         if !(self.tolerance.is_finite() && self.tolerance >= 0.5 && self.tolerance <= 50.0) {
             return Err(UsageError::new(
                 n("tolerance"),
-                format!("must be a percentage from 0.5 to 50, got {}", self.tolerance),
+                format!(
+                    "must be a percentage from 0.5 to 50, got {}",
+                    self.tolerance
+                ),
             ));
         }
         if self.max_points == 0 || self.max_points > 100 {
@@ -409,7 +417,10 @@ mod tests {
     fn a_point_runs_its_seconds_stretched_to_reach_its_operations_at_most_tenfold() {
         let plan = params().plan(Path::new("f"), Syntax::Flag).unwrap();
         assert_eq!(plan.settings.target_p99_us, 2000.0);
-        assert_eq!(plan.base.queue_depth, 1, "pread has one operation in flight");
+        assert_eq!(
+            plan.base.queue_depth, 1,
+            "pread has one operation in flight"
+        );
         assert_eq!(plan.point_duration(None).as_secs_f64(), 2.0);
         assert_eq!(plan.point_duration(Some(10_000.0)).as_secs_f64(), 2.0);
         assert_eq!(plan.point_duration(Some(500.0)).as_secs_f64(), 4.0);

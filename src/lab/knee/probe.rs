@@ -35,7 +35,10 @@ impl<'a> RunProbe<'a> {
         }
     }
 
-    fn measure(&mut self, rate: Option<f64>) -> anyhow::Result<(RunResult, Option<Histogram<u64>>)> {
+    fn measure(
+        &mut self,
+        rate: Option<f64>,
+    ) -> anyhow::Result<(RunResult, Option<Histogram<u64>>)> {
         let mut spec = self.plan.base.clone();
         spec.rate_iops = rate;
         spec.duration = Some(self.plan.point_duration(rate));
@@ -118,7 +121,10 @@ mod tests {
         let p99 = small.value_at_quantile(0.99) as f64 / 1000.0;
         assert!(lo < p99 && p99 < hi, "{lo} {p99} {hi}");
         // 1000 ops: ranks 983.8..996.2 of 1000, so about 984 µs to 996 µs.
-        assert!((lo - 984.0).abs() < 15.0 && (hi - 996.0).abs() < 15.0, "{lo} {hi}");
+        assert!(
+            (lo - 984.0).abs() < 15.0 && (hi - 996.0).abs() < 15.0,
+            "{lo} {hi}"
+        );
         let (blo, bhi) = p99_interval_us(&big);
         assert!((bhi - blo) / 1000.0 < (hi - lo) / 1000.0);
     }

@@ -377,11 +377,17 @@ mod tests {
             let k = run(&mut d, target);
             let (lo, hi) = (k.knee_iops.unwrap(), k.fail_iops.unwrap());
             assert_eq!(k.stop, Stop::Converged, "{target}: {k:?}");
-            assert!(lo <= truth && truth < hi, "{target}: {truth} not in [{lo}, {hi})");
+            assert!(
+                lo <= truth && truth < hi,
+                "{target}: {truth} not in [{lo}, {hi})"
+            );
             assert!((hi - lo) / hi <= 0.05, "{target}: [{lo}, {hi})");
             // Bisection from C/2 (or below): at most ~log2(1/0.05) + the halvings.
             assert!(k.measured <= 8, "{target}: {} points", k.measured);
-            assert!(k.points.iter().all(|p| p.passed == (p.resp_p99_us <= target)));
+            assert!(k
+                .points
+                .iter()
+                .all(|p| p.passed == (p.resp_p99_us <= target)));
         }
     }
 
@@ -407,7 +413,11 @@ mod tests {
         assert_eq!(k.stop, Stop::NothingMeetsTarget);
         assert!(k.knee_iops.is_none());
         assert_eq!(d.asked, vec![5000.0, 2500.0, 1250.0, 625.0, 312.5, 156.25]);
-        assert!(k.confidence_line().starts_with("no knee"), "{}", k.confidence_line());
+        assert!(
+            k.confidence_line().starts_with("no knee"),
+            "{}",
+            k.confidence_line()
+        );
     }
 
     #[test]

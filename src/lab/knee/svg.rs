@@ -126,10 +126,16 @@ fn draw(title: &str, k: &Knee, out: &mut String) -> Result<(), Box<dyn std::erro
     }
     for (x, color, text, down) in vlines {
         let (px, py) = cc.backend_coord(&(x, hi - (hi - lo) * down));
+        // Near the right edge the label goes left of its line, so it is not cut.
+        let (h, text) = if x > 0.7 * x1 {
+            (HPos::Right, format!("{} ", text.trim()))
+        } else {
+            (HPos::Left, text)
+        };
         body.draw(&Text::new(
             text,
             (px - offset.0, py - offset.1),
-            style(HPos::Left, VPos::Top).color(&color),
+            style(h, VPos::Top).color(&color),
         ))?;
         cc.draw_series(std::iter::once(PathElement::new(
             vec![(x, lo), (x, hi)],
@@ -242,7 +248,11 @@ mod tests {
                 iops: 10_000.0,
                 lat_p99_us: 400.0,
             },
-            points: vec![p(5000.0, 900.0, true), p(7500.0, 1800.0, true), p(8750.0, 4000.0, false)],
+            points: vec![
+                p(5000.0, 900.0, true),
+                p(7500.0, 1800.0, true),
+                p(8750.0, 4000.0, false),
+            ],
             knee_iops: Some(7500.0),
             fail_iops: Some(8750.0),
             stop: Stop::PointLimit,
@@ -252,7 +262,13 @@ mod tests {
             marginal: false,
         };
         let svg = render("pread 4K t1", &k).unwrap();
-        for text in ["target p99 2 ms", "knee 7500 IOPS", "closed-loop ceiling 10000", "p99.9", "offered rate"] {
+        for text in [
+            "target p99 2 ms",
+            "knee 7500 IOPS",
+            "closed-loop ceiling 10000",
+            "p99.9",
+            "offered rate",
+        ] {
             assert!(svg.contains(text), "no {text:?}");
         }
         assert_eq!(fmt_us(500.0), "500 µs");
