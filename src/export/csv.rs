@@ -110,6 +110,9 @@ pub struct CsvSink {
     path: std::path::PathBuf,
     /// Length of the file after the last complete row.
     len_bytes: u64,
+    /// The header written, and whether a row followed it.
+    header: Vec<String>,
+    rows: u64,
 }
 
 impl CsvSink {
@@ -119,18 +122,45 @@ impl CsvSink {
     pub fn create<T: Serialize + Default>(path: &Path, force: bool) -> anyhow::Result<Self> {
         let (file, _) =
             crate::fsguard::create_output(path, force, "--out").map_err(anyhow::Error::msg)?;
+        let header = header_of::<T>()?;
         let mut sink = CsvSink {
             file,
             path: path.to_path_buf(),
             len_bytes: 0,
+            header: header.clone(),
+            rows: 0,
         };
-        sink.append(header_of::<T>()?)?;
+        sink.append(header)?;
         Ok(sink)
     }
 
-    /// Appends one row (see [`tidy`]).
+    /// Appends one row (see [`tidy`]). A first row with more columns than the default row's
+    /// header (an open-loop run's `rate_*` and `resp_*` columns, left out of a closed-loop
+    /// record) rewrites the header, still alone in this file made by this run, to its own
+    /// columns; a later row whose columns differ is refused rather than written under the
+    /// wrong names.
     pub fn write<T: Serialize + Default>(&mut self, row: &T) -> anyhow::Result<()> {
-        self.append(tidy(row)?)
+        let record = tidy(row)?;
+        if record.len() != self.header.len() {
+            let own = header_of_row(row)?;
+            if self.rows > 0 || own.len() != record.len() {
+                anyhow::bail!(
+                    "{}: a row with {} columns under a header of {} (an open-loop and a \
+                     closed-loop run in one experiment); put them in two experiments",
+                    self.path.display(),
+                    record.len(),
+                    self.header.len()
+                );
+            }
+            use std::io::Seek;
+            self.file.set_len(0)?;
+            self.file.seek(std::io::SeekFrom::Start(0))?;
+            self.len_bytes = 0;
+            self.header = own.clone();
+            self.append(own)?;
+        }
+        self.rows += 1;
+        self.append(record)
     }
 
     fn append(&mut self, record: Vec<String>) -> anyhow::Result<()> {
@@ -160,6 +190,19 @@ impl CsvSink {
         self.len_bytes += bytes.len() as u64;
         Ok(())
     }
+}
+
+/// The column names of one row as serde writes it (a field skipped when `None` is absent).
+pub fn header_of_row<T: Serialize>(row: &T) -> anyhow::Result<Vec<String>> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    w.serialize(row)?;
+    let text = String::from_utf8(w.into_inner()?)?;
+    let first = text.lines().next().unwrap_or_default();
+    Ok(::csv::Reader::from_reader(format!("{first}\n").as_bytes())
+        .headers()?
+        .iter()
+        .map(str::to_string)
+        .collect())
 }
 
 /// The column names of `T` (from serde).

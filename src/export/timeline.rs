@@ -75,9 +75,60 @@ pub fn timeline_json(runs: &[&RunResult]) -> anyhow::Result<serde_json::Value> {
     Ok(serde_json::Value::Array(out))
 }
 
-/// The timeline CSV of `runs`; empty when none has a timeline.
+/// The response-time columns of an open-loop interval (`--rate`): intended start →
+/// completion, microseconds; empty where the interval completed no operation or its run was
+/// closed loop.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct RespColumns {
+    pub resp_p50_us: f64,
+    pub resp_p99_us: f64,
+    pub resp_p999_us: f64,
+}
+
+impl Default for RespColumns {
+    /// Floats (so the CSV writer rounds them), unknown: NaN, an empty cell.
+    fn default() -> Self {
+        RespColumns {
+            resp_p50_us: 0.0,
+            resp_p99_us: 0.0,
+            resp_p999_us: 0.0,
+        }
+    }
+}
+
+impl RespColumns {
+    fn of(row: &IntervalRow) -> RespColumns {
+        match &row.resp {
+            Some(l) if row.ops > 0 => RespColumns {
+                resp_p50_us: l.p50_us,
+                resp_p99_us: l.p99_us,
+                resp_p999_us: l.p999_us,
+            },
+            _ => RespColumns {
+                resp_p50_us: f64::NAN,
+                resp_p99_us: f64::NAN,
+                resp_p999_us: f64::NAN,
+            },
+        }
+    }
+}
+
+/// The timeline CSV of `runs`; empty when none has a timeline. When some run is open loop
+/// (`--rate`), every row also has the `resp_p50_us`, `resp_p99_us`, `resp_p999_us` columns
+/// (empty for a closed-loop run's rows); otherwise the header is the closed-loop one.
 pub fn to_timeline_csv(runs: &[&RunResult]) -> anyhow::Result<String> {
-    super::csv::to_csv_tidy(&timeline_rows(runs))
+    let rows = timeline_rows(runs);
+    if !runs.iter().any(|r| r.rate_iops_asked.is_some()) {
+        return super::csv::to_csv_tidy(&rows);
+    }
+    let rows: Vec<(RunKey, IntervalRow, RespColumns)> = rows
+        .into_iter()
+        .map(|(k, row)| {
+            let resp = RespColumns::of(&row);
+            (k, row, resp)
+        })
+        .collect();
+    super::csv::to_csv_tidy(&rows)
 }
 
 /// The timeline outputs of one `run` command line, checked and opened before the run: the
