@@ -25,6 +25,7 @@ mod hostile_files;
 mod hostile_integrity;
 mod hostile_runtime;
 mod hostile_text;
+mod knee;
 mod labels;
 mod locality;
 mod openloop;
