@@ -29,6 +29,7 @@ mod knee;
 mod labels;
 mod locality;
 mod openloop;
+mod openloop_fuse;
 mod presets;
 mod profiles;
 mod run_cmd;
