@@ -9,6 +9,7 @@
 # its percentiles leave the wait out; diskscope's response time counts from the intended start
 # and keeps it (docs/openloop.md). Interleaved: fio, diskscope, fio, diskscope (REPS pairs).
 #
+#   DISKSCOPE_BIN  a diskscope binary to use instead of building target/release/diskscope
 #   BENCH_DIR    where the test file lives (default /var/tmp); created once, reused
 #   RATE         operations per second (default 1000, or the first argument)
 #   SECONDS_     seconds per run (default 10)
@@ -30,9 +31,13 @@ case "$RATE" in
 esac
 command -v fio >/dev/null || { echo "bench/openloop.sh: fio is not installed" >&2; exit 1; }
 command -v jq >/dev/null || { echo "bench/openloop.sh: jq is not installed" >&2; exit 1; }
-cargo build --release --quiet
-DS=target/release/diskscope
-[ -e "$FILE" ] || "$DS" run "$FILE" -w 1M 256 >/dev/null
+if [ -n "${DISKSCOPE_BIN:-}" ]; then
+  DS=$DISKSCOPE_BIN
+else
+  cargo build --release --quiet
+  DS=target/release/diskscope
+fi
+[ -e "$FILE" ] || "$DS" run "$FILE" -w 1M 256 >/dev/null 2>&1
 "$DS" run "$FILE" -r 1M 256 --method pread >/dev/null 2>&1 # warm it
 OPS=$((RATE * SECS))
 TMPD=$(mktemp -d)

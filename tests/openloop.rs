@@ -164,7 +164,11 @@ fn an_open_loop_timeline_has_response_columns_never_below_the_service_ones_and_a
     write_varied_file(&f, 400 * 4096, 5);
     let paced = p(&dir, "paced.csv");
     let closed = p(&dir, "closed.csv");
-    for (csv, extra) in [(&paced, &["--rate", "2000"][..]), (&closed, &[][..])] {
+    let mut paced_doc = serde_json::Value::Null;
+    for (csv, extra) in [
+        (&paced, &["--rate", "2000", "--json"][..]),
+        (&closed, &[][..]),
+    ] {
         let out = bin("diskscope")
             .arg("run")
             .arg(&f)
@@ -187,7 +191,17 @@ fn an_open_loop_timeline_has_response_columns_never_below_the_service_ones_and_a
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+        if csv == &paced {
+            paced_doc = serde_json::from_slice(&out.stdout).unwrap();
+        }
     }
+    let rows = paced_doc["timeline"]["rows"]
+        .as_array()
+        .expect("a timeline in --json");
+    assert!(
+        rows.iter().any(|r| r["resp_p99_us"].as_f64().is_some()),
+        "no response percentiles in the JSON timeline: {paced_doc}"
+    );
     let text = std::fs::read_to_string(&paced).unwrap();
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();

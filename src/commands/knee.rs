@@ -28,7 +28,8 @@ pub fn execute(a: &KneeArgs) -> anyhow::Result<i32> {
         let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
     }
     let target = plan.settings.target_p99_us;
-    eprintln!(
+    // Said at the first point, so a file the run refuses gets its one error line alone.
+    let header = format!(
         "knee of {}: {}, response p99 under {}; {} s a point (at least {} ops), bracket {}%",
         crate::text::shown_path(&a.file),
         knee::setup_words(&plan),
@@ -37,7 +38,11 @@ pub fn execute(a: &KneeArgs) -> anyhow::Result<i32> {
         plan.min_ops,
         plan.settings.tolerance * 100.0
     );
+    let mut first = true;
     let (k, _, elapsed_s) = knee::run(&plan, "knee", stop.clone(), &mut |p| {
+        if std::mem::take(&mut first) {
+            eprintln!("{header}");
+        }
         eprintln!("{}", knee::point_line(p, target))
     })?;
     eprintln!(

@@ -69,7 +69,7 @@ pub fn timeline_json(runs: &[&RunResult]) -> anyhow::Result<serde_json::Value> {
     let mut out = Vec::new();
     for r in runs {
         if let Some(t) = &r.timeline {
-            out.push(serde_json::json!({ "run": RunKey::of(r), "timeline": &**t }));
+            out.push(serde_json::json!({ "run": RunKey::of(r), "timeline": timeline_value(t)? }));
         }
     }
     Ok(serde_json::Value::Array(out))
@@ -230,8 +230,32 @@ pub fn with_timeline(doc: &str, r: &RunResult) -> anyhow::Result<String> {
         return Ok(doc.to_string());
     };
     let mut v: serde_json::Value = serde_json::from_str(doc)?;
-    v["timeline"] = serde_json::to_value(&**t)?;
+    v["timeline"] = timeline_value(t)?;
     Ok(serde_json::to_string_pretty(&v)?)
+}
+
+/// A timeline as JSON: its serde form, with each open-loop interval's `resp_p50_us`,
+/// `resp_p99_us` and `resp_p999_us` added to its row (they are not serde fields of the row, so
+/// the CSV can add them as columns only where a run is open loop).
+pub fn timeline_value(t: &crate::measure::timeline::Timeline) -> anyhow::Result<serde_json::Value> {
+    let mut v = serde_json::to_value(t)?;
+    if let Some(rows) = v["rows"].as_array_mut() {
+        for (json, row) in rows.iter_mut().zip(&t.rows) {
+            if row.resp.is_none() {
+                continue;
+            }
+            let r = RespColumns::of(row);
+            for (k, x) in [
+                ("resp_p50_us", r.resp_p50_us),
+                ("resp_p99_us", r.resp_p99_us),
+                ("resp_p999_us", r.resp_p999_us),
+            ] {
+                json[k] =
+                    serde_json::Number::from_f64(x).map_or(serde_json::Value::Null, Into::into);
+            }
+        }
+    }
+    Ok(v)
 }
 
 #[cfg(test)]

@@ -68,12 +68,28 @@ impl Probe for RunProbe<'_> {
             .as_ref()
             .map(|h| p99_interval_us(h))
             .unwrap_or((f64::NAN, f64::NAN));
-        Ok(point_of(&r, rate_iops, low, high))
+        Ok(point_of(
+            &r,
+            rate_iops,
+            (low, high),
+            self.plan.settings.target_p99_us,
+        ))
     }
 }
 
-/// A point from an open-loop run's record.
-pub fn point_of(r: &RunResult, rate_iops: f64, low_us: f64, high_us: f64) -> Point {
+/// A point from an open-loop run's record, judged against `target_us`: it fell behind when the
+/// operations still due at its end would wait longer than the target (or 10 ms, the run's own
+/// threshold, whichever is longer) — the wait of the last one, `backlog / rate`, already
+/// misses. A backlog shorter than that is a late wake-up at the end, not a rate the device
+/// cannot keep, and its p99 decides.
+pub fn point_of(
+    r: &RunResult,
+    rate_iops: f64,
+    (low_us, high_us): (f64, f64),
+    target_us: f64,
+) -> Point {
+    let backlog_s = r.backlog_ops.unwrap_or(0) as f64 / rate_iops;
+    let allowed_s = (target_us / 1e6).max(crate::measure::result::FELL_BEHIND_BACKLOG_S);
     Point {
         offered_iops: rate_iops,
         achieved_iops: r.rate_iops_achieved.unwrap_or(r.iops),
@@ -85,7 +101,7 @@ pub fn point_of(r: &RunResult, rate_iops: f64, low_us: f64, high_us: f64) -> Poi
         lat_p99_us: r.lat_p99_us,
         ops: r.ops,
         seconds: r.seconds,
-        fell_behind: r.fell_behind().unwrap_or(false),
+        fell_behind: backlog_s > allowed_s,
         passed: false,
     }
 }

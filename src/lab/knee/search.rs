@@ -64,7 +64,7 @@ pub struct Point {
     pub ops: u64,
     /// Seconds the point ran.
     pub seconds: f64,
-    /// The run ended behind its schedule (`RunResult::fell_behind`).
+    /// The run ended further behind its schedule than the target (see `probe::point_of`).
     pub fell_behind: bool,
     /// Set by the search: whether the point meets the target.
     pub passed: bool,
