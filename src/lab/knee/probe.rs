@@ -3,8 +3,8 @@
 //! the cache mode, the buffers) stays before each point's clock as in every other run. The
 //! point's p99 interval is read from the run's merged response histogram.
 
+use super::params::Plan;
 use super::search::{Ceiling, Point, Probe};
-use super::Plan;
 use crate::measure::RunResult;
 use crate::runner::{Run, RunError};
 use hdrhistogram::Histogram;
@@ -66,7 +66,7 @@ impl Probe for RunProbe<'_> {
         let (r, response) = self.measure(Some(rate_iops))?;
         let (low, high) = response
             .as_ref()
-            .map(|h| p99_interval_us(h))
+            .map(p99_interval_us)
             .unwrap_or((f64::NAN, f64::NAN));
         Ok(point_of(
             &r,

@@ -1,6 +1,6 @@
 //! The knee search, as pure logic over a [`Probe`]: which offered rates to measure, in what
 //! order, when to stop, and how sure the answer is. It knows nothing of files or engines (the
-//! real probe, [`super::probe::RunProbe`], runs `runner::Run`s; the unit tests script one), so
+//! real probe, `RunProbe` in `probe.rs`, runs `runner::Run`s; the unit tests script one), so
 //! the search is tested exactly and the command, the sweep kind and the bench share it.
 //!
 //! The search:

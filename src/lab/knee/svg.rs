@@ -152,7 +152,7 @@ fn draw(title: &str, k: &Knee, out: &mut String) -> Result<(), Box<dyn std::erro
     .label(format!("target p99 {}", fmt_us(target)))
     .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], RED.stroke_width(2)));
     // The curves.
-    let line = |f: fn(&super::Point) -> f64| -> Vec<(f64, f64)> {
+    let line = |f: fn(&super::search::Point) -> f64| -> Vec<(f64, f64)> {
         pts.iter()
             .filter(|p| finite(f(p)))
             .map(|p| (p.offered_iops, f(p).log10()))
