@@ -191,3 +191,44 @@ fn a_knee_experiment_writes_a_row_per_point_with_the_open_loop_columns_and_its_a
         .unwrap()
         .ends_with("resp_p50_us,resp_p99_us,resp_p999_us"));
 }
+
+#[test]
+fn ctrl_c_during_a_search_exits_130_with_no_answer_on_stdout() {
+    use std::io::{BufRead, Read};
+    let dir = tmp();
+    let f = p(&dir, "data");
+    write_varied_file(&f, 4 << 20, 2);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+        .arg("knee")
+        .arg(&f)
+        .args(["--p99", "1s", "--seconds", "1", "--min-ops", "50"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first point's line comes after the handler is set and a point was measured.
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("IOPS offered") {
+        let mut line = String::new();
+        if err.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        seen += &line;
+    }
+    // SAFETY: kill(2) on our own child's pid, which has not been waited for yet.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let mut rest = String::new();
+    err.read_to_string(&mut rest).unwrap();
+    let status = child.wait().unwrap();
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert_eq!(status.code(), Some(130), "{seen}{rest}");
+    assert!(out.is_empty(), "stdout: {out}");
+    assert!(rest.contains("stopped: interrupted"), "{seen}{rest}");
+}

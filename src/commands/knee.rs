@@ -62,7 +62,8 @@ pub fn execute(a: &KneeArgs) -> anyhow::Result<i32> {
     }
     if a.json {
         println_stdout(&document(&a.file, &plan, &k, elapsed_s)?)?;
-    } else if let Some(r) = k.knee_iops {
+    } else if let (Some(r), false) = (k.knee_iops, k.stop == Stop::Interrupted) {
+        // An interrupted search has no answer to print, only its points (on stderr).
         println_stdout(&format!("{r:.0}"))?;
     }
     Ok(match (k.stop, k.knee_iops) {
