@@ -89,6 +89,8 @@ pub enum Command {
     Fast(FastArgs),
     /// Measure the cost of system calls
     Syscalls(SyscallsParams),
+    /// The highest rate whose response-time p99 stays under a target (open loop, a search)
+    Knee(crate::lab::knee::KneeArgs),
     /// Many small files vs one packed file, in sequential, random and trace order
     Locality(crate::locality::LocalityParams),
     /// Compare two runs point by point: Δ%, 95% confidence interval, faster/slower verdicts
@@ -208,6 +210,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Run2(a)) => commands::run2::execute(&a),
         Some(Command::Fast(a)) => commands::fast::execute(&a),
         Some(Command::Syscalls(a)) => commands::syscalls::execute(&a),
+        Some(Command::Knee(a)) => commands::knee::execute(&a),
         Some(Command::Locality(a)) => crate::locality::execute(&a),
         Some(Command::Compare(a)) => crate::compare::execute(&a),
         #[cfg(feature = "mpi")]

@@ -156,3 +156,74 @@ fn a_slow_schedule_never_holds_a_time_bounded_run_past_its_end() {
     assert!(o.result.ops <= 2, "{}", o.result.ops);
     assert_eq!(o.result.rate_iops_asked, Some(0.01));
 }
+
+#[test]
+fn an_open_loop_timeline_has_response_columns_never_below_the_service_ones_and_a_closed_one_none() {
+    let dir = tmp();
+    let f = p(&dir, "data");
+    write_varied_file(&f, 400 * 4096, 5);
+    let paced = p(&dir, "paced.csv");
+    let closed = p(&dir, "closed.csv");
+    let mut paced_doc = serde_json::Value::Null;
+    for (csv, extra) in [
+        (&paced, &["--rate", "2000", "--json"][..]),
+        (&closed, &[][..]),
+    ] {
+        let out = bin("diskscope")
+            .arg("run")
+            .arg(&f)
+            .args([
+                "-r",
+                "4K",
+                "400",
+                "--method",
+                "pread",
+                "--interval",
+                "100ms",
+                "--timeline",
+            ])
+            .arg(csv)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if csv == &paced {
+            paced_doc = serde_json::from_slice(&out.stdout).unwrap();
+        }
+    }
+    let rows = paced_doc["timeline"]["rows"]
+        .as_array()
+        .expect("a timeline in --json");
+    assert!(
+        rows.iter().any(|r| r["resp_p99_us"].as_f64().is_some()),
+        "no response percentiles in the JSON timeline: {paced_doc}"
+    );
+    let text = std::fs::read_to_string(&paced).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let mut rows_with_ops = 0;
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').collect();
+        if cells[col("ops")] == "0" {
+            continue;
+        }
+        rows_with_ops += 1;
+        for q in ["p50", "p99", "p999"] {
+            let service: f64 = cells[col(&format!("lat_{q}_us"))].parse().unwrap();
+            let response: f64 = cells[col(&format!("resp_{q}_us"))].parse().unwrap();
+            // The histograms' 1% buckets: a response is at least its service time, bucketed.
+            assert!(response >= service * 0.99, "{q}: {line}");
+        }
+    }
+    assert!(rows_with_ops >= 1, "{text}");
+    let closed = std::fs::read_to_string(&closed).unwrap();
+    assert!(
+        !closed.lines().next().unwrap().contains("resp_"),
+        "{closed}"
+    );
+}

@@ -5,6 +5,7 @@
 
 pub mod fast;
 pub mod fleet_run;
+pub mod knee;
 pub mod run;
 pub mod run2;
 pub mod syscalls;

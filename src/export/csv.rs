@@ -113,8 +113,9 @@ pub struct CsvSink {
     /// Columns of the header past `T`'s own (see [`CsvSink::create_with`]): a row without them
     /// gets empty cells there.
     extra_columns: usize,
-    /// Columns in the header.
-    header_len: usize,
+    /// The header written, and whether a row followed it.
+    header: Vec<String>,
+    rows: u64,
 }
 
 impl CsvSink {
@@ -144,38 +145,53 @@ impl CsvSink {
             path: path.to_path_buf(),
             len_bytes: 0,
             extra_columns,
-            header_len: header.len(),
+            header: header.clone(),
+            rows: 0,
         };
         sink.append(header)?;
         Ok(sink)
     }
 
-    /// Appends one row (see [`tidy`]); with extra columns, padded or rounded to them. A row
-    /// with more columns than the header is an error, never a shifted row.
+    /// Appends one row (see [`tidy`]); with extra columns, padded or rounded to them. A first
+    /// row with more columns than the default row's header (an open-loop run's `rate_*` and
+    /// `resp_*` columns, left out of a closed-loop record) rewrites the header, still alone in
+    /// this file made by this run, to its own columns; a later row whose columns differ is
+    /// refused rather than written under the wrong names.
     pub fn write<T: Serialize + Default>(&mut self, row: &T) -> anyhow::Result<()> {
-        let mut rec = tidy(row)?;
+        let mut record = tidy(row)?;
         if self.extra_columns > 0 {
-            let own = self.header_len - self.extra_columns;
-            for cell in rec.iter_mut().skip(own) {
+            let own = self.header.len() - self.extra_columns;
+            for cell in record.iter_mut().skip(own) {
                 if cell.contains(['.', 'e']) {
                     if let Ok(v) = cell.parse::<f64>() {
                         *cell = round_float(v);
                     }
                 }
             }
-            if rec.len() <= own {
-                rec.resize(self.header_len, String::new());
+            if record.len() <= own {
+                record.resize(self.header.len(), String::new());
             }
         }
-        if rec.len() != self.header_len {
-            anyhow::bail!(
-                "writing {}: a row of {} columns under a header of {}; this is a bug",
-                self.path.display(),
-                rec.len(),
-                self.header_len
-            );
+        if record.len() != self.header.len() {
+            let own = header_of_row(row)?;
+            if self.rows > 0 || self.extra_columns > 0 || own.len() != record.len() {
+                anyhow::bail!(
+                    "{}: a row with {} columns under a header of {} (an open-loop and a \
+                     closed-loop run in one experiment); put them in two experiments",
+                    self.path.display(),
+                    record.len(),
+                    self.header.len()
+                );
+            }
+            use std::io::Seek;
+            self.file.set_len(0)?;
+            self.file.seek(std::io::SeekFrom::Start(0))?;
+            self.len_bytes = 0;
+            self.header = own.clone();
+            self.append(own)?;
         }
-        self.append(rec)
+        self.rows += 1;
+        self.append(record)
     }
 
     fn append(&mut self, record: Vec<String>) -> anyhow::Result<()> {
@@ -205,6 +221,19 @@ impl CsvSink {
         self.len_bytes += bytes.len() as u64;
         Ok(())
     }
+}
+
+/// The column names of one row as serde writes it (a field skipped when `None` is absent).
+pub fn header_of_row<T: Serialize>(row: &T) -> anyhow::Result<Vec<String>> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    w.serialize(row)?;
+    let text = String::from_utf8(w.into_inner()?)?;
+    let first = text.lines().next().unwrap_or_default();
+    Ok(::csv::Reader::from_reader(format!("{first}\n").as_bytes())
+        .headers()?
+        .iter()
+        .map(str::to_string)
+        .collect())
 }
 
 /// The column names of `T` (from serde).

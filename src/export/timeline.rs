@@ -69,15 +69,66 @@ pub fn timeline_json(runs: &[&RunResult]) -> anyhow::Result<serde_json::Value> {
     let mut out = Vec::new();
     for r in runs {
         if let Some(t) = &r.timeline {
-            out.push(serde_json::json!({ "run": RunKey::of(r), "timeline": &**t }));
+            out.push(serde_json::json!({ "run": RunKey::of(r), "timeline": timeline_value(t)? }));
         }
     }
     Ok(serde_json::Value::Array(out))
 }
 
-/// The timeline CSV of `runs`; empty when none has a timeline.
+/// The response-time columns of an open-loop interval (`--rate`): intended start →
+/// completion, microseconds; empty where the interval completed no operation or its run was
+/// closed loop.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct RespColumns {
+    pub resp_p50_us: f64,
+    pub resp_p99_us: f64,
+    pub resp_p999_us: f64,
+}
+
+impl Default for RespColumns {
+    /// Floats (so the CSV writer rounds them), unknown: NaN, an empty cell.
+    fn default() -> Self {
+        RespColumns {
+            resp_p50_us: 0.0,
+            resp_p99_us: 0.0,
+            resp_p999_us: 0.0,
+        }
+    }
+}
+
+impl RespColumns {
+    fn of(row: &IntervalRow) -> RespColumns {
+        match &row.resp {
+            Some(l) if row.ops > 0 => RespColumns {
+                resp_p50_us: l.p50_us,
+                resp_p99_us: l.p99_us,
+                resp_p999_us: l.p999_us,
+            },
+            _ => RespColumns {
+                resp_p50_us: f64::NAN,
+                resp_p99_us: f64::NAN,
+                resp_p999_us: f64::NAN,
+            },
+        }
+    }
+}
+
+/// The timeline CSV of `runs`; empty when none has a timeline. When some run is open loop
+/// (`--rate`), every row also has the `resp_p50_us`, `resp_p99_us`, `resp_p999_us` columns
+/// (empty for a closed-loop run's rows); otherwise the header is the closed-loop one.
 pub fn to_timeline_csv(runs: &[&RunResult]) -> anyhow::Result<String> {
-    super::csv::to_csv_tidy(&timeline_rows(runs))
+    let rows = timeline_rows(runs);
+    if !runs.iter().any(|r| r.rate_iops_asked.is_some()) {
+        return super::csv::to_csv_tidy(&rows);
+    }
+    let rows: Vec<(RunKey, IntervalRow, RespColumns)> = rows
+        .into_iter()
+        .map(|(k, row)| {
+            let resp = RespColumns::of(&row);
+            (k, row, resp)
+        })
+        .collect();
+    super::csv::to_csv_tidy(&rows)
 }
 
 /// The timeline outputs of one `run` command line, checked and opened before the run: the
@@ -182,8 +233,32 @@ pub fn with_timeline(doc: &str, r: &RunResult) -> anyhow::Result<String> {
         return Ok(doc.to_string());
     };
     let mut v: serde_json::Value = serde_json::from_str(doc)?;
-    v["timeline"] = serde_json::to_value(&**t)?;
+    v["timeline"] = timeline_value(t)?;
     Ok(serde_json::to_string_pretty(&v)?)
+}
+
+/// A timeline as JSON: its serde form, with each open-loop interval's `resp_p50_us`,
+/// `resp_p99_us` and `resp_p999_us` added to its row (they are not serde fields of the row, so
+/// the CSV can add them as columns only where a run is open loop).
+pub fn timeline_value(t: &crate::measure::timeline::Timeline) -> anyhow::Result<serde_json::Value> {
+    let mut v = serde_json::to_value(t)?;
+    if let Some(rows) = v["rows"].as_array_mut() {
+        for (json, row) in rows.iter_mut().zip(&t.rows) {
+            if row.resp.is_none() {
+                continue;
+            }
+            let r = RespColumns::of(row);
+            for (k, x) in [
+                ("resp_p50_us", r.resp_p50_us),
+                ("resp_p99_us", r.resp_p99_us),
+                ("resp_p999_us", r.resp_p999_us),
+            ] {
+                json[k] =
+                    serde_json::Number::from_f64(x).map_or(serde_json::Value::Null, Into::into);
+            }
+        }
+    }
+    Ok(v)
 }
 
 #[cfg(test)]

@@ -25,6 +25,9 @@ fn run_label(r: &RunResult) -> String {
     if r.queue_depth > 1 {
         s += &format!(" qd{}", r.queue_depth);
     }
+    if let Some(rate) = r.rate_iops_asked {
+        s += &format!(" @{rate:.0}/s");
+    }
     format!("{s} rep {}", r.rep)
 }
 
@@ -128,9 +131,10 @@ fn draw(
     let mid = |r: &crate::measure::timeline::IntervalRow| (r.t_start_s + r.t_end_s) / 2.0;
 
     // Latency, log scale.
-    let lat = rows()
-        .filter(|r| r.ops > 0)
-        .flat_map(|r| [r.lat_p50_us, r.lat_p99_us, r.lat_p999_us]);
+    let lat = rows().filter(|r| r.ops > 0).flat_map(|r| {
+        let resp = r.resp.map_or([f64::NAN; 2], |l| [l.p99_us, l.p999_us]);
+        [r.lat_p50_us, r.lat_p99_us, r.lat_p999_us, resp[0], resp[1]]
+    });
     let (lmin, lmax) = lat
         .filter(|v| *v > 0.0)
         .fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
@@ -149,7 +153,12 @@ fn draw(
         .x_label_area_size(36)
         .y_label_area_size(70)
         .caption(
-            "latency: p50 thin, p99 thick, p99.9 dashed",
+            if rows().any(|r| r.resp.is_some()) {
+                "latency: service p50 thin, p99 thick, p99.9 dashed; open loop: response \
+                 (from the intended start) p99 pale thick"
+            } else {
+                "latency: p50 thin, p99 thick, p99.9 dashed"
+            },
             ("sans-serif", 14),
         )
         .build_cartesian_2d(0.0..x1, lo..hi)?;
@@ -179,6 +188,22 @@ fn draw(
             4,
             color.stroke_width(1),
         ))?;
+        // Open loop: the response time p99, pale under the service times it contains.
+        let resp: Vec<(f64, f64)> = t
+            .rows
+            .iter()
+            .filter_map(|row| match row.resp {
+                Some(l) if row.ops > 0 && l.p99_us > 0.0 => Some((mid(row), l.p99_us.log10())),
+                _ => None,
+            })
+            .collect();
+        if !resp.is_empty() {
+            cc.draw_series(LineSeries::new(resp, color.mix(0.45).stroke_width(5)))?
+                .label(format!("{} response p99", run_label(r)))
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], color.mix(0.45).stroke_width(5))
+                });
+        }
     }
     cc.configure_series_labels()
         .background_style(WHITE.mix(0.85))

@@ -84,6 +84,7 @@ pub fn plan(
             points: vec![spec],
             command: None,
             locality: None,
+            knee: None,
             notes,
             upper_bound: !m.time_based,
         });

@@ -99,6 +99,12 @@ pub struct IntervalRow {
     pub cpu_usr_pct: f64,
     pub cpu_sys_pct: f64,
     pub cpu_iowait_pct: f64,
+    /// Open-loop runs (`--rate`) only: the interval's response-time percentiles (intended
+    /// start → completion; the `lat_*` columns are then service times). Not a serde field: the
+    /// timeline CSV adds `resp_p50_us`, `resp_p99_us`, `resp_p999_us` columns when some run is
+    /// open loop (`export::timeline`), so a closed-loop timeline keeps its header.
+    #[serde(skip)]
+    pub resp: Option<LatencySummary>,
 }
 
 impl IntervalRow {
@@ -207,6 +213,8 @@ struct Bin {
     bytes: u64,
     ops: u64,
     latency: Histogram<u64>,
+    /// Open-loop runs: the response times, ns.
+    response: Option<Histogram<u64>>,
 }
 
 /// Builds a [`Timeline`] from a run's snapshots and counter samples as they come.
@@ -271,6 +279,7 @@ impl TimelineBuilder {
                 bytes: 0,
                 ops: 0,
                 latency: new_latency_histogram(),
+                response: None,
             });
         }
         let b = &mut self.bins[i];
@@ -278,6 +287,12 @@ impl TimelineBuilder {
         b.ops += s.ops;
         // Same bounds everywhere, so adding cannot fail.
         let _ = b.latency.add(&s.latency);
+        if let Some(p) = &s.paced {
+            let _ = b
+                .response
+                .get_or_insert_with(new_latency_histogram)
+                .add(&p.response);
+        }
     }
 
     /// When the next sample is due, ns since the run's origin.
@@ -323,6 +338,7 @@ impl TimelineBuilder {
                 bytes: 0,
                 ops: 0,
                 latency: new_latency_histogram(),
+                response: None,
             },
         );
         // A last interval shorter than half of one (the workers' final snapshots, the join) joins
@@ -334,6 +350,9 @@ impl TimelineBuilder {
             b.bytes += last.bytes;
             b.ops += last.ops;
             let _ = b.latency.add(&last.latency);
+            if let Some(r) = &last.response {
+                let _ = b.response.get_or_insert_with(new_latency_histogram).add(r);
+            }
         }
         let last = self.bins.len() - 1;
         let sample_at = |k: u64| {
@@ -364,6 +383,7 @@ impl TimelineBuilder {
                 lat_p99_us: l.p99_us,
                 lat_p999_us: l.p999_us,
                 lat_max_us: l.max_us,
+                resp: b.response.as_ref().map(LatencySummary::of),
                 ..IntervalRow::blank()
             };
             if let (Some(a), Some(z)) = (sample_at(i as u64), sample_at(i as u64 + 1)) {

@@ -121,6 +121,8 @@ pub struct Experiment {
     pub command: Option<CommandPlan>,
     /// The `locality` kind's parameters, parsed and checked at plan time (`params = { ... }`).
     pub locality: Option<crate::locality::params::Params>,
+    /// The `knee` kind's checked plan (`params = { ... }`).
+    pub knee: Option<crate::lab::knee::Plan>,
     /// What the planner changed or skipped, for the printed plan.
     pub notes: Vec<String>,
     /// The estimate is a guess within a bound (runs may end at the end of the file first, or

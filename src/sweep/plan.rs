@@ -273,6 +273,7 @@ fn experiment(l: &Layered, file: Option<&FilePlan>) -> anyhow::Result<Experiment
         points: Vec::new(),
         command: None,
         locality: None,
+        knee: None,
         notes: Vec::new(),
         upper_bound: false,
     };

@@ -8,6 +8,7 @@
 use super::experiment::SweepKind;
 
 pub mod command;
+pub mod knee;
 pub mod locality;
 pub mod syscalls;
 pub mod throughput;
@@ -18,6 +19,7 @@ pub const ALL: &[&dyn SweepKind] = &[
     &syscalls::Syscalls,
     &command::Command,
     &locality::Locality,
+    &knee::Knee,
 ];
 
 /// The kind named `name` in a sweep file.
@@ -49,7 +51,7 @@ mod tests {
                 );
             }
         }
-        assert_eq!(names(), "throughput, syscalls, command, locality");
+        assert_eq!(names(), "throughput, syscalls, command, locality, knee");
         assert!(by_name("thruput").is_none());
     }
 }

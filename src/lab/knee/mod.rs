@@ -1,0 +1,96 @@
+//! The lab kind `knee`: the highest rate a file's device serves while the response time p99
+//! stays under a target (`diskscope knee FILE --p99 2ms`, and `kind = "knee"` in a sweep).
+//!
+//! Why a search and not a sweep of rates: every point must run long enough for its p99 to mean
+//! something (a few thousand operations), so a fine sweep of rates costs minutes where a
+//! bracket needs a handful of points. [`search`] holds the pure search (which rates, when to
+//! stop, how sure), [`probe`] measures a point with the one `runner::Run`, [`svg`] draws the
+//! curve. Its parameters are one struct, [`KneeParams`], both the command's flags (clap) and a
+//! sweep's `params = { ... }` (serde, unknown keys refused), checked by one [`KneeParams::plan`]
+//! in the same words (a flag is named `--p99`, a key `p99`).
+//!
+//! Reads only: the knee of an explored file is measured without writing to it.
+
+pub mod params;
+pub mod probe;
+pub mod search;
+pub mod svg;
+
+pub use params::{parse_time_us, KneeParams, Plan, Syntax};
+pub use search::{Ceiling, Knee, Point, Settings, Stop};
+
+/// `diskscope knee FILE --p99 2ms [...]`
+#[derive(Debug, clap::Args)]
+pub struct KneeArgs {
+    /// File to read (never written)
+    pub file: std::path::PathBuf,
+    #[command(flatten)]
+    pub params: KneeParams,
+    /// Print one JSON document (the answer, its bracket, every point) on stdout instead of the
+    /// knee's rate alone
+    #[arg(long)]
+    pub json: bool,
+    /// Also draw response time against offered rate, the knee marked, into this new SVG file
+    #[arg(long, value_name = "FILE.svg")]
+    pub svg: Option<std::path::PathBuf>,
+    /// Replace an existing --svg file
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Runs the search of `plan` on its file, with the real probe; `on_point` sees each point.
+/// Returns the answer and every run's record (closed loop first), and the seconds it took.
+pub fn run(
+    plan: &Plan,
+    experiment: &str,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    on_point: &mut dyn FnMut(&Point),
+) -> anyhow::Result<(Knee, Vec<crate::measure::RunResult>, f64)> {
+    let mut probe = probe::RunProbe::new(plan, experiment, stop.clone());
+    let knee = search::search(&plan.settings, &mut probe, &stop, on_point)?;
+    Ok((knee, probe.results, probe.elapsed_s))
+}
+
+/// The setup of a plan in a few words, for titles and stderr: `pread 4K random t1 qd1 poisson`.
+pub fn setup_words(plan: &Plan) -> String {
+    let s = &plan.base;
+    format!(
+        "{} {} {} t{}{}{} {} arrivals, cache {}",
+        s.method,
+        crate::size::format_size(s.block_size_bytes),
+        s.pattern,
+        s.threads,
+        if s.queue_depth > 1 {
+            format!(" qd{}", s.queue_depth)
+        } else {
+            String::new()
+        },
+        if s.direct { " O_DIRECT" } else { "" },
+        s.arrival,
+        s.cache,
+    )
+}
+
+/// One point as a line for stderr.
+pub fn point_line(p: &Point, target_us: f64) -> String {
+    format!(
+        "{:>9.0} IOPS offered, {:>9.0} achieved, {:.1} s: response p50 {}, p99 {} (95%: {} to \
+         {}), p99.9 {}; service p99 {} -> {}",
+        p.offered_iops,
+        p.achieved_iops,
+        p.seconds,
+        svg::fmt_us(p.resp_p50_us),
+        svg::fmt_us(p.resp_p99_us),
+        svg::fmt_us(p.resp_p99_low_us),
+        svg::fmt_us(p.resp_p99_high_us),
+        svg::fmt_us(p.resp_p999_us),
+        svg::fmt_us(p.lat_p99_us),
+        if p.fell_behind {
+            "missed (fell behind its schedule)".to_string()
+        } else if p.meets(target_us) {
+            "met".to_string()
+        } else {
+            "missed".to_string()
+        }
+    )
+}

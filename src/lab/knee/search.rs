@@ -1,0 +1,461 @@
+//! The knee search, as pure logic over a [`Probe`]: which offered rates to measure, in what
+//! order, when to stop, and how sure the answer is. It knows nothing of files or engines (the
+//! real probe, `RunProbe` in `probe.rs`, runs `runner::Run`s; the unit tests script one), so
+//! the search is tested exactly and the command, the sweep kind and the bench share it.
+//!
+//! The search:
+//! 1. one closed-loop run finds the ceiling `C` (operations per second as fast as it goes);
+//!    no open-loop rate above it can be sustained, so the knee lies in `(0, C]`;
+//! 2. the first open-loop point is at `C/2`; while every point fails (response p99 above the
+//!    target, or the run fell behind its schedule), the next is half the lowest failing rate;
+//! 3. once a passing rate `lo` and a failing rate `hi` bracket the knee, each next point is at
+//!    the bracket's middle, until `(hi - lo) / hi` is within the tolerance; while every point
+//!    passes, the bracket's top is the ceiling, and when the bracket is within the tolerance of
+//!    `C` the ceiling itself is measured open loop (a device whose p99 stays under the target
+//!    at its own ceiling has its knee there);
+//! 4. a point within a quarter of the tolerance of one already measured is not measured again:
+//!    the measured one is reused. Every point, reused or not, is on the plot.
+//!
+//! The answer is `lo`, the highest rate measured to pass below the lowest measured to fail,
+//! with its bracket and why the search stopped. p99 from `n` operations is itself uncertain: its
+//! 95% interval (the order statistics around rank `0.99 n`) is kept with each point, and the
+//! answer says when an end of the bracket was judged on a p99 whose interval straddles the
+//! target, or when a point above the bracket passed (noise: the curve measured is not monotone).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// How the search runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    /// The response-time p99 a rate must stay under, microseconds.
+    pub target_p99_us: f64,
+    /// Stop when the bracket's width is at most this share of its top (0.05: 5%).
+    pub tolerance: f64,
+    /// Most open-loop points to measure (the closed-loop run not counted).
+    pub max_points: usize,
+}
+
+/// The closed-loop run that bounds the search.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct Ceiling {
+    /// Operations per second, closed loop.
+    pub iops: f64,
+    /// Service-time p99 of the closed-loop run, microseconds.
+    pub lat_p99_us: f64,
+}
+
+/// One measured open-loop point.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct Point {
+    /// The rate asked for, operations per second.
+    pub offered_iops: f64,
+    /// Operations over the point's time.
+    pub achieved_iops: f64,
+    /// Response time (intended start → completion) percentiles, microseconds.
+    pub resp_p50_us: f64,
+    pub resp_p99_us: f64,
+    pub resp_p999_us: f64,
+    /// The 95% interval of `resp_p99_us`, microseconds (order statistics of the point's ops).
+    pub resp_p99_low_us: f64,
+    pub resp_p99_high_us: f64,
+    /// Service time (issue → completion) p99, microseconds.
+    pub lat_p99_us: f64,
+    /// Operations measured.
+    pub ops: u64,
+    /// Seconds the point ran.
+    pub seconds: f64,
+    /// The run ended further behind its schedule than the target (see `probe::point_of`).
+    pub fell_behind: bool,
+    /// Set by the search: whether the point meets the target.
+    pub passed: bool,
+}
+
+impl Point {
+    /// Whether this point meets `target_us`: kept up, and response p99 at most the target.
+    pub fn meets(&self, target_us: f64) -> bool {
+        !self.fell_behind && self.resp_p99_us <= target_us
+    }
+
+    /// Whether the pass or fail of this point could go the other way within its p99's 95%
+    /// interval (a point that fell behind is a clear fail).
+    pub fn marginal(&self, target_us: f64) -> bool {
+        !self.fell_behind && self.resp_p99_low_us <= target_us && target_us <= self.resp_p99_high_us
+    }
+}
+
+/// Why the search stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stop {
+    /// The bracket is within the tolerance.
+    Converged,
+    /// The ceiling itself, run open loop, meets the target: the knee is the ceiling.
+    CeilingMeetsTarget,
+    /// Every point failed down to a 64th of the ceiling.
+    NothingMeetsTarget,
+    /// `max_points` were measured before the bracket narrowed to the tolerance.
+    PointLimit,
+    /// Stopped by the user (Ctrl-C).
+    Interrupted,
+}
+
+impl Stop {
+    /// The reason, in words.
+    pub fn describe(self, tolerance: f64) -> String {
+        match self {
+            Stop::Converged => format!("the bracket is within {:.0}%", tolerance * 100.0),
+            Stop::CeilingMeetsTarget => {
+                "the closed-loop ceiling itself, run open loop, meets the target".to_string()
+            }
+            Stop::NothingMeetsTarget => {
+                "no rate down to a 64th of the ceiling meets the target".to_string()
+            }
+            Stop::PointLimit => "the point limit was reached first".to_string(),
+            Stop::Interrupted => "interrupted".to_string(),
+        }
+    }
+}
+
+/// The answer of a search.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Knee {
+    pub settings_target_p99_us: f64,
+    pub tolerance: f64,
+    pub ceiling: Ceiling,
+    /// Every point, by offered rate.
+    pub points: Vec<Point>,
+    /// The highest rate measured to meet the target below the lowest measured to fail; `None`
+    /// when no rate met it.
+    pub knee_iops: Option<f64>,
+    /// The lowest rate measured to fail; `None` when every rate met the target.
+    pub fail_iops: Option<f64>,
+    pub stop: Stop,
+    /// Points measured (the closed-loop run not counted) and points reused.
+    pub measured: usize,
+    pub reused: usize,
+    /// A point above the bracket met the target: the measured curve is not monotone (noise, or
+    /// another load on the device), and the answer is the lower one.
+    pub not_monotone: bool,
+    /// An end of the bracket was judged on a p99 whose 95% interval holds the target.
+    pub marginal: bool,
+}
+
+impl Knee {
+    /// The bracket's width as a share of its top, when both ends are known.
+    pub fn bracket_share(&self) -> Option<f64> {
+        Some((self.fail_iops? - self.knee_iops?) / self.fail_iops?)
+    }
+
+    /// One line: the answer, its bracket and why the search stopped.
+    pub fn confidence_line(&self) -> String {
+        let stop = self.stop.describe(self.tolerance);
+        let mut s = match (self.knee_iops, self.fail_iops) {
+            (Some(lo), Some(hi)) => format!(
+                "knee in [{lo:.0}, {hi:.0}) IOPS ({:.1}% wide): {lo:.0} met the target, {hi:.0} \
+                 did not; stopped: {stop}",
+                100.0 * (hi - lo) / hi
+            ),
+            (Some(lo), None) => {
+                format!("knee at least {lo:.0} IOPS (every rate measured met the target); stopped: {stop}")
+            }
+            (None, Some(hi)) => {
+                format!("no knee: even {hi:.0} IOPS misses the target; stopped: {stop}")
+            }
+            (None, None) => format!("no point measured; stopped: {stop}"),
+        };
+        if self.marginal {
+            s += "; marginal: an end of the bracket has a p99 whose 95% interval holds the target";
+        }
+        if self.not_monotone {
+            s += "; not monotone: a rate above the bracket met the target (noise or other load)";
+        }
+        s
+    }
+}
+
+/// What the search measures with. The real one runs the file; tests script one.
+pub trait Probe {
+    /// The closed-loop run: the ceiling.
+    fn closed_loop(&mut self) -> anyhow::Result<Ceiling>;
+    /// One open-loop point at `rate_iops`.
+    fn at(&mut self, rate_iops: f64) -> anyhow::Result<Point>;
+}
+
+/// Lowest rate tried, as a share of the ceiling (six halvings of the first point).
+const LOWEST_SHARE: f64 = 1.0 / 64.0;
+
+/// Runs the search (see the module doc). `on_point` sees each point as it is measured.
+pub fn search(
+    settings: &Settings,
+    probe: &mut dyn Probe,
+    stop: &AtomicBool,
+    on_point: &mut dyn FnMut(&Point),
+) -> anyhow::Result<Knee> {
+    let target = settings.target_p99_us;
+    let ceiling = probe.closed_loop()?;
+    let c = ceiling.iops;
+    let mut k = Knee {
+        settings_target_p99_us: target,
+        tolerance: settings.tolerance,
+        ceiling,
+        points: Vec::new(),
+        knee_iops: None,
+        fail_iops: None,
+        stop: Stop::PointLimit,
+        measured: 0,
+        reused: 0,
+        not_monotone: false,
+        marginal: false,
+    };
+    if c <= 0.0 {
+        anyhow::bail!("the closed-loop run completed no operation; there is no rate to search");
+    }
+    let mut next = c / 2.0;
+    k.stop = loop {
+        if stop.load(Ordering::Relaxed) {
+            break Stop::Interrupted;
+        }
+        let reuse = k
+            .points
+            .iter()
+            .any(|p| (p.offered_iops - next).abs() <= next * settings.tolerance / 4.0);
+        if reuse {
+            k.reused += 1;
+        } else {
+            if k.measured >= settings.max_points {
+                break Stop::PointLimit;
+            }
+            let mut p = probe.at(next)?;
+            if stop.load(Ordering::Relaxed) {
+                break Stop::Interrupted; // a point cut short is not judged
+            }
+            p.passed = p.meets(target);
+            on_point(&p);
+            k.measured += 1;
+            k.points.push(p);
+            k.points
+                .sort_by(|a, b| a.offered_iops.total_cmp(&b.offered_iops));
+        }
+        bracket(&mut k);
+        match (k.knee_iops, k.fail_iops) {
+            (None, Some(hi)) => {
+                if hi / 2.0 < c * LOWEST_SHARE {
+                    break Stop::NothingMeetsTarget;
+                }
+                next = hi / 2.0;
+            }
+            (Some(lo), Some(hi)) => {
+                if (hi - lo) / hi <= settings.tolerance {
+                    break Stop::Converged;
+                }
+                next = (lo + hi) / 2.0;
+            }
+            (Some(lo), None) => {
+                if (c - lo) / c <= settings.tolerance / 4.0 {
+                    break Stop::CeilingMeetsTarget;
+                }
+                next = if (c - lo) / c <= settings.tolerance {
+                    c
+                } else {
+                    (lo + c) / 2.0
+                };
+            }
+            (None, None) => unreachable!("a point was measured or reused"),
+        }
+        if reuse && k.reused > settings.max_points {
+            break Stop::PointLimit; // cannot happen with a shrinking bracket; a guard all the same
+        }
+    };
+    k.marginal = [k.knee_iops, k.fail_iops]
+        .iter()
+        .flatten()
+        .filter_map(|r| k.points.iter().find(|p| p.offered_iops == *r))
+        .any(|p| p.marginal(target));
+    Ok(k)
+}
+
+/// Sets the bracket from the points: the lowest failing rate, and the highest passing rate
+/// below it; notes a passing rate above the failing one.
+fn bracket(k: &mut Knee) {
+    let hi = k
+        .points
+        .iter()
+        .filter(|p| !p.passed)
+        .map(|p| p.offered_iops)
+        .reduce(f64::min);
+    let below = |r: f64| hi.is_none_or(|h| r < h);
+    k.knee_iops = k
+        .points
+        .iter()
+        .filter(|p| p.passed && below(p.offered_iops))
+        .map(|p| p.offered_iops)
+        .reduce(f64::max);
+    k.fail_iops = hi;
+    k.not_monotone = k.points.iter().any(|p| p.passed && !below(p.offered_iops));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scripted device: response p99 rises with the offered rate as an M/M/1 queue's would
+    /// (`s / (1 - rate/ceiling)`), so the knee for a target is known in closed form.
+    struct Mm1 {
+        ceiling: f64,
+        service_us: f64,
+        asked: Vec<f64>,
+        /// Rates that pass whatever their p99 (to script noise).
+        lucky: Vec<f64>,
+    }
+
+    impl Mm1 {
+        fn p99(&self, r: f64) -> f64 {
+            let rho = r / self.ceiling;
+            if rho >= 1.0 {
+                1e9
+            } else {
+                // M/M/1 response time p99: -ln(0.01) / (mu - lambda).
+                4.605 * self.service_us / (1.0 - rho)
+            }
+        }
+        /// The rate where p99 equals `target`.
+        fn knee(&self, target: f64) -> f64 {
+            self.ceiling * (1.0 - 4.605 * self.service_us / target)
+        }
+    }
+
+    impl Probe for Mm1 {
+        fn closed_loop(&mut self) -> anyhow::Result<Ceiling> {
+            Ok(Ceiling {
+                iops: self.ceiling,
+                lat_p99_us: 4.605 * self.service_us,
+            })
+        }
+        fn at(&mut self, r: f64) -> anyhow::Result<Point> {
+            self.asked.push(r);
+            let lucky = self.lucky.iter().any(|l| (l - r).abs() < 1.0);
+            let p99 = if lucky { 0.0 } else { self.p99(r) };
+            Ok(Point {
+                offered_iops: r,
+                achieved_iops: r.min(self.ceiling),
+                resp_p99_us: p99,
+                resp_p99_low_us: p99 * 0.9,
+                resp_p99_high_us: p99 * 1.1,
+                ops: 2000,
+                fell_behind: r >= self.ceiling && !lucky,
+                ..Point::default()
+            })
+        }
+    }
+
+    fn settings(target: f64) -> Settings {
+        Settings {
+            target_p99_us: target,
+            tolerance: 0.05,
+            max_points: 12,
+        }
+    }
+
+    fn device() -> Mm1 {
+        Mm1 {
+            ceiling: 10_000.0,
+            service_us: 100.0,
+            asked: Vec::new(),
+            lucky: Vec::new(),
+        }
+    }
+
+    fn run(d: &mut Mm1, target: f64) -> Knee {
+        search(&settings(target), d, &AtomicBool::new(false), &mut |_| {}).unwrap()
+    }
+
+    #[test]
+    fn the_knee_of_a_queue_lands_in_a_bracket_within_the_tolerance_around_the_exact_answer() {
+        for target in [600.0, 1000.0, 2000.0, 5000.0, 20_000.0] {
+            let mut d = device();
+            let truth = d.knee(target);
+            let k = run(&mut d, target);
+            let (lo, hi) = (k.knee_iops.unwrap(), k.fail_iops.unwrap());
+            assert_eq!(k.stop, Stop::Converged, "{target}: {k:?}");
+            assert!(
+                lo <= truth && truth < hi,
+                "{target}: {truth} not in [{lo}, {hi})"
+            );
+            assert!((hi - lo) / hi <= 0.05, "{target}: [{lo}, {hi})");
+            // Bisection from C/2 (or below): at most ~log2(1/0.05) + the halvings.
+            assert!(k.measured <= 8, "{target}: {} points", k.measured);
+            assert!(k
+                .points
+                .iter()
+                .all(|p| p.passed == (p.resp_p99_us <= target)));
+        }
+    }
+
+    #[test]
+    fn a_target_met_at_the_ceiling_measures_the_ceiling_and_says_so() {
+        let mut d = device();
+        d.ceiling = 1e6; // p99 at rate < C stays ~ 4.6 * 100 µs until very close to C
+        let k = run(&mut d, 1e12);
+        assert_eq!(k.stop, Stop::Converged, "{k:?}"); // C itself fell behind
+        assert_eq!(k.fail_iops, Some(1e6));
+        let mut d = device();
+        d.lucky = vec![10_000.0]; // the ceiling, open loop, passes
+        let k = run(&mut d, 1e12);
+        assert_eq!(k.stop, Stop::CeilingMeetsTarget, "{k:?}");
+        assert_eq!(k.knee_iops, Some(10_000.0));
+        assert!(k.fail_iops.is_none());
+    }
+
+    #[test]
+    fn a_target_below_the_service_time_halves_down_to_a_64th_of_the_ceiling_and_finds_nothing() {
+        let mut d = device();
+        let k = run(&mut d, 100.0); // p99 >= 460 µs at any rate
+        assert_eq!(k.stop, Stop::NothingMeetsTarget);
+        assert!(k.knee_iops.is_none());
+        assert_eq!(d.asked, vec![5000.0, 2500.0, 1250.0, 625.0, 312.5, 156.25]);
+        assert!(
+            k.confidence_line().starts_with("no knee"),
+            "{}",
+            k.confidence_line()
+        );
+    }
+
+    #[test]
+    fn no_rate_is_measured_twice_and_the_point_limit_stops_the_search() {
+        let mut d = device();
+        let s = Settings {
+            max_points: 3,
+            ..settings(2000.0)
+        };
+        let k = search(&s, &mut d, &AtomicBool::new(false), &mut |_| {}).unwrap();
+        assert_eq!(k.stop, Stop::PointLimit);
+        assert_eq!(k.measured, 3);
+        let mut asked = d.asked.clone();
+        asked.dedup();
+        assert_eq!(asked.len(), d.asked.len());
+    }
+
+    #[test]
+    fn a_passing_rate_above_a_failing_one_is_flagged_and_the_lower_answer_kept() {
+        let mut d = device();
+        d.lucky = vec![9_375.0]; // (7500 + 10000) / 2 ... scripted: passes though past the knee
+        let truth = d.knee(2000.0);
+        let k = run(&mut d, 2000.0);
+        if d.asked.contains(&9_375.0) {
+            assert!(k.not_monotone, "{k:?}");
+        }
+        assert!(k.knee_iops.unwrap() <= truth, "{k:?}");
+    }
+
+    #[test]
+    fn a_raised_stop_flag_ends_the_search_as_interrupted() {
+        let mut d = device();
+        let stop = AtomicBool::new(false);
+        let k = search(&settings(2000.0), &mut d, &stop, &mut |_| {
+            stop.store(true, Ordering::Relaxed)
+        })
+        .unwrap();
+        assert_eq!(k.stop, Stop::Interrupted);
+        assert_eq!(k.measured, 1);
+    }
+}
