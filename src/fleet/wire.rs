@@ -11,7 +11,8 @@
 
 use super::error::FleetError;
 use crate::measure::histogram::new_latency_histogram;
-use crate::measure::RunResult;
+use crate::measure::timeline::{IntervalRow, Reading};
+use crate::measure::{RunResult, Timeline};
 use hdrhistogram::Histogram;
 
 /// One rank's measurement of one point, as rank 0 receives it.
@@ -30,6 +31,8 @@ pub struct RankReport {
     pub stopped_by: String,
     /// Latency histogram of every operation, ns.
     pub latency: Histogram<u64>,
+    /// The rank's timeline on its own clock (None: the run had none, e.g. it failed to start).
+    pub timeline: Option<Timeline>,
 }
 
 /// Everything ranks say to each other.
@@ -244,6 +247,32 @@ impl Writer {
         self.str(&r.stopped_by);
         let h = histogram_to_bytes(&r.latency);
         self.0.extend_from_slice(&h);
+        match &r.timeline {
+            None => self.u8(0),
+            Some(t) => {
+                self.u8(1);
+                self.timeline(t);
+            }
+        }
+    }
+    /// A timeline: its interval, device, rows (CSV of [`IntervalRow`]'s serde columns, so a
+    /// column added there travels without touching this file), reading (JSON) and the
+    /// histogram of every interval.
+    fn timeline(&mut self, t: &Timeline) {
+        self.u64(t.interval_s.to_bits());
+        self.opt_str(t.device.as_deref());
+        let mut w = ::csv::Writer::from_writer(Vec::new());
+        for r in &t.rows {
+            // A flat struct of numbers always serializes.
+            let _ = w.serialize(r);
+        }
+        self.str(&String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default());
+        self.str(&serde_json::to_string(&t.reading).unwrap_or_default());
+        self.u64(t.latency.len() as u64);
+        for h in &t.latency {
+            let h = histogram_to_bytes(h);
+            self.0.extend_from_slice(&h);
+        }
     }
 }
 
@@ -304,6 +333,10 @@ impl Reader<'_> {
         };
         let stopped_by = self.str()?;
         let latency = self.histogram()?;
+        let timeline = match self.u8()? {
+            0 => None,
+            _ => Some(self.timeline()?),
+        };
         Ok(RankReport {
             rank,
             result,
@@ -312,6 +345,39 @@ impl Reader<'_> {
             xor_full,
             stopped_by,
             latency,
+            timeline,
+        })
+    }
+    fn timeline(&mut self) -> Result<Timeline, FleetError> {
+        let garbled = |what: &str, e: &dyn std::fmt::Display| {
+            FleetError::Garbled(format!("a report's timeline {what}: {e}"))
+        };
+        let interval_s = f64::from_bits(self.u64()?);
+        let device = self.opt_str()?;
+        let csv_text = self.str()?;
+        let rows = ::csv::Reader::from_reader(csv_text.as_bytes())
+            .deserialize::<IntervalRow>()
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| garbled("rows", &e))?;
+        let reading: Reading =
+            serde_json::from_str(&self.str()?).map_err(|e| garbled("reading", &e))?;
+        let n = self.u64()?;
+        if n != rows.len() as u64 {
+            return Err(garbled(
+                "histograms",
+                &format!("{n} for {} rows", rows.len()),
+            ));
+        }
+        let mut latency = Vec::with_capacity(rows.len());
+        for _ in 0..n {
+            latency.push(self.histogram()?);
+        }
+        Ok(Timeline {
+            interval_s,
+            device,
+            rows,
+            latency,
+            reading,
         })
     }
 }
@@ -356,6 +422,7 @@ mod tests {
             xor_full: Some(0xdead_beef),
             stopped_by: "stonewall".into(),
             latency,
+            timeline: Some(crate::fleet::timeline::tests::timeline(3, 12_345, Some(1))),
         }
     }
 

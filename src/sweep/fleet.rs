@@ -152,7 +152,10 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
     let mut failed = 0usize;
     let mut seq = 0u64;
     let mut broken: Option<FleetError> = None;
+    // Every rank's and the `all` timeline of each experiment (`<name>-ranks-timeline.csv`).
+    let mut rank_timelines: Vec<(&str, Vec<RunResult>)> = Vec::new();
     'experiments: for x in &plan.experiments {
+        rank_timelines.push((&x.name, Vec::new()));
         let mut sink = None;
         if lead {
             let csv_path = dir.join(format!("{}.csv", x.name));
@@ -202,6 +205,9 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
                     for r in &out {
                         sink.write(&FleetCsvRow(r.clone()))?;
                     }
+                    if let Some((_, t)) = rank_timelines.last_mut() {
+                        t.extend(out.iter().filter(|r| r.timeline.is_some()).cloned());
+                    }
                     if !all.error.is_empty() {
                         failed += 1;
                         eprintln!("{label} rep {rep}/{}: FAILED: {}", x.reps, all.error);
@@ -233,6 +239,11 @@ pub fn execute(plan: &Plan, mut fleet: Fleet, stop: &AtomicBool) -> anyhow::Resu
         plan.experiments.iter().zip(&collected).collect();
     // No fio companions: a fleet point is many clients at once, which one fio line cannot say.
     written.extend(output::write_results(dir, plan, &done, false)?);
+    for (name, rows) in &rank_timelines {
+        written.extend(crate::fleet::timeline::write_ranks(
+            dir, name, rows, plan.force,
+        )?);
+    }
     writeln!(stdout)?;
     write!(stdout, "{}", output::summary_text(&done))?;
     stdout.flush()?;
