@@ -371,8 +371,9 @@ pub(super) struct Point {
     files: Seen,
 }
 
+#[cfg(test)]
 impl Point {
-    /// A point of `record`, with the hosts and files it lists.
+    /// A point of `record`, with the hosts and files it lists (for the tests of the readers).
     pub(super) fn of(record: Record) -> Point {
         let mut p = Point {
             record: Record {
