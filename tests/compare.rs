@@ -1328,12 +1328,20 @@ fn a_significant_change_between_an_ok_and_a_suspect_side_says_the_verdicts_diffe
     // The CSV says it in its own columns.
     let o = compare(
         &dir,
-        &[old.as_os_str(), new.as_os_str(), std::ffi::OsStr::new("--csv")],
+        &[
+            old.as_os_str(),
+            new.as_os_str(),
+            std::ffi::OsStr::new("--csv"),
+        ],
     );
     let rows = csv_rows(&String::from_utf8_lossy(&o.stdout));
     assert_eq!(rows[0]["old_verdict"], "ok");
     assert_eq!(rows[0]["new_verdict"], "suspect (cache_not_disk)");
-    assert!(rows[0]["note"].starts_with("verdicts differ"), "{:?}", rows[0]);
+    assert!(
+        rows[0]["note"].starts_with("verdicts differ"),
+        "{:?}",
+        rows[0]
+    );
     // Both sides ok: no caveat, and the totals are the same as without verdicts.
     std::fs::write(&new, verdict_csv(&ok, None)).unwrap();
     let same = compare_ok(&dir, &[old.as_os_str(), new.as_os_str()]);
@@ -1388,7 +1396,11 @@ fn a_fleet_csv_is_compared_on_its_all_rows_not_its_ranks_shares() {
     std::fs::write(&old, verdict_csv(&fleet, Some(&ranks))).unwrap();
     let o = compare(
         &dir,
-        &[old.as_os_str(), old.as_os_str(), std::ffi::OsStr::new("--csv")],
+        &[
+            old.as_os_str(),
+            old.as_os_str(),
+            std::ffi::OsStr::new("--csv"),
+        ],
     );
     let rows = csv_rows(&String::from_utf8_lossy(&o.stdout));
     assert_eq!(rows[0]["old_n"], "2", "{rows:?}");

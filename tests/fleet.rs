@@ -429,8 +429,16 @@ fn run_under_mpirun_writes_every_ranks_timeline_and_the_merged_one_with_the_star
     let csv = d.path().join("t.csv");
     let mut c = mpirun(d.path());
     c.args(["-n", "3"]).arg(bin_path("run")).arg(&f);
-    c.args(["-r", "4K", "4096", "--interval", "100ms", "--json", "--timeline"])
-        .arg(&csv);
+    c.args([
+        "-r",
+        "4K",
+        "4096",
+        "--interval",
+        "100ms",
+        "--json",
+        "--timeline",
+    ])
+    .arg(&csv);
     let (out, _) = run_bounded(c, Duration::from_secs(60));
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
@@ -438,10 +446,16 @@ fn run_under_mpirun_writes_every_ranks_timeline_and_the_merged_one_with_the_star
     // --json: every rank's row and the aggregate, each judged, and their timelines.
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let results = doc["results"].as_array().unwrap();
-    let ranks: Vec<&str> = results.iter().map(|r| r["rank"].as_str().unwrap()).collect();
+    let ranks: Vec<&str> = results
+        .iter()
+        .map(|r| r["rank"].as_str().unwrap())
+        .collect();
     assert_eq!(ranks, ["0", "1", "2", "all"]);
     for r in results {
-        assert!(matches!(r["verdict"].as_str(), Some("ok" | "suspect")), "{r}");
+        assert!(
+            matches!(r["verdict"].as_str(), Some("ok" | "suspect")),
+            "{r}"
+        );
     }
     assert_eq!(doc["timeline"].as_array().unwrap().len(), 4);
     // The CSV: rank rows on the fleet's clock, then the merged ones.
@@ -470,11 +484,14 @@ fn run_under_mpirun_writes_every_ranks_timeline_and_the_merged_one_with_the_star
         .iter()
         .map(|r| of(r)[0]["start_skew_us"].parse::<f64>().unwrap())
         .collect();
-    assert!(skews.iter().any(|s| *s == 0.0), "{skews:?}");
+    assert!(skews.contains(&0.0), "{skews:?}");
     let largest = skews.iter().cloned().fold(0.0, f64::max);
     assert!((all[0]["start_skew_us"].parse::<f64>().unwrap() - largest).abs() < 1e-3);
     for (r, skew) in ["0", "1", "2"].iter().zip(&skews) {
         let t0: f64 = of(r)[0]["t_start_s"].parse().unwrap();
-        assert!((t0 - skew / 1e6).abs() < 1e-6, "rank {r}: {t0} vs {skew} µs");
+        assert!(
+            (t0 - skew / 1e6).abs() < 1e-6,
+            "rank {r}: {t0} vs {skew} µs"
+        );
     }
 }

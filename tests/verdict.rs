@@ -451,5 +451,8 @@ fn a_batch_on_tmpfs_draws_its_suspect_bars_hollow_and_the_report_says_why() {
     // The report's table says each point's verdict, and embeds the timeline figure.
     assert!(html.contains("verdict (reasons)"), "{html}");
     assert!(html.contains("suspect (not_a_disk"), "{html}");
-    assert!(html.contains("x-timeline.svg"), "the timeline figure is embedded");
+    assert!(
+        html.contains("x-timeline.svg"),
+        "the timeline figure is embedded"
+    );
 }

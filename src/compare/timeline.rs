@@ -70,7 +70,7 @@ fn what(s: &LevelShift) -> String {
 /// out, as the run itself does).
 fn shift_of(rows: &[Interval]) -> Option<LevelShift> {
     let interval_s = rows.first().map(|r| r.t_end_s - r.t_start_s)?;
-    if !(interval_s > 0.0) {
+    if interval_s.is_nan() || interval_s <= 0.0 {
         return None;
     }
     let series: Vec<f64> = rows

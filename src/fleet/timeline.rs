@@ -150,7 +150,7 @@ pub fn merged(ranks: &[Placed<'_>], op: Op, direct: bool, file_bytes: u64) -> Op
         .map(|r| r.mib_s)
         .collect();
     let bytes_ratio = one_device
-        .then(|| device_of.timeline.reading.bytes_ratio.as_ref())
+        .then_some(device_of.timeline.reading.bytes_ratio.as_ref())
         .flatten()
         .filter(|_| file_bytes > 0)
         .map(|b| {
