@@ -215,7 +215,12 @@ fn draw(
         .x_label_area_size(36)
         .y_label_area_size(70)
         .caption(
-            "throughput (a vertical line: level shift)",
+            if runs.iter().any(|r| r.rank.is_some()) {
+                "throughput (a vertical line: level shift; shaded from 0: the ranks' start skew, \
+                 time 0 is the first rank's start)"
+            } else {
+                "throughput (a vertical line: level shift)"
+            },
             ("sans-serif", 14),
         )
         .build_cartesian_2d(0.0..x1, 0.0..top)?;
