@@ -477,6 +477,21 @@ mod tests {
     }
 
     #[test]
+    fn a_row_whose_residency_is_unknown_still_travels() {
+        // Residency is NaN (an empty cell) for a file this user may not write (cachestat EPERM).
+        let mut r = report();
+        r.result.residency_before_pct = f64::NAN;
+        let m = Msg::Report {
+            seq: 2,
+            report: Box::new(r),
+        };
+        match Msg::decode(&m.encode()).unwrap() {
+            Msg::Report { report, .. } => assert!(report.result.residency_before_pct.is_nan()),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn truncated_or_unknown_messages_are_errors_not_panics() {
         let bytes = Msg::Report {
             seq: 1,
