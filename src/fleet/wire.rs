@@ -37,10 +37,10 @@ pub struct RankReport {
     /// Why the rank stopped before its end (stonewall, another rank failed), else empty.
     pub stopped_by: String,
     /// Latency histogram of every operation, ns.
-    #[serde(with = "histogram")]
+    #[serde(serialize_with = "histogram_out", deserialize_with = "histogram_in")]
     pub latency: Histogram<u64>,
     /// The rank's timeline on its own clock (None: the run had none, e.g. it failed to start).
-    #[serde(with = "timeline")]
+    #[serde(serialize_with = "timeline_out", deserialize_with = "timeline_in")]
     pub timeline: Option<Timeline>,
 }
 
@@ -184,18 +184,14 @@ impl<'de> Deserialize<'de> for Bytes {
     }
 }
 
-/// `#[serde(with)]` of a latency histogram: its V2 bytes.
-mod histogram {
-    use super::*;
+/// A latency histogram's serde form: its V2 bytes.
+fn histogram_out<S: serde::Serializer>(h: &Histogram<u64>, s: S) -> Result<S::Ok, S::Error> {
+    Bytes(histogram_to_bytes(h)).serialize(s)
+}
 
-    pub fn serialize<S: serde::Serializer>(h: &Histogram<u64>, s: S) -> Result<S::Ok, S::Error> {
-        Bytes(histogram_to_bytes(h)).serialize(s)
-    }
-
-    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Histogram<u64>, D::Error> {
-        let b = Bytes::deserialize(d)?;
-        histogram_from_bytes(&b.0).map_err(serde::de::Error::custom)
-    }
+fn histogram_in<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Histogram<u64>, D::Error> {
+    let b = Bytes::deserialize(d)?;
+    histogram_from_bytes(&b.0).map_err(serde::de::Error::custom)
 }
 
 /// A timeline as it travels: its figures and each interval's histogram (a [`Timeline`] keeps
@@ -263,56 +259,50 @@ impl Columns {
     }
 }
 
-/// `#[serde(with)]` of a report's timeline.
-mod timeline {
-    use super::*;
+/// A report's timeline's serde form ([`WireTimeline`]).
+fn timeline_out<S: serde::Serializer>(t: &Option<Timeline>, s: S) -> Result<S::Ok, S::Error> {
+    let wire = match t {
+        None => None,
+        Some(t) => Some(WireTimeline {
+            interval_s: t.interval_s,
+            device: t.device.clone(),
+            rows: Columns::of(&t.rows).map_err(serde::ser::Error::custom)?,
+            reading: t.reading.clone(),
+            latency: t
+                .latency
+                .iter()
+                .map(|h| Bytes(histogram_to_bytes(h)))
+                .collect(),
+        }),
+    };
+    wire.serialize(s)
+}
 
-    pub fn serialize<S: serde::Serializer>(t: &Option<Timeline>, s: S) -> Result<S::Ok, S::Error> {
-        let wire = match t {
-            None => None,
-            Some(t) => Some(WireTimeline {
-                interval_s: t.interval_s,
-                device: t.device.clone(),
-                rows: Columns::of(&t.rows).map_err(serde::ser::Error::custom)?,
-                reading: t.reading.clone(),
-                latency: t
-                    .latency
-                    .iter()
-                    .map(|h| Bytes(histogram_to_bytes(h)))
-                    .collect(),
-            }),
-        };
-        wire.serialize(s)
+fn timeline_in<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Timeline>, D::Error> {
+    let Some(w) = Option::<WireTimeline>::deserialize(d)? else {
+        return Ok(None);
+    };
+    let rows: Vec<IntervalRow> = w.rows.rows().map_err(serde::de::Error::custom)?;
+    if w.latency.len() != rows.len() {
+        return Err(serde::de::Error::custom(format!(
+            "a timeline of {} rows with {} histograms",
+            rows.len(),
+            w.latency.len()
+        )));
     }
-
-    pub fn deserialize<'de, D: serde::Deserializer<'de>>(
-        d: D,
-    ) -> Result<Option<Timeline>, D::Error> {
-        let Some(w) = Option::<WireTimeline>::deserialize(d)? else {
-            return Ok(None);
-        };
-        let rows: Vec<IntervalRow> = w.rows.rows().map_err(serde::de::Error::custom)?;
-        if w.latency.len() != rows.len() {
-            return Err(serde::de::Error::custom(format!(
-                "a timeline of {} rows with {} histograms",
-                rows.len(),
-                w.latency.len()
-            )));
-        }
-        let latency = w
-            .latency
-            .iter()
-            .map(|b| histogram_from_bytes(&b.0))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(serde::de::Error::custom)?;
-        Ok(Some(Timeline {
-            interval_s: w.interval_s,
-            device: w.device,
-            rows,
-            latency,
-            reading: w.reading,
-        }))
-    }
+    let latency = w
+        .latency
+        .iter()
+        .map(|b| histogram_from_bytes(&b.0))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(serde::de::Error::custom)?;
+    Ok(Some(Timeline {
+        interval_s: w.interval_s,
+        device: w.device,
+        rows,
+        latency,
+        reading: w.reading,
+    }))
 }
 
 #[cfg(test)]
