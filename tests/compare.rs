@@ -1275,3 +1275,135 @@ fn fio_json_results_compare_with_the_same_statistics_one_document_per_repetition
         "{one}"
     );
 }
+
+/// A per-repetition CSV of one warm pread 1M point: each repetition's MiB/s with its verdict
+/// and reasons (and, with `rank`, a fleet's rank column).
+fn verdict_csv(rows: &[(f64, &str, &str)], rank: Option<&[&str]>) -> String {
+    let mut text = String::from(
+        "experiment,host,file,operation,method,pattern,cache,direct,block_size_bytes,threads,queue_depth,rep,mib_s,lat_p99_us,error,verdict,reasons,why",
+    );
+    if rank.is_some() {
+        text += ",rank";
+    }
+    text.push('\n');
+    for (i, (mib_s, verdict, reasons)) in rows.iter().enumerate() {
+        let why = if reasons.is_empty() {
+            String::new()
+        } else {
+            format!("\"{reasons} happened\"")
+        };
+        text += &format!(
+            "x,h,/f,read,pread,sequential,warm,false,1048576,1,1,{},{mib_s},10,,{verdict},{reasons},{why}",
+            i + 1
+        );
+        if let Some(r) = rank {
+            text += &format!(",{}", r[i]);
+        }
+        text.push('\n');
+    }
+    text
+}
+
+#[test]
+fn a_significant_change_between_an_ok_and_a_suspect_side_says_the_verdicts_differ() {
+    let dir = tmp();
+    let ok: Vec<(f64, &str, &str)> = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2]
+        .iter()
+        .map(|v| (*v, "ok", ""))
+        .collect();
+    let cached: Vec<(f64, &str, &str)> = [900.0, 905.0, 899.0, 901.0, 898.0, 902.0]
+        .iter()
+        .map(|v| (*v, "suspect", "cache_not_disk"))
+        .collect();
+    let old = p(&dir, "old.csv");
+    let new = p(&dir, "new.csv");
+    std::fs::write(&old, verdict_csv(&ok, None)).unwrap();
+    std::fs::write(&new, verdict_csv(&cached, None)).unwrap();
+    let out = compare_ok(&dir, &[old.as_os_str(), new.as_os_str()]);
+    assert!(
+        out.contains("faster, but verdicts differ: OLD ok, NEW suspect (cache_not_disk)"),
+        "{out}"
+    );
+    assert!(out.contains("note: x: read pread 1M"), "{out}");
+    // The CSV says it in its own columns.
+    let o = compare(
+        &dir,
+        &[
+            old.as_os_str(),
+            new.as_os_str(),
+            std::ffi::OsStr::new("--csv"),
+        ],
+    );
+    let rows = csv_rows(&String::from_utf8_lossy(&o.stdout));
+    assert_eq!(rows[0]["old_verdict"], "ok");
+    assert_eq!(rows[0]["new_verdict"], "suspect (cache_not_disk)");
+    assert!(
+        rows[0]["note"].starts_with("verdicts differ"),
+        "{:?}",
+        rows[0]
+    );
+    // Both sides ok: no caveat, and the totals are the same as without verdicts.
+    std::fs::write(&new, verdict_csv(&ok, None)).unwrap();
+    let same = compare_ok(&dir, &[old.as_os_str(), new.as_os_str()]);
+    assert!(!same.contains("verdicts differ"), "{same}");
+}
+
+#[test]
+fn a_level_shift_in_a_sides_timeline_is_noted_and_the_totals_are_unchanged() {
+    let dir = tmp();
+    let reps: Vec<(f64, &str, &str)> = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2]
+        .iter()
+        .map(|v| (*v, "", ""))
+        .collect();
+    let old = p(&dir, "old.csv");
+    std::fs::write(&old, verdict_csv(&reps, None)).unwrap();
+    let new_dir = p(&dir, "new");
+    std::fs::create_dir(&new_dir).unwrap();
+    std::fs::write(new_dir.join("x.csv"), verdict_csv(&reps, None)).unwrap();
+    let before = compare_ok(&dir, &[old.as_os_str(), new_dir.as_os_str()]);
+    // Repetition 3's timeline: 160 MiB/s for 6 s, then 40 MiB/s for 6 s (mean 100).
+    let mut t = String::from("experiment,operation,method,pattern,cache,direct,block_size_bytes,threads,queue_depth,rep,device,t_start_s,t_end_s,bytes,ops,mib_s\n");
+    for i in 0..12 {
+        let v = if i < 6 { 160.0 } else { 40.0 };
+        t += &format!(
+            "x,read,pread,sequential,warm,false,1048576,1,1,3,,{i},{},1,1,{v}\n",
+            i + 1
+        );
+    }
+    std::fs::write(new_dir.join("x-timeline.csv"), t).unwrap();
+    let after = compare_ok(&dir, &[old.as_os_str(), new_dir.as_os_str()]);
+    assert!(
+        after.contains("NEW's timeline shows a level shift (rep 3): throughput went from 160.0 to 40.0 MiB/s at 6.0 s"),
+        "{after}"
+    );
+    let table = |s: &str| s.lines().take(3).collect::<Vec<_>>().join("\n");
+    assert_eq!(table(&before), table(&after), "the totals did not change");
+}
+
+#[test]
+fn a_fleet_csv_is_compared_on_its_all_rows_not_its_ranks_shares() {
+    let dir = tmp();
+    let fleet: Vec<(f64, &str, &str)> = vec![
+        (50.0, "ok", ""),
+        (50.0, "ok", ""),
+        (100.0, "ok", ""),
+        (52.0, "ok", ""),
+        (52.0, "ok", ""),
+        (104.0, "ok", ""),
+    ];
+    let ranks = ["0", "1", "all", "0", "1", "all"];
+    let old = p(&dir, "old.csv");
+    std::fs::write(&old, verdict_csv(&fleet, Some(&ranks))).unwrap();
+    let o = compare(
+        &dir,
+        &[
+            old.as_os_str(),
+            old.as_os_str(),
+            std::ffi::OsStr::new("--csv"),
+        ],
+    );
+    let rows = csv_rows(&String::from_utf8_lossy(&o.stdout));
+    assert_eq!(rows[0]["old_n"], "2", "{rows:?}");
+    let mean: f64 = rows[0]["old_mean"].parse().unwrap();
+    assert!((mean - 102.0).abs() < 1e-9, "{rows:?}");
+}

@@ -162,6 +162,15 @@ fn check_fleet_csv(csv: &Path) -> Vec<std::collections::HashMap<String, String>>
             assert_eq!(r["clients"], "3");
             assert!(!r["host"].is_empty());
             assert_eq!(r["error"], "");
+            // Issue 23: every rank row and the aggregate carry a verdict.
+            assert!(matches!(r["verdict"].as_str(), "ok" | "suspect"), "{r:?}");
+        }
+        // The aggregate is suspect with every reason a rank gave.
+        for rank in &group[..3] {
+            for code in rank["reasons"].split(';').filter(|c| !c.is_empty()) {
+                assert!(group[3]["reasons"].contains(code), "{group:?}");
+                assert_eq!(group[3]["verdict"], "suspect");
+            }
         }
         alls.push(group[3].clone());
     }
@@ -186,6 +195,12 @@ fn a_file_per_process_sweep_on_three_ranks_sums_the_ranks_and_only_rank_0_writes
     let alls = check_fleet_csv(&lead.join("out/x.csv"));
     assert!(alls.iter().all(|r| r["layout"] == "file-per-process"));
     assert!(lead.join("out/x-summary.csv").is_file());
+    // Issue 22: the fleet's timelines, every rank's and the merged one.
+    assert!(lead.join("out/x-timeline.csv").is_file());
+    let t = csv_rows(&lead.join("out/x-ranks-timeline.csv"));
+    for rank in ["0", "1", "2", "all"] {
+        assert!(t.iter().any(|r| r["rank"] == rank), "no rank {rank}");
+    }
     assert!(!rest.join("out").exists(), "ranks 1 and 2 wrote results");
     // The clients figure reads fleet CSVs back (one here; several rank counts in real use).
     let svg = d.path().join("clients.svg");
@@ -508,4 +523,82 @@ fn a_fleet_sweep_writes_context_sweep_json_and_fio_commands_like_a_local_one() {
             .unwrap();
     assert!(ctx.is_object() && !ctx.as_object().unwrap().is_empty());
     assert!(!rest.join("out").exists(), "ranks 1 and 2 wrote results");
+}
+
+#[test]
+fn run_under_mpirun_writes_every_ranks_timeline_and_the_merged_one_with_the_start_skew() {
+    need_mpi!();
+    let d = tmp();
+    let f = d.path().join("f");
+    for r in 0..3u8 {
+        std::fs::write(format!("{}.{r}", f.display()), vec![r; 16 << 20]).unwrap();
+    }
+    let csv = d.path().join("t.csv");
+    let mut c = mpirun(d.path());
+    c.args(["-n", "3"]).arg(bin_path("run")).arg(&f);
+    c.args([
+        "-r",
+        "4K",
+        "4096",
+        "--interval",
+        "100ms",
+        "--json",
+        "--timeline",
+    ])
+    .arg(&csv);
+    let (out, _) = run_bounded(c, Duration::from_secs(60));
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("verdict: "), "{stderr}");
+    // --json: every rank's row and the aggregate, each judged, and their timelines.
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results = doc["results"].as_array().unwrap();
+    let ranks: Vec<&str> = results
+        .iter()
+        .map(|r| r["rank"].as_str().unwrap())
+        .collect();
+    assert_eq!(ranks, ["0", "1", "2", "all"]);
+    for r in results {
+        assert!(
+            matches!(r["verdict"].as_str(), Some("ok" | "suspect")),
+            "{r}"
+        );
+    }
+    assert_eq!(doc["timeline"].as_array().unwrap().len(), 4);
+    // The CSV: rank rows on the fleet's clock, then the merged ones.
+    let rows = csv_rows(&csv);
+    let of = |rank: &str| -> Vec<&std::collections::HashMap<String, String>> {
+        rows.iter().filter(|r| r["rank"] == rank).collect()
+    };
+    let sum = |rs: &[&std::collections::HashMap<String, String>], col: &str| -> u64 {
+        rs.iter().map(|r| r[col].parse::<u64>().unwrap()).sum()
+    };
+    let all = of("all");
+    assert!(!all.is_empty(), "{rows:?}");
+    let rank_rows: Vec<_> = rows.iter().filter(|r| r["rank"] != "all").collect();
+    // Intervals add: every operation of every rank is in the merged timeline once.
+    assert_eq!(sum(&all, "ops"), sum(&rank_rows, "ops"));
+    assert_eq!(sum(&all, "ops"), 3 * 4096);
+    // The slowest operation of the fleet is the slowest of any rank (a union, not an average).
+    let max = |rs: &[&std::collections::HashMap<String, String>]| {
+        rs.iter()
+            .filter_map(|r| r["lat_max_us"].parse::<f64>().ok())
+            .fold(0.0, f64::max)
+    };
+    assert_eq!(max(&all), max(&rank_rows));
+    // The skew: each rank's own offset, the aggregate's the largest; rank rows start there.
+    let skews: Vec<f64> = ["0", "1", "2"]
+        .iter()
+        .map(|r| of(r)[0]["start_skew_us"].parse::<f64>().unwrap())
+        .collect();
+    assert!(skews.contains(&0.0), "{skews:?}");
+    let largest = skews.iter().cloned().fold(0.0, f64::max);
+    assert!((all[0]["start_skew_us"].parse::<f64>().unwrap() - largest).abs() < 1e-3);
+    for (r, skew) in ["0", "1", "2"].iter().zip(&skews) {
+        let t0: f64 = of(r)[0]["t_start_s"].parse().unwrap();
+        assert!(
+            (t0 - skew / 1e6).abs() < 1e-6,
+            "rank {r}: {t0} vs {skew} µs"
+        );
+    }
 }

@@ -525,7 +525,7 @@ fn syscalls_reports_every_call_of_the_lab() {
         .success();
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     assert!(
-        stdout.starts_with("syscall,calls,seconds,calls_per_s,ns_per_call\n"),
+        stdout.starts_with("syscall,calls,seconds,calls_per_s,ns_per_call,verdict,reasons,why\n"),
         "{stdout}"
     );
     assert_eq!(stdout.lines().count(), 9);

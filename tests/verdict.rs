@@ -383,3 +383,76 @@ fn fast_on_a_tmpfs_file_says_its_verdict_on_stderr_and_in_json() {
         .unwrap()
         .contains("not_a_disk"));
 }
+
+/// A sweep of warm 64K and 1M reads of `file`, 2 repetitions each, run with `--report`.
+fn batch_with_report(dir: &Path, file: &Path) -> (std::path::PathBuf, String) {
+    let sweep = dir.join("s.toml");
+    std::fs::write(
+        &sweep,
+        format!(
+            "name = \"trap\"\n[file]\npath = \"{}\"\n[defaults]\nreps = 2\nseconds = 0.2\n\
+             [[experiment]]\nname = \"x\"\nkind = \"throughput\"\nmethod = \"pread\"\n\
+             block_size = [\"64K\", \"1M\"]\ncache = \"warm\"\n",
+            file.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let report = dir.join("r.html");
+    let o = bin("diskscope")
+        .env("XDG_CACHE_HOME", dir)
+        .arg("--batch")
+        .arg(&sweep)
+        .arg("--out")
+        .arg(&out)
+        .arg("--report")
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    (out, std::fs::read_to_string(&report).unwrap())
+}
+
+#[test]
+fn a_batch_on_tmpfs_draws_its_suspect_bars_hollow_and_the_report_says_why() {
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() {
+        eprintln!("skipped: no /dev/shm");
+        return;
+    }
+    let d = tempfile::Builder::new()
+        .prefix("diskscope-test")
+        .tempdir_in(shm)
+        .unwrap();
+    let f = d.path().join("f");
+    write_file(&f, 16);
+    let work = tmp();
+    let (out, html) = batch_with_report(work.path(), &f);
+    let svg = std::fs::read_to_string(out.join("x.svg")).unwrap();
+    let (_, rows) = {
+        let mut r = csv::Reader::from_path(out.join("x.csv")).unwrap();
+        let h: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+        let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+        (h.clone(), rows)
+    };
+    if !std::fs::read_to_string(out.join("context.json"))
+        .unwrap()
+        .contains("tmpfs")
+    {
+        eprintln!("skipped: /dev/shm is not tmpfs here");
+        return;
+    }
+    assert_eq!(rows.len(), 4);
+    // Every bar is suspect (not_a_disk): hollow, with the code in the footnote.
+    assert!(
+        svg.contains("hollow bars: suspect results") && svg.contains("not_a_disk: 64K, 1M"),
+        "{svg}"
+    );
+    // The report's table says each point's verdict, and embeds the timeline figure.
+    assert!(html.contains("verdict (reasons)"), "{html}");
+    assert!(html.contains("suspect (not_a_disk"), "{html}");
+    assert!(
+        html.contains("x-timeline.svg"),
+        "the timeline figure is embedded"
+    );
+}

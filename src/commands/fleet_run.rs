@@ -38,6 +38,31 @@ pub fn execute(a: &RunArgs, mut fleet: Fleet) -> anyhow::Result<i32> {
         Err(e) if rank == 0 => return Err(e),
         Err(_) => return Ok(0),
     };
+    // The timeline flags, checked on every rank (each sees the same command line; rank 0 says
+    // what is wrong and sets the status).
+    let timeline_csv = a.timeline.timeline_csv.as_deref();
+    let checked = crate::measure::timeline::parse_interval(&a.timeline.interval, "--interval")
+        .and_then(|interval| {
+            if a.timeline.log_ops.is_some() {
+                return Err(crate::config::usage(
+                    "--log-ops: not under mpirun (each rank's operations would need a file of \
+                     its own); run without mpirun to log every operation",
+                ));
+            }
+            if let Some(p) = timeline_csv.filter(|p| std::fs::symlink_metadata(p).is_ok()) {
+                return Err(crate::config::usage(format!(
+                    "--timeline: {} already exists; give a new file name (diskscope does not \
+                     replace it)",
+                    crate::text::shown_path(p)
+                )));
+            }
+            Ok(interval)
+        });
+    match checked {
+        Ok(interval) => fleet.options.interval = interval,
+        Err(e) if rank == 0 => return Err(e),
+        Err(_) => return Ok(0),
+    }
     let stop = AtomicBool::new(false);
     let end = point::run_point(&mut fleet, 1, &spec, "run", &stop);
     let failed = |why: String, created: &[PathBuf], follower: i32| -> anyhow::Result<i32> {
@@ -73,7 +98,69 @@ pub fn execute(a: &RunArgs, mut fleet: Fleet) -> anyhow::Result<i32> {
         return failed(format!("fleet: {}", all.error), &created, 0);
     }
     let per_rank = &rows[..rows.len() - 1];
-    match fleet.options.layout {
+    if a.json {
+        println_stdout(&fleet_document(&spec, &rows)?)?;
+    } else {
+        print_xors(fleet.options.layout, all, per_rank)?;
+    }
+    for (r, rep) in per_rank.iter().zip(&reports) {
+        let stopped = if rep.stopped_by.is_empty() {
+            String::new()
+        } else {
+            format!(" [stopped: {}]", rep.stopped_by)
+        };
+        let verdict = match crate::explain::verdict::lines_of(r).first() {
+            Some(v) => format!(" | {v}"),
+            None => String::new(),
+        };
+        eprintln!(
+            "rank {} ({}): {}{stopped}{verdict}",
+            rep.rank,
+            crate::text::shown(&r.host),
+            summary_line(&spec, r)
+        );
+    }
+    eprintln!("{}", fleet_line(all, fleet.hosts()));
+    for line in crate::explain::verdict::lines_of(all) {
+        eprintln!("{line}");
+    }
+    if let Some(t) = &all.timeline {
+        for line in t.reading_lines_for_stderr() {
+            eprintln!("fleet timeline: {line}");
+        }
+    }
+    if let Some(p) = timeline_csv {
+        let refs: Vec<&RunResult> = rows.iter().collect();
+        crate::fsguard::write_output_with(
+            p,
+            crate::fleet::timeline::timeline_csv(&refs)?.as_bytes(),
+            false,
+            "--timeline",
+            crate::config::usage,
+        )?;
+        eprintln!(
+            "timeline: {} (every rank's intervals on the fleet's clock, then rank all's)",
+            crate::text::shown_path(p)
+        );
+    }
+    Ok(0)
+}
+
+/// `--json` under mpirun: the document every command writes (context of rank 0's file, the
+/// setup, every rank's row and the `all` row) with the fleet's `timeline` (per rank and all).
+fn fleet_document(spec: &crate::config::RunSpec, rows: &[RunResult]) -> anyhow::Result<String> {
+    let ctx = crate::explain::context::Context::collect(&spec.path);
+    let setup = crate::explain::json::setup_of(spec);
+    let doc = crate::explain::json::document("run", &ctx, setup, rows, &[], &[])?;
+    let mut v: serde_json::Value = serde_json::from_str(&doc)?;
+    let refs: Vec<&RunResult> = rows.iter().collect();
+    v["timeline"] = crate::fleet::timeline::timeline_json(&refs);
+    Ok(serde_json::to_string_pretty(&v)?)
+}
+
+/// stdout without --json: the shared file's XOR, or one `XOR  FILE` line per rank's file.
+fn print_xors(layout: Layout, all: &RunResult, per_rank: &[RunResult]) -> anyhow::Result<()> {
+    match layout {
         Layout::SharedFile if !all.xor.is_empty() => println_stdout(&all.xor)?,
         Layout::SharedFile => match xor_of_parts(per_rank) {
             Some(x) => println_stdout(&format_xor(x))?,
@@ -86,21 +173,7 @@ pub fn execute(a: &RunArgs, mut fleet: Fleet) -> anyhow::Result<i32> {
             }
         }
     }
-    for (r, rep) in per_rank.iter().zip(&reports) {
-        let stopped = if rep.stopped_by.is_empty() {
-            String::new()
-        } else {
-            format!(" [stopped: {}]", rep.stopped_by)
-        };
-        eprintln!(
-            "rank {} ({}): {}{stopped}",
-            rep.rank,
-            r.host,
-            summary_line(&spec, r)
-        );
-    }
-    eprintln!("{}", fleet_line(all, fleet.hosts()));
-    Ok(0)
+    Ok(())
 }
 
 /// XOR of the ranks' XORs of what they read (random shared-file points); None if one is missing.

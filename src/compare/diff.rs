@@ -165,11 +165,39 @@ pub struct PointDiff {
     pub p99: MetricDiff,
     pub failed_old: usize,
     pub failed_new: usize,
+    /// Each side's verdict (issue 23: `ok`, `suspect (codes)`, `suspect in 2 of 5 repetitions
+    /// (codes)`); `None` where its rows carry none (written before the verdict existed).
+    pub verdict_old: Option<String>,
+    pub verdict_new: Option<String>,
+    /// Level shifts in each side's timelines: `(rep, what)` (issue 22).
+    pub shifts_old: Vec<(u32, String)>,
+    pub shifts_new: Vec<(u32, String)>,
 }
 
 impl PointDiff {
     pub fn metrics(&self) -> [&MetricDiff; 2] {
         [&self.mib_s, &self.p99]
+    }
+
+    /// `verdicts differ: OLD ok, NEW suspect (cache_not_disk)` when both sides were judged and
+    /// their verdicts differ: then a change between them may be the trap, not the change.
+    pub fn verdicts_differ(&self) -> Option<String> {
+        match (&self.verdict_old, &self.verdict_new) {
+            (Some(o), Some(n)) if o != n => Some(format!("verdicts differ: OLD {o}, NEW {n}")),
+            _ => None,
+        }
+    }
+
+    /// The judgement of `m` as shown: [`MetricDiff::verdict_text`], and a significant change
+    /// between sides whose verdicts differ says so (`slower, but verdicts differ: OLD ok, NEW
+    /// suspect (cache_not_disk)`): compare never calls such a change significant silently.
+    pub fn judgement(&self, m: &MetricDiff) -> String {
+        match (m.verdict, self.verdicts_differ()) {
+            (Verdict::Faster | Verdict::Slower, Some(d)) => {
+                format!("{}, but {d}", m.verdict_text())
+            }
+            _ => m.verdict_text(),
+        }
     }
 }
 
@@ -310,6 +338,10 @@ pub fn compare(old: &[Record], new: &[Record]) -> Comparison {
                 p99: diff_metric(Metric::P99Us, &o.lat_p99_us, &n.lat_p99_us),
                 failed_old: o.failed_reps,
                 failed_new: n.failed_reps,
+                verdict_old: o.verdicts.text(),
+                verdict_new: n.verdicts.text(),
+                shifts_old: o.level_shifts.clone(),
+                shifts_new: n.level_shifts.clone(),
             }),
             None => only_old.push(o.setup.clone()),
         }
@@ -394,6 +426,36 @@ mod tests {
         assert_eq!(c.matched[0].mib_s.verdict, Verdict::Slower);
         assert_eq!(c.regressions(10.0).len(), 0);
         assert_eq!(c.regressions(4.0).len(), 1);
+    }
+
+    #[test]
+    fn a_significant_change_between_different_verdicts_says_so() {
+        let mut old = Record::sample(4096, vec![100.0, 101.0, 99.0, 100.5, 99.5], 1.0);
+        let mut new = Record::sample(4096, vec![900.0, 901.0, 899.0, 900.5, 899.5], 1.0);
+        old.verdicts = crate::compare::rows::Verdicts {
+            judged: 5,
+            suspect: 0,
+            codes: vec![],
+        };
+        new.verdicts = crate::compare::rows::Verdicts {
+            judged: 5,
+            suspect: 5,
+            codes: vec!["cache_not_disk".into()],
+        };
+        let c = compare(std::slice::from_ref(&old), std::slice::from_ref(&new));
+        let p = &c.matched[0];
+        assert_eq!(p.mib_s.verdict, Verdict::Faster);
+        assert_eq!(
+            p.judgement(&p.mib_s),
+            "faster, but verdicts differ: OLD ok, NEW suspect (cache_not_disk)"
+        );
+        // Same verdicts, or a side never judged: the verdict alone.
+        new.verdicts = old.verdicts.clone();
+        let c = compare(std::slice::from_ref(&old), std::slice::from_ref(&new));
+        assert_eq!(c.matched[0].judgement(&c.matched[0].mib_s), "faster");
+        new.verdicts = Default::default();
+        let c = compare(&[old], &[new]);
+        assert_eq!(c.matched[0].verdicts_differ(), None);
     }
 
     /// The case of issue 19: 8 repetitions per side, OLD 74–1110 MiB/s with one outlier (median

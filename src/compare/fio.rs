@@ -132,6 +132,11 @@ pub(super) fn read_doc(path: &Path, doc: &Value, points: &mut Points) -> Result<
                 bound: None,
                 bound_mib_s: None,
                 bound_hint: None,
+                rep: 0,
+                verdict: String::new(),
+                reasons: String::new(),
+                why: String::new(),
+                rank: None,
             };
             super::rows::check_row(&row).map_err(|m| err(format!("jobs[{i}].{dir}: {m}")))?;
             let key = (

@@ -22,7 +22,10 @@ use std::path::{Path, PathBuf};
 pub fn load(path: &Path) -> Result<Vec<Record>, LoadError> {
     let mut points = Points::new();
     match InputKind::detect(path)? {
-        InputKind::RepetitionCsv => read_csv(path, &mut points)?,
+        InputKind::RepetitionCsv => {
+            read_csv(path, &mut points)?;
+            super::timeline::read_beside(path, &mut points);
+        }
         InputKind::JsonDocument => read_json(path, &mut points)?,
         InputKind::ResultDir => {
             let entries = std::fs::read_dir(path).map_err(|source| LoadError::Read {
@@ -48,6 +51,7 @@ pub fn load(path: &Path) -> Result<Vec<Record>, LoadError> {
                     r => r?,
                 }
             }
+            super::timeline::read_dir(path, &mut points);
             // No per-repetition CSV (only the document was kept): the sweep's JSON document.
             let doc = path.join("sweep.json");
             if points.is_empty() && std::fs::metadata(&doc).is_ok_and(|m| m.is_file()) {
@@ -177,6 +181,7 @@ fn read_json(path: &Path, points: &mut Points) -> Result<(), LoadError> {
     if results.is_empty() {
         return Err(LoadError::NoRows { path: path.into() });
     }
+    let mut only = None;
     for (i, v) in results.iter().enumerate() {
         let r = Row::deserialize(v).map_err(|e| {
             json_err(format!(
@@ -184,8 +189,10 @@ fn read_json(path: &Path, points: &mut Points) -> Result<(), LoadError> {
             ))
         })?;
         check_row(&r).map_err(|m| json_err(format!("results[{i}]: {m}")))?;
+        only = (results.len() == 1).then(|| (r.setup(), r.rep));
         add_row(points, r);
     }
+    super::timeline::read_json(&doc, only, points);
     Ok(())
 }
 

@@ -15,6 +15,7 @@ pub mod rank;
 pub mod render;
 pub mod rows;
 pub mod stats;
+mod timeline;
 
 pub use load::{load, InputKind, LoadError, Record, Setup};
 
@@ -119,12 +120,20 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
         let regs = c.regressions(pct);
         if !regs.is_empty() {
             for (s, m) in &regs {
+                let caveat = c
+                    .matched
+                    .iter()
+                    .find(|p| &p.setup == *s)
+                    .and_then(|p| p.verdicts_differ())
+                    .map(|d| format!("; but {d}"))
+                    .unwrap_or_default();
                 eprintln!(
-                    "regression: {}: {} {} {} (threshold {pct}%)",
+                    "regression: {}: {} {} {} (threshold {pct}%){}",
                     crate::text::shown(&s.label()),
                     m.metric.unit(),
                     render::pct(m.delta_pct),
-                    render::ci(m)
+                    render::ci(m),
+                    crate::text::shown(&caveat)
                 );
             }
             return Ok(1);

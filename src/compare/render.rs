@@ -7,7 +7,7 @@
 //! through [`md_cell`] (and `|` cannot end a cell), and the CSV through [`csv_cell`] (a cell that
 //! begins like a formula gets a leading `'`; numbers stay numbers).
 
-use super::diff::{Comparison, MetricDiff, Verdict};
+use super::diff::{Comparison, MetricDiff, PointDiff, Verdict};
 use super::load::Setup;
 use crate::text::{csv_cell, md_cell, shown};
 use serde::Serialize;
@@ -50,11 +50,11 @@ pub fn ci(m: &MetricDiff) -> String {
 
 /// The cells of one row of any table: point, metric, OLD mean, OLD median, NEW mean, NEW median,
 /// Δ%, 95 % CI, verdict.
-pub fn cells(setup: &Setup, m: &MetricDiff) -> [String; 9] {
+pub fn cells(p: &PointDiff, m: &MetricDiff) -> [String; 9] {
     let measured = m.verdict != Verdict::NotMeasured;
     let v = |x: f64| if measured { num(x) } else { "-".into() };
     [
-        setup.label(),
+        p.setup.label(),
         m.metric.unit().into(),
         v(m.old.mean),
         v(m.old.median),
@@ -66,7 +66,7 @@ pub fn cells(setup: &Setup, m: &MetricDiff) -> [String; 9] {
             "-".into()
         },
         ci(m),
-        m.verdict_text(),
+        p.judgement(m),
     ]
 }
 
@@ -85,7 +85,7 @@ pub const HEADER: [&str; 9] = [
 fn rows(c: &Comparison) -> Vec<[String; 9]> {
     c.matched
         .iter()
-        .flat_map(|p| p.metrics().map(|m| cells(&p.setup, m)))
+        .flat_map(|p| p.metrics().map(|m| cells(p, m)))
         .collect()
 }
 
@@ -125,6 +125,37 @@ pub fn warning_lines(c: &Comparison) -> Vec<String> {
                     list.len(),
                     if list.len() == 1 { "" } else { "s" },
                     values.join(", ")
+                ));
+            }
+        }
+    }
+    v
+}
+
+/// Notes on the trust of each point (issues 22, 23): sides whose verdicts differ, a side that
+/// is suspect, a side whose timeline shows a level shift (its mean is then of two levels).
+pub fn note_lines(c: &Comparison) -> Vec<String> {
+    let mut v = Vec::new();
+    for p in &c.matched {
+        let label = p.setup.label();
+        if let Some(d) = p.verdicts_differ() {
+            v.push(format!(
+                "note: {label}: {d}: a change between them may be what made one suspect, not what you changed"
+            ));
+        } else if let Some(s) = p.verdict_old.as_ref().filter(|s| s.starts_with("suspect")) {
+            v.push(format!(
+                "note: {label}: OLD and NEW are both {s}: neither figure is the disk's alone"
+            ));
+        }
+        for (side, shifts) in [("OLD", &p.shifts_old), ("NEW", &p.shifts_new)] {
+            for (rep, what) in shifts {
+                let rep = if *rep > 0 {
+                    format!(" (rep {rep})")
+                } else {
+                    String::new()
+                };
+                v.push(format!(
+                    "note: {label}: {side}'s timeline shows a level shift{rep}: {what}; its mean is of two levels"
                 ));
             }
         }
@@ -200,7 +231,11 @@ pub fn table(c: &Comparison) -> String {
         }
         out += &line(&r);
     }
-    for l in warning_lines(c).into_iter().chain(unmatched_lines(c)) {
+    for l in warning_lines(c)
+        .into_iter()
+        .chain(note_lines(c))
+        .chain(unmatched_lines(c))
+    {
         out += &shown(&l);
         out.push('\n');
     }
@@ -216,13 +251,14 @@ pub fn markdown(c: &Comparison) -> String {
     out += "|---|---|---:|---:|---:|---:|---:|---:|---|\n";
     for r in rows(c) {
         let mut r: Vec<String> = r.iter().map(|c| esc(c)).collect();
-        if r[8] == "faster" || r[8] == "slower" {
+        if r[8].starts_with("faster") || r[8].starts_with("slower") {
             r[8] = format!("**{}**", r[8]);
         }
         out += &format!("| {} |\n", r.join(" | "));
     }
     let un: Vec<String> = warning_lines(c)
         .into_iter()
+        .chain(note_lines(c))
         .chain(unmatched_lines(c))
         .collect();
     if !un.is_empty() {
@@ -268,6 +304,11 @@ struct CsvRow<'a> {
     /// max / min of each side's repetitions.
     old_spread: Option<f64>,
     new_spread: Option<f64>,
+    /// Each side's verdict (issue 23), empty where its rows carry none.
+    old_verdict: Cow<'a, str>,
+    new_verdict: Cow<'a, str>,
+    /// `verdicts differ: ...` and level shifts in a side's timeline, `; `-separated.
+    note: String,
 }
 
 impl<'a> CsvRow<'a> {
@@ -300,8 +341,22 @@ impl<'a> CsvRow<'a> {
             new_outliers: None,
             old_spread: None,
             new_spread: None,
+            old_verdict: Cow::Borrowed(""),
+            new_verdict: Cow::Borrowed(""),
+            note: String::new(),
         }
     }
+}
+
+/// The `note` cell of a point: differing verdicts, then each side's level shifts.
+fn csv_note(p: &PointDiff) -> String {
+    let mut parts: Vec<String> = p.verdicts_differ().into_iter().collect();
+    for (side, shifts) in [("OLD", &p.shifts_old), ("NEW", &p.shifts_new)] {
+        for (rep, what) in shifts {
+            parts.push(format!("{side} rep {rep} level shift: {what}"));
+        }
+    }
+    parts.join("; ")
 }
 
 /// CSV text, header first.
@@ -326,6 +381,9 @@ pub fn csv(c: &Comparison) -> anyhow::Result<String> {
                 new_outliers: Some(m.outliers_new.len()),
                 old_spread: Some(m.spread_old).filter(|v| v.is_finite()),
                 new_spread: Some(m.spread_new).filter(|v| v.is_finite()),
+                old_verdict: csv_cell(p.verdict_old.as_deref().unwrap_or("")),
+                new_verdict: csv_cell(p.verdict_new.as_deref().unwrap_or("")),
+                note: csv_cell(&csv_note(p)).into_owned(),
                 ..CsvRow::of(&p.setup)
             })?;
         }

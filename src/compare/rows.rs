@@ -163,6 +163,61 @@ pub struct Record {
     /// What limits the point, from the `diskscope limits` profile the run found; `None` when the
     /// rows carry no bound (no profile, a command, an older CSV).
     pub bound: Option<Bound>,
+    /// The verdicts of its successful repetitions (issue 23: can the number be trusted).
+    pub verdicts: Verdicts,
+    /// Level shifts its repetitions' timelines show: `(rep, what)`, e.g. `(2, "throughput went
+    /// from 412.0 to 96.3 MiB/s at 7.0 s")`, each repetition once.
+    pub level_shifts: Vec<(u32, String)>,
+}
+
+/// The verdicts (`ok` / `suspect` and reason codes, issue 23) of a point's successful
+/// repetitions, as the rows' `verdict` and `reasons` columns say.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Verdicts {
+    /// Repetitions with a verdict (rows written before the column existed have none).
+    pub judged: usize,
+    /// Of those, the suspect ones.
+    pub suspect: usize,
+    /// The suspect repetitions' reason codes, each once, first seen first.
+    pub codes: Vec<String>,
+}
+
+impl Verdicts {
+    /// `ok`, `suspect (cache_not_disk)`, or `suspect in 2 of 5 repetitions (cache_not_disk,
+    /// too_short)`; `None` when no repetition was judged.
+    pub fn text(&self) -> Option<String> {
+        if self.judged == 0 {
+            return None;
+        }
+        if self.suspect == 0 {
+            return Some("ok".into());
+        }
+        let codes = self.codes.join(", ");
+        Some(if self.suspect == self.judged {
+            format!("suspect ({codes})")
+        } else {
+            format!(
+                "suspect in {} of {} repetitions ({codes})",
+                self.suspect, self.judged
+            )
+        })
+    }
+
+    fn add(&mut self, verdict: &str, reasons: &str) {
+        match verdict {
+            "ok" => self.judged += 1,
+            "suspect" => {
+                self.judged += 1;
+                self.suspect += 1;
+                for c in reasons.split(';').map(str::trim).filter(|c| !c.is_empty()) {
+                    if !self.codes.iter().any(|k| k == c) {
+                        self.codes.push(c.to_string());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The model's explanation of a point: its bound and, below half of it, what to look at.
@@ -200,6 +255,8 @@ impl Record {
             hosts: vec![],
             files: vec![],
             bound: None,
+            verdicts: Verdicts::default(),
+            level_shifts: vec![],
         }
     }
 
@@ -245,6 +302,51 @@ pub(super) struct Row {
     pub(super) bound_mib_s: Option<f64>,
     #[serde(default)]
     pub(super) bound_hint: Option<String>,
+    /// The repetition (1-based; 0 where the input has none).
+    #[serde(default)]
+    pub(super) rep: u32,
+    /// `ok` / `suspect` and the reason codes with their sentences (empty in older files).
+    #[serde(default)]
+    pub(super) verdict: String,
+    #[serde(default)]
+    pub(super) reasons: String,
+    #[serde(default)]
+    pub(super) why: String,
+    /// A fleet's rows: the rank (`0`, `1`, ... or `all`); only `all` rows are the fleet's figure.
+    #[serde(default)]
+    pub(super) rank: Option<String>,
+}
+
+impl Row {
+    /// A fleet's per-rank row: its rank's share of a point, not a repetition of it (the point's
+    /// figure is its `rank = all` row).
+    pub(super) fn is_rank_share(&self) -> bool {
+        self.rank
+            .as_deref()
+            .is_some_and(|r| !r.is_empty() && r != "all")
+    }
+
+    /// The point it belongs to.
+    pub(super) fn setup(&self) -> Setup {
+        Setup {
+            experiment: self.experiment.clone(),
+            kind: Kind::of_method(&self.method),
+            method: self.method.clone(),
+            block_size_bytes: self.block_size_bytes,
+            threads: self.threads,
+            queue_depth: self.queue_depth,
+            cache: self.cache.clone(),
+            direct: self.direct,
+            operation: self.operation.clone(),
+            pattern: self.pattern.clone(),
+        }
+    }
+
+    /// The `why` sentence of one of its reason codes.
+    fn why_of(&self, code: &str) -> Option<&str> {
+        let i = self.reasons.split(';').position(|c| c.trim() == code)?;
+        self.why.split(" | ").nth(i)
+    }
 }
 
 pub(super) const REQUIRED: [&str; 12] = [
@@ -267,6 +369,29 @@ pub(super) struct Point {
     pub(super) record: Record,
     hosts: Seen,
     files: Seen,
+}
+
+#[cfg(test)]
+impl Point {
+    /// A point of `record`, with the hosts and files it lists (for the tests of the readers).
+    pub(super) fn of(record: Record) -> Point {
+        let mut p = Point {
+            record: Record {
+                hosts: Vec::new(),
+                files: Vec::new(),
+                ..record.clone()
+            },
+            hosts: Seen::default(),
+            files: Seen::default(),
+        };
+        for h in record.hosts {
+            p.hosts.note(&mut p.record.hosts, h);
+        }
+        for f in record.files {
+            p.files.note(&mut p.record.files, f);
+        }
+        p
+    }
 }
 
 /// A set beside a short list: a point names one host and one file, which a scan of the list finds
@@ -324,8 +449,13 @@ pub(super) fn check_row(r: &Row) -> Result<(), String> {
     Ok(())
 }
 
-/// Adds one repetition to its point.
+/// Adds one repetition to its point (a fleet's per-rank row is left out: see
+/// [`Row::is_rank_share`]).
 pub(super) fn add_row(points: &mut Points, r: Row) {
+    if r.is_rank_share() {
+        return;
+    }
+    let shift = r.why_of("level_shift").map(str::to_string);
     let setup = Setup {
         experiment: r.experiment,
         kind: Kind::of_method(&r.method),
@@ -349,6 +479,8 @@ pub(super) fn add_row(points: &mut Points, r: Row) {
                 hosts: Vec::new(),
                 files: Vec::new(),
                 bound: None,
+                verdicts: Verdicts::default(),
+                level_shifts: Vec::new(),
             },
             hosts: Seen::default(),
             files: Seen::default(),
@@ -376,7 +508,19 @@ pub(super) fn add_row(points: &mut Points, r: Row) {
         Some(mib_s) if r.error.is_empty() && mib_s.is_finite() => {
             rec.mib_s.push(mib_s);
             rec.lat_p99_us.push(r.lat_p99_us.unwrap_or(0.0));
+            rec.verdicts.add(&r.verdict, &r.reasons);
+            if let Some(why) = shift {
+                note_level_shift(rec, r.rep, why);
+            }
         }
         _ => rec.failed_reps += 1,
+    }
+}
+
+/// Notes a level shift of repetition `rep` (once per repetition, whichever input says it first:
+/// the row's `level_shift` reason or its timeline).
+pub(super) fn note_level_shift(rec: &mut Record, rep: u32, what: String) {
+    if !rec.level_shifts.iter().any(|(r, _)| *r == rep) {
+        rec.level_shifts.push((rep, what));
     }
 }

@@ -174,6 +174,83 @@ pub struct Chart {
     /// The model's predicted throughput drawn over block-size bars, one line per series that a
     /// `limits` profile covers; empty without a profile or on other axes.
     pub model: Vec<ModelLine>,
+    /// Bars with suspect repetitions (issue 23): drawn hollow, their reason codes in a footnote.
+    pub suspect: Vec<SuspectMark>,
+}
+
+/// A bar some of whose repetitions were judged suspect (`verdict = suspect`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SuspectMark {
+    /// Index of the series in [`Chart::series`] and of the category in [`Chart::categories`].
+    pub series: usize,
+    pub category: usize,
+    /// Suspect repetitions of the bar, of `reps`.
+    pub suspect: usize,
+    pub reps: usize,
+    /// Their reason codes, each once.
+    pub codes: Vec<String>,
+}
+
+impl Chart {
+    /// The suspect mark of a bar, if it has one.
+    pub fn suspect_at(&self, series: usize, category: usize) -> Option<&SuspectMark> {
+        self.suspect
+            .iter()
+            .find(|m| m.series == series && m.category == category)
+    }
+
+    /// The footnote of the suspect bars: `hollow bars: suspect results (reasons in
+    /// docs/explain.md): cache_not_disk: 4K, 8K (2 of 3 reps) · too_short: 1M`, cut into lines
+    /// of at most `width` characters. Empty when no bar is suspect.
+    pub fn suspect_footnote(&self, width: usize) -> Vec<String> {
+        let mut by_code: Vec<(String, Vec<String>)> = Vec::new();
+        for m in &self.suspect {
+            let mut bar = self
+                .categories
+                .get(m.category)
+                .map(|c| c.label.clone())
+                .unwrap_or_default();
+            if self.series.len() > 1 {
+                if let Some(s) = self.series.get(m.series) {
+                    bar = format!("{} {bar}", s.name).trim().to_string();
+                }
+            }
+            if m.suspect < m.reps {
+                bar += &format!(" ({} of {} reps)", m.suspect, m.reps);
+            }
+            if bar.is_empty() {
+                bar = "all".into();
+            }
+            for c in &m.codes {
+                match by_code.iter_mut().find(|(k, _)| k == c) {
+                    Some((_, bars)) => bars.push(bar.clone()),
+                    None => by_code.push((c.clone(), vec![bar.clone()])),
+                }
+            }
+        }
+        if by_code.is_empty() {
+            return Vec::new();
+        }
+        let parts: Vec<String> = by_code
+            .into_iter()
+            .map(|(code, bars)| format!("{code}: {}", bars.join(", ")))
+            .collect();
+        let mut lines =
+            vec!["hollow bars: suspect results (reason codes: docs/explain.md):".to_string()];
+        for p in parts {
+            let last = lines.last_mut().expect("one line");
+            if last.chars().count() + p.chars().count() + 3 <= width {
+                if !last.ends_with(':') {
+                    last.push_str(" ·");
+                }
+                last.push(' ');
+                last.push_str(&p);
+            } else {
+                lines.push(p);
+            }
+        }
+        lines
+    }
 }
 
 /// The model's prediction (see `explain::model`) over a block-size series: where the bars
@@ -287,6 +364,37 @@ pub fn throughput_chart_with(
                 .collect(),
         })
         .collect();
+    let mut suspect = Vec::new();
+    for (si, k) in keys.iter().enumerate() {
+        for (ci, c) in cats.iter().enumerate() {
+            let bar: Vec<&&RunResult> = rows
+                .iter()
+                .filter(|r| key_of(r) == *k && x_of(r) == *c)
+                .collect();
+            let sus: Vec<&&&RunResult> = bar.iter().filter(|r| r.verdict == "suspect").collect();
+            if sus.is_empty() {
+                continue;
+            }
+            let mut codes: Vec<String> = Vec::new();
+            for r in &sus {
+                for code in r.reasons.split(';').filter(|c| !c.is_empty()) {
+                    if !codes.iter().any(|k| k == code) {
+                        codes.push(code.to_string());
+                    }
+                }
+            }
+            if codes.is_empty() {
+                codes.push("suspect".into());
+            }
+            suspect.push(SuspectMark {
+                series: si,
+                category: ci,
+                suspect: sus.len(),
+                reps: bar.len(),
+                codes,
+            });
+        }
+    }
     let log2 = x == Some(Dim::BlockSize);
     let model = if log2 {
         keys.iter()
@@ -325,6 +433,7 @@ pub fn throughput_chart_with(
             .collect(),
         series,
         model,
+        suspect,
     })
 }
 
@@ -482,6 +591,7 @@ pub fn syscalls_chart(title: &str, rows: &[SyscallRow]) -> Option<Chart> {
             cells,
         }],
         model: Vec::new(),
+        suspect: Vec::new(),
     })
 }
 

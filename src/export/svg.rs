@@ -179,6 +179,23 @@ fn draw(chart: &Chart, out: &mut String) -> Result<(), Box<dyn std::error::Error
     } else {
         chart.y_label.clone()
     };
+    // Suspect bars' footnote (issue 23), below the plot.
+    let footnote = chart.suspect_footnote(150);
+    let footer_px = if footnote.is_empty() {
+        0
+    } else {
+        8 + 16 * footnote.len() as u32
+    };
+    let (body, footer) = body.split_vertically(SIZE_PX.1 - HEADER_PX - footer_px);
+    for (i, line) in footnote.iter().enumerate() {
+        footer.draw(&Text::new(
+            line.clone(),
+            (14, 2 + 16 * i as i32),
+            TextStyle::from(("sans-serif", 12).into_font())
+                .color(&RGBColor(150, 30, 30))
+                .pos(Pos::new(HPos::Left, VPos::Top)),
+        ))?;
+    }
     let mut cc = ChartBuilder::on(&body)
         .margin(12)
         .margin_top(4)
@@ -241,13 +258,27 @@ fn draw(chart: &Chart, out: &mut String) -> Result<(), Box<dyn std::error::Error
             .zip(&s.cells)
             .filter_map(|(c, cell)| cell.map(|st| (c.pos, st)))
             .collect();
-        cc.draw_series(cells.iter().map(|(c, st)| {
+        // A suspect bar is hollow: its outline in the series' colour, no fill.
+        let hollow: Vec<bool> = chart
+            .categories
+            .iter()
+            .enumerate()
+            .zip(&s.cells)
+            .filter(|(_, cell)| cell.is_some())
+            .map(|((ci, _), _)| chart.suspect_at(si, ci).is_some())
+            .collect();
+        cc.draw_series(cells.iter().zip(&hollow).map(|((c, st), hollow)| {
+            let style = if *hollow {
+                color.stroke_width(2)
+            } else {
+                color.mix(0.75).filled()
+            };
             Rectangle::new(
                 [
                     (left(*c) + bar_w * 0.06, y.lo),
                     (left(*c) + bar_w * 0.94, y.at(st.mean)),
                 ],
-                color.mix(0.75).filled(),
+                style,
             )
         }))?
         .label(s.name.clone())
@@ -405,6 +436,7 @@ mod tests {
                 },
             ],
             model: Vec::new(),
+            suspect: Vec::new(),
         };
         let svg = render(&chart).unwrap();
         assert!(svg.starts_with("<svg"), "{}", &svg[..80]);
@@ -419,6 +451,33 @@ mod tests {
             "value labels"
         );
         assert!(!svg.contains(".0\n</text>"), "tick noise");
+    }
+
+    #[test]
+    fn a_suspect_bar_is_hollow_and_its_reasons_are_in_a_footnote() {
+        let mut c = one_series(&[(100.0, "4K"), (200.0, "8K")]);
+        let filled = render(&c).unwrap();
+        assert!(!filled.contains("hollow bars"));
+        c.suspect.push(crate::export::chart::SuspectMark {
+            series: 0,
+            category: 1,
+            suspect: 2,
+            reps: 3,
+            codes: vec!["cache_not_disk".into(), "too_short".into()],
+        });
+        let svg = render(&c).unwrap();
+        assert!(svg.contains("hollow bars: suspect results"), "{svg}");
+        assert!(
+            svg.contains("cache_not_disk: 8K (2 of 3 reps) · too_short: 8K (2 of 3 reps)"),
+            "{svg}"
+        );
+        // One bar fewer filled, one outlined.
+        let fills = |t: &str| t.matches("<rect").filter(|_| true).count();
+        assert_eq!(fills(&svg), fills(&filled));
+        assert!(
+            svg.contains("fill=\"none\"") || svg.contains("fill-opacity=\"0\""),
+            "{svg}"
+        );
     }
 
     fn one_series(values: &[(f64, &str)]) -> Chart {
@@ -441,6 +500,7 @@ mod tests {
                 cells: values.iter().map(|(v, _)| Some(Stats::of(&[*v]))).collect(),
             }],
             model: Vec::new(),
+            suspect: Vec::new(),
         }
     }
 

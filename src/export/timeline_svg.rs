@@ -28,7 +28,27 @@ fn run_label(r: &RunResult) -> String {
     if let Some(rate) = r.rate_iops_asked {
         s += &format!(" @{rate:.0}/s");
     }
-    format!("{s} rep {}", r.rep)
+    s = format!("{s} rep {}", r.rep);
+    // A fleet's row: which rank, and how far apart the ranks started (the time axis is the
+    // fleet's clock, from the earliest rank's start).
+    if let Some(rank) = &r.rank {
+        s = format!("rank {} {s}", crate::text::shown(rank));
+        if let Some(skew) = r.start_skew_us.flatten().filter(|v| *v > 0.0) {
+            s += &format!(" (start skew {})", fmt_skew(skew));
+        }
+    }
+    s
+}
+
+/// `850 µs`, `12.5 ms`, `1.20 s`.
+fn fmt_skew(us: f64) -> String {
+    if us < 1000.0 {
+        format!("{us:.0} µs")
+    } else if us < 1e6 {
+        format!("{:.1} ms", us / 1000.0)
+    } else {
+        format!("{:.2} s", us / 1e6)
+    }
 }
 
 /// The SVG of the runs' timelines, titled `title`; `None` when no run has a timeline row.
@@ -220,13 +240,25 @@ fn draw(
         .x_label_area_size(36)
         .y_label_area_size(70)
         .caption(
-            "throughput (a vertical line: level shift)",
+            if runs.iter().any(|r| r.rank.is_some()) {
+                "throughput (a vertical line: level shift; shaded from 0: the ranks' start skew, \
+                 time 0 is the first rank's start)"
+            } else {
+                "throughput (a vertical line: level shift)"
+            },
             ("sans-serif", 14),
         )
         .build_cartesian_2d(0.0..x1, 0.0..top)?;
     frame(&mut cc, &panels[1], &ticks, false, x, "MiB/s")?;
-    for (i, t) in timelines.iter().enumerate() {
+    for (i, (r, t)) in runs.iter().zip(&timelines).enumerate() {
         let color = COLORS[i % COLORS.len()];
+        // A fleet's start skew, shaded on the time axis from 0 to the last rank's start.
+        if let Some(skew_s) = r.start_skew_us.flatten().map(|v| v / 1e6) {
+            cc.draw_series(std::iter::once(Rectangle::new(
+                [(0.0, 0.0), (skew_s.min(x1), top * 0.04)],
+                color.mix(0.5).filled(),
+            )))?;
+        }
         cc.draw_series(LineSeries::new(
             t.rows.iter().map(|r| (mid(r), r.mib_s)),
             color.stroke_width(2),

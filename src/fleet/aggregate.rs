@@ -16,19 +16,31 @@ use super::wire::RankReport;
 use crate::measure::histogram::new_latency_histogram;
 use crate::measure::{LatencySummary, RunResult};
 use crate::xor::format_xor;
+use std::sync::Arc;
 
-/// Every rank's row (by rank), then the aggregate row (`rank = all`).
+/// Every rank's row (by rank), then the aggregate row (`rank = all`). A rank's row carries its
+/// timeline on the fleet's clock and, in `start_skew_us`, how much later than the earliest rank
+/// it started; the aggregate row carries the merged timeline ([`super::timeline::merged`]) and
+/// the largest skew.
 pub fn rows(reports: &[RankReport], clients: usize, layout: Layout) -> Vec<RunResult> {
+    let start = reports.iter().map(|r| r.start_unix_ns).min().unwrap_or(0);
     let mut out: Vec<RunResult> = reports
         .iter()
         .map(|r| {
             let mut row = r.result.clone();
             mark(&mut row, &r.rank.to_string(), clients, layout);
             row.stopped_early = Some(!r.stopped_by.is_empty());
+            let offset_ns = r.start_unix_ns.saturating_sub(start);
+            row.start_skew_us = Some(Some(offset_ns as f64 / 1000.0));
+            row.timeline = r
+                .timeline
+                .as_ref()
+                .map(|t| Arc::new(super::timeline::shifted(t, offset_ns)));
             row
         })
         .collect();
-    out.push(aggregate_row(reports, clients, layout));
+    let all = aggregate_row(reports, clients, layout);
+    out.push(all);
     out
 }
 
@@ -110,6 +122,20 @@ pub fn aggregate_row(reports: &[RankReport], clients: usize, layout: Layout) -> 
     row.rank_max_mib_s = Some(Some(fastest.result.mib_s));
     row.slowest = Some(format!("{}#{}", slowest.result.host, slowest.rank));
     row.start_skew_us = Some(Some(latest_start.saturating_sub(start) as f64 / 1000.0));
+    let placed: Vec<super::timeline::Placed> = reports
+        .iter()
+        .filter_map(|r| {
+            Some(super::timeline::Placed {
+                rank: r.rank,
+                host: &r.result.host,
+                offset_ns: r.start_unix_ns.saturating_sub(start),
+                timeline: r.timeline.as_ref()?,
+            })
+        })
+        .collect();
+    let op = row.operation.known().unwrap_or(crate::config::Op::Read);
+    row.timeline = super::timeline::merged(&placed, op, row.direct, row.bytes).map(Arc::new);
+    super::verdict::fill_all(&mut row, reports);
     row
 }
 
@@ -174,6 +200,7 @@ mod tests {
             xor_full: None,
             stopped_by: String::new(),
             latency,
+            timeline: None,
         }
     }
 
@@ -244,6 +271,62 @@ mod tests {
             all.error,
             "rank 1 (b): pread at offset 4096: Input/output error"
         );
+    }
+
+    #[test]
+    fn rank_rows_carry_their_skew_and_timeline_and_the_all_row_the_merged_one() {
+        use crate::fleet::timeline::tests::timeline;
+        let mut reps = vec![
+            report(0, "a", 40 << 20, 10 * S, 14 * S, &[1000; 40]),
+            report(1, "a", 40 << 20, 10 * S + 3_000_000, 14 * S, &[1000; 40]),
+        ];
+        reps[0].timeline = Some(timeline(4, 10_000, None));
+        reps[1].timeline = Some(timeline(4, 10_000, None));
+        let rows = rows(&reps, 2, Layout::FilePerProcess);
+        assert_eq!(rows[0].start_skew_us, Some(Some(0.0)));
+        assert_eq!(rows[1].start_skew_us, Some(Some(3000.0)));
+        let t1 = rows[1].timeline.as_ref().unwrap();
+        assert!(
+            (t1.rows[0].t_start_s - 0.003).abs() < 1e-9,
+            "{:?}",
+            t1.rows[0]
+        );
+        let all = rows[2].timeline.as_ref().expect("the merged timeline");
+        assert_eq!(all.rows.len(), 4);
+        assert_eq!(all.rows[0].ops, 200);
+    }
+
+    #[test]
+    fn the_all_row_is_suspect_when_a_rank_is_and_names_the_ranks() {
+        let mut reps: Vec<RankReport> = (0..3)
+            .map(|r| report(r, "h", 40 << 20, 0, S, &[1000; 500]))
+            .collect();
+        for r in &mut reps {
+            r.result.verdict = "ok".into();
+        }
+        let rows_ok = rows(&reps, 3, Layout::FilePerProcess);
+        assert_eq!(rows_ok[3].verdict, "ok", "{}", rows_ok[3].why);
+        for r in [0, 2] {
+            reps[r].result.verdict = "suspect".into();
+            reps[r].result.reasons = "cache_not_disk".into();
+            reps[r].result.why = format!("served from memory on {r}");
+        }
+        reps[2].result.reasons = "cache_not_disk;too_short".into();
+        reps[2].result.why = "served from memory on 2 | 0.010 s is short".into();
+        let rows = rows(&reps, 3, Layout::FilePerProcess);
+        let all = &rows[3];
+        assert_eq!(all.verdict, "suspect");
+        assert_eq!(all.reasons, "cache_not_disk;too_short");
+        assert!(
+            all.why.starts_with(
+                "2 ranks (rank 0 (h), rank 2 (h)); the first: served from memory on 0 | rank 2 (h): 0.010 s"
+            ),
+            "{}",
+            all.why
+        );
+        // The ranks' own rows keep their own verdicts.
+        assert_eq!(rows[1].verdict, "ok");
+        assert_eq!(rows[2].reasons, "cache_not_disk;too_short");
     }
 
     #[test]

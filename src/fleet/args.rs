@@ -33,6 +33,7 @@ impl FleetArgs {
             layout,
             stonewall: self.stonewall,
             timeout,
+            ..FleetOptions::default()
         })
     }
 }

@@ -115,6 +115,7 @@ pub fn clients_chart(rows: &[RunResult]) -> Option<Chart> {
         categories,
         series,
         model: Vec::new(),
+        suspect: Vec::new(),
     })
 }
 

@@ -23,7 +23,9 @@ pub mod clients;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod point;
+pub mod timeline;
 pub mod transport;
+pub mod verdict;
 pub mod wire;
 
 pub mod error;

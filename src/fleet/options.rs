@@ -53,6 +53,8 @@ pub struct FleetOptions {
     pub stonewall: bool,
     /// Barrier and silence timeout.
     pub timeout: Duration,
+    /// Each rank's timeline interval (`run --interval` under mpirun; 1 s by default).
+    pub interval: Duration,
 }
 
 impl Default for FleetOptions {
@@ -61,6 +63,7 @@ impl Default for FleetOptions {
             layout: Layout::FilePerProcess,
             stonewall: false,
             timeout: DEFAULT_TIMEOUT,
+            interval: crate::measure::timeline::DEFAULT_INTERVAL,
         }
     }
 }

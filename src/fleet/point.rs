@@ -193,7 +193,10 @@ pub fn run_point(
     let run_stop = Arc::new(AtomicBool::new(false));
     let start_unix_ns = now_unix_ns();
     let mut run = match Run::start_prepared(prepared, experiment, run_stop) {
-        Ok(r) => r,
+        Ok(mut r) => {
+            r.set_timeline_interval(fleet.options.interval);
+            r
+        }
         Err(e) => {
             // Workers failed to spawn after the barrier: tell rank 0 like any failure.
             let why = format!("{e:#}");
@@ -247,6 +250,8 @@ pub fn run_point(
     // `cold-all` ran as a host-wide drop plus `cold` per rank: report what was asked.
     result.cache = spec.cache.into();
     let error = (!result.error.is_empty()).then(|| result.error.clone());
+    // The timeline travels beside the row (the row's CSV has no place for it).
+    let timeline = result.timeline.take().map(|t| (*t).clone());
     let report = RankReport {
         rank,
         xor_full: agg.xor(),
@@ -255,6 +260,7 @@ pub fn run_point(
         end_unix_ns,
         stopped_by,
         latency: agg.latency.clone(),
+        timeline,
     };
 
     // Step 4: gather.

@@ -1,21 +1,29 @@
-//! The fleet's messages and their byte encoding. Ranks exchange only small control messages and,
-//! once per point, one report each; a length-prefixed little-endian encoding is all that needs,
-//! keeps the MPI layer down to "send bytes / receive bytes", and lets the in-process transport of
-//! the tests carry the very same bytes.
+//! The fleet's messages and their encoding. Ranks exchange only small control messages and,
+//! once per point, one report each.
 //!
-//! A rank's result travels as one CSV record of [`RunResult`] (its serde columns, so a column added
-//! to the struct travels without touching this file) and its latency histogram as the list of
-//! its non-empty buckets: every histogram in diskscope has the same bounds and precision
-//! ([`new_latency_histogram`]), so recording each bucket's highest equivalent value with its count
-//! rebuilds it bucket for bucket, and rank 0 merges exactly as the threads of one run do.
+//! A message is its serde form in CBOR (`ciborium`): self-describing, so a rank's row
+//! ([`RunResult`]) travels as its serde fields — a column added to the struct travels without
+//! touching this file, an optional column left out is read as absent, and a figure that is not
+//! known (NaN) stays NaN (CBOR has floats, where CSV text had an empty cell). Binary, so numbers
+//! are bytes, not decimal text, and nothing is parsed twice. The MPI layer stays "send bytes /
+//! receive bytes", and the in-process transport of the tests carries the very same bytes.
+//!
+//! Histograms travel in hdrhistogram's own V2 format (the one HdrHistogram's Java, C and Go
+//! implementations read), as CBOR byte strings. Every histogram in diskscope has the same bounds
+//! and precision ([`new_latency_histogram`]); a histogram whose header says otherwise is refused
+//! before it is rebuilt (a garbled header could ask for any size), and rank 0 merges the ones it
+//! gets exactly as the threads of one run do.
 
 use super::error::FleetError;
 use crate::measure::histogram::new_latency_histogram;
-use crate::measure::RunResult;
+use crate::measure::timeline::{IntervalRow, Reading};
+use crate::measure::{RunResult, Timeline};
+use hdrhistogram::serialization::{Serializer as _, V2Serializer};
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
 
 /// One rank's measurement of one point, as rank 0 receives it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RankReport {
     pub rank: usize,
     /// The rank's own row (host, file, bytes, seconds, percentiles, error...).
@@ -29,11 +37,15 @@ pub struct RankReport {
     /// Why the rank stopped before its end (stonewall, another rank failed), else empty.
     pub stopped_by: String,
     /// Latency histogram of every operation, ns.
+    #[serde(serialize_with = "histogram_out", deserialize_with = "histogram_in")]
     pub latency: Histogram<u64>,
+    /// The rank's timeline on its own clock (None: the run had none, e.g. it failed to start).
+    #[serde(serialize_with = "timeline_out", deserialize_with = "timeline_in")]
+    pub timeline: Option<Timeline>,
 }
 
 /// Everything ranks say to each other.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Msg {
     /// Rank → 0 at start: my host name.
     Hello { host: String },
@@ -79,256 +91,218 @@ impl Msg {
     }
 
     pub fn encode(&self) -> Vec<u8> {
-        let mut w = Writer(Vec::with_capacity(64));
-        match self {
-            Msg::Hello { host } => {
-                w.u8(1);
-                w.str(host);
-            }
-            Msg::Hosts { hosts } => {
-                w.u8(2);
-                w.u64(hosts.len() as u64);
-                for h in hosts {
-                    w.str(h);
-                }
-            }
-            Msg::Ready { seq, error } => {
-                w.u8(3);
-                w.u64(*seq);
-                w.opt_str(error.as_deref());
-            }
-            Msg::Verdict { seq, abort, lost } => {
-                w.u8(4);
-                w.u64(*seq);
-                w.opt_str(abort.as_deref());
-                w.u8(*lost as u8);
-            }
-            Msg::Heartbeat => w.u8(5),
-            Msg::Done { seq, error } => {
-                w.u8(6);
-                w.u64(*seq);
-                w.opt_str(error.as_deref());
-            }
-            Msg::Stop { seq, why } => {
-                w.u8(7);
-                w.u64(*seq);
-                w.str(why);
-            }
-            Msg::Report { seq, report } => {
-                w.u8(8);
-                w.u64(*seq);
-                w.report(report);
-            }
-            Msg::End { seq, abort, lost } => {
-                w.u8(9);
-                w.u64(*seq);
-                w.opt_str(abort.as_deref());
-                w.u8(*lost as u8);
-            }
+        let mut out = Vec::with_capacity(64);
+        // Writing into a Vec fails only where serializing does: a histogram the V2 format
+        // cannot hold, which new_latency_histogram's bounds exclude.
+        if let Err(e) = ciborium::into_writer(self, &mut out) {
+            debug_assert!(false, "a fleet message did not encode: {e}");
         }
-        w.0
+        out
     }
 
     pub fn decode(bytes: &[u8]) -> Result<Msg, FleetError> {
-        let mut r = Reader { b: bytes, at: 0 };
-        let m = match r.u8()? {
-            1 => Msg::Hello { host: r.str()? },
-            2 => {
-                let n = r.u64()?;
-                let mut hosts = Vec::new();
-                for _ in 0..n {
-                    hosts.push(r.str()?);
-                }
-                Msg::Hosts { hosts }
-            }
-            3 => Msg::Ready {
-                seq: r.u64()?,
-                error: r.opt_str()?,
-            },
-            4 => Msg::Verdict {
-                seq: r.u64()?,
-                abort: r.opt_str()?,
-                lost: r.u8()? != 0,
-            },
-            5 => Msg::Heartbeat,
-            6 => Msg::Done {
-                seq: r.u64()?,
-                error: r.opt_str()?,
-            },
-            7 => Msg::Stop {
-                seq: r.u64()?,
-                why: r.str()?,
-            },
-            8 => Msg::Report {
-                seq: r.u64()?,
-                report: Box::new(r.report()?),
-            },
-            9 => Msg::End {
-                seq: r.u64()?,
-                abort: r.opt_str()?,
-                lost: r.u8()? != 0,
-            },
-            k => return Err(FleetError::Garbled(format!("unknown message kind {k}"))),
-        };
-        if r.at != bytes.len() {
+        let mut rest = bytes;
+        let m = ciborium::from_reader(&mut rest)
+            .map_err(|e| FleetError::Garbled(format!("a message: {e}")))?;
+        if !rest.is_empty() {
             return Err(FleetError::Garbled("trailing bytes after a message".into()));
         }
         Ok(m)
     }
 }
 
-/// The non-empty buckets of a latency histogram as (highest equivalent value, count) pairs.
-pub fn histogram_to_bytes(h: &Histogram<u64>) -> Vec<u8> {
-    let mut w = Writer(Vec::new());
-    let buckets: Vec<(u64, u64)> = h
-        .iter_recorded()
-        .map(|v| (v.value_iterated_to(), v.count_at_value()))
-        .collect();
-    w.u64(buckets.len() as u64);
-    for (v, n) in buckets {
-        w.u64(v);
-        w.u64(n);
-    }
-    w.0
+/// The bytes of the V2 header's precision and bounds: (significant digits, lowest, highest).
+fn v2_bounds(bytes: &[u8]) -> Option<(u32, u64, u64)> {
+    let u32_at = |i: usize| Some(u32::from_be_bytes(bytes.get(i..i + 4)?.try_into().ok()?));
+    let u64_at = |i: usize| Some(u64::from_be_bytes(bytes.get(i..i + 8)?.try_into().ok()?));
+    Some((u32_at(12)?, u64_at(16)?, u64_at(24)?))
 }
 
-/// Rebuilds a histogram from [`histogram_to_bytes`].
+/// A latency histogram in hdrhistogram's V2 format.
+pub fn histogram_to_bytes(h: &Histogram<u64>) -> Vec<u8> {
+    let mut out = Vec::new();
+    // Into a Vec this fails only for a histogram too large for usize, which ours never are.
+    let _ = V2Serializer::new().serialize(h, &mut out);
+    out
+}
+
+/// Rebuilds a histogram from [`histogram_to_bytes`]; one whose header has other bounds than
+/// [`new_latency_histogram`]'s is refused before anything is allocated for it.
 pub fn histogram_from_bytes(bytes: &[u8]) -> Result<Histogram<u64>, FleetError> {
-    let mut r = Reader { b: bytes, at: 0 };
-    let h = r.histogram()?;
-    if r.at != bytes.len() {
+    let ours = new_latency_histogram();
+    let want = (u32::from(ours.sigfig()), ours.low(), ours.high());
+    match v2_bounds(bytes) {
+        Some(b) if b == want => {}
+        b => {
+            return Err(FleetError::Garbled(format!(
+                "a histogram with bounds {b:?}, not diskscope's {want:?}"
+            )))
+        }
+    }
+    let mut rest = bytes;
+    let h: Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut rest)
+        .map_err(|e| FleetError::Garbled(format!("a histogram: {e:?}")))?;
+    if !rest.is_empty() {
         return Err(FleetError::Garbled(
             "trailing bytes after a histogram".into(),
         ));
     }
-    Ok(h)
+    // The same bounds as every other, so adding it into a fresh one cannot fail; the result is
+    // also the same kind of histogram (its settings, not only its counts) as a local one.
+    let mut same = new_latency_histogram();
+    same.add(&h)
+        .map_err(|e| FleetError::Garbled(format!("a histogram: {e:?}")))?;
+    Ok(same)
 }
 
-struct Writer(Vec<u8>);
+/// Bytes as a CBOR byte string (not a list of numbers).
+struct Bytes(Vec<u8>);
 
-impl Writer {
-    fn u8(&mut self, v: u8) {
-        self.0.push(v);
+impl Serialize for Bytes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(&self.0)
     }
-    fn u64(&mut self, v: u64) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn bytes(&mut self, b: &[u8]) {
-        self.u64(b.len() as u64);
-        self.0.extend_from_slice(b);
-    }
-    fn str(&mut self, s: &str) {
-        self.bytes(s.as_bytes());
-    }
-    fn opt_str(&mut self, s: Option<&str>) {
-        match s {
-            None => self.u8(0),
-            Some(s) => {
-                self.u8(1);
-                self.str(s);
+}
+
+impl<'de> Deserialize<'de> for Bytes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Bytes, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Bytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a byte string")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Bytes, E> {
+                Ok(Bytes(v.to_vec()))
+            }
+            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Bytes, E> {
+                Ok(Bytes(v))
             }
         }
+        d.deserialize_byte_buf(V)
     }
-    fn report(&mut self, r: &RankReport) {
-        self.u64(r.rank as u64);
-        self.str(&result_to_csv(&r.result));
-        self.u64(r.start_unix_ns);
-        self.u64(r.end_unix_ns);
-        match r.xor_full {
-            None => self.u8(0),
-            Some(x) => {
-                self.u8(1);
-                self.u64(x as u64);
+}
+
+/// A latency histogram's serde form: its V2 bytes.
+fn histogram_out<S: serde::Serializer>(h: &Histogram<u64>, s: S) -> Result<S::Ok, S::Error> {
+    Bytes(histogram_to_bytes(h)).serialize(s)
+}
+
+fn histogram_in<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Histogram<u64>, D::Error> {
+    let b = Bytes::deserialize(d)?;
+    histogram_from_bytes(&b.0).map_err(serde::de::Error::custom)
+}
+
+/// A timeline as it travels: its figures and each interval's histogram (a [`Timeline`] keeps
+/// those out of its serde form, which is the one its JSON documents show).
+#[derive(Serialize, Deserialize)]
+struct WireTimeline {
+    interval_s: f64,
+    device: Option<String>,
+    rows: Columns,
+    reading: Reading,
+    latency: Vec<Bytes>,
+}
+
+/// Rows of one serde struct, its field names once and each row's values in their order (a map
+/// per row would repeat every name in every interval).
+#[derive(Serialize, Deserialize)]
+struct Columns {
+    names: Vec<String>,
+    rows: Vec<Vec<ciborium::Value>>,
+}
+
+impl Columns {
+    fn of<T: Serialize>(rows: &[T]) -> Result<Columns, String> {
+        let mut names: Vec<String> = Vec::new();
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let ciborium::Value::Map(fields) =
+                ciborium::Value::serialized(r).map_err(|e| e.to_string())?
+            else {
+                return Err("a row is not a struct".into());
+            };
+            if names.is_empty() {
+                names = fields
+                    .iter()
+                    .filter_map(|(k, _)| k.as_text().map(str::to_string))
+                    .collect();
             }
+            out.push(fields.into_iter().map(|(_, v)| v).collect());
         }
-        self.str(&r.stopped_by);
-        let h = histogram_to_bytes(&r.latency);
-        self.0.extend_from_slice(&h);
+        Ok(Columns { names, rows: out })
+    }
+
+    fn rows<T: serde::de::DeserializeOwned>(self) -> Result<Vec<T>, String> {
+        let names = self.names;
+        self.rows
+            .into_iter()
+            .map(|values| {
+                if values.len() != names.len() {
+                    return Err(format!(
+                        "a row of {} values for {} columns",
+                        values.len(),
+                        names.len()
+                    ));
+                }
+                let map = names
+                    .iter()
+                    .map(|n| ciborium::Value::Text(n.clone()))
+                    .zip(values)
+                    .collect();
+                ciborium::Value::Map(map)
+                    .deserialized()
+                    .map_err(|e| e.to_string())
+            })
+            .collect()
     }
 }
 
-struct Reader<'a> {
-    b: &'a [u8],
-    at: usize,
+/// A report's timeline's serde form ([`WireTimeline`]).
+fn timeline_out<S: serde::Serializer>(t: &Option<Timeline>, s: S) -> Result<S::Ok, S::Error> {
+    let wire = match t {
+        None => None,
+        Some(t) => Some(WireTimeline {
+            interval_s: t.interval_s,
+            device: t.device.clone(),
+            rows: Columns::of(&t.rows).map_err(serde::ser::Error::custom)?,
+            reading: t.reading.clone(),
+            latency: t
+                .latency
+                .iter()
+                .map(|h| Bytes(histogram_to_bytes(h)))
+                .collect(),
+        }),
+    };
+    wire.serialize(s)
 }
 
-impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Result<&[u8], FleetError> {
-        let end = self
-            .at
-            .checked_add(n)
-            .filter(|e| *e <= self.b.len())
-            .ok_or_else(|| FleetError::Garbled("message ends early".into()))?;
-        let s = &self.b[self.at..end];
-        self.at = end;
-        Ok(s)
+fn timeline_in<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Timeline>, D::Error> {
+    let Some(w) = Option::<WireTimeline>::deserialize(d)? else {
+        return Ok(None);
+    };
+    let rows: Vec<IntervalRow> = w.rows.rows().map_err(serde::de::Error::custom)?;
+    if w.latency.len() != rows.len() {
+        return Err(serde::de::Error::custom(format!(
+            "a timeline of {} rows with {} histograms",
+            rows.len(),
+            w.latency.len()
+        )));
     }
-    fn u8(&mut self) -> Result<u8, FleetError> {
-        Ok(self.take(1)?[0])
-    }
-    fn u64(&mut self) -> Result<u64, FleetError> {
-        Ok(u64::from_le_bytes(
-            self.take(8)?.try_into().expect("8 bytes"),
-        ))
-    }
-    fn str(&mut self) -> Result<String, FleetError> {
-        let n = self.u64()? as usize;
-        String::from_utf8(self.take(n)?.to_vec())
-            .map_err(|_| FleetError::Garbled("a string is not UTF-8".into()))
-    }
-    fn opt_str(&mut self) -> Result<Option<String>, FleetError> {
-        Ok(match self.u8()? {
-            0 => None,
-            _ => Some(self.str()?),
-        })
-    }
-    fn histogram(&mut self) -> Result<Histogram<u64>, FleetError> {
-        let n = self.u64()?;
-        let mut h = new_latency_histogram();
-        for _ in 0..n {
-            let v = self.u64()?;
-            let c = self.u64()?;
-            h.record_n(v, c)
-                .map_err(|e| FleetError::Garbled(format!("histogram value {v}: {e}")))?;
-        }
-        Ok(h)
-    }
-    fn report(&mut self) -> Result<RankReport, FleetError> {
-        let rank = self.u64()? as usize;
-        let result = result_from_csv(&self.str()?)?;
-        let start_unix_ns = self.u64()?;
-        let end_unix_ns = self.u64()?;
-        let xor_full = match self.u8()? {
-            0 => None,
-            _ => Some(self.u64()? as u32),
-        };
-        let stopped_by = self.str()?;
-        let latency = self.histogram()?;
-        Ok(RankReport {
-            rank,
-            result,
-            start_unix_ns,
-            end_unix_ns,
-            xor_full,
-            stopped_by,
-            latency,
-        })
-    }
-}
-
-fn result_to_csv(r: &RunResult) -> String {
-    let mut w = ::csv::Writer::from_writer(Vec::new());
-    // A flat struct of strings and numbers always serializes.
-    let _ = w.serialize(r);
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
-}
-
-fn result_from_csv(text: &str) -> Result<RunResult, FleetError> {
-    let mut rd = ::csv::Reader::from_reader(text.as_bytes());
-    rd.deserialize()
-        .next()
-        .ok_or_else(|| FleetError::Garbled("a report without its row".into()))?
-        .map_err(|e| FleetError::Garbled(format!("a report's row: {e}")))
+    let latency = w
+        .latency
+        .iter()
+        .map(|b| histogram_from_bytes(&b.0))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(serde::de::Error::custom)?;
+    Ok(Some(Timeline {
+        interval_s: w.interval_s,
+        device: w.device,
+        rows,
+        latency,
+        reading: w.reading,
+    }))
 }
 
 #[cfg(test)]
@@ -356,6 +330,7 @@ mod tests {
             xor_full: Some(0xdead_beef),
             stopped_by: "stonewall".into(),
             latency,
+            timeline: Some(crate::fleet::timeline::tests::timeline(3, 12_345, Some(1))),
         }
     }
 
@@ -407,6 +382,58 @@ mod tests {
         for q in [0.0, 0.5, 0.9, 0.99, 1.0] {
             assert_eq!(back.value_at_quantile(q), r.latency.value_at_quantile(q));
         }
+    }
+
+    #[test]
+    fn a_row_whose_residency_is_unknown_still_travels() {
+        // Residency is NaN (an empty cell) for a file this user may not write (cachestat EPERM).
+        let mut r = report();
+        r.result.residency_before_pct = f64::NAN;
+        let m = Msg::Report {
+            seq: 2,
+            report: Box::new(r),
+        };
+        match Msg::decode(&m.encode()).unwrap() {
+            Msg::Report { report, .. } => assert!(report.result.residency_before_pct.is_nan()),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_histogram_of_other_bounds_is_refused_before_it_is_built() {
+        let mut wide = Histogram::<u64>::new_with_bounds(1, u64::MAX, 5).unwrap();
+        wide.record(7).unwrap();
+        let e = histogram_from_bytes(&histogram_to_bytes(&wide)).unwrap_err();
+        assert!(e.to_string().contains("not diskscope's"), "{e}");
+        assert!(histogram_from_bytes(&[1, 2, 3]).is_err());
+    }
+
+    #[test]
+    fn each_interval_adds_its_values_and_histogram_not_its_column_names() {
+        let size = |secs: u64| {
+            let mut r = report();
+            r.timeline = Some(crate::fleet::timeline::tests::timeline(
+                secs,
+                12_345,
+                Some(1),
+            ));
+            Msg::Report {
+                seq: 1,
+                report: Box::new(r),
+            }
+            .encode()
+            .len()
+        };
+        let (short, long) = (size(3), size(33));
+        let per_interval = (long - short) / 30;
+        let names: usize = crate::export::csv::to_csv(&[IntervalRow::blank()])
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .len();
+        eprintln!("report message: {short} bytes with 3 intervals, {long} with 33: {per_interval} bytes per interval (the column names alone are {names})");
+        assert!(per_interval < names, "{per_interval} bytes per interval");
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! experiment's keys at once; [`run`] measures; `commands::syscalls` prints, `sweep` records.
 
 use crate::config::usage;
+use crate::explain::context::NET_FS;
+use crate::explain::verdict::{Code, Kind, Reason, Verdict, MIN_OPS, MIN_SECONDS};
 use anyhow::Context;
 use clap::Args;
 use serde::Deserialize;
@@ -34,6 +36,74 @@ pub struct SyscallResult {
     pub calls_per_s: f64,
     /// Nanoseconds per call.
     pub ns_per_call: f64,
+    /// Can the figure be trusted as this call's cost (issue 23): `ok` or `suspect`, with the
+    /// reason codes and their sentences (see [`judge_call`]).
+    pub verdict: String,
+    pub reasons: String,
+    pub why: String,
+}
+
+/// The calls that go to the file (the others never leave the kernel's own tables).
+const FILE_CALLS: [&str; 4] = ["read 1 B", "pread 1 B", "lseek", "fstat"];
+
+/// The verdict of one measured call, where the result verdict's rules apply to a call's cost
+/// (docs/explain.md, "syscalls"):
+/// * `too_short`: measured for less than [`MIN_SECONDS`] or fewer than [`MIN_OPS`] calls — one
+///   preemption (a 4 ms scheduler tick) is then 8% or more of the figure;
+/// * `not_a_disk`, for the calls that touch the file (read, pread, lseek, fstat) on a network
+///   or FUSE filesystem (`fs_type`): the call may go to a server or a daemon, so the figure is
+///   that round trip, not the system call's cost.
+///
+/// A file in RAM (tmpfs) is not suspect here: the lab measures what a call costs, and a 1-byte
+/// read is served from memory whatever the filesystem (that is the point of the lab).
+pub fn judge_call(r: &SyscallResult, fs_type: Option<&str>) -> Verdict {
+    let mut reasons = Vec::new();
+    if r.seconds < MIN_SECONDS {
+        reasons.push(Reason {
+            code: Code::TooShort,
+            sentence: format!(
+                "{:.3} s is shorter than {MIN_SECONDS} s: one preemption is a large share of \
+                 it; use --seconds 0.5",
+                r.seconds
+            ),
+        });
+    } else if r.calls < MIN_OPS {
+        reasons.push(Reason {
+            code: Code::TooShort,
+            sentence: format!("{} calls are too few (at least {MIN_OPS})", r.calls),
+        });
+    }
+    let remote =
+        fs_type.filter(|t| NET_FS.iter().any(|n| t.starts_with(n)) || t.starts_with("fuse"));
+    if let Some(t) = remote.filter(|_| FILE_CALLS.contains(&r.syscall.as_str())) {
+        reasons.push(Reason {
+            code: Code::NotADisk,
+            sentence: format!(
+                "the file is on {}, a network or userspace filesystem: {} may go to the server \
+                 or the daemon, so the figure is that round trip, not the call's cost",
+                crate::text::shown(t),
+                r.syscall
+            ),
+        });
+    }
+    Verdict {
+        verdict: if reasons.is_empty() {
+            Kind::Ok
+        } else {
+            Kind::Suspect
+        },
+        reasons,
+    }
+}
+
+/// Judges every result ([`judge_call`]) of calls made on a file on `fs_type`.
+pub fn judge_all(results: &mut [SyscallResult], fs_type: Option<&str>) {
+    for r in results {
+        let v = judge_call(r, fs_type);
+        r.verdict = v.verdict.as_str().to_string();
+        r.reasons = v.codes();
+        r.why = v.sentences();
+    }
 }
 
 fn measure(
@@ -59,6 +129,9 @@ fn measure(
         seconds,
         calls_per_s: calls as f64 / seconds,
         ns_per_call: seconds * 1e9 / calls as f64,
+        verdict: String::new(),
+        reasons: String::new(),
+        why: String::new(),
     })
 }
 
@@ -165,16 +238,20 @@ fn measure_open(mut f: File, g: File, budget: Duration) -> anyhow::Result<Vec<Sy
 /// Renders the results as an aligned table.
 pub fn table(results: &[SyscallResult]) -> String {
     let mut s = format!(
-        "{:<20} {:>12} {:>9} {:>14} {:>9}\n",
+        "{:<20} {:>12} {:>9} {:>14} {:>9}  verdict\n",
         "syscall", "calls", "seconds", "calls/s", "ns/call"
     );
     for r in results {
+        let verdict = match r.verdict.as_str() {
+            "suspect" => format!("suspect ({})", r.reasons.replace(';', ", ")),
+            v => v.to_string(),
+        };
         s += &format!(
-            "{:<20} {:>12} {:>9.3} {:>14.0} {:>9.1}\n",
+            "{:<20} {:>12} {:>9.3} {:>14.0} {:>9.1}  {verdict}\n",
             r.syscall, r.calls, r.seconds, r.calls_per_s, r.ns_per_call
         );
     }
-    s
+    s.lines().map(str::trim_end).collect::<Vec<_>>().join("\n") + "\n"
 }
 
 /// Renders the results as CSV (columns from [`SyscallResult`]).
@@ -223,6 +300,13 @@ impl SyscallsParams {
 /// unlinked as soon as it is written and measured through its open descriptors, so no signal
 /// (not even SIGKILL) can leave it behind. Returns the file (or temp directory) measured.
 pub fn run(p: &SyscallsParams) -> anyhow::Result<(PathBuf, Vec<SyscallResult>)> {
+    let (at, mut results) = measure_params(p)?;
+    let fs = crate::explain::context::Context::collect(&at).filesystem;
+    judge_all(&mut results, fs.as_ref().map(|f| f.fs_type.as_str()));
+    Ok((at, results))
+}
+
+fn measure_params(p: &SyscallsParams) -> anyhow::Result<(PathBuf, Vec<SyscallResult>)> {
     let budget = p.validate()?;
     match &p.file {
         Some(f) => Ok((f.clone(), measure_all(f, budget)?)),
@@ -245,5 +329,56 @@ pub fn run(p: &SyscallsParams) -> anyhow::Result<(PathBuf, Vec<SyscallResult>)> 
             })?;
             Ok((dir, measure_open(f, g, budget)?))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(syscall: &str, calls: u64, seconds: f64) -> SyscallResult {
+        SyscallResult {
+            syscall: syscall.into(),
+            calls,
+            seconds,
+            calls_per_s: calls as f64 / seconds,
+            ns_per_call: seconds * 1e9 / calls as f64,
+            verdict: String::new(),
+            reasons: String::new(),
+            why: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_call_measured_too_briefly_is_too_short_and_a_long_one_ok_even_on_tmpfs() {
+        let v = judge_call(&result("getpid", 100_000, 0.01), Some("ext4"));
+        assert_eq!(v.codes(), "too_short");
+        assert!(v.sentences().contains("0.010 s"), "{}", v.sentences());
+        assert_eq!(
+            judge_call(&result("read 1 B", 1 << 20, 0.5), Some("tmpfs")).codes(),
+            ""
+        );
+        assert_eq!(
+            judge_call(&result("getpid", 50, 0.5), None).codes(),
+            "too_short"
+        );
+    }
+
+    #[test]
+    fn a_file_call_on_a_network_filesystem_is_not_a_disk_but_getpid_there_is_ok() {
+        let mut rs = vec![
+            result("pread 1 B", 1 << 20, 0.5),
+            result("getpid", 1 << 20, 0.5),
+        ];
+        judge_all(&mut rs, Some("nfs4"));
+        assert_eq!(
+            (rs[0].verdict.as_str(), rs[0].reasons.as_str()),
+            ("suspect", "not_a_disk")
+        );
+        assert!(rs[0].why.contains("nfs4"), "{}", rs[0].why);
+        assert_eq!((rs[1].verdict.as_str(), rs[1].reasons.as_str()), ("ok", ""));
+        let t = table(&rs);
+        assert!(t.lines().next().unwrap().ends_with("verdict"), "{t}");
+        assert!(t.contains("suspect (not_a_disk)"), "{t}");
     }
 }

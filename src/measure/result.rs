@@ -77,7 +77,7 @@ pub struct RunResult {
     pub lat_max_us: f64,
     /// Share of the file in the page cache just before the run, percent (after cache control);
     /// NaN, an empty CSV cell, when it cannot be known (a file this user may not write).
-    #[serde(serialize_with = "nan_as_empty")]
+    #[serde(serialize_with = "nan_as_empty", deserialize_with = "empty_as_nan")]
     pub residency_before_pct: f64,
     /// XOR of the data (8 hex digits), empty when the run did not cover its range.
     pub xor: String,
@@ -461,6 +461,12 @@ fn column_names(r: &RunResult) -> Vec<String> {
 }
 
 /// Writes NaN (an unknown value) as an empty cell.
+/// Reads what [`nan_as_empty`] wrote: an empty cell (or JSON `null`) is NaN, not an error, so a
+/// row with an unknown figure reads back (a fleet rank's report, `clients`).
+fn empty_as_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
 fn nan_as_empty<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
     if v.is_nan() {
         s.serialize_none()

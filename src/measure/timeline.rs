@@ -20,7 +20,7 @@ use super::histogram::LatencySummary;
 use super::snapshot::Snapshot;
 use crate::config::Op;
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// The interval of `run`, `run2` and batch timelines.
@@ -72,7 +72,7 @@ pub fn parse_interval(text: &str, flag: &str) -> anyhow::Result<Duration> {
 
 /// One interval of a run. Columns are named like the results CSV's; the device and CPU columns
 /// are empty (`None`, NaN) where there is no device (tmpfs, overlay, network) or no sample.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct IntervalRow {
     /// Start and end of the interval, seconds since the run's origin.
     pub t_start_s: f64,
@@ -144,7 +144,7 @@ impl IntervalRow {
 }
 
 /// The bytes the device moved against the bytes the run moved, in the run's direction.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BytesRatio {
     /// The device's kernel name.
     pub device: String,
@@ -157,7 +157,7 @@ pub struct BytesRatio {
 }
 
 /// A throughput that moved by more than [`LEVEL_SHIFT_FACTOR`] and stayed there.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LevelShift {
     /// When it happened: the start of the first interval at the new level, seconds.
     pub at_s: f64,
@@ -167,7 +167,7 @@ pub struct LevelShift {
 }
 
 /// When a run became steady (fio's `ss=bw:10%` over a window of `window_s`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Steady {
     /// Start of the first steady window, seconds; `None`: never steady.
     pub after_s: Option<f64>,
@@ -177,7 +177,7 @@ pub struct Steady {
 }
 
 /// What a timeline says, per run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reading {
     /// `None` without a device (tmpfs, overlay, network) or bytes.
     pub bytes_ratio: Option<BytesRatio>,

@@ -147,6 +147,7 @@ mod tests {
             rows: vec![Collected {
                 runs,
                 syscalls: Vec::new(),
+                details: Vec::new(),
             }],
             context: None,
             written: Vec::new(),

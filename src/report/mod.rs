@@ -93,6 +93,7 @@ pub fn bound_cell(r: &Record) -> String {
 /// point by the `diskscope limits` profile) when any point carries one.
 fn summary_table(page: &mut Page, recs: &[Record]) {
     let with_bound = recs.iter().any(|r| r.bound.is_some());
+    let with_verdict = recs.iter().any(|r| r.verdicts.judged > 0);
     let rows: Vec<Vec<(String, &str)>> = recs
         .iter()
         .map(|r| {
@@ -119,6 +120,15 @@ fn summary_table(page: &mut Page, recs: &[Record]) {
             if with_bound {
                 row.push((bound_cell(r), ""));
             }
+            if with_verdict {
+                let v = r.verdicts.text().unwrap_or_default();
+                let class = if v.starts_with("suspect") {
+                    "slower"
+                } else {
+                    ""
+                };
+                row.push((v, class));
+            }
             row
         })
         .collect();
@@ -138,7 +148,17 @@ fn summary_table(page: &mut Page, recs: &[Record]) {
         header.push("bound");
         left.push(header.len() - 1);
     }
+    if with_verdict {
+        header.push("verdict (reasons)");
+        left.push(header.len() - 1);
+    }
     page.table(&header, &left, &rows);
+    if with_verdict {
+        page.para(
+            "note",
+            "verdict: whether each repetition's number can be trusted as the disk's (ok), or is suspect, with the reason codes (docs/explain.md lists each, what it measures and its threshold); the per-repetition sentences are in the CSV's why column.",
+        );
+    }
     if with_bound {
         page.para(
             "note",
@@ -173,7 +193,7 @@ pub fn compare_page(
         .iter()
         .flat_map(|p| {
             p.metrics().map(|m| {
-                let cells = render::cells(&p.setup, m);
+                let cells = render::cells(p, m);
                 let class = verdict_class(m.verdict);
                 cells
                     .into_iter()
@@ -185,6 +205,13 @@ pub fn compare_page(
         .collect();
     page.table(&render::HEADER, &[0, 1, 8], &rows);
     page.para("note", render::METHOD_NOTE);
+    let notes = render::note_lines(c);
+    if !notes.is_empty() {
+        page.h2("Can these numbers be trusted?");
+        for l in &notes {
+            page.para("note", l);
+        }
+    }
     let unmatched = render::unmatched_lines(c);
     if !unmatched.is_empty() {
         page.h2("Points on one side only");

@@ -98,6 +98,9 @@ pub enum Row {
 pub struct Collected {
     pub runs: Vec<RunResult>,
     pub syscalls: Vec<SyscallRow>,
+    /// A fleet's per-rank rows ([`Row::Detail`]), in the order they came: the `all` rows in
+    /// `runs` are made from them; kept for the ranks' timeline file.
+    pub details: Vec<RunResult>,
 }
 
 /// The external command of a `command` experiment.
@@ -155,6 +158,7 @@ pub fn output_names(name: &str, kind: Kind) -> Vec<String> {
         format!("{name}.svg"),
         format!("{name}-timeline.csv"),
         format!("{name}-timeline.svg"),
+        format!("{name}-ranks-timeline.csv"),
     ];
     if kind.traits().fio_companion {
         v.push(format!("{name}-fio.txt"));

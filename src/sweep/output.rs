@@ -91,6 +91,13 @@ impl Exporter<SweepOutcome> for Timelines {
         let mut files = Vec::new();
         for (x, rows) in o.done() {
             files.extend(timeline(x, rows)?);
+            // A fleet's: every rank's timeline and the merged (`all`) one.
+            if !rows.details.is_empty() {
+                let all: Vec<&RunResult> = rows.details.iter().chain(&rows.runs).collect();
+                if let Some(csv) = crate::fleet::timeline::ranks_csv(&all)? {
+                    files.push(Export::new(format!("{}-ranks-timeline.csv", x.name), csv));
+                }
+            }
         }
         Ok(files)
     }

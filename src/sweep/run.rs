@@ -218,6 +218,7 @@ pub fn run(
                     if let Some(s) = sink.as_mut() {
                         s.write_run(&r)?;
                     }
+                    got.details.push(r);
                 }
                 Row::Syscall(r) => {
                     if let Some(s) = sink.as_mut() {

@@ -237,5 +237,29 @@ fn chart_of(x: &Experiment, runs: &[RunResult]) -> Option<Chart> {
             series("p99.9", |r| r.resp_p999_us),
         ],
         model: Vec::new(),
+        // A point judged suspect: its three bars hollow, its reasons in the footnote.
+        suspect: pts
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.verdict == "suspect")
+            .flat_map(|(c, r)| {
+                let mut codes: Vec<String> = r
+                    .reasons
+                    .split(';')
+                    .filter(|c| !c.is_empty())
+                    .map(String::from)
+                    .collect();
+                if codes.is_empty() {
+                    codes.push("suspect".into());
+                }
+                (0..3).map(move |s| crate::export::chart::SuspectMark {
+                    series: s,
+                    category: c,
+                    suspect: 1,
+                    reps: 1,
+                    codes: codes.clone(),
+                })
+            })
+            .collect(),
     })
 }
