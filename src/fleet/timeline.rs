@@ -288,6 +288,7 @@ pub(crate) mod tests {
                 latency,
                 ops_log: Vec::new(),
                 paced: None,
+                mixed: None,
                 kind: SnapshotKind::Interval,
             });
         }
