@@ -1236,3 +1236,95 @@ fn no_color_draws_every_cell_in_the_terminal_s_own_colours() {
         assert_eq!(cell.bg, ratatui::style::Color::Reset, "{cell:?}");
     }
 }
+
+/// The words of `text` in order, each whole, in `screen` (rows joined with a space, so a
+/// message broken between words still reads whole).
+fn has_words_in_order(screen: &[String], text: &str) -> bool {
+    let joined = screen
+        .iter()
+        .map(|l| l.trim_end())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let squeezed = joined.split_whitespace().collect::<Vec<_>>().join(" ");
+    squeezed.contains(&text.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+#[test]
+fn no_figure_is_cut_on_the_status_message_or_why_lines_at_any_size() {
+    use diskscope::explain::context::{warnings_for, Context, Filesystem};
+    use diskscope::explain::profile::Profile;
+    let mut a = App::new(
+        PathBuf::from(
+            "/srv/storage/benchmarks/customer-datasets/2026-11/very-long-directory-name/big.bin",
+        ),
+        1 << 30,
+        PathBuf::from("/data/.big.bin.diskscope-scratch"),
+        PathBuf::from("diskscope-results/tui-test.csv"),
+    );
+    let fs = Filesystem {
+        fs_type: "tmpfs".into(),
+        mount_options: "rw,relatime,size=16777216k,nr_inodes=4194304".into(),
+        ..Default::default()
+    };
+    a.context = Some(Context {
+        warnings: warnings_for(Some(&fs), None),
+        filesystem: Some(fs),
+        ..Default::default()
+    });
+    a.profile = Some((Profile::synthetic_example(), None));
+    let id = started_id(&a.start());
+    feed_run(&mut a, id, 100, 300, 200);
+    let message = "pread 1M ran 0.05 s, 12 ops: transient, not kept (under 1 s or 100 ops; \
+                   t keeps such rows) and 1943.5 MiB/s measured";
+    a.message = message.into();
+    for (w, h) in [(80u16, 24u16), (120, 40), (200, 60), (300, 80)] {
+        let screen = render(&a, w, h);
+        let rows: Vec<String> = screen.lines().map(String::from).collect();
+        // The status line says less rather than being cut: what it means to show fits.
+        let status = diskscope::tui::ui::status_line(&a, w as usize);
+        let text: String = status.spans.iter().map(|s| s.content.as_ref()).collect();
+        assert!(status.width() <= w as usize, "{w}x{h}: {text}");
+        assert_eq!(rows[0].trim_end(), text.trim_end(), "{w}x{h}");
+        assert!(rows[0].contains("RUNNING") && rows[0].contains("⚠ the file is on tmpfs, in RAM"));
+        assert!(
+            rows[0].contains("big.bin"),
+            "{w}x{h}: the file's name ends the path: {}",
+            rows[0]
+        );
+        // The message is whole, broken between words over the rows it needs.
+        let areas = diskscope::tui::ui::areas(&a, ratatui::layout::Rect::new(0, 0, w, h));
+        let info = region(&screen, areas.info);
+        assert!(
+            has_words_in_order(&info, message),
+            "{w}x{h}:\n{}",
+            info.join("\n")
+        );
+        assert!(info[0].contains("XOR "), "{w}x{h}: {}", info[0]);
+        // The why line in the throughput panel is whole: its percentage ends it.
+        let chart = region(&screen, areas.throughput);
+        let why = chart
+            .iter()
+            .find(|l| l.contains("why "))
+            .expect("a why line");
+        let why = why.trim_end().trim_end_matches('│').trim_end();
+        assert!(why.ends_with('%'), "{w}x{h}: {why}");
+        assert!(screen.contains("now 3000 MiB/s"), "{w}x{h}");
+        assert!(
+            chart[0].contains(" s per bar ") || chart[0].contains(" s/bar "),
+            "{w}x{h}: the chart's title is whole: {}",
+            chart[0]
+        );
+        // From 27 rows: the where line is whole (its warning briefly when both do not fit).
+        if areas.why.height > 0 {
+            let detail = region(&screen, areas.why);
+            assert!(
+                has_words_in_order(
+                    &detail,
+                    "tmpfs (rw,relatime,size=16777216k,nr_inodes=4194304)"
+                ),
+                "{w}x{h}:\n{}",
+                detail.join("\n")
+            );
+        }
+    }
+}

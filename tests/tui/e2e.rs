@@ -354,7 +354,7 @@ fn kdiskmark_a_typed_block_size_and_a_baseline_work_in_a_real_terminal() {
     let (ok, s) = tmux.wait_for(limit, |s| !s.contains("KDiskMark set, 0.3 s per test"));
     assert!(ok, "Escape did not close the card:\n{s}");
     send(&["s"]);
-    let (ok, s) = tmux.wait_for(limit, |s| s.contains("saved ") && s.contains(" rows to "));
+    let (ok, s) = tmux.wait_for(limit, |s| s.contains("saved ") && s.contains(" rows to"));
     assert!(ok, "s did not save:\n{s}");
     send(&["Right"]);
     std::thread::sleep(Duration::from_millis(400));

@@ -92,11 +92,18 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let history: Vec<f64> = app.history.iter().map(|v| app.in_unit(*v)).collect();
     let bars = area.width.saturating_sub(2 + GUTTER) as usize;
     let (visible, per) = binned(&history, bars);
-    let title = format!(
-        " throughput {}, {} ",
-        app.unit(),
-        window_title(visible.len(), per)
-    );
+    let window = window_title(visible.len(), per);
+    let short_window = window.replace(" s per bar", " s/bar");
+    let room = area.width.saturating_sub(2) as usize;
+    let title = [
+        format!(" throughput {}, {window} ", app.unit()),
+        format!(" throughput {}, {short_window} ", app.unit()),
+        format!(" {}, {short_window} ", app.unit()),
+        format!(" {} ", app.unit()),
+    ]
+    .into_iter()
+    .find(|t| t.chars().count() <= room)
+    .unwrap_or_else(|| format!(" {} ", app.unit()));
     let block = frame(&title);
     let inner = block.inner(area);
     block.render(area, buf);
@@ -162,7 +169,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     while lines.len() < 2 {
         lines.push(Line::raw(""));
     }
-    lines.push(super::why::short_line(app));
+    lines.push(super::why::short_line(app, figures.width as usize));
     Paragraph::new(lines).render(figures, buf);
     // Scaled to the visible window, so a slow setting is not flattened by a fast one that has
     // already scrolled out.
