@@ -625,7 +625,10 @@ fn a_pinned_baseline_gives_every_row_its_delta_and_rows_show_time_ops_p50() {
     a.set_baseline(diskscope::tui::baseline::Baseline::from_results(&rows));
     let screen = render(&a, 100, 30);
     let live = screen.lines().find(|l| l.contains("▶pread 2M")).unwrap();
-    assert!(!live.contains('%'), "no record for 2M: {live}");
+    assert!(
+        !live.contains('+') && !live.split_whitespace().any(|w| w == "±0%"),
+        "no record for 2M: {live}"
+    );
 }
 
 #[test]
@@ -1327,4 +1330,169 @@ fn no_figure_is_cut_on_the_status_message_or_why_lines_at_any_size() {
             );
         }
     }
+}
+
+/// One snapshot of worker 0 ending at `at_ms` after `interval_ms`, moving `mib` MiB in 1 MiB
+/// operations of 200 µs.
+fn snap(app: &mut App, id: u64, at_ms: u64, interval_ms: u64, mib: u64, kind: SnapshotKind) {
+    let mut latency = new_latency_histogram();
+    if mib > 0 {
+        latency.record_n(200_000, mib).unwrap();
+    }
+    app.apply(Update::Snapshot {
+        id,
+        snapshot: Box::new(Snapshot {
+            worker: 0,
+            at_ns: at_ms * 1_000_000,
+            interval_ns: interval_ms * 1_000_000,
+            bytes: mib * MIB,
+            ops: mib,
+            latency,
+            ops_log: Vec::new(),
+            paced: None,
+            kind,
+        }),
+    });
+}
+
+/// The figure after `label` on the screen (`mean 3000` → 3000).
+fn figure_after(screen: &str, label: &str) -> f64 {
+    let at = screen
+        .find(label)
+        .unwrap_or_else(|| panic!("no {label}:\n{screen}"));
+    screen[at + label.len()..]
+        .split_whitespace()
+        .next()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no figure after {label}:\n{screen}"))
+}
+
+#[test]
+fn after_r_the_mean_never_reads_above_the_peak() {
+    let mut a = app();
+    let id = started_id(&a.start());
+    feed_run(&mut a, id, 20, 300, 200);
+    let id = started_id(&a.handle_key(key(KeyCode::Char('r'))));
+    feed_run(&mut a, id, 10, 300, 200);
+    // A last snapshot that ends inside a bin and ran twice as fast: a mean over all bytes
+    // (3300 MiB in 1.05 s: 3143) would read above every complete bin (3000).
+    snap(&mut a, id, 1050, 50, 300, SnapshotKind::Interval);
+    for (w, h) in [(80, 24), (200, 60)] {
+        let screen = render(&a, w, h);
+        let (mean, peak) = (
+            figure_after(&screen, "mean "),
+            figure_after(&screen, "peak "),
+        );
+        assert!(
+            mean <= peak,
+            "{w}x{h}: mean {mean} > peak {peak}:\n{screen}"
+        );
+        assert_eq!(mean, 3000.0, "{screen}");
+    }
+}
+
+#[test]
+fn a_warm_reads_figures_leave_out_its_first_pass_and_rows_show_the_warm_up_and_the_spread() {
+    let mut a = app();
+    let id = started_id(&a.start());
+    feed_run(&mut a, id, 0, 0, 0);
+    // First pass from the disk: 1000 MiB/s for 1 s, then its end.
+    for i in 1..=10 {
+        snap(&mut a, id, i * 100, 100, 100, SnapshotKind::Interval);
+    }
+    let screen = render(&a, 80, 24);
+    assert!(screen.contains("warming up"), "{screen}");
+    snap(
+        &mut a,
+        id,
+        1000,
+        1,
+        0,
+        SnapshotKind::Final {
+            xor: 7,
+            full_pass: true,
+        },
+    );
+    // Then from memory: 4800 and 5200 MiB/s by turns for 2 s.
+    for i in 11..=30 {
+        let mib = if i % 2 == 0 { 480 } else { 520 };
+        snap(&mut a, id, i * 100, 100, mib, SnapshotKind::Interval);
+    }
+    let screen = render(&a, 80, 24);
+    assert!(screen.contains("wu 1.00s"), "{screen}");
+    assert_eq!(
+        figure_after(&screen, "IOPS "),
+        5000.0,
+        "after the warm-up too: {screen}"
+    );
+    assert_eq!(figure_after(&screen, "mean "), 5000.0, "{screen}");
+    assert!(
+        screen.contains("±4.1%"),
+        "the spread of the 100 ms samples:\n{screen}"
+    );
+    // The row: 5000 MiB/s over the 2 s after the warm-up, not 3667 over 3 s.
+    let next = started_id(&a.handle_key(key(KeyCode::Char('c'))));
+    // Later passes' finals reach the UI as intervals (the session keeps the first one's XOR).
+    a.apply(Update::Stopped {
+        id,
+        elapsed: Duration::from_secs(3),
+        error: None,
+    });
+    let r = &a.rows[0];
+    assert!((r.mib_s - 5000.0).abs() < 1.0, "{}", r.mib_s);
+    assert!((r.seconds - 2.0).abs() < 1e-6, "{}", r.seconds);
+    assert_eq!(r.xor, "00000007", "the XOR is the whole segment's");
+    let extra = &a.row_extra[0];
+    assert_eq!((extra.warmup_s, extra.warmup_over), (Some(1.0), true));
+    let screen = render(&a, 200, 60);
+    let row = screen
+        .lines()
+        .find(|l| l.contains("✓pread 1M") || l.contains(" pread 1M"))
+        .unwrap_or("");
+    assert!(
+        row.contains("±4.1%") && row.contains("1.00s"),
+        "{row}\n{screen}"
+    );
+    assert!(screen.contains(" wu "), "{screen}");
+    // A cold read has no warm-up: its row leaves nothing out.
+    feed_run(&mut a, next, 20, 300, 200);
+    assert_eq!(a.live.as_ref().unwrap().warmup_seconds(), None);
+    assert!(!render(&a, 80, 24).contains("warming up"));
+}
+
+#[test]
+fn a_suspect_row_is_flagged_and_says_why_with_the_run_commands_verdict() {
+    use diskscope::explain::context::{warnings_for, Context, Filesystem};
+    let mut a = app();
+    let fs = Filesystem {
+        fs_type: "tmpfs".into(),
+        mount_options: "rw".into(),
+        ..Default::default()
+    };
+    a.context = Some(Context {
+        warnings: warnings_for(Some(&fs), None),
+        filesystem: Some(fs),
+        ..Default::default()
+    });
+    let id = started_id(&a.start());
+    feed_run(&mut a, id, 20, 300, 200);
+    a.handle_key(key(KeyCode::Char('c')));
+    end_run(&mut a, id, 0, 2);
+    let r = &a.rows[0];
+    assert_eq!(r.verdict, "suspect", "{r:?}");
+    assert!(r.reasons.contains("not_a_disk"), "{}", r.reasons);
+    assert!(
+        a.message.contains("is suspect (not_a_disk"),
+        "{}",
+        a.message
+    );
+    assert!(a.log.iter().any(|(_, m)| m.contains("not_a_disk")));
+    let screen = render(&a, 120, 40);
+    let row = screen
+        .lines()
+        .find(|l| l.contains("pread 1M") && !l.contains('▶'))
+        .unwrap();
+    assert!(row.contains(" !") || row.contains("!"), "{row}");
+    let cells = diskscope::tui::widgets::results::cells(&a, " ", r, None);
+    assert!(cells[2].ends_with('!'), "{cells:?}");
 }

@@ -78,6 +78,8 @@ pub struct App {
     pub live: Option<Segment>,
     pub ending: Vec<Segment>,
     pub rows: Vec<RunResult>,
+    /// What the table shows beside each row of `rows` (same index): warm-up, spread, verdict.
+    pub row_extra: Vec<super::segment::RowExtra>,
     /// Rows of `rows` already appended to the CSV file.
     pub rows_saved: usize,
     /// Lines appended to the CSV file in this session (a live row saved with `s` included), so
@@ -161,6 +163,7 @@ impl App {
             live: None,
             ending: Vec::new(),
             rows: Vec::new(),
+            row_extra: Vec::new(),
             rows_saved: 0,
             csv_rows_written: 0,
             history: VecDeque::with_capacity(HISTORY_POINTS),
@@ -211,7 +214,8 @@ impl App {
         let pt = crate::explain::model::Point::of_spec(&spec);
         let measuring = self.live.as_ref().filter(|l| l.agg.ops > 0);
         match measuring {
-            Some(seg) => match crate::explain::model::explain(profile, &pt, seg.mean_mib_s()) {
+            Some(seg) => match crate::explain::model::explain(profile, &pt, seg.shown_mean_mib_s())
+            {
                 Some(e) => Why::Measured {
                     short: e.short(),
                     low: e.hint.is_some() || !e.explained,
@@ -759,10 +763,7 @@ impl App {
                 let Some(seg) = self.segment_mut(id) else {
                     return;
                 };
-                seg.agg.add(&snapshot);
-                if let Some(at) = seg.worker_at_ns.get_mut(snapshot.worker) {
-                    *at = snapshot.at_ns;
-                }
+                seg.add(&snapshot);
                 if let SnapshotKind::Failed(msg) = &snapshot.kind {
                     self.message = format!("error: {msg}");
                 }
@@ -805,19 +806,17 @@ impl App {
     /// Copies newly completed 100 ms bins of the live segment into the sparkline history.
     fn take_complete_bins(&mut self) {
         let Some(seg) = &mut self.live else { return };
-        let complete_at = seg.worker_at_ns.iter().copied().min().unwrap_or(0);
-        let complete = ((complete_at / crate::measure::aggregate::SERIES_BIN_NS) as usize)
-            .min(seg.agg.series_bytes.len());
+        let complete = seg.complete_bins();
         let bin_s = crate::measure::aggregate::SERIES_BIN_NS as f64 / 1e9;
         for bytes in &seg.agg.series_bytes[seg.bins_seen.min(complete)..complete] {
             let mib_s = *bytes as f64 / (1024.0 * 1024.0) / bin_s;
-            seg.peak_mib_s = seg.peak_mib_s.max(mib_s);
             if self.history.len() == HISTORY_POINTS {
                 self.history.pop_front();
             }
             self.history.push_back(mib_s);
         }
         seg.bins_seen = seg.bins_seen.max(complete);
+        seg.peak_mib_s = seg.figures(false).peak_mib_s;
     }
 
     /// A finished segment becomes a row (if it measured anything) and may give an XOR.
@@ -836,8 +835,15 @@ impl App {
             }
         }
         if seg.keep {
-            if let Some(row) = seg.result(&seg.experiment, seconds) {
-                if is_transient(&row) && !self.keep_transient {
+            if let Some(mut row) = seg.result(&seg.experiment, seconds) {
+                // Judged on the segment's whole time: a warm-up left out of the figures does
+                // not make a 1.5 s segment transient.
+                let whole = RunResult {
+                    seconds,
+                    ops: seg.agg.ops,
+                    ..Default::default()
+                };
+                if is_transient(&whole) && !self.keep_transient {
                     // A key pressed before the last one settled leaves a 0.01-0.09 s segment:
                     // too short to compare, so it is logged, not kept (or pinned by `B`).
                     self.message = format!(
@@ -848,11 +854,37 @@ impl App {
                     );
                     return None;
                 }
+                self.judge(&mut row, s.op == Op::Write && s.sync != WriteSync::None);
                 self.rows.push(row.clone());
+                self.row_extra.push(seg.extra(true));
                 return Some(row);
             }
         }
         None
+    }
+
+    /// Gives a finished row its verdict (issue 23) with the function the `run` command uses,
+    /// `explain::verdict::judge`, on what the explorer knows (the file's context and profile;
+    /// no timeline, so the device-counter rules do not apply). A suspect row says why on the
+    /// message line and in the log.
+    fn judge(&mut self, row: &mut RunResult, synced: bool) {
+        use crate::explain::verdict::{judge, Kind, Observed};
+        let Some(ctx) = &self.context else { return };
+        let seen = Observed {
+            ram_below: Observed::ram_below(ctx),
+            synced,
+            ..Default::default()
+        };
+        let v = judge(row, None, ctx, self.profile.as_ref().map(|(p, _)| p), &seen);
+        v.fill(row);
+        if v.verdict == Kind::Suspect {
+            self.message = format!(
+                "{} is suspect ({}): {}",
+                crate::tui::widgets::results::setting_label(row),
+                v.codes().replace(';', ", "),
+                v.sentences()
+            );
+        }
     }
 
     fn note_xor(&mut self, xor: String, by: String) {

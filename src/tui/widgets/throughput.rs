@@ -132,22 +132,43 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let bold = Style::default().add_modifier(Modifier::BOLD);
     let lines = match &app.live {
         Some(seg) if seg.agg.ops > 0 => {
-            let now = app
-                .history
-                .back()
-                .copied()
-                .unwrap_or_else(|| seg.mean_mib_s());
+            // Mean, peak and spread over the same complete 100 ms bins after the warm-up, so
+            // the mean never reads above the peak; before the first bin, the running totals.
+            let f = seg.figures(false);
+            let (mean, peak) = if f.bins > 0 {
+                (f.mean_mib_s, Some(f.peak_mib_s))
+            } else {
+                (seg.mean_mib_s(), None)
+            };
+            let now = app.history.back().copied().unwrap_or(mean);
             let u = |v: f64| fmt_mib_s(app.in_unit(v));
-            vec![
-                Line::from(vec![
+            let w = figures.width as usize;
+            let first = |spread: bool| {
+                let mut v = vec![
                     Span::styled("now ", dim),
                     Span::styled(format!("{} {}", u(now), app.unit()), big),
                     Span::styled("  mean ", dim),
-                    Span::styled(u(seg.mean_mib_s()), bold),
-                    Span::styled("  peak ", dim),
-                    Span::styled(u(seg.peak_mib_s.max(now)), bold),
-                ]),
-                Line::from(vec![
+                    Span::styled(u(mean), bold),
+                ];
+                if let (true, Some(p)) = (spread, f.spread_pct) {
+                    v.push(Span::styled(
+                        format!(" {}", super::results::spread_text(Some(p))),
+                        dim,
+                    ));
+                }
+                v.push(Span::styled("  peak ", dim));
+                v.push(Span::styled(peak.map_or("-".into(), u), bold));
+                v
+            };
+            let warm = match seg.warmup {
+                crate::tui::segment::Warmup::None => String::new(),
+                crate::tui::segment::Warmup::Running => "  warming up".into(),
+                crate::tui::segment::Warmup::Over { end_ns } => {
+                    format!("  wu {} left out", super::fmt_secs(end_ns as f64 / 1e9))
+                }
+            };
+            let second = |warm: &str| {
+                vec![
                     Span::styled("IOPS ", dim),
                     Span::styled(fmt_rate(seg.iops()), bold),
                     Span::styled(
@@ -158,7 +179,19 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                         ),
                         dim,
                     ),
-                ]),
+                    Span::styled(warm.to_string(), Style::default().fg(Color::Yellow)),
+                ]
+            };
+            vec![
+                super::first_fitting(vec![first(true), first(false)], w),
+                super::first_fitting(
+                    vec![
+                        second(&warm),
+                        second(&warm.replace(" left out", "").replace("warming up", "wu")),
+                        second(""),
+                    ],
+                    w,
+                ),
             ]
         }
         Some(_) if !app.paused => vec![Line::styled("starting…", dim)],
