@@ -1490,9 +1490,14 @@ fn a_suspect_row_is_flagged_and_says_why_with_the_run_commands_verdict() {
     let screen = render(&a, 120, 40);
     let row = screen
         .lines()
-        .find(|l| l.contains("pread 1M") && !l.contains('▶'))
+        .find(|l| l.contains("│ pread 1M"))
         .unwrap();
-    assert!(row.contains(" !") || row.contains("!"), "{row}");
+    assert!(row.contains(" ! "), "the flags end in !: {row}");
+    // The row under the cursor is suspect: the why rows name its reasons.
+    a.handle_key(key(KeyCode::Home));
+    let screen = render(&a, 120, 40);
+    assert!(screen.contains("pread 1M suspect: "), "{screen}");
+    let r = &a.rows[0];
     let cells = diskscope::tui::widgets::results::cells(&a, " ", r, None);
     assert!(cells[2].ends_with('!'), "{cells:?}");
 }

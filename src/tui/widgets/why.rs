@@ -148,6 +148,24 @@ pub fn render_detail(app: &App, area: Rect, buf: &mut Buffer) {
             }
         }
     }
+    // The row under the table's cursor, when its verdict is suspect: its reasons (issue 23).
+    let body = super::results::body(app);
+    let at = app.table_cursor.min(body.len().saturating_sub(1));
+    if let Some(r) = body
+        .get(at)
+        .and_then(|(_, _, i)| *i)
+        .and_then(|i| app.rows.get(i))
+        .filter(|r| r.verdict == "suspect")
+    {
+        why.push(Span::styled(
+            format!(
+                " │ ⚠ {} suspect: {}",
+                super::results::setting_label(r),
+                shown(&r.why)
+            ),
+            warn(),
+        ));
+    }
     let where_line = |brief: bool| {
         let mut line = vec![Span::styled("where ", dim)];
         match &app.context {
