@@ -1488,10 +1488,7 @@ fn a_suspect_row_is_flagged_and_says_why_with_the_run_commands_verdict() {
     );
     assert!(a.log.iter().any(|(_, m)| m.contains("not_a_disk")));
     let screen = render(&a, 120, 40);
-    let row = screen
-        .lines()
-        .find(|l| l.contains("│ pread 1M"))
-        .unwrap();
+    let row = screen.lines().find(|l| l.contains("│ pread 1M")).unwrap();
     assert!(row.contains(" ! "), "the flags end in !: {row}");
     // The row under the cursor is suspect: the why rows name its reasons.
     a.handle_key(key(KeyCode::Home));
@@ -1500,4 +1497,70 @@ fn a_suspect_row_is_flagged_and_says_why_with_the_run_commands_verdict() {
     let r = &a.rows[0];
     let cells = diskscope::tui::widgets::results::cells(&a, " ", r, None);
     assert!(cells[2].ends_with('!'), "{cells:?}");
+}
+
+#[test]
+fn the_latency_histogram_gets_finer_with_room_marks_p50_and_p99_and_l_switches_to_log_counts() {
+    let mut a = app();
+    let id = started_id(&a.start());
+    a.apply(Update::Started {
+        id,
+        meta: Box::new(PreparedMeta {
+            spec: a.settings.spec(&a.file, &a.scratch, a.file_size_bytes),
+            file_size: a.file_size_bytes,
+            total: a.file_size_bytes,
+            residency_before: None,
+        }),
+        workers: 1,
+        notes: vec![],
+    });
+    // 5619 fast operations, a hundred slower ones and two in the tail.
+    let mut latency = new_latency_histogram();
+    latency.record_n(3_000, 5619).unwrap();
+    latency.record_n(5_000, 100).unwrap();
+    latency.record_n(200_000, 2).unwrap();
+    a.apply(Update::Snapshot {
+        id,
+        snapshot: Box::new(Snapshot {
+            worker: 0,
+            at_ns: 1_000_000_000,
+            interval_ns: 1_000_000_000,
+            bytes: 5721 * MIB,
+            ops: 5721,
+            latency,
+            ops_log: Vec::new(),
+            paced: None,
+            kind: SnapshotKind::Interval,
+        }),
+    });
+    let bars = |w: u16, h: u16, a: &App| {
+        let screen = render(a, w, h);
+        let areas = diskscope::tui::ui::areas(a, ratatui::layout::Rect::new(0, 0, w, h));
+        let lat = region(&screen, areas.latency);
+        let rows: Vec<String> = lat.into_iter().filter(|l| l.contains("s-")).collect();
+        (rows, screen)
+    };
+    let (small, _) = bars(80, 24, &a);
+    let (big, screen) = bars(200, 60, &a);
+    assert!(big.len() > small.len() * 2, "{small:?}\n{big:?}");
+    assert!(big.iter().any(|l| l.contains("p50")), "{screen}");
+    assert!(big.iter().any(|l| l.contains("p99")), "{screen}");
+    // The tail bucket of 2 is one column linearly, several on the log scale.
+    let tail_len = |rows: &[String]| {
+        rows.iter()
+            .find(|l| {
+                l.trim_end()
+                    .trim_end_matches('│')
+                    .trim_end()
+                    .ends_with(" 2")
+            })
+            .map(|l| l.matches('█').count())
+            .unwrap_or_else(|| panic!("no tail bucket: {rows:?}"))
+    };
+    assert_eq!(tail_len(&big), 1);
+    a.handle_key(key(KeyCode::Char('l')));
+    assert!(a.latency_log);
+    let (big_log, screen) = bars(200, 60, &a);
+    assert!(tail_len(&big_log) > 3, "{screen}");
+    assert!(screen.contains("log counts (l)"), "{screen}");
 }

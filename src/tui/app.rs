@@ -136,6 +136,8 @@ pub struct App {
     /// Draw without colours (the `NO_COLOR` environment variable, <https://no-color.org>):
     /// bold and reverse stay, so the live row and the cursor still stand out.
     pub no_color: bool,
+    /// Draw the latency histogram's counts on a log scale (`l` toggles).
+    pub latency_log: bool,
     /// Keep transient rows ([`is_transient`]) too (`t` toggles).
     pub keep_transient: bool,
     /// Every message the line at the bottom showed (key effects, notes, warnings, errors), with
@@ -184,6 +186,7 @@ impl App {
             file_bytes_moved: 0,
             log: VecDeque::new(),
             keep_transient: false,
+            latency_log: false,
             no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
             clock: std::time::Instant::now(),
             profile: None,
@@ -424,6 +427,15 @@ impl App {
                     format!("rows under {MIN_ROW_SECONDS} s or {MIN_ROW_OPS} ops are kept too")
                 } else {
                     format!("rows under {MIN_ROW_SECONDS} s or {MIN_ROW_OPS} ops are not kept")
+                };
+                return Action::None;
+            }
+            KeyCode::Char('l') => {
+                self.latency_log = !self.latency_log;
+                self.message = if self.latency_log {
+                    "latency counts on a log scale (small buckets visible)".into()
+                } else {
+                    "latency counts on a linear scale".into()
                 };
                 return Action::None;
             }
