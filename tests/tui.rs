@@ -1564,3 +1564,57 @@ fn the_latency_histogram_gets_finer_with_room_marks_p50_and_p99_and_l_switches_t
     assert!(tail_len(&big_log) > 3, "{screen}");
     assert!(screen.contains("log counts (l)"), "{screen}");
 }
+
+#[test]
+fn the_chart_marks_where_a_setting_changed_and_the_svg_too_and_a_util_strip_runs_under_it() {
+    use diskscope::measure::device::{DiskStat, Sample};
+    let mut a = app();
+    let first = started_id(&a.start());
+    feed_run(&mut a, first, 100, 300, 200);
+    let second = started_id(&a.handle_key(key(KeyCode::Right)));
+    end_run(&mut a, first, 0, 10);
+    feed_run(&mut a, second, 100, 600, 200);
+    assert_eq!(a.marks.len(), 2, "{:?}", a.marks);
+    assert_eq!(a.marks[1], (100, "read pread 2M".to_string()));
+    // Half busy: 50 ms of io_ticks per 100 ms.
+    for i in 0..=50u64 {
+        a.apply(Update::Device {
+            device: Some("vda".into()),
+            sample: Sample {
+                at_ns: i * 100_000_000,
+                disk: Some(DiskStat {
+                    io_ticks_ms: i * 50,
+                    ..Default::default()
+                }),
+                cpu: None,
+            },
+        });
+    }
+    for (w, h) in [(80u16, 24u16), (200, 60)] {
+        let screen = render(&a, w, h);
+        let areas = diskscope::tui::ui::areas(&a, ratatui::layout::Rect::new(0, 0, w, h));
+        let chart = region(&screen, areas.throughput);
+        let marks: usize = chart.iter().map(|l| l.matches('▼').count()).sum();
+        assert_eq!(marks, 2, "{w}x{h}:\n{}", chart.join("\n"));
+        if h >= 60 {
+            assert!(
+                chart.iter().any(|l| l.contains("▼read pread 1M")),
+                "{}",
+                chart.join("\n")
+            );
+            assert!(
+                chart.iter().any(|l| l.contains('┊')),
+                "{}",
+                chart.join("\n")
+            );
+            let strip = chart
+                .iter()
+                .find(|l| l.contains("util%┤"))
+                .expect("a util strip");
+            assert!(strip.contains("▄▄▄▄"), "50% util: {strip}");
+        }
+    }
+    let svg = diskscope::export::session_svg::render(&diskscope::tui::export::figure(&a));
+    assert_eq!(svg.matches("stroke-dasharray=\"4 3\"").count(), 2, "{svg}");
+    assert!(svg.contains("read pread 2M"));
+}

@@ -87,6 +87,14 @@ pub struct App {
     pub csv_rows_written: usize,
     /// MiB/s per 100 ms across segments, newest last.
     pub history: VecDeque<f64>,
+    /// Points ever pushed to `history`: the absolute index of its newest point is this - 1.
+    pub history_pushed: u64,
+    /// Where a setting changed: the absolute `history` index of a segment's first point and its
+    /// settings (`read pread 4K`), oldest first; drawn on the chart and in the SVG.
+    pub marks: VecDeque<(u64, String)>,
+    /// The device's util % between consecutive device samples, newest last (the strip under
+    /// the chart), at most [`HISTORY_POINTS`].
+    pub util_history: VecDeque<f64>,
     pub xor: Option<XorSeen>,
     /// One-line status: the last change, error or note.
     pub message: String,
@@ -169,6 +177,9 @@ impl App {
             rows_saved: 0,
             csv_rows_written: 0,
             history: VecDeque::with_capacity(HISTORY_POINTS),
+            history_pushed: 0,
+            marks: VecDeque::new(),
+            util_history: VecDeque::new(),
             xor: None,
             message: String::from("press ? for help"),
             units_mb: false,
@@ -716,6 +727,7 @@ impl App {
             live.keep = false;
         }
         self.history.clear();
+        self.marks.clear();
         self.message = "statistics reset".into();
         if self.paused {
             Action::None
@@ -736,8 +748,19 @@ impl App {
             Update::Device { device, sample } => {
                 if self.device_name.as_ref() != Some(&device) {
                     self.device_samples.clear();
+                    self.util_history.clear();
                 }
                 self.device_name = Some(device);
+                if let Some(d) = self
+                    .device_samples
+                    .back()
+                    .and_then(|(prev, _)| crate::measure::device::disk_delta(prev, &sample))
+                {
+                    if self.util_history.len() == HISTORY_POINTS {
+                        self.util_history.pop_front();
+                    }
+                    self.util_history.push_back(d.dev_util_pct);
+                }
                 if self.device_samples.len() == DEVICE_WINDOW_SAMPLES {
                     self.device_samples.pop_front();
                 }
@@ -820,12 +843,22 @@ impl App {
         let Some(seg) = &mut self.live else { return };
         let complete = seg.complete_bins();
         let bin_s = crate::measure::aggregate::SERIES_BIN_NS as f64 / 1e9;
+        if seg.bins_seen == 0 && complete > 0 {
+            // The segment's first point: where its setting begins on the chart.
+            self.marks
+                .push_back((self.history_pushed, seg.settings.short()));
+        }
         for bytes in &seg.agg.series_bytes[seg.bins_seen.min(complete)..complete] {
             let mib_s = *bytes as f64 / (1024.0 * 1024.0) / bin_s;
             if self.history.len() == HISTORY_POINTS {
                 self.history.pop_front();
             }
             self.history.push_back(mib_s);
+            self.history_pushed += 1;
+        }
+        let oldest = self.history_pushed - self.history.len() as u64;
+        while self.marks.front().is_some_and(|(at, _)| *at < oldest) {
+            self.marks.pop_front();
         }
         seg.bins_seen = seg.bins_seen.max(complete);
         seg.peak_mib_s = seg.figures(false).peak_mib_s;

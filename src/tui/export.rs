@@ -55,6 +55,14 @@ pub fn figure(app: &App) -> SessionFigure {
         title: format!("diskscope session: {}", file_name(&app.file)),
         subtitle: subtitle(app),
         series: app.history.iter().map(|v| app.in_unit(*v)).collect(),
+        marks: {
+            let oldest = app.history_pushed - app.history.len() as u64;
+            app.marks
+                .iter()
+                .filter(|(at, _)| *at >= oldest)
+                .map(|(at, l)| ((at - oldest) as usize, l.clone()))
+                .collect()
+        },
         bin_s: 0.1,
         unit: app.unit().into(),
         histogram,

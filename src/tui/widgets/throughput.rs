@@ -5,6 +5,11 @@
 //! the mean of a few points) so the sparkline still covers the minute; the title states the window
 //! the bars cover and the time per bar, and a left gutter gives the y scale (the top bar's value
 //! and 0), so "last minute" is never claimed for the 4 s an 80-column panel used to show.
+//!
+//! Where a setting changed, a `▼` marks the bar its first point falls in (with its settings
+//! when the top row is free there) and `┊` runs down the empty cells below it, so a step is
+//! tied to the key that made it. From 4 chart rows on, with a device under the file, a one-row
+//! strip under the bars shows the device's util % (0–100, fixed scale, aligned at now).
 
 use super::{fmt_mib_s, fmt_rate, frame};
 use crate::tui::app::App;
@@ -109,10 +114,39 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     block.render(area, buf);
     let [figures, spark_row] =
         Layout::vertical([Constraint::Length(3), Constraint::Min(0)]).areas(inner);
-    // From 3 chart rows on, the last is a time axis.
+    // From 3 chart rows on, the last is a time axis; from 4, with a device, a util strip.
     let axis_h = u16::from(spark_row.height >= 3);
-    let [spark_row, axis_row] =
-        Layout::vertical([Constraint::Min(0), Constraint::Length(axis_h)]).areas(spark_row);
+    let util_h =
+        u16::from(spark_row.height >= 4 && !app.util_history.is_empty() && !visible.is_empty());
+    let [spark_row, util_row, axis_row] = Layout::vertical([
+        Constraint::Min(0),
+        Constraint::Length(util_h),
+        Constraint::Length(axis_h),
+    ])
+    .areas(spark_row);
+    if util_h > 0 {
+        let [label, strip] =
+            Layout::horizontal([Constraint::Length(GUTTER), Constraint::Min(0)]).areas(util_row);
+        let util: Vec<f64> = app.util_history.iter().copied().collect();
+        let take = util.len().min(history.len().max(1));
+        let (u, _) = binned(&util[util.len() - take..], visible.len());
+        Paragraph::new(Line::styled(
+            " util%┤",
+            Style::default().fg(Color::DarkGray),
+        ))
+        .render(label, buf);
+        Paragraph::new(Line::styled(
+            util_strip(&u),
+            Style::default().fg(Color::Cyan),
+        ))
+        .render(
+            Rect {
+                x: strip.x + (visible.len().saturating_sub(u.len())) as u16,
+                ..strip
+            },
+            buf,
+        );
+    }
     let [gutter, spark] =
         Layout::horizontal([Constraint::Length(GUTTER), Constraint::Min(0)]).areas(spark_row);
     if axis_h > 0 && !visible.is_empty() {
@@ -223,6 +257,69 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .max(((peak * 10.0).ceil() as u64).max(1))
         .style(Style::default().fg(Color::Green))
         .render(spark, buf);
+    draw_marks(app, history.len(), visible.len(), spark, buf);
+}
+
+/// One row of util % (0–100): `▁` to `█`, a space for an idle device.
+pub fn util_strip(util_pct: &[f64]) -> String {
+    const LEVELS: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    util_pct
+        .iter()
+        .map(|u| LEVELS[((u.clamp(0.0, 100.0) / 100.0 * 8.0).round() as usize).min(8)])
+        .collect()
+}
+
+/// The bar (of `bars` over `n` points, binned as [`binned`]) that point `rel` falls in.
+pub fn bar_of(rel: usize, n: usize, bars: usize) -> usize {
+    if n <= bars {
+        return rel;
+    }
+    (0..bars)
+        .find(|j| (j + 1) * n / bars > rel)
+        .unwrap_or(bars - 1)
+}
+
+/// The setting-change marks over the chart: `▼` on the top row (its settings after it when
+/// those cells are free), `┊` down the empty cells below.
+fn draw_marks(app: &App, n: usize, bars: usize, spark: Rect, buf: &mut Buffer) {
+    if n == 0 || spark.height == 0 {
+        return;
+    }
+    let oldest = app.history_pushed - n as u64;
+    let style = Style::default().fg(Color::Yellow);
+    let xs: Vec<(u16, &str)> = app
+        .marks
+        .iter()
+        .filter(|(at, _)| *at >= oldest)
+        .map(|(at, label)| {
+            let x = bar_of((*at - oldest) as usize, n, bars) as u16;
+            (x, label.as_str())
+        })
+        .filter(|(x, _)| *x < spark.width)
+        .collect();
+    for (k, (x, label)) in xs.iter().enumerate() {
+        let col = spark.x + x;
+        buf[(col, spark.y)].set_symbol("▼").set_style(style);
+        for y in spark.y + 1..spark.bottom() {
+            let cell = &mut buf[(col, y)];
+            if cell.symbol() == " " {
+                cell.set_symbol("┊").set_style(style);
+            }
+        }
+        // The label, where the top row is free up to the next mark.
+        let end = xs.get(k + 1).map_or(spark.width, |(nx, _)| *nx);
+        let room = end.saturating_sub(x + 2) as usize;
+        let len = label.chars().count();
+        let free = (0..len as u16)
+            .all(|i| x + 1 + i < spark.width && buf[(col + 1 + i, spark.y)].symbol() == " ");
+        if len <= room && free {
+            for (i, ch) in label.chars().enumerate() {
+                buf[(col + 1 + i as u16, spark.y)]
+                    .set_symbol(&ch.to_string())
+                    .set_style(style);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -243,6 +340,17 @@ mod tests {
         assert_eq!((v.len(), per), (40, 1.0));
         assert_eq!(window_title(v.len(), per), "last 4 s, 0.1 s per bar");
         assert_eq!(*v.last().unwrap(), 39.0);
+    }
+
+    #[test]
+    fn a_point_falls_in_the_bar_that_holds_it_and_util_maps_to_eight_levels() {
+        assert_eq!(bar_of(0, 600, 71), 0);
+        assert_eq!(bar_of(599, 600, 71), 70);
+        let (v, _) = binned(&(0..600).map(|i| i as f64).collect::<Vec<_>>(), 71);
+        let j = bar_of(300, 600, 71);
+        assert!(v[j] - 300.0 < 9.0 && 300.0 - v[j] < 9.0, "{}", v[j]);
+        assert_eq!(bar_of(5, 40, 71), 5);
+        assert_eq!(util_strip(&[0.0, 50.0, 100.0, 250.0]), " ▄██");
     }
 
     #[test]
