@@ -1618,3 +1618,71 @@ fn the_chart_marks_where_a_setting_changed_and_the_svg_too_and_a_util_strip_runs
     assert_eq!(svg.matches("stroke-dasharray=\"4 3\"").count(), 2, "{svg}");
     assert!(svg.contains("read pread 2M"));
 }
+
+#[test]
+fn b_pins_and_x_deletes_the_row_under_the_cursor_and_the_mouse_scrolls_and_selects() {
+    use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+    let mut a = app_with_rows(30);
+    let screen = ratatui::layout::Rect::new(0, 0, 120, 40);
+    let mouse = |kind, column, row| MouseEvent {
+        kind,
+        column,
+        row,
+        modifiers: KeyModifiers::NONE,
+    };
+    // The wheel moves the cursor (row 0 is the live row).
+    for _ in 0..4 {
+        a.handle_mouse(mouse(MouseEventKind::ScrollDown, 60, 30), screen);
+    }
+    assert_eq!(a.table_cursor, 4);
+    a.handle_mouse(mouse(MouseEventKind::ScrollUp, 60, 30), screen);
+    assert_eq!(a.table_cursor, 3);
+    // A click on the table's third body row selects it.
+    let t = diskscope::tui::ui::areas(&a, screen).results;
+    a.handle_mouse(
+        mouse(
+            MouseEventKind::Down(MouseButton::Left),
+            t.x + 5,
+            t.y + 2 + 2,
+        ),
+        screen,
+    );
+    assert_eq!(a.table_cursor, 2);
+    // A click outside the table changes nothing.
+    a.handle_mouse(mouse(MouseEventKind::Down(MouseButton::Left), 1, 0), screen);
+    assert_eq!(a.table_cursor, 2);
+    // B pins the row under the cursor; B on it again unpins.
+    let under = a.row_under_cursor().unwrap();
+    a.handle_key(key(KeyCode::Char('B')));
+    assert!(
+        matches!(a.baseline, Some(diskscope::tui::baseline::Baseline::Pinned { index, .. }) if index == under)
+    );
+    assert_eq!(
+        a.row_under_cursor(),
+        Some(under),
+        "the cursor follows the pinned row"
+    );
+    a.handle_key(key(KeyCode::Char('B')));
+    assert!(a.baseline.is_none(), "{}", a.message);
+    // x deletes the row under the cursor (not the live one).
+    a.handle_key(key(KeyCode::Char('J')));
+    let gone = a.row_under_cursor().unwrap();
+    let n = a.rows.len();
+    let next_label = diskscope::tui::widgets::results::setting_label(&a.rows[gone]);
+    a.handle_key(key(KeyCode::Char('x')));
+    assert_eq!(a.rows.len(), n - 1);
+    assert_eq!(a.row_extra.len(), n - 1);
+    assert!(
+        a.message.contains(&format!("row {next_label} deleted")),
+        "{}",
+        a.message
+    );
+    a.handle_key(key(KeyCode::Home));
+    a.handle_key(key(KeyCode::Char('x')));
+    assert!(
+        a.message.contains("live row cannot be deleted"),
+        "{}",
+        a.message
+    );
+    assert_eq!(a.rows.len(), n - 1);
+}

@@ -331,6 +331,41 @@ impl App {
         }
     }
 
+    /// Takes one mouse event on a `screen` laid out as [`ui::areas`](super::ui::areas): the
+    /// wheel moves the table's cursor (the table scrolls with it), a click on a table row
+    /// selects it. Elsewhere, and while an overlay is open, the mouse does nothing.
+    pub fn handle_mouse(&mut self, m: crossterm::event::MouseEvent, screen: ratatui::layout::Rect) {
+        use crossterm::event::{MouseButton, MouseEventKind};
+        if self.show_help || self.show_kdm || self.entry.is_some() {
+            return;
+        }
+        let table = super::ui::areas(self, screen).results;
+        let last = super::widgets::results::row_count(self).saturating_sub(1);
+        let c = self.table_cursor.min(last);
+        match m.kind {
+            MouseEventKind::ScrollDown => self.table_cursor = (c + 1).min(last),
+            MouseEventKind::ScrollUp => self.table_cursor = c.saturating_sub(1),
+            MouseEventKind::Down(MouseButton::Left) => {
+                // Below the top border and the header.
+                let first_y = table.y + 2;
+                let inside = m.column > table.x
+                    && m.column < table.right().saturating_sub(1)
+                    && m.row >= first_y
+                    && m.row < table.bottom().saturating_sub(1);
+                if !inside {
+                    return;
+                }
+                let visible = table.height.saturating_sub(3) as usize;
+                let offset = super::widgets::results::table_offset(c, visible);
+                let at = offset + (m.row - first_y) as usize;
+                if at <= last {
+                    self.table_cursor = at;
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Takes one key: its effect, and its message into the event log.
     pub fn handle_key(&mut self, key: KeyEvent) -> Action {
         let action = self.take_key(key);
@@ -413,7 +448,11 @@ impl App {
                 return Action::None;
             }
             KeyCode::Char('B') => {
-                self.cycle_baseline();
+                self.pin_row_under_cursor();
+                return Action::None;
+            }
+            KeyCode::Char('x') => {
+                self.delete_row_under_cursor();
                 return Action::None;
             }
             KeyCode::Char('u') => {
@@ -577,8 +616,82 @@ impl App {
         }
     }
 
-    /// `B`: pins the newest row as the baseline; pressed again, the next older one; after the
-    /// oldest, none.
+    /// The finished row under the table's cursor (its index in `rows`), None on the live row.
+    pub fn row_under_cursor(&self) -> Option<usize> {
+        let body = super::widgets::results::body(self);
+        let at = self.table_cursor.min(body.len().saturating_sub(1));
+        body.get(at).and_then(|(_, _, i)| *i)
+    }
+
+    /// `B`: pins the finished row under the cursor as the baseline (again on the pinned row:
+    /// none). On the live row it pins the newest finished row, then the next older one.
+    fn pin_row_under_cursor(&mut self) {
+        match self.row_under_cursor() {
+            Some(i) if matches!(&self.baseline, Some(Baseline::Pinned { index, .. }) if *index == i) =>
+            {
+                self.baseline = None;
+                self.message = "no baseline".into();
+            }
+            Some(index) => {
+                let b = Baseline::Pinned {
+                    index,
+                    record: BaselineRecord::of(&self.rows[index]),
+                };
+                self.message = b.describe();
+                self.baseline = Some(b);
+                // The pinned row is listed right after the live row: the cursor follows it.
+                self.table_cursor = usize::from(self.live_row_shown());
+            }
+            None => self.cycle_baseline(),
+        }
+    }
+
+    /// Whether the table's first row is the live one.
+    fn live_row_shown(&self) -> bool {
+        self.live
+            .as_ref()
+            .is_some_and(|l| l.agg.ops > 0 && l.meta.is_some())
+    }
+
+    /// `x`: deletes the finished row under the cursor from the table, the summary and later
+    /// saves (a row already saved stays in the CSV file, which is never rewritten).
+    fn delete_row_under_cursor(&mut self) {
+        let Some(i) = self.row_under_cursor() else {
+            self.message = "the live row cannot be deleted (r discards its figures)".into();
+            return;
+        };
+        let r = self.rows.remove(i);
+        if i < self.row_extra.len() {
+            self.row_extra.remove(i);
+        }
+        let saved = i < self.rows_saved;
+        if saved {
+            self.rows_saved -= 1;
+        }
+        self.hidden_rows = self
+            .hidden_rows
+            .iter()
+            .filter(|&&h| h != i)
+            .map(|&h| if h > i { h - 1 } else { h })
+            .collect();
+        match &mut self.baseline {
+            Some(Baseline::Pinned { index, .. }) if *index == i => self.baseline = None,
+            Some(Baseline::Pinned { index, .. }) if *index > i => *index -= 1,
+            _ => {}
+        }
+        self.message = format!(
+            "row {} deleted{}",
+            super::widgets::results::setting_label(&r),
+            if saved {
+                " (it stays in the CSV file it was saved to)"
+            } else {
+                ""
+            }
+        );
+    }
+
+    /// `B` on the live row: pins the newest row as the baseline; pressed again, the next older
+    /// one; after the oldest, none.
     fn cycle_baseline(&mut self) {
         let next = match &self.baseline {
             _ if self.rows.is_empty() => {

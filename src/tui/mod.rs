@@ -261,6 +261,7 @@ async fn wait_for_cleanup(
 /// Gives the terminal back (raw mode off, main screen); errors are ignored, since a closed
 /// terminal (EIO) has nothing to restore and must not turn the way out into a panic.
 pub fn restore_terminal() {
+    let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
     let _ = ratatui::try_restore();
 }
 
@@ -280,6 +281,9 @@ fn init_terminal() -> anyhow::Result<DefaultTerminal> {
             return Err(anyhow::Error::new(e).context("setting up the terminal"));
         }
     };
+    // The wheel scrolls the table and a click selects a row (Shift-drag still selects text
+    // in most terminals). Without it the explorer works as before.
+    let _ = crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture);
     let _ratatui_hook = std::panic::take_hook();
     let ui_thread = std::thread::current().id();
     std::panic::set_hook(Box::new(move |info| {
@@ -319,6 +323,11 @@ async fn event_loop(
             Event::Key(key) => {
                 let action = app.handle_key(key);
                 perform(action, app, session, write_scratch);
+            }
+            Event::Mouse(m) => {
+                if let Ok(size) = terminal.size() {
+                    app.handle_mouse(m, ratatui::layout::Rect::new(0, 0, size.width, size.height));
+                }
             }
         }
         watch.set_cold(app.wants_cold(), app.wants_periodic_eviction());

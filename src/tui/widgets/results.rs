@@ -312,6 +312,12 @@ pub fn body(app: &App) -> Vec<(Vec<String>, Style, Option<usize>)> {
     body
 }
 
+/// The first body row shown when `visible` rows fit and the cursor is on row `cursor`: the
+/// table scrolls only as far as it must to keep the cursor in view.
+pub fn table_offset(cursor: usize, visible: usize) -> usize {
+    cursor.saturating_sub(visible.saturating_sub(1))
+}
+
 /// Draws the results table.
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let title = format!(
@@ -368,8 +374,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .iter()
         .map(|&c| Constraint::Length(widths[c] as u16))
         .collect();
-    // The selected row is kept in view: the table scrolls to the cursor.
-    let mut state = TableState::default().with_selected(Some(cursor));
+    // The selected row is kept in view: the table scrolls to the cursor (the same offset a
+    // click is read against).
+    let visible = inner.height.saturating_sub(1) as usize;
+    let mut state = TableState::default()
+        .with_offset(table_offset(cursor, visible))
+        .with_selected(Some(cursor));
     StatefulWidget::render(
         Table::new(rows, constraints)
             .header(header)
