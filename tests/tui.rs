@@ -164,6 +164,13 @@ fn a_larger_terminal_and_the_help_overlay_render_too() {
     let screen = render(&a, 80, 24);
     assert!(screen.contains("halve / double the block size"), "{screen}");
     assert!(screen.contains("tui-test.csv"), "{screen}");
+    // Every line of the key table, whole, at 80x24.
+    for line in diskscope::tui::keys::help_lines() {
+        assert!(
+            screen.contains(line.trim_end()),
+            "missing {line:?}:\n{screen}"
+        );
+    }
     // Any key closes the help without acting.
     assert_eq!(a.handle_key(key(KeyCode::Char('?'))), Action::None);
     assert!(!render(&a, 80, 24).contains("halve / double"));
@@ -1685,4 +1692,43 @@ fn b_pins_and_x_deletes_the_row_under_the_cursor_and_the_mouse_scrolls_and_selec
         a.message
     );
     assert_eq!(a.rows.len(), n - 1);
+}
+
+#[test]
+fn capital_m_cycles_the_buffer_memory_and_skips_malloc_under_o_direct() {
+    use diskscope::config::Buffers;
+    let mut a = app();
+    a.start();
+    let spec_of = |action: Action| match action {
+        Action::Start { spec, .. } => spec,
+        other => panic!("expected a start, got {other:?}"),
+    };
+    let spec = spec_of(a.handle_key(key(KeyCode::Char('M'))));
+    assert_eq!(spec.buffers, Buffers::Plain);
+    assert!(a.message.contains("buffers plain"), "{}", a.message);
+    assert_eq!(
+        spec_of(a.handle_key(key(KeyCode::Char('M')))).buffers,
+        Buffers::Malloc
+    );
+    // O_DIRECT refuses malloc's unaligned buffers, as --buffers does.
+    a.handle_key(key(KeyCode::Char('d')));
+    assert!(!a.settings.direct, "{}", a.message);
+    assert!(a.message.contains("malloc"), "{}", a.message);
+    assert_eq!(
+        spec_of(a.handle_key(key(KeyCode::Char('M')))).buffers,
+        Buffers::Thp
+    );
+    spec_of(a.handle_key(key(KeyCode::Char('d'))));
+    assert!(a.settings.direct);
+    spec_of(a.handle_key(key(KeyCode::Char('M'))));
+    spec_of(a.handle_key(key(KeyCode::Char('M'))));
+    assert_eq!(
+        spec_of(a.handle_key(key(KeyCode::Char('M')))).buffers,
+        Buffers::Plain
+    );
+    assert_eq!(
+        spec_of(a.handle_key(key(KeyCode::Char('M')))).buffers,
+        Buffers::Thp,
+        "malloc is skipped under O_DIRECT"
+    );
 }

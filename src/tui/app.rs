@@ -8,6 +8,7 @@
 
 use super::baseline::{Baseline, BaselineRecord};
 use super::kdiskmark::{KdmCaps, KdmRun};
+use super::keys::Cmd;
 pub use super::segment::{Segment, XorSeen};
 use super::session::Update;
 use super::settings::{Settings, WriteSync};
@@ -280,15 +281,15 @@ impl App {
 
     /// Handles one key press.
     /// Moves the results-table cursor: `J`/`K` one row, PgDn/PgUp ten, Home/End to the ends.
-    fn move_cursor(&mut self, code: KeyCode) {
+    fn move_cursor(&mut self, cmd: Cmd) {
         let last = super::widgets::results::row_count(self).saturating_sub(1);
         let c = self.table_cursor.min(last);
-        self.table_cursor = match code {
-            KeyCode::Char('J') => c + 1,
-            KeyCode::Char('K') => c.saturating_sub(1),
-            KeyCode::PageDown => c + 10,
-            KeyCode::PageUp => c.saturating_sub(10),
-            KeyCode::Home => 0,
+        self.table_cursor = match cmd {
+            Cmd::CursorDown => c + 1,
+            Cmd::CursorUp => c.saturating_sub(1),
+            Cmd::PageDown => c + 10,
+            Cmd::PageUp => c.saturating_sub(10),
+            Cmd::Home => 0,
             _ => last,
         }
         .min(last);
@@ -426,11 +427,14 @@ impl App {
             self.show_kdm = false;
             return Action::None;
         }
+        // Every key is declared once, with its help text, in `keys::KEYS`.
+        let cmd = super::keys::command_of(key.code);
         if self.kdm_running() {
-            return match key.code {
-                KeyCode::Char('q') => self.quit_action(),
-                KeyCode::Char('k') | KeyCode::Esc => self.cancel_kdiskmark(),
-                KeyCode::Char('?') => {
+            return match cmd {
+                Some(Cmd::Quit) => self.quit_action(),
+                Some(Cmd::KDiskMark) => self.cancel_kdiskmark(),
+                _ if key.code == KeyCode::Esc => self.cancel_kdiskmark(),
+                Some(Cmd::Help) => {
                     self.show_help = true;
                     Action::None
                 }
@@ -440,38 +444,41 @@ impl App {
                 }
             };
         }
-        match key.code {
-            KeyCode::Char('b') => {
+        let Some(cmd) = cmd else {
+            return Action::None;
+        };
+        match cmd {
+            Cmd::BlockType => {
                 self.entry = Some(String::new());
                 self.message =
                     "block size: type e.g. 12K or 3 (1 B to 1G), Enter applies, Esc cancels".into();
                 return Action::None;
             }
-            KeyCode::Char('B') => {
+            Cmd::Pin => {
                 self.pin_row_under_cursor();
                 return Action::None;
             }
-            KeyCode::Char('x') => {
+            Cmd::Delete => {
                 self.delete_row_under_cursor();
                 return Action::None;
             }
-            KeyCode::Char('u') => {
+            Cmd::Units => {
                 self.units_mb = !self.units_mb;
                 self.message = format!("throughput in {}", self.unit());
                 return Action::None;
             }
-            KeyCode::Char('e') => return Action::Export,
-            KeyCode::Char('k') => return Action::KDiskMark,
-            KeyCode::Char('J')
-            | KeyCode::Char('K')
-            | KeyCode::PageDown
-            | KeyCode::PageUp
-            | KeyCode::Home
-            | KeyCode::End => {
-                self.move_cursor(key.code);
+            Cmd::Export => return Action::Export,
+            Cmd::KDiskMark => return Action::KDiskMark,
+            Cmd::CursorDown
+            | Cmd::CursorUp
+            | Cmd::PageDown
+            | Cmd::PageUp
+            | Cmd::Home
+            | Cmd::End => {
+                self.move_cursor(cmd);
                 return Action::None;
             }
-            KeyCode::Char('t') => {
+            Cmd::Transient => {
                 self.keep_transient = !self.keep_transient;
                 self.message = if self.keep_transient {
                     format!("rows under {MIN_ROW_SECONDS} s or {MIN_ROW_OPS} ops are kept too")
@@ -480,7 +487,7 @@ impl App {
                 };
                 return Action::None;
             }
-            KeyCode::Char('l') => {
+            Cmd::LogCounts => {
                 self.latency_log = !self.latency_log;
                 self.message = if self.latency_log {
                     "latency counts on a log scale (small buckets visible)".into()
@@ -489,54 +496,60 @@ impl App {
                 };
                 return Action::None;
             }
-            KeyCode::Char('o') => {
+            Cmd::Sort => {
                 self.cycle_sort();
                 return Action::None;
             }
-            KeyCode::Char('h') => {
+            Cmd::Hide => {
                 self.hide_row_under_cursor();
                 return Action::None;
             }
-            KeyCode::Char('H') => {
+            Cmd::ShowHidden => {
                 let n = self.hidden_rows.len();
                 self.hidden_rows.clear();
                 self.message = format!("{n} hidden rows shown again");
                 return Action::None;
             }
-            _ => {}
-        }
-        let s = &mut self.settings;
-        let changed: Result<String, String> = match key.code {
-            KeyCode::Char('q') => return self.quit_action(),
-            KeyCode::Char('?') => {
+            Cmd::Quit => return self.quit_action(),
+            Cmd::Help => {
                 self.show_help = true;
                 return Action::None;
             }
-            KeyCode::Char(' ') => return self.toggle_pause(),
-            KeyCode::Char('r') => return self.reset(),
-            KeyCode::Char('s') => return Action::Save,
-            KeyCode::Right => s.step_block_size(true).map(|_| block_note(s)),
-            KeyCode::Left => s.step_block_size(false).map(|_| block_note(s)),
-            KeyCode::Up | KeyCode::Char('+') | KeyCode::Char('=') => s
+            Cmd::Pause => return self.toggle_pause(),
+            Cmd::Reset => return self.reset(),
+            Cmd::Save => return Action::Save,
+            _ => {}
+        }
+        let s = &mut self.settings;
+        let changed: Result<String, String> = match cmd {
+            Cmd::BlockUp => s.step_block_size(true).map(|_| block_note(s)),
+            Cmd::BlockDown => s.step_block_size(false).map(|_| block_note(s)),
+            Cmd::ThreadUp => s
                 .step_threads(true)
                 .map(|_| format!("threads {}", s.threads)),
-            KeyCode::Down | KeyCode::Char('-') | KeyCode::Char('_') => s
+            Cmd::ThreadDown => s
                 .step_threads(false)
                 .map(|_| format!("threads {}", s.threads)),
-            KeyCode::Char(']') => s
+            Cmd::QueueUp => s
                 .step_queue_depth(true)
                 .map(|_| format!("queue depth {}", s.queue_depth)),
-            KeyCode::Char('[') => s
+            Cmd::QueueDown => s
                 .step_queue_depth(false)
                 .map(|_| format!("queue depth {}", s.queue_depth)),
-            KeyCode::Char('m') => Ok(match s.cycle_method() {
+            Cmd::Method => Ok(match s.cycle_method() {
                 Some(note) => format!("method {}; {note}", s.method),
                 None => format!("method {}", s.method),
             }),
-            KeyCode::Char('d') => s
+            Cmd::Direct => s
                 .toggle_direct()
                 .map(|_| format!("O_DIRECT {}", on_off(s.direct))),
-            KeyCode::Char('c') => {
+            Cmd::Buffers => s.cycle_buffers().map(|_| {
+                format!(
+                    "buffers {} (the row records the memory obtained)",
+                    s.buffers
+                )
+            }),
+            Cmd::Cold => {
                 s.cold = !s.cold;
                 Ok(match (s.cold, s.op) {
                     (true, Op::Write) => "cold: applies to reads (w switches back)".into(),
@@ -547,7 +560,7 @@ impl App {
                     }
                 })
             }
-            KeyCode::Char('w') => {
+            Cmd::Write => {
                 s.toggle_op();
                 Ok(match s.op {
                     Op::Write => format!("writing to {}", self.scratch.display()),
@@ -556,11 +569,11 @@ impl App {
                     }
                 })
             }
-            KeyCode::Char('p') => {
+            Cmd::Pattern => {
                 s.toggle_pattern();
                 Ok(format!("offsets {}", s.pattern))
             }
-            KeyCode::Char('f') => {
+            Cmd::Sync => {
                 s.cycle_sync();
                 let what = match s.sync {
                     WriteSync::None => "writes: plain (may be page-cache speed)",

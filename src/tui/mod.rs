@@ -10,6 +10,7 @@
 //!   [`cache_watch`] — residency polling and cold-mode eviction on their own thread.
 //! * [`save`] — the CSV of `s`; [`export`] — the SVG and JSON of `e`; [`scratch`] — the files
 //!   the explorer makes (and removes).
+//! * [`keys`] — every key, its command and help text, declared once;
 //! * [`kdiskmark`] — the set `k` runs; [`baseline`] — what rows are compared with (Δ%).
 //!
 //! The engine's workers run on their own OS threads at full speed; the UI drains their snapshots
@@ -23,6 +24,7 @@ pub mod discard;
 pub mod event;
 pub mod export;
 pub mod kdiskmark;
+pub mod keys;
 pub mod save;
 pub mod scratch;
 pub mod segment;

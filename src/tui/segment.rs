@@ -149,7 +149,15 @@ impl Segment {
             self.full_passes += 1;
         }
         let over = match self.settings.pattern {
-            Pattern::Sequential => self.full_passes >= workers,
+            // A looping read's first pass is over once it moved the file's bytes; a chained
+            // (pass by pass) one says so with its final snapshots.
+            Pattern::Sequential => {
+                self.full_passes >= workers
+                    || self
+                        .meta
+                        .as_ref()
+                        .is_some_and(|m| m.total > 0 && self.agg.bytes >= m.total)
+            }
             Pattern::Random => self.agg.last_at_ns as f64 / 1e9 >= WARMUP_SECONDS,
         };
         if over {

@@ -16,10 +16,6 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-/// The one-line key summary at the bottom.
-pub const FOOTER: &str =
-    "←→ b block ↑↓ thr m c d w p f sync k KDiskMark B base u unit e export s ? q";
-
 pub use super::widgets::{MIN_HEIGHT, MIN_WIDTH};
 /// From this width on, latency and results sit side by side.
 pub const SIDE_BY_SIDE_WIDTH: u16 = 150;
@@ -43,8 +39,12 @@ impl Widget for &App {
         log::render(self, a.log, buf);
         results::render(self, res, buf);
         info_line(self, info, buf);
-        Paragraph::new(Line::styled(FOOTER, Style::default().fg(Color::DarkGray)))
-            .render(footer, buf);
+        // Generated from the key table, as many labels as fit.
+        Paragraph::new(Line::styled(
+            super::keys::footer(footer.width as usize),
+            Style::default().fg(Color::DarkGray),
+        ))
+        .render(footer, buf);
         if self.show_kdm {
             kdm_card::render(self, area, buf);
         }
