@@ -972,7 +972,7 @@ impl App {
         if seg.bins_seen == 0 && complete > 0 {
             // The segment's first point: where its setting begins on the chart.
             self.marks
-                .push_back((self.history_pushed, seg.settings.short()));
+                .push_back((self.history_pushed, mark_label(&seg.settings)));
         }
         for bytes in &seg.agg.series_bytes[seg.bins_seen.min(complete)..complete] {
             let mib_s = *bytes as f64 / (1024.0 * 1024.0) / bin_s;
@@ -1197,6 +1197,22 @@ fn on_off(b: bool) -> &'static str {
     } else {
         "off"
     }
+}
+
+/// A chart mark's label: the settings in short, with what `short` leaves out when it is on
+/// (`read pread 2M random cold`).
+fn mark_label(s: &Settings) -> String {
+    let mut l = s.short();
+    for (on, word) in [
+        (s.pattern == Pattern::Random, " random"),
+        (s.direct, " direct"),
+        (s.cold && s.op == Op::Read, " cold"),
+    ] {
+        if on {
+            l.push_str(word);
+        }
+    }
+    l
 }
 
 fn block_note(s: &Settings) -> String {
