@@ -1732,3 +1732,90 @@ fn capital_m_cycles_the_buffer_memory_and_skips_malloc_under_o_direct() {
         "malloc is skipped under O_DIRECT"
     );
 }
+
+#[test]
+fn capital_r_takes_a_rate_for_an_open_loop_and_the_histogram_shows_service_beside_response() {
+    use diskscope::measure::snapshot::PacedSnapshot;
+    let mut a = app();
+    a.start();
+    let type_in = |a: &mut App, text: &str| -> Action {
+        a.handle_key(key(KeyCode::Char('R')));
+        for c in text.chars() {
+            a.handle_key(key(KeyCode::Char(c)));
+        }
+        assert!(render(a, 80, 24).contains(&format!("rate ▸ {text}▏")));
+        a.handle_key(key(KeyCode::Enter))
+    };
+    let id = match type_in(&mut a, "2000") {
+        Action::Start { id, spec } => {
+            assert_eq!(spec.rate_iops, Some(2000.0));
+            id
+        }
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        a.message.contains("open loop at 2000 ops/s"),
+        "{}",
+        a.message
+    );
+    // The session's snapshots of an open-loop run carry response times too.
+    a.apply(Update::Started {
+        id,
+        meta: Box::new(PreparedMeta {
+            spec: a.settings.spec(&a.file, &a.scratch, a.file_size_bytes),
+            file_size: a.file_size_bytes,
+            total: a.file_size_bytes,
+            residency_before: None,
+        }),
+        workers: 1,
+        notes: vec![],
+    });
+    let (mut service, mut response) = (new_latency_histogram(), new_latency_histogram());
+    service.record_n(50_000, 200).unwrap();
+    response.record_n(900_000, 200).unwrap();
+    a.apply(Update::Snapshot {
+        id,
+        snapshot: Box::new(Snapshot {
+            worker: 0,
+            at_ns: 100_000_000,
+            interval_ns: 100_000_000,
+            bytes: 200 * MIB,
+            ops: 200,
+            latency: service,
+            ops_log: Vec::new(),
+            paced: Some(Box::new(PacedSnapshot {
+                response,
+                backlog_ops: 0,
+            })),
+            kind: SnapshotKind::Interval,
+        }),
+    });
+    for (w, h) in [(80, 24), (200, 60)] {
+        let screen = render(&a, w, h);
+        let line = screen
+            .lines()
+            .find(|l| l.contains("service") && l.contains("response"))
+            .unwrap_or_else(|| panic!("{w}x{h}: not side by side:\n{screen}"));
+        assert!(line.find("service") < line.find("response"), "{line}");
+        assert!(
+            screen.contains("p50 50.2µs") && screen.contains("p50 901µs"),
+            "{screen}"
+        );
+    }
+    // A throughput is divided by the block size (1 MiB); 0 is the closed loop again.
+    match type_in(&mut a, "50M/s") {
+        Action::Start { spec, .. } => assert_eq!(spec.rate_iops, Some(50.0)),
+        other => panic!("{other:?}"),
+    }
+    match type_in(&mut a, "0") {
+        Action::Start { spec, .. } => assert_eq!(spec.rate_iops, None),
+        other => panic!("{other:?}"),
+    }
+    assert!(a.message.contains("closed loop"), "{}", a.message);
+    type_in(&mut a, "fast");
+    assert!(
+        a.message.contains("rate: cannot read 'fast'"),
+        "{}",
+        a.message
+    );
+}

@@ -103,8 +103,10 @@ pub struct App {
     pub units_mb: bool,
     /// What rows are compared with (Δ%).
     pub baseline: Option<Baseline>,
-    /// Text typed after `b` (exact block size entry), while entering.
+    /// Text typed after `b` (exact block size entry) or `R` (rate), while entering.
     pub entry: Option<String>,
+    /// The entry is a rate (`R`), not a block size.
+    pub entry_is_rate: bool,
     /// The KDiskMark set in progress, or the last one (for its card).
     pub kdm: Option<KdmRun>,
     /// Segment id of the KDiskMark test running now.
@@ -186,6 +188,7 @@ impl App {
             units_mb: false,
             baseline: None,
             entry: None,
+            entry_is_rate: false,
             kdm: None,
             kdm_id: None,
             show_kdm: false,
@@ -395,26 +398,36 @@ impl App {
             };
         }
         if let Some(text) = &mut self.entry {
+            let rate = self.entry_is_rate;
+            let what = if rate { "rate" } else { "block size" };
             return match key.code {
                 KeyCode::Esc => {
                     self.entry = None;
-                    self.message = "block size unchanged".into();
+                    self.message = format!("{what} unchanged");
                     Action::None
                 }
                 KeyCode::Backspace => {
                     text.pop();
                     Action::None
                 }
-                KeyCode::Char(c) if c.is_ascii_alphanumeric() && text.len() < 16 => {
+                KeyCode::Char(c)
+                    if (c.is_ascii_alphanumeric() || rate && matches!(c, '.' | '/' | ' '))
+                        && text.len() < 16 =>
+                {
                     text.push(c);
                     Action::None
                 }
                 KeyCode::Enter => {
                     let text = self.entry.take().unwrap_or_default();
-                    let changed = self
-                        .settings
-                        .set_block_size_text(&text)
-                        .map(|_| block_note(&self.settings));
+                    let changed = if rate {
+                        self.settings
+                            .set_rate_text(&text)
+                            .map(|_| rate_note(&self.settings))
+                    } else {
+                        self.settings
+                            .set_block_size_text(&text)
+                            .map(|_| block_note(&self.settings))
+                    };
                     self.after_change(changed)
                 }
                 _ => Action::None,
@@ -448,7 +461,16 @@ impl App {
             return Action::None;
         };
         match cmd {
+            Cmd::Rate => {
+                self.entry = Some(String::new());
+                self.entry_is_rate = true;
+                self.message = "rate: ops/s (2000) or a throughput (50M/s), 0 = closed loop; \
+                                Enter applies, Esc cancels"
+                    .into();
+                return Action::None;
+            }
             Cmd::BlockType => {
+                self.entry_is_rate = false;
                 self.entry = Some(String::new());
                 self.message =
                     "block size: type e.g. 12K or 3 (1 B to 1G), Enter applies, Esc cancels".into();
@@ -1213,6 +1235,16 @@ fn mark_label(s: &Settings) -> String {
         }
     }
     l
+}
+
+fn rate_note(s: &Settings) -> String {
+    match s.rate_iops {
+        Some(r) => format!(
+            "open loop at {r} ops/s: latency panel shows service (the call) beside response \
+             (from the intended start)"
+        ),
+        None => "closed loop: as fast as it goes".into(),
+    }
 }
 
 fn block_note(s: &Settings) -> String {

@@ -66,6 +66,9 @@ pub struct Settings {
     pub run_ms: Option<u64>,
     /// The memory behind the I/O buffers (issue 20, `--buffers` of run and sweep; `M`).
     pub buffers: crate::config::Buffers,
+    /// Open loop (issue 25, `--rate` of run; `R`): operations per second over all threads,
+    /// each with an intended start; None: closed loop.
+    pub rate_iops: Option<u64>,
 }
 
 impl Default for Settings {
@@ -83,6 +86,7 @@ impl Default for Settings {
             sync: WriteSync::None,
             run_ms: None,
             buffers: crate::config::Buffers::DEFAULT,
+            rate_iops: None,
         }
     }
 }
@@ -112,6 +116,7 @@ impl Settings {
         };
         spec.pattern = self.pattern;
         spec.buffers = self.buffers;
+        spec.rate_iops = self.rate_iops.map(|r| r as f64);
         // Cold sequential reads run one pass at a time (the session evicts and starts the next
         // pass), so every pass starts cold; everything else loops until stopped.
         spec.loop_range = !(self.cold && !write && self.pattern == Pattern::Sequential);
@@ -254,6 +259,17 @@ impl Settings {
             }
         }
         Err(last)
+    }
+
+    /// `R` then Enter: a rate as `--rate` reads it (`2000`, `50M/s`, `1 GiB/s`, divided by the
+    /// block size), whole ops/s; `0` or nothing: closed loop.
+    pub fn set_rate_text(&mut self, text: &str) -> Result<(), String> {
+        let t = text.trim();
+        if t.is_empty() || t == "0" {
+            return self.try_set(|s| s.rate_iops = None);
+        }
+        let iops = crate::measure::pacer::parse_rate(t, self.block_size_bytes, "rate")?;
+        self.try_set(|s| s.rate_iops = Some(iops.round().max(1.0) as u64))
     }
 
     /// Read or write.

@@ -323,7 +323,14 @@ pub fn info_lines(app: &App, width: usize) -> Vec<Line<'static>> {
         spans.push(Span::raw("│ "));
         match &app.entry {
             Some(text) => (
-                format!("block size ▸ {text}▏ (Enter applies, Esc cancels)"),
+                format!(
+                    "{} ▸ {text}▏ (Enter applies, Esc cancels)",
+                    if app.entry_is_rate {
+                        "rate"
+                    } else {
+                        "block size"
+                    }
+                ),
                 Style::default()
                     .fg(Color::Yellow)
                     .add_modifier(Modifier::BOLD),

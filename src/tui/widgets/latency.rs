@@ -103,25 +103,60 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let inner = block.inner(area);
     block.render(area, buf);
     let dim = Style::default().fg(Color::DarkGray);
-    let bold = Style::default().add_modifier(Modifier::BOLD);
     let Some(seg) = app.live.as_ref().filter(|s| s.agg.ops > 0) else {
         Paragraph::new(Line::styled("no operations yet", dim)).render(inner, buf);
         return;
     };
-    let h = &seg.agg.latency;
+    // An open-loop run (`R`): the service time (the call) beside the response time (from the
+    // intended start), so queueing behind a slow device shows as the gap between the two.
+    match &seg.agg.response {
+        Some(response) => {
+            let [left, right] = ratatui::layout::Layout::horizontal([
+                ratatui::layout::Constraint::Percentage(50),
+                ratatui::layout::Constraint::Percentage(50),
+            ])
+            .areas(inner);
+            let left = Rect {
+                width: left.width.saturating_sub(1),
+                ..left
+            };
+            draw(app, &seg.agg.latency, Some("service"), left, buf);
+            draw(app, response, Some("response"), right, buf);
+        }
+        None => draw(app, &seg.agg.latency, None, inner, buf),
+    }
+}
+
+/// One histogram: its percentiles (under `label` when there are two), then its buckets.
+fn draw(
+    app: &App,
+    h: &hdrhistogram::Histogram<u64>,
+    label: Option<&str>,
+    inner: Rect,
+    buf: &mut Buffer,
+) {
+    let dim = Style::default().fg(Color::DarkGray);
+    let bold = Style::default().add_modifier(Modifier::BOLD);
     let s = LatencySummary::of(h);
     let kv = |k: &'static str, v: f64| vec![Span::styled(k, dim), Span::styled(fmt_us(v), bold)];
-    let mut lines = vec![
-        Line::from(
-            [
-                kv("p50 ", s.p50_us),
-                kv(" p90 ", s.p90_us),
-                kv(" p99 ", s.p99_us),
-            ]
-            .concat(),
-        ),
-        Line::from([kv("p99.9 ", s.p999_us), kv(" max ", s.max_us)].concat()),
-    ];
+    let mut lines = Vec::new();
+    if let Some(l) = label {
+        lines.push(Line::styled(
+            l.to_string(),
+            Style::default().add_modifier(Modifier::BOLD | Modifier::UNDERLINED),
+        ));
+    }
+    lines.push(Line::from(
+        [
+            kv("p50 ", s.p50_us),
+            kv(" p90 ", s.p90_us),
+            kv(" p99 ", s.p99_us),
+        ]
+        .concat(),
+    ));
+    lines.push(Line::from(
+        [kv("p99.9 ", s.p999_us), kv(" max ", s.max_us)].concat(),
+    ));
     let rows = (inner.height as usize).saturating_sub(lines.len());
     let buckets = fine_buckets(h, rows);
     let most = buckets.iter().map(|b| b.count).max().unwrap_or(1).max(1);
