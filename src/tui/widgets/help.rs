@@ -41,6 +41,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .width
         .min((col_w * columns) as u16 + 2)
         .max(area.width.min(40));
+    // A popup within a column or two of the screen's width takes all of it (no stray borders
+    // of the panels under it at its edge).
+    let w = if area.width - w < 4 { area.width } else { w };
     let h = area.height.min(lines.len() as u16 + 2);
     let popup = Rect {
         x: area.x + (area.width - w) / 2,

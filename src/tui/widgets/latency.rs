@@ -146,16 +146,26 @@ fn draw(
             Style::default().add_modifier(Modifier::BOLD | Modifier::UNDERLINED),
         ));
     }
-    lines.push(Line::from(
-        [
-            kv("p50 ", s.p50_us),
-            kv(" p90 ", s.p90_us),
-            kv(" p99 ", s.p99_us),
-        ]
-        .concat(),
+    // A half-width panel (service beside response) drops p90 rather than cut a figure.
+    let w = inner.width as usize;
+    lines.push(super::first_fitting(
+        vec![
+            [
+                kv("p50 ", s.p50_us),
+                kv(" p90 ", s.p90_us),
+                kv(" p99 ", s.p99_us),
+            ]
+            .concat(),
+            [kv("p50 ", s.p50_us), kv(" p99 ", s.p99_us)].concat(),
+        ],
+        w,
     ));
-    lines.push(Line::from(
-        [kv("p99.9 ", s.p999_us), kv(" max ", s.max_us)].concat(),
+    lines.push(super::first_fitting(
+        vec![
+            [kv("p99.9 ", s.p999_us), kv(" max ", s.max_us)].concat(),
+            kv("max ", s.max_us),
+        ],
+        w,
     ));
     let rows = (inner.height as usize).saturating_sub(lines.len());
     let buckets = fine_buckets(h, rows);
