@@ -1630,7 +1630,7 @@ fn the_chart_marks_where_a_setting_changed_and_the_svg_too_and_a_util_strip_runs
 fn b_pins_and_x_deletes_the_row_under_the_cursor_and_the_mouse_scrolls_and_selects() {
     use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
     let mut a = app_with_rows(30);
-    let screen = ratatui::layout::Rect::new(0, 0, 120, 40);
+    let screen = diskscope::tui::ui::areas(&a, ratatui::layout::Rect::new(0, 0, 120, 40)).results;
     let mouse = |kind, column, row| MouseEvent {
         kind,
         column,
@@ -1645,7 +1645,7 @@ fn b_pins_and_x_deletes_the_row_under_the_cursor_and_the_mouse_scrolls_and_selec
     a.handle_mouse(mouse(MouseEventKind::ScrollUp, 60, 30), screen);
     assert_eq!(a.table_cursor, 3);
     // A click on the table's third body row selects it.
-    let t = diskscope::tui::ui::areas(&a, screen).results;
+    let t = screen;
     a.handle_mouse(
         mouse(
             MouseEventKind::Down(MouseButton::Left),

@@ -335,15 +335,15 @@ impl App {
         }
     }
 
-    /// Takes one mouse event on a `screen` laid out as [`ui::areas`](super::ui::areas): the
-    /// wheel moves the table's cursor (the table scrolls with it), a click on a table row
-    /// selects it. Elsewhere, and while an overlay is open, the mouse does nothing.
-    pub fn handle_mouse(&mut self, m: crossterm::event::MouseEvent, screen: ratatui::layout::Rect) {
+    /// Takes one mouse event, given where the results table is on screen (`table`, from
+    /// [`ui::areas`](super::ui::areas), which the event loop asks: the state does not lay out
+    /// the screen): the wheel moves the table's cursor (the table scrolls with it), a click on
+    /// a table row selects it. Elsewhere, and while an overlay is open, the mouse does nothing.
+    pub fn handle_mouse(&mut self, m: crossterm::event::MouseEvent, table: ratatui::layout::Rect) {
         use crossterm::event::{MouseButton, MouseEventKind};
         if self.show_help || self.show_kdm || self.entry.is_some() {
             return;
         }
-        let table = super::ui::areas(self, screen).results;
         let last = super::widgets::results::row_count(self).saturating_sub(1);
         let c = self.table_cursor.min(last);
         match m.kind {

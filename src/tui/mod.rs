@@ -328,7 +328,9 @@ async fn event_loop(
             }
             Event::Mouse(m) => {
                 if let Ok(size) = terminal.size() {
-                    app.handle_mouse(m, ratatui::layout::Rect::new(0, 0, size.width, size.height));
+                    let screen = ratatui::layout::Rect::new(0, 0, size.width, size.height);
+                    let table = ui::areas(app, screen).results;
+                    app.handle_mouse(m, table);
                 }
             }
         }
