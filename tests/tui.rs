@@ -166,6 +166,13 @@ fn a_larger_terminal_and_the_help_overlay_render_too() {
     let screen = render(&a, 80, 24);
     assert!(screen.contains("halve / double the block size"), "{screen}");
     assert!(screen.contains("tui-test.csv"), "{screen}");
+    // Every line of the key table, whole, at 80x24.
+    for line in diskscope::tui::keys::help_lines() {
+        assert!(
+            screen.contains(line.trim_end()),
+            "missing {line:?}:\n{screen}"
+        );
+    }
     // Any key closes the help without acting.
     assert_eq!(a.handle_key(key(KeyCode::Char('?'))), Action::None);
     assert!(!render(&a, 80, 24).contains("halve / double"));
@@ -627,7 +634,10 @@ fn a_pinned_baseline_gives_every_row_its_delta_and_rows_show_time_ops_p50() {
     a.set_baseline(diskscope::tui::baseline::Baseline::from_results(&rows));
     let screen = render(&a, 100, 30);
     let live = screen.lines().find(|l| l.contains("▶pread 2M")).unwrap();
-    assert!(!live.contains('%'), "no record for 2M: {live}");
+    assert!(
+        !live.contains('+') && !live.split_whitespace().any(|w| w == "±0%"),
+        "no record for 2M: {live}"
+    );
 }
 
 #[test]
@@ -1237,4 +1247,577 @@ fn no_color_draws_every_cell_in_the_terminal_s_own_colours() {
         assert_eq!(cell.fg, ratatui::style::Color::Reset, "{cell:?}");
         assert_eq!(cell.bg, ratatui::style::Color::Reset, "{cell:?}");
     }
+}
+
+/// The words of `text` in order, each whole, in `screen` (rows joined with a space, so a
+/// message broken between words still reads whole).
+fn has_words_in_order(screen: &[String], text: &str) -> bool {
+    let joined = screen
+        .iter()
+        .map(|l| l.trim_end())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let squeezed = joined.split_whitespace().collect::<Vec<_>>().join(" ");
+    squeezed.contains(&text.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+#[test]
+fn no_figure_is_cut_on_the_status_message_or_why_lines_at_any_size() {
+    use diskscope::explain::context::{warnings_for, Context, Filesystem};
+    use diskscope::explain::profile::Profile;
+    let mut a = App::new(
+        PathBuf::from(
+            "/srv/storage/benchmarks/customer-datasets/2026-11/very-long-directory-name/big.bin",
+        ),
+        1 << 30,
+        PathBuf::from("/data/.big.bin.diskscope-scratch"),
+        PathBuf::from("diskscope-results/tui-test.csv"),
+    );
+    let fs = Filesystem {
+        fs_type: "tmpfs".into(),
+        mount_options: "rw,relatime,size=16777216k,nr_inodes=4194304".into(),
+        ..Default::default()
+    };
+    a.context = Some(Context {
+        warnings: warnings_for(Some(&fs), None),
+        filesystem: Some(fs),
+        ..Default::default()
+    });
+    a.profile = Some((Profile::synthetic_example(), None));
+    let id = started_id(&a.start());
+    feed_run(&mut a, id, 100, 300, 200);
+    let message = "pread 1M ran 0.05 s, 12 ops: transient, not kept (under 1 s or 100 ops; \
+                   t keeps such rows) and 1943.5 MiB/s measured";
+    a.message = message.into();
+    for (w, h) in [(80u16, 24u16), (120, 40), (200, 60), (300, 80)] {
+        let screen = render(&a, w, h);
+        let rows: Vec<String> = screen.lines().map(String::from).collect();
+        // The status line says less rather than being cut: what it means to show fits.
+        let status = diskscope::tui::ui::status_line(&a, w as usize);
+        let text: String = status.spans.iter().map(|s| s.content.as_ref()).collect();
+        assert!(status.width() <= w as usize, "{w}x{h}: {text}");
+        assert_eq!(rows[0].trim_end(), text.trim_end(), "{w}x{h}");
+        assert!(rows[0].contains("RUNNING") && rows[0].contains("⚠ the file is on tmpfs, in RAM"));
+        assert!(
+            rows[0].contains("big.bin"),
+            "{w}x{h}: the file's name ends the path: {}",
+            rows[0]
+        );
+        // The message is whole, broken between words over the rows it needs.
+        let areas = diskscope::tui::ui::areas(&a, ratatui::layout::Rect::new(0, 0, w, h));
+        let info = region(&screen, areas.info);
+        assert!(
+            has_words_in_order(&info, message),
+            "{w}x{h}:\n{}",
+            info.join("\n")
+        );
+        assert!(info[0].contains("XOR "), "{w}x{h}: {}", info[0]);
+        // The why line in the throughput panel is whole: its percentage ends it.
+        let chart = region(&screen, areas.throughput);
+        let why = chart
+            .iter()
+            .find(|l| l.contains("why "))
+            .expect("a why line");
+        let why = why.trim_end().trim_end_matches('│').trim_end();
+        assert!(why.ends_with('%'), "{w}x{h}: {why}");
+        assert!(screen.contains("now 3000 MiB/s"), "{w}x{h}");
+        assert!(
+            chart[0].contains(" s per bar ") || chart[0].contains(" s/bar "),
+            "{w}x{h}: the chart's title is whole: {}",
+            chart[0]
+        );
+        // From 27 rows: the where line is whole (its warning briefly when both do not fit).
+        if areas.why.height > 0 {
+            let detail = region(&screen, areas.why);
+            assert!(
+                has_words_in_order(
+                    &detail,
+                    "tmpfs (rw,relatime,size=16777216k,nr_inodes=4194304)"
+                ),
+                "{w}x{h}:\n{}",
+                detail.join("\n")
+            );
+        }
+    }
+}
+
+/// One snapshot of worker 0 ending at `at_ms` after `interval_ms`, moving `mib` MiB in 1 MiB
+/// operations of 200 µs.
+fn snap(app: &mut App, id: u64, at_ms: u64, interval_ms: u64, mib: u64, kind: SnapshotKind) {
+    let mut latency = new_latency_histogram();
+    if mib > 0 {
+        latency.record_n(200_000, mib).unwrap();
+    }
+    app.apply(Update::Snapshot {
+        id,
+        snapshot: Box::new(Snapshot {
+            worker: 0,
+            at_ns: at_ms * 1_000_000,
+            interval_ns: interval_ms * 1_000_000,
+            bytes: mib * MIB,
+            ops: mib,
+            latency,
+            ops_log: Vec::new(),
+            paced: None,
+            kind,
+        }),
+    });
+}
+
+/// The figure after `label` on the screen (`mean 3000` → 3000).
+fn figure_after(screen: &str, label: &str) -> f64 {
+    let at = screen
+        .find(label)
+        .unwrap_or_else(|| panic!("no {label}:\n{screen}"));
+    screen[at + label.len()..]
+        .split_whitespace()
+        .next()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no figure after {label}:\n{screen}"))
+}
+
+#[test]
+fn after_r_the_mean_never_reads_above_the_peak() {
+    let mut a = app();
+    let id = started_id(&a.start());
+    feed_run(&mut a, id, 20, 300, 200);
+    let id = started_id(&a.handle_key(key(KeyCode::Char('r'))));
+    feed_run(&mut a, id, 10, 300, 200);
+    // A last snapshot that ends inside a bin and ran twice as fast: a mean over all bytes
+    // (3300 MiB in 1.05 s: 3143) would read above every complete bin (3000).
+    snap(&mut a, id, 1050, 50, 300, SnapshotKind::Interval);
+    for (w, h) in [(80, 24), (200, 60)] {
+        let screen = render(&a, w, h);
+        let (mean, peak) = (
+            figure_after(&screen, "mean "),
+            figure_after(&screen, "peak "),
+        );
+        assert!(
+            mean <= peak,
+            "{w}x{h}: mean {mean} > peak {peak}:\n{screen}"
+        );
+        assert_eq!(mean, 3000.0, "{screen}");
+    }
+}
+
+#[test]
+fn a_warm_reads_figures_leave_out_its_first_pass_and_rows_show_the_warm_up_and_the_spread() {
+    let mut a = app();
+    let id = started_id(&a.start());
+    feed_run(&mut a, id, 0, 0, 0);
+    // First pass from the disk: 1000 MiB/s for 1 s, then its end.
+    for i in 1..=10 {
+        snap(&mut a, id, i * 100, 100, 100, SnapshotKind::Interval);
+    }
+    let screen = render(&a, 80, 24);
+    assert!(screen.contains("warming up"), "{screen}");
+    snap(
+        &mut a,
+        id,
+        1000,
+        1,
+        0,
+        SnapshotKind::Final {
+            xor: 7,
+            full_pass: true,
+        },
+    );
+    // Then from memory: 4800 and 5200 MiB/s by turns for 2 s.
+    for i in 11..=30 {
+        let mib = if i % 2 == 0 { 480 } else { 520 };
+        snap(&mut a, id, i * 100, 100, mib, SnapshotKind::Interval);
+    }
+    let screen = render(&a, 80, 24);
+    assert!(screen.contains("wu 1.00s"), "{screen}");
+    assert_eq!(
+        figure_after(&screen, "IOPS "),
+        5000.0,
+        "after the warm-up too: {screen}"
+    );
+    assert_eq!(figure_after(&screen, "mean "), 5000.0, "{screen}");
+    assert!(
+        screen.contains("±4.1%"),
+        "the spread of the 100 ms samples:\n{screen}"
+    );
+    // The row: 5000 MiB/s over the 2 s after the warm-up, not 3667 over 3 s.
+    let next = started_id(&a.handle_key(key(KeyCode::Char('c'))));
+    // Later passes' finals reach the UI as intervals (the session keeps the first one's XOR).
+    a.apply(Update::Stopped {
+        id,
+        elapsed: Duration::from_secs(3),
+        error: None,
+    });
+    let r = &a.rows[0];
+    assert!((r.mib_s - 5000.0).abs() < 1.0, "{}", r.mib_s);
+    assert!((r.seconds - 2.0).abs() < 1e-6, "{}", r.seconds);
+    assert_eq!(r.xor, "00000007", "the XOR is the whole segment's");
+    let extra = &a.row_extra[0];
+    assert_eq!((extra.warmup_s, extra.warmup_over), (Some(1.0), true));
+    let screen = render(&a, 200, 60);
+    let row = screen
+        .lines()
+        .find(|l| l.contains("✓pread 1M") || l.contains(" pread 1M"))
+        .unwrap_or("");
+    assert!(
+        row.contains("±4.1%") && row.contains("1.00s"),
+        "{row}\n{screen}"
+    );
+    assert!(screen.contains(" wu "), "{screen}");
+    // A cold read has no warm-up: its row leaves nothing out.
+    feed_run(&mut a, next, 20, 300, 200);
+    assert_eq!(a.live.as_ref().unwrap().warmup_seconds(), None);
+    assert!(!render(&a, 80, 24).contains("warming up"));
+}
+
+#[test]
+fn a_suspect_row_is_flagged_and_says_why_with_the_run_commands_verdict() {
+    use diskscope::explain::context::{warnings_for, Context, Filesystem};
+    let mut a = app();
+    let fs = Filesystem {
+        fs_type: "tmpfs".into(),
+        mount_options: "rw".into(),
+        ..Default::default()
+    };
+    a.context = Some(Context {
+        warnings: warnings_for(Some(&fs), None),
+        filesystem: Some(fs),
+        ..Default::default()
+    });
+    let id = started_id(&a.start());
+    feed_run(&mut a, id, 20, 300, 200);
+    a.handle_key(key(KeyCode::Char('c')));
+    end_run(&mut a, id, 0, 2);
+    let r = &a.rows[0];
+    assert_eq!(r.verdict, "suspect", "{r:?}");
+    assert!(r.reasons.contains("not_a_disk"), "{}", r.reasons);
+    assert!(
+        a.message.contains("is suspect (not_a_disk"),
+        "{}",
+        a.message
+    );
+    assert!(a.log.iter().any(|(_, m)| m.contains("not_a_disk")));
+    let screen = render(&a, 120, 40);
+    let row = screen.lines().find(|l| l.contains("│ pread 1M")).unwrap();
+    assert!(row.contains(" ! "), "the flags end in !: {row}");
+    // The row under the cursor is suspect: the why rows name its reasons.
+    a.handle_key(key(KeyCode::Home));
+    let screen = render(&a, 120, 40);
+    assert!(screen.contains("pread 1M suspect: "), "{screen}");
+    let r = &a.rows[0];
+    let cells = diskscope::tui::widgets::results::cells(&a, " ", r, None);
+    assert!(cells[2].ends_with('!'), "{cells:?}");
+}
+
+#[test]
+fn the_latency_histogram_gets_finer_with_room_marks_p50_and_p99_and_l_switches_to_log_counts() {
+    let mut a = app();
+    let id = started_id(&a.start());
+    a.apply(Update::Started {
+        id,
+        meta: Box::new(PreparedMeta {
+            spec: a.settings.spec(&a.file, &a.scratch, a.file_size_bytes),
+            file_size: a.file_size_bytes,
+            total: a.file_size_bytes,
+            residency_before: None,
+        }),
+        workers: 1,
+        notes: vec![],
+    });
+    // 5619 fast operations, a hundred slower ones and two in the tail.
+    let mut latency = new_latency_histogram();
+    latency.record_n(3_000, 5619).unwrap();
+    latency.record_n(5_000, 100).unwrap();
+    latency.record_n(200_000, 2).unwrap();
+    a.apply(Update::Snapshot {
+        id,
+        snapshot: Box::new(Snapshot {
+            worker: 0,
+            at_ns: 1_000_000_000,
+            interval_ns: 1_000_000_000,
+            bytes: 5721 * MIB,
+            ops: 5721,
+            latency,
+            ops_log: Vec::new(),
+            paced: None,
+            kind: SnapshotKind::Interval,
+        }),
+    });
+    let bars = |w: u16, h: u16, a: &App| {
+        let screen = render(a, w, h);
+        let areas = diskscope::tui::ui::areas(a, ratatui::layout::Rect::new(0, 0, w, h));
+        let lat = region(&screen, areas.latency);
+        let rows: Vec<String> = lat.into_iter().filter(|l| l.contains("s-")).collect();
+        (rows, screen)
+    };
+    let (small, _) = bars(80, 24, &a);
+    let (big, screen) = bars(200, 60, &a);
+    assert!(big.len() > small.len() * 2, "{small:?}\n{big:?}");
+    assert!(big.iter().any(|l| l.contains("p50")), "{screen}");
+    assert!(big.iter().any(|l| l.contains("p99")), "{screen}");
+    // The tail bucket of 2 is one column linearly, several on the log scale.
+    let tail_len = |rows: &[String]| {
+        rows.iter()
+            .find(|l| {
+                l.trim_end()
+                    .trim_end_matches('│')
+                    .trim_end()
+                    .ends_with(" 2")
+            })
+            .map(|l| l.matches('█').count())
+            .unwrap_or_else(|| panic!("no tail bucket: {rows:?}"))
+    };
+    assert_eq!(tail_len(&big), 1);
+    a.handle_key(key(KeyCode::Char('l')));
+    assert!(a.latency_log);
+    let (big_log, screen) = bars(200, 60, &a);
+    assert!(tail_len(&big_log) > 3, "{screen}");
+    assert!(screen.contains("log counts (l)"), "{screen}");
+}
+
+#[test]
+fn the_chart_marks_where_a_setting_changed_and_the_svg_too_and_a_util_strip_runs_under_it() {
+    use diskscope::measure::device::{DiskStat, Sample};
+    let mut a = app();
+    let first = started_id(&a.start());
+    feed_run(&mut a, first, 100, 300, 200);
+    let second = started_id(&a.handle_key(key(KeyCode::Right)));
+    end_run(&mut a, first, 0, 10);
+    feed_run(&mut a, second, 100, 600, 200);
+    assert_eq!(a.marks.len(), 2, "{:?}", a.marks);
+    assert_eq!(a.marks[1], (100, "read pread 2M".to_string()));
+    // Half busy: 50 ms of io_ticks per 100 ms.
+    for i in 0..=50u64 {
+        a.apply(Update::Device {
+            device: Some("vda".into()),
+            sample: Sample {
+                at_ns: i * 100_000_000,
+                disk: Some(DiskStat {
+                    io_ticks_ms: i * 50,
+                    ..Default::default()
+                }),
+                cpu: None,
+            },
+        });
+    }
+    for (w, h) in [(80u16, 24u16), (200, 60)] {
+        let screen = render(&a, w, h);
+        let areas = diskscope::tui::ui::areas(&a, ratatui::layout::Rect::new(0, 0, w, h));
+        let chart = region(&screen, areas.throughput);
+        let marks: usize = chart.iter().map(|l| l.matches('▼').count()).sum();
+        assert_eq!(marks, 2, "{w}x{h}:\n{}", chart.join("\n"));
+        if h >= 60 {
+            assert!(
+                chart.iter().any(|l| l.contains("▼read pread 1M")),
+                "{}",
+                chart.join("\n")
+            );
+            assert!(
+                chart.iter().any(|l| l.contains('┊')),
+                "{}",
+                chart.join("\n")
+            );
+            let strip = chart
+                .iter()
+                .find(|l| l.contains("util%┤"))
+                .expect("a util strip");
+            assert!(strip.contains("▄▄▄▄"), "50% util: {strip}");
+        }
+    }
+    let svg = diskscope::export::session_svg::render(&diskscope::tui::export::figure(&a));
+    assert_eq!(svg.matches("stroke-dasharray=\"4 3\"").count(), 2, "{svg}");
+    assert!(svg.contains("read pread 2M"));
+}
+
+#[test]
+fn b_pins_and_x_deletes_the_row_under_the_cursor_and_the_mouse_scrolls_and_selects() {
+    use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+    let mut a = app_with_rows(30);
+    let screen = diskscope::tui::ui::areas(&a, ratatui::layout::Rect::new(0, 0, 120, 40)).results;
+    let mouse = |kind, column, row| MouseEvent {
+        kind,
+        column,
+        row,
+        modifiers: KeyModifiers::NONE,
+    };
+    // The wheel moves the cursor (row 0 is the live row).
+    for _ in 0..4 {
+        a.handle_mouse(mouse(MouseEventKind::ScrollDown, 60, 30), screen);
+    }
+    assert_eq!(a.table_cursor, 4);
+    a.handle_mouse(mouse(MouseEventKind::ScrollUp, 60, 30), screen);
+    assert_eq!(a.table_cursor, 3);
+    // A click on the table's third body row selects it.
+    let t = screen;
+    a.handle_mouse(
+        mouse(
+            MouseEventKind::Down(MouseButton::Left),
+            t.x + 5,
+            t.y + 2 + 2,
+        ),
+        screen,
+    );
+    assert_eq!(a.table_cursor, 2);
+    // A click outside the table changes nothing.
+    a.handle_mouse(mouse(MouseEventKind::Down(MouseButton::Left), 1, 0), screen);
+    assert_eq!(a.table_cursor, 2);
+    // B pins the row under the cursor; B on it again unpins.
+    let under = a.row_under_cursor().unwrap();
+    a.handle_key(key(KeyCode::Char('B')));
+    assert!(
+        matches!(a.baseline, Some(diskscope::tui::baseline::Baseline::Pinned { index, .. }) if index == under)
+    );
+    assert_eq!(
+        a.row_under_cursor(),
+        Some(under),
+        "the cursor follows the pinned row"
+    );
+    a.handle_key(key(KeyCode::Char('B')));
+    assert!(a.baseline.is_none(), "{}", a.message);
+    // x deletes the row under the cursor (not the live one).
+    a.handle_key(key(KeyCode::Char('J')));
+    let gone = a.row_under_cursor().unwrap();
+    let n = a.rows.len();
+    let next_label = diskscope::tui::widgets::results::setting_label(&a.rows[gone]);
+    a.handle_key(key(KeyCode::Char('x')));
+    assert_eq!(a.rows.len(), n - 1);
+    assert_eq!(a.row_extra.len(), n - 1);
+    assert!(
+        a.message.contains(&format!("row {next_label} deleted")),
+        "{}",
+        a.message
+    );
+    a.handle_key(key(KeyCode::Home));
+    a.handle_key(key(KeyCode::Char('x')));
+    assert!(
+        a.message.contains("live row cannot be deleted"),
+        "{}",
+        a.message
+    );
+    assert_eq!(a.rows.len(), n - 1);
+}
+
+#[test]
+fn capital_m_cycles_the_buffer_memory_and_skips_malloc_under_o_direct() {
+    use diskscope::config::Buffers;
+    let mut a = app();
+    a.start();
+    let spec_of = |action: Action| match action {
+        Action::Start { spec, .. } => spec,
+        other => panic!("expected a start, got {other:?}"),
+    };
+    let spec = spec_of(a.handle_key(key(KeyCode::Char('M'))));
+    assert_eq!(spec.buffers, Buffers::Plain);
+    assert!(a.message.contains("buffers plain"), "{}", a.message);
+    assert_eq!(
+        spec_of(a.handle_key(key(KeyCode::Char('M')))).buffers,
+        Buffers::Malloc
+    );
+    // O_DIRECT refuses malloc's unaligned buffers, as --buffers does.
+    a.handle_key(key(KeyCode::Char('d')));
+    assert!(!a.settings.direct, "{}", a.message);
+    assert!(a.message.contains("malloc"), "{}", a.message);
+    assert_eq!(
+        spec_of(a.handle_key(key(KeyCode::Char('M')))).buffers,
+        Buffers::Thp
+    );
+    spec_of(a.handle_key(key(KeyCode::Char('d'))));
+    assert!(a.settings.direct);
+    spec_of(a.handle_key(key(KeyCode::Char('M'))));
+    spec_of(a.handle_key(key(KeyCode::Char('M'))));
+    assert_eq!(
+        spec_of(a.handle_key(key(KeyCode::Char('M')))).buffers,
+        Buffers::Plain
+    );
+    assert_eq!(
+        spec_of(a.handle_key(key(KeyCode::Char('M')))).buffers,
+        Buffers::Thp,
+        "malloc is skipped under O_DIRECT"
+    );
+}
+
+#[test]
+fn capital_r_takes_a_rate_for_an_open_loop_and_the_histogram_shows_service_beside_response() {
+    use diskscope::measure::snapshot::PacedSnapshot;
+    let mut a = app();
+    a.start();
+    let type_in = |a: &mut App, text: &str| -> Action {
+        a.handle_key(key(KeyCode::Char('R')));
+        for c in text.chars() {
+            a.handle_key(key(KeyCode::Char(c)));
+        }
+        assert!(render(a, 80, 24).contains(&format!("rate ▸ {text}▏")));
+        a.handle_key(key(KeyCode::Enter))
+    };
+    let id = match type_in(&mut a, "2000") {
+        Action::Start { id, spec } => {
+            assert_eq!(spec.rate_iops, Some(2000.0));
+            id
+        }
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        a.message.contains("open loop at 2000 ops/s"),
+        "{}",
+        a.message
+    );
+    // The session's snapshots of an open-loop run carry response times too.
+    a.apply(Update::Started {
+        id,
+        meta: Box::new(PreparedMeta {
+            spec: a.settings.spec(&a.file, &a.scratch, a.file_size_bytes),
+            file_size: a.file_size_bytes,
+            total: a.file_size_bytes,
+            residency_before: None,
+        }),
+        workers: 1,
+        notes: vec![],
+    });
+    let (mut service, mut response) = (new_latency_histogram(), new_latency_histogram());
+    service.record_n(50_000, 200).unwrap();
+    response.record_n(900_000, 200).unwrap();
+    a.apply(Update::Snapshot {
+        id,
+        snapshot: Box::new(Snapshot {
+            worker: 0,
+            at_ns: 100_000_000,
+            interval_ns: 100_000_000,
+            bytes: 200 * MIB,
+            ops: 200,
+            latency: service,
+            ops_log: Vec::new(),
+            paced: Some(Box::new(PacedSnapshot {
+                response,
+                backlog_ops: 0,
+            })),
+            kind: SnapshotKind::Interval,
+        }),
+    });
+    for (w, h) in [(80, 24), (200, 60)] {
+        let screen = render(&a, w, h);
+        let line = screen
+            .lines()
+            .find(|l| l.contains("service") && l.contains("response"))
+            .unwrap_or_else(|| panic!("{w}x{h}: not side by side:\n{screen}"));
+        assert!(line.find("service") < line.find("response"), "{line}");
+        assert!(
+            screen.contains("p50 50.2µs") && screen.contains("p50 901µs"),
+            "{screen}"
+        );
+    }
+    // A throughput is divided by the block size (1 MiB); 0 is the closed loop again.
+    match type_in(&mut a, "50M/s") {
+        Action::Start { spec, .. } => assert_eq!(spec.rate_iops, Some(50.0)),
+        other => panic!("{other:?}"),
+    }
+    match type_in(&mut a, "0") {
+        Action::Start { spec, .. } => assert_eq!(spec.rate_iops, None),
+        other => panic!("{other:?}"),
+    }
+    assert!(a.message.contains("closed loop"), "{}", a.message);
+    type_in(&mut a, "fast");
+    assert!(
+        a.message.contains("rate: cannot read 'fast'"),
+        "{}",
+        a.message
+    );
 }

@@ -17,6 +17,9 @@ pub struct SessionFigure {
     pub series: Vec<f64>,
     pub bin_s: f64,
     pub unit: String,
+    /// Where a setting changed: the index in `series` of its first point and its settings;
+    /// drawn as dashed vertical lines with the label.
+    pub marks: Vec<(usize, String)>,
     /// Latency buckets: label and operation count.
     pub histogram: Vec<(String, u64)>,
     /// Header first.
@@ -84,6 +87,17 @@ pub fn render(f: &SessionFigure) -> String {
             s,
             "<path d=\"{d}\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1.5\"/>"
         );
+        for (i, label) in f.marks.iter().filter(|(i, _)| *i < n) {
+            let x = x0 + (*i as f64 + 0.5) / n as f64 * pw;
+            let _ = writeln!(
+                s,
+                "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{y0}\" y2=\"{}\" stroke=\"#d62728\" stroke-dasharray=\"4 3\"/><text x=\"{:.1}\" y=\"{}\" font-size=\"11\" fill=\"#d62728\">{}</text>",
+                y0 + ph,
+                x + 3.0,
+                y0 + 12.0,
+                esc(label)
+            );
+        }
         let (xt, _) = linear_ticks(total_s);
         for t in xt.iter().filter(|t| **t <= total_s) {
             let x = x0 + t / total_s * pw;
@@ -203,6 +217,7 @@ mod tests {
             series: vec![10.0, 20.0, 15.0],
             bin_s: 0.1,
             unit: "MiB/s".into(),
+            marks: vec![(1, "read pread 4K".into())],
             histogram: vec![("1µs".into(), 5), ("2µs".into(), 10)],
             table: vec![
                 vec!["setting".into(), "MiB/s".into()],
@@ -215,5 +230,6 @@ mod tests {
         assert!(svg.contains("<path d=\"M"));
         assert_eq!(svg.matches("fill=\"#9467bd\"").count(), 2);
         assert!(svg.contains("pread 1M"));
+        assert!(svg.contains("stroke-dasharray=\"4 3\"") && svg.contains("read pread 4K"));
     }
 }

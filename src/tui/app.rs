@@ -8,6 +8,7 @@
 
 use super::baseline::{Baseline, BaselineRecord};
 use super::kdiskmark::{KdmCaps, KdmRun};
+use super::keys::Cmd;
 pub use super::segment::{Segment, XorSeen};
 use super::session::Update;
 use super::settings::{Settings, WriteSync};
@@ -78,6 +79,8 @@ pub struct App {
     pub live: Option<Segment>,
     pub ending: Vec<Segment>,
     pub rows: Vec<RunResult>,
+    /// What the table shows beside each row of `rows` (same index): warm-up, spread, verdict.
+    pub row_extra: Vec<super::segment::RowExtra>,
     /// Rows of `rows` already appended to the CSV file.
     pub rows_saved: usize,
     /// Lines appended to the CSV file in this session (a live row saved with `s` included), so
@@ -85,6 +88,14 @@ pub struct App {
     pub csv_rows_written: usize,
     /// MiB/s per 100 ms across segments, newest last.
     pub history: VecDeque<f64>,
+    /// Points ever pushed to `history`: the absolute index of its newest point is this - 1.
+    pub history_pushed: u64,
+    /// Where a setting changed: the absolute `history` index of a segment's first point and its
+    /// settings (`read pread 4K`), oldest first; drawn on the chart and in the SVG.
+    pub marks: VecDeque<(u64, String)>,
+    /// The device's util % between consecutive device samples, newest last (the strip under
+    /// the chart), at most [`HISTORY_POINTS`].
+    pub util_history: VecDeque<f64>,
     pub xor: Option<XorSeen>,
     /// One-line status: the last change, error or note.
     pub message: String,
@@ -92,8 +103,10 @@ pub struct App {
     pub units_mb: bool,
     /// What rows are compared with (Δ%).
     pub baseline: Option<Baseline>,
-    /// Text typed after `b` (exact block size entry), while entering.
+    /// Text typed after `b` (exact block size entry) or `R` (rate), while entering.
     pub entry: Option<String>,
+    /// The entry is a rate (`R`), not a block size.
+    pub entry_is_rate: bool,
     /// The KDiskMark set in progress, or the last one (for its card).
     pub kdm: Option<KdmRun>,
     /// Segment id of the KDiskMark test running now.
@@ -134,6 +147,8 @@ pub struct App {
     /// Draw without colours (the `NO_COLOR` environment variable, <https://no-color.org>):
     /// bold and reverse stay, so the live row and the cursor still stand out.
     pub no_color: bool,
+    /// Draw the latency histogram's counts on a log scale (`l` toggles).
+    pub latency_log: bool,
     /// Keep transient rows ([`is_transient`]) too (`t` toggles).
     pub keep_transient: bool,
     /// Every message the line at the bottom showed (key effects, notes, warnings, errors), with
@@ -161,14 +176,19 @@ impl App {
             live: None,
             ending: Vec::new(),
             rows: Vec::new(),
+            row_extra: Vec::new(),
             rows_saved: 0,
             csv_rows_written: 0,
             history: VecDeque::with_capacity(HISTORY_POINTS),
+            history_pushed: 0,
+            marks: VecDeque::new(),
+            util_history: VecDeque::new(),
             xor: None,
             message: String::from("press ? for help"),
             units_mb: false,
             baseline: None,
             entry: None,
+            entry_is_rate: false,
             kdm: None,
             kdm_id: None,
             show_kdm: false,
@@ -181,6 +201,7 @@ impl App {
             file_bytes_moved: 0,
             log: VecDeque::new(),
             keep_transient: false,
+            latency_log: false,
             no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
             clock: std::time::Instant::now(),
             profile: None,
@@ -211,7 +232,8 @@ impl App {
         let pt = crate::explain::model::Point::of_spec(&spec);
         let measuring = self.live.as_ref().filter(|l| l.agg.ops > 0);
         match measuring {
-            Some(seg) => match crate::explain::model::explain(profile, &pt, seg.mean_mib_s()) {
+            Some(seg) => match crate::explain::model::explain(profile, &pt, seg.shown_mean_mib_s())
+            {
                 Some(e) => Why::Measured {
                     short: e.short(),
                     low: e.hint.is_some() || !e.explained,
@@ -262,15 +284,15 @@ impl App {
 
     /// Handles one key press.
     /// Moves the results-table cursor: `J`/`K` one row, PgDn/PgUp ten, Home/End to the ends.
-    fn move_cursor(&mut self, code: KeyCode) {
+    fn move_cursor(&mut self, cmd: Cmd) {
         let last = super::widgets::results::row_count(self).saturating_sub(1);
         let c = self.table_cursor.min(last);
-        self.table_cursor = match code {
-            KeyCode::Char('J') => c + 1,
-            KeyCode::Char('K') => c.saturating_sub(1),
-            KeyCode::PageDown => c + 10,
-            KeyCode::PageUp => c.saturating_sub(10),
-            KeyCode::Home => 0,
+        self.table_cursor = match cmd {
+            Cmd::CursorDown => c + 1,
+            Cmd::CursorUp => c.saturating_sub(1),
+            Cmd::PageDown => c + 10,
+            Cmd::PageUp => c.saturating_sub(10),
+            Cmd::Home => 0,
             _ => last,
         }
         .min(last);
@@ -313,6 +335,41 @@ impl App {
         }
     }
 
+    /// Takes one mouse event, given where the results table is on screen (`table`, from
+    /// [`ui::areas`](super::ui::areas), which the event loop asks: the state does not lay out
+    /// the screen): the wheel moves the table's cursor (the table scrolls with it), a click on
+    /// a table row selects it. Elsewhere, and while an overlay is open, the mouse does nothing.
+    pub fn handle_mouse(&mut self, m: crossterm::event::MouseEvent, table: ratatui::layout::Rect) {
+        use crossterm::event::{MouseButton, MouseEventKind};
+        if self.show_help || self.show_kdm || self.entry.is_some() {
+            return;
+        }
+        let last = super::widgets::results::row_count(self).saturating_sub(1);
+        let c = self.table_cursor.min(last);
+        match m.kind {
+            MouseEventKind::ScrollDown => self.table_cursor = (c + 1).min(last),
+            MouseEventKind::ScrollUp => self.table_cursor = c.saturating_sub(1),
+            MouseEventKind::Down(MouseButton::Left) => {
+                // Below the top border and the header.
+                let first_y = table.y + 2;
+                let inside = m.column > table.x
+                    && m.column < table.right().saturating_sub(1)
+                    && m.row >= first_y
+                    && m.row < table.bottom().saturating_sub(1);
+                if !inside {
+                    return;
+                }
+                let visible = table.height.saturating_sub(3) as usize;
+                let offset = super::widgets::results::table_offset(c, visible);
+                let at = offset + (m.row - first_y) as usize;
+                if at <= last {
+                    self.table_cursor = at;
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Takes one key: its effect, and its message into the event log.
     pub fn handle_key(&mut self, key: KeyEvent) -> Action {
         let action = self.take_key(key);
@@ -341,26 +398,36 @@ impl App {
             };
         }
         if let Some(text) = &mut self.entry {
+            let rate = self.entry_is_rate;
+            let what = if rate { "rate" } else { "block size" };
             return match key.code {
                 KeyCode::Esc => {
                     self.entry = None;
-                    self.message = "block size unchanged".into();
+                    self.message = format!("{what} unchanged");
                     Action::None
                 }
                 KeyCode::Backspace => {
                     text.pop();
                     Action::None
                 }
-                KeyCode::Char(c) if c.is_ascii_alphanumeric() && text.len() < 16 => {
+                KeyCode::Char(c)
+                    if (c.is_ascii_alphanumeric() || rate && matches!(c, '.' | '/' | ' '))
+                        && text.len() < 16 =>
+                {
                     text.push(c);
                     Action::None
                 }
                 KeyCode::Enter => {
                     let text = self.entry.take().unwrap_or_default();
-                    let changed = self
-                        .settings
-                        .set_block_size_text(&text)
-                        .map(|_| block_note(&self.settings));
+                    let changed = if rate {
+                        self.settings
+                            .set_rate_text(&text)
+                            .map(|_| rate_note(&self.settings))
+                    } else {
+                        self.settings
+                            .set_block_size_text(&text)
+                            .map(|_| block_note(&self.settings))
+                    };
                     self.after_change(changed)
                 }
                 _ => Action::None,
@@ -373,11 +440,14 @@ impl App {
             self.show_kdm = false;
             return Action::None;
         }
+        // Every key is declared once, with its help text, in `keys::KEYS`.
+        let cmd = super::keys::command_of(key.code);
         if self.kdm_running() {
-            return match key.code {
-                KeyCode::Char('q') => self.quit_action(),
-                KeyCode::Char('k') | KeyCode::Esc => self.cancel_kdiskmark(),
-                KeyCode::Char('?') => {
+            return match cmd {
+                Some(Cmd::Quit) => self.quit_action(),
+                Some(Cmd::KDiskMark) => self.cancel_kdiskmark(),
+                _ if key.code == KeyCode::Esc => self.cancel_kdiskmark(),
+                Some(Cmd::Help) => {
                     self.show_help = true;
                     Action::None
                 }
@@ -387,34 +457,50 @@ impl App {
                 }
             };
         }
-        match key.code {
-            KeyCode::Char('b') => {
+        let Some(cmd) = cmd else {
+            return Action::None;
+        };
+        match cmd {
+            Cmd::Rate => {
+                self.entry = Some(String::new());
+                self.entry_is_rate = true;
+                self.message = "rate: ops/s (2000) or a throughput (50M/s), 0 = closed loop; \
+                                Enter applies, Esc cancels"
+                    .into();
+                return Action::None;
+            }
+            Cmd::BlockType => {
+                self.entry_is_rate = false;
                 self.entry = Some(String::new());
                 self.message =
                     "block size: type e.g. 12K or 3 (1 B to 1G), Enter applies, Esc cancels".into();
                 return Action::None;
             }
-            KeyCode::Char('B') => {
-                self.cycle_baseline();
+            Cmd::Pin => {
+                self.pin_row_under_cursor();
                 return Action::None;
             }
-            KeyCode::Char('u') => {
+            Cmd::Delete => {
+                self.delete_row_under_cursor();
+                return Action::None;
+            }
+            Cmd::Units => {
                 self.units_mb = !self.units_mb;
                 self.message = format!("throughput in {}", self.unit());
                 return Action::None;
             }
-            KeyCode::Char('e') => return Action::Export,
-            KeyCode::Char('k') => return Action::KDiskMark,
-            KeyCode::Char('J')
-            | KeyCode::Char('K')
-            | KeyCode::PageDown
-            | KeyCode::PageUp
-            | KeyCode::Home
-            | KeyCode::End => {
-                self.move_cursor(key.code);
+            Cmd::Export => return Action::Export,
+            Cmd::KDiskMark => return Action::KDiskMark,
+            Cmd::CursorDown
+            | Cmd::CursorUp
+            | Cmd::PageDown
+            | Cmd::PageUp
+            | Cmd::Home
+            | Cmd::End => {
+                self.move_cursor(cmd);
                 return Action::None;
             }
-            KeyCode::Char('t') => {
+            Cmd::Transient => {
                 self.keep_transient = !self.keep_transient;
                 self.message = if self.keep_transient {
                     format!("rows under {MIN_ROW_SECONDS} s or {MIN_ROW_OPS} ops are kept too")
@@ -423,54 +509,69 @@ impl App {
                 };
                 return Action::None;
             }
-            KeyCode::Char('o') => {
+            Cmd::LogCounts => {
+                self.latency_log = !self.latency_log;
+                self.message = if self.latency_log {
+                    "latency counts on a log scale (small buckets visible)".into()
+                } else {
+                    "latency counts on a linear scale".into()
+                };
+                return Action::None;
+            }
+            Cmd::Sort => {
                 self.cycle_sort();
                 return Action::None;
             }
-            KeyCode::Char('h') => {
+            Cmd::Hide => {
                 self.hide_row_under_cursor();
                 return Action::None;
             }
-            KeyCode::Char('H') => {
+            Cmd::ShowHidden => {
                 let n = self.hidden_rows.len();
                 self.hidden_rows.clear();
                 self.message = format!("{n} hidden rows shown again");
                 return Action::None;
             }
-            _ => {}
-        }
-        let s = &mut self.settings;
-        let changed: Result<String, String> = match key.code {
-            KeyCode::Char('q') => return self.quit_action(),
-            KeyCode::Char('?') => {
+            Cmd::Quit => return self.quit_action(),
+            Cmd::Help => {
                 self.show_help = true;
                 return Action::None;
             }
-            KeyCode::Char(' ') => return self.toggle_pause(),
-            KeyCode::Char('r') => return self.reset(),
-            KeyCode::Char('s') => return Action::Save,
-            KeyCode::Right => s.step_block_size(true).map(|_| block_note(s)),
-            KeyCode::Left => s.step_block_size(false).map(|_| block_note(s)),
-            KeyCode::Up | KeyCode::Char('+') | KeyCode::Char('=') => s
+            Cmd::Pause => return self.toggle_pause(),
+            Cmd::Reset => return self.reset(),
+            Cmd::Save => return Action::Save,
+            _ => {}
+        }
+        let s = &mut self.settings;
+        let changed: Result<String, String> = match cmd {
+            Cmd::BlockUp => s.step_block_size(true).map(|_| block_note(s)),
+            Cmd::BlockDown => s.step_block_size(false).map(|_| block_note(s)),
+            Cmd::ThreadUp => s
                 .step_threads(true)
                 .map(|_| format!("threads {}", s.threads)),
-            KeyCode::Down | KeyCode::Char('-') | KeyCode::Char('_') => s
+            Cmd::ThreadDown => s
                 .step_threads(false)
                 .map(|_| format!("threads {}", s.threads)),
-            KeyCode::Char(']') => s
+            Cmd::QueueUp => s
                 .step_queue_depth(true)
                 .map(|_| format!("queue depth {}", s.queue_depth)),
-            KeyCode::Char('[') => s
+            Cmd::QueueDown => s
                 .step_queue_depth(false)
                 .map(|_| format!("queue depth {}", s.queue_depth)),
-            KeyCode::Char('m') => Ok(match s.cycle_method() {
+            Cmd::Method => Ok(match s.cycle_method() {
                 Some(note) => format!("method {}; {note}", s.method),
                 None => format!("method {}", s.method),
             }),
-            KeyCode::Char('d') => s
+            Cmd::Direct => s
                 .toggle_direct()
                 .map(|_| format!("O_DIRECT {}", on_off(s.direct))),
-            KeyCode::Char('c') => {
+            Cmd::Buffers => s.cycle_buffers().map(|_| {
+                format!(
+                    "buffers {} (the row records the memory obtained)",
+                    s.buffers
+                )
+            }),
+            Cmd::Cold => {
                 s.cold = !s.cold;
                 Ok(match (s.cold, s.op) {
                     (true, Op::Write) => "cold: applies to reads (w switches back)".into(),
@@ -481,7 +582,7 @@ impl App {
                     }
                 })
             }
-            KeyCode::Char('w') => {
+            Cmd::Write => {
                 s.toggle_op();
                 Ok(match s.op {
                     Op::Write => format!("writing to {}", self.scratch.display()),
@@ -490,11 +591,11 @@ impl App {
                     }
                 })
             }
-            KeyCode::Char('p') => {
+            Cmd::Pattern => {
                 s.toggle_pattern();
                 Ok(format!("offsets {}", s.pattern))
             }
-            KeyCode::Char('f') => {
+            Cmd::Sync => {
                 s.cycle_sync();
                 let what = match s.sync {
                     WriteSync::None => "writes: plain (may be page-cache speed)",
@@ -550,8 +651,82 @@ impl App {
         }
     }
 
-    /// `B`: pins the newest row as the baseline; pressed again, the next older one; after the
-    /// oldest, none.
+    /// The finished row under the table's cursor (its index in `rows`), None on the live row.
+    pub fn row_under_cursor(&self) -> Option<usize> {
+        let body = super::widgets::results::body(self);
+        let at = self.table_cursor.min(body.len().saturating_sub(1));
+        body.get(at).and_then(|(_, _, i)| *i)
+    }
+
+    /// `B`: pins the finished row under the cursor as the baseline (again on the pinned row:
+    /// none). On the live row it pins the newest finished row, then the next older one.
+    fn pin_row_under_cursor(&mut self) {
+        match self.row_under_cursor() {
+            Some(i) if matches!(&self.baseline, Some(Baseline::Pinned { index, .. }) if *index == i) =>
+            {
+                self.baseline = None;
+                self.message = "no baseline".into();
+            }
+            Some(index) => {
+                let b = Baseline::Pinned {
+                    index,
+                    record: BaselineRecord::of(&self.rows[index]),
+                };
+                self.message = b.describe();
+                self.baseline = Some(b);
+                // The pinned row is listed right after the live row: the cursor follows it.
+                self.table_cursor = usize::from(self.live_row_shown());
+            }
+            None => self.cycle_baseline(),
+        }
+    }
+
+    /// Whether the table's first row is the live one.
+    fn live_row_shown(&self) -> bool {
+        self.live
+            .as_ref()
+            .is_some_and(|l| l.agg.ops > 0 && l.meta.is_some())
+    }
+
+    /// `x`: deletes the finished row under the cursor from the table, the summary and later
+    /// saves (a row already saved stays in the CSV file, which is never rewritten).
+    fn delete_row_under_cursor(&mut self) {
+        let Some(i) = self.row_under_cursor() else {
+            self.message = "the live row cannot be deleted (r discards its figures)".into();
+            return;
+        };
+        let r = self.rows.remove(i);
+        if i < self.row_extra.len() {
+            self.row_extra.remove(i);
+        }
+        let saved = i < self.rows_saved;
+        if saved {
+            self.rows_saved -= 1;
+        }
+        self.hidden_rows = self
+            .hidden_rows
+            .iter()
+            .filter(|&&h| h != i)
+            .map(|&h| if h > i { h - 1 } else { h })
+            .collect();
+        match &mut self.baseline {
+            Some(Baseline::Pinned { index, .. }) if *index == i => self.baseline = None,
+            Some(Baseline::Pinned { index, .. }) if *index > i => *index -= 1,
+            _ => {}
+        }
+        self.message = format!(
+            "row {} deleted{}",
+            super::widgets::results::setting_label(&r),
+            if saved {
+                " (it stays in the CSV file it was saved to)"
+            } else {
+                ""
+            }
+        );
+    }
+
+    /// `B` on the live row: pins the newest row as the baseline; pressed again, the next older
+    /// one; after the oldest, none.
     fn cycle_baseline(&mut self) {
         let next = match &self.baseline {
             _ if self.rows.is_empty() => {
@@ -700,6 +875,7 @@ impl App {
             live.keep = false;
         }
         self.history.clear();
+        self.marks.clear();
         self.message = "statistics reset".into();
         if self.paused {
             Action::None
@@ -720,8 +896,19 @@ impl App {
             Update::Device { device, sample } => {
                 if self.device_name.as_ref() != Some(&device) {
                     self.device_samples.clear();
+                    self.util_history.clear();
                 }
                 self.device_name = Some(device);
+                if let Some(d) = self
+                    .device_samples
+                    .back()
+                    .and_then(|(prev, _)| crate::measure::device::disk_delta(prev, &sample))
+                {
+                    if self.util_history.len() == HISTORY_POINTS {
+                        self.util_history.pop_front();
+                    }
+                    self.util_history.push_back(d.dev_util_pct);
+                }
                 if self.device_samples.len() == DEVICE_WINDOW_SAMPLES {
                     self.device_samples.pop_front();
                 }
@@ -759,10 +946,7 @@ impl App {
                 let Some(seg) = self.segment_mut(id) else {
                     return;
                 };
-                seg.agg.add(&snapshot);
-                if let Some(at) = seg.worker_at_ns.get_mut(snapshot.worker) {
-                    *at = snapshot.at_ns;
-                }
+                seg.add(&snapshot);
                 if let SnapshotKind::Failed(msg) = &snapshot.kind {
                     self.message = format!("error: {msg}");
                 }
@@ -805,19 +989,27 @@ impl App {
     /// Copies newly completed 100 ms bins of the live segment into the sparkline history.
     fn take_complete_bins(&mut self) {
         let Some(seg) = &mut self.live else { return };
-        let complete_at = seg.worker_at_ns.iter().copied().min().unwrap_or(0);
-        let complete = ((complete_at / crate::measure::aggregate::SERIES_BIN_NS) as usize)
-            .min(seg.agg.series_bytes.len());
+        let complete = seg.complete_bins();
         let bin_s = crate::measure::aggregate::SERIES_BIN_NS as f64 / 1e9;
+        if seg.bins_seen == 0 && complete > 0 {
+            // The segment's first point: where its setting begins on the chart.
+            self.marks
+                .push_back((self.history_pushed, mark_label(&seg.settings)));
+        }
         for bytes in &seg.agg.series_bytes[seg.bins_seen.min(complete)..complete] {
             let mib_s = *bytes as f64 / (1024.0 * 1024.0) / bin_s;
-            seg.peak_mib_s = seg.peak_mib_s.max(mib_s);
             if self.history.len() == HISTORY_POINTS {
                 self.history.pop_front();
             }
             self.history.push_back(mib_s);
+            self.history_pushed += 1;
+        }
+        let oldest = self.history_pushed - self.history.len() as u64;
+        while self.marks.front().is_some_and(|(at, _)| *at < oldest) {
+            self.marks.pop_front();
         }
         seg.bins_seen = seg.bins_seen.max(complete);
+        seg.peak_mib_s = seg.figures(false).peak_mib_s;
     }
 
     /// A finished segment becomes a row (if it measured anything) and may give an XOR.
@@ -836,8 +1028,15 @@ impl App {
             }
         }
         if seg.keep {
-            if let Some(row) = seg.result(&seg.experiment, seconds) {
-                if is_transient(&row) && !self.keep_transient {
+            if let Some(mut row) = seg.result(&seg.experiment, seconds) {
+                // Judged on the segment's whole time: a warm-up left out of the figures does
+                // not make a 1.5 s segment transient.
+                let whole = RunResult {
+                    seconds,
+                    ops: seg.agg.ops,
+                    ..Default::default()
+                };
+                if is_transient(&whole) && !self.keep_transient {
                     // A key pressed before the last one settled leaves a 0.01-0.09 s segment:
                     // too short to compare, so it is logged, not kept (or pinned by `B`).
                     self.message = format!(
@@ -848,11 +1047,37 @@ impl App {
                     );
                     return None;
                 }
+                self.judge(&mut row, s.op == Op::Write && s.sync != WriteSync::None);
                 self.rows.push(row.clone());
+                self.row_extra.push(seg.extra(true));
                 return Some(row);
             }
         }
         None
+    }
+
+    /// Gives a finished row its verdict (issue 23) with the function the `run` command uses,
+    /// `explain::verdict::judge`, on what the explorer knows (the file's context and profile;
+    /// no timeline, so the device-counter rules do not apply). A suspect row says why on the
+    /// message line and in the log.
+    fn judge(&mut self, row: &mut RunResult, synced: bool) {
+        use crate::explain::verdict::{judge, Kind, Observed};
+        let Some(ctx) = &self.context else { return };
+        let seen = Observed {
+            ram_below: Observed::ram_below(ctx),
+            synced,
+            ..Default::default()
+        };
+        let v = judge(row, None, ctx, self.profile.as_ref().map(|(p, _)| p), &seen);
+        v.fill(row);
+        if v.verdict == Kind::Suspect {
+            self.message = format!(
+                "{} is suspect ({}): {}",
+                crate::tui::widgets::results::setting_label(row),
+                v.codes().replace(';', ", "),
+                v.sentences()
+            );
+        }
     }
 
     fn note_xor(&mut self, xor: String, by: String) {
@@ -993,6 +1218,32 @@ fn on_off(b: bool) -> &'static str {
         "on"
     } else {
         "off"
+    }
+}
+
+/// A chart mark's label: the settings in short, with what `short` leaves out when it is on
+/// (`read pread 2M random cold`).
+fn mark_label(s: &Settings) -> String {
+    let mut l = s.short();
+    for (on, word) in [
+        (s.pattern == Pattern::Random, " random"),
+        (s.direct, " direct"),
+        (s.cold && s.op == Op::Read, " cold"),
+    ] {
+        if on {
+            l.push_str(word);
+        }
+    }
+    l
+}
+
+fn rate_note(s: &Settings) -> String {
+    match s.rate_iops {
+        Some(r) => format!(
+            "open loop at {r} ops/s: latency panel shows service (the call) beside response \
+             (from the intended start)"
+        ),
+        None => "closed loop: as fast as it goes".into(),
     }
 }
 

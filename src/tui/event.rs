@@ -1,11 +1,11 @@
 //! The explorer's one event type and its source.
 //!
 //! Three things wake the UI: a tick (the frame clock, which is also when the engine's updates are
-//! drained), terminal input (keys, resizes) and termination signals. They are merged with
+//! drained), terminal input (keys, mouse, resizes) and termination signals. They are merged with
 //! `tokio::select!` on a current-thread runtime; nothing here blocks, and the engine lives on its
 //! own threads, so a slow frame never slows the I/O.
 
-use crossterm::event::{Event as TermEvent, EventStream, KeyEvent, KeyEventKind};
+use crossterm::event::{Event as TermEvent, EventStream, KeyEvent, KeyEventKind, MouseEvent};
 use futures::StreamExt;
 use std::time::Duration;
 use tokio::signal::unix::{signal, Signal, SignalKind};
@@ -20,6 +20,8 @@ pub enum Event {
     Tick,
     /// A key was pressed.
     Key(KeyEvent),
+    /// A mouse wheel turn or click (the table scrolls and selects with them).
+    Mouse(MouseEvent),
     /// The terminal changed size (the next draw adapts).
     Resize,
     /// SIGTERM, SIGHUP or SIGINT (its number), or stdin closed (`None`): leave cleanly.
@@ -62,6 +64,7 @@ impl EventSource {
                     Some(Err(e)) => return Err(anyhow::Error::new(e).context("reading the terminal")),
                     Some(Ok(TermEvent::Key(k))) if k.kind != KeyEventKind::Release => Event::Key(k),
                     Some(Ok(TermEvent::Resize(..))) => Event::Resize,
+                    Some(Ok(TermEvent::Mouse(m))) => Event::Mouse(m),
                     Some(Ok(_)) => continue,
                 },
             };

@@ -17,12 +17,17 @@ pub fn figure(app: &App) -> SessionFigure {
     if let Some(live) = &app.live {
         if let Some(r) = live.result(&live.experiment, live.seconds()) {
             if r.ops > 0 {
-                table.push(results::cells(app, "▶", &r));
+                table.push(results::cells(app, "▶", &r, Some(&live.extra(false))));
             }
         }
     }
     for (i, r) in app.rows.iter().enumerate().rev() {
-        table.push(results::cells(app, results::mark(app, i).trim(), r));
+        table.push(results::cells(
+            app,
+            results::mark(app, i).trim(),
+            r,
+            app.row_extra.get(i),
+        ));
     }
     for row in &mut table {
         row.truncate(results::SUMMARY_COLUMNS);
@@ -50,6 +55,14 @@ pub fn figure(app: &App) -> SessionFigure {
         title: format!("diskscope session: {}", file_name(&app.file)),
         subtitle: subtitle(app),
         series: app.history.iter().map(|v| app.in_unit(*v)).collect(),
+        marks: {
+            let oldest = app.history_pushed - app.history.len() as u64;
+            app.marks
+                .iter()
+                .filter(|(at, _)| *at >= oldest)
+                .map(|(at, l)| ((at - oldest) as usize, l.clone()))
+                .collect()
+        },
         bin_s: 0.1,
         unit: app.unit().into(),
         histogram,

@@ -118,6 +118,8 @@ impl KdmRun {
             pattern: t.pattern,
             sync: WriteSync::None,
             run_ms: Some((self.seconds * 1000.0).round().max(1.0) as u64),
+            buffers: crate::config::Buffers::DEFAULT,
+            rate_iops: None,
         })
     }
 

@@ -10,6 +10,7 @@
 //!   [`cache_watch`] — residency polling and cold-mode eviction on their own thread.
 //! * [`save`] — the CSV of `s`; [`export`] — the SVG and JSON of `e`; [`scratch`] — the files
 //!   the explorer makes (and removes).
+//! * [`keys`] — every key, its command and help text, declared once;
 //! * [`kdiskmark`] — the set `k` runs; [`baseline`] — what rows are compared with (Δ%).
 //!
 //! The engine's workers run on their own OS threads at full speed; the UI drains their snapshots
@@ -23,6 +24,7 @@ pub mod discard;
 pub mod event;
 pub mod export;
 pub mod kdiskmark;
+pub mod keys;
 pub mod save;
 pub mod scratch;
 pub mod segment;
@@ -268,6 +270,7 @@ async fn wait_for_cleanup(
 /// Gives the terminal back (raw mode off, main screen); errors are ignored, since a closed
 /// terminal (EIO) has nothing to restore and must not turn the way out into a panic.
 pub fn restore_terminal() {
+    let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
     let _ = ratatui::try_restore();
 }
 
@@ -287,6 +290,9 @@ fn init_terminal() -> anyhow::Result<DefaultTerminal> {
             return Err(anyhow::Error::new(e).context("setting up the terminal"));
         }
     };
+    // The wheel scrolls the table and a click selects a row (Shift-drag still selects text
+    // in most terminals). Without it the explorer works as before.
+    let _ = crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture);
     let _ratatui_hook = std::panic::take_hook();
     let ui_thread = std::thread::current().id();
     std::panic::set_hook(Box::new(move |info| {
@@ -326,6 +332,13 @@ async fn event_loop(
             Event::Key(key) => {
                 let action = app.handle_key(key);
                 perform(action, app, session, write_scratch);
+            }
+            Event::Mouse(m) => {
+                if let Ok(size) = terminal.size() {
+                    let screen = ratatui::layout::Rect::new(0, 0, size.width, size.height);
+                    let table = ui::areas(app, screen).results;
+                    app.handle_mouse(m, table);
+                }
             }
         }
         watch.set_cold(app.wants_cold(), app.wants_periodic_eviction());

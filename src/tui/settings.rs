@@ -64,6 +64,11 @@ pub struct Settings {
     pub sync: WriteSync,
     /// A time bound, ms (the KDiskMark set's runs); `None` runs until stopped.
     pub run_ms: Option<u64>,
+    /// The memory behind the I/O buffers (issue 20, `--buffers` of run and sweep; `M`).
+    pub buffers: crate::config::Buffers,
+    /// Open loop (issue 25, `--rate` of run; `R`): operations per second over all threads,
+    /// each with an intended start; None: closed loop.
+    pub rate_iops: Option<u64>,
 }
 
 impl Default for Settings {
@@ -80,6 +85,8 @@ impl Default for Settings {
             pattern: Pattern::Sequential,
             sync: WriteSync::None,
             run_ms: None,
+            buffers: crate::config::Buffers::DEFAULT,
+            rate_iops: None,
         }
     }
 }
@@ -104,6 +111,8 @@ impl Settings {
             CacheMode::AsIs
         };
         spec.pattern = self.pattern;
+        spec.buffers = self.buffers;
+        spec.rate_iops = self.rate_iops.map(|r| r as f64);
         // Cold sequential reads run one pass at a time (the session evicts and starts the next
         // pass), so every pass starts cold; everything else loops until stopped.
         spec.loop_range = !(self.cold && !write && self.pattern == Pattern::Sequential);
@@ -222,6 +231,41 @@ impl Settings {
     /// O_DIRECT on or off.
     pub fn toggle_direct(&mut self) -> Result<(), String> {
         self.try_set(|s| s.direct = !s.direct)
+    }
+
+    /// `M`: the next buffer backing (auto, plain, malloc, thp, hugetlb), skipping one the
+    /// other settings refuse (malloc's unaligned buffers under O_DIRECT), checked as
+    /// `--buffers` is.
+    pub fn cycle_buffers(&mut self) -> Result<(), String> {
+        use crate::config::Buffers;
+        const ORDER: [Buffers; 5] = [
+            Buffers::Auto,
+            Buffers::Plain,
+            Buffers::Malloc,
+            Buffers::Thp,
+            Buffers::HugeTlb,
+        ];
+        let at = ORDER.iter().position(|b| *b == self.buffers).unwrap_or(0);
+        let mut last = String::new();
+        for step in 1..ORDER.len() {
+            let next = ORDER[(at + step) % ORDER.len()];
+            match self.try_set(|s| s.buffers = next) {
+                Ok(()) => return Ok(()),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+
+    /// `R` then Enter: a rate as `--rate` reads it (`2000`, `50M/s`, `1 GiB/s`, divided by the
+    /// block size), whole ops/s; `0` or nothing: closed loop.
+    pub fn set_rate_text(&mut self, text: &str) -> Result<(), String> {
+        let t = text.trim();
+        if t.is_empty() || t == "0" {
+            return self.try_set(|s| s.rate_iops = None);
+        }
+        let iops = crate::measure::pacer::parse_rate(t, self.block_size_bytes, "rate")?;
+        self.try_set(|s| s.rate_iops = Some(iops.round().max(1.0) as u64))
     }
 
     /// Read or write.

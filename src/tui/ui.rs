@@ -16,10 +16,6 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-/// The one-line key summary at the bottom.
-pub const FOOTER: &str =
-    "←→ b block ↑↓ thr m c d w p f sync k KDiskMark B base u unit e export s ? q";
-
 pub use super::widgets::{MIN_HEIGHT, MIN_WIDTH};
 /// From this width on, latency and results sit side by side.
 pub const SIDE_BY_SIDE_WIDTH: u16 = 150;
@@ -31,7 +27,7 @@ impl Widget for &App {
             return;
         }
         let a = areas(self, area);
-        status_line(self, a.status, buf);
+        Paragraph::new(status_line(self, a.status.width as usize)).render(a.status, buf);
         panel::render(self, a.settings, buf);
         device::render(self, a.device, buf);
         throughput::render(self, a.throughput, buf);
@@ -43,8 +39,12 @@ impl Widget for &App {
         log::render(self, a.log, buf);
         results::render(self, res, buf);
         info_line(self, info, buf);
-        Paragraph::new(Line::styled(FOOTER, Style::default().fg(Color::DarkGray)))
-            .render(footer, buf);
+        // Generated from the key table, as many labels as fit.
+        Paragraph::new(Line::styled(
+            super::keys::footer(footer.width as usize),
+            Style::default().fg(Color::DarkGray),
+        ))
+        .render(footer, buf);
         if self.show_kdm {
             kdm_card::render(self, area, buf);
         }
@@ -122,14 +122,19 @@ pub fn areas(app: &App, area: Rect) -> Areas {
     } else {
         0
     };
-    let spare = area.height.saturating_sub(MIN_HEIGHT + detail_h);
+    let info_h = info_lines(app, area.width as usize)
+        .len()
+        .clamp(1, INFO_MAX_ROWS) as u16;
+    let spare = area
+        .height
+        .saturating_sub(MIN_HEIGHT + detail_h + info_h - 1);
     let upper_h = UPPER_MIN_HEIGHT + spare / 3;
     let [status, upper, why_area, lower, info, footer] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(upper_h),
         Constraint::Length(detail_h),
         Constraint::Min(6),
-        Constraint::Length(1),
+        Constraint::Length(info_h),
         Constraint::Length(1),
     ])
     .areas(area);
@@ -193,7 +198,11 @@ fn too_small(area: Rect, buf: &mut Buffer) {
         .render(area, buf);
 }
 
-fn status_line(app: &App, area: Rect, buf: &mut Buffer) {
+/// The status line: the badge, the state, what is read or written, warnings and the storage.
+/// When it is wider than the terminal it says less, in this order, rather than being cut at
+/// the edge: warnings shortened to their first clause (the why rows and the log have them
+/// whole), the path shortened in its middle, the badge dropped, the storage dropped.
+pub fn status_line(app: &App, width: usize) -> Line<'static> {
     let (state, color) = if app.paused {
         ("PAUSED", Color::Yellow)
     } else if app.live.as_ref().is_some_and(|l| l.meta.is_some()) {
@@ -203,81 +212,160 @@ fn status_line(app: &App, area: Rect, buf: &mut Buffer) {
     } else {
         ("STOPPED", Color::Red)
     };
-    let target = match app.settings.op {
+    let path = match app.settings.op {
         crate::config::Op::Read => shown_path(&app.file).into_owned(),
-        crate::config::Op::Write => format!("writing {}", shown_path(&app.scratch)),
+        crate::config::Op::Write => shown_path(&app.scratch).into_owned(),
     };
-    let target = match (&app.kdm, app.kdm_running()) {
-        (Some(k), true) => format!("KDiskMark {} │ {target}", k.step_name(k.step)),
-        _ => target,
+    let before = match app.settings.op {
+        crate::config::Op::Read => String::new(),
+        crate::config::Op::Write => "writing ".to_string(),
     };
-    Paragraph::new(Line::from(
+    let before = match (&app.kdm, app.kdm_running()) {
+        (Some(k), true) => format!("KDiskMark {} │ {before}", k.step_name(k.step)),
+        _ => before,
+    };
+    let badge = Span::styled(
+        " diskscope ",
+        Style::default().add_modifier(Modifier::BOLD | Modifier::REVERSED),
+    );
+    let state = Span::styled(
+        format!(" {state} "),
+        Style::default().fg(color).add_modifier(Modifier::BOLD),
+    );
+    let (warnings, storage) = why::status_parts(app);
+    let build = |badge_on: bool, path_room: Option<usize>, short: bool, storage_on: bool| {
+        let mut v = Vec::new();
+        if badge_on {
+            v.push(badge.clone());
+        }
+        v.push(state.clone());
+        let p = match path_room {
+            Some(room) => super::widgets::panel::shorten(&path, room),
+            None => path.clone(),
+        };
+        v.push(Span::raw(format!("{before}{p}")));
+        for (long, brief) in &warnings {
+            v.push(Span::styled(
+                format!(" │ ⚠ {}", if short { brief } else { long }),
+                why::warn_style(),
+            ));
+        }
+        if storage_on {
+            v.extend(storage.clone());
+        }
+        v
+    };
+    let full = build(true, None, false, true);
+    let fixed = super::widgets::spans_width(&full) - path.chars().count();
+    let room = |w: usize| width.saturating_sub(w).max(12);
+    let short = build(true, None, true, true);
+    let fixed_short = super::widgets::spans_width(&short) - path.chars().count();
+    let no_badge = build(false, None, true, true);
+    let fixed_nb = super::widgets::spans_width(&no_badge) - path.chars().count();
+    let bare = build(false, None, true, false);
+    let fixed_bare = super::widgets::spans_width(&bare) - path.chars().count();
+    super::widgets::first_fitting(
         vec![
-            Span::styled(
-                " diskscope ",
-                Style::default().add_modifier(Modifier::BOLD | Modifier::REVERSED),
-            ),
-            Span::styled(
-                format!(" {state} "),
-                Style::default().fg(color).add_modifier(Modifier::BOLD),
-            ),
-            Span::raw(target),
-        ]
-        .into_iter()
-        .chain(why::status_spans(app))
-        .collect::<Vec<_>>(),
-    ))
-    .render(area, buf);
+            full,
+            build(true, Some(room(fixed)), false, true),
+            short,
+            build(true, Some(room(fixed_short)), true, true),
+            build(false, Some(room(fixed_nb)), true, true),
+            build(false, Some(room(fixed_bare)), true, false),
+        ],
+        width,
+    )
 }
 
-fn info_line(app: &App, area: Rect, buf: &mut Buffer) {
+/// Most rows the message line may take (a longer message is whole in the log).
+pub const INFO_MAX_ROWS: usize = 3;
+
+/// The XOR and message lines for a screen `width` wide: the message is broken between words
+/// into as many rows as it needs (up to [`INFO_MAX_ROWS`]), so a figure in it is never cut at
+/// the edge of an 80-column terminal.
+pub fn info_lines(app: &App, width: usize) -> Vec<Line<'static>> {
     let busy = Style::default()
         .fg(Color::Yellow)
         .add_modifier(Modifier::BOLD);
     let now = std::time::Instant::now();
-    if app.quitting {
+    let mut spans = Vec::new();
+    let (text, style) = if app.quitting {
         // Leaving waits for the run to stop and the scratch file to go, and says so.
         let text = match app.removal_text(now, true) {
             Some(r) => format!("quitting after removing the scratch file: {r}"),
             None => "quitting: stopping the run".to_string(),
         };
-        Paragraph::new(Line::from(Span::styled(text, busy))).render(area, buf);
-        return;
-    }
-    let dim = Style::default().fg(Color::DarkGray);
-    let mut spans = Vec::new();
-    // A scratch file being removed takes the XOR's place (the XOR is of reads; writes have none
-    // to show), so the message keeps its room.
-    if let Some(r) = app.removal_text(now, false) {
-        spans.push(Span::styled(format!("removing scratch: {r} "), busy));
+        (text, busy)
     } else {
-        spans.push(Span::styled("XOR ", dim));
-        match &app.xor {
-            Some(x) if x.mismatch.is_some() => spans.push(Span::styled(
+        let dim = Style::default().fg(Color::DarkGray);
+        // A scratch file being removed takes the XOR's place (the XOR is of reads; writes have
+        // none to show), so the message keeps its room.
+        if let Some(r) = app.removal_text(now, false) {
+            spans.push(Span::styled(format!("removing scratch: {r} "), busy));
+        } else {
+            spans.push(Span::styled("XOR ", dim));
+            match &app.xor {
+                Some(x) if x.mismatch.is_some() => spans.push(Span::styled(
+                    format!(
+                        "{} MISMATCH {} ",
+                        x.xor,
+                        x.mismatch.as_deref().unwrap_or_default()
+                    ),
+                    Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+                )),
+                Some(x) => spans.push(Span::styled(
+                    format!("{} ({}×) ", x.xor, x.agreeing),
+                    Style::default().add_modifier(Modifier::BOLD),
+                )),
+                None => spans.push(Span::styled("pending (shown when a run stops) ", dim)),
+            }
+        }
+        spans.push(Span::raw("│ "));
+        match &app.entry {
+            Some(text) => (
                 format!(
-                    "{} MISMATCH {} ",
-                    x.xor,
-                    x.mismatch.as_deref().unwrap_or_default()
+                    "{} ▸ {text}▏ (Enter applies, Esc cancels)",
+                    if app.entry_is_rate {
+                        "rate"
+                    } else {
+                        "block size"
+                    }
                 ),
-                Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
-            )),
-            Some(x) => spans.push(Span::styled(
-                format!("{} ({}×) ", x.xor, x.agreeing),
-                Style::default().add_modifier(Modifier::BOLD),
-            )),
-            None => spans.push(Span::styled("pending (shown when a run stops) ", dim)),
+                Style::default()
+                    .fg(Color::Yellow)
+                    .add_modifier(Modifier::BOLD),
+            ),
+            // Messages carry paths and errors from outside: escaped where they are drawn.
+            None => (shown(&app.message).into_owned(), Style::default()),
+        }
+    };
+    let prefix = super::widgets::spans_width(&spans);
+    let mut rows = super::widgets::wrap_words(&text, width.saturating_sub(prefix), width);
+    if rows.len() > INFO_MAX_ROWS {
+        rows.truncate(INFO_MAX_ROWS);
+        if let Some(last) = rows.last_mut() {
+            let keep = width.saturating_sub(2);
+            let cut: String = last.chars().take(keep).collect();
+            let cut = match cut.rfind(' ') {
+                Some(i) if last.chars().count() > keep => cut[..i].to_string(),
+                _ => cut,
+            };
+            *last = format!("{cut} …");
         }
     }
-    spans.push(Span::raw("│ "));
-    match &app.entry {
-        Some(text) => spans.push(Span::styled(
-            format!("block size ▸ {text}▏ (Enter applies, Esc cancels)"),
-            Style::default()
-                .fg(Color::Yellow)
-                .add_modifier(Modifier::BOLD),
-        )),
-        // Messages carry paths and errors from outside: escaped where they are drawn.
-        None => spans.push(Span::raw(shown(&app.message))),
+    let mut out = Vec::new();
+    for (i, row) in rows.into_iter().enumerate() {
+        if i == 0 {
+            let mut first = std::mem::take(&mut spans);
+            first.push(Span::styled(row, style));
+            out.push(Line::from(first));
+        } else {
+            out.push(Line::from(Span::styled(row, style)));
+        }
     }
-    Paragraph::new(Line::from(spans)).render(area, buf);
+    out
+}
+
+fn info_line(app: &App, area: Rect, buf: &mut Buffer) {
+    Paragraph::new(info_lines(app, area.width as usize)).render(area, buf);
 }

@@ -143,6 +143,61 @@ pub fn fmt_ns(ns: u64) -> String {
     }
 }
 
+/// Columns `spans` take on screen.
+pub fn spans_width(spans: &[ratatui::text::Span]) -> usize {
+    spans.iter().map(|s| s.width()).sum()
+}
+
+/// The first of `candidates` (longest first, each made of whole words and figures) that fits
+/// in `width` columns, else the last: a line is shortened by saying less, never by cutting a
+/// figure at the panel's edge (a cut `2683` reads `268`).
+pub fn first_fitting(
+    candidates: Vec<Vec<ratatui::text::Span<'static>>>,
+    width: usize,
+) -> ratatui::text::Line<'static> {
+    let n = candidates.len();
+    for (i, c) in candidates.into_iter().enumerate() {
+        if i + 1 == n || spans_width(&c) <= width {
+            return ratatui::text::Line::from(c);
+        }
+    }
+    ratatui::text::Line::default()
+}
+
+/// `text` broken between words into lines of at most `first` columns (the first line) and
+/// `rest` columns (the others); a word longer than a whole line is split, as nothing else can
+/// show it. Widths are counted in characters.
+pub fn wrap_words(text: &str, first: usize, rest: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    let room = |i: usize| if i == 0 { first } else { rest }.max(1);
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let len = word.chars().count();
+        let cur = lines.last().map_or(0, |l| l.chars().count());
+        let i = lines.len() - 1;
+        if cur > 0 && cur + 1 + len <= room(i) {
+            let l = lines.last_mut().expect("one line at least");
+            l.push(' ');
+            l.push_str(word);
+            continue;
+        }
+        if cur > 0 || len > room(i) && i == 0 && first < rest {
+            lines.push(String::new());
+        }
+        let mut chars: Vec<char> = word.chars().collect();
+        loop {
+            let i = lines.len() - 1;
+            let take = chars.len().min(room(i));
+            let l = lines.last_mut().expect("one line at least");
+            l.extend(chars.drain(..take));
+            if chars.is_empty() {
+                break;
+            }
+            lines.push(String::new());
+        }
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -165,6 +220,14 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn words_wrap_whole_and_only_an_overlong_word_is_split() {
+        assert_eq!(wrap_words("ab cd ef", 5, 5), ["ab cd", "ef"]);
+        assert_eq!(wrap_words("ab 12345678", 4, 6), ["ab", "123456", "78"]);
+        assert_eq!(wrap_words("", 4, 4), [""]);
+        assert_eq!(wrap_words("abcdef gh", 3, 10), ["", "abcdef gh"]);
+    }
 
     #[test]
     fn figures_are_short_and_keep_their_units() {

@@ -73,6 +73,13 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             .concat(),
         ),
     ];
+    // The buffer memory (`M`) when it is not the default, where the method's line has room.
+    if s.buffers != crate::config::Buffers::DEFAULT {
+        let extra = pair("  buf ", s.buffers.to_string());
+        if lines[3].width() + super::spans_width(&extra) <= inner.width as usize {
+            lines[3].spans.extend(extra);
+        }
+    }
     lines.truncate(inner.height as usize);
     Paragraph::new(lines).render(inner, buf);
     if inner.height >= 2 {

@@ -19,6 +19,7 @@ use crate::size::format_size;
 use crate::tui::app::App;
 use crate::tui::baseline::Baseline;
 use crate::tui::kdiskmark;
+use crate::tui::segment::RowExtra;
 use crate::tui::settings::method_label;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
@@ -104,6 +105,8 @@ pub fn headers(app: &App) -> Vec<String> {
         "p99.9",
         "max",
         "%bound",
+        "±",
+        "wu",
     ]
     .iter()
     .map(|h| h.to_string())
@@ -111,8 +114,12 @@ pub fn headers(app: &App) -> Vec<String> {
 }
 
 /// Column importance: lower stays longer when the panel is narrow.
-/// The last four (p90, p99.9, max, the bound's %) appear only when the panel is wide.
-const PRIORITY: [u8; 14] = [0, 2, 1, 0, 1, 1, 4, 2, 3, 3, 6, 6, 5, 5];
+/// p90, p99.9, max and the bound's % appear only when the panel is wide.
+const PRIORITY: [u8; 16] = [0, 2, 1, 0, 1, 1, 4, 2, 3, 3, 6, 6, 5, 5, 2, 4];
+
+/// The order columns are drawn in (indices of [`headers`]): the spread `±` beside the
+/// throughput it qualifies, the warm-up `wu` beside the time it was taken from.
+pub const DISPLAY_ORDER: [usize; 16] = [0, 1, 2, 3, 14, 4, 5, 6, 7, 8, 15, 9, 10, 11, 12, 13];
 
 /// Columns of the summary printed on exit (the wide-only ones left out).
 pub const SUMMARY_COLUMNS: usize = 10;
@@ -131,12 +138,40 @@ fn sort_value(r: &RunResult, c: usize) -> f64 {
     }
 }
 
+/// `±3.2%`: the spread of a row's 100 ms samples.
+pub fn spread_text(pct: Option<f64>) -> String {
+    match pct {
+        Some(p) if p < 9.95 => format!("±{p:.1}%"),
+        Some(p) => format!("±{p:.0}%"),
+        None => String::new(),
+    }
+}
+
+/// The warm-up left out of a row: `1.20s`; `all` when it never ended (the figures include it);
+/// empty for rows without one (cold, O_DIRECT, writes).
+pub fn warmup_text(extra: Option<&RowExtra>) -> String {
+    match extra.and_then(|e| e.warmup_s.map(|s| (s, e.warmup_over))) {
+        Some((s, true)) => fmt_secs(s),
+        Some((_, false)) => "all".into(),
+        None => String::new(),
+    }
+}
+
+/// The flags of a row with its verdict: `!` ends them when it is suspect.
+pub fn flags_with_verdict(r: &RunResult) -> String {
+    let mut f = flags(r);
+    if r.verdict == "suspect" {
+        f.push('!');
+    }
+    f
+}
+
 /// The cells of one row, in [`headers`] order.
-pub fn cells(app: &App, mark: &str, r: &RunResult) -> Vec<String> {
+pub fn cells(app: &App, mark: &str, r: &RunResult, extra: Option<&RowExtra>) -> Vec<String> {
     vec![
         format!("{mark}{}", setting_label(r)),
         r.threads.to_string(),
-        flags(r),
+        flags_with_verdict(r),
         fmt_mib_s(app.in_unit(r.mib_s)),
         app.delta_pct(r).map(fmt_delta_pct).unwrap_or_default(),
         fmt_rate(r.iops),
@@ -151,6 +186,8 @@ pub fn cells(app: &App, mark: &str, r: &RunResult) -> Vec<String> {
             .filter(|b| *b > 0.0)
             .map(|b| format!("{:.0}%", r.mib_s / b * 100.0))
             .unwrap_or_default(),
+        spread_text(extra.and_then(|e| e.spread_pct)),
+        warmup_text(extra),
     ]
 }
 
@@ -198,7 +235,7 @@ fn widths_of(rows: &[Vec<String>]) -> Vec<usize> {
 pub fn table_text(app: &App) -> String {
     let mut all = vec![headers(app)];
     for (i, r) in app.rows.iter().enumerate() {
-        all.push(cells(app, mark(app, i), r));
+        all.push(cells(app, mark(app, i), r, app.row_extra.get(i)));
     }
     let widths = widths_of(&all);
     let keep: Vec<usize> = (0..widths.len().min(SUMMARY_COLUMNS))
@@ -236,7 +273,12 @@ pub fn body(app: &App) -> Vec<(Vec<String>, Style, Option<usize>)> {
     if let Some(live) = &app.live {
         if let Some(r) = live.result(&live.experiment, live.seconds()) {
             if r.ops > 0 {
-                body.push((cells(app, "▶", &r), Style::default().fg(Color::Green), None));
+                let extra = live.extra(false);
+                body.push((
+                    cells(app, "▶", &r, Some(&extra)),
+                    Style::default().fg(Color::Green),
+                    None,
+                ));
             }
         }
     }
@@ -248,7 +290,7 @@ pub fn body(app: &App) -> Vec<(Vec<String>, Style, Option<usize>)> {
     };
     if let Some((i, r)) = pinned {
         body.push((
-            cells(app, mark(app, i), r),
+            cells(app, mark(app, i), r, app.row_extra.get(i)),
             Style::default().fg(Color::Cyan),
             Some(i),
         ));
@@ -271,12 +313,18 @@ pub fn body(app: &App) -> Vec<(Vec<String>, Style, Option<usize>)> {
     }
     for i in order {
         body.push((
-            cells(app, mark(app, i), &app.rows[i]),
+            cells(app, mark(app, i), &app.rows[i], app.row_extra.get(i)),
             Style::default(),
             Some(i),
         ));
     }
     body
+}
+
+/// The first body row shown when `visible` rows fit and the cursor is on row `cursor`: the
+/// table scrolls only as far as it must to keep the cursor in view.
+pub fn table_offset(cursor: usize, visible: usize) -> usize {
+    cursor.saturating_sub(visible.saturating_sub(1))
 }
 
 /// Draws the results table.
@@ -307,9 +355,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             }
         })
         .collect();
-    let keep: Vec<usize> = fitting_columns(&widths, inner.width as usize, app.baseline.is_some())
-        .into_iter()
-        .filter(|&c| widths[c] > 0)
+    let fit = fitting_columns(&widths, inner.width as usize, app.baseline.is_some());
+    let keep: Vec<usize> = DISPLAY_ORDER
+        .iter()
+        .copied()
+        .filter(|c| fit.contains(c) && widths[*c] > 0)
         .collect();
     let pick = |row: &[String]| -> Vec<String> {
         keep.iter()
@@ -333,8 +383,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .iter()
         .map(|&c| Constraint::Length(widths[c] as u16))
         .collect();
-    // The selected row is kept in view: the table scrolls to the cursor.
-    let mut state = TableState::default().with_selected(Some(cursor));
+    // The selected row is kept in view: the table scrolls to the cursor (the same offset a
+    // click is read against).
+    let visible = inner.height.saturating_sub(1) as usize;
+    let mut state = TableState::default()
+        .with_offset(table_offset(cursor, visible))
+        .with_selected(Some(cursor));
     StatefulWidget::render(
         Table::new(rows, constraints)
             .header(header)

@@ -5,6 +5,11 @@
 //! the mean of a few points) so the sparkline still covers the minute; the title states the window
 //! the bars cover and the time per bar, and a left gutter gives the y scale (the top bar's value
 //! and 0), so "last minute" is never claimed for the 4 s an 80-column panel used to show.
+//!
+//! Where a setting changed, a `▼` marks the bar its first point falls in (with its settings
+//! when the top row is free there) and `┊` runs down the empty cells below it, so a step is
+//! tied to the key that made it. From 4 chart rows on, with a device under the file, a one-row
+//! strip under the bars shows the device's util % (0–100, fixed scale, aligned at now).
 
 use super::{fmt_mib_s, fmt_rate, frame};
 use crate::tui::app::App;
@@ -92,20 +97,56 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let history: Vec<f64> = app.history.iter().map(|v| app.in_unit(*v)).collect();
     let bars = area.width.saturating_sub(2 + GUTTER) as usize;
     let (visible, per) = binned(&history, bars);
-    let title = format!(
-        " throughput {}, {} ",
-        app.unit(),
-        window_title(visible.len(), per)
-    );
+    let window = window_title(visible.len(), per);
+    let short_window = window.replace(" s per bar", " s/bar");
+    let room = area.width.saturating_sub(2) as usize;
+    let title = [
+        format!(" throughput {}, {window} ", app.unit()),
+        format!(" throughput {}, {short_window} ", app.unit()),
+        format!(" {}, {short_window} ", app.unit()),
+        format!(" {} ", app.unit()),
+    ]
+    .into_iter()
+    .find(|t| t.chars().count() <= room)
+    .unwrap_or_else(|| format!(" {} ", app.unit()));
     let block = frame(&title);
     let inner = block.inner(area);
     block.render(area, buf);
     let [figures, spark_row] =
         Layout::vertical([Constraint::Length(3), Constraint::Min(0)]).areas(inner);
-    // From 3 chart rows on, the last is a time axis.
+    // From 3 chart rows on, the last is a time axis; from 4, with a device, a util strip.
     let axis_h = u16::from(spark_row.height >= 3);
-    let [spark_row, axis_row] =
-        Layout::vertical([Constraint::Min(0), Constraint::Length(axis_h)]).areas(spark_row);
+    let util_h =
+        u16::from(spark_row.height >= 4 && !app.util_history.is_empty() && !visible.is_empty());
+    let [spark_row, util_row, axis_row] = Layout::vertical([
+        Constraint::Min(0),
+        Constraint::Length(util_h),
+        Constraint::Length(axis_h),
+    ])
+    .areas(spark_row);
+    if util_h > 0 {
+        let [label, strip] =
+            Layout::horizontal([Constraint::Length(GUTTER), Constraint::Min(0)]).areas(util_row);
+        let util: Vec<f64> = app.util_history.iter().copied().collect();
+        let take = util.len().min(history.len().max(1));
+        let (u, _) = binned(&util[util.len() - take..], visible.len());
+        Paragraph::new(Line::styled(
+            " util%┤",
+            Style::default().fg(Color::DarkGray),
+        ))
+        .render(label, buf);
+        Paragraph::new(Line::styled(
+            util_strip(&u),
+            Style::default().fg(Color::Cyan),
+        ))
+        .render(
+            Rect {
+                x: strip.x + (visible.len().saturating_sub(u.len())) as u16,
+                ..strip
+            },
+            buf,
+        );
+    }
     let [gutter, spark] =
         Layout::horizontal([Constraint::Length(GUTTER), Constraint::Min(0)]).areas(spark_row);
     if axis_h > 0 && !visible.is_empty() {
@@ -125,22 +166,43 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let bold = Style::default().add_modifier(Modifier::BOLD);
     let lines = match &app.live {
         Some(seg) if seg.agg.ops > 0 => {
-            let now = app
-                .history
-                .back()
-                .copied()
-                .unwrap_or_else(|| seg.mean_mib_s());
+            // Mean, peak and spread over the same complete 100 ms bins after the warm-up, so
+            // the mean never reads above the peak; before the first bin, the running totals.
+            let f = seg.figures(false);
+            let (mean, peak) = if f.bins > 0 {
+                (f.mean_mib_s, Some(f.peak_mib_s))
+            } else {
+                (seg.mean_mib_s(), None)
+            };
+            let now = app.history.back().copied().unwrap_or(mean);
             let u = |v: f64| fmt_mib_s(app.in_unit(v));
-            vec![
-                Line::from(vec![
+            let w = figures.width as usize;
+            let first = |spread: bool| {
+                let mut v = vec![
                     Span::styled("now ", dim),
                     Span::styled(format!("{} {}", u(now), app.unit()), big),
                     Span::styled("  mean ", dim),
-                    Span::styled(u(seg.mean_mib_s()), bold),
-                    Span::styled("  peak ", dim),
-                    Span::styled(u(seg.peak_mib_s.max(now)), bold),
-                ]),
-                Line::from(vec![
+                    Span::styled(u(mean), bold),
+                ];
+                if let (true, Some(p)) = (spread, f.spread_pct) {
+                    v.push(Span::styled(
+                        format!(" {}", super::results::spread_text(Some(p))),
+                        dim,
+                    ));
+                }
+                v.push(Span::styled("  peak ", dim));
+                v.push(Span::styled(peak.map_or("-".into(), u), bold));
+                v
+            };
+            let warm = match seg.warmup {
+                crate::tui::segment::Warmup::None => String::new(),
+                crate::tui::segment::Warmup::Running => "  warming up".into(),
+                crate::tui::segment::Warmup::Over { end_ns } => {
+                    format!("  wu {} left out", super::fmt_secs(end_ns as f64 / 1e9))
+                }
+            };
+            let second = |warm: &str| {
+                vec![
                     Span::styled("IOPS ", dim),
                     Span::styled(fmt_rate(seg.iops()), bold),
                     Span::styled(
@@ -151,7 +213,19 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                         ),
                         dim,
                     ),
-                ]),
+                    Span::styled(warm.to_string(), Style::default().fg(Color::Yellow)),
+                ]
+            };
+            vec![
+                super::first_fitting(vec![first(true), first(false)], w),
+                super::first_fitting(
+                    vec![
+                        second(&warm),
+                        second(&warm.replace(" left out", "").replace("warming up", "wu")),
+                        second(""),
+                    ],
+                    w,
+                ),
             ]
         }
         Some(_) if !app.paused => vec![Line::styled("starting…", dim)],
@@ -162,7 +236,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     while lines.len() < 2 {
         lines.push(Line::raw(""));
     }
-    lines.push(super::why::short_line(app));
+    lines.push(super::why::short_line(app, figures.width as usize));
     Paragraph::new(lines).render(figures, buf);
     // Scaled to the visible window, so a slow setting is not flattened by a fast one that has
     // already scrolled out.
@@ -183,6 +257,69 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .max(((peak * 10.0).ceil() as u64).max(1))
         .style(Style::default().fg(Color::Green))
         .render(spark, buf);
+    draw_marks(app, history.len(), visible.len(), spark, buf);
+}
+
+/// One row of util % (0–100): `▁` to `█`, a space for an idle device.
+pub fn util_strip(util_pct: &[f64]) -> String {
+    const LEVELS: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    util_pct
+        .iter()
+        .map(|u| LEVELS[((u.clamp(0.0, 100.0) / 100.0 * 8.0).round() as usize).min(8)])
+        .collect()
+}
+
+/// The bar (of `bars` over `n` points, binned as [`binned`]) that point `rel` falls in.
+pub fn bar_of(rel: usize, n: usize, bars: usize) -> usize {
+    if n <= bars {
+        return rel;
+    }
+    (0..bars)
+        .find(|j| (j + 1) * n / bars > rel)
+        .unwrap_or(bars - 1)
+}
+
+/// The setting-change marks over the chart: `▼` on the top row (its settings after it when
+/// those cells are free), `┊` down the empty cells below.
+fn draw_marks(app: &App, n: usize, bars: usize, spark: Rect, buf: &mut Buffer) {
+    if n == 0 || spark.height == 0 {
+        return;
+    }
+    let oldest = app.history_pushed - n as u64;
+    let style = Style::default().fg(Color::Yellow);
+    let xs: Vec<(u16, &str)> = app
+        .marks
+        .iter()
+        .filter(|(at, _)| *at >= oldest)
+        .map(|(at, label)| {
+            let x = bar_of((*at - oldest) as usize, n, bars) as u16;
+            (x, label.as_str())
+        })
+        .filter(|(x, _)| *x < spark.width)
+        .collect();
+    for (k, (x, label)) in xs.iter().enumerate() {
+        let col = spark.x + x;
+        buf[(col, spark.y)].set_symbol("▼").set_style(style);
+        for y in spark.y + 1..spark.bottom() {
+            let cell = &mut buf[(col, y)];
+            if cell.symbol() == " " {
+                cell.set_symbol("┊").set_style(style);
+            }
+        }
+        // The label, where the top row is free up to the next mark.
+        let end = xs.get(k + 1).map_or(spark.width, |(nx, _)| *nx);
+        let room = end.saturating_sub(x + 2) as usize;
+        let len = label.chars().count();
+        let free = (0..len as u16)
+            .all(|i| x + 1 + i < spark.width && buf[(col + 1 + i, spark.y)].symbol() == " ");
+        if len <= room && free {
+            for (i, ch) in label.chars().enumerate() {
+                buf[(col + 1 + i as u16, spark.y)]
+                    .set_symbol(&ch.to_string())
+                    .set_style(style);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -203,6 +340,17 @@ mod tests {
         assert_eq!((v.len(), per), (40, 1.0));
         assert_eq!(window_title(v.len(), per), "last 4 s, 0.1 s per bar");
         assert_eq!(*v.last().unwrap(), 39.0);
+    }
+
+    #[test]
+    fn a_point_falls_in_the_bar_that_holds_it_and_util_maps_to_eight_levels() {
+        assert_eq!(bar_of(0, 600, 71), 0);
+        assert_eq!(bar_of(599, 600, 71), 70);
+        let (v, _) = binned(&(0..600).map(|i| i as f64).collect::<Vec<_>>(), 71);
+        let j = bar_of(300, 600, 71);
+        assert!(v[j] - 300.0 < 9.0 && 300.0 - v[j] < 9.0, "{}", v[j]);
+        assert_eq!(bar_of(5, 40, 71), 5);
+        assert_eq!(util_strip(&[0.0, 50.0, 100.0, 250.0]), " ▄██");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! 30% of a bound blamed on the disk when another process took the CPU.
 //!
 //! Three places, so an 80×24 screen loses nothing it had: a short why line inside the
-//! throughput panel ([`short_line`]), the storage in the status line ([`status_spans`]), and,
+//! throughput panel ([`short_line`]), the storage in the status line ([`status_parts`]), and,
 //! from [`DETAIL_MIN_HEIGHT`] rows, two full-width rows under the panels ([`render_detail`]):
 //! the one-liner with what to look at below half the bound, and the full context.
 //!
@@ -35,36 +35,73 @@ fn warn() -> Style {
         .add_modifier(Modifier::BOLD)
 }
 
-/// The why line of the throughput panel: `why memory-bound 4.0 GiB/s · 74%`.
-pub fn short_line(app: &App) -> Line<'static> {
+/// The why line of the throughput panel: `why memory-bound 4.0 GiB/s · 74%`, said shorter
+/// (never cut) when `width` is narrower: a prediction without "for these settings", a bound
+/// without what to refresh.
+pub fn short_line(app: &App, width: usize) -> Line<'static> {
     let dim = Style::default().fg(Color::DarkGray);
-    let mut spans = vec![Span::styled("why ", dim)];
-    match app.why() {
-        Why::NoProfile => spans.push(Span::styled(NO_PROFILE, Style::default().fg(Color::Yellow))),
-        Why::Predicted(s) | Why::NotModelled(s) => spans.push(Span::styled(s, dim)),
-        Why::Measured { short, low, .. } => {
-            if low {
-                spans.push(Span::styled(format!("⚠ {short}"), warn()));
-            } else {
-                spans.push(Span::styled(
-                    short,
-                    Style::default().add_modifier(Modifier::BOLD),
-                ));
-            }
+    let why = || Span::styled("why ", dim);
+    let texts: Vec<(String, Style)> = match app.why() {
+        Why::NoProfile => vec![
+            (NO_PROFILE.to_string(), Style::default().fg(Color::Yellow)),
+            (
+                "no profile: see `diskscope limits`".into(),
+                Style::default().fg(Color::Yellow),
+            ),
+            ("no profile".into(), Style::default().fg(Color::Yellow)),
+        ],
+        Why::Predicted(s) => {
+            let brief = s.replace(" for these settings", "");
+            let bound = brief.split(':').next().unwrap_or(&brief).to_string();
+            vec![(s, dim), (brief, dim), (bound, dim)]
         }
-    }
-    Line::from(spans)
+        Why::NotModelled(s) => {
+            let brief = match s.find(" (") {
+                Some(i) => s[..i].to_string(),
+                None => "not modelled: see `diskscope limits`".into(),
+            };
+            vec![(s, dim), (brief, dim), ("not modelled".into(), dim)]
+        }
+        Why::Measured { short, low, .. } => {
+            let style = if low {
+                warn()
+            } else {
+                Style::default().add_modifier(Modifier::BOLD)
+            };
+            let mark = if low { "⚠ " } else { "" };
+            let brief = short.replace(" · over it: limits --refresh", " · over it");
+            let pct = short.rsplit(" · ").next().unwrap_or(&short).to_string();
+            vec![
+                (format!("{mark}{short}"), style),
+                (format!("{mark}{brief}"), style),
+                (format!("{mark}{pct}"), style),
+            ]
+        }
+    };
+    super::first_fitting(
+        texts
+            .into_iter()
+            .map(|(t, st)| vec![why(), Span::styled(t, st)])
+            .collect(),
+        width,
+    )
 }
 
-/// The storage for the status line: `│ ext4 on vda`, warnings first (`│ ⚠ tmpfs …`).
-pub fn status_spans(app: &App) -> Vec<Span<'static>> {
+/// The status line's parts: each warning whole and as its first clause (`the file is on
+/// tmpfs, in RAM`), and the storage (`│ ext4 on vda`).
+pub fn status_parts(app: &App) -> (Vec<(String, String)>, Vec<Span<'static>>) {
     let Some(ctx) = &app.context else {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     };
-    let mut spans = Vec::new();
-    for w in &ctx.warnings {
-        spans.push(Span::styled(format!(" │ ⚠ {}", shown(w)), warn()));
-    }
+    let warnings = ctx
+        .warnings
+        .iter()
+        .map(|w| {
+            let w = shown(w).into_owned();
+            let brief = w.split(':').next().unwrap_or(&w).trim().to_string();
+            (w, brief)
+        })
+        .collect();
     let fs = ctx
         .filesystem
         .as_ref()
@@ -74,11 +111,16 @@ pub fn status_spans(app: &App) -> Vec<Span<'static>> {
         .as_ref()
         .map(|d| format!(" on {}", shown(&d.chain.join("→"))))
         .unwrap_or_default();
-    spans.push(Span::styled(
+    let storage = vec![Span::styled(
         format!(" │ {fs}{on}"),
         Style::default().fg(Color::DarkGray),
-    ));
-    spans
+    )];
+    (warnings, storage)
+}
+
+/// The style of a warning.
+pub fn warn_style() -> Style {
+    warn()
 }
 
 /// The full-width rows: the one-liner (wrapping into its second row for what to look at) and
@@ -106,33 +148,76 @@ pub fn render_detail(app: &App, area: Rect, buf: &mut Buffer) {
             }
         }
     }
+    // The row under the table's cursor, when its verdict is suspect: its reasons (issue 23).
+    let body = super::results::body(app);
+    let at = app.table_cursor.min(body.len().saturating_sub(1));
+    if let Some(r) = body
+        .get(at)
+        .and_then(|(_, _, i)| *i)
+        .and_then(|i| app.rows.get(i))
+        .filter(|r| r.verdict == "suspect")
+    {
+        why.push(Span::styled(
+            format!(
+                " │ ⚠ {} suspect: {}",
+                super::results::setting_label(r),
+                shown(&r.why)
+            ),
+            warn(),
+        ));
+    }
+    let where_line = |brief: bool| {
+        let mut line = vec![Span::styled("where ", dim)];
+        match &app.context {
+            Some(ctx) => {
+                for w in &ctx.warnings {
+                    let w = shown(w).into_owned();
+                    let w = if brief {
+                        w.split(':').next().unwrap_or(&w).trim().to_string()
+                    } else {
+                        w
+                    };
+                    line.push(Span::styled(format!("⚠ {w} │ "), warn()));
+                }
+                line.push(Span::raw(ctx.storage_summary()));
+                if let Some((_, Some(doubt))) = &app.profile {
+                    line.push(Span::styled(format!(" │ ⚠ {}", shown(doubt)), warn()));
+                }
+            }
+            None => line.push(Span::styled("context not collected", dim)),
+        }
+        line
+    };
+    // Rows each needs, wrapped between words; the three rows are shared so neither is cut:
+    // the where line says its warnings briefly (the log has them whole) when both do not fit.
+    let w = area.width as usize;
+    let rows = |spans: &[Span]| {
+        let text: String = spans.iter().map(|s| s.content.as_ref()).collect();
+        super::wrap_words(&text, w, w).len() as u16
+    };
+    let why_rows = rows(&why);
+    let full_where = where_line(false);
+    let where_spans = if why_rows + rows(&full_where) <= area.height {
+        full_where
+    } else {
+        where_line(true)
+    };
+    let where_rows = rows(&where_spans)
+        .min(area.height.saturating_sub(why_rows.min(DETAIL_HEIGHT - 1)))
+        .max(u16::from(area.height >= DETAIL_HEIGHT));
     let why_area = Rect {
-        height: area.height.min(DETAIL_HEIGHT - 1),
+        height: area.height.saturating_sub(where_rows),
         ..area
     };
     Paragraph::new(Line::from(why))
         .wrap(Wrap { trim: true })
         .render(why_area, buf);
-    if area.height < DETAIL_HEIGHT {
-        return;
-    }
     let ctx_area = Rect {
-        y: area.y + DETAIL_HEIGHT - 1,
-        height: 1,
+        y: area.y + why_area.height,
+        height: where_rows,
         ..area
     };
-    let mut line = vec![Span::styled("where ", dim)];
-    match &app.context {
-        Some(ctx) => {
-            for w in &ctx.warnings {
-                line.push(Span::styled(format!("⚠ {} │ ", shown(w)), warn()));
-            }
-            line.push(Span::raw(ctx.storage_summary()));
-            if let Some((_, Some(doubt))) = &app.profile {
-                line.push(Span::styled(format!(" │ ⚠ {}", shown(doubt)), warn()));
-            }
-        }
-        None => line.push(Span::styled("context not collected", dim)),
-    }
-    Paragraph::new(Line::from(line)).render(ctx_area, buf);
+    Paragraph::new(Line::from(where_spans))
+        .wrap(Wrap { trim: true })
+        .render(ctx_area, buf);
 }
