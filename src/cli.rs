@@ -295,6 +295,9 @@ pub fn explorer_settings(
             (false, false) => WriteSync::None,
         },
         run_ms: s.run.map(|d| d.as_millis().max(1) as u64),
+        buffers: s.buffers,
+        // fio's rate_iops is refused by the job reader; the explorer's `R` sets a rate.
+        rate_iops: None,
     };
     settings
         .validate()

@@ -42,6 +42,8 @@ pub struct ExplorerStart {
     pub dsync: bool,
     /// `runtime`: each run's time bound; `None` runs until stopped.
     pub run: Option<Duration>,
+    /// The memory behind the buffers (`iomem`; the explorer's `M`).
+    pub buffers: crate::config::Buffers,
 }
 
 /// The starting settings of the first job of the fio job file `job_path` for exploring `file`;
@@ -120,7 +122,7 @@ fn start_of(
             &format!("the explorer runs at most {} threads", limits.max_threads),
         ));
     }
-    if m.method == Method::IoUring && m.queue_depth > limits.max_queue_depth {
+    if crate::engine::caps(m.method).queued && m.queue_depth > limits.max_queue_depth {
         return Err(refuse(
             "iodepth",
             &format!(
@@ -144,7 +146,7 @@ fn start_of(
         method: m.method,
         block_size_bytes: m.block_size_bytes,
         threads: m.threads,
-        queue_depth: if m.method == Method::IoUring {
+        queue_depth: if crate::engine::caps(m.method).queued {
             m.queue_depth
         } else {
             1
@@ -155,6 +157,7 @@ fn start_of(
         fsync: m.fsync,
         dsync: m.dsync,
         run: m.runtime,
+        buffers: m.buffers,
     })
 }
 
