@@ -1359,6 +1359,7 @@ fn snap(app: &mut App, id: u64, at_ms: u64, interval_ms: u64, mib: u64, kind: Sn
             latency,
             ops_log: Vec::new(),
             paced: None,
+            mixed: None,
             kind,
         }),
     });
@@ -1539,6 +1540,7 @@ fn the_latency_histogram_gets_finer_with_room_marks_p50_and_p99_and_l_switches_t
             latency,
             ops_log: Vec::new(),
             paced: None,
+            mixed: None,
             kind: SnapshotKind::Interval,
         }),
     });
@@ -1789,6 +1791,7 @@ fn capital_r_takes_a_rate_for_an_open_loop_and_the_histogram_shows_service_besid
                 response,
                 backlog_ops: 0,
             })),
+            mixed: None,
             kind: SnapshotKind::Interval,
         }),
     });

@@ -223,6 +223,7 @@ mod tests {
                 fsync: false,
                 dsync: false,
                 run: Some(Duration::from_secs(5)),
+                buffers: crate::config::Buffers::DEFAULT,
             }
         );
         let w = start("[w]\nrw=write\nbs=1m\nioengine=psync\nend_fsync=1\n").unwrap();
