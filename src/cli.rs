@@ -296,8 +296,7 @@ pub fn explorer_settings(
         },
         run_ms: s.run.map(|d| d.as_millis().max(1) as u64),
         buffers: s.buffers,
-        // fio's rate_iops is refused by the job reader; the explorer's `R` sets a rate.
-        rate_iops: None,
+        rate_iops: s.rate_iops,
     };
     settings
         .validate()

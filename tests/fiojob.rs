@@ -700,3 +700,49 @@ fn a_fio_result_and_a_diskscope_run_of_the_same_job_compare_point_by_point() {
     .collect();
     assert_eq!(paired, want);
 }
+
+#[test]
+fn a_rate_iops_job_plans_an_open_loop_over_all_its_clones_and_runs_with_response_times() {
+    let p = diskscope::sweep::load(
+        &jobs_dir().join("rate-iops.fio"),
+        Some(Path::new("/nonexistent-diskscope-out")),
+        false,
+    )
+    .unwrap();
+    let s = &p.experiments[0].points[0];
+    // fio's rate_iops is per clone: 250/s × numjobs=2 is diskscope's 500/s over two threads.
+    assert_eq!((s.threads, s.rate_iops), (2, Some(500.0)));
+    assert_eq!(s.arrival, diskscope::config::Arrival::Poisson);
+    assert!(
+        p.experiments[0]
+            .notes
+            .iter()
+            .any(|n| n.contains("open loop at 500 operations/s") && n.contains("rate_iops=250")),
+        "{:?}",
+        p.experiments[0].notes
+    );
+    let dir = crate::util::tmp();
+    let out = batch(dir.path(), &jobs_dir().join("rate-iops.fio"), &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<std::collections::HashMap<String, String>> =
+        csv::Reader::from_path(dir.path().join("out/paced.csv"))
+            .unwrap()
+            .deserialize()
+            .collect::<Result<_, _>>()
+            .unwrap();
+    assert!(!rows.is_empty());
+    for r in &rows {
+        let asked: f64 = r["rate_iops_asked"].parse().unwrap();
+        assert_eq!(asked, 500.0, "{r:?}");
+        // The response time runs from the intended start, so it is never below the service time.
+        let (resp, service): (f64, f64) = (
+            r["resp_p99_us"].parse().unwrap(),
+            r["lat_p99_us"].parse().unwrap(),
+        );
+        assert!(resp >= service * 0.999, "{r:?}");
+    }
+}

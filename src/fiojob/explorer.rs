@@ -44,6 +44,8 @@ pub struct ExplorerStart {
     pub run: Option<Duration>,
     /// The memory behind the buffers (`iomem`; the explorer's `M`).
     pub buffers: crate::config::Buffers,
+    /// Open loop (`rate_iops` × `numjobs`; the explorer's `R`), constant spacing.
+    pub rate_iops: Option<u64>,
 }
 
 /// The starting settings of the first job of the fio job file `job_path` for exploring `file`;
@@ -110,6 +112,12 @@ fn start_of(
             ));
         }
     }
+    if m.rate_iops.is_some() && m.arrival != crate::config::Arrival::Constant {
+        return Err(refuse(
+            "rate_process",
+            "the explorer's rate (R) spaces operations evenly; remove it (linear), or run the job with --batch",
+        ));
+    }
     if m.reps > 1 {
         return Err(refuse(
             "loops",
@@ -158,6 +166,7 @@ fn start_of(
         dsync: m.dsync,
         run: m.runtime,
         buffers: m.buffers,
+        rate_iops: m.rate_iops.map(|r| r.round().max(1.0) as u64),
     })
 }
 
@@ -224,6 +233,7 @@ mod tests {
                 dsync: false,
                 run: Some(Duration::from_secs(5)),
                 buffers: crate::config::Buffers::DEFAULT,
+                rate_iops: None,
             }
         );
         let w = start("[w]\nrw=write\nbs=1m\nioengine=psync\nend_fsync=1\n").unwrap();

@@ -7,7 +7,9 @@
 use super::error::FioError;
 use super::options::{canonical, fio_time, Opts, KNOWN, REFUSED};
 use super::parse::{Job, Opt};
-use crate::config::{Buffers, CacheMode, Method, Op, Pattern, RunSpec, SubmitPolicy, TOML_NAMES};
+use crate::config::{
+    Arrival, Buffers, CacheMode, Method, Op, Pattern, RunSpec, SubmitPolicy, TOML_NAMES,
+};
 use crate::size::format_size;
 use crate::sweep::files::FilePlan;
 use std::path::{Path, PathBuf};
@@ -41,6 +43,10 @@ pub struct Mapped<'a> {
     pub submit: SubmitPolicy,
     /// The memory behind the buffers (`iomem`).
     pub buffers: Buffers,
+    /// Open loop (`rate_iops`, `rate_process`): operations per second over all threads, and
+    /// how their intended starts are spaced.
+    pub rate_iops: Option<f64>,
+    pub arrival: Arrival,
     pub seed: Option<u64>,
     pub target: Option<(PathBuf, &'a Opt)>,
     /// The setting ← option lines and the notes of the printed plan.
@@ -114,6 +120,7 @@ pub fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped
     order(&opts, index, jobs, threads, &mut notes);
     let (submit, seed) = details(&opts, method, queue_depth, pattern, &mut notes)?;
     let buffers = buffers_of(&opts, direct, &mut notes)?;
+    let (rate_iops, arrival) = rate_of(&opts, threads, &mut notes)?;
     let region = region(&opts, threads, pattern, &mut notes)?;
     // fio's `name` option renames the job (from [global] too).
     let name = opts
@@ -142,10 +149,81 @@ pub fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped
         dsync,
         submit,
         buffers,
+        rate_iops,
+        arrival,
         seed,
         target: region.target,
         notes,
     })
+}
+
+/// `rate_iops` and `rate_process`: an open-loop job. fio's rate_iops is per job (each of
+/// `numjobs` clones issues at it); diskscope's rate is over all threads, so it is multiplied by
+/// the thread count. `rate_process=linear` (fio's default) is a constant spacing, `poisson` a
+/// Poisson process. fio reports latency from each I/O's issue; diskscope reports that (service
+/// time) and the time from its intended start (response time), see docs/openloop.md.
+fn rate_of(
+    opts: &Opts<'_>,
+    threads: usize,
+    notes: &mut Vec<String>,
+) -> Result<(Option<f64>, Arrival), FioError> {
+    let arrival = match opts.get("rate_process") {
+        None => Arrival::Constant,
+        Some(o) => match o.value.trim().to_ascii_lowercase().as_str() {
+            "linear" => Arrival::Constant,
+            "poisson" => Arrival::Poisson,
+            _ => {
+                return Err(FioError::bad_value(
+                    &o.loc,
+                    &o.key,
+                    "write linear or poisson",
+                ))
+            }
+        },
+    };
+    let Some(o) = opts.get("rate_iops") else {
+        if let Some(p) = opts.get("rate_process") {
+            return Err(FioError::refused(
+                &p.loc,
+                &p.key,
+                "applies to a job with rate_iops; add rate_iops=N or remove it",
+            ));
+        }
+        return Ok((None, arrival));
+    };
+    if o.value.contains(',') {
+        return Err(FioError::bad_value(
+            &o.loc,
+            &o.key,
+            "a separate read and write rate is not implemented in diskscope; give one rate",
+        ));
+    }
+    let per_job = match opts.int("rate_iops")? {
+        Some((n, _)) if n > 0 => n,
+        _ => {
+            return Err(FioError::bad_value(
+                &o.loc,
+                &o.key,
+                "write a whole number of operations per second above 0",
+            ))
+        }
+    };
+    let total = per_job as f64 * threads as f64;
+    notes.push(format!(
+        "open loop at {total:.0} operations/s{} ({}) ← {}",
+        if threads > 1 {
+            format!(" ({per_job}/s per job × {threads} jobs)")
+        } else {
+            String::new()
+        },
+        if arrival == Arrival::Poisson {
+            "poisson"
+        } else {
+            "constant spacing"
+        },
+        from(o)
+    ));
+    Ok((Some(total), arrival))
 }
 
 /// A job's workload: the operation, the order of offsets, the `rw` option it came from and a
@@ -701,6 +779,8 @@ pub fn spec_of(m: &Mapped, file: &FilePlan) -> Result<RunSpec, FioError> {
     s.duration = m.runtime;
     s.fsync = m.fsync;
     s.dsync = m.dsync;
+    s.rate_iops = m.rate_iops;
+    s.arrival = m.arrival;
     s.mix_read_pct = m.mix_read_pct;
     if crate::engine::caps(m.method).queued {
         s.submit = m.submit;

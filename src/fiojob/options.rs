@@ -33,6 +33,8 @@ pub const KNOWN: &[&str] = &[
     "wait_for",
     "group_reporting",
     "rwmixread",
+    "rate_iops",
+    "rate_process",
     "rwmixwrite",
     "iomem",
     "kb_base",
@@ -54,12 +56,10 @@ pub const KNOWN: &[&str] = &[
 
 /// Options refused whatever their value, with the reason and the fix.
 pub const REFUSED: &[(&str, &str)] = &[
-    ("rate", "rate-limited (open-loop) I/O is not implemented in diskscope: it measures closed-loop, each thread issuing its next I/O when the last one completes; remove it"),
-    ("rate_iops", "rate-limited (open-loop) I/O is not implemented in diskscope: it measures closed-loop, each thread issuing its next I/O when the last one completes; remove it"),
-    ("rate_min", "rate-limited (open-loop) I/O is not implemented in diskscope; remove it"),
-    ("rate_iops_min", "rate-limited (open-loop) I/O is not implemented in diskscope; remove it"),
-    ("rate_process", "rate-limited (open-loop) I/O is not implemented in diskscope; remove it"),
-    ("rate_cycle", "rate-limited (open-loop) I/O is not implemented in diskscope; remove it"),
+    ("rate", "a byte rate is not read by diskscope; give the same rate as operations per second with rate_iops (rate / bs)"),
+    ("rate_min", "a minimum rate (fio stops a job below it) is not implemented in diskscope; remove it (the timeline flags a level shift instead)"),
+    ("rate_iops_min", "a minimum rate (fio stops a job below it) is not implemented in diskscope; remove it (the timeline flags a level shift instead)"),
+    ("rate_cycle", "rate_cycle (the window of rate_min) is not implemented in diskscope; remove it"),
 ];
 
 /// fio's name of an option written under another of its names.
