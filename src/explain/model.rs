@@ -256,9 +256,9 @@ pub fn missing_ceiling(p: &Profile, pt: &Point) -> Option<String> {
     let have = |list: Vec<Buffers>| -> String {
         let words: Vec<&str> = list.into_iter().map(memory_words).collect();
         if words.is_empty() {
-            "none".into()
+            "no buffers".into()
         } else {
-            format!("{} only", words.join(" and "))
+            format!("{} buffers only", words.join(" and "))
         }
     };
     let (what, measured) = if pt.direct || (pt.cold && pt.random) {
@@ -281,7 +281,7 @@ pub fn missing_ceiling(p: &Profile, pt: &Point) -> Option<String> {
         ("page-cache copy ceiling", have(mem.level_memories()))
     };
     Some(format!(
-        "no bound: the limits profile has no {what} with {} buffers (it was measured with {measured} buffers, and a ceiling measured with one memory does not bound a run with another); `--buffers` with one it has, or `diskscope limits --refresh` to measure both",
+        "no bound: the limits profile has no {what} with {} buffers (it was measured with {measured}, and a ceiling measured with one memory does not bound a run with another); pass a `--buffers` it has, or run `diskscope limits --refresh` to measure both",
         memory_words(pt.buffers)
     ))
 }
