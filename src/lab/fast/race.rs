@@ -129,8 +129,10 @@ pub fn run(
         winner.as_str(),
         if buffered_wins {
             "(readahead beats O_DIRECT here)"
+        } else if direct > buffered_mib_s * (1.0 + BUFFERED_MARGIN) {
+            "(O_DIRECT beats readahead here)"
         } else {
-            "(O_DIRECT on a tie within 2%: less CPU, no page cache)"
+            "(a tie within 2%: O_DIRECT, less CPU and no page cache)"
         }
     );
     log(&note);
