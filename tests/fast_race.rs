@@ -27,7 +27,8 @@ fn fast(path: &std::path::Path, extra: &[&str]) -> (String, String) {
 fn a_raced_cold_read_gives_the_reference_xor_and_says_both_figures_and_the_winner() {
     let dir = tmp();
     let f = p(&dir, "race");
-    // Past an 8 MiB chunk and mid-word at the end: the probes are 32 MiB each, the rest odd.
+    // Past an 8 MiB chunk and mid-word at the end: the probes are 32 MiB each (one buffered
+    // stream: 32 MiB is less than two streams' least), the rest odd.
     let want = reference_xor(&write_varied_file(&f, (72 << 20) + 3, 4));
     evict(&f);
     let (xor, err) = fast(&f, &["--road", "race", "-v"]);
@@ -42,12 +43,15 @@ fn a_raced_cold_read_gives_the_reference_xor_and_says_both_figures_and_the_winne
         .lines()
         .find(|l| l.starts_with("fast: race on 32.00 MiB each: O_DIRECT QD 32 "))
         .unwrap_or_else(|| panic!("no race line in {err}"));
-    // The winner is the faster of the two figures the line states.
-    let figure = |after: &str| -> f64 {
-        let tail = &race[race.find(after).unwrap() + after.len()..];
-        tail.split_whitespace().next().unwrap().parse().unwrap()
-    };
-    let (direct, buffered) = (figure("QD 32 "), figure("streams "));
+    // The winner is the faster of the two figures the line states (direct first).
+    let words: Vec<&str> = race.split_whitespace().collect();
+    let figures: Vec<f64> = words
+        .windows(2)
+        .filter(|w| w[1].starts_with("MiB/s"))
+        .map(|w| w[0].parse().unwrap())
+        .collect();
+    let (direct, buffered) = (figures[0], figures[1]);
+    assert!(race.contains("buffered readahead on 1 stream "), "{race}");
     let took_buffered = race.contains(": buffered (readahead beats O_DIRECT here)");
     let took_direct = race.contains(": direct (");
     assert!(took_buffered != took_direct, "{race}");
@@ -77,7 +81,7 @@ fn a_small_cold_file_is_not_raced_and_verbose_says_why() {
         return;
     }
     assert!(
-        err.contains("fast: why: 0.0% cached < 10%: from the disk, O_DIRECT (under 256 MiB: too small to race)"),
+        err.contains("fast: why: 0.0% cached < 10%: from the disk, O_DIRECT (under 512 MiB: too small to race)"),
         "{err}"
     );
 }

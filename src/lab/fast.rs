@@ -525,7 +525,7 @@ fn run_road(
             report.road = out.winner;
             report.threads = match out.winner {
                 Road::Direct => 1,
-                _ => roads::useful_threads(len, streams),
+                _ => out.buffered_streams,
             };
             report.reason.push_str(&format!(", {}", out.note));
             out.xor

@@ -7,7 +7,11 @@
 //! depth (issue 20: a C buffered 2-thread loop 2.69 GiB/s against fio's best O_DIRECT 2.37). So
 //! a cold file large enough to be worth it is read as a race: the first [`probe_bytes`] with the
 //! direct road, the next as many with the buffered road, each timed, and the rest with the one
-//! that moved more bytes per second (O_DIRECT on a tie within [`BUFFERED_MARGIN`], as it costs
+//! that moved more bytes per second. The buffered probe gives each stream at least
+//! [`STREAM_PROBE_BYTES`] (fewer streams on a small probe, and the rest read with as many): a
+//! readahead window grows to its full size over the first megabytes of a stream, so a stream of
+//! 8 MiB measures the ramp, not the road (seen on the lab VM: 163 MiB/s for 4 streams of 8 MiB,
+//! loaded) (O_DIRECT on a tie within [`BUFFERED_MARGIN`], as it costs
 //! less CPU and leaves the page cache alone). Nothing is read twice: every range is XOR-ed once,
 //! rotated by its offset, so the answer does not depend on the winner.
 //!
@@ -22,15 +26,20 @@ use std::time::Instant;
 
 /// Files smaller than this are not raced: the direct road is taken (the probes would be most of
 /// the file, and their setup a large share of the time).
-pub const RACE_MIN_FILE_BYTES: u64 = 256 << 20;
+pub const RACE_MIN_FILE_BYTES: u64 = 512 << 20;
+/// Least bytes each buffered stream reads in the probe.
+pub const STREAM_PROBE_BYTES: u64 = 64 << 20;
 /// Buffered reads win only when faster than O_DIRECT by more than this share.
 pub const BUFFERED_MARGIN: f64 = 0.02;
 
-/// Bytes each contender reads in the race: an eighth of the file, between 32 and 256 MiB, in
-/// whole chunks (so every range starts O_DIRECT-aligned).
+/// Bytes each contender reads in the race: an eighth of the file, between 64 and 256 MiB, at
+/// most half the file, in whole chunks (so every range starts O_DIRECT-aligned); 0 for a file
+/// under two chunks.
 pub fn probe_bytes(len_bytes: u64) -> u64 {
-    let p = (len_bytes / 8).clamp(32 << 20, 256 << 20);
-    (p / roads::CHUNK_BYTES).max(1) * roads::CHUNK_BYTES
+    let p = (len_bytes / 8)
+        .clamp(64 << 20, 256 << 20)
+        .min(len_bytes / 2);
+    p / roads::CHUNK_BYTES * roads::CHUNK_BYTES
 }
 
 /// How the cold roads read: bytes per read, reads in flight on the direct road, streams of each.
@@ -52,6 +61,8 @@ pub struct Outcome {
     pub direct_mib_s: Option<f64>,
     /// The buffered probe's rate, MiB/s.
     pub buffered_mib_s: f64,
+    /// Streams the buffered road read with (in the probe, and the rest where it won).
+    pub buffered_streams: usize,
     /// The memory of the direct road's buffers, when it ran.
     pub direct_buffers: Option<BufferKind>,
     /// The race in words, for the report's reason.
@@ -86,9 +97,15 @@ pub fn run(
     plan: Plan,
     log: &mut dyn FnMut(&str),
 ) -> anyhow::Result<Outcome> {
-    let probe = probe.min(len_bytes / 2);
+    let probe = probe.min(len_bytes / 2) / roads::CHUNK_BYTES * roads::CHUNK_BYTES;
     let block = plan.block_bytes.max(1);
-    let (qd, ds, bs) = (plan.queue_depth, plan.direct_streams, plan.buffered_streams);
+    let (qd, ds) = (plan.queue_depth, plan.direct_streams);
+    // Streams of at least STREAM_PROBE_BYTES each in the probe, and as many for the rest.
+    let bs = (probe / STREAM_PROBE_BYTES).clamp(1, plan.buffered_streams.max(1) as u64) as usize;
+    if probe == 0 {
+        // Too small to race: the direct road reads it all.
+        return whole_direct(path, file, len_bytes, plan, log);
+    }
     // 1. O_DIRECT on the first probe.
     let t = Instant::now();
     let first = direct_ranges(path, file, split(0, probe, ds, block as u64), block, qd)?;
@@ -97,12 +114,13 @@ pub fn run(
         Direct::Unsupported(why) => {
             // Nothing was XOR-ed (a refusal comes before any data): everything is buffered.
             log(&format!("{why}; reading everything buffered"));
-            let x = roads::buffered_range(path, file, 0, len_bytes, bs, block)?;
+            let x = roads::buffered_range(path, file, 0, len_bytes, plan.buffered_streams, block)?;
             return Ok(Outcome {
                 xor: x,
                 winner: super::Road::Buffered,
                 direct_mib_s: None,
                 buffered_mib_s: 0.0,
+                buffered_streams: roads::useful_threads(len_bytes, plan.buffered_streams),
                 direct_buffers: None,
                 note: why,
             });
@@ -120,7 +138,7 @@ pub fn run(
         super::Road::Direct
     };
     let note = format!(
-        "race on {} each: O_DIRECT QD {qd} {:.0} MiB/s ({} buffers), buffered {bs} stream{} {:.0} MiB/s: {} {}",
+        "race on {} each: O_DIRECT QD {qd} {:.0} MiB/s ({} buffers), buffered readahead on {bs} stream{} {:.0} MiB/s: {} {}",
         crate::size::format_bytes_approx(probe),
         direct,
         direct_buffers.map_or("no", |k| k.as_str()),
@@ -159,9 +177,47 @@ pub fn run(
         winner,
         direct_mib_s,
         buffered_mib_s,
+        buffered_streams: bs,
         direct_buffers,
         note,
     })
+}
+
+/// The direct road over the whole file (buffered where O_DIRECT is refused), for a file too
+/// small to race.
+fn whole_direct(
+    path: &Path,
+    file: &File,
+    len_bytes: u64,
+    plan: Plan,
+    log: &mut dyn FnMut(&str),
+) -> anyhow::Result<Outcome> {
+    let block = plan.block_bytes.max(1);
+    let ranges = split(0, len_bytes, plan.direct_streams, block as u64);
+    let note = "too small to race: O_DIRECT".to_string();
+    log(&note);
+    Ok(
+        match direct_ranges(path, file, ranges, block, plan.queue_depth)? {
+            Direct::Done(x, kind) => Outcome {
+                xor: x,
+                winner: super::Road::Direct,
+                direct_mib_s: None,
+                buffered_mib_s: 0.0,
+                buffered_streams: 0,
+                direct_buffers: Some(kind),
+                note,
+            },
+            Direct::Unsupported(why) => Outcome {
+                xor: roads::buffered_range(path, file, 0, len_bytes, plan.buffered_streams, block)?,
+                winner: super::Road::Buffered,
+                direct_mib_s: None,
+                buffered_mib_s: 0.0,
+                buffered_streams: roads::useful_threads(len_bytes, plan.buffered_streams),
+                direct_buffers: None,
+                note: why,
+            },
+        },
+    )
 }
 
 #[cfg(test)]
@@ -170,11 +226,14 @@ mod tests {
     use std::io::Write;
 
     #[test]
-    fn probes_are_whole_chunks_between_32_and_256_mib() {
+    fn probes_are_whole_chunks_between_64_and_256_mib_and_at_most_half_the_file() {
         assert_eq!(probe_bytes(4 << 30), 256 << 20);
         assert_eq!(probe_bytes(1 << 30), 128 << 20);
-        assert_eq!(probe_bytes(100 << 20), 32 << 20);
-        assert_eq!(probe_bytes(300 << 20) % roads::CHUNK_BYTES, 0);
+        assert_eq!(probe_bytes(512 << 20), 64 << 20);
+        // A forced race on a small file: at most half of it, whole chunks, 0 under two chunks.
+        assert_eq!(probe_bytes((72 << 20) + 3), 32 << 20);
+        assert_eq!(probe_bytes(15 << 20), 0);
+        assert_eq!(probe_bytes(900 << 20) % roads::CHUNK_BYTES, 0);
     }
 
     #[test]
