@@ -208,7 +208,8 @@ REASONS = [
 
 def reason(name, ratio, p50_ratio, d, f):
     if quick == "1":
-        return "quick smoke test: runs of milliseconds, start-up costs dominate; not a measurement"
+        return (f"quick smoke test: one pair of short runs (diskscope {med(d):.0f}, fio {med(f):.0f} MiB/s), "
+                "start-up costs dominate; not a measurement")
     for key, fits, why in REASONS:
         if name.startswith(key) and fits(ratio, p50_ratio, d, f):
             return why(ratio, p50_ratio, d, f)
