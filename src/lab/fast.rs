@@ -522,10 +522,9 @@ fn run_road(
                 buffered_streams: streams,
             };
             let out = race::run(path, file, len, race::probe_bytes(len), plan, log)?;
-            report.road = out.winner;
-            report.threads = match out.winner {
-                Road::Direct => 1,
-                _ => out.buffered_streams,
+            (report.road, report.threads) = match out.winner {
+                race::Winner::Direct => (Road::Direct, 1),
+                race::Winner::Buffered => (Road::Buffered, out.buffered_streams),
             };
             report.reason.push_str(&format!(", {}", out.note));
             out.xor

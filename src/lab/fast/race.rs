@@ -51,12 +51,30 @@ pub struct Plan {
     pub buffered_streams: usize,
 }
 
+/// The road that won the race (the parent's `Road` has more; this module does not import it,
+/// so the parent and the race do not import each other).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Winner {
+    Direct,
+    Buffered,
+}
+
+impl Winner {
+    /// The road's name, as `--road` spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Winner::Direct => "direct",
+            Winner::Buffered => "buffered",
+        }
+    }
+}
+
 /// What the race did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     pub xor: u32,
-    /// The road that read the rest: [`super::Road::Direct`] or [`super::Road::Buffered`].
-    pub winner: super::Road,
+    /// The road that read the rest.
+    pub winner: Winner,
     /// The direct probe's rate, MiB/s (None: O_DIRECT or io_uring refused here).
     pub direct_mib_s: Option<f64>,
     /// The buffered probe's rate, MiB/s.
@@ -117,7 +135,7 @@ pub fn run(
             let x = roads::buffered_range(path, file, 0, len_bytes, plan.buffered_streams, block)?;
             return Ok(Outcome {
                 xor: x,
-                winner: super::Road::Buffered,
+                winner: Winner::Buffered,
                 direct_mib_s: None,
                 buffered_mib_s: 0.0,
                 buffered_streams: roads::useful_threads(len_bytes, plan.buffered_streams),
@@ -133,9 +151,9 @@ pub fn run(
     let direct = direct_mib_s.unwrap_or(0.0);
     let buffered_wins = buffered_mib_s > direct * (1.0 + BUFFERED_MARGIN);
     let winner = if buffered_wins {
-        super::Road::Buffered
+        Winner::Buffered
     } else {
-        super::Road::Direct
+        Winner::Direct
     };
     let note = format!(
         "race on {} each: O_DIRECT QD {qd} {:.0} MiB/s ({} buffers), buffered readahead on {bs} stream{} {:.0} MiB/s: {} {}",
@@ -158,7 +176,7 @@ pub fn run(
     let rest = 2 * probe;
     if rest < len_bytes {
         x ^= match winner {
-            super::Road::Buffered => roads::buffered_range(path, file, rest, len_bytes, bs, block)?,
+            Winner::Buffered => roads::buffered_range(path, file, rest, len_bytes, bs, block)?,
             _ => {
                 let ranges = split(rest, len_bytes, ds, block as u64);
                 match direct_ranges(path, file, ranges, block, qd)? {
@@ -200,7 +218,7 @@ fn whole_direct(
         match direct_ranges(path, file, ranges, block, plan.queue_depth)? {
             Direct::Done(x, kind) => Outcome {
                 xor: x,
-                winner: super::Road::Direct,
+                winner: Winner::Direct,
                 direct_mib_s: None,
                 buffered_mib_s: 0.0,
                 buffered_streams: 0,
@@ -209,7 +227,7 @@ fn whole_direct(
             },
             Direct::Unsupported(why) => Outcome {
                 xor: roads::buffered_range(path, file, 0, len_bytes, plan.buffered_streams, block)?,
-                winner: super::Road::Buffered,
+                winner: Winner::Buffered,
                 direct_mib_s: None,
                 buffered_mib_s: 0.0,
                 buffered_streams: roads::useful_threads(len_bytes, plan.buffered_streams),
@@ -276,7 +294,7 @@ mod tests {
                 assert!(out.note.contains("race on 8.00 MiB each"), "{}", out.note);
                 assert!(lines.iter().any(|l| l == &out.note), "{lines:?}");
                 let faster = out.buffered_mib_s > d * (1.0 + BUFFERED_MARGIN);
-                assert_eq!(out.winner == super::super::Road::Buffered, faster);
+                assert_eq!(out.winner == Winner::Buffered, faster);
             }
             None => eprintln!("O_DIRECT refused here: {}", out.note),
         }
