@@ -539,8 +539,9 @@ pub fn one_liner(
                 if copies { "copy + XOR at" } else { "XOR at" },
                 format_mib_s(d.memory_mib_s, d.memory_mib_s, true),
                 format_rate(pr.ops_per_s, "ops/s"),
-                if copies {
-                    format!(", {} buffers", memory_words(pt.buffers))
+                // Named where it is not the default (plain pages), to keep the usual line short.
+                if copies && pt.buffers != Buffers::Plain {
+                    format!(", into {} buffers", memory_words(pt.buffers))
                 } else {
                     String::new()
                 }
