@@ -8,14 +8,24 @@
 #   BENCH_DIR  where the test files live (default /var/tmp); reused when present
 #   SIZE_MIB   test file size (default 4096; --quick: 512)
 #   RUNS       runs per contender (default 7; --quick: 3)
-#   HUGEPAGES  opt-in: reserve this many 2 MiB hugetlb pages for the run (restored at exit) and add
-#              fio's best cold reads with huge-page buffers (--iomem=mmaphuge: io_uring O_DIRECT
-#              QD32 1M and QD8 4M) to the cold contenders; `fast` then uses hugetlb buffers too
+#   HUGEPAGES  hugetlb pages (2 MiB) to reserve for the run on top of those reserved, restored at exit (default 64 as root,
+#              enough for fio's huge-page contenders: --iomem=mmaphuge, io_uring O_DIRECT QD32 1M
+#              and QD8 4M; 0 leaves them out); `fast` then gets hugetlb O_DIRECT buffers too
+#
+# Contenders (issue 20): warm: fast, C mmap+XOR on 1 thread and on every core, C pread+XOR
+# (every core, 256 KiB and 1 MiB), dd, fio psync and io_uring, and the RAM ceiling (an in-process
+# XOR over anonymous memory); cold: fast, fio io_uring O_DIRECT QD32 1M (malloc and huge-page
+# buffers) and QD8 4M (huge pages), fio psync, dd, C buffered pread+XOR on 2 threads with 256 KiB
+# reads, on every core with 1 MiB reads, and on 1 thread with 1 MiB reads. The table ends with
+# fast's ratio to the best contender of each kind: warm, the best C loop (target >= 0.95); cold,
+# the best of fio and the buffered C loops (target >= 1.0).
 #
 # Every contender runs RUNS times, interleaved (A B C A B C ..., the order rotated each round), and
 # is timed as a whole process. Warm runs read the file right before they are timed (the VM evicts
 # page cache idle for about a minute) and cold runs evict it first; the residency measured before
 # each run is reported. Every XOR printed is checked against an independent C implementation.
+# The load average before and after is written with the table: figures taken while other work
+# ran on the machine are marked "loaded" and carry no speed claim.
 set -euo pipefail
 export LC_ALL=C
 cd "$(dirname "$0")/.."
@@ -25,7 +35,7 @@ QUICK=0
 case "${1:-}" in
   "") ;;
   --quick) QUICK=1 ;;
-  -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h | --help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "bench/compare.sh: unknown argument '$1'; use --quick or no argument" >&2; exit 2 ;;
 esac
 BENCH_DIR=${BENCH_DIR:-/var/tmp}
@@ -62,7 +72,7 @@ XL=$ROOT/target/bench/xorloops
 CORES=$(nproc)
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/diskscope-bench.XXXXXX")
-HUGEPAGES=${HUGEPAGES:-0}
+HUGEPAGES=${HUGEPAGES:-$([ "$(id -u)" = 0 ] && echo 64 || echo 0)}
 [[ $HUGEPAGES =~ ^[0-9]+$ ]] || { echo "bench/compare.sh: HUGEPAGES must be a page count (got '$HUGEPAGES')" >&2; exit 2; }
 OLD_HUGEPAGES=$(cat /proc/sys/vm/nr_hugepages)
 cleanup() {
@@ -72,7 +82,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 if [ "$HUGEPAGES" != 0 ]; then
-  echo "$HUGEPAGES" >/proc/sys/vm/nr_hugepages
+  echo $((OLD_HUGEPAGES + HUGEPAGES)) >/proc/sys/vm/nr_hugepages
   echo "bench: reserved $(cat /proc/sys/vm/nr_hugepages) hugetlb pages (was $OLD_HUGEPAGES)" >&2
 fi
 
@@ -119,12 +129,16 @@ label() {
   case $1 in
     fast) echo "fast (diskscope, picks its road)" ;;
     dd) echo "dd if=FILE of=/dev/null bs=1M" ;;
-    fio_uring) echo "fio io_uring O_DIRECT QD32 1M" ;;
+    fio_uring) echo "fio io_uring O_DIRECT QD32 1M (malloc buffers)" ;;
     fio_psync) echo "fio psync 1M (buffered)" ;;
     fio_huge) echo "fio io_uring O_DIRECT QD32 1M, huge-page buffers (--iomem=mmaphuge)" ;;
     fio_huge4m) echo "fio io_uring O_DIRECT QD8 4M, huge-page buffers (--iomem=mmaphuge)" ;;
     c_pread) echo "C pread+XOR, $CORES threads, 1M aligned" ;;
+    c_pread256) echo "C pread+XOR, $CORES threads, 256K aligned" ;;
+    c_pread2_256) echo "C buffered pread+XOR, 2 threads, 256K" ;;
+    c_pread1) echo "C buffered pread+XOR, 1 thread, 1M" ;;
     c_mmap) echo "C mmap+XOR, $CORES threads" ;;
+    c_mmap1) echo "C mmap+XOR, 1 thread" ;;
     ram) echo "RAM ceiling: XOR of an in-memory buffer, $CORES threads" ;;
   esac
 }
@@ -132,14 +146,18 @@ label() {
 run_contender() { # NAME
   local fio_args=(--name=seq --filename="$FILE" --rw=read --bs=1M --readonly --invalidate=0 --output=/dev/null)
   case $1 in
-    fast) timed "$FAST" "$FILE"; check_xor fast; cp "$TMP/err" "$TMP/fast-$SECTION.txt" ;;
+    fast) timed "$FAST" -v "$FILE"; check_xor fast; cp "$TMP/err" "$TMP/fast-$SECTION.txt" ;;
     dd) timed dd if="$FILE" of=/dev/null bs=1M ;;
     fio_uring) timed fio "${fio_args[@]}" --ioengine=io_uring --direct=1 --iodepth=32 ;;
     fio_psync) timed fio "${fio_args[@]}" --ioengine=psync ;;
     fio_huge) timed fio "${fio_args[@]}" --ioengine=io_uring --direct=1 --iodepth=32 --iomem=mmaphuge ;;
     fio_huge4m) timed fio "${fio_args[@]/--bs=1M/--bs=4M}" --ioengine=io_uring --direct=1 --iodepth=8 --iomem=mmaphuge ;;
     c_pread) timed "$XL" pread "$FILE" "$CORES" 1048576; check_xor c_pread ;;
+    c_pread256) timed "$XL" pread "$FILE" "$CORES" 262144; check_xor c_pread256 ;;
+    c_pread2_256) timed "$XL" pread "$FILE" 2 262144; check_xor c_pread2_256 ;;
+    c_pread1) timed "$XL" pread "$FILE" 1 1048576; check_xor c_pread1 ;;
     c_mmap) timed "$XL" mmap "$FILE" "$CORES"; check_xor c_mmap ;;
+    c_mmap1) timed "$XL" mmap "$FILE" 1; check_xor c_mmap1 ;;
     ram) timed "$XL" ram "$SIZE_BYTES" "$CORES"; SECS=$(awk '{ print $1; exit }' "$TMP/err") ;;
   esac
 }
@@ -165,13 +183,18 @@ measure() { # SECTION CONTENDER...: RUNS interleaved rounds
   done
 }
 
-echo "bench: $SIZE_MIB MiB file $FILE, $RUNS runs per contender, interleaved" >&2
-measure warm fast dd fio_uring fio_psync c_pread c_mmap ram
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "bench: $SIZE_MIB MiB file $FILE, $RUNS runs per contender, interleaved; load average $LOAD_BEFORE" >&2
+WARM_C=(c_mmap c_mmap1 c_pread c_pread256)
+COLD_BEST=(fio_uring fio_psync c_pread c_pread2_256 c_pread1)
+measure warm fast dd fio_psync fio_uring "${WARM_C[@]}" ram
 if [ "$HUGEPAGES" != 0 ]; then
-  measure cold fast dd fio_uring fio_huge fio_huge4m fio_psync c_pread
+  COLD_BEST+=(fio_huge fio_huge4m)
+  measure cold fast dd fio_uring fio_huge fio_huge4m fio_psync c_pread c_pread2_256 c_pread1
 else
-  measure cold fast dd fio_uring fio_psync c_pread
+  measure cold fast dd fio_uring fio_psync c_pread c_pread2_256 c_pread1
 fi
+LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # --- instrumentation overhead --------------------------------------------------------------------
 BLOCKS_4K=$((SIZE_MIB * 256)) # the whole file: ~1M operations keep run-to-run noise under the 3% being measured
@@ -227,7 +250,7 @@ SHORT_ROWS=0
   echo "|---|---|---:|---:|---:|---:|---:|"
   for section in warm cold; do
     read -r fm _ _ _ _ <<<"$(stat_of "$section" fast)"
-    names=(fast dd fio_uring fio_huge fio_huge4m fio_psync c_pread c_mmap ram)
+    names=(fast dd fio_uring fio_huge fio_huge4m fio_psync c_pread c_pread256 c_pread2_256 c_pread1 c_mmap c_mmap1 ram)
     for name in "${names[@]}"; do
       grep -q "^$section	$name	" "$RECORDS" || continue
       read -r m lo hi _ _ <<<"$(stat_of "$section" "$name")"
@@ -245,6 +268,39 @@ SHORT_ROWS=0
 if [ "$SHORT_ROWS" = 1 ]; then
   echo "† a run under $SHORT_S s: whole-process timing, so start-up dominates and the ratio says little about reading; use a bigger SIZE_MIB." >>"$OUT"
 fi
+
+# fast against the best contender of each kind (medians): the targets of issue 20.
+best_of() { # SECTION NAME...: "name median" of the fastest median
+  local section=$1 best="" bm="" m; shift
+  for n in "$@"; do
+    grep -q "^$section	$n	" "$RECORDS" || continue
+    read -r m _ <<<"$(stat_of "$section" "$n")"
+    if [ -z "$bm" ] || awk -v a="$m" -v b="$bm" 'BEGIN { exit !(a < b) }'; then best=$n; bm=$m; fi
+  done
+  echo "$best $bm"
+}
+ratio_line() { # SECTION TARGET WHAT NAME...
+  local section=$1 target=$2 what=$3 fm best bm; shift 3
+  read -r fm _ <<<"$(stat_of "$section" fast)"
+  read -r best bm <<<"$(best_of "$section" "$@")"
+  [ -n "$best" ] || return 0
+  awk -v f="$fm" -v b="$bm" -v t="$target" -v s="$section" -v w="$what" -v l="$(label "$best")" 'BEGIN {
+    r = b / f; printf "%s: fast ÷ %s (%s, %.2f GiB/s) = **%.2f×** (target ≥ %.2f: %s)\n", s, w, l, '"$SIZE_BYTES"' / b / 1073741824, r, t, (r >= t ? "met" : "not met") }'
+}
+LOADED=$(awk -v a="${LOAD_BEFORE%% *}" -v b="${LOAD_AFTER%% *}" 'BEGIN { print (a >= 1.5 || b >= 1.5) ? "loaded" : "quiet" }')
+{
+  echo
+  ratio_line warm 0.95 "the best C loop" "${WARM_C[@]}"
+  ratio_line cold 1.0 "the best of fio and the buffered C loops" "${COLD_BEST[@]}"
+  read -r fm _ <<<"$(stat_of warm fast)"
+  if grep -q "^warm	ram	" "$RECORDS"; then
+    read -r rm _ <<<"$(stat_of warm ram)"
+    awk -v f="$fm" -v r="$rm" 'BEGIN { printf "warm: fast ÷ the RAM ceiling = %.2f×\n", r / f }'
+  fi
+  echo
+  echo "Machine $LOADED: load average $LOAD_BEFORE before, $LOAD_AFTER after (1, 5, 15 min; $CORES cores)."
+  [ "$LOADED" = quiet ] || echo "**Loaded: other processes ran during the measurement; these figures carry no speed claim.**"
+} >>"$OUT"
 
 cold_hi=$(awk -F'\t' '$1 == "cold" { if ($4 > m) m = $4 } END { printf "%.1f", m }' "$RECORDS")
 warm_lo=$(awk -F'\t' '$1 == "warm" && $2 != "ram" { if (NR == 1 || m == "" || $4 < m) m = $4 } END { printf "%.1f", m }' "$RECORDS")

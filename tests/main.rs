@@ -4,7 +4,7 @@
 //! `architecture` (no import cycle in src/, layers import downwards only),
 //! `run_cmd` (run/run2/fast/syscalls and bad input), `batch`, `compare` (compare OLD NEW,
 //! --report), `explain` (context, limits, --json), `tui`, `locality`, `speed` (`fast` against a reference XOR on every road, timing
-//! switch), `hostile_files` (issue 9: files we must not touch, inputs that cannot end, property
+//! switch), `fast_race` (fast's cold road chosen by a timed race, and -v saying why), `hostile_files` (issue 9: files we must not touch, inputs that cannot end, property
 //! tests of the parsers), `presets` (golden CSV shapes of every ready sweep and the classic commands' stdout),
 //! `hostile_runtime` (issue 9: shrinking files, SIGBUS, memory
 //! budget, Ctrl-C during writes), `hostile_integrity` (issue 21: writers under a run, hard links,
@@ -19,6 +19,7 @@ mod batch;
 mod buffers;
 mod compare;
 mod explain;
+mod fast_race;
 mod fiojob;
 mod fleet;
 mod hostile_files;

@@ -2,7 +2,9 @@
 //! a FIFO or a symbolic link to `/dev/zero` neither hangs nor exhausts `run` and `fast`; values
 //! out of bounds are ignored with one warning naming the file and the key; strings from a profile
 //! reach the terminal escaped; and a run above its bound by more than the profile's spread says
-//! the profile does not explain it instead of printing a share over 100%. Every profile here is
+//! the profile does not explain it instead of printing a share over 100%; a run whose buffer
+//! memory (issue 20) has no ceiling in the profile is told so instead of bounded by another
+//! memory's. Every profile here is
 //! planted (the synthetic one, edited), none is measured, except one `limits --quick`.
 
 use crate::util::{bin, p, tmp};
@@ -421,4 +423,134 @@ fn the_explorer_flags_a_run_its_profile_does_not_explain_instead_of_a_share_over
     let screen = explorer_screen(430, 100, 30);
     assert!(screen.contains("· 105% (±10%)"), "{screen}");
     assert!(screen.contains("measured 4.2 (105%, within"), "{screen}");
+}
+
+/// `run FILE ARGS` with the cache; (stdout, stderr) after checking that it succeeded.
+fn run_with(file: &Path, cache: &Path, args: &[&str]) -> (String, String) {
+    let out = bin("run")
+        .arg(file)
+        .args(args)
+        .env("XDG_CACHE_HOME", cache)
+        .timeout(Duration::from_secs(30))
+        .output()
+        .expect("run ended");
+    let (o, e) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(out.status.success(), "run failed:\n{o}\n{e}");
+    (o, e)
+}
+
+/// The buffer memory a `run --json` result records.
+fn buffers_of(json: &str) -> String {
+    let doc: serde_json::Value = serde_json::from_str(json).unwrap();
+    doc["results"][0]["buffers"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+#[test]
+fn an_o_direct_run_with_plain_buffers_is_not_bounded_by_a_device_measured_with_huge_pages() {
+    let dir = tmp();
+    let cache = p(&dir, "cache");
+    let f = p(&dir, "data4m.bin");
+    std::fs::write(&f, vec![7u8; 4 << 20]).unwrap();
+    // The synthetic profile's device was measured with huge-page buffers only.
+    plant(&cache, dir.path(), 1.0, |_| {});
+    let args = |buffers: &'static str| {
+        vec![
+            "-r",
+            "1M",
+            "4",
+            "--direct",
+            "--method",
+            "io_uring",
+            "--queue-depth",
+            "4",
+            "--json",
+            "--buffers",
+            buffers,
+        ]
+    };
+    let out = bin("run")
+        .arg(&f)
+        .args(args("plain"))
+        .env("XDG_CACHE_HOME", &cache)
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && err.contains("O_DIRECT") {
+        eprintln!(
+            "skipped: O_DIRECT is refused under {}",
+            dir.path().display()
+        );
+        return;
+    }
+    assert!(out.status.success(), "{err}");
+    assert_eq!(buffers_of(&String::from_utf8_lossy(&out.stdout)), "plain");
+    assert!(
+        err.contains("no bound: the limits profile has no O_DIRECT ceiling with plain 4 KiB-page buffers (it was measured with huge-page buffers only"),
+        "{err}"
+    );
+    assert!(!err.contains("device-bound"), "{err}");
+    // Huge pages: bounded by the device, and the line names the memory.
+    let (json, err) = run_with(&f, &cache, &args("thp"));
+    if buffers_of(&json) != "thp" {
+        eprintln!("skipped the huge-page half: the kernel gave no transparent huge page");
+        return;
+    }
+    assert!(
+        err.contains("device-bound") && err.contains("huge-page buffers"),
+        "{err}"
+    );
+    assert!(!err.contains("no bound"), "{err}");
+}
+
+#[test]
+fn a_copy_ceiling_measured_into_plain_pages_does_not_bound_a_run_into_huge_pages() {
+    let dir = tmp();
+    let cache = p(&dir, "cache");
+    let f = p(&dir, "data4m.bin");
+    std::fs::write(&f, vec![7u8; 4 << 20]).unwrap();
+    // Copy levels measured into plain pages only, as a profile of this version records them.
+    plant(&cache, dir.path(), 1000.0, |v| {
+        for m in v["memory"].as_array_mut().unwrap() {
+            m["read_levels"] = serde_json::json!([
+                {"buffer_bytes": 65536, "copy_xor_mib_s": 2.5e6, "buffers": "plain"},
+                {"buffer_bytes": 1048576, "copy_xor_mib_s": 2.0e6, "buffers": "plain"}
+            ]);
+        }
+    });
+    let args = |buffers: &'static str| {
+        vec![
+            "-r",
+            "1M",
+            "4",
+            "--method",
+            "pread",
+            "--cache",
+            "warm",
+            "--json",
+            "--buffers",
+            buffers,
+        ]
+    };
+    let (json, err) = run_with(&f, &cache, &args("plain"));
+    assert_eq!(buffers_of(&json), "plain");
+    assert!(err.contains("-bound"), "{err}");
+    assert!(!err.contains("no bound"), "{err}");
+    let (json, err) = run_with(&f, &cache, &args("thp"));
+    if buffers_of(&json) != "thp" {
+        eprintln!("skipped the huge-page half: the kernel gave no transparent huge page");
+        return;
+    }
+    assert!(
+        err.contains("no bound: the limits profile has no page-cache copy ceiling with huge-page buffers (it was measured with plain 4 KiB-page buffers only"),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(doc["results"][0]["bound"].is_null(), "{doc}");
 }

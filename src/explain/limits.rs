@@ -23,10 +23,10 @@
 
 use super::context::Context;
 use super::profile::{
-    self, now_unix_s, DeviceCeiling, MemoryCeiling, MemoryLevel, MethodCost, Profile, Provenance,
-    Spread, PROFILE_VERSION,
+    self, memory_words, now_unix_s, same_memory, DeviceCeiling, MemoryCeiling, MemoryLevel,
+    MethodCost, Profile, Provenance, Spread, PROFILE_VERSION,
 };
-use crate::config::{usage, CacheMode, Method, Pattern, RunSpec};
+use crate::config::{usage, Buffers, CacheMode, Method, Pattern, RunSpec};
 use crate::measure::RunResult;
 use crate::runner::run_blocking;
 use crate::text::{shown, shown_path};
@@ -515,6 +515,9 @@ fn memory_ceiling(src: &[u8], threads: usize, d: Duration) -> (MemoryCeiling, f6
 /// (4 × LLC / threads). Measured with the `read` engine on a warm file, the
 /// kernel's own copy included, best of [`TRIES`]; the per-call cost `t_call_s` is taken out
 /// so the model can add it back at any block size. Levels the file is too small for are left out.
+/// Every size is measured into plain 4 KiB-page buffers and into transparent huge pages (the
+/// kernel's copy into one and the other differ by up to 3×, issue 20); each level records the
+/// memory the run obtained, and a huge-page pass that got plain pages adds nothing.
 /// Returns the levels and the largest spread of their tries.
 fn read_levels(
     path: &Path,
@@ -535,30 +538,63 @@ fn read_levels(
     ];
     sizes.sort_unstable();
     sizes.dedup();
-    let mut levels = Vec::new();
+    let mut levels: Vec<MemoryLevel> = Vec::new();
     let mut spread: f64 = 0.0;
-    for bs in sizes.into_iter().filter(|&b| b * 4 <= per_thread_file) {
-        let mut s = timed(path, Method::Read, bs, d / TRIES);
-        s.threads = threads;
-        s.cache = CacheMode::Warm;
-        let mut tries = Vec::new();
-        for _ in 0..TRIES {
-            tries.push(run_read(&s, stop)?.mib_s);
+    let sizes: Vec<u64> = sizes
+        .into_iter()
+        .filter(|&b| b * 4 <= per_thread_file)
+        .collect();
+    for want in [Buffers::Plain, Buffers::Thp] {
+        for &bs in &sizes {
+            let mut s = timed(path, Method::Read, bs, d / TRIES);
+            s.threads = threads;
+            s.cache = CacheMode::Warm;
+            s.buffers = want;
+            let mut tries = Vec::new();
+            let mut got = want;
+            for _ in 0..TRIES {
+                let r = run_read(&s, stop)?;
+                got = r.buffers.known().unwrap_or(want);
+                tries.push(r.mib_s);
+            }
+            let known = levels
+                .iter()
+                .any(|l| l.buffer_bytes == bs && same_memory(l.buffers, got));
+            if known {
+                continue;
+            }
+            if let Some(level) = level_of(&tries, bs, threads, t_call_s, got, &mut spread) {
+                levels.push(level);
+            }
         }
-        let (best_mib_s, level_spread) = best_and_spread(&tries);
-        if best_mib_s <= 0.0 {
-            continue;
-        }
-        spread = spread.max(level_spread);
-        let per_thread_bytes_s = best_mib_s * 1024.0 * 1024.0 / threads as f64;
-        let t_op = bs as f64 / per_thread_bytes_s;
-        let t_mem = (t_op - t_call_s).max(t_op * 0.05);
-        levels.push(MemoryLevel {
-            buffer_bytes: bs,
-            copy_xor_mib_s: threads as f64 * bs as f64 / t_mem / (1024.0 * 1024.0),
-        });
     }
+    levels.sort_by_key(|l| (l.buffers != Buffers::Plain, l.buffer_bytes));
     Ok((levels, spread))
+}
+
+/// The level of one buffer size and memory from the throughput of its tries (None when none
+/// moved a byte); widens `spread` by theirs.
+fn level_of(
+    tries: &[f64],
+    bs: u64,
+    threads: usize,
+    t_call_s: f64,
+    buffers: Buffers,
+    spread: &mut f64,
+) -> Option<MemoryLevel> {
+    let (best_mib_s, level_spread) = best_and_spread(tries);
+    if best_mib_s <= 0.0 {
+        return None;
+    }
+    *spread = spread.max(level_spread);
+    let per_thread_bytes_s = best_mib_s * 1024.0 * 1024.0 / threads as f64;
+    let t_op = bs as f64 / per_thread_bytes_s;
+    let t_mem = (t_op - t_call_s).max(t_op * 0.05);
+    Some(MemoryLevel {
+        buffer_bytes: bs,
+        copy_xor_mib_s: threads as f64 * bs as f64 / t_mem / (1024.0 * 1024.0),
+        buffers,
+    })
 }
 
 fn progress(steps: u64) -> ProgressBar {
@@ -580,7 +616,7 @@ pub fn measure(
 ) -> anyhow::Result<Profile> {
     let nproc = ctx.cpu_count.max(1);
     let counts = thread_counts(nproc);
-    let steps = 1 + Method::ALL.len() as u64 + counts.len() as u64 + 4 + 1;
+    let steps = 1 + Method::ALL.len() as u64 + counts.len() as u64 + 8 + 1;
     let pb = progress(steps);
     let mut notes = Vec::new();
     let watch = LoadWatch::start();
@@ -662,79 +698,26 @@ pub fn measure(
         }
     }
 
-    // 3. The device with O_DIRECT.
-    let direct_specs = [
-        (
-            Method::Pread,
-            1u64 << 20,
-            1u32,
-            Pattern::Sequential,
-            "sequential 1M, QD 1",
-        ),
-        (
-            Method::IoUring,
-            1 << 20,
-            32,
-            Pattern::Sequential,
-            "sequential 1M, QD 32",
-        ),
-        (Method::Pread, 4096, 1, Pattern::Random, "random 4K, QD 1"),
-        (
-            Method::IoUring,
-            4096,
-            32,
-            Pattern::Random,
-            "random 4K, QD 32",
-        ),
-    ];
-    let mut dev = DeviceCeiling::default();
-    let mut direct_ok = true;
-    for (i, (m, bs, qd, pat, what)) in direct_specs.into_iter().enumerate() {
-        pb.set_message(format!("device: {what} (O_DIRECT)"));
-        if !direct_ok {
-            pb.inc(1);
-            continue;
-        }
-        let mut s = timed(&path, m, bs, budget.device_step / TRIES);
-        s.direct = true;
-        s.queue_depth = qd;
-        s.pattern = pat;
-        // Best of the tries: a device shared with other guests has stalls that are not its
-        // ceiling. Sequential figures are MiB/s, random ones IOPS.
-        let tries: anyhow::Result<Vec<f64>> = (0..TRIES)
-            .map(|_| run_read(&s, stop).map(|r| if i < 2 { r.mib_s } else { r.iops }))
-            .collect();
-        match tries.map(|t| best_and_spread(&t)) {
-            Ok((best, sp)) => {
-                spread.device_pct = Some(spread.device_pct.unwrap_or(0.0).max(sp));
-                match i {
-                    0 => dev.seq_qd1_mib_s = best,
-                    1 => dev.seq_qd32_mib_s = best,
-                    2 => dev.rand4k_qd1_iops = best,
-                    _ => dev.rand4k_qd32_iops = best,
-                }
+    // 3. The device with O_DIRECT, into huge-page buffers (what `auto` gives O_DIRECT) and
+    // into plain pages (a 1 MiB request into 4 KiB pages may be split).
+    let mut devices: Vec<DeviceCeiling> = Vec::new();
+    for want in [Buffers::Auto, Buffers::Plain] {
+        let d = device_ceiling(&path, budget, want, stop, &pb, &mut notes, &mut spread)?;
+        match d {
+            Some(d) if !devices.iter().any(|o| same_memory(o.buffers, d.buffers)) => {
+                devices.push(d)
             }
-            Err(e) if stop.load(Ordering::Relaxed) => return Err(e),
-            Err(e) => {
-                notes.push(format!("device {what} not measured: {e:#}"));
-                if i == 0 {
-                    direct_ok = false;
-                }
+            Some(_) => {}
+            // O_DIRECT is refused here: the other memory would be refused too.
+            None if devices.is_empty() => {
+                pb.inc(4);
+                break;
             }
+            None => {}
         }
-        pb.inc(1);
     }
-    let device = (direct_ok && dev.seq_qd1_mib_s > 0.0 && dev.rand4k_qd1_iops > 0.0).then_some(dev);
-    if device.is_none() {
+    if devices.is_empty() {
         spread.device_pct = None;
-    }
-    if let Some(d) = &device {
-        if d.seq_qd32_mib_s > 0.0 && d.seq_qd32_mib_s < d.seq_qd1_mib_s {
-            notes.push(format!(
-                "sequential 1M at QD 32 ({:.0} MiB/s) came out below QD 1 ({:.0} MiB/s): the device was shared or busy; measure again on a quiet machine",
-                d.seq_qd32_mib_s, d.seq_qd1_mib_s
-            ));
-        }
     }
 
     // 4. Cold readahead: buffered sequential reads of a file just dropped from the cache, best
@@ -777,13 +760,118 @@ pub fn measure(
         context: ctx,
         methods,
         memory,
-        device,
+        devices,
         cold_readahead_mib_s,
         notes,
         spread: Some(spread),
         provenance: Some(watch.finish(&path, file_bytes, budget.quick)),
         cores_now: None,
     })
+}
+
+/// The four O_DIRECT figures of the device with buffers of `buffers` (`auto`: the most
+/// contiguous memory offered), recording the memory the runs obtained; None when O_DIRECT is
+/// refused or a figure the model needs could not be had (said in `notes`).
+fn device_ceiling(
+    path: &Path,
+    budget: Budget,
+    buffers: Buffers,
+    stop: &Arc<AtomicBool>,
+    pb: &ProgressBar,
+    notes: &mut Vec<String>,
+    spread: &mut Spread,
+) -> anyhow::Result<Option<DeviceCeiling>> {
+    let direct_specs = [
+        (
+            Method::Pread,
+            1u64 << 20,
+            1u32,
+            Pattern::Sequential,
+            "sequential 1M, QD 1",
+        ),
+        (
+            Method::IoUring,
+            1 << 20,
+            32,
+            Pattern::Sequential,
+            "sequential 1M, QD 32",
+        ),
+        (Method::Pread, 4096, 1, Pattern::Random, "random 4K, QD 1"),
+        (
+            Method::IoUring,
+            4096,
+            32,
+            Pattern::Random,
+            "random 4K, QD 32",
+        ),
+    ];
+    let mut dev = DeviceCeiling {
+        seq_qd1_mib_s: 0.0,
+        seq_qd32_mib_s: 0.0,
+        rand4k_qd1_iops: 0.0,
+        rand4k_qd32_iops: 0.0,
+        buffers,
+    };
+    let words = match buffers {
+        Buffers::Auto => "huge-page".to_string(),
+        b => memory_words(b).to_string(),
+    };
+    for (i, (m, bs, qd, pat, what)) in direct_specs.into_iter().enumerate() {
+        pb.set_message(format!("device: {what} (O_DIRECT, {words} buffers)"));
+        let mut s = timed(path, m, bs, budget.device_step / TRIES);
+        s.direct = true;
+        s.queue_depth = qd;
+        s.pattern = pat;
+        s.buffers = buffers;
+        // Best of the tries: a device shared with other guests has stalls that are not its
+        // ceiling. Sequential figures are MiB/s, random ones IOPS.
+        let tries: anyhow::Result<Vec<RunResult>> =
+            (0..TRIES).map(|_| run_read(&s, stop)).collect();
+        match tries {
+            Ok(rs) => {
+                let figures: Vec<f64> = rs
+                    .iter()
+                    .map(|r| if i < 2 { r.mib_s } else { r.iops })
+                    .collect();
+                let (best, sp) = best_and_spread(&figures);
+                // The memory of the 1 MiB requests names the ceiling (a 4 KiB buffer is one
+                // page whatever was asked).
+                if i == 0 {
+                    if let Some(b) = rs.last().and_then(|r| r.buffers.known()) {
+                        dev.buffers = b;
+                    }
+                }
+                spread.device_pct = Some(spread.device_pct.unwrap_or(0.0).max(sp));
+                match i {
+                    0 => dev.seq_qd1_mib_s = best,
+                    1 => dev.seq_qd32_mib_s = best,
+                    2 => dev.rand4k_qd1_iops = best,
+                    _ => dev.rand4k_qd32_iops = best,
+                }
+            }
+            Err(e) if stop.load(Ordering::Relaxed) => return Err(e),
+            Err(e) => {
+                notes.push(format!(
+                    "device {what} ({words} buffers) not measured: {e:#}"
+                ));
+                if i == 0 {
+                    pb.inc(4);
+                    return Ok(None);
+                }
+            }
+        }
+        pb.inc(1);
+    }
+    if dev.seq_qd1_mib_s <= 0.0 || dev.rand4k_qd1_iops <= 0.0 || dev.buffers == Buffers::Auto {
+        return Ok(None);
+    }
+    if dev.seq_qd32_mib_s > 0.0 && dev.seq_qd32_mib_s < dev.seq_qd1_mib_s {
+        notes.push(format!(
+            "sequential 1M at QD 32 ({:.0} MiB/s) came out below QD 1 ({:.0} MiB/s) with {} buffers: the device was shared or busy; measure again on a quiet machine",
+            dev.seq_qd32_mib_s, dev.seq_qd1_mib_s, memory_words(dev.buffers)
+        ));
+    }
+    Ok(Some(dev))
 }
 
 /// The profile as a table (or JSON) on stdout.
@@ -848,7 +936,7 @@ pub fn table(p: &Profile) -> String {
     }
     let _ = writeln!(
         s,
-        "\nmemory ceiling (sum over threads; copy+XOR by buffer size per thread)"
+        "\nmemory ceiling (sum over threads; copy+XOR by buffer size per thread and buffer memory)"
     );
     let _ = writeln!(
         s,
@@ -861,9 +949,10 @@ pub fn table(p: &Profile) -> String {
             .iter()
             .map(|l| {
                 format!(
-                    "{:.0} @ {}",
+                    "{:.0} @ {} {}",
                     l.copy_xor_mib_s,
-                    crate::size::format_bytes_approx(l.buffer_bytes)
+                    crate::size::format_bytes_approx(l.buffer_bytes),
+                    l.buffers
                 )
             })
             .collect();
@@ -877,22 +966,21 @@ pub fn table(p: &Profile) -> String {
         );
     }
     let _ = writeln!(s, "\ndevice (O_DIRECT)");
-    match &p.device {
-        Some(d) => {
-            let _ = writeln!(
-                s,
-                "  sequential 1M: {:.0} MiB/s at QD 1, {:.0} MiB/s at QD 32",
-                d.seq_qd1_mib_s, d.seq_qd32_mib_s
-            );
-            let _ = writeln!(
-                s,
-                "  random 4K:     {:.0} IOPS at QD 1, {:.0} IOPS at QD 32",
-                d.rand4k_qd1_iops, d.rand4k_qd32_iops
-            );
-        }
-        None => {
-            let _ = writeln!(s, "  not measured");
-        }
+    if p.devices.is_empty() {
+        let _ = writeln!(s, "  not measured");
+    }
+    for d in &p.devices {
+        let _ = writeln!(s, "  {} buffers ({}):", memory_words(d.buffers), d.buffers);
+        let _ = writeln!(
+            s,
+            "    sequential 1M: {:.0} MiB/s at QD 1, {:.0} MiB/s at QD 32",
+            d.seq_qd1_mib_s, d.seq_qd32_mib_s
+        );
+        let _ = writeln!(
+            s,
+            "    random 4K:     {:.0} IOPS at QD 1, {:.0} IOPS at QD 32",
+            d.rand4k_qd1_iops, d.rand4k_qd32_iops
+        );
     }
     match p.cold_readahead_mib_s {
         Some(v) => {

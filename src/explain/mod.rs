@@ -90,8 +90,11 @@ pub fn stderr_lines(file: &Path, r: &RunResult) -> Vec<String> {
     let Some((p, stale)) = profile_for(file) else {
         return vec![context_line(file)];
     };
+    // Without a bound for the run's buffer memory, the line says so instead of nothing.
+    let missing = || model::missing_ceiling(&p, &Point::of_result(r)?);
     let mut out: Vec<String> = model::explain_result(&p, r)
         .map(|e| e.line)
+        .or_else(missing)
         .into_iter()
         .collect();
     if let (false, Some(s)) = (out.is_empty(), stale) {
@@ -163,6 +166,8 @@ pub fn fast_explanation(
         cold,
         direct,
         random: false,
+        // fast's buffers are what `auto` gives: huge pages for O_DIRECT, plain pages otherwise.
+        buffers: profile::resolved(crate::config::Buffers::Auto, direct),
     };
     let measured = bytes as f64 / (1024.0 * 1024.0) / seconds.max(1e-9);
     model::explain(&p, &pt, measured)

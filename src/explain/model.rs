@@ -27,9 +27,15 @@
 //!
 //! Threads run at once on at most the cores of the machine: the fewer of the profile's CPU count
 //! and the cores this process has now ([`Profile::cores_now`]).
+//!
+//! A point carries the memory of its buffers ([`Point::buffers`]) and is bounded only by
+//! ceilings measured with the same memory (`profile::same_memory`): the copy from the page
+//! cache into 4 KiB pages and into 2 MiB pages, or an O_DIRECT request into either, differ by
+//! up to 3× on the lab VM. Where the profile has no ceiling for it, [`predict`] makes no
+//! prediction and [`missing_ceiling`] says which memory is missing and which the profile has.
 
-use super::profile::Profile;
-use crate::config::{CacheMode, Method, Op, Pattern, RunSpec};
+use super::profile::{memory_words, resolved, Profile};
+use crate::config::{Buffers, CacheMode, Method, Op, Pattern, RunSpec};
 use crate::measure::RunResult;
 use crate::size::format_size;
 use serde::{Deserialize, Serialize};
@@ -95,6 +101,9 @@ pub struct Point {
     pub cold: bool,
     pub direct: bool,
     pub random: bool,
+    /// The memory of the read buffers (plain, malloc, thp or hugetlb; `auto` resolved as a run
+    /// resolves it where the run does not say). Unused for mmap, which has no buffer.
+    pub buffers: Buffers,
 }
 
 impl Point {
@@ -109,6 +118,7 @@ impl Point {
             cold: matches!(spec.cache, CacheMode::Cold | CacheMode::ColdAll),
             direct: spec.direct,
             random: spec.pattern == Pattern::Random,
+            buffers: resolved(spec.buffers, spec.direct),
         }
     }
 
@@ -131,6 +141,8 @@ impl Point {
             cold,
             direct: r.direct,
             random: r.pattern == Pattern::Random,
+            // A result written before the column: the memory `auto` gave then.
+            buffers: resolved(r.buffers.known().unwrap_or(Buffers::Auto), r.direct),
         })
     }
 }
@@ -187,8 +199,8 @@ pub struct Explanation {
 
 /// Seconds per request of the device for `bytes`, with `qd` requests in flight (aggregate: the
 /// device completes one such request every this many seconds).
-fn device_seconds_per_op(p: &Profile, bytes: f64, qd: f64) -> Option<(f64, Bound)> {
-    let d = p.device.as_ref()?;
+fn device_seconds_per_op(p: &Profile, pt: &Point, bytes: f64, qd: f64) -> Option<(f64, Bound)> {
+    let d = device_of(p, pt)?;
     let fit = |iops: f64, seq_mib_s: f64| -> Option<(f64, f64)> {
         if iops <= 0.0 || seq_mib_s <= 0.0 {
             return None;
@@ -219,6 +231,57 @@ fn device_seconds_per_op(p: &Profile, bytes: f64, qd: f64) -> Option<(f64, Bound
     Some((latency + bytes * per_byte, bound))
 }
 
+/// The device figures that bound `pt`: for O_DIRECT those measured with the point's buffer
+/// memory; for cached reads (the kernel reads into its own pages) any.
+fn device_of<'a>(p: &'a Profile, pt: &Point) -> Option<&'a super::profile::DeviceCeiling> {
+    if pt.direct {
+        p.device_for(pt.buffers)
+    } else {
+        p.devices.first()
+    }
+}
+
+/// Why the profile `p` cannot bound `pt` for lack of a ceiling measured with the point's buffer
+/// memory: `the limits profile has no O_DIRECT ceiling with plain 4 KiB-page buffers (it was
+/// measured with huge-page buffers only; ...)`. None when the memory is covered, or when the
+/// point needs no buffer ceiling (mmap, writes) or lacks something else.
+pub fn missing_ceiling(p: &Profile, pt: &Point) -> Option<String> {
+    if pt.op != Op::Read || crate::engine::caps(pt.method).maps_file {
+        return None;
+    }
+    let have = |list: Vec<Buffers>| -> String {
+        let words: Vec<&str> = list.into_iter().map(memory_words).collect();
+        if words.is_empty() {
+            "no buffers".into()
+        } else {
+            format!("{} buffers only", words.join(" and "))
+        }
+    };
+    let (what, measured) = if pt.direct || (pt.cold && pt.random) {
+        if !pt.direct || p.devices.is_empty() || p.device_for(pt.buffers).is_some() {
+            return None;
+        }
+        (
+            "O_DIRECT ceiling",
+            have(p.devices.iter().map(|d| d.buffers).collect()),
+        )
+    } else {
+        let cpus = p.context.cpu_count.max(1);
+        let mem = p.memory_for(pt.threads.max(1).min(cpus))?;
+        if mem
+            .copy_xor_mib_s(pt.block_size_bytes, pt.buffers)
+            .is_some()
+        {
+            return None;
+        }
+        ("page-cache copy ceiling", have(mem.level_memories()))
+    };
+    Some(format!(
+        "no bound: the limits profile has no {what} with {} buffers (it was measured with {measured}, and a ceiling measured with one memory does not bound a run with another); pass a `--buffers` it has, or run `diskscope limits --refresh` to measure both",
+        memory_words(pt.buffers)
+    ))
+}
+
 /// Predicts the bound of `pt` from the ceilings in `p`; None when the profile lacks what the
 /// point needs (a write, a direct read without device figures).
 pub fn predict(p: &Profile, pt: &Point) -> Option<Prediction> {
@@ -242,7 +305,7 @@ pub fn predict(p: &Profile, pt: &Point) -> Option<Prediction> {
     // buffer fits a CPU cache); mmap and O_DIRECT reads only XOR, from memory.
     let copies = crate::engine::caps(pt.method).copies(pt.direct);
     let memory_mib_s = if copies {
-        mem.copy_xor_mib_s(pt.block_size_bytes)
+        mem.copy_xor_mib_s(pt.block_size_bytes, pt.buffers)?
     } else {
         mem.xor_mib_s
     };
@@ -278,7 +341,7 @@ pub fn predict(p: &Profile, pt: &Point) -> Option<Prediction> {
             1.0
         };
         let qd = threads as f64 * per_thread_qd;
-        let (t_dev, dev_bound) = device_seconds_per_op(p, bytes.max(4096.0), qd)?;
+        let (t_dev, dev_bound) = device_seconds_per_op(p, pt, bytes.max(4096.0), qd)?;
         detail.device_qd = qd;
         detail.device_mib_s = bytes / t_dev / MIB;
         if qd <= 1.0 {
@@ -465,27 +528,31 @@ pub fn one_liner(
             format_rate(pr.ops_per_s, "ops/s"),
             format_size(pt.block_size_bytes)
         ),
-        Bound::Memory => format!(
-            "{} {}{threads} ({})",
-            if !crate::engine::caps(pt.method).copies(pt.direct) {
-                "XOR at"
+        Bound::Memory => {
+            let copies = crate::engine::caps(pt.method).copies(pt.direct);
+            format!(
+                "{} {}{threads} ({}{})",
+                if copies { "copy + XOR at" } else { "XOR at" },
+                format_mib_s(d.memory_mib_s, d.memory_mib_s, true),
+                format_rate(pr.ops_per_s, "ops/s"),
+                // Named where it is not the default (plain pages), to keep the usual line short.
+                if copies && pt.buffers != Buffers::Plain {
+                    format!(", into {} buffers", memory_words(pt.buffers))
+                } else {
+                    String::new()
+                }
+            )
+        }
+        Bound::DeviceIops | Bound::DeviceBandwidth => format!(
+            "{} × {} at QD {:.0}{}",
+            format_rate(pr.ops_per_s, "IOPS"),
+            format_size(pt.block_size_bytes),
+            d.device_qd.max(1.0),
+            if pt.direct {
+                format!(", {} buffers", memory_words(pt.buffers))
             } else {
-                "copy + XOR at"
-            },
-            format_mib_s(d.memory_mib_s, d.memory_mib_s, true),
-            format_rate(pr.ops_per_s, "ops/s")
-        ),
-        Bound::DeviceIops => format!(
-            "{} × {} at QD {:.0}",
-            format_rate(pr.ops_per_s, "IOPS"),
-            format_size(pt.block_size_bytes),
-            d.device_qd.max(1.0)
-        ),
-        Bound::DeviceBandwidth => format!(
-            "{} × {} at QD {:.0}",
-            format_rate(pr.ops_per_s, "IOPS"),
-            format_size(pt.block_size_bytes),
-            d.device_qd.max(1.0)
+                String::new()
+            }
         ),
         Bound::Readahead => format!(
             "cold readahead at {}",
@@ -538,6 +605,7 @@ mod tests {
             cold: false,
             direct: false,
             random: false,
+            buffers: Buffers::Plain,
         }
     }
 
@@ -600,6 +668,7 @@ mod tests {
             &p,
             &Point {
                 direct: true,
+                buffers: Buffers::Thp,
                 cold: true,
                 random: true,
                 ..warm_read(4096)
@@ -615,6 +684,7 @@ mod tests {
             &p,
             &Point {
                 direct: true,
+                buffers: Buffers::Thp,
                 cold: true,
                 ..warm_read(4 << 20)
             },
@@ -630,6 +700,7 @@ mod tests {
             &Point {
                 method: Method::IoUring,
                 direct: true,
+                buffers: Buffers::Thp,
                 cold: true,
                 random: true,
                 queue_depth: 32,
@@ -669,11 +740,12 @@ mod tests {
             }
         )
         .is_none());
-        p.device = None;
+        p.devices.clear();
         assert!(predict(
             &p,
             &Point {
                 direct: true,
+                buffers: Buffers::Thp,
                 ..warm_read(4096)
             }
         )
@@ -817,6 +889,7 @@ mod tests {
         p.spread.as_mut().unwrap().device_pct = Some(30.0);
         let direct = Point {
             direct: true,
+            buffers: Buffers::Thp,
             cold: true,
             random: true,
             ..warm_read(4096)
@@ -859,5 +932,56 @@ mod tests {
         )
         .unwrap();
         assert!(e.line.contains("on 2 cores (8 threads)"), "{}", e.line);
+    }
+
+    #[test]
+    fn a_run_whose_buffer_memory_has_no_ceiling_is_told_so_instead_of_bounded_by_another() {
+        let p = synthetic();
+        let direct = |buffers| Point {
+            method: Method::IoUring,
+            queue_depth: 32,
+            direct: true,
+            cold: true,
+            buffers,
+            ..warm_read(1 << 20)
+        };
+        // The synthetic device was measured with huge-page buffers only.
+        assert!(predict(&p, &direct(Buffers::Thp)).is_some());
+        assert!(predict(&p, &direct(Buffers::HugeTlb)).is_some());
+        assert_eq!(missing_ceiling(&p, &direct(Buffers::Thp)), None);
+        assert!(predict(&p, &direct(Buffers::Plain)).is_none());
+        let why = missing_ceiling(&p, &direct(Buffers::Plain)).unwrap();
+        assert!(
+            why.contains("no O_DIRECT ceiling with plain 4 KiB-page buffers")
+                && why.contains("measured with huge-page buffers only"),
+            "{why}"
+        );
+        // A copy measured into plain pages does not bound a copy into huge pages.
+        let mut p = synthetic();
+        p.memory[0].read_levels = vec![super::super::profile::MemoryLevel {
+            buffer_bytes: 1 << 16,
+            copy_xor_mib_s: 2500.0,
+            buffers: Buffers::Plain,
+        }];
+        let warm = |buffers| Point {
+            buffers,
+            ..warm_read(1 << 20)
+        };
+        let plain = predict(&p, &warm(Buffers::Plain)).unwrap();
+        assert!(plain.bound_mib_s < 2500.0, "{plain:?}");
+        assert!(predict(&p, &warm(Buffers::Thp)).is_none());
+        let why = missing_ceiling(&p, &warm(Buffers::Thp)).unwrap();
+        assert!(
+            why.contains("no page-cache copy ceiling with huge-page buffers")
+                && why.contains("plain 4 KiB-page buffers only"),
+            "{why}"
+        );
+        // mmap has no buffer: no ceiling is missing for it.
+        let mmap = Point {
+            method: Method::Mmap,
+            ..warm(Buffers::Thp)
+        };
+        assert_eq!(missing_ceiling(&p, &mmap), None);
+        assert!(predict(&p, &mmap).is_some());
     }
 }

@@ -17,9 +17,18 @@
 //! existed still load (the fields default to "unknown") and are said to have an unknown error. A
 //! profile from another kernel, another device or older than [`STALE_AFTER_DAYS`] is still used
 //! but said to be stale.
+//!
+//! A ceiling holds for one kind of buffer memory (`--buffers`): the kernel's copy from the page
+//! cache into a buffer and an O_DIRECT request of 1 MiB both run at very different speeds into
+//! 4 KiB pages and into 2 MiB pages (2.5 against 9 GiB/s, 1.4 against 2.4 GiB/s on the lab VM,
+//! issue 20). So every copy level and every device figure records the memory it was measured
+//! with ([`MemoryLevel::buffers`], [`DeviceCeiling::buffers`]), `limits` measures both plain and
+//! huge-page buffers, and the model asks for the run's own ([`same_memory`]): a run whose memory
+//! has no ceiling here is told so instead of being bounded by the other's. Profiles stored before
+//! (version 2) did not record it and are measured again.
 
 use super::context::Context;
-use crate::config::Method;
+use crate::config::{Buffers, Method};
 use crate::text::{shown, shown_path};
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
@@ -27,7 +36,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Format version of the stored profile; a different one is ignored.
-pub const PROFILE_VERSION: u32 = 2;
+pub const PROFILE_VERSION: u32 = 3;
 /// Age after which a profile is called stale.
 pub const STALE_AFTER_DAYS: u64 = 30;
 /// The largest profile file read: a real one holds a few KiB.
@@ -86,23 +95,67 @@ pub struct MemoryLevel {
     pub buffer_bytes: u64,
     /// Copy + XOR throughput, MiB/s (sum over the threads).
     pub copy_xor_mib_s: f64,
+    /// The memory the buffer had (what `--buffers` obtained: plain, malloc, thp or hugetlb).
+    pub buffers: Buffers,
+}
+
+/// Whether a ceiling measured with buffers of `measured` bounds a run with buffers of `run`:
+/// the same memory, with transparent huge pages and hugetlb pages as one (both 2 MiB physically
+/// contiguous pages, which is what the kernel's copy and a device request see). `auto` is a
+/// request, never a memory, and matches nothing (resolve it first: [`resolved`]).
+pub fn same_memory(measured: Buffers, run: Buffers) -> bool {
+    let family = |b: Buffers| match b {
+        Buffers::Plain => Some(0),
+        Buffers::Malloc => Some(1),
+        Buffers::Thp | Buffers::HugeTlb => Some(2),
+        Buffers::Auto => None,
+    };
+    family(measured).is_some() && family(measured) == family(run)
+}
+
+/// The memory a `--buffers` setting gives (for a result that does not say, or a spec not run
+/// yet): `auto` is huge pages for O_DIRECT and plain pages otherwise.
+pub fn resolved(buffers: Buffers, direct: bool) -> Buffers {
+    match buffers {
+        Buffers::Auto if direct => Buffers::Thp,
+        Buffers::Auto => Buffers::Plain,
+        b => b,
+    }
+}
+
+/// `plain`, `malloc`, or `huge-page` (thp and hugetlb alike, see [`same_memory`]): the words a
+/// line uses for a kind of buffer memory.
+pub fn memory_words(b: Buffers) -> &'static str {
+    match b {
+        Buffers::Thp | Buffers::HugeTlb => "huge-page",
+        Buffers::Malloc => "malloc (16 bytes past a page)",
+        Buffers::Plain => "plain 4 KiB-page",
+        Buffers::Auto => "auto",
+    }
 }
 
 impl MemoryCeiling {
-    /// Copy + XOR throughput of all threads for blocks of `bytes` (log-linear interpolation of
-    /// the time per byte between the measured buffer sizes, flat beyond them); falls back to
-    /// copy and XOR measured apart when no level was measured.
-    pub fn copy_xor_mib_s(&self, bytes: u64) -> f64 {
-        let levels = &self.read_levels;
-        let apart = || 1.0 / (1.0 / self.copy_mib_s + 1.0 / self.xor_mib_s);
-        let (Some(first), Some(last)) = (levels.first(), levels.last()) else {
-            return apart();
-        };
+    /// Copy + XOR throughput of all threads for blocks of `bytes` into buffers of `buffers`
+    /// (log-linear interpolation of the time per byte between the levels measured with that
+    /// memory, flat beyond them); None when levels were measured, but none with that memory
+    /// (see [`same_memory`]). Falls back to copy and XOR measured apart when no level at all
+    /// was measured (a file too small for them).
+    pub fn copy_xor_mib_s(&self, bytes: u64, buffers: Buffers) -> Option<f64> {
+        if self.read_levels.is_empty() {
+            return Some(1.0 / (1.0 / self.copy_mib_s + 1.0 / self.xor_mib_s));
+        }
+        let levels: Vec<MemoryLevel> = self
+            .read_levels
+            .iter()
+            .filter(|l| same_memory(l.buffers, buffers))
+            .copied()
+            .collect();
+        let (first, last) = (levels.first()?, levels.last()?);
         if bytes <= first.buffer_bytes {
-            return first.copy_xor_mib_s;
+            return Some(first.copy_xor_mib_s);
         }
         if bytes >= last.buffer_bytes {
-            return last.copy_xor_mib_s;
+            return Some(last.copy_xor_mib_s);
         }
         let x = (bytes as f64).ln();
         for w in levels.windows(2) {
@@ -111,15 +164,26 @@ impl MemoryCeiling {
                 let (xa, xb) = ((a.buffer_bytes as f64).ln(), (b.buffer_bytes as f64).ln());
                 let f = if xb > xa { (x - xa) / (xb - xa) } else { 1.0 };
                 let (ta, tb) = (1.0 / a.copy_xor_mib_s, 1.0 / b.copy_xor_mib_s);
-                return 1.0 / (ta + (tb - ta) * f);
+                return Some(1.0 / (ta + (tb - ta) * f));
             }
         }
-        apart()
+        Some(last.copy_xor_mib_s)
+    }
+
+    /// The memories the copy levels were measured with, each once, in the order measured.
+    pub fn level_memories(&self) -> Vec<Buffers> {
+        let mut seen: Vec<Buffers> = Vec::new();
+        for l in &self.read_levels {
+            if !seen.iter().any(|&b| same_memory(b, l.buffers)) {
+                seen.push(l.buffers);
+            }
+        }
+        seen
     }
 }
 
 /// The device under the file, read with O_DIRECT.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeviceCeiling {
     /// Sequential 1 MiB reads, one in flight, MiB/s.
     pub seq_qd1_mib_s: f64,
@@ -129,6 +193,9 @@ pub struct DeviceCeiling {
     pub rand4k_qd1_iops: f64,
     /// Random 4 KiB reads, 32 in flight (io_uring), IOPS; 0 when not measured.
     pub rand4k_qd32_iops: f64,
+    /// The memory of the read buffers (what `--buffers` obtained): a device reached through
+    /// 4 KiB pages may split a 1 MiB request that 2 MiB pages keep whole.
+    pub buffers: Buffers,
 }
 
 /// Everything `limits` measured, with the context it was measured in.
@@ -141,8 +208,9 @@ pub struct Profile {
     pub methods: Vec<MethodCost>,
     /// One entry per thread count measured, ascending.
     pub memory: Vec<MemoryCeiling>,
-    /// None where O_DIRECT is refused (tmpfs) or there is no device.
-    pub device: Option<DeviceCeiling>,
+    /// The device with O_DIRECT, once per buffer memory measured (huge pages first, then plain
+    /// pages); empty where O_DIRECT is refused (tmpfs) or there is no device.
+    pub devices: Vec<DeviceCeiling>,
     /// Sequential buffered 1 MiB reads of a file not in the page cache (readahead), MiB/s.
     pub cold_readahead_mib_s: Option<f64>,
     /// What could not be measured, and why.
@@ -316,7 +384,9 @@ impl Profile {
     /// A synthetic profile with round ceilings, for tests and examples of the front ends (the
     /// UI's "why" line, the model line on plots) that must not depend on the machine's cache:
     /// 1 M read calls/s, copy and XOR at 8 GiB/s each on one thread (32 on four), a device of
-    /// 1 GiB/s and 10k IOPS at QD 1, 3 GiB/s and 50k IOPS at QD 32, readahead at 900 MiB/s;
+    /// 1 GiB/s and 10k IOPS at QD 1, 3 GiB/s and 50k IOPS at QD 32 measured with huge-page
+    /// buffers only (none with plain pages), readahead at 900 MiB/s; no copy levels (copy and
+    /// XOR apart bound every buffer memory);
     /// every ceiling with a spread of [`SYNTHETIC_SPREAD_PCT`], measured on a quiet machine.
     pub fn synthetic_example() -> Profile {
         let method = |method, ops_per_s| MethodCost { method, ops_per_s };
@@ -340,12 +410,13 @@ impl Profile {
                 method(Method::IoUring, 5e5),
             ],
             memory: vec![memory(1, 8192.0), memory(4, 32768.0)],
-            device: Some(DeviceCeiling {
+            devices: vec![DeviceCeiling {
                 seq_qd1_mib_s: 1024.0,
                 seq_qd32_mib_s: 3072.0,
                 rand4k_qd1_iops: 10_000.0,
                 rand4k_qd32_iops: 50_000.0,
-            }),
+                buffers: Buffers::Thp,
+            }],
             cold_readahead_mib_s: Some(900.0),
             notes: vec![],
             spread: Some(Spread {
@@ -396,8 +467,8 @@ impl Profile {
                 )?;
             }
         }
-        if let Some(d) = &self.device {
-            let k = |f: &str| format!("device.{f}");
+        for d in &self.devices {
+            let k = |f: &str| format!("devices[{}].{f}", d.buffers.as_str());
             check_rate(
                 || k("seq_qd1_mib_s"),
                 d.seq_qd1_mib_s,
@@ -511,6 +582,14 @@ impl Profile {
             .or_else(|| self.methods.iter().find(|m| m.method == Method::Pread))
             .or_else(|| self.methods.iter().find(|m| m.method == Method::Read))
             .map(|m| m.ops_per_s)
+    }
+
+    /// The O_DIRECT device figures measured with buffers of the same memory as `buffers` (see
+    /// [`same_memory`]); None when the device was not measured with it.
+    pub fn device_for(&self, buffers: Buffers) -> Option<&DeviceCeiling> {
+        self.devices
+            .iter()
+            .find(|d| same_memory(d.buffers, buffers))
     }
 
     /// The memory ceiling for `threads` (the largest measured count at most `threads`).
@@ -758,7 +837,7 @@ mod tests {
             },
             methods: vec![],
             memory: vec![],
-            device: None,
+            devices: vec![],
             cold_readahead_mib_s: None,
             notes: vec![],
             spread: None,
@@ -813,34 +892,62 @@ mod tests {
 
     #[test]
     fn copy_and_xor_slow_down_between_the_cache_and_memory_buffer_sizes() {
+        let level = |buffer_bytes, copy_xor_mib_s| MemoryLevel {
+            buffer_bytes,
+            copy_xor_mib_s,
+            buffers: Buffers::Plain,
+        };
         let m = MemoryCeiling {
             threads: 1,
             copy_mib_s: 8000.0,
             xor_mib_s: 16000.0,
-            read_levels: vec![
-                MemoryLevel {
-                    buffer_bytes: 1 << 19,
-                    copy_xor_mib_s: 10000.0,
-                },
-                MemoryLevel {
-                    buffer_bytes: 1 << 27,
-                    copy_xor_mib_s: 2500.0,
-                },
-            ],
+            read_levels: vec![level(1 << 19, 10000.0), level(1 << 27, 2500.0)],
         };
-        assert_eq!(m.copy_xor_mib_s(4096), 10000.0);
-        assert_eq!(m.copy_xor_mib_s(1 << 30), 2500.0);
+        let plain = |b| m.copy_xor_mib_s(b, Buffers::Plain).unwrap();
+        assert_eq!(plain(4096), 10000.0);
+        assert_eq!(plain(1 << 30), 2500.0);
         // Halfway in log size: time per byte halfway between 1/10000 and 1/2500.
-        let mid = m.copy_xor_mib_s(1 << 23);
+        let mid = plain(1 << 23);
         assert!(
             (mid - 1.0 / ((1.0 / 10000.0 + 1.0 / 2500.0) / 2.0)).abs() < 1.0,
             "{mid}"
         );
         let none = MemoryCeiling {
             read_levels: vec![],
-            ..m
+            ..m.clone()
         };
-        assert!((none.copy_xor_mib_s(4096) - 1.0 / (1.0 / 8000.0 + 1.0 / 16000.0)).abs() < 1e-6);
+        let apart = none.copy_xor_mib_s(4096, Buffers::Thp).unwrap();
+        assert!((apart - 1.0 / (1.0 / 8000.0 + 1.0 / 16000.0)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_copy_level_or_device_figure_bounds_only_runs_with_the_same_buffer_memory() {
+        let level = |buffer_bytes, copy_xor_mib_s, buffers| MemoryLevel {
+            buffer_bytes,
+            copy_xor_mib_s,
+            buffers,
+        };
+        let m = MemoryCeiling {
+            threads: 1,
+            copy_mib_s: 8000.0,
+            xor_mib_s: 16000.0,
+            read_levels: vec![
+                level(1 << 16, 2500.0, Buffers::Plain),
+                level(1 << 16, 9000.0, Buffers::Thp),
+            ],
+        };
+        assert_eq!(m.copy_xor_mib_s(1 << 20, Buffers::Plain), Some(2500.0));
+        // thp and hugetlb are the same memory to the copy; malloc's offset buffers are not.
+        assert_eq!(m.copy_xor_mib_s(1 << 20, Buffers::HugeTlb), Some(9000.0));
+        assert_eq!(m.copy_xor_mib_s(1 << 20, Buffers::Malloc), None);
+        assert_eq!(m.level_memories(), vec![Buffers::Plain, Buffers::Thp]);
+        let p = Profile::synthetic_example();
+        assert!(p.device_for(Buffers::HugeTlb).is_some());
+        assert!(p.device_for(Buffers::Plain).is_none());
+        assert!(!same_memory(Buffers::Auto, Buffers::Auto));
+        assert_eq!(resolved(Buffers::Auto, true), Buffers::Thp);
+        assert_eq!(resolved(Buffers::Auto, false), Buffers::Plain);
+        assert_eq!(resolved(Buffers::Malloc, true), Buffers::Malloc);
     }
 
     fn tmp() -> tempfile::TempDir {
@@ -906,12 +1013,12 @@ mod tests {
                 "memory[threads=1].xor_mib_s",
             ),
             (
-                |p| p.device.as_mut().unwrap().rand4k_qd1_iops = u64::MAX as f64,
-                "device.rand4k_qd1_iops",
+                |p| p.devices[0].rand4k_qd1_iops = u64::MAX as f64,
+                "devices[thp].rand4k_qd1_iops",
             ),
             (
-                |p| p.device.as_mut().unwrap().seq_qd1_mib_s = f64::NAN,
-                "device.seq_qd1_mib_s",
+                |p| p.devices[0].seq_qd1_mib_s = f64::NAN,
+                "devices[thp].seq_qd1_mib_s",
             ),
             (
                 |p| p.cold_readahead_mib_s = Some(f64::INFINITY),
@@ -939,8 +1046,8 @@ mod tests {
         }
         // Zero means "not measured" for the QD 32 figures.
         let mut p = base;
-        p.device.as_mut().unwrap().seq_qd32_mib_s = 0.0;
-        p.device.as_mut().unwrap().rand4k_qd32_iops = 0.0;
+        p.devices[0].seq_qd32_mib_s = 0.0;
+        p.devices[0].rand4k_qd32_iops = 0.0;
         assert_eq!(p.validate(), Ok(()));
     }
 

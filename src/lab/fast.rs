@@ -13,9 +13,13 @@
 //!   mapping still beat `pread` into 256K-1M aligned buffers there by ~15% wall and ~25% CPU
 //!   once each 8 MiB chunk is populated with one `MADV_POPULATE_READ` instead of a fault per
 //!   64 KiB, so the constant is `Mmap`; it is one line to change where `pread` wins.
-//! * **not cached**: `O_DIRECT` reads through one deep io_uring (the disk is the limit; the page
-//!   cache would only add a copy). Where O_DIRECT or io_uring is refused, buffered `pread` with
-//!   sequential readahead.
+//! * **not cached**: the disk is the limit, and which way of reading it is faster depends on the
+//!   device: `O_DIRECT` through one deep io_uring saves the page cache's copy, but a device (or a
+//!   VM host) whose readahead is better than any queue depth favours buffered `pread` streams.
+//!   So a cold file of at least [`race::RACE_MIN_FILE_BYTES`] is read as a race ([`race`]): a
+//!   probe of each road, timed, then the rest with the faster, the figures in the reason (and in
+//!   `-v`). A smaller one takes O_DIRECT. Where O_DIRECT or io_uring is refused, buffered
+//!   `pread` with sequential readahead.
 //!
 //! Every road XORs every byte exactly once, and a file that shrinks mid-read is an error, so the
 //! choice changes the speed and never the answer. `--road` forces a road (for benchmarks).
@@ -24,6 +28,7 @@ mod direct;
 mod hybrid;
 mod map;
 mod probe;
+mod race;
 mod roads;
 
 use crate::config::{check_block_size, check_queue_depth, check_threads, parse_block_size, usage};
@@ -64,11 +69,14 @@ pub enum Road {
     Direct,
     Buffered,
     Hybrid,
+    /// A timed probe of the direct and the buffered road, then the rest with the faster.
+    Race,
 }
 
 impl Road {
-    pub const NAMES: &'static [&'static str] =
-        &["auto", "mmap", "pread", "direct", "buffered", "hybrid"];
+    pub const NAMES: &'static [&'static str] = &[
+        "auto", "mmap", "pread", "direct", "buffered", "hybrid", "race",
+    ];
 
     pub fn parse(text: &str) -> anyhow::Result<Road> {
         Ok(match text.to_ascii_lowercase().as_str() {
@@ -78,6 +86,7 @@ impl Road {
             "direct" => Road::Direct,
             "buffered" => Road::Buffered,
             "hybrid" => Road::Hybrid,
+            "race" => Road::Race,
             _ => {
                 return Err(usage(format!(
                     "--road: unknown value '{text}'; use one of {}",
@@ -192,7 +201,8 @@ pub struct FastArgs {
     #[arg(long, short = 'v')]
     pub verbose: bool,
     /// Force a road instead of choosing one: auto, mmap, pread, direct (io_uring O_DIRECT),
-    /// buffered (pread with sequential readahead), hybrid (cached chunks mapped, the rest O_DIRECT)
+    /// buffered (pread with sequential readahead), hybrid (cached chunks mapped, the rest O_DIRECT),
+    /// race (a timed probe of direct and buffered, then the rest with the faster)
     #[arg(long, default_value = "auto", value_name = "ROAD")]
     pub road: String,
     /// Worker threads (default: one per core); on the cold roads, sequential streams (direct:
@@ -338,13 +348,16 @@ fn choose_and_read(
     };
     log(&cache_note);
     report.reason = cache_note;
-    let road = match settings.road {
-        Road::Auto if !cached.known() => Road::Buffered,
-        Road::Auto if warm => Road::Mmap,
-        Road::Auto if cached.percent() >= HYBRID_MIN_PCT => Road::Hybrid,
-        Road::Auto => Road::Direct,
-        r => r,
+    let pct = cached.percent();
+    let (road, why) = match settings.road {
+        Road::Auto if !cached.known() => (Road::Buffered, "residency unknown: buffered reads suit both".to_string()),
+        Road::Auto if warm => (Road::Mmap, format!("{pct:.1}% cached >= {WARM_THRESHOLD_PCT}%: read from memory")),
+        Road::Auto if pct >= HYBRID_MIN_PCT => (Road::Hybrid, format!("{pct:.1}% cached, between {HYBRID_MIN_PCT}% and {WARM_THRESHOLD_PCT}%: cached chunks mapped, the rest O_DIRECT")),
+        Road::Auto if len >= race::RACE_MIN_FILE_BYTES => (Road::Race, format!("{pct:.1}% cached < {HYBRID_MIN_PCT}%: from the disk; O_DIRECT and buffered readahead raced on a probe each, the rest read by the faster")),
+        Road::Auto => (Road::Direct, format!("{pct:.1}% cached < {HYBRID_MIN_PCT}%: from the disk, O_DIRECT (under {} MiB: too small to race)", race::RACE_MIN_FILE_BYTES >> 20)),
+        r => (r, format!("--road {} asked", r.as_str())),
     };
+    log(&format!("why: {why}"));
     if road != Road::Mmap {
         return run_road(path, &file, len, road, settings, report, None, log);
     }
@@ -410,8 +423,9 @@ impl Buffers {
                 self.streams as u64 * self.cold_block as u64,
                 format!("{} streams x {cold}", self.streams),
             ),
-            // The direct road, or (no O_DIRECT) buffered reads with as many streams.
-            Road::Direct | Road::Hybrid => {
+            // The direct road, or (no O_DIRECT) buffered reads with as many streams; the race
+            // runs one after the other.
+            Road::Direct | Road::Hybrid | Road::Race => {
                 let fallback = self.streams as u64 * self.cold_block as u64;
                 (
                     direct.max(fallback),
@@ -497,6 +511,22 @@ fn run_road(
             report.block_bytes = cold_block;
             report.threads = roads::useful_threads(len, streams);
             roads::buffered_road(path, file, len, streams, cold_block)?
+        }
+        Road::Race => {
+            report.block_bytes = cold_block;
+            let plan = race::Plan {
+                block_bytes: cold_block,
+                queue_depth: settings.queue_depth,
+                direct_streams,
+                buffered_streams: streams,
+            };
+            let out = race::run(path, file, len, race::probe_bytes(len), plan, log)?;
+            (report.road, report.threads) = match out.winner {
+                race::Winner::Direct => (Road::Direct, 1),
+                race::Winner::Buffered => (Road::Buffered, out.buffered_streams),
+            };
+            report.reason.push_str(&format!(", {}", out.note));
+            out.xor
         }
         Road::Hybrid => {
             report.block_bytes = cold_block;

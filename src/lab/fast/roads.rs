@@ -225,14 +225,28 @@ pub fn buffered_road(
     streams: usize,
     block_bytes: usize,
 ) -> anyhow::Result<u32> {
+    buffered_range(path, file, 0, len_bytes, streams, block_bytes)
+}
+
+/// [`buffered_road`] over the bytes `start..end` of the file (`start` a multiple of
+/// [`CHUNK_BYTES`]): the parts of the streams are whole chunks from `start`.
+pub fn buffered_range(
+    path: &Path,
+    file: &File,
+    start: u64,
+    end: u64,
+    streams: usize,
+    block_bytes: usize,
+) -> anyhow::Result<u32> {
+    let len_bytes = end.saturating_sub(start);
     let streams = useful_threads(len_bytes, streams) as u64;
     let unit = CHUNK_BYTES;
     let units = len_bytes.div_ceil(unit);
     std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(streams as usize);
         for i in 0..streams {
-            let start = (units * i / streams * unit).min(len_bytes);
-            let end = (units * (i + 1) / streams * unit).min(len_bytes);
+            let from = start + (units * i / streams * unit).min(len_bytes);
+            let to = start + (units * (i + 1) / streams * unit).min(len_bytes);
             // A stream that cannot be started fails the road; those started finish their part
             // (the scope waits for them).
             handles.push(spawn_in(s, move || -> anyhow::Result<u32> {
@@ -241,7 +255,7 @@ pub fn buffered_road(
                 // SAFETY: plain syscall on a valid descriptor; it only tunes readahead.
                 unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL) };
                 let mut buf = AlignedBuf::new(block_bytes);
-                pread_chunk(&f, &mut buf, start, end - start)
+                pread_chunk(&f, &mut buf, from, to - from)
             })?);
         }
         let mut x = 0u32;
