@@ -549,7 +549,7 @@ pub fn judge(
         };
         let why = match (share, sleeps) {
             (Some(share), _) if share >= CPU_BOUND_SHARE => Some(format!(
-                "the workers used {share:.2} of a core each over the run"
+                "the workers spent {share:.2} of a core each in diskscope's own code"
             )),
             (_, Some(n)) if n.saturating_mul(NEVER_WAITED_OPS_PER_SLEEP) <= r.ops => Some(format!(
                 "the workers slept {n} times in {} operations (they never waited for a device)",

@@ -336,6 +336,7 @@ impl Run {
         while self.next_snapshot().is_some() {}
         let ops_log_error = self.ops_log_error().map(|e| e.to_string());
         let started = self.workers.started;
+        let worker_user_ns = self.workers.user_cpu_ns.clone();
         let (elapsed, failure) = join(
             self.workers,
             self.meta.spec.fsync,
@@ -350,9 +351,15 @@ impl Run {
             self.meta.spec.direct,
             self.aggregate.bytes,
         );
-        let cpu_s = process_cpu_s()
-            .zip(self.cpu_start_s)
-            .map(|(end, start)| ((end.0 - start.0).max(0.0), end.1.saturating_sub(start.1)));
+        // The workers' own user-space CPU time (diskscope's code, not the kernel's I/O work, nor
+        // io_uring's kernel threads, nor the collecting thread), and the process's voluntary
+        // context switches.
+        let cpu_s = process_cpu_s().zip(self.cpu_start_s).map(|(end, start)| {
+            (
+                worker_user_ns.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e9,
+                end.1.saturating_sub(start.1),
+            )
+        });
         let timeline = Arc::new(timeline);
         let judgement = judge_run(
             &self.meta,

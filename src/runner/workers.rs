@@ -7,7 +7,7 @@
 use crate::engine::{descriptor_lost, dispose_job, engine_for, WorkerJob};
 use crate::measure::{Clock, OpSpan, Snapshot, WorkerCtx};
 use anyhow::Context;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -23,6 +23,23 @@ pub(super) struct Workers {
     pub(super) started: Instant,
     clock: Clock,
     pub(super) count: usize,
+    /// User-space CPU time of the worker threads themselves, ns, added by each as it ends:
+    /// diskscope's own code (the loop, the clock, the histogram, the XOR). Not their system time,
+    /// which is the kernel doing the I/O the run measures (the call, the copy, a buffered read's
+    /// page-cache work, completions), nor the collecting thread's or io_uring's kernel workers'
+    /// (`iou-wrk-*`). See `explain::verdict`'s generator_bound.
+    pub(super) user_cpu_ns: Arc<AtomicU64>,
+}
+
+/// The calling thread's user-space CPU time, ns; None if it cannot be read.
+fn thread_user_ns() -> Option<u64> {
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes one rusage into `ru`, which lives for the call.
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } != 0 {
+        return None;
+    }
+    Some(ru.ru_utime.tv_sec as u64 * 1_000_000_000 + ru.ru_utime.tv_usec as u64 * 1000)
 }
 
 /// Where the workers wait until every one of them exists, so they start together: opened with
@@ -94,10 +111,12 @@ impl Workers {
         let gate = Arc::new(Gate::default());
         let engine = engine_for(method);
         let mut threads = Vec::with_capacity(count);
+        let user_cpu_ns = Arc::new(AtomicU64::new(0));
         for mut job in jobs {
             let tx: Sender<Snapshot> = tx.clone();
             let stop = stop.clone();
             let gate_w = gate.clone();
+            let cpu_w = user_cpu_ns.clone();
             let spawned = spawn_thread(
                 std::thread::Builder::new().name(format!("diskscope-worker-{}", job.worker)),
                 move || {
@@ -106,6 +125,7 @@ impl Workers {
                         dispose_job(job, false);
                         return None;
                     }
+                    let cpu_start = thread_user_ns();
                     let mut ctx =
                         WorkerCtx::new(epoch_raw, job.worker, stop, tx, duration, job.block_size);
                     if let Some((rate_iops, arrival)) = pace {
@@ -124,6 +144,9 @@ impl Workers {
                         ctx.mix();
                     }
                     let outcome = engine.run(&mut job, &mut ctx);
+                    if let (Some(a), Some(b)) = (cpu_start, thread_user_ns()) {
+                        cpu_w.fetch_add(b.saturating_sub(a), Ordering::Relaxed);
+                    }
                     let span = ctx.finish(&outcome);
                     dispose_job(job, descriptor_lost(&outcome));
                     span
@@ -151,6 +174,7 @@ impl Workers {
             started,
             clock,
             count,
+            user_cpu_ns,
         })
     }
 
