@@ -456,3 +456,37 @@ fn a_batch_on_tmpfs_draws_its_suspect_bars_hollow_and_the_report_says_why() {
         "the timeline figure is embedded"
     );
 }
+
+#[test]
+fn a_sweeps_syscalls_rows_carry_each_calls_verdict_too_short_below_its_minimum() {
+    let d = tmp();
+    let sweep = d.path().join("s.toml");
+    std::fs::write(
+        &sweep,
+        "name = \"v\"\n[file]\ncreate = \"1M\"\n[[experiment]]\nname = \"calls\"\n\
+         kind = \"syscalls\"\nreps = 1\nseconds = 0.01\n",
+    )
+    .unwrap();
+    let out = d.path().join("out");
+    let o = bin("diskscope")
+        .arg("--batch")
+        .arg(&sweep)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: Vec<std::collections::HashMap<String, String>> =
+        csv::Reader::from_path(out.join("calls.csv"))
+            .unwrap()
+            .deserialize()
+            .collect::<Result<_, _>>()
+            .unwrap();
+    assert!(rows.len() >= 4, "{rows:?}");
+    for r in &rows {
+        // 0.01 s per call is under the 0.05 s a figure needs: the same judge as `syscalls`.
+        assert_eq!(r["verdict"], "suspect", "{r:?}");
+        assert!(r["reasons"].split(';').any(|c| c == "too_short"), "{r:?}");
+        assert!(r["why"].contains("shorter than"), "{r:?}");
+    }
+}

@@ -31,6 +31,11 @@ pub struct SyscallRow {
     pub ns_per_call: f64,
     /// Error message when the repetition failed, else empty.
     pub error: String,
+    /// Can the figure be trusted as this call's cost (issue 23, `lab::syscalls::judge_call`):
+    /// `ok` or `suspect`, with the reason codes and their sentences; empty for a failed one.
+    pub verdict: String,
+    pub reasons: String,
+    pub why: String,
 }
 
 /// Significant digits kept in CSV floats: more than any measurement here resolves.

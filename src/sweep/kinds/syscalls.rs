@@ -107,6 +107,9 @@ impl SweepKind for Syscalls {
                     calls_per_s: s.calls_per_s,
                     ns_per_call: s.ns_per_call,
                     error: String::new(),
+                    verdict: s.verdict,
+                    reasons: s.reasons,
+                    why: s.why,
                 }))?;
             }
         }

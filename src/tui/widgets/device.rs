@@ -21,11 +21,16 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 /// `file/dev 1.00×`, or what a zero means: the device moved nothing for the file's bytes (page
-/// cache), or the file moved nothing.
+/// cache), or the file moved nothing. From 10× up the device's bytes are background requests
+/// beside a run served from the page cache: said so, in a whole number (`53267× cache`, not a
+/// figure with decimals nobody reads).
 pub fn ratio_text(file_bytes: u64, dev_bytes: u64) -> String {
     match (file_bytes, dev_bytes) {
         (0, 0) => "file/dev -".into(),
         (_, 0) => "file/dev ∞ (cache)".into(),
+        (f, d) if f as f64 / d as f64 >= 10.0 => {
+            format!("file/dev {:.0}× cache", f as f64 / d as f64)
+        }
         (f, d) => format!("file/dev {:.2}×", f as f64 / d as f64),
     }
 }
@@ -140,6 +145,8 @@ mod tests {
         assert_eq!(ratio_text(1 << 20, 1 << 20), "file/dev 1.00×");
         assert_eq!(ratio_text(1 << 20, 2 << 20), "file/dev 0.50×");
         assert_eq!(ratio_text(1 << 20, 0), "file/dev ∞ (cache)");
+        assert_eq!(ratio_text(53_267 << 10, 1 << 10), "file/dev 53267× cache");
+        assert_eq!(ratio_text(9 << 20, 1 << 20), "file/dev 9.00×");
         assert_eq!(ratio_text(0, 0), "file/dev -");
         assert_eq!(req_text(1_531_485.0), "1495.6K");
         assert_eq!(req_text(1_048_576.0), "1M");
