@@ -39,9 +39,8 @@ pub struct Run {
     timeline: TimelineBuilder,
     /// Where the per-operation log goes (`--log-ops`), and the first error writing it.
     ops_log: Option<OpsLog>,
-    /// The process's CPU time (seconds) and voluntary context switches when the workers
-    /// started (for the verdict).
-    cpu_start_s: Option<(f64, u64)>,
+    /// The process's voluntary context switches when the workers started (for the verdict).
+    switches_start: Option<u64>,
 }
 
 /// The per-operation log's file: `worker,end_ns,latency_ns`, one operation a line.
@@ -113,7 +112,7 @@ impl Run {
         // The device's first sample is time 0 of the run, taken just before the workers start.
         let timeline =
             TimelineBuilder::from_env(DEFAULT_INTERVAL, Sampler::for_file(&meta.spec.path));
-        let cpu_start_s = process_cpu_s();
+        let switches_start = voluntary_switches();
         let spawned = Workers::spawn(
             prepared.jobs,
             prepared.spec.method,
@@ -148,7 +147,7 @@ impl Run {
             created: prepared.created,
             timeline,
             ops_log: None,
-            cpu_start_s,
+            switches_start,
         })
     }
 
@@ -353,13 +352,11 @@ impl Run {
         );
         // The workers' own user-space CPU time (diskscope's code, not the kernel's I/O work, nor
         // io_uring's kernel threads, nor the collecting thread), and the process's voluntary
-        // context switches.
-        let cpu_s = process_cpu_s().zip(self.cpu_start_s).map(|(end, start)| {
-            (
-                worker_user_ns.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e9,
-                end.1.saturating_sub(start.1),
-            )
-        });
+        // context switches during the run.
+        let worker_cpu_s = worker_user_ns.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e9;
+        let switches = voluntary_switches()
+            .zip(self.switches_start)
+            .map(|(end, start)| end.saturating_sub(start));
         let timeline = Arc::new(timeline);
         let judgement = judge_run(
             &self.meta,
@@ -367,7 +364,8 @@ impl Run {
             &self.aggregate,
             elapsed,
             &timeline,
-            cpu_s,
+            worker_cpu_s,
+            switches,
         );
         Ended {
             ops_log_error,
@@ -383,9 +381,8 @@ impl Run {
     }
 }
 
-/// This process's CPU time (user + system, every thread, ended ones included), seconds, and its
-/// voluntary context switches.
-fn process_cpu_s() -> Option<(f64, u64)> {
+/// This process's voluntary context switches (every thread, ended ones included).
+fn voluntary_switches() -> Option<u64> {
     // SAFETY: getrusage writes one rusage struct into the zeroed one it is given and reads
     // nothing else.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
@@ -393,8 +390,7 @@ fn process_cpu_s() -> Option<(f64, u64)> {
     if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
         return None;
     }
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    Some((tv(ru.ru_utime) + tv(ru.ru_stime), ru.ru_nvcsw.max(0) as u64))
+    Some(ru.ru_nvcsw.max(0) as u64)
 }
 
 /// The verdict of a finished run (`explain::verdict`): its result as measured, its timeline,
@@ -405,7 +401,8 @@ fn judge_run(
     agg: &Aggregate,
     elapsed: Option<Duration>,
     timeline: &Arc<Timeline>,
-    cpu: Option<(f64, u64)>,
+    worker_cpu_s: f64,
+    switches: Option<u64>,
 ) -> crate::explain::verdict::Verdict {
     use crate::explain::verdict::{dirty_bytes, judge, Observed};
     let spec = &meta.spec;
@@ -413,8 +410,8 @@ fn judge_run(
     let ctx = crate::explain::context::Context::collect(&spec.path);
     let profile = crate::explain::profile_for(&spec.path);
     let seen = Observed {
-        cpu_s: cpu.map(|c| c.0),
-        voluntary_switches: cpu.map(|c| c.1),
+        cpu_s: Some(worker_cpu_s),
+        voluntary_switches: switches,
         dirty_end_bytes: std::fs::read_to_string("/proc/meminfo")
             .ok()
             .and_then(|m| dirty_bytes(&m)),
