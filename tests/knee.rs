@@ -259,6 +259,16 @@ fn a_knee_experiments_report_embeds_the_search_figure_from_the_answer_it_carried
         summary.lines().nth(1).unwrap().starts_with("kx,1000000"),
         "{summary}"
     );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap())
+            .unwrap();
+    assert_eq!(doc["knees"][0]["experiment"], "kx", "{}", doc["knees"]);
+    assert_eq!(
+        num(&doc["knees"][0]["answer"]["settings_target_p99_us"]),
+        Some(1e6),
+        "{}",
+        doc["knees"]
+    );
     let html = std::fs::read_to_string(&report).unwrap();
     assert!(
         html.contains("kx-knee.svg: the knee search"),
