@@ -232,12 +232,7 @@ fn an_open_loop_timeline_has_response_columns_never_below_the_service_ones_and_a
 fn read_csv(path: &std::path::Path) -> (Vec<String>, Vec<Vec<String>>) {
     let text = std::fs::read_to_string(path).unwrap();
     let mut lines = text.lines();
-    let header = lines
-        .next()
-        .unwrap()
-        .split(',')
-        .map(String::from)
-        .collect();
+    let header = lines.next().unwrap().split(',').map(String::from).collect();
     let rows = lines
         .map(|l| l.split(',').map(String::from).collect())
         .collect();
@@ -286,9 +281,7 @@ fn a_sweep_of_rates_writes_a_closed_and_an_open_loop_point_with_response_times_f
     assert_eq!(closed[col("rate_iops_asked")], "", "{closed:?}");
     assert_eq!(closed[col("resp_p99_us")], "", "{closed:?}");
     let num = |r: &Vec<String>, c: &str| -> f64 {
-        r[col(c)]
-            .parse()
-            .unwrap_or_else(|_| panic!("{c}: {r:?}"))
+        r[col(c)].parse().unwrap_or_else(|_| panic!("{c}: {r:?}"))
     };
     assert_eq!(num(open, "rate_iops_asked"), 500.0);
     // 500 reads a second from a warm 4 MiB file: any machine keeps up, however loaded (the
@@ -331,7 +324,10 @@ fn a_sweep_refuses_a_bad_rate_or_arrival_before_running_naming_its_line_and_key(
     let dir = tmp();
     let sweep = p(&dir, "bad.toml");
     for (keys, want) in [
-        ("rate = \"fast\"", "bad.toml:6: key `rate`: cannot read 'fast'"),
+        (
+            "rate = \"fast\"",
+            "bad.toml:6: key `rate`: cannot read 'fast'",
+        ),
         (
             "arrival = \"poisson\"",
             "bad.toml:6: key `arrival`: applies to open-loop points",

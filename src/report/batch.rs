@@ -102,7 +102,10 @@ fn knee_figure(
     match crate::lab::knee::svg::render(&title, knee) {
         Ok(svg) => Some((format!("{}-knee.svg", x.name), svg)),
         Err(e) => {
-            eprintln!("--report: the knee figure of {} was left out: {e:#}", x.name);
+            eprintln!(
+                "--report: the knee figure of {} was left out: {e:#}",
+                x.name
+            );
             None
         }
     }

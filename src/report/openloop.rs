@@ -105,11 +105,7 @@ pub fn points(runs: &[RunResult]) -> Vec<OpenLoopPoint> {
                 reps: rows.len(),
                 asked_iops,
                 achieved_iops: median(&|r| r.rate_iops_achieved),
-                backlog_ops_max: rows
-                    .iter()
-                    .filter_map(|r| r.backlog_ops)
-                    .max()
-                    .unwrap_or(0),
+                backlog_ops_max: rows.iter().filter_map(|r| r.backlog_ops).max().unwrap_or(0),
                 fell_behind: rows
                     .iter()
                     .filter(|r| r.fell_behind() == Some(true))
@@ -176,8 +172,11 @@ pub fn records_by_rate(runs: &[RunResult]) -> Vec<Record> {
             let mut recs = crate::compare::load::records_of(&rows).unwrap_or_default();
             if let Some(bits) = key {
                 for rec in &mut recs {
-                    rec.setup.experiment =
-                        format!("{} {}", rec.setup.experiment, rate_suffix(f64::from_bits(bits)));
+                    rec.setup.experiment = format!(
+                        "{} {}",
+                        rec.setup.experiment,
+                        rate_suffix(f64::from_bits(bits))
+                    );
                 }
             }
             recs
@@ -349,7 +348,10 @@ mod tests {
             html.contains("<th>service p99</th><th>response p99</th>"),
             "{html}"
         );
-        assert!(html.contains("<td>200</td>") || html.contains("<td>200.0</td>"), "{html}");
+        assert!(
+            html.contains("<td>200</td>") || html.contains("<td>200.0</td>"),
+            "{html}"
+        );
     }
 
     #[test]

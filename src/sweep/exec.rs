@@ -179,4 +179,3 @@ fn run_outcome(r: &RunResult) -> String {
         format!("{:.1} MiB/s, {:.0} IOPS", r.mib_s, r.iops)
     }
 }
-

@@ -230,9 +230,9 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
                                         s.submit = submit;
                                     }
                                     s.block_size_bytes = bs;
-                                    s.rate_iops = rate.iops(bs, "rate").map_err(|e| {
-                                        l.src.key_error(l.span("rate"), "rate", &e)
-                                    })?;
+                                    s.rate_iops = rate
+                                        .iops(bs, "rate")
+                                        .map_err(|e| l.src.key_error(l.span("rate"), "rate", &e))?;
                                     s.arrival = *arrival;
                                     s.buffers = buf;
                                     s.duration = Some(Duration::from_secs_f64(x.seconds));
@@ -480,7 +480,10 @@ mod tests {
             .clone();
         two.threads = 2;
         let companion = crate::fio::sweep_companion("x", &[pts[0].clone(), two], 1 << 20);
-        let lines: Vec<&str> = companion.lines().filter(|l| l.starts_with("fio ")).collect();
+        let lines: Vec<&str> = companion
+            .lines()
+            .filter(|l| l.starts_with("fio "))
+            .collect();
         assert!(!lines[0].contains("--rate_iops"), "{companion}");
         assert!(
             lines[1].contains("--rate_iops=250") && lines[1].contains("--rate_process=poisson"),
@@ -508,7 +511,10 @@ mod tests {
         let base = "[file]\ncreate = \"1M\"\n[[experiment]]\nname = \"x\"\nkind = \"throughput\"\n";
         for (keys, want) in [
             ("rate = -5", "t.toml:6: key `rate`: -5 is not a rate"),
-            ("rate = \"5 furlongs/s\"", "t.toml:6: key `rate`: cannot read"),
+            (
+                "rate = \"5 furlongs/s\"",
+                "t.toml:6: key `rate`: cannot read",
+            ),
             ("rate = true", "t.toml:6: key `rate`: boolean is not a rate"),
             ("rate = 2e9", "t.toml:6: key `rate`: must be above 0"),
             (
@@ -523,7 +529,10 @@ mod tests {
                 "rate = 0\narrival = \"poisson\"",
                 "t.toml:7: key `arrival`: applies to open-loop points",
             ),
-            ("rate = 5\narrival = \"uniform\"", "t.toml:7: key `arrival`:"),
+            (
+                "rate = 5\narrival = \"uniform\"",
+                "t.toml:7: key `arrival`:",
+            ),
         ] {
             let e = plan_error(&format!("{base}{keys}\n"));
             assert!(e.starts_with(want), "{keys}: {e}");

@@ -115,7 +115,7 @@ impl Ctx<'_> {
             .map(|v| match v {
                 Value::Integer(0) => Ok(Rate::Closed),
                 Value::Integer(n) if n > 0 => self.iops(n as f64),
-                Value::Float(f) if f == 0.0 => Ok(Rate::Closed),
+                Value::Float(0.0) => Ok(Rate::Closed),
                 Value::Float(f) if f > 0.0 => self.iops(f),
                 Value::Integer(_) | Value::Float(_) => Err(self.err(format!(
                     "{} is not a rate; write operations per second above 0 such as 2000, or 0 \

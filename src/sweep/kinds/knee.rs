@@ -309,12 +309,17 @@ mod tests {
         let cells: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
         let num = |i: usize| cells[i].parse::<f64>().unwrap();
         assert_eq!(cells[0], "a", "{csv}");
-        assert_eq!((num(1), num(2), num(3), num(4)), (2000.0, 4321.0, 4500.0, 4.0));
+        assert_eq!(
+            (num(1), num(2), num(3), num(4)),
+            (2000.0, 4321.0, 4500.0, 4.0)
+        );
         assert_eq!(cells[5], "the bracket is within 5%", "{csv}");
         assert_eq!((num(7), num(8), num(11)), (5.0, 1.0, 12.346), "{csv}");
         // Another experiment's rows without an answer (an interrupted search) summarize to
         // nothing: no answer is kept anywhere but in the rows.
-        let (csv, chart) = Knee.summary(&experiment("b"), &Collected::default()).unwrap();
+        let (csv, chart) = Knee
+            .summary(&experiment("b"), &Collected::default())
+            .unwrap();
         assert!(csv.is_empty() && chart.is_none(), "{csv}");
         // A failed search: its error, no answer.
         let failed = Collected {
@@ -326,6 +331,9 @@ mod tests {
             ..Collected::default()
         };
         let (csv, _) = Knee.summary(&experiment("c"), &failed).unwrap();
-        assert!(csv.lines().nth(1).unwrap().ends_with(",cannot open"), "{csv}");
+        assert!(
+            csv.lines().nth(1).unwrap().ends_with(",cannot open"),
+            "{csv}"
+        );
     }
 }
