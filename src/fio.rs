@@ -22,10 +22,14 @@
 //!   `hugetlb` → `iomem=mmaphuge` (`MAP_HUGETLB`), `thp` → `iomem=mmap` with a caveat: fio never
 //!   asks for transparent huge pages, so it gets them only where THP is `always`.
 //!
+//! - open loop (`--rate`, a sweep's `rate`) → `rate_iops` per job (the rate over all threads
+//!   divided by `numjobs`) with `rate_process=linear` (constant) or `poisson`; fio's latencies
+//!   count from the issue, diskscope's `resp_*` from the intended start (a caveat line says so).
+//!
 //! fio divides bytes by the longest job's runtime; diskscope by the wall span of all workers
 //! (docs/accuracy.md).
 
-use crate::config::{Buffers, CacheMode, Op, Pattern, Prealloc, RunSpec, SubmitPolicy};
+use crate::config::{Arrival, Buffers, CacheMode, Op, Pattern, Prealloc, RunSpec, SubmitPolicy};
 use crate::engine::BufferKind;
 
 /// The fio invocation for `spec`, given the bytes the run covers (`total_bytes`: the sequential
@@ -154,6 +158,28 @@ pub fn fio_args(spec: &RunSpec, total_bytes: u64) -> (Vec<String>, Vec<String>) 
         set("thread", "1".into());
         set("group_reporting", "1".into());
     }
+    if let Some(rate) = spec.rate_iops {
+        // Open loop: fio's rate_iops is per job (each of numjobs issues at it), a whole
+        // number; diskscope's rate is over all threads.
+        let per_job = (rate / threads as f64).round().max(1.0) as u64;
+        set("rate_iops", per_job.to_string());
+        let process = match spec.arrival {
+            Arrival::Constant => "linear",
+            Arrival::Poisson => "poisson",
+        };
+        set("rate_process", process.into());
+        if (per_job as f64 * threads as f64 - rate).abs() > 0.5 {
+            caveats.push(format!(
+                "fio's rate_iops is a whole number per job: {per_job}/s × {threads} jobs, where \
+                 diskscope asks {rate:.1}/s over all threads"
+            ));
+        }
+        caveats.push(
+            "fio's latencies count from each I/O's issue (diskscope's lat_* service times); \
+             diskscope's resp_* count from the intended start (docs/openloop.md)"
+                .into(),
+        );
+    }
     caveats.extend(caps.fio_caveat(spec.op).map(String::from));
     let slots = caps.slots(spec.queue_depth) as u64;
     if slots > 0 {
@@ -240,7 +266,7 @@ pub fn sweep_companion(experiment: &str, points: &[RunSpec], file_size_bytes: u6
     );
     for (i, s) in points.iter().enumerate() {
         out.push_str(&format!(
-            "# point {}: {} {} {} bs={} threads={} qd={} direct={} cache={} buffers={}\n",
+            "# point {}: {} {} {} bs={} threads={} qd={} direct={} cache={} buffers={}{}\n",
             i + 1,
             s.op,
             s.method,
@@ -250,7 +276,11 @@ pub fn sweep_companion(experiment: &str, points: &[RunSpec], file_size_bytes: u6
             s.queue_depth,
             s.direct,
             s.cache,
-            s.buffers
+            s.buffers,
+            match s.rate_iops {
+                Some(r) => format!(" rate={r:.0}/s arrival={}", s.arrival),
+                None => String::new(),
+            }
         ));
         out.push_str(&fio_command(s, total_bytes_of(s, file_size_bytes)));
         out.push('\n');

@@ -232,3 +232,51 @@ fn ctrl_c_during_a_search_exits_130_with_no_answer_on_stdout() {
     assert!(out.is_empty(), "stdout: {out}");
     assert!(rest.contains("stopped: interrupted"), "{seen}{rest}");
 }
+
+#[test]
+fn a_knee_experiments_report_embeds_the_search_figure_from_the_answer_it_carried() {
+    let dir = tmp();
+    let s = sweep(
+        &dir,
+        "p99 = \"1s\", seconds = 0.2, min_ops = 50, max_points = 2, tolerance = 20",
+    );
+    let out_dir = p(&dir, "out");
+    let report = p(&dir, "k.html");
+    let out = bin("diskscope")
+        .arg("--batch")
+        .arg(&s)
+        .arg("--out")
+        .arg(&out_dir)
+        .arg("--report")
+        .arg(&report)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // The summary CSV and the page both read the search's answer from the sweep's outcome.
+    let summary = std::fs::read_to_string(out_dir.join("kx-summary.csv")).unwrap();
+    assert!(
+        summary.lines().nth(1).unwrap().starts_with("kx,1000000"),
+        "{summary}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap())
+            .unwrap();
+    assert_eq!(doc["knees"][0]["experiment"], "kx", "{}", doc["knees"]);
+    assert_eq!(
+        num(&doc["knees"][0]["answer"]["settings_target_p99_us"]),
+        Some(1e6),
+        "{}",
+        doc["knees"]
+    );
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        html.contains("kx-knee.svg: the knee search"),
+        "no knee figure in the report"
+    );
+    assert!(html.contains("<svg"), "the figure inline");
+    assert!(
+        html.contains("<th>service p99</th><th>response p99</th>"),
+        "the knee's points with their response times"
+    );
+}

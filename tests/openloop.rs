@@ -227,3 +227,129 @@ fn an_open_loop_timeline_has_response_columns_never_below_the_service_ones_and_a
         "{closed}"
     );
 }
+
+/// The cells of a CSV file as (header, rows).
+fn read_csv(path: &std::path::Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap().split(',').map(String::from).collect();
+    let rows = lines
+        .map(|l| l.split(',').map(String::from).collect())
+        .collect();
+    (header, rows)
+}
+
+#[test]
+fn a_sweep_of_rates_writes_a_closed_and_an_open_loop_point_with_response_times_fio_lines_and_report(
+) {
+    let dir = tmp();
+    let sweep = p(&dir, "ol.toml");
+    std::fs::write(
+        &sweep,
+        "name = \"ol\"\n[file]\ncreate = \"4M\"\n[[experiment]]\nname = \"r\"\n\
+         kind = \"throughput\"\nreps = 1\nseconds = 1.5\nmethod = \"pread\"\n\
+         pattern = \"random\"\nblock_size = \"4K\"\nrate = [0, 500]\n",
+    )
+    .unwrap();
+    let out_dir = p(&dir, "out");
+    let report = p(&dir, "r.html");
+    let out = bin("diskscope")
+        .arg("--batch")
+        .arg(&sweep)
+        .arg("--out")
+        .arg(&out_dir)
+        .arg("--report")
+        .arg(&report)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // One CSV, one header for both points: the closed loop's open-loop cells are empty.
+    let (header, rows) = read_csv(&out_dir.join("r.csv"));
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("no {name} in {header:?}"))
+    };
+    for r in &rows {
+        assert_eq!(r.len(), header.len(), "{r:?}");
+        assert_eq!(r[col("error")], "", "{r:?}");
+    }
+    let (closed, open) = (&rows[0], &rows[1]);
+    assert_eq!(closed[col("rate_iops_asked")], "", "{closed:?}");
+    assert_eq!(closed[col("resp_p99_us")], "", "{closed:?}");
+    let num = |r: &Vec<String>, c: &str| -> f64 {
+        r[col(c)].parse().unwrap_or_else(|_| panic!("{c}: {r:?}"))
+    };
+    assert_eq!(num(open, "rate_iops_asked"), 500.0);
+    // 500 reads a second from a warm 4 MiB file: any machine keeps up, however loaded (the
+    // schedule issues late operations at once, so a slow wake-up costs response time, not rate).
+    let achieved = num(open, "rate_iops_achieved");
+    assert!((400.0..=600.0).contains(&achieved), "achieved {achieved}");
+    for q in ["p50", "p99", "p999"] {
+        assert!(
+            num(open, &format!("resp_{q}_us")) >= num(open, &format!("lat_{q}_us")),
+            "{q}: {open:?}"
+        );
+    }
+    // The fio companion paces the open-loop point the same way, and only that one.
+    let fio = std::fs::read_to_string(out_dir.join("r-fio.txt")).unwrap();
+    let commands: Vec<&str> = fio.lines().filter(|l| l.starts_with("fio ")).collect();
+    assert_eq!(commands.len(), 2, "{fio}");
+    assert!(!commands[0].contains("--rate_iops"), "{fio}");
+    assert!(
+        commands[1].contains("--rate_iops=500") && commands[1].contains("--rate_process=linear"),
+        "{fio}"
+    );
+    // The figure puts the offered rate on x.
+    let svg = std::fs::read_to_string(out_dir.join("r.svg")).unwrap();
+    assert!(
+        svg.contains("closed loop") && svg.contains("500 IOPS"),
+        "no rate axis in r.svg"
+    );
+    // The report: the points apart, the response percentiles beside the service ones.
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("r: read pread 4K random"), "no point rows");
+    assert!(html.contains("@500/s"), "no open-loop point in the report");
+    assert!(
+        html.contains("<th>service p99</th><th>response p99</th>"),
+        "no response column in the report"
+    );
+}
+
+#[test]
+fn a_sweep_refuses_a_bad_rate_or_arrival_before_running_naming_its_line_and_key() {
+    let dir = tmp();
+    let sweep = p(&dir, "bad.toml");
+    for (keys, want) in [
+        (
+            "rate = \"fast\"",
+            "bad.toml:6: key `rate`: cannot read 'fast'",
+        ),
+        (
+            "arrival = \"poisson\"",
+            "bad.toml:6: key `arrival`: applies to open-loop points",
+        ),
+    ] {
+        std::fs::write(
+            &sweep,
+            format!(
+                "[file]\ncreate = \"1M\"\n[[experiment]]\nname = \"r\"\nkind = \"throughput\"\n\
+                 {keys}\n"
+            ),
+        )
+        .unwrap();
+        let out = bin("diskscope")
+            .arg("--batch")
+            .arg(&sweep)
+            .arg("--dry-run")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{keys}: {stderr}");
+        assert!(stderr.contains(want), "{keys}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    }
+}

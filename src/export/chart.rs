@@ -28,11 +28,13 @@ pub enum Dim {
     BlockSize,
     Threads,
     QueueDepth,
+    /// The open loop's asked rate (`--rate`, a sweep's `rate`); closed loop where a row has none.
+    Rate,
 }
 
 impl Dim {
     /// Every dimension, in the order series labels list them.
-    pub const ALL: [Dim; 9] = [
+    pub const ALL: [Dim; 10] = [
         Dim::Experiment,
         Dim::Operation,
         Dim::Method,
@@ -42,6 +44,7 @@ impl Dim {
         Dim::BlockSize,
         Dim::Threads,
         Dim::QueueDepth,
+        Dim::Rate,
     ];
 
     /// The row's value of this dimension.
@@ -56,6 +59,7 @@ impl Dim {
             Dim::BlockSize => Value::BlockSize(r.block_size_bytes),
             Dim::Threads => Value::Threads(r.threads),
             Dim::QueueDepth => Value::QueueDepth(r.queue_depth),
+            Dim::Rate => Value::Rate(r.rate_iops_asked.map_or(0, |v| v.round() as u64)),
         }
     }
 
@@ -70,6 +74,7 @@ impl Dim {
             Dim::BlockSize => "block size (log2 scale)",
             Dim::Threads => "threads",
             Dim::QueueDepth => "queue depth",
+            Dim::Rate => "offered rate, operations per second (0: closed loop)",
         }
     }
 }
@@ -89,6 +94,8 @@ enum Value {
     BlockSize(u64),
     Threads(usize),
     QueueDepth(u32),
+    /// Operations per second asked for; 0 is the closed loop.
+    Rate(u64),
 }
 
 impl Value {
@@ -106,6 +113,8 @@ impl Value {
             Value::BlockSize(b) => format_size(*b),
             Value::Threads(t) => format!("{t} thread{}", if *t == 1 { "" } else { "s" }),
             Value::QueueDepth(q) => format!("QD{q}"),
+            Value::Rate(0) => "closed loop".into(),
+            Value::Rate(r) => format!("{r} IOPS"),
         }
     }
 
@@ -115,6 +124,7 @@ impl Value {
             Value::BlockSize(b) => Some(*b),
             Value::Threads(t) => Some(*t as u64),
             Value::QueueDepth(q) => Some(u64::from(*q)),
+            Value::Rate(r) => Some(*r),
             _ => None,
         }
     }

@@ -3,7 +3,7 @@
 //! typed, and the figures its exporters made. Nothing is read back (neither the sweep file a
 //! second time nor the CSVs), so the page shows exactly what the CSVs were written from.
 
-use super::{batch_page, check_target, write_new, BatchExperiment};
+use super::{batch_page, check_target, openloop, write_new, BatchExperiment};
 use crate::export::{Export, Exporter};
 use crate::sweep::output::{Figures, Timelines};
 use crate::sweep::{Ended, SweepOutcome};
@@ -35,21 +35,29 @@ impl Exporter<SweepOutcome> for HtmlReport {
             .experiments
             .iter()
             .enumerate()
-            .map(|(i, x)| BatchExperiment {
-                name: x.name.clone(),
-                records: o
-                    .rows
-                    .get(i)
-                    .and_then(|c| crate::compare::load::records_of(&c.runs).ok())
-                    .unwrap_or_default(),
-                figures: [
+            .map(|(i, x)| {
+                let runs: &[crate::measure::RunResult] =
+                    o.rows.get(i).map_or(&[], |c| c.runs.as_slice());
+                let mut figures: Vec<(String, String)> = [
                     format!("{}.svg", x.name),
                     format!("{}-timeline.svg", x.name),
                 ]
                 .iter()
                 .filter_map(|n| svg_of(n))
-                .collect(),
-                figure_only: false,
+                .collect();
+                // A knee experiment: the search's own figure, the knee marked, from its answer.
+                if let Some(fig) = o.rows.get(i).and_then(|c| knee_figure(x, c)) {
+                    figures.insert(0, fig);
+                }
+                BatchExperiment {
+                    name: x.name.clone(),
+                    // One record per rate: compare's records know no rate.
+                    records: openloop::records_by_rate(runs),
+                    figures,
+                    figure_only: false,
+                    open_loop: openloop::points(runs),
+                    worst_intervals: openloop::worst_intervals(runs),
+                }
             })
             .collect();
         if !plan.compare.is_empty() {
@@ -59,6 +67,8 @@ impl Exporter<SweepOutcome> for HtmlReport {
                     records: Vec::new(),
                     figures: vec![compare],
                     figure_only: true,
+                    open_loop: Vec::new(),
+                    worst_intervals: Vec::new(),
                 });
             }
         }
@@ -75,6 +85,29 @@ impl Exporter<SweepOutcome> for HtmlReport {
             &status,
         )?;
         Ok(vec![Export::new(self.path.clone(), html)])
+    }
+}
+
+/// `<name>-knee.svg`: the figure of a knee experiment's search (`lab::knee::svg`), drawn from
+/// the answer in its rows; None for other kinds, or a search that ended without an answer.
+fn knee_figure(
+    x: &crate::sweep::experiment::Experiment,
+    rows: &crate::sweep::experiment::Collected,
+) -> Option<(String, String)> {
+    let knee = rows.knee.as_ref()?.knee.as_ref()?;
+    let title = match &x.knee {
+        Some(plan) => format!("{}: {}", x.name, crate::lab::knee::setup_words(plan)),
+        None => x.name.clone(),
+    };
+    match crate::lab::knee::svg::render(&title, knee) {
+        Ok(svg) => Some((format!("{}-knee.svg", x.name), svg)),
+        Err(e) => {
+            eprintln!(
+                "--report: the knee figure of {} was left out: {e:#}",
+                x.name
+            );
+            None
+        }
     }
 }
 
@@ -146,8 +179,7 @@ mod tests {
             plan,
             rows: vec![Collected {
                 runs,
-                syscalls: Vec::new(),
-                details: Vec::new(),
+                ..Collected::default()
             }],
             context: None,
             written: Vec::new(),

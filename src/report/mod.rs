@@ -8,6 +8,7 @@
 pub mod batch;
 pub mod context;
 pub mod html;
+pub mod openloop;
 
 use crate::compare::diff::{Comparison, Metric, Verdict};
 use crate::compare::load::Record;
@@ -259,6 +260,10 @@ pub struct BatchExperiment {
     pub figures: Vec<(String, String)>,
     /// Only a figure (the sweep's `compare.svg`): no table expected.
     pub figure_only: bool,
+    /// Its open-loop points (`rate`): response percentiles beside service ones.
+    pub open_loop: Vec<openloop::OpenLoopPoint>,
+    /// The worst timeline interval of each of its open-loop runs.
+    pub worst_intervals: Vec<openloop::WorstInterval>,
 }
 
 /// The batch report: machine, plan, one summary table and figure per experiment.
@@ -291,6 +296,7 @@ pub fn batch_page(
             facts.truncate(2);
             page.facts(&facts);
             summary_table(&mut page, &x.records);
+            openloop::table(&mut page, &x.open_loop);
         } else if !x.figure_only {
             page.para(
                 "note",
@@ -298,12 +304,23 @@ pub fn batch_page(
             );
         }
         for (name, svg) in &x.figures {
-            let what = if name.ends_with("-timeline.svg") {
+            let what = if name.ends_with("-timeline.svg") && !x.open_loop.is_empty() {
+                "each run over time: service time p50 thin, p99 thick, p99.9 dashed, and for \
+                 open-loop runs the response time p99 (pale, thick) beside them; throughput, \
+                 device util %"
+            } else if name.ends_with("-timeline.svg") {
                 "each run over time: latency percentiles, throughput, device util %"
+            } else if name.ends_with("-knee.svg") {
+                "the knee search: response time p50 thin, p99 thick, p99.9 dashed against the \
+                 offered rate; the target, the bracket and the knee marked, the closed-loop \
+                 ceiling in grey"
             } else {
                 "bar = mean, dot = median, whisker = min–max over repetitions"
             };
             page.figure(svg, &format!("{name}: {what}"));
+            if name.ends_with("-timeline.svg") {
+                openloop::worst_table(&mut page, &x.worst_intervals);
+            }
         }
     }
     Ok(page.finish(&title))

@@ -140,7 +140,7 @@ fn failed_result(
 pub fn point_label(exp: &str, s: &RunSpec) -> String {
     let bs = crate::size::format_size(s.block_size_bytes);
     format!(
-        "{exp}: {} {} {} {}{} bs {bs} t{}{}",
+        "{exp}: {} {} {} {}{} bs {bs} t{}{}{}",
         s.op,
         s.method,
         s.pattern,
@@ -151,14 +151,31 @@ pub fn point_label(exp: &str, s: &RunSpec) -> String {
             format!(" qd{}", s.queue_depth)
         } else {
             String::new()
+        },
+        match s.rate_iops {
+            Some(r) => format!(" @{r:.0}/s {}", s.arrival),
+            None => String::new(),
         }
     )
 }
 
 fn run_outcome(r: &RunResult) -> String {
-    if r.error.is_empty() {
-        format!("{:.1} MiB/s, {:.0} IOPS", r.mib_s, r.iops)
-    } else {
+    if !r.error.is_empty() {
         format!("FAILED: {}", r.error)
+    } else if let (Some(asked), Some(p99)) = (r.rate_iops_asked, r.resp_p99_us) {
+        // Open loop: the rate it kept and the response time its users waited.
+        format!(
+            "{:.1} MiB/s, {:.0} of {asked:.0} IOPS, response p99 {p99:.0} µs (service {:.0} µs){}",
+            r.mib_s,
+            r.rate_iops_achieved.unwrap_or(r.iops),
+            r.lat_p99_us,
+            if r.fell_behind() == Some(true) {
+                ", fell behind"
+            } else {
+                ""
+            }
+        )
+    } else {
+        format!("{:.1} MiB/s, {:.0} IOPS", r.mib_s, r.iops)
     }
 }

@@ -91,6 +91,9 @@ pub enum Row {
     /// share of a point, before the point's `rank = all` row).
     Detail(RunResult),
     Syscall(SyscallRow),
+    /// A knee search's answer (`kind = "knee"`): not a CSV row; the experiment's summary, its
+    /// figure and the HTML report read it from [`Collected::knee`].
+    Knee(crate::lab::knee::Outcome),
 }
 
 /// Rows of one experiment.
@@ -101,6 +104,9 @@ pub struct Collected {
     /// A fleet's per-rank rows ([`Row::Detail`]), in the order they came: the `all` rows in
     /// `runs` are made from them; kept for the ranks' timeline file.
     pub details: Vec<RunResult>,
+    /// A knee experiment's answer ([`Row::Knee`]); None for other kinds, or when the search
+    /// was interrupted before it ended.
+    pub knee: Option<crate::lab::knee::Outcome>,
 }
 
 /// The external command of a `command` experiment.

@@ -118,6 +118,19 @@ impl PointRunner for FleetRunner {
                 x.kind.name()
             )));
         }
+        if let Some(x) = plan
+            .experiments
+            .iter()
+            .find(|x| x.points.iter().any(|s| s.rate_iops.is_some()))
+        {
+            // The ranks' rows are merged into a point's `all` row by their service-time
+            // histograms; their schedules and response times are not merged (yet).
+            return Err(usage(format!(
+                "experiment `{}`: an open-loop point (`rate`) cannot run as a fleet; run it \
+                 without mpirun, or remove `rate`",
+                x.name
+            )));
+        }
         if plan.file.is_none() {
             return Err(usage("a fleet sweep needs a [file] table"));
         }

@@ -55,6 +55,23 @@ pub fn documents(o: &SweepOutcome) -> anyhow::Result<Vec<Export>> {
     let mut v: Value = serde_json::from_str(&doc)?;
     v["syscalls"] = serde_json::to_value(&syscalls)?;
     v["timeline"] = crate::export::timeline::timeline_json(&runs)?;
+    // A knee experiment's answer (its rows are its points): the knee, its bracket, why the
+    // search stopped, as `knee --json` gives them.
+    let knees: Vec<Value> = done
+        .iter()
+        .filter_map(|(x, c)| {
+            let a = c.knee.as_ref()?;
+            Some(json!({
+                "experiment": x.name,
+                "answer": a.knee,
+                "error": a.error,
+                "seconds": a.elapsed_s,
+            }))
+        })
+        .collect();
+    if !knees.is_empty() {
+        v["knees"] = Value::Array(knees);
+    }
     let doc = serde_json::to_string_pretty(&v)?;
     Ok(vec![
         Export::new(

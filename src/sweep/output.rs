@@ -15,8 +15,10 @@ use crate::export::{Export, Exporter};
 pub use super::experiment::Collected;
 use super::outcome::SweepOutcome;
 
-/// Preferred x axes of a throughput or command figure.
-const X_PREF: [Dim; 8] = [
+/// Preferred x axes of a throughput or command figure: a swept rate first (the throughput an
+/// open loop reached at each offered rate; the other settings become series).
+const X_PREF: [Dim; 9] = [
+    Dim::Rate,
     Dim::BlockSize,
     Dim::Threads,
     Dim::QueueDepth,

@@ -4,8 +4,10 @@
 use super::experiment::{CommandPlan, Experiment};
 use super::files::FilePlan;
 use super::layered::Layered;
-use super::values::one_size;
-use crate::config::{Buffers, CacheMode, Method, Op, Pattern, RunSpec, SubmitPolicy, TOML_NAMES};
+use super::values::{one_size, Rate};
+use crate::config::{
+    Arrival, Buffers, CacheMode, Method, Op, Pattern, RunSpec, SubmitPolicy, TOML_NAMES,
+};
 use std::time::Duration;
 
 /// Seconds after which a `command` repetition is killed, unless `timeout` says otherwise.
@@ -28,6 +30,8 @@ pub fn check_defaults(l: &Layered) -> anyhow::Result<()> {
     l.list("submit", SubmitPolicy::DEFAULT, |c| {
         c.names(SubmitPolicy::parse)
     })?;
+    l.list("rate", Rate::Closed, |c| c.rates())?;
+    l.list("arrival", Arrival::Constant, |c| c.names(Arrival::parse))?;
     if let Some(b) = &l.defaults.bytes {
         one_size(l.src, b, "bytes")?;
     }
@@ -64,6 +68,39 @@ fn mixes_of(l: &Layered, file: &FilePlan) -> anyhow::Result<Vec<Option<u32>>> {
         .collect())
 }
 
+/// The `rate` and `arrival` keys: the open-loop settings of the points, `(rate, arrival)`
+/// pairs, `[(Closed, Constant)]` without them. A closed-loop point (`rate = 0`) has no arrivals,
+/// so it is planned once whatever `arrival` lists; `arrival` without an open-loop rate is
+/// refused like `run --arrival` without `--rate`, and so is a rate of a mix (`run` refuses it).
+fn pacing_of(l: &Layered, mixed: bool) -> anyhow::Result<Vec<(Rate, Arrival)>> {
+    let rates = l.list("rate", Rate::Closed, |c| c.rates())?;
+    let arrivals = l.list("arrival", Arrival::Constant, |c| c.names(Arrival::parse))?;
+    let open = rates.iter().any(|r| *r != Rate::Closed);
+    if l.axis("arrival").is_some() && !open {
+        return Err(l.src.key_error(
+            l.span("arrival"),
+            "arrival",
+            "applies to open-loop points; add rate = N (operations per second) or remove it",
+        ));
+    }
+    if mixed && open {
+        return Err(l.src.key_error(
+            l.span("rate"),
+            "rate",
+            "an open-loop run of a mix is not implemented; remove `rate` or `mix`",
+        ));
+    }
+    let mut out = Vec::new();
+    for r in rates {
+        if r == Rate::Closed {
+            out.push((r, Arrival::Constant));
+        } else {
+            out.extend(arrivals.iter().map(|a| (r.clone(), *a)));
+        }
+    }
+    Ok(out)
+}
+
 pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> anyhow::Result<()> {
     let sizes = l.list("block_size", 1 << 20, |c| c.sizes(true))?;
     let threads = l.list("threads", 1, |c| c.counts())?;
@@ -78,6 +115,7 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
         ops = vec![Op::Write];
     }
     let patterns = l.list("pattern", Pattern::Sequential, |c| c.names(Pattern::parse))?;
+    let pacing = pacing_of(l, mixes[0].is_some())?;
     let submit = match l.list("submit", SubmitPolicy::DEFAULT, |c| c.names(SubmitPolicy::parse))?[..] {
         [one] => one,
         _ => {
@@ -113,6 +151,7 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
         depths.len(),
         buffers.len(),
         patterns.len(),
+        pacing.len(),
         sizes.len(),
     ]
     .iter()
@@ -132,6 +171,7 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
             ("queue_depth", depths.len()),
             ("buffers", buffers.len()),
             ("pattern", patterns.len()),
+            ("rate", pacing.len()),
             ("block_size", sizes.len()),
         ]
         .into_iter()
@@ -160,8 +200,11 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
                     }
                     for &t in &threads {
                         for &qd in &depths {
-                            for &pattern in &patterns {
-                                // Block size innermost, the buffers' memory just outside it.
+                            // The rate just outside the buffers' memory, block size innermost.
+                            let outer = patterns
+                                .iter()
+                                .flat_map(|&p| pacing.iter().map(move |r| (p, r)));
+                            for (pattern, (rate, arrival)) in outer {
                                 let inner = buffers
                                     .iter()
                                     .flat_map(|&b| sizes.iter().map(move |&bs| (b, bs)));
@@ -187,6 +230,10 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
                                         s.submit = submit;
                                     }
                                     s.block_size_bytes = bs;
+                                    s.rate_iops = rate
+                                        .iops(bs, "rate")
+                                        .map_err(|e| l.src.key_error(l.span("rate"), "rate", &e))?;
+                                    s.arrival = *arrival;
                                     s.buffers = buf;
                                     s.duration = Some(Duration::from_secs_f64(x.seconds));
                                     let one_pass = one_pass_all
@@ -302,7 +349,7 @@ pub fn command_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> anyho
 
 #[cfg(test)]
 mod tests {
-    use crate::config::{CacheMode, Method, Op, SubmitPolicy};
+    use crate::config::{Arrival, CacheMode, Method, Op, SubmitPolicy};
     use crate::sweep::plan::{build, Plan};
     use crate::sweep::schema::Source;
     use std::path::Path;
@@ -406,6 +453,112 @@ mod tests {
             3
         );
         assert_eq!(p.experiments[0].estimate_s(), Some(4.0 * 5.0 * 2.0));
+    }
+
+    #[test]
+    fn a_rate_axis_plans_closed_and_open_loop_points_and_reads_a_throughput_at_each_block_size() {
+        let p = plan(
+            "rate = [0, 500, \"4 MiB/s\"]\narrival = [\"constant\", \"poisson\"]\n\
+             block_size = [\"4K\", \"8K\"]\npattern = \"random\"",
+        );
+        let pts = &p.experiments[0].points;
+        let got: Vec<(u64, Option<f64>, Arrival)> = pts
+            .iter()
+            .map(|s| (s.block_size_bytes, s.rate_iops, s.arrival))
+            .collect();
+        // The closed loop once (it has no arrivals), each open rate once per arrival.
+        assert_eq!(got.len(), 2 + 2 * 2 * 2, "{got:?}");
+        assert_eq!(got[0], (4096, None, Arrival::Constant));
+        assert!(got.contains(&(4096, Some(500.0), Arrival::Poisson)));
+        assert!(got.contains(&(4096, Some(1024.0), Arrival::Constant)));
+        assert!(got.contains(&(8192, Some(512.0), Arrival::Poisson)));
+        // The fio companion of an open-loop point paces fio the same way, per job.
+        let mut two = pts
+            .iter()
+            .find(|s| s.rate_iops == Some(500.0) && s.arrival == Arrival::Poisson)
+            .unwrap()
+            .clone();
+        two.threads = 2;
+        let companion = crate::fio::sweep_companion("x", &[pts[0].clone(), two], 1 << 20);
+        let lines: Vec<&str> = companion
+            .lines()
+            .filter(|l| l.starts_with("fio "))
+            .collect();
+        assert!(!lines[0].contains("--rate_iops"), "{companion}");
+        assert!(
+            lines[1].contains("--rate_iops=250") && lines[1].contains("--rate_process=poisson"),
+            "{companion}"
+        );
+        // ... and reading that line back as a fio command plans the same open loop.
+        let jobs = crate::fiojob::parse::parse_command_lines(lines[1], "c.txt").unwrap();
+        let back = crate::fiojob::plan::plan(
+            &jobs,
+            "c.txt",
+            "c",
+            Some(Path::new("/nonexistent-diskscope-out")),
+            false,
+        )
+        .unwrap();
+        let s = &back.experiments[0].points[0];
+        assert_eq!(
+            (s.threads, s.rate_iops, s.arrival),
+            (2, Some(500.0), Arrival::Poisson)
+        );
+    }
+
+    #[test]
+    fn bad_rates_and_arrivals_are_refused_at_their_key_and_line() {
+        let base = "[file]\ncreate = \"1M\"\n[[experiment]]\nname = \"x\"\nkind = \"throughput\"\n";
+        for (keys, want) in [
+            ("rate = -5", "t.toml:6: key `rate`: -5 is not a rate"),
+            (
+                "rate = \"5 furlongs/s\"",
+                "t.toml:6: key `rate`: cannot read",
+            ),
+            ("rate = true", "t.toml:6: key `rate`: boolean is not a rate"),
+            ("rate = 2e9", "t.toml:6: key `rate`: must be above 0"),
+            (
+                "rate = \"1 GiB/s\"\nblock_size = 1",
+                "t.toml:6: key `rate`: must be above 0 and at most 1e9",
+            ),
+            (
+                "arrival = \"poisson\"",
+                "t.toml:6: key `arrival`: applies to open-loop points",
+            ),
+            (
+                "rate = 0\narrival = \"poisson\"",
+                "t.toml:7: key `arrival`: applies to open-loop points",
+            ),
+            (
+                "rate = 5\narrival = \"uniform\"",
+                "t.toml:7: key `arrival`:",
+            ),
+        ] {
+            let e = plan_error(&format!("{base}{keys}\n"));
+            assert!(e.starts_with(want), "{keys}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+        let e = plan_error(
+            "[file]\ncreate = \"1M\"\n[[experiment]]\nname = \"x\"\nkind = \"throughput\"\n\
+             mix = 70\nrate = [0, 100]\n",
+        );
+        assert!(
+            e.starts_with("t.toml:7: key `rate`: an open-loop run of a mix"),
+            "{e}"
+        );
+        let e = plan_error(
+            "[file]\ncreate = \"1M\"\n[[experiment]]\nname = \"x\"\nkind = \"command\"\n\
+             command = \"true\"\nrate = 100\n",
+        );
+        assert!(
+            e.starts_with("t.toml:7: key `rate`: does not apply to kind command"),
+            "{e}"
+        );
+        let e = plan_error(
+            "[file]\ncreate = \"1M\"\n[defaults]\nrate = \"x\"\n[[experiment]]\nname = \"x\"\n\
+             kind = \"throughput\"\n",
+        );
+        assert!(e.starts_with("t.toml:4: key `rate`:"), "{e}");
     }
 
     #[test]

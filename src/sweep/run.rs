@@ -119,6 +119,9 @@ impl RowSink {
             Columns::MixedRuns => {
                 CsvSink::create_with::<RunResult>(path, force, RunResult::mixed_columns())?
             }
+            Columns::OpenLoopRuns => {
+                CsvSink::create_with::<RunResult>(path, force, super::runner::open_loop_columns()?)?
+            }
             Columns::Syscalls => CsvSink::create::<SyscallRow>(path, force)?,
             Columns::FleetRuns => CsvSink::create::<super::fleet::FleetCsvRow>(path, force)?,
         };
@@ -226,6 +229,7 @@ pub fn run(
                     }
                     got.syscalls.push(r);
                 }
+                Row::Knee(answer) => got.knee = Some(answer),
             }
             Ok(())
         })?;

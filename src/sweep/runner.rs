@@ -7,6 +7,7 @@
 use super::experiment::{Experiment, Plan, Row};
 use super::files::{self, FilePlan, TestFile};
 use super::progress::Progress;
+use crate::measure::RunResult;
 use crate::size::format_size;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -30,10 +31,26 @@ pub enum Columns {
     /// [`RunResult`]'s and a mixed point's per-direction columns (`RunResult::mixed_columns`),
     /// on every row (empty on pure ones).
     MixedRuns,
+    /// [`RunResult`]'s and an open-loop point's columns (`rate_*`, `backlog_ops`, `resp_*`,
+    /// [`open_loop_columns`]) on every row, empty on closed-loop ones (`rate = [0, 500]`).
+    OpenLoopRuns,
     /// [`SyscallRow`]'s.
     Syscalls,
     /// [`RunResult`]'s with the fleet's columns (rank, clients, layout, the ranks' spread).
     FleetRuns,
+}
+
+/// The columns an open-loop run's record has beyond a closed-loop one's, in the record's order
+/// (read off [`RunResult`]'s serde form, not a list kept by hand).
+pub fn open_loop_columns() -> anyhow::Result<Vec<String>> {
+    use crate::export::csv::header_of_row;
+    let mut open = RunResult::default();
+    open.set_open_loop(1.0, 0, &crate::measure::LatencySummary::default());
+    let closed = header_of_row(&RunResult::default())?;
+    Ok(header_of_row(&open)?
+        .into_iter()
+        .filter(|c| !closed.contains(c))
+        .collect())
 }
 
 /// How the points of a sweep are measured: in this process, or by every rank of a fleet. The
@@ -65,6 +82,8 @@ pub trait PointRunner {
             Columns::Syscalls
         } else if x.points.iter().any(crate::config::RunSpec::is_mixed) {
             Columns::MixedRuns
+        } else if x.points.iter().any(|s| s.rate_iops.is_some()) {
+            Columns::OpenLoopRuns
         } else {
             Columns::Runs
         }

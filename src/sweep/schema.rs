@@ -105,6 +105,13 @@ pub struct Section {
     pub pattern: Axis,
     /// io_uring submission policy (`batch` or `each`), one per experiment.
     pub submit: Axis,
+    /// `throughput` kind: open loop, like `run --rate`: operations per second over all threads
+    /// (`2000`) or a throughput (`"50 MiB/s"`, divided by each point's block size); `0` is the
+    /// closed loop. A list makes one point each (`rate = [0, 1000, 5000]`).
+    pub rate: Axis,
+    /// `throughput` kind, with `rate`: how the intended starts are spaced, `constant` or
+    /// `poisson` (like `run --arrival`); a list makes one point each.
+    pub arrival: Axis,
     /// `throughput` kind: read the file once per repetition (like dd) instead of looping over it
     /// until `seconds` is up; `seconds` still bounds it.
     pub one_pass: Option<Spanned<bool>>,
@@ -249,6 +256,7 @@ pub fn hint(key: &str) -> &'static str {
         "seconds" | "timeout" => "write a number of seconds such as 2 or 0.5",
         "keep" | "write" => "write true or false",
         "params" => "write a table such as params = { files = 100 }",
+        "rate" => "write operations per second such as 2000 (0: closed loop) or a string such as \"50 MiB/s\"",
         _ => "see docs/batch.md for the keys of a sweep file",
     }
 }

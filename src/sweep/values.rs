@@ -106,6 +106,45 @@ impl Ctx<'_> {
             .collect()
     }
 
+    /// The `rate` axis: `0` (closed loop), operations per second (`2000`, `2000.5`, `"2000
+    /// IOPS"`) or a throughput (`"50 MiB/s"`, resolved per point by [`Rate::iops`], since it
+    /// depends on the block size). A text is read here, so a misspelt unit fails the plan.
+    pub fn rates(&self) -> anyhow::Result<Vec<Rate>> {
+        self.values()?
+            .into_iter()
+            .map(|v| match v {
+                Value::Integer(0) => Ok(Rate::Closed),
+                Value::Integer(n) if n > 0 => self.iops(n as f64),
+                Value::Float(0.0) => Ok(Rate::Closed),
+                Value::Float(f) if f > 0.0 => self.iops(f),
+                Value::Integer(_) | Value::Float(_) => Err(self.err(format!(
+                    "{} is not a rate; write operations per second above 0 such as 2000, or 0 \
+                     for the closed loop",
+                    v
+                ))),
+                Value::String(s) if s.trim() == "0" => Ok(Rate::Closed),
+                Value::String(s) => {
+                    // The syntax is checked once here (at the largest block size, so any
+                    // throughput is a positive rate); the range per point, at its block size.
+                    crate::measure::pacer::parse_rate(&s, crate::config::MAX_BLOCK_SIZE, self.key)
+                        .map_err(|e| self.err(strip_flag(&e, self.key)))?;
+                    Ok(Rate::Text(s))
+                }
+                other => Err(self.err(format!(
+                    "{} is not a rate; write operations per second such as 2000 (0: closed \
+                     loop) or a string such as \"50 MiB/s\"",
+                    other.type_str()
+                ))),
+            })
+            .collect()
+    }
+
+    fn iops(&self, n: f64) -> anyhow::Result<Rate> {
+        crate::measure::pacer::parse_rate(&n.to_string(), 1, self.key)
+            .map(Rate::Iops)
+            .map_err(|e| self.err(strip_flag(&e, self.key)))
+    }
+
     /// Names parsed by one of `config`'s enums (its message lists the valid names).
     pub fn names<T>(
         &self,
@@ -122,6 +161,45 @@ impl Ctx<'_> {
             })
             .collect()
     }
+}
+
+/// One value of the `rate` axis (see [`Ctx::rates`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rate {
+    /// `0`: the closed loop, as fast as it goes.
+    Closed,
+    /// Operations per second over all threads.
+    Iops(f64),
+    /// A rate as written (`"50 MiB/s"`), read at each point's block size.
+    Text(String),
+}
+
+impl Rate {
+    /// The point's `RunSpec::rate_iops` at block size `block_size_bytes` (None: closed loop),
+    /// or the problem, without the key.
+    pub fn iops(&self, block_size_bytes: u64, key: &str) -> Result<Option<f64>, String> {
+        match self {
+            Rate::Closed => Ok(None),
+            Rate::Iops(n) => Ok(Some(*n)),
+            Rate::Text(t) => crate::measure::pacer::parse_rate(t, block_size_bytes, key)
+                .map(Some)
+                .map_err(|e| {
+                    format!(
+                        "{} at block size {}",
+                        strip_flag(&e, key),
+                        crate::size::format_size(block_size_bytes)
+                    )
+                }),
+        }
+    }
+}
+
+/// `pacer::parse_rate`'s message without its leading `KEY: ` (the located error names it).
+fn strip_flag(message: &str, key: &str) -> String {
+    message
+        .strip_prefix(&format!("{key}: "))
+        .unwrap_or(message)
+        .to_string()
 }
 
 /// The problem without the key (the located error names the key itself).

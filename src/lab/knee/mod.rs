@@ -38,6 +38,19 @@ pub struct KneeArgs {
     pub force: bool,
 }
 
+/// A finished search as a sweep's writers need it: the answer, or the error that ended the
+/// search before one, and the seconds it took. A knee experiment hands it to the executor as
+/// its own row (`sweep::experiment::Row::Knee`), so the summary CSV, the figure and the HTML
+/// report read the answer from the sweep's outcome, like every other row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The answer; None when a run failed (see `error`).
+    pub knee: Option<Knee>,
+    /// Why there is no answer; empty with one.
+    pub error: String,
+    pub elapsed_s: f64,
+}
+
 /// Runs the search of `plan` on its file, with the real probe; `on_point` sees each point.
 /// Returns the answer and every run's record (closed loop first), and the seconds it took.
 pub fn run(

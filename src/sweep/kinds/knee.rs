@@ -7,10 +7,13 @@
 //! columns), so `<name>.csv` holds the whole curve; the closed-loop ceiling is not a row (its
 //! record has no open-loop columns, and one CSV has one header) but is in the summary.
 //! `<name>-summary.csv` is the answer: the knee, its bracket, why the search stopped; the
-//! figure is response p50 / p99 / p99.9 by offered rate.
+//! figure is response p50 / p99 / p99.9 by offered rate. The answer reaches the summary as a
+//! typed row of its own ([`Row::Knee`], kept in `Collected::knee`), so it is part of the
+//! sweep's outcome that every writer and the HTML report read (the report draws the search's
+//! own figure from it, the knee marked).
 
 use crate::export::chart::{Category, Chart, Series};
-use crate::lab::knee::{KneeParams, Plan, Syntax};
+use crate::lab::knee::{KneeParams, Outcome, Plan, Syntax};
 use crate::measure::stats::Stats;
 use crate::measure::RunResult;
 use crate::runner::host_name;
@@ -43,11 +46,6 @@ struct Summary {
     seconds: f64,
     error: String,
 }
-
-/// The summary CSV of each finished experiment, by name: `run` finds the answer and `summary`
-/// writes it, and the trait hands `summary` only the rows (the points), not the search's stop
-/// reason or ceiling. One process runs one sweep, so the list holds a few short strings.
-static ANSWERS: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
 
 impl SweepKind for Knee {
     fn name(&self) -> &'static str {
@@ -121,7 +119,7 @@ impl SweepKind for Knee {
         progress.begin(&x.name);
         let plan = plan_of(x)?;
         let found = crate::lab::knee::run(&plan, &x.name, stop.clone(), &mut |_| {});
-        let (summary, rows) = match found {
+        let answer = match found {
             Err(_) if stop.load(Ordering::Relaxed) => return Ok(()),
             Err(e) => {
                 let error = format!("{e:#}");
@@ -133,32 +131,34 @@ impl SweepKind for Knee {
                     ..Default::default()
                 };
                 emit(Row::Run(r))?;
-                (summary_of(x, None, 0.0, error), Vec::new())
+                Outcome {
+                    knee: None,
+                    error,
+                    elapsed_s: 0.0,
+                }
             }
             Ok((k, results, elapsed_s)) => {
                 progress.finish_run(&x.name, &k.confidence_line());
-                let rows: Vec<RunResult> = results
-                    .into_iter()
-                    .filter(|r| r.rate_iops_asked.is_some())
-                    .collect();
-                (summary_of(x, Some(&k), elapsed_s, String::new()), rows)
+                for r in results.into_iter().filter(|r| r.rate_iops_asked.is_some()) {
+                    emit(Row::Run(r))?;
+                }
+                Outcome {
+                    knee: Some(k),
+                    error: String::new(),
+                    elapsed_s,
+                }
             }
         };
-        for r in rows {
-            emit(Row::Run(r))?;
-        }
-        let mut answers = ANSWERS.lock().unwrap_or_else(|e| e.into_inner());
-        answers.retain(|(n, _)| *n != x.name);
-        answers.push((x.name.clone(), summary));
-        Ok(())
+        // The answer travels with the rows, typed: the summary, the figure and the report
+        // read it from the sweep's outcome.
+        emit(Row::Knee(answer))
     }
 
     fn summary(&self, x: &Experiment, rows: &Collected) -> anyhow::Result<(String, Option<Chart>)> {
-        let answers = ANSWERS.lock().unwrap_or_else(|e| e.into_inner());
-        let csv = answers
-            .iter()
-            .find(|(n, _)| *n == x.name)
-            .map(|(_, s)| s.clone())
+        let csv = rows
+            .knee
+            .as_ref()
+            .map(|a| summary_of(x, a))
             .unwrap_or_default();
         Ok((csv, chart_of(x, &rows.runs)))
     }
@@ -171,12 +171,10 @@ fn plan_of(x: &Experiment) -> anyhow::Result<Plan> {
         .context("the knee experiment was not planned")
 }
 
-fn summary_of(
-    x: &Experiment,
-    k: Option<&crate::lab::knee::Knee>,
-    elapsed_s: f64,
-    error: String,
-) -> String {
+/// The summary CSV of a finished search: one row, the answer.
+fn summary_of(x: &Experiment, answer: &Outcome) -> String {
+    let k = answer.knee.as_ref();
+    let (elapsed_s, error) = (answer.elapsed_s, answer.error.clone());
     let s = Summary {
         experiment: x.name.clone(),
         target_p99_us: k.map_or(f64::NAN, |k| k.settings_target_p99_us),
@@ -262,4 +260,80 @@ fn chart_of(x: &Experiment, runs: &[RunResult]) -> Option<Chart> {
             })
             .collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::knee::{Ceiling, Knee as Answer, Stop};
+
+    fn experiment(name: &str) -> Experiment {
+        Experiment {
+            name: name.into(),
+            kind: &Knee,
+            reps: 1,
+            seconds: 1.0,
+            points: Vec::new(),
+            command: None,
+            locality: None,
+            knee: None,
+            notes: Vec::new(),
+            upper_bound: true,
+        }
+    }
+
+    #[test]
+    fn the_summary_is_the_answer_the_experiments_own_rows_carry_and_nothing_else() {
+        let answer = Answer {
+            settings_target_p99_us: 2000.0,
+            tolerance: 0.05,
+            ceiling: Ceiling::default(),
+            points: Vec::new(),
+            knee_iops: Some(4321.4),
+            fail_iops: Some(4500.0),
+            stop: Stop::Converged,
+            measured: 5,
+            reused: 1,
+            not_monotone: false,
+            marginal: false,
+        };
+        let rows = Collected {
+            knee: Some(Outcome {
+                knee: Some(answer),
+                error: String::new(),
+                elapsed_s: 12.3456,
+            }),
+            ..Collected::default()
+        };
+        let (csv, _) = Knee.summary(&experiment("a"), &rows).unwrap();
+        let cells: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+        let num = |i: usize| cells[i].parse::<f64>().unwrap();
+        assert_eq!(cells[0], "a", "{csv}");
+        assert_eq!(
+            (num(1), num(2), num(3), num(4)),
+            (2000.0, 4321.0, 4500.0, 4.0)
+        );
+        assert_eq!(cells[5], "the bracket is within 5%", "{csv}");
+        assert_eq!((num(7), num(8), num(11)), (5.0, 1.0, 12.346), "{csv}");
+        // Another experiment's rows without an answer (an interrupted search) summarize to
+        // nothing: no answer is kept anywhere but in the rows.
+        let (csv, chart) = Knee
+            .summary(&experiment("b"), &Collected::default())
+            .unwrap();
+        assert!(csv.is_empty() && chart.is_none(), "{csv}");
+        // A failed search: its error, no answer.
+        let failed = Collected {
+            knee: Some(Outcome {
+                knee: None,
+                error: "cannot open".into(),
+                elapsed_s: 0.0,
+            }),
+            ..Collected::default()
+        };
+        let (csv, _) = Knee.summary(&experiment("c"), &failed).unwrap();
+        assert!(
+            csv.lines().nth(1).unwrap().ends_with(",cannot open"),
+            "{csv}"
+        );
+    }
 }

@@ -40,6 +40,8 @@ impl SweepKind for Throughput {
             "mix",
             "pattern",
             "submit",
+            "rate",
+            "arrival",
             "one_pass",
         ]
     }
@@ -112,7 +114,8 @@ mod tests {
         // On the command line only: a sweep's runs use the default memory budget.
         let cli_only = ["max_memory"];
         // In sweeps only: repetitions and time bounds, and what `run` takes as positional
-        // arguments (BLOCK_SIZE) or as -r/-w (operation).
+        // arguments (BLOCK_SIZE) or as -r/-w (operation); `run`'s own flags beside its I/O
+        // options (--mix, --rate, --arrival: run2 and fast have no open loop or mix).
         let sweep_only = [
             "reps",
             "seconds",
@@ -120,6 +123,8 @@ mod tests {
             "block_size",
             "operation",
             "mix",
+            "rate",
+            "arrival",
         ];
         let keys = Throughput.keys();
         for f in &flags {
