@@ -12,7 +12,6 @@ use crate::engine::AlignedBuf;
 use crate::xor::xor_at;
 use anyhow::{bail, Context};
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -252,8 +251,8 @@ pub fn buffered_range(
             handles.push(spawn_in(s, move || -> anyhow::Result<u32> {
                 let f = reopen(file, 0)
                     .with_context(|| format!("FILE: cannot open {}", path.display()))?;
-                // SAFETY: plain syscall on a valid descriptor; it only tunes readahead.
-                unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL) };
+                // It only tunes readahead; a failure changes nothing but the speed.
+                let _ = rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::Sequential);
                 let mut buf = AlignedBuf::new(block_bytes);
                 pread_chunk(&f, &mut buf, from, to - from)
             })?);
