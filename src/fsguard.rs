@@ -850,8 +850,12 @@ mod tests {
         );
         let d = tempfile::tempdir().unwrap();
         let fifo = d.path().join("pipe");
-        rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::from_raw_mode(0o600))
-            .unwrap();
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .unwrap();
         let err = check_input(&fifo, "FILE").unwrap_err().to_string();
         assert!(err.contains("FIFO") && err.contains("pipe"), "{err}");
         let err = check_input(Path::new("/proc/self/status"), "FILE").unwrap_err();

@@ -23,9 +23,9 @@ use super::job::{fill_from, write_at_position, Engine, WorkerJob};
 use crate::config::{Method, Op};
 use crate::measure::WorkerCtx;
 use anyhow::Context;
+use rustix::fs::{fcntl_getfl, openat, Mode, OFlags, CWD};
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
-use rustix::fs::{fcntl_getfl, openat, Mode, OFlags, CWD};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::MetadataExt;
 
@@ -190,8 +190,12 @@ mod tests {
             // The file is unlinked and a FIFO is put where its link text points.
             std::fs::remove_file(&path).unwrap();
             let planted = dir.path().join("f (deleted)");
-            rustix::fs::mkfifoat(rustix::fs::CWD, &planted, rustix::fs::Mode::from_raw_mode(0o600))
-                .unwrap();
+            rustix::fs::mkfifoat(
+                rustix::fs::CWD,
+                &planted,
+                rustix::fs::Mode::from_raw_mode(0o600),
+            )
+            .unwrap();
             assert!(super::privatize(&mut job).unwrap());
             let mut data = Vec::new();
             std::io::Read::read_to_end(&mut &job.file, &mut data).unwrap();

@@ -6,8 +6,8 @@
 use super::buffer::{BufferError, BufferKind, SlotBufs};
 use super::job::WriteData;
 use crate::config::{Buffers, Op, Prealloc, RunSpec, UsageError};
-use std::fs::File;
 use rustix::fs::FallocateFlags;
+use std::fs::File;
 use std::sync::Arc;
 
 /// `fallocate` refused to reserve a write run's blocks (a full disk, most often): the run fails
