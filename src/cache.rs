@@ -12,11 +12,17 @@
 //! touched does not fault pages in). The kernel shows page-cache state only to a user who may
 //! write the file (cachestat says EPERM, mincore says "all resident" to anyone else), so for such
 //! a file residency is [`ResidencyUnknown`], never a made-up number.
+//!
+//! The calls go through rustix's safe wrappers; what stays `unsafe` is what rustix does not
+//! cover: `cachestat(2)` (a raw `syscall` with pointers to its structs), `mincore(2)` and the
+//! mapping it inspects.
 
 use crate::config::CacheMode;
 use anyhow::{bail, Context};
 use memmap2::MmapOptions;
+use rustix::fs::{accessat, fadvise, Access, Advice, AtFlags, CWD};
 use std::fs::File;
+use std::num::NonZeroU64;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -40,13 +46,7 @@ impl Residency {
 }
 
 fn page_size() -> u64 {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 {
-        p as u64
-    } else {
-        4096
-    }
+    rustix::param::page_size() as u64
 }
 
 /// The `cachestat` system call number (the same on every architecture with the unified table).
@@ -116,18 +116,19 @@ const NOT_WRITABLE: &str = "the kernel reports it only to users who may write th
 /// for a caller who owns the file or may write it (or root); for anyone else it reports every
 /// page as resident, to close a side channel.
 pub fn mincore_is_truthful(file: &File) -> bool {
-    let path = std::ffi::CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))
-        .expect("no NUL in a number");
-    // SAFETY: a NUL-terminated path; faccessat only checks permissions (with the effective ids)
-    // of the file the descriptor link names, it opens nothing.
-    let writable =
-        unsafe { libc::faccessat(libc::AT_FDCWD, path.as_ptr(), libc::W_OK, libc::AT_EACCESS) }
-            == 0;
+    // faccessat only checks permissions (with the effective ids) of the file the descriptor
+    // link names; it opens nothing.
+    let writable = accessat(
+        CWD,
+        format!("/proc/self/fd/{}", file.as_raw_fd()),
+        Access::WRITE_OK,
+        AtFlags::EACCESS,
+    )
+    .is_ok();
     writable
         || file.metadata().is_ok_and(|m| {
             use std::os::unix::fs::MetadataExt;
-            // SAFETY: geteuid has no preconditions.
-            m.uid() == unsafe { libc::geteuid() }
+            m.uid() == rustix::process::geteuid().as_raw()
         })
 }
 
@@ -214,18 +215,14 @@ pub fn evict_file(file: &File) -> anyhow::Result<()> {
             return Err(e).context("fsync before eviction");
         }
     }
-    // SAFETY: plain syscall on a valid descriptor.
-    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    if rc != 0 {
-        return Err(std::io::Error::from_raw_os_error(rc)).context("posix_fadvise(DONTNEED)");
-    }
-    Ok(())
+    fadvise(file, 0, None, Advice::DontNeed)
+        .map_err(std::io::Error::from)
+        .context("posix_fadvise(DONTNEED)")
 }
 
 /// Drops every clean page of the machine (root only).
 pub fn drop_all_caches() -> anyhow::Result<()> {
-    // SAFETY: sync has no preconditions.
-    unsafe { libc::sync() };
+    rustix::fs::sync();
     match std::fs::write("/proc/sys/vm/drop_caches", "3\n") {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
@@ -237,8 +234,8 @@ pub fn drop_all_caches() -> anyhow::Result<()> {
 
 /// Reads `len` bytes from offset 0 so they are cached.
 pub fn warm_file(file: &File, len: u64) -> anyhow::Result<()> {
-    // SAFETY: plain syscall on a valid descriptor; WILLNEED only starts readahead.
-    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, len as i64, libc::POSIX_FADV_WILLNEED) };
+    // WILLNEED only starts readahead; a failure changes nothing but the speed of the reads.
+    let _ = fadvise(file, 0, NonZeroU64::new(len), Advice::WillNeed);
     let mut buf = crate::engine::AlignedBuf::new(1 << 20);
     let mut off = 0u64;
     while off < len {

@@ -16,7 +16,7 @@
 //!   and checks the descriptor itself before clearing the flag, and [`reopen`] makes further
 //!   descriptors of an open file through `/proc/self/fd`, never through the path.
 
-use std::ffi::CString;
+use rustix::fs::{flock, FlockOperation, OFlags};
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
@@ -132,15 +132,8 @@ pub fn existing_ancestor(path: &Path) -> PathBuf {
 /// Bytes an unprivileged user may still write on the file system holding `path` (or its nearest
 /// existing ancestor). None when the file system gives no figure.
 pub fn free_bytes(path: &Path) -> Option<u64> {
-    let at = existing_ancestor(path);
-    let cpath = CString::new(at.as_os_str().as_encoded_bytes()).ok()?;
-    // SAFETY: an all-zero statvfs is a valid value for the kernel to overwrite.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `cpath` is a valid C string and `st` a live, writable statvfs.
-    if unsafe { libc::statvfs(cpath.as_ptr(), &mut st) } != 0 {
-        return None;
-    }
-    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+    let st = rustix::fs::statvfs(existing_ancestor(path)).ok()?;
+    Some(st.f_bavail.saturating_mul(st.f_frsize))
 }
 
 /// Refuses (with a one-line message naming `key`) when writing `need_bytes` under `path` would
@@ -266,13 +259,12 @@ impl DirLock {
         for _ in 0..100 {
             let (mut file, tmp_created) = create_exclusive(&tmp).map_err(|e| cannot(&tmp, e))?;
             let written = file.write_all(lock_text(std::process::id()).as_bytes());
-            // SAFETY: flock(2) on a descriptor we own; no memory involved.
-            let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+            let locked = flock(&file, FlockOperation::NonBlockingLockExclusive);
             if let Err(e) = written {
                 tmp_created.remove();
                 return Err(cannot(&tmp, e));
             }
-            if locked != 0 {
+            if locked.is_err() {
                 tmp_created.remove();
                 return Err(LockError::NotLocked {
                     key: key.to_string(),
@@ -325,9 +317,7 @@ impl DirLock {
                 let _ = (&existing).read_to_string(&mut text);
             }
             let pid = lock_pid(&text).filter(|_| m.is_file());
-            // SAFETY: flock(2) on a descriptor we own (read-only); no memory involved.
-            let free =
-                unsafe { libc::flock(existing.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+            let free = flock(&existing, FlockOperation::NonBlockingLockExclusive).is_ok();
             if !free {
                 return Err(LockError::Held {
                     key: key.to_string(),
@@ -335,8 +325,7 @@ impl DirLock {
                     pid,
                 });
             }
-            // SAFETY: geteuid has no preconditions.
-            let uid = unsafe { libc::geteuid() };
+            let uid = rustix::process::geteuid().as_raw();
             let why = if !m.is_file() {
                 Some("is not a regular file")
             } else if m.len() == 0 {
@@ -389,8 +378,7 @@ pub fn lock_holder(dir: &Path) -> Option<String> {
     if !f.metadata().ok()?.is_file() {
         return None;
     }
-    // SAFETY: flock(2) on a descriptor we own; no memory involved.
-    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0 {
+    if flock(&f, FlockOperation::NonBlockingLockShared).is_ok() {
         return None; // free (closing the descriptor drops our shared lock)
     }
     let mut text = String::new();
@@ -400,8 +388,7 @@ pub fn lock_holder(dir: &Path) -> Option<String> {
 
 /// Takes an exclusive `flock` on `file` without waiting; false when another descriptor holds one.
 pub fn try_lock(file: &File) -> bool {
-    // SAFETY: flock(2) on a descriptor the caller owns; no memory involved.
-    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+    flock(file, FlockOperation::NonBlockingLockExclusive).is_ok()
 }
 
 /// Creates the output file `path` (a CSV, a figure, a report) with `O_CREAT|O_EXCL|O_NOFOLLOW`.
@@ -669,15 +656,8 @@ pub enum OpenError {
 
 /// Clears `O_NONBLOCK` on `file`'s open file description.
 pub fn clear_nonblock(file: &File) -> std::io::Result<()> {
-    let fd = file.as_raw_fd();
-    // SAFETY: fcntl(2) on a descriptor the caller owns; clears O_NONBLOCK, no memory involved.
-    unsafe {
-        let fl = libc::fcntl(fd, libc::F_GETFL);
-        if fl < 0 || libc::fcntl(fd, libc::F_SETFL, fl & !libc::O_NONBLOCK) < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
+    let fl = rustix::fs::fcntl_getfl(file)?;
+    Ok(rustix::fs::fcntl_setfl(file, fl - OFlags::NONBLOCK)?)
 }
 
 /// [`check_input`] for a path that exists; a missing path passes, so the caller's `open` reports
@@ -766,15 +746,9 @@ pub fn reopen(file: &File, flags: i32) -> std::io::Result<File> {
 fn is_pseudo_fs(path: &Path) -> bool {
     const PROC_SUPER_MAGIC: i64 = 0x9fa0;
     const SYSFS_MAGIC: i64 = 0x6265_6572;
-    let Ok(cpath) = CString::new(path.as_os_str().as_encoded_bytes()) else {
+    let Ok(st) = rustix::fs::statfs(path) else {
         return false;
     };
-    // SAFETY: an all-zero statfs is a valid value for the kernel to overwrite.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `cpath` is a valid C string and `st` a live, writable statfs.
-    if unsafe { libc::statfs(cpath.as_ptr(), &mut st) } != 0 {
-        return false;
-    }
     #[allow(clippy::unnecessary_cast)] // f_type's width differs between targets
     let t = st.f_type as i64;
     t == PROC_SUPER_MAGIC || t == SYSFS_MAGIC
@@ -876,9 +850,12 @@ mod tests {
         );
         let d = tempfile::tempdir().unwrap();
         let fifo = d.path().join("pipe");
-        let c = CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: `c` is a valid C string.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .unwrap();
         let err = check_input(&fifo, "FILE").unwrap_err().to_string();
         assert!(err.contains("FIFO") && err.contains("pipe"), "{err}");
         let err = check_input(Path::new("/proc/self/status"), "FILE").unwrap_err();

@@ -16,6 +16,10 @@
 //! before using what it computed: a fault turns the chunk into an error that names the offset.
 //! A SIGBUS outside every registered range (a genuine bug elsewhere) gets the previous action,
 //! which is the default: the process dies as it would have without us.
+//!
+//! The signal machinery stays on libc and `unsafe`: rustix has no stable `sigaction` (only its
+//! `runtime` feature, meant for libc implementations), and the handler saves and restores the
+//! thread's `errno`, which only libc knows where it lives.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Once, OnceLock};
@@ -52,13 +56,7 @@ static INSTALLED: AtomicBool = AtomicBool::new(false);
 static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
 
 fn page_size() -> usize {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 {
-        p as usize
-    } else {
-        4096
-    }
+    rustix::param::page_size()
 }
 
 static PAGE: AtomicUsize = AtomicUsize::new(4096);

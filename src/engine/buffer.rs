@@ -28,8 +28,14 @@
 //!
 //! `DISKSCOPE_IO_MEMORY=pages` (or `thp`) caps `auto`'s ladder, to compare against scattered
 //! pages or to test the fallback; unset (or `hugetlb`) tries every step.
+//!
+//! The mappings are made, advised and unmapped through `rustix::mm`, whose wrappers are `unsafe`
+//! by nature (they hand out or take back raw memory), so each call keeps its `SAFETY:` reason, as
+//! do the slices handed out over the mapping.
 
 use crate::config::Buffers;
+use rustix::mm::{self, Advice, MapFlags, ProtFlags};
+use std::ffi::c_void;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 
@@ -142,21 +148,17 @@ pub struct AlignedBuf {
 }
 
 /// A fresh private anonymous read-write mapping of `len` bytes with `extra` flags.
-fn map_anonymous(len: usize, extra: libc::c_int) -> Result<NonNull<u8>, std::io::Error> {
-    // SAFETY: a fresh private anonymous mapping; no existing memory is touched.
+fn map_anonymous(len: usize, extra: MapFlags) -> Result<NonNull<u8>, std::io::Error> {
+    // SAFETY: a fresh private anonymous mapping at an address the kernel picks (no MAP_FIXED);
+    // no existing memory is touched.
     let raw = unsafe {
-        libc::mmap(
+        mm::mmap_anonymous(
             std::ptr::null_mut(),
             len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | extra,
-            -1,
-            0,
+            ProtFlags::READ | ProtFlags::WRITE,
+            MapFlags::PRIVATE | extra,
         )
-    };
-    if raw == libc::MAP_FAILED {
-        return Err(std::io::Error::last_os_error());
-    }
+    }?;
     NonNull::new(raw.cast()).ok_or_else(|| std::io::Error::from_raw_os_error(libc::ENOMEM))
 }
 
@@ -211,11 +213,11 @@ impl AlignedBuf {
             bytes: map_len as u64,
             error,
         };
-        let base = map_anonymous(map_len, 0).map_err(alloc)?;
+        let base = map_anonymous(map_len, MapFlags::empty()).map_err(alloc)?;
         // SAFETY: `base` is our mapping of `map_len` bytes; madvise only changes its backing.
         // (It may fail on a kernel without THP, which changes nothing.)
         unsafe {
-            libc::madvise(base.as_ptr().cast(), map_len, libc::MADV_NOHUGEPAGE);
+            let _ = mm::madvise(base.as_ptr().cast(), map_len, Advice::LinuxNoHugepage);
             touch(base.as_ptr(), map_len);
         }
         Ok(AlignedBuf {
@@ -269,7 +271,7 @@ impl AlignedBuf {
         let cap = len.max(1).next_multiple_of(HUGE_PAGE_BYTES);
         // MAP_POPULATE faults every page in now, and a private hugetlb mapping reserves its
         // pages at mmap time, so it either fails here or never raises SIGBUS later.
-        let base = map_anonymous(cap, libc::MAP_HUGETLB | libc::MAP_POPULATE).ok()?;
+        let base = map_anonymous(cap, MapFlags::HUGETLB | MapFlags::POPULATE).ok()?;
         Some(AlignedBuf {
             ptr: base,
             len,
@@ -285,7 +287,7 @@ impl AlignedBuf {
     pub fn transparent_huge(len: usize) -> Result<Option<Self>, BufferError> {
         let cap = len.max(1).next_multiple_of(HUGE_PAGE_BYTES);
         let over = cap + HUGE_PAGE_BYTES;
-        let raw = map_anonymous(over, 0).map_err(|error| BufferError::Alloc {
+        let raw = map_anonymous(over, MapFlags::empty()).map_err(|error| BufferError::Alloc {
             bytes: over as u64,
             error,
         })?;
@@ -298,12 +300,12 @@ impl AlignedBuf {
         // cap)`, 2 MiB-aligned. madvise only changes how that range is backed.
         let advised = unsafe {
             if head > 0 {
-                libc::munmap(base as *mut libc::c_void, head);
+                let _ = mm::munmap(base as *mut c_void, head);
             }
             if tail > 0 {
-                libc::munmap((start + cap) as *mut libc::c_void, tail);
+                let _ = mm::munmap((start + cap) as *mut c_void, tail);
             }
-            libc::madvise(start as *mut libc::c_void, cap, libc::MADV_HUGEPAGE) == 0
+            mm::madvise(start as *mut c_void, cap, Advice::LinuxHugepage).is_ok()
         };
         // SAFETY: `start` lies inside the non-null mapping.
         let start_ptr = unsafe { NonNull::new_unchecked(start as *mut u8) };
@@ -424,7 +426,7 @@ impl Drop for AlignedBuf {
         // SAFETY: the mapping of `map_len` bytes at `map_base` was made by us and is unmapped
         // once.
         unsafe {
-            libc::munmap(self.map_base.as_ptr().cast(), self.map_len);
+            let _ = mm::munmap(self.map_base.as_ptr().cast(), self.map_len);
         }
     }
 }

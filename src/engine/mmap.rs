@@ -7,6 +7,9 @@
 //! zero page and the worker fails with the offset after the block it was on, never dies on the
 //! signal. A mapping shorter than the planned range (the file shrank before this worker mapped
 //! it) is the same error as a short read.
+//!
+//! The mapping comes from memmap2, whose `map`/`map_mut` are `unsafe` because another process
+//! may change or truncate the file under it: the SIGBUS guard above is this module's answer.
 
 use super::caps::Caps;
 use super::failure::complete_read;

@@ -1,6 +1,7 @@
 //! `pread`: positioned `pread(2)` / `pwrite(2)`, one syscall per block and no shared file
 //! position, the natural method for threads and random offsets. Reads use the bare system call
-//! [`sys_pread`] for the reason given in the `read` engine (no cancellation-point wrapper).
+//! [`sys_pread`] for the reason given in the `read` engine (no cancellation-point wrapper):
+//! rustix's `pread`, an inline `syscall` instruction with no call into libc and no other work.
 
 use super::caps::Caps;
 use super::failure::complete_read;
@@ -8,27 +9,13 @@ use super::job::{drain_to, fill_from, Engine, WorkerJob};
 use crate::config::{Method, Op};
 use crate::measure::WorkerCtx;
 use anyhow::Context;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::FileExt;
 
-/// `pread(2)` as a bare system call (no cancellation-point wrapper).
+/// `pread(2)` as a bare system call (no cancellation-point wrapper, no call into libc).
 #[inline(always)]
-pub(crate) fn sys_pread(fd: RawFd, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    // SAFETY: `buf` is valid for writes of `buf.len()` bytes for the duration of the call.
-    let n = unsafe {
-        libc::syscall(
-            libc::SYS_pread64,
-            fd,
-            buf.as_mut_ptr(),
-            buf.len(),
-            offset as libc::off_t,
-        )
-    };
-    if n < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(n as usize)
-    }
+pub(crate) fn sys_pread(fd: BorrowedFd<'_>, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    Ok(rustix::io::pread(fd, buf, offset)?)
 }
 
 pub struct PreadEngine;
@@ -53,7 +40,7 @@ impl Engine for PreadEngine {
     fn run(&self, job: &mut WorkerJob, ctx: &mut WorkerCtx) -> anyhow::Result<bool> {
         let mut buf = job.take_buffer();
         let file = &job.file;
-        let fd = file.as_raw_fd();
+        let fd = file.as_fd();
         let mut cursor = job.cursor();
         for b in cursor.by_ref() {
             let data = &mut buf[..b.len];

@@ -12,6 +12,10 @@
 //! the file is then referenced twice, locks its `f_pos` mutex, ~10% of a 1-byte read. With a
 //! private table holding the only reference to a fresh open file description, the kernel skips
 //! both, as it does for a single-threaded program.
+//!
+//! What stays `unsafe` here: `unshare(CLONE_FILES)` (rustix's wrapper is `unsafe` too, since a
+//! thread that leaves the shared table must not use descriptors of the other threads, which
+//! [`privatize`] sees to) and taking over the shared table's entry as an `OwnedFd`.
 
 use super::caps::Caps;
 use super::failure::complete_read;
@@ -19,48 +23,18 @@ use super::job::{fill_from, write_at_position, Engine, WorkerJob};
 use crate::config::{Method, Op};
 use crate::measure::WorkerCtx;
 use anyhow::Context;
+use rustix::fs::{fcntl_getfl, openat, Mode, OFlags, CWD};
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::MetadataExt;
 
-/// `read(2)` as a bare system call (no cancellation-point wrapper, no call into libc).
+/// `read(2)` as a bare system call (no cancellation-point wrapper, no call into libc): rustix's
+/// `read`, an inline `syscall` instruction with no other work, as the hand-written assembly here
+/// was before it.
 #[inline(always)]
-pub(crate) fn sys_read(fd: RawFd, buf: &mut [u8]) -> std::io::Result<usize> {
-    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-    {
-        let ret: isize;
-        // SAFETY: the x86-64 Linux system call ABI: number in rax, arguments in rdi, rsi, rdx;
-        // the kernel clobbers rcx and r11 and returns in rax. `buf` is valid for writes of
-        // `buf.len()` bytes for the duration of the call.
-        unsafe {
-            std::arch::asm!(
-                "syscall",
-                inlateout("rax") libc::SYS_read as isize => ret,
-                in("rdi") fd as isize,
-                in("rsi") buf.as_mut_ptr(),
-                in("rdx") buf.len(),
-                lateout("rcx") _,
-                lateout("r11") _,
-                options(nostack)
-            );
-        }
-        if ret < 0 {
-            Err(std::io::Error::from_raw_os_error(-ret as i32))
-        } else {
-            Ok(ret as usize)
-        }
-    }
-    #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
-    {
-        // SAFETY: `buf` is valid for writes of `buf.len()` bytes for the duration of the call.
-        let n = unsafe { libc::syscall(libc::SYS_read, fd, buf.as_mut_ptr(), buf.len()) };
-        if n < 0 {
-            Err(std::io::Error::last_os_error())
-        } else {
-            Ok(n as usize)
-        }
-    }
+pub(crate) fn sys_read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> std::io::Result<usize> {
+    Ok(rustix::io::read(fd, buf)?)
 }
 
 /// A new open file description of the file `fd` is open on in this thread's own descriptor
@@ -69,20 +43,20 @@ pub(crate) fn sys_read(fd: RawFd, buf: &mut [u8]) -> std::io::Result<usize> {
 /// the link reads as: that text is only a name, and once the file was renamed or unlinked (it
 /// then reads `PATH (deleted)`) it may name anything another process put there, a FIFO whose
 /// `open` would wait forever.
-fn reopen_own(fd: RawFd, flags: i32, meta: &std::fs::Metadata) -> Option<File> {
+fn reopen_own(fd: RawFd, flags: OFlags, meta: &std::fs::Metadata) -> Option<File> {
     #[cfg(test)]
     if tests::fail_this_open() {
         return None;
     }
-    let c = std::ffi::CString::new(format!("/proc/thread-self/fd/{fd}")).ok()?;
-    let open_flags = libc::O_RDONLY | libc::O_CLOEXEC | (flags & libc::O_DIRECT);
-    // SAFETY: `c` is a NUL-terminated path; open has no other preconditions.
-    let new_fd = unsafe { libc::open(c.as_ptr(), open_flags) };
-    if new_fd < 0 {
-        return None;
-    }
-    // SAFETY: `new_fd` was just returned by open and is owned by nobody else.
-    let f = File::from(unsafe { OwnedFd::from_raw_fd(new_fd) });
+    let open_flags = OFlags::RDONLY | OFlags::CLOEXEC | (flags & OFlags::DIRECT);
+    let new_fd = openat(
+        CWD,
+        format!("/proc/thread-self/fd/{fd}"),
+        open_flags,
+        Mode::empty(),
+    )
+    .ok()?;
+    let f = File::from(new_fd);
     let m = f.metadata().ok()?;
     (m.dev() == meta.dev() && m.ino() == meta.ino()).then_some(f)
 }
@@ -102,9 +76,10 @@ fn privatize(job: &mut WorkerJob) -> anyhow::Result<bool> {
     let Ok(meta) = job.file.metadata() else {
         return Ok(false);
     };
-    // SAFETY: F_GETFL on a descriptor we own.
-    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    if !meta.is_file() || flags < 0 {
+    let Ok(flags) = fcntl_getfl(&job.file) else {
+        return Ok(false);
+    };
+    if !meta.is_file() {
         return Ok(false);
     }
     // SAFETY: unshare(CLONE_FILES) only affects the calling thread's descriptor table.
@@ -148,7 +123,7 @@ impl Engine for ReadEngine {
         privatize(job)?;
         let mut buf = job.take_buffer();
         let mut file = &job.file;
-        let fd = job.file.as_raw_fd();
+        let fd = job.file.as_fd();
         let mut pos = u64::MAX;
         let mut cursor = job.cursor();
         for b in cursor.by_ref() {
@@ -215,9 +190,12 @@ mod tests {
             // The file is unlinked and a FIFO is put where its link text points.
             std::fs::remove_file(&path).unwrap();
             let planted = dir.path().join("f (deleted)");
-            let c = std::ffi::CString::new(planted.as_os_str().as_encoded_bytes()).unwrap();
-            // SAFETY: `c` is a valid C string.
-            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+            rustix::fs::mkfifoat(
+                rustix::fs::CWD,
+                &planted,
+                rustix::fs::Mode::from_raw_mode(0o600),
+            )
+            .unwrap();
             assert!(super::privatize(&mut job).unwrap());
             let mut data = Vec::new();
             std::io::Read::read_to_end(&mut &job.file, &mut data).unwrap();

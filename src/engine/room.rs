@@ -53,13 +53,8 @@ pub fn memory_room() -> Option<Room> {
 
 /// The soft `RLIMIT_AS` of this process, bytes; `None` when unlimited.
 pub fn rlimit_as_bytes() -> Option<u64> {
-    let mut r = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes one rlimit into the struct we own.
-    let ok = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut r) } == 0;
-    (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
+    // rustix says `None` for RLIM_INFINITY.
+    rustix::process::getrlimit(rustix::process::Resource::As).current
 }
 
 /// The room read from the files under `root` (`/` for the real system): `proc/meminfo`,

@@ -6,8 +6,8 @@
 use super::buffer::{BufferError, BufferKind, SlotBufs};
 use super::job::WriteData;
 use crate::config::{Buffers, Op, Prealloc, RunSpec, UsageError};
+use rustix::fs::FallocateFlags;
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
 /// `fallocate` refused to reserve a write run's blocks (a full disk, most often): the run fails
@@ -122,16 +122,15 @@ pub fn preallocate(
     {
         return Ok(());
     }
-    let Ok(len) = libc::off_t::try_from(len_bytes) else {
+    if i64::try_from(len_bytes).is_err() {
         return Ok(());
-    };
+    }
     loop {
-        // SAFETY: fallocate on a descriptor we own; mode 0 allocates and extends the file.
-        let r = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, len) };
-        if r == 0 {
+        // Mode 0 allocates and extends the file.
+        let Err(errno) = rustix::fs::fallocate(file, FallocateFlags::empty(), 0, len_bytes) else {
             return Ok(());
-        }
-        let e = std::io::Error::last_os_error();
+        };
+        let e = std::io::Error::from(errno);
         match e.raw_os_error() {
             Some(libc::EINTR) => continue,
             Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS) => {

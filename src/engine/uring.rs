@@ -8,6 +8,10 @@
 //! operation as soon as it is queued (fio's `iodepth_batch_submit=1`) and once more to wait when
 //! no slot is free. [`SlotRing`] owns the ring and the memory lent to the kernel; `fast`'s direct
 //! road uses it too.
+//!
+//! The `unsafe` left here is the io-uring crate's contract, not a raw call rustix could take over:
+//! registering buffers and pushing an entry promise the kernel that the memory they name lives
+//! until the completion is reaped, which each `SAFETY:` note shows.
 
 use super::buffer::{BufferKind, SlotBufs};
 use super::caps::Caps;

@@ -2,6 +2,12 @@
 //! batches between clock reads until its time is up; we report calls per second and ns per call.
 //! Reading 1 byte at a time is dominated by this cost, which is why block size matters.
 //!
+//! The measured calls go through glibc on purpose (`std` for read, pread and write, `libc` for
+//! lseek, getpid, getuid and fstat): the figure is what a C program pays for the call, wrapper
+//! included. rustix's safe wrappers are inline system calls without that wrapper (and its
+//! `fstat` is another system call than glibc's `fstatat`), so they would measure something else;
+//! these calls stay `unsafe`, each with its `SAFETY:` reason.
+//!
 //! The lab kind `syscalls`: [`SyscallsParams`] are the command line's flags and a sweep
 //! experiment's keys at once; [`run`] measures; `commands::syscalls` prints, `sweep` records.
 

@@ -14,7 +14,6 @@ use anyhow::Context;
 use hdrhistogram::Histogram;
 use std::fs::File;
 use std::io::Read;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -94,12 +93,9 @@ pub fn evict_layout(layout: &Layout) -> anyhow::Result<()> {
     super::layout::sync_fs(&layout.dir)?;
     for p in layout.paths.iter().chain([&layout.packed_path]) {
         let f = open(p)?;
-        // SAFETY: plain syscall on a valid descriptor; the advice has no memory effects.
-        let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-        if rc != 0 {
-            return Err(std::io::Error::from_raw_os_error(rc))
-                .with_context(|| format!("evicting {} (posix_fadvise)", p.display()));
-        }
+        rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed)
+            .map_err(std::io::Error::from)
+            .with_context(|| format!("evicting {} (posix_fadvise)", p.display()))?;
     }
     Ok(())
 }

@@ -29,7 +29,6 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -397,9 +396,8 @@ pub fn lock_dir(dir: &Path, key: &str, create: bool) -> anyhow::Result<Option<Di
         std::fs::create_dir_all(parent)
             .with_context(|| format!("{key}: creating {}", parent.display()))?;
         let p = open_dir(parent).with_context(|| format!("{key}: opening {}", parent.display()))?;
-        // SAFETY: flock(2) on a descriptor we own; waits only while another run creates its
-        // directory here, a moment.
-        unsafe { libc::flock(p.as_raw_fd(), libc::LOCK_EX) };
+        // Waits only while another run creates its directory here, a moment.
+        let _ = rustix::fs::flock(&p, rustix::fs::FlockOperation::LockExclusive);
         match std::fs::create_dir(dir) {
             Ok(()) => created = true,
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
@@ -617,11 +615,9 @@ fn interrupted() -> anyhow::Error {
 /// Flushes the whole file system of `dir`, so writeback never overlaps a measurement.
 pub fn sync_fs(dir: &Path) -> anyhow::Result<()> {
     let d = File::open(dir).with_context(|| format!("opening {}", dir.display()))?;
-    // SAFETY: plain syscall on a valid descriptor.
-    if unsafe { libc::syncfs(d.as_raw_fd()) } != 0 {
-        return Err(std::io::Error::last_os_error()).context("syncfs");
-    }
-    Ok(())
+    rustix::fs::syncfs(&d)
+        .map_err(std::io::Error::from)
+        .context("syncfs")
 }
 
 fn write_tree(dir: &Path, spec: &LayoutSpec, stop: &AtomicBool) -> anyhow::Result<()> {

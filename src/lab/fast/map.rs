@@ -6,11 +6,15 @@
 //! a property of how the cache was filled, so we look: the mapping is placed on a 2 MiB boundary
 //! (so PMD mapping is possible at all), a few 2 MiB-aligned points are touched, and the growth
 //! of `FilePmdMapped` in `/proc/self/smaps_rollup` says how many of them got a PMD entry.
+//!
+//! The mapping is made and given back through `rustix::mm`, whose calls stay `unsafe` (they
+//! place, replace and remove raw memory), each with its `SAFETY:` reason.
 
 use crate::sigbus::Guard;
 use anyhow::{bail, Context};
+use rustix::mm::{self, Advice, MapFlags, ProtFlags};
+use std::ffi::c_void;
 use std::fs::File;
-use std::os::fd::AsRawFd;
 
 /// Size of a PMD mapping on x86-64 and arm64 with 4 KiB pages.
 pub const PMD_BYTES: usize = 2 << 20;
@@ -38,35 +42,36 @@ impl Mapping {
         let reserve = len
             .checked_add(PMD_BYTES)
             .context("file too large to map")?;
-        // SAFETY: a fresh anonymous PROT_NONE reservation; no existing memory is affected.
+        // SAFETY: a fresh anonymous PROT_NONE reservation at an address the kernel picks; no
+        // existing memory is affected.
         let base = unsafe {
-            libc::mmap(
+            mm::mmap_anonymous(
                 std::ptr::null_mut(),
                 reserve,
-                libc::PROT_NONE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
+                ProtFlags::empty(),
+                MapFlags::PRIVATE | MapFlags::NORESERVE,
             )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error()).context("reserving address space");
         }
+        .map_err(std::io::Error::from)
+        .context("reserving address space")?;
         let base_addr = base as usize;
         let aligned = base_addr.next_multiple_of(PMD_BYTES);
         // SAFETY: [aligned, aligned + len) lies inside the reservation we own, so MAP_FIXED
         // replaces only our own PROT_NONE pages.
-        let ptr = unsafe {
-            libc::mmap(
-                aligned as *mut libc::c_void,
+        let mapped = unsafe {
+            mm::mmap(
+                aligned as *mut c_void,
                 len,
-                libc::PROT_READ,
-                libc::MAP_SHARED | libc::MAP_FIXED,
-                file.as_raw_fd(),
+                ProtFlags::READ,
+                MapFlags::SHARED | MapFlags::FIXED,
+                file,
                 0,
             )
         };
-        let map_err = (ptr == libc::MAP_FAILED).then(std::io::Error::last_os_error);
+        let (ptr, map_err) = match mapped {
+            Ok(p) => (p, None),
+            Err(e) => (std::ptr::null_mut(), Some(std::io::Error::from(e))),
+        };
         // Give back the unused head and tail of the reservation (or all of it on failure).
         let head = aligned - base_addr;
         let tail_start = aligned + len;
@@ -74,13 +79,13 @@ impl Mapping {
         // SAFETY: these ranges are parts of our reservation that the file mapping does not cover.
         unsafe {
             if map_err.is_some() {
-                libc::munmap(base, reserve);
+                let _ = mm::munmap(base, reserve);
             } else {
                 if head > 0 {
-                    libc::munmap(base, head);
+                    let _ = mm::munmap(base, head);
                 }
                 if tail > 0 {
-                    libc::munmap(tail_start as *mut libc::c_void, tail);
+                    let _ = mm::munmap(tail_start as *mut c_void, tail);
                 }
             }
         }
@@ -88,7 +93,7 @@ impl Mapping {
             return Err(e).context("mmap of the file");
         }
         // SAFETY: advice on our own mapping; failure only means no huge pages.
-        unsafe { libc::madvise(ptr, len, libc::MADV_HUGEPAGE) };
+        let _ = unsafe { mm::madvise(ptr, len, Advice::LinuxHugepage) };
         let mut mapping = Mapping {
             ptr: ptr.cast(),
             len,
@@ -145,7 +150,7 @@ impl Drop for Mapping {
         // Unregister before unmapping, so the handler never acts on an address we gave back.
         self.guard = None;
         // SAFETY: unmaps exactly the mapping made in `new`; no borrows of it outlive `self`.
-        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+        let _ = unsafe { mm::munmap(self.ptr.cast(), self.len) };
     }
 }
 

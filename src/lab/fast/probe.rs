@@ -40,13 +40,7 @@ impl Cached {
 }
 
 fn page_size_bytes() -> u64 {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 {
-        p as u64
-    } else {
-        4096
-    }
+    rustix::param::page_size() as u64
 }
 
 /// Measures how much of `file` (of `len_bytes`) is cached: `cachestat`, else `mincore`.

@@ -5,6 +5,9 @@
 //! counter, so a thread slowed down by another process on its core does not leave the other idle
 //! at the end. Chunks are 2 MiB-aligned, which keeps every chunk on whole PMD mappings; each
 //! chunk's XOR is rotated by its offset ([`xor_at`]), so the order chunks finish in does not matter.
+//!
+//! One `unsafe` call stays: `madvise(MADV_POPULATE_READ)` on a chunk of the mapping (rustix's
+//! `madvise` is `unsafe`, as advice can change what memory holds).
 
 use super::map::Mapping;
 use crate::engine::job::fill_from;
@@ -12,7 +15,6 @@ use crate::engine::AlignedBuf;
 use crate::xor::xor_at;
 use anyhow::{bail, Context};
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -126,11 +128,11 @@ pub fn mmap_chunks(map: &Mapping, chunks: &[(u64, u64)], threads: usize) -> anyh
             // ~10% less CPU where the cache holds 4 KiB folios, neutral for PMD mappings. It
             // fails harmlessly on kernels before 5.14 (the XOR then faults as usual).
             // SAFETY: advice on a part of our own mapping; it reads, never writes.
-            unsafe {
-                libc::madvise(
-                    bytes.as_ptr().add(o) as *mut libc::c_void,
+            let _ = unsafe {
+                rustix::mm::madvise(
+                    bytes.as_ptr().add(o) as *mut std::ffi::c_void,
                     l,
-                    libc::MADV_POPULATE_READ,
+                    rustix::mm::Advice::LinuxPopulateRead,
                 )
             };
             let x = xor_at(off, &bytes[o..o + l]);
@@ -252,8 +254,8 @@ pub fn buffered_range(
             handles.push(spawn_in(s, move || -> anyhow::Result<u32> {
                 let f = reopen(file, 0)
                     .with_context(|| format!("FILE: cannot open {}", path.display()))?;
-                // SAFETY: plain syscall on a valid descriptor; it only tunes readahead.
-                unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL) };
+                // It only tunes readahead; a failure changes nothing but the speed.
+                let _ = rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::Sequential);
                 let mut buf = AlignedBuf::new(block_bytes);
                 pread_chunk(&f, &mut buf, from, to - from)
             })?);
