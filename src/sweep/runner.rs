@@ -34,6 +34,9 @@ pub enum Columns {
     Syscalls,
     /// [`RunResult`]'s with the fleet's columns (rank, clients, layout, the ranks' spread).
     FleetRuns,
+    /// [`FleetRuns`](Columns::FleetRuns)' and a mixed point's per-direction columns, on every
+    /// row (a failed point's row has them empty).
+    FleetMixedRuns,
 }
 
 /// How the points of a sweep are measured: in this process, or by every rank of a fleet. The

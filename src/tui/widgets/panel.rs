@@ -32,7 +32,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         Line::from(Vec::new()), // residency gauge drawn over this line
         Line::from(
             [
-                pair("op     ", s.op.to_string()),
+                pair("op     ", s.op_text()),
                 pair("  ", s.pattern.to_string()),
             ]
             .concat(),
