@@ -328,7 +328,8 @@ mod tests {
         let setups = |v: &[Record]| v.iter().map(|r| r.setup.clone()).collect::<Vec<_>>();
         assert_eq!(setups(&theirs), setups(&ours));
         assert!((ours[1].mib_s[0] - 3.0 * 4096.0 / (1 << 20) as f64).abs() < 1e-12);
-        assert!((ours[0].lat_p99_us[0] - 50.0).abs() < 0.1);
+        let p99 = ours[0].lat_p99_us[0];
+        assert!((p99 - 50.0).abs() < 0.5, "{p99}");
     }
 
     #[test]

@@ -362,10 +362,10 @@ mod tests {
         };
         let back = Msg::decode(&m.encode()).unwrap();
         assert_eq!(back, m);
-        let Msg::Report { report, .. } = back else {
+        let Msg::Report { report: got, .. } = back else {
             panic!("a report")
         };
-        let ml = report.mixed_latency.unwrap();
+        let ml = got.mixed_latency.unwrap();
         assert_eq!((ml.read.len(), ml.write.len()), (70, 30));
         // A pure report (and one from a build without mixes) has none.
         assert_eq!(report_of(report()).mixed_latency, None);

@@ -187,11 +187,13 @@ mod tests {
         let plain = RunResult {
             experiment: "tui".into(),
             mib_s: 1.5,
+            lat_p50_us: 5.0,
             ..Default::default()
         };
         let mut mixed = RunResult {
             experiment: "tui".into(),
             seconds: 2.0,
+            lat_p50_us: 5.0,
             ..Default::default()
         };
         let mut m = crate::measure::snapshot::MixedSnapshot::new();
