@@ -206,6 +206,18 @@ impl Settings {
         method_label(self.op, self.method)
     }
 
+    /// The method as the panel names it: [`Settings::method_label`], and for a mix both calls
+    /// when they differ (`pread/pwrite`; `io_uring` does both).
+    pub fn method_text(&self) -> String {
+        let read = method_label(Op::Read, self.method);
+        let write = method_label(Op::Write, self.method);
+        if self.is_mixed() && read != write {
+            format!("{read}/{write}")
+        } else {
+            self.method_label().to_string()
+        }
+    }
+
     /// One thread more or less.
     pub fn step_threads(&mut self, up: bool) -> Result<(), String> {
         let next = if up {

@@ -39,7 +39,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         ),
         Line::from(
             [
-                pair("method ", s.method_label().to_string()),
+                pair("method ", s.method_text()),
                 pair(
                     "  qd ",
                     if crate::engine::caps(s.method).queued {
