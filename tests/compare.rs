@@ -1446,11 +1446,13 @@ fn a_fio_randrw_result_and_a_diskscope_mix_of_the_same_job_pair_direction_by_dir
         String::from_utf8_lossy(&fio.stderr)
     );
     let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(fio_dir.join("fio.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(fio_dir.join("fio.json")).unwrap()).unwrap();
     let fio_job = &doc["jobs"][0];
     for d in ["read", "write"] {
-        assert!(fio_job[d]["io_bytes"].as_u64().unwrap() > 0, "fio {d}: {fio_job}");
+        assert!(
+            fio_job[d]["io_bytes"].as_u64().unwrap() > 0,
+            "fio {d}: {fio_job}"
+        );
     }
     let ds = bin("diskscope")
         .current_dir(&ds_dir)
@@ -1465,7 +1467,7 @@ fn a_fio_randrw_result_and_a_diskscope_mix_of_the_same_job_pair_direction_by_dir
         String::from_utf8_lossy(&ds.stderr)
     );
     let cmp = bin("diskscope")
-        .current_dir(&dir.path())
+        .current_dir(dir.path())
         .arg("compare")
         .arg(fio_dir.join("fio.json"))
         .arg(ds_dir.join("out"))
@@ -1481,7 +1483,11 @@ fn a_fio_randrw_result_and_a_diskscope_mix_of_the_same_job_pair_direction_by_dir
             r["verdict"] != "only_old" && r["verdict"] != "only_new",
             "a point did not pair: {r:?}\n{rows:?}"
         );
-        assert_eq!((r["old_n"].as_str(), r["new_n"].as_str()), ("1", "1"), "{r:?}");
+        assert_eq!(
+            (r["old_n"].as_str(), r["new_n"].as_str()),
+            ("1", "1"),
+            "{r:?}"
+        );
         paired
             .entry(r["operation"].clone())
             .or_insert_with(Vec::new)
@@ -1504,5 +1510,8 @@ fn a_fio_randrw_result_and_a_diskscope_mix_of_the_same_job_pair_direction_by_dir
         .find(|r| r["operation"] == "mix70:write" && r["metric"] == "mib_s")
         .map(|r| r["new_mean"].parse::<f64>().unwrap())
         .unwrap();
-    assert!((got - want).abs() <= 1e-6 * want.max(1.0), "{got} vs {want}");
+    assert!(
+        (got - want).abs() <= 1e-6 * want.max(1.0),
+        "{got} vs {want}"
+    );
 }

@@ -643,7 +643,10 @@ fn a_mixed_sweep_on_three_ranks_sums_each_direction_into_the_all_row() {
             assert_eq!(r["operation"], "mix");
             assert_eq!(r["mix_read_pct_asked"], "70");
             assert_eq!(num(r, "read_ops") + num(r, "write_ops"), num(r, "ops"));
-            assert_eq!(num(r, "read_bytes") + num(r, "write_bytes"), num(r, "bytes"));
+            assert_eq!(
+                num(r, "read_bytes") + num(r, "write_bytes"),
+                num(r, "bytes")
+            );
             assert!(num(r, "read_lat_p99_us") > 0.0 && num(r, "write_lat_p99_us") > 0.0);
         }
         let all = &group[3];
@@ -652,11 +655,17 @@ fn a_mixed_sweep_on_three_ranks_sums_each_direction_into_the_all_row() {
             assert_eq!(num(all, c), sum, "{c}: {group:?}");
         }
         let done = num(all, "read_ops") * 100.0 / num(all, "ops");
-        assert!((num(all, "mix_read_pct_done") - done).abs() < 0.01, "{all:?}");
+        assert!(
+            (num(all, "mix_read_pct_done") - done).abs() < 0.01,
+            "{all:?}"
+        );
         // Each direction's rate over the fleet's span, as the whole row's.
         let secs = num(all, "seconds");
         let iops = num(all, "read_ops") / secs;
-        assert!((num(all, "read_iops") - iops).abs() <= 1e-3 * iops, "{all:?}");
+        assert!(
+            (num(all, "read_iops") - iops).abs() <= 1e-3 * iops,
+            "{all:?}"
+        );
         // The merged tail is within the ranks' own.
         let most = group[..3]
             .iter()
@@ -684,10 +693,16 @@ fn run_m_under_mpirun_mixes_on_every_rank_and_says_each_direction_of_the_fleet()
         .lines()
         .find(|l| l.starts_with("fleet mix: reads "))
         .unwrap_or_else(|| panic!("no fleet mix line: {err}"));
-    assert!(line.contains("(70% asked)") && line.contains("| writes: "), "{line}");
+    assert!(
+        line.contains("(70% asked)") && line.contains("| writes: "),
+        "{line}"
+    );
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = doc["results"].as_array().unwrap();
-    let all = rows.iter().find(|r| r["rank"] == "all").expect("the all row");
+    let all = rows
+        .iter()
+        .find(|r| r["rank"] == "all")
+        .expect("the all row");
     let sum = |c: &str| -> f64 {
         rows.iter()
             .filter(|r| r["rank"] != "all")

@@ -1897,12 +1897,18 @@ fn w_steps_from_read_to_write_to_a_mix_and_capital_w_types_its_share() {
     assert!(a.message.starts_with("mix 50/50"), "{}", a.message);
     let screen = render(&a, 80, 24);
     assert!(screen.contains("op     mix 50/50"), "{screen}");
-    assert!(screen.contains("mixing "), "the status line says it mixes:\n{screen}");
+    assert!(
+        screen.contains("mixing "),
+        "the status line says it mixes:\n{screen}"
+    );
     // The third w reads the explored file again.
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('w'))) else {
         panic!("w starts a read")
     };
-    assert_eq!((spec.op, spec.mix_read_pct, spec.path), (Op::Read, None, a.file.clone()));
+    assert_eq!(
+        (spec.op, spec.mix_read_pct, spec.path),
+        (Op::Read, None, a.file.clone())
+    );
     // W 70 Enter: a 70/30 mix at once, and w comes back to 70 after that.
     a.handle_key(key(KeyCode::Char('W')));
     for c in "70".chars() {
@@ -1954,15 +1960,24 @@ fn a_mix_shows_each_directions_histogram_throughput_and_share_and_its_row_says_t
             .find(|l| l.contains("read 140.0 MiB/s") && l.contains("write 60.0 MiB/s"))
             .unwrap_or_else(|| panic!("{w}x{h}: the directions are not side by side:\n{screen}"));
         assert!(line.find("read 140.0") < line.find("write 60.0"), "{line}");
-        assert!(screen.contains("140 IOPS") && screen.contains("60 IOPS"), "{screen}");
+        assert!(
+            screen.contains("140 IOPS") && screen.contains("60 IOPS"),
+            "{screen}"
+        );
         // Each direction's percentiles: reads ~100 µs, writes ~2 ms.
-        assert!(screen.contains("p50 100µs") && screen.contains("p50 2.0"), "{screen}");
+        assert!(
+            screen.contains("p50 100µs") && screen.contains("p50 2.0"),
+            "{screen}"
+        );
         assert!(screen.contains("method pread/pwrite"), "{screen}");
         assert!(
             screen.contains("mix reads 70.0% of ops (70% asked)"),
             "{w}x{h}:\n{screen}"
         );
-        assert!(screen.contains("mix70"), "the live row names the mix:\n{screen}");
+        assert!(
+            screen.contains("mix70"),
+            "the live row names the mix:\n{screen}"
+        );
     }
     // w (back to reads): the mix ends as a row that says its directions apart.
     let next = started_id(&a.handle_key(key(KeyCode::Char('w'))));
@@ -1970,7 +1985,10 @@ fn a_mix_shows_each_directions_histogram_throughput_and_share_and_its_row_says_t
     assert_eq!(a.rows.len(), 1);
     let r = &a.rows[0];
     assert_eq!(r.operation.as_str(), "mix");
-    assert_eq!((r.mix_read_pct_asked, r.read_ops, r.write_ops), (Some(70), Some(210), Some(90)));
+    assert_eq!(
+        (r.mix_read_pct_asked, r.read_ops, r.write_ops),
+        (Some(70), Some(210), Some(90))
+    );
     assert!((r.mix_read_pct_done.unwrap() - 70.0).abs() < 1e-9);
     let said = a
         .log
@@ -1978,7 +1996,10 @@ fn a_mix_shows_each_directions_histogram_throughput_and_share_and_its_row_says_t
         .map(|(_, m)| m.as_str())
         .find(|m| m.contains("reads 70.0% of ops (70% asked)"))
         .unwrap_or_else(|| panic!("the row's directions were not said: {:?}", a.log));
-    assert!(said.contains("mix70") && said.contains("│ writes: "), "{said}");
+    assert!(
+        said.contains("mix70") && said.contains("│ writes: "),
+        "{said}"
+    );
     let screen = render(&a, 80, 24);
     assert!(screen.contains("pread 1M mix70"), "{screen}");
     // The cursor on the row says its directions again; the exit summary too.

@@ -94,7 +94,10 @@ pub(super) fn read_doc(path: &Path, doc: &Value, points: &mut Points) -> Result<
             Pattern::Sequential
         };
         // A mix: its share of reads, as fio reads it (rwmixread, else 100 - rwmixwrite, else 50).
-        let mix = if matches!(rw.to_ascii_lowercase().as_str(), "rw" | "readwrite" | "randrw") {
+        let mix = if matches!(
+            rw.to_ascii_lowercase().as_str(),
+            "rw" | "readwrite" | "randrw"
+        ) {
             let read = match opt("rwmixread") {
                 Some(_) => Some(number("rwmixread", 50)?),
                 None => opt("rwmixwrite")

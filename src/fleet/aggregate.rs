@@ -345,7 +345,10 @@ mod tests {
         assert!((all.write_mib_s.unwrap() - mib(310 << 12)).abs() < 1e-12);
         assert!((all.seconds - 2.0).abs() < 1e-12);
         let p99 = all.write_lat_p99_us.unwrap();
-        assert!(p99 > 49_000.0, "the slow rank's writes are in the tail: {p99}");
+        assert!(
+            p99 > 49_000.0,
+            "the slow rank's writes are in the tail: {p99}"
+        );
         assert!(all.read_lat_p99_us.unwrap() < 11.0);
         // Each rank's row keeps its own directions.
         assert_eq!(rows[0].write_ops, Some(300));

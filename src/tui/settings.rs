@@ -532,7 +532,10 @@ mod tests {
         s.method = Method::Mmap;
         s.mix_read_pct = None;
         s.op = Op::Read;
-        assert!(s.set_mix_text("70").unwrap_err().contains("pread or io_uring"));
+        assert!(s
+            .set_mix_text("70")
+            .unwrap_err()
+            .contains("pread or io_uring"));
         assert_eq!(s.op, Op::Read);
         // m to a method that cannot mix turns the mix into plain writes, and says so.
         s.method = Method::Pread;

@@ -657,7 +657,10 @@ fn capital_w_mixes_reads_and_writes_on_a_scratch_file_and_the_mix_row_appears() 
         Vec::<std::path::PathBuf>::new(),
         "the mix's scratch file was left behind"
     );
-    assert!(std::fs::read(&f).unwrap() == data, "the explored file changed");
+    assert!(
+        std::fs::read(&f).unwrap() == data,
+        "the explored file changed"
+    );
     // The rows saved at exit: the mix's row with its columns, every line as long as the header.
     let csv = std::fs::read_dir(dir.path().join("diskscope-results"))
         .unwrap()

@@ -45,7 +45,10 @@ pub fn heading(units_mb: bool, name: &str, d: &DirectionShare, seconds: f64) -> 
 /// The share of reads done so far against the share asked: `mix reads 49.8% of ops (50%
 /// asked)`, for the throughput panel's last line; None when the segment does not mix.
 pub fn done_line(seg: &Segment) -> Option<Line<'static>> {
-    let asked = seg.settings.mix_read_pct.filter(|_| seg.settings.is_mixed())?;
+    let asked = seg
+        .settings
+        .mix_read_pct
+        .filter(|_| seg.settings.is_mixed())?;
     let dim = Style::default().fg(Color::DarkGray);
     let [(_, r), (_, w)] = live_directions(seg)?;
     let ops = r.ops + w.ops;
@@ -109,8 +112,14 @@ mod tests {
         m.write.latency.record(1_200_000).unwrap();
         r.set_mixed(70, &m);
         let d = row_detail(&r).unwrap();
-        assert!(d.starts_with("reads 70.0% of ops (70% asked): 1.37 MiB/s, 350 IOPS, p99 80"), "{d}");
-        assert!(d.contains("│ writes: 0.59 MiB/s, 150 IOPS, p99 1.20ms"), "{d}");
+        assert!(
+            d.starts_with("reads 70.0% of ops (70% asked): 1.37 MiB/s, 350 IOPS, p99 80"),
+            "{d}"
+        );
+        assert!(
+            d.contains("│ writes: 0.59 MiB/s, 150 IOPS, p99 1.20ms"),
+            "{d}"
+        );
         let p99 = p99_us(&m.write);
         assert!((p99 - 1200.0).abs() < 12.0, "{p99}");
     }
