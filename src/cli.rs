@@ -297,6 +297,8 @@ pub fn explorer_settings(
         run_ms: s.run.map(|d| d.as_millis().max(1) as u64),
         buffers: s.buffers,
         rate_iops: s.rate_iops,
+        // fiojob::explorer refuses a mixed job (the explorer mixes with `w`/`W`).
+        mix_read_pct: None,
     };
     settings
         .validate()

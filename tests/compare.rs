@@ -1407,3 +1407,111 @@ fn a_fleet_csv_is_compared_on_its_all_rows_not_its_ranks_shares() {
     let mean: f64 = rows[0]["old_mean"].parse().unwrap();
     assert!((mean - 102.0).abs() < 1e-9, "{rows:?}");
 }
+
+/// Whether the `fio` program runs here (`.ci/run` installs it).
+fn fio_installed() -> bool {
+    std::process::Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn a_fio_randrw_result_and_a_diskscope_mix_of_the_same_job_pair_direction_by_direction() {
+    if !fio_installed() {
+        eprintln!("skipped: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let dir = tmp();
+    let job = p(&dir, "mix.fio");
+    std::fs::write(
+        &job,
+        "[global]\nioengine=psync\nbs=4k\nsize=2m\n\n[mixed]\nrw=randrw\nrwmixread=70\n\
+         number_ios=400\n",
+    )
+    .unwrap();
+    // fio and diskscope each in a directory of their own: each lays out its own file.
+    let (fio_dir, ds_dir) = (p(&dir, "fio"), p(&dir, "ds"));
+    std::fs::create_dir(&fio_dir).unwrap();
+    std::fs::create_dir(&ds_dir).unwrap();
+    let fio = std::process::Command::new("fio")
+        .current_dir(&fio_dir)
+        .args(["--output-format=json", "--output=fio.json"])
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert!(
+        fio.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&fio.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fio_dir.join("fio.json")).unwrap()).unwrap();
+    let fio_job = &doc["jobs"][0];
+    for d in ["read", "write"] {
+        assert!(
+            fio_job[d]["io_bytes"].as_u64().unwrap() > 0,
+            "fio {d}: {fio_job}"
+        );
+    }
+    let ds = bin("diskscope")
+        .current_dir(&ds_dir)
+        .arg("--batch")
+        .arg(&job)
+        .args(["--out", "out"])
+        .output()
+        .unwrap();
+    assert!(
+        ds.status.success(),
+        "diskscope: {}",
+        String::from_utf8_lossy(&ds.stderr)
+    );
+    let cmp = bin("diskscope")
+        .current_dir(dir.path())
+        .arg("compare")
+        .arg(fio_dir.join("fio.json"))
+        .arg(ds_dir.join("out"))
+        .arg("--csv")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&cmp.stderr);
+    assert!(cmp.status.success(), "compare: {stderr}");
+    let rows = csv_rows(&String::from_utf8_lossy(&cmp.stdout));
+    let mut paired = std::collections::BTreeMap::new();
+    for r in &rows {
+        assert!(
+            r["verdict"] != "only_old" && r["verdict"] != "only_new",
+            "a point did not pair: {r:?}\n{rows:?}"
+        );
+        assert_eq!(
+            (r["old_n"].as_str(), r["new_n"].as_str()),
+            ("1", "1"),
+            "{r:?}"
+        );
+        paired
+            .entry(r["operation"].clone())
+            .or_insert_with(Vec::new)
+            .push(r["metric"].clone());
+    }
+    let ops: Vec<&String> = paired.keys().collect();
+    assert_eq!(ops, ["mix70:read", "mix70:write"], "{rows:?}");
+    // Each direction is compared on its throughput and its p99, the figures of its own
+    // columns: fio's bw_bytes and clat p99 beside diskscope's read_* / write_*.
+    for metrics in paired.values() {
+        assert!(
+            metrics.iter().any(|m| m == "mib_s") && metrics.iter().any(|m| m == "lat_p99_us"),
+            "{paired:?}"
+        );
+    }
+    let ds_csv = csv_rows(&std::fs::read_to_string(ds_dir.join("out/mixed.csv")).unwrap());
+    let want = ds_csv[0]["write_mib_s"].parse::<f64>().unwrap();
+    let got = rows
+        .iter()
+        .find(|r| r["operation"] == "mix70:write" && r["metric"] == "mib_s")
+        .map(|r| r["new_mean"].parse::<f64>().unwrap())
+        .unwrap();
+    assert!(
+        (got - want).abs() <= 1e-6 * want.max(1.0),
+        "{got} vs {want}"
+    );
+}

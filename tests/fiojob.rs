@@ -599,6 +599,7 @@ fn the_explorer_starts_on_the_settings_of_a_jobs_first_section() {
             run_ms: Some(3000),
             buffers: diskscope::config::Buffers::DEFAULT,
             rate_iops: None,
+            mix_read_pct: None,
         }
     );
     std::fs::write(&job, "[w]\nrw=write\nbs=1m\nioengine=psync\nfdatasync=1\n").unwrap();

@@ -602,3 +602,118 @@ fn run_under_mpirun_writes_every_ranks_timeline_and_the_merged_one_with_the_star
         );
     }
 }
+
+#[test]
+fn a_mixed_sweep_on_three_ranks_sums_each_direction_into_the_all_row() {
+    need_mpi!();
+    let d = tmp();
+    let (lead, rest) = (d.path().join("lead"), d.path().join("rest"));
+    std::fs::create_dir_all(&lead).unwrap();
+    std::fs::create_dir_all(&rest).unwrap();
+    let data = d.path().join("data.bin");
+    let s = d.path().join("s.toml");
+    std::fs::write(
+        &s,
+        format!(
+            "name = \"fleet\"\nfleet = {{ layout = \"file-per-process\", timeout_s = 20 }}\n\
+             [file]\npath = \"{}\"\ncreate = \"1M\"\n\
+             [[experiment]]\nname = \"m\"\nkind = \"throughput\"\nreps = 2\nseconds = 0.3\n\
+             block_size = \"4K\"\npattern = \"random\"\nmix = [70]\n",
+            data.display()
+        ),
+    )
+    .unwrap();
+    let out = batch_on_three_ranks(&lead, &rest, &s);
+    let csv = lead.join("out/m.csv");
+    // Every line as long as the header: the per-direction columns are named in it.
+    let mut rd = csv::Reader::from_path(&csv).unwrap();
+    let width = rd.headers().unwrap().len();
+    assert!(rd.records().all(|r| r.unwrap().len() == width));
+    let rows = csv_rows(&csv);
+    assert_eq!(rows.len(), 2 * 4, "2 reps, 3 ranks and the all row each");
+    let num = |r: &std::collections::HashMap<String, String>, c: &str| -> f64 {
+        r[c].parse()
+            .unwrap_or_else(|_| panic!("{c} = {:?} in {r:?}", r[c]))
+    };
+    for group in rows.chunks(4) {
+        let ranks: Vec<&str> = group.iter().map(|r| r["rank"].as_str()).collect();
+        assert_eq!(ranks, ["0", "1", "2", "all"]);
+        for r in group {
+            assert_eq!(r["error"], "", "{r:?}");
+            assert_eq!(r["operation"], "mix");
+            assert_eq!(r["mix_read_pct_asked"], "70");
+            assert_eq!(num(r, "read_ops") + num(r, "write_ops"), num(r, "ops"));
+            assert_eq!(
+                num(r, "read_bytes") + num(r, "write_bytes"),
+                num(r, "bytes")
+            );
+            assert!(num(r, "read_lat_p99_us") > 0.0 && num(r, "write_lat_p99_us") > 0.0);
+        }
+        let all = &group[3];
+        for c in ["read_ops", "write_ops", "read_bytes", "write_bytes"] {
+            let sum: f64 = group[..3].iter().map(|r| num(r, c)).sum();
+            assert_eq!(num(all, c), sum, "{c}: {group:?}");
+        }
+        let done = num(all, "read_ops") * 100.0 / num(all, "ops");
+        assert!(
+            (num(all, "mix_read_pct_done") - done).abs() < 0.01,
+            "{all:?}"
+        );
+        // Each direction's rate over the fleet's span, as the whole row's.
+        let secs = num(all, "seconds");
+        let iops = num(all, "read_ops") / secs;
+        assert!(
+            (num(all, "read_iops") - iops).abs() <= 1e-3 * iops,
+            "{all:?}"
+        );
+        // The merged tail is within the ranks' own.
+        let most = group[..3]
+            .iter()
+            .map(|r| num(r, "write_lat_max_us"))
+            .fold(0.0, f64::max);
+        assert!(num(all, "write_lat_max_us") <= most * 1.01, "{group:?}");
+    }
+    assert!(!rest.join("out").exists(), "ranks 1 and 2 wrote results");
+    assert!(text(&out.stdout).contains("fleet: 3 ranks"));
+}
+
+#[test]
+fn run_m_under_mpirun_mixes_on_every_rank_and_says_each_direction_of_the_fleet() {
+    need_mpi!();
+    let d = tmp();
+    let f = d.path().join("m");
+    let mut c = mpirun(d.path());
+    c.args(["-n", "3"]).arg(bin_path("run")).arg(&f);
+    c.args(["-m", "70", "4K", "500", "--pattern", "random", "--json"]);
+    let (out, _) = run_bounded(c, Duration::from_secs(60));
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("read and wrote"), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("fleet mix: reads "))
+        .unwrap_or_else(|| panic!("no fleet mix line: {err}"));
+    assert!(
+        line.contains("(70% asked)") && line.contains("| writes: "),
+        "{line}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = doc["results"].as_array().unwrap();
+    let all = rows
+        .iter()
+        .find(|r| r["rank"] == "all")
+        .expect("the all row");
+    let sum = |c: &str| -> f64 {
+        rows.iter()
+            .filter(|r| r["rank"] != "all")
+            .map(|r| r[c].as_f64().unwrap())
+            .sum()
+    };
+    assert_eq!(all["read_ops"].as_f64().unwrap(), sum("read_ops"));
+    assert_eq!(all["write_ops"].as_f64().unwrap(), sum("write_ops"));
+    assert_eq!(sum("read_ops") + sum("write_ops"), 3.0 * 500.0);
+    for rank in 0..3 {
+        let file = PathBuf::from(format!("{}.{rank}", f.display()));
+        assert!(file.is_file(), "the rank's own file {}", file.display());
+    }
+}

@@ -1824,3 +1824,191 @@ fn capital_r_takes_a_rate_for_an_open_loop_and_the_histogram_shows_service_besid
         a.message
     );
 }
+
+/// Feeds run `id` (a mix) what the session sends: started, then `intervals` snapshots of 100 ms
+/// with `reads` and `writes` operations of one block each (reads ~100 µs, writes ~2 ms).
+fn feed_mixed(app: &mut App, id: u64, intervals: u64, reads: u64, writes: u64) {
+    use diskscope::measure::snapshot::{DirectionShare, MixedSnapshot};
+    let spec = app.live.as_ref().map(|l| l.settings).unwrap().spec(
+        &app.file,
+        &app.scratch,
+        app.file_size_bytes,
+    );
+    assert!(spec.is_mixed());
+    app.apply(Update::Started {
+        id,
+        meta: Box::new(PreparedMeta {
+            spec: spec.clone(),
+            file_size: app.file_size_bytes,
+            total: app.file_size_bytes,
+            residency_before: None,
+        }),
+        workers: 1,
+        notes: vec![],
+    });
+    let bs = spec.block_size_bytes;
+    for i in 1..=intervals {
+        let share = |ops: u64, lat_ns: u64| {
+            let mut latency = new_latency_histogram();
+            latency.record_n(lat_ns, ops).unwrap();
+            DirectionShare {
+                bytes: ops * bs,
+                ops,
+                latency,
+            }
+        };
+        let (r, w) = (share(reads, 100_000), share(writes, 2_000_000));
+        let mut latency = new_latency_histogram();
+        latency.add(&r.latency).unwrap();
+        latency.add(&w.latency).unwrap();
+        app.apply(Update::Snapshot {
+            id,
+            snapshot: Box::new(Snapshot {
+                worker: 0,
+                at_ns: i * 100_000_000,
+                interval_ns: 100_000_000,
+                bytes: (reads + writes) * bs,
+                ops: reads + writes,
+                latency,
+                ops_log: Vec::new(),
+                paced: None,
+                mixed: Some(Box::new(MixedSnapshot { read: r, write: w })),
+                kind: SnapshotKind::Interval,
+            }),
+        });
+    }
+}
+
+#[test]
+fn w_steps_from_read_to_write_to_a_mix_and_capital_w_types_its_share() {
+    let mut a = app();
+    a.start();
+    let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('w'))) else {
+        panic!("w starts a write")
+    };
+    assert_eq!((spec.op, spec.mix_read_pct), (Op::Write, None));
+    // The second w mixes at fio's default share, on the scratch file like a write.
+    let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('w'))) else {
+        panic!("w starts a mix")
+    };
+    assert_eq!(spec.mix_read_pct, Some(50), "fio's rwmixread default");
+    assert_eq!(spec.path, a.scratch);
+    assert_ne!(spec.path, a.file);
+    assert!(a.message.starts_with("mix 50/50"), "{}", a.message);
+    let screen = render(&a, 80, 24);
+    assert!(screen.contains("op     mix 50/50"), "{screen}");
+    assert!(
+        screen.contains("mixing "),
+        "the status line says it mixes:\n{screen}"
+    );
+    // The third w reads the explored file again.
+    let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('w'))) else {
+        panic!("w starts a read")
+    };
+    assert_eq!(
+        (spec.op, spec.mix_read_pct, spec.path),
+        (Op::Read, None, a.file.clone())
+    );
+    // W 70 Enter: a 70/30 mix at once, and w comes back to 70 after that.
+    a.handle_key(key(KeyCode::Char('W')));
+    for c in "70".chars() {
+        a.handle_key(key(KeyCode::Char(c)));
+    }
+    assert!(render(&a, 80, 24).contains("mix % reads ▸ 70▏"));
+    let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Enter)) else {
+        panic!("Enter starts the mix")
+    };
+    assert_eq!((spec.op, spec.mix_read_pct), (Op::Write, Some(70)));
+    a.handle_key(key(KeyCode::Char('w')));
+    a.handle_key(key(KeyCode::Char('w')));
+    let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('w'))) else {
+        panic!("w starts the mix again")
+    };
+    assert_eq!(spec.mix_read_pct, Some(70));
+    // A share out of range is refused in one line and changes nothing.
+    a.handle_key(key(KeyCode::Char('W')));
+    a.handle_key(key(KeyCode::Char('0')));
+    assert_eq!(a.handle_key(key(KeyCode::Enter)), Action::None);
+    assert!(a.message.contains("between 1 and 99"), "{}", a.message);
+    assert_eq!(a.settings.mix_read_pct, Some(70));
+    // mmap cannot mix: m to it turns the mix into writes and says so; w then passes over the
+    // mix to reads.
+    a.settings.method = Method::Pread;
+    a.handle_key(key(KeyCode::Char('m')));
+    assert!(a.message.contains("mix off, writing"), "{}", a.message);
+    assert_eq!((a.settings.op, a.settings.mix_read_pct), (Op::Write, None));
+    a.handle_key(key(KeyCode::Char('w')));
+    assert_eq!(a.settings.op, Op::Read);
+    assert!(a.message.contains("no mix"), "{}", a.message);
+}
+
+#[test]
+fn a_mix_shows_each_directions_histogram_throughput_and_share_and_its_row_says_them() {
+    let mut a = app();
+    a.start();
+    a.handle_key(key(KeyCode::Char('W')));
+    for c in "70".chars() {
+        a.handle_key(key(KeyCode::Char(c)));
+    }
+    let id = started_id(&a.handle_key(key(KeyCode::Enter)));
+    // 1 MiB blocks: 14 reads and 6 writes per 100 ms, 1.5 s.
+    feed_mixed(&mut a, id, 15, 14, 6);
+    for (w, h) in [(80, 24), (200, 60)] {
+        let screen = render(&a, w, h);
+        let line = screen
+            .lines()
+            .find(|l| l.contains("read 140.0 MiB/s") && l.contains("write 60.0 MiB/s"))
+            .unwrap_or_else(|| panic!("{w}x{h}: the directions are not side by side:\n{screen}"));
+        assert!(line.find("read 140.0") < line.find("write 60.0"), "{line}");
+        assert!(
+            screen.contains("140 IOPS") && screen.contains("60 IOPS"),
+            "{screen}"
+        );
+        // Each direction's percentiles: reads ~100 µs, writes ~2 ms.
+        assert!(
+            screen.contains("p50 100µs") && screen.contains("p50 2.0"),
+            "{screen}"
+        );
+        assert!(screen.contains("method pread/pwrite"), "{screen}");
+        assert!(
+            screen.contains("mix reads 70.0% of ops (70% asked)"),
+            "{w}x{h}:\n{screen}"
+        );
+        assert!(
+            screen.contains("mix70"),
+            "the live row names the mix:\n{screen}"
+        );
+    }
+    // w (back to reads): the mix ends as a row that says its directions apart.
+    let next = started_id(&a.handle_key(key(KeyCode::Char('w'))));
+    end_run(&mut a, id, 0, 2);
+    assert_eq!(a.rows.len(), 1);
+    let r = &a.rows[0];
+    assert_eq!(r.operation.as_str(), "mix");
+    assert_eq!(
+        (r.mix_read_pct_asked, r.read_ops, r.write_ops),
+        (Some(70), Some(210), Some(90))
+    );
+    assert!((r.mix_read_pct_done.unwrap() - 70.0).abs() < 1e-9);
+    let said = a
+        .log
+        .iter()
+        .map(|(_, m)| m.as_str())
+        .find(|m| m.contains("reads 70.0% of ops (70% asked)"))
+        .unwrap_or_else(|| panic!("the row's directions were not said: {:?}", a.log));
+    assert!(
+        said.contains("mix70") && said.contains("│ writes: "),
+        "{said}"
+    );
+    let screen = render(&a, 80, 24);
+    assert!(screen.contains("pread 1M mix70"), "{screen}");
+    // The cursor on the row says its directions again; the exit summary too.
+    feed_run(&mut a, next, 3, 100, 50);
+    a.handle_key(key(KeyCode::Char('J')));
+    assert!(
+        a.message.starts_with("pread 1M mix70: reads 70.0% of ops"),
+        "{}",
+        a.message
+    );
+    assert!(diskscope::tui::widgets::mix::row_detail(&a.rows[0]).is_some());
+}

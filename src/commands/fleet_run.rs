@@ -121,6 +121,9 @@ pub fn execute(a: &RunArgs, mut fleet: Fleet) -> anyhow::Result<i32> {
         );
     }
     eprintln!("{}", fleet_line(all, fleet.hosts()));
+    if let Some(mix) = crate::fleet::aggregate::mix_line(all) {
+        eprintln!("{mix}");
+    }
     for line in crate::explain::verdict::lines_of(all) {
         eprintln!("{line}");
     }
@@ -197,6 +200,8 @@ pub fn fleet_line(all: &RunResult, hosts: &[String]) -> String {
         if distinct.len() == 1 { "" } else { "s" },
         if all.operation == crate::config::Op::Write {
             "wrote"
+        } else if all.mix_read_pct_asked.is_some() {
+            "read and wrote"
         } else {
             "read"
         },

@@ -10,9 +10,14 @@
 //! (fio drops the file's page cache before a job unless `invalidate=0`: cache `invalidate`, else
 //! `as-is`); the experiment is the job's name. Clones of a job (`numjobs` without
 //! `group_reporting`) ran at once: their throughput is summed and the worst p99 kept.
+//!
+//! A mixed job (`rw=randrw`, `rw`/`readwrite`, issue 26) reports a `read` and a `write` section:
+//! they are the two directions of one mix, named `mix70:read` and `mix70:write` (the share from
+//! `rwmixread`, or 100 − `rwmixwrite`, fio's default 50) as a diskscope mix's row is split
+//! ([`super::rows::directions`]), so the two pair direction by direction.
 //! Repetitions come from several documents: a directory of them, one per run.
 
-use super::rows::{LoadError, Points, Record, Row};
+use super::rows::{is_mix_operation, mix_operation, LoadError, Points, Record, Row};
 use crate::config::{CacheMode, Op, Pattern};
 use crate::measure::result::Label;
 use serde_json::Value;
@@ -88,6 +93,21 @@ pub(super) fn read_doc(path: &Path, doc: &Value, points: &mut Points) -> Result<
         } else {
             Pattern::Sequential
         };
+        // A mix: its share of reads, as fio reads it (rwmixread, else 100 - rwmixwrite, else 50).
+        let mix = if matches!(
+            rw.to_ascii_lowercase().as_str(),
+            "rw" | "readwrite" | "randrw"
+        ) {
+            let read = match opt("rwmixread") {
+                Some(_) => Some(number("rwmixread", 50)?),
+                None => opt("rwmixwrite")
+                    .map(|_| number("rwmixwrite", 50).map(|w| 100u64.saturating_sub(w)))
+                    .transpose()?,
+            };
+            Some(u32::try_from(read.unwrap_or(50)).unwrap_or(u32::MAX))
+        } else {
+            None
+        };
         let error = match job.get("error").and_then(|e| e.as_i64()) {
             Some(0) | None => String::new(),
             Some(e) => format!("fio error {e}"),
@@ -109,10 +129,11 @@ pub(super) fn read_doc(path: &Path, doc: &Value, points: &mut Points) -> Result<
                 .and_then(|p| p.get("99.000000"))
                 .and_then(|v| v.as_f64())
                 .map(|ns| ns / 1000.0);
-            let operation = match dir {
-                "read" => Op::Read.into(),
-                "write" => Op::Write.into(),
-                other => Label::of_text(other),
+            let operation = match (dir, mix) {
+                ("read" | "write", Some(pct)) => mix_operation(pct, dir),
+                ("read", None) => Op::Read.into(),
+                ("write", None) => Op::Write.into(),
+                (other, _) => Label::of_text(other),
             };
             let row = Row {
                 experiment: name.to_string(),
@@ -137,6 +158,11 @@ pub(super) fn read_doc(path: &Path, doc: &Value, points: &mut Points) -> Result<
                 reasons: String::new(),
                 why: String::new(),
                 rank: None,
+                mix_read_pct_asked: None,
+                read_mib_s: None,
+                read_lat_p99_us: None,
+                write_mib_s: None,
+                write_lat_p99_us: None,
             };
             super::rows::check_row(&row).map_err(|m| err(format!("jobs[{i}].{dir}: {m}")))?;
             let key = (
@@ -209,6 +235,8 @@ pub fn restate_across(old: &mut [Record], new: &mut [Record]) -> bool {
         s.cache = match s.operation.known() {
             Some(Op::Read) if s.cache.as_str() == "invalidate" => CacheMode::Cold.into(),
             Some(Op::Write) => CacheMode::AsIs.into(),
+            // A mix writes: `--batch job.fio` runs it on its file as it is, like a write.
+            None if is_mix_operation(&s.operation) => CacheMode::AsIs.into(),
             _ => s.cache.clone(),
         };
     }
@@ -253,6 +281,58 @@ mod tests {
         let setups =
             |v: &[crate::compare::Record]| v.iter().map(|r| r.setup.clone()).collect::<Vec<_>>();
         assert_eq!(setups(&a), setups(&b));
+    }
+
+    #[test]
+    fn a_mixed_job_is_two_directions_of_one_mix_and_pairs_with_a_diskscope_mix_row() {
+        let mut doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(fixture("psync-seq-rand.json")).unwrap())
+                .unwrap();
+        let mut job = doc["jobs"][1].clone();
+        job["job options"]["rw"] = "randrw".into();
+        job["job options"]["rwmixwrite"] = "30".into();
+        job["write"] = job["read"].clone();
+        job["write"]["bw_bytes"] = (job["read"]["bw_bytes"].as_f64().unwrap() / 2.0).into();
+        doc["jobs"] = Value::Array(vec![job]);
+        let dir = tempfile::tempdir().unwrap();
+        let fio = dir.path().join("fio.json");
+        std::fs::write(&fio, doc.to_string()).unwrap();
+        let recs = load(&fio).unwrap();
+        let ops: Vec<&str> = recs.iter().map(|r| r.setup.operation.as_str()).collect();
+        assert_eq!(ops, ["mix70:read", "mix70:write"]);
+        assert!((recs[0].mib_s[0] - 2.0 * recs[1].mib_s[0]).abs() < 1e-9 * recs[0].mib_s[0]);
+        // A diskscope mix row of the same job: split the same way, and fio's side restated.
+        let mut m = crate::measure::snapshot::MixedSnapshot::new();
+        m.read.ops = 7;
+        m.read.bytes = 7 << 12;
+        m.read.latency.record(50_000).unwrap();
+        m.write.ops = 3;
+        m.write.bytes = 3 << 12;
+        m.write.latency.record(90_000).unwrap();
+        let mut row = crate::measure::RunResult {
+            experiment: recs[0].setup.experiment.clone(),
+            method: crate::config::Method::Pread.into(),
+            pattern: Pattern::Random.into(),
+            cache: CacheMode::AsIs.into(),
+            block_size_bytes: 4096,
+            threads: 1,
+            queue_depth: 1,
+            rep: 1,
+            seconds: 1.0,
+            bytes: 10 << 12,
+            ops: 10,
+            ..Default::default()
+        };
+        row.set_rates();
+        row.set_mixed(70, &m);
+        let mut ours = crate::compare::load::records_of(&[row]).unwrap();
+        let mut theirs = recs.clone();
+        assert!(restate_across(&mut theirs, &mut ours));
+        let setups = |v: &[Record]| v.iter().map(|r| r.setup.clone()).collect::<Vec<_>>();
+        assert_eq!(setups(&theirs), setups(&ours));
+        assert!((ours[1].mib_s[0] - 3.0 * 4096.0 / (1 << 20) as f64).abs() < 1e-12);
+        let p99 = ours[0].lat_p99_us[0];
+        assert!((p99 - 50.0).abs() < 0.5, "{p99}");
     }
 
     #[test]

@@ -315,6 +315,72 @@ pub(super) struct Row {
     /// A fleet's rows: the rank (`0`, `1`, ... or `all`); only `all` rows are the fleet's figure.
     #[serde(default)]
     pub(super) rank: Option<String>,
+    /// A mixed run's share of reads asked (issue 26; empty in a pure row and absent from older
+    /// files). Such a row is compared per direction ([`directions`]), with these columns.
+    #[serde(default)]
+    pub(super) mix_read_pct_asked: Option<u32>,
+    #[serde(default)]
+    pub(super) read_mib_s: Option<f64>,
+    #[serde(default)]
+    pub(super) read_lat_p99_us: Option<f64>,
+    #[serde(default)]
+    pub(super) write_mib_s: Option<f64>,
+    #[serde(default)]
+    pub(super) write_lat_p99_us: Option<f64>,
+}
+
+/// The operation of one direction of a mix of `read_pct` percent reads: `mix70:read`,
+/// `mix70:write`. A mix is compared direction by direction under these (the share in the name,
+/// so a 70/30 and a 50/50 mix never pair), whether its rows are diskscope's (one row with
+/// `read_*` and `write_*` columns) or fio's (a `read` and a `write` section per job).
+pub fn mix_operation(read_pct: u32, direction: &str) -> Label<Op> {
+    Label::Other(format!("mix{read_pct}:{direction}"))
+}
+
+/// Whether `op` is one direction of a mix ([`mix_operation`]).
+pub fn is_mix_operation(op: &Label<Op>) -> bool {
+    op.known().is_none() && op.as_str().starts_with("mix") && op.as_str().contains(':')
+}
+
+/// A row as the points it is compared as: a mixed row (`mix_read_pct_asked` set) as its two
+/// directions ([`mix_operation`]), each with its own throughput and p99; any other row as it is.
+pub(super) fn directions(r: Row) -> Vec<Row> {
+    let Some(pct) = r.mix_read_pct_asked else {
+        return vec![r];
+    };
+    let side = |direction: &str, mib_s: Option<f64>, p99: Option<f64>| Row {
+        operation: mix_operation(pct, direction),
+        mib_s,
+        lat_p99_us: p99,
+        mix_read_pct_asked: None,
+        read_mib_s: None,
+        read_lat_p99_us: None,
+        write_mib_s: None,
+        write_lat_p99_us: None,
+        experiment: r.experiment.clone(),
+        host: r.host.clone(),
+        file: r.file.clone(),
+        method: r.method.clone(),
+        pattern: r.pattern.clone(),
+        cache: r.cache.clone(),
+        error: r.error.clone(),
+        bound: r.bound.clone(),
+        bound_mib_s: r.bound_mib_s,
+        bound_hint: r.bound_hint.clone(),
+        verdict: r.verdict.clone(),
+        reasons: r.reasons.clone(),
+        why: r.why.clone(),
+        rank: r.rank.clone(),
+        direct: r.direct,
+        block_size_bytes: r.block_size_bytes,
+        threads: r.threads,
+        queue_depth: r.queue_depth,
+        rep: r.rep,
+    };
+    vec![
+        side("read", r.read_mib_s, r.read_lat_p99_us),
+        side("write", r.write_mib_s, r.write_lat_p99_us),
+    ]
 }
 
 impl Row {
@@ -436,6 +502,10 @@ pub(super) fn check_row(r: &Row) -> Result<(), String> {
     if r.error.is_empty() {
         checked.push(("mib_s", r.mib_s));
         checked.push(("lat_p99_us", r.lat_p99_us));
+        checked.push(("read_mib_s", r.read_mib_s));
+        checked.push(("read_lat_p99_us", r.read_lat_p99_us));
+        checked.push(("write_mib_s", r.write_mib_s));
+        checked.push(("write_lat_p99_us", r.write_lat_p99_us));
     }
     for (column, value) in checked {
         if let Some(v) = value {
@@ -450,11 +520,17 @@ pub(super) fn check_row(r: &Row) -> Result<(), String> {
 }
 
 /// Adds one repetition to its point (a fleet's per-rank row is left out: see
-/// [`Row::is_rank_share`]).
+/// [`Row::is_rank_share`]); a mixed row to its two directions' points ([`directions`]).
 pub(super) fn add_row(points: &mut Points, r: Row) {
     if r.is_rank_share() {
         return;
     }
+    for d in directions(r) {
+        add_one(points, d);
+    }
+}
+
+fn add_one(points: &mut Points, r: Row) {
     let shift = r.why_of("level_shift").map(str::to_string);
     let setup = Setup {
         experiment: r.experiment,

@@ -7,7 +7,11 @@
 //!   ran on, plus the start skew (latest − earliest start after the barrier), which bounds how
 //!   "at the same moment" the point really was;
 //! * latency percentiles of the merged histogram (every operation of every rank), never an
-//!   average of per-rank percentiles, which has no meaning.
+//!   average of per-rank percentiles, which has no meaning;
+//! * a mixed point (issue 26) the same way, direction by direction: the reads' and the writes'
+//!   bytes and operations summed, their MiB/s and IOPS over the same span as the whole, the
+//!   share of reads done from the summed operations, and each direction's percentiles from its
+//!   merged histogram ([`super::wire::MixedLatency`]).
 //!
 //! Pure functions of the reports, so the arithmetic is tested without MPI.
 
@@ -96,6 +100,7 @@ pub fn aggregate_row(reports: &[RankReport], clients: usize, layout: Layout) -> 
         let _ = merged.add(&r.latency);
     }
     row.set_latency(&LatencySummary::of(&merged));
+    mix_all(&mut row, reports);
     row.residency_before_pct = reports
         .iter()
         .map(|r| r.result.residency_before_pct)
@@ -137,6 +142,81 @@ pub fn aggregate_row(reports: &[RankReport], clients: usize, layout: Layout) -> 
     row.timeline = super::timeline::merged(&placed, op, row.direct, row.bytes).map(Arc::new);
     super::verdict::fill_all(&mut row, reports);
     row
+}
+
+/// Fills a mixed point's per-direction columns of the `all` row (after its `seconds` and
+/// rates): the ranks' bytes and operations summed by direction, rates over the fleet's span,
+/// percentiles of the merged histograms. A rank whose report has no histograms by direction
+/// (sent by a build without them) leaves the percentiles empty rather than merged from part of
+/// the operations. Nothing for a pure point.
+fn mix_all(row: &mut RunResult, reports: &[RankReport]) {
+    use crate::measure::snapshot::{DirectionShare, MixedSnapshot};
+    let Some(asked) = reports.iter().find_map(|r| r.result.mix_read_pct_asked) else {
+        return;
+    };
+    let mut merged = MixedSnapshot::new();
+    let mut whole = true;
+    for r in reports {
+        let res = &r.result;
+        let (read_lat, write_lat) = match &r.mixed_latency {
+            Some(m) => (m.read.clone(), m.write.clone()),
+            None => {
+                whole &= res.read_ops.unwrap_or(0) + res.write_ops.unwrap_or(0) == 0;
+                (new_latency_histogram(), new_latency_histogram())
+            }
+        };
+        merged.add(&MixedSnapshot {
+            read: DirectionShare {
+                bytes: res.read_bytes.unwrap_or(0),
+                ops: res.read_ops.unwrap_or(0),
+                latency: read_lat,
+            },
+            write: DirectionShare {
+                bytes: res.write_bytes.unwrap_or(0),
+                ops: res.write_ops.unwrap_or(0),
+                latency: write_lat,
+            },
+        });
+    }
+    row.set_mixed(asked, &merged);
+    if !whole {
+        for v in [
+            &mut row.read_lat_p50_us,
+            &mut row.read_lat_p90_us,
+            &mut row.read_lat_p99_us,
+            &mut row.read_lat_p999_us,
+            &mut row.read_lat_max_us,
+            &mut row.write_lat_p50_us,
+            &mut row.write_lat_p90_us,
+            &mut row.write_lat_p99_us,
+            &mut row.write_lat_p999_us,
+            &mut row.write_lat_max_us,
+        ] {
+            *v = None;
+        }
+    }
+}
+
+/// A mixed point's `all` row told by direction, for the fleet's summary on stderr:
+/// `fleet mix: reads 69.9% of ops (70% asked): 12.3 MiB/s, 3150 IOPS, p99 87.0 µs | writes:
+/// ...`; None for a pure point.
+pub fn mix_line(all: &RunResult) -> Option<String> {
+    let asked = all.mix_read_pct_asked?;
+    let side = |mib_s: Option<f64>, iops: Option<f64>, p99: Option<f64>| {
+        format!(
+            "{:.1} MiB/s, {:.0} IOPS, p99 {}",
+            mib_s.unwrap_or(0.0),
+            iops.unwrap_or(0.0),
+            p99.map_or("-".to_string(), |v| format!("{v:.1} µs"))
+        )
+    };
+    Some(format!(
+        "fleet mix: reads {} of ops ({asked}% asked): {} | writes: {}",
+        all.mix_read_pct_done
+            .map_or("-".to_string(), |d| format!("{d:.1}%")),
+        side(all.read_mib_s, all.read_iops, all.read_lat_p99_us),
+        side(all.write_mib_s, all.write_iops, all.write_lat_p99_us)
+    ))
 }
 
 /// The XOR of the whole shared file: the ranks' XORs of their disjoint ranges (taken at absolute
@@ -200,8 +280,88 @@ mod tests {
             xor_full: None,
             stopped_by: String::new(),
             latency,
+            mixed_latency: None,
             timeline: None,
         }
+    }
+
+    /// A rank's report of a mix: `reads` operations of 4 KiB at `read_ns`, `writes` at
+    /// `write_ns`, over `start_ns..end_ns`.
+    fn mixed_report(
+        rank: usize,
+        (start_ns, end_ns): (u64, u64),
+        (reads, read_ns): (u64, u64),
+        (writes, write_ns): (u64, u64),
+    ) -> RankReport {
+        use crate::measure::snapshot::MixedSnapshot;
+        let lat = |n: u64, ns: u64| {
+            let mut h = new_latency_histogram();
+            if n > 0 {
+                h.record_n(ns, n).unwrap();
+            }
+            h
+        };
+        let mut all = lat(reads, read_ns);
+        all.add(lat(writes, write_ns)).unwrap();
+        let mut r = report(rank, "h", (reads + writes) << 12, start_ns, end_ns, &[]);
+        r.result.ops = reads + writes;
+        r.latency = all;
+        let mut m = MixedSnapshot::new();
+        m.read.ops = reads;
+        m.read.bytes = reads << 12;
+        m.read.latency = lat(reads, read_ns);
+        m.write.ops = writes;
+        m.write.bytes = writes << 12;
+        m.write.latency = lat(writes, write_ns);
+        r.result.set_rates();
+        r.result.set_mixed(70, &m);
+        r.mixed_latency = Some(super::super::wire::MixedLatency {
+            read: m.read.latency.clone(),
+            write: m.write.latency.clone(),
+        });
+        r
+    }
+
+    #[test]
+    fn a_mixed_points_all_row_sums_each_direction_and_merges_its_histograms() {
+        // Rank 0: 700 fast reads, 300 writes of 1 ms; rank 1: 690 reads, 10 slow writes of
+        // 50 ms, ending later. The fleet's write p99 is the slow rank's tail only if the
+        // histograms merge: 10 of 310 writes is over 1 %.
+        let reps = vec![
+            mixed_report(0, (0, S), (700, 10_000), (300, 1_000_000)),
+            mixed_report(1, (0, 2 * S), (690, 10_000), (10, 50_000_000)),
+        ];
+        let rows = rows(&reps, 2, Layout::FilePerProcess);
+        let all = &rows[2];
+        assert_eq!(all.operation.as_str(), "mix");
+        assert_eq!(all.mix_read_pct_asked, Some(70));
+        assert_eq!((all.read_ops, all.write_ops), (Some(1390), Some(310)));
+        assert_eq!(all.read_bytes, Some(1390 << 12));
+        let done = all.mix_read_pct_done.unwrap();
+        assert!((done - 1390.0 * 100.0 / 1700.0).abs() < 1e-9, "{done}");
+        // Over the fleet's span (2 s), as the whole row's MiB/s.
+        assert!((all.read_iops.unwrap() - 695.0).abs() < 1e-9);
+        let mib = |b: u64| b as f64 / (1 << 20) as f64 / 2.0;
+        assert!((all.write_mib_s.unwrap() - mib(310 << 12)).abs() < 1e-12);
+        assert!((all.seconds - 2.0).abs() < 1e-12);
+        let p99 = all.write_lat_p99_us.unwrap();
+        assert!(
+            p99 > 49_000.0,
+            "the slow rank's writes are in the tail: {p99}"
+        );
+        assert!(all.read_lat_p99_us.unwrap() < 11.0);
+        // Each rank's row keeps its own directions.
+        assert_eq!(rows[0].write_ops, Some(300));
+        assert_eq!(rows[1].read_ops, Some(690));
+        // A report without the histograms by direction: sums stay, percentiles are left empty.
+        let mut old = reps.clone();
+        old[1].mixed_latency = None;
+        let all = aggregate_row(&old, 2, Layout::FilePerProcess);
+        assert_eq!(all.write_ops, Some(310));
+        assert_eq!(all.write_lat_p99_us, None);
+        // A pure point has no mixed columns.
+        let pure = aggregate_row(&[report(0, "a", 1, 0, S, &[1])], 1, Layout::FilePerProcess);
+        assert_eq!(pure.mix_read_pct_asked, None);
     }
 
     #[test]

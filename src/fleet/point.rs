@@ -260,6 +260,11 @@ pub fn run_point(
         end_unix_ns,
         stopped_by,
         latency: agg.latency.clone(),
+        // A mix's directions apart, for rank 0 to merge each exactly.
+        mixed_latency: agg.mixed.as_ref().map(|m| super::wire::MixedLatency {
+            read: m.read.latency.clone(),
+            write: m.write.latency.clone(),
+        }),
         timeline,
     };
 

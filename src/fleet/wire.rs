@@ -39,9 +39,23 @@ pub struct RankReport {
     /// Latency histogram of every operation, ns.
     #[serde(serialize_with = "histogram_out", deserialize_with = "histogram_in")]
     pub latency: Histogram<u64>,
+    /// A mixed point (issue 26): the reads' and the writes' histograms apart, so rank 0 merges
+    /// each direction's percentiles exactly as it merges the whole. None for a pure point (and
+    /// absent from a report of a build that had no mixes).
+    #[serde(default)]
+    pub mixed_latency: Option<MixedLatency>,
     /// The rank's timeline on its own clock (None: the run had none, e.g. it failed to start).
     #[serde(serialize_with = "timeline_out", deserialize_with = "timeline_in")]
     pub timeline: Option<Timeline>,
+}
+
+/// A mixed point's latency by direction, ns (each as [`RankReport::latency`] travels).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MixedLatency {
+    #[serde(serialize_with = "histogram_out", deserialize_with = "histogram_in")]
+    pub read: Histogram<u64>,
+    #[serde(serialize_with = "histogram_out", deserialize_with = "histogram_in")]
+    pub write: Histogram<u64>,
 }
 
 /// Everything ranks say to each other.
@@ -330,7 +344,45 @@ mod tests {
             xor_full: Some(0xdead_beef),
             stopped_by: "stonewall".into(),
             latency,
+            mixed_latency: None,
             timeline: Some(crate::fleet::timeline::tests::timeline(3, 12_345, Some(1))),
+        }
+    }
+
+    #[test]
+    fn a_mixed_reports_histograms_by_direction_travel_whole() {
+        let mut r = report();
+        let (mut read, mut write) = (new_latency_histogram(), new_latency_histogram());
+        read.record_n(90_000, 70).unwrap();
+        write.record_n(2_000_000, 30).unwrap();
+        r.mixed_latency = Some(MixedLatency { read, write });
+        let m = Msg::Report {
+            seq: 5,
+            report: Box::new(r),
+        };
+        let back = Msg::decode(&m.encode()).unwrap();
+        assert_eq!(back, m);
+        let Msg::Report { report: got, .. } = back else {
+            panic!("a report")
+        };
+        let ml = got.mixed_latency.unwrap();
+        assert_eq!((ml.read.len(), ml.write.len()), (70, 30));
+        // A pure report (and one from a build without mixes) has none.
+        assert_eq!(report_of(report()).mixed_latency, None);
+    }
+
+    fn report_of(r: RankReport) -> RankReport {
+        match Msg::decode(
+            &Msg::Report {
+                seq: 1,
+                report: Box::new(r),
+            }
+            .encode(),
+        )
+        .unwrap()
+        {
+            Msg::Report { report, .. } => *report,
+            other => panic!("{other:?}"),
         }
     }
 

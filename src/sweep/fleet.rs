@@ -205,8 +205,12 @@ impl PointRunner for FleetRunner {
         Ok(Prepared::Ready(guard))
     }
 
-    fn columns(&self, _x: &Experiment) -> Columns {
-        Columns::FleetRuns
+    fn columns(&self, x: &Experiment) -> Columns {
+        if x.points.iter().any(crate::config::RunSpec::is_mixed) {
+            Columns::FleetMixedRuns
+        } else {
+            Columns::FleetRuns
+        }
     }
 
     fn run_experiment(

@@ -124,13 +124,20 @@ impl RowSink {
             }
             Columns::Syscalls => CsvSink::create::<SyscallRow>(path, force)?,
             Columns::FleetRuns => CsvSink::create::<super::fleet::FleetCsvRow>(path, force)?,
+            Columns::FleetMixedRuns => CsvSink::create_with::<super::fleet::FleetCsvRow>(
+                path,
+                force,
+                RunResult::mixed_columns(),
+            )?,
         };
         Ok(RowSink { sink, columns })
     }
 
     fn write_run(&mut self, r: &RunResult) -> anyhow::Result<()> {
         match self.columns {
-            Columns::FleetRuns => self.sink.write(&super::fleet::FleetCsvRow(r.clone())),
+            Columns::FleetRuns | Columns::FleetMixedRuns => {
+                self.sink.write(&super::fleet::FleetCsvRow(r.clone()))
+            }
             _ => self.sink.write(r),
         }
     }

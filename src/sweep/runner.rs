@@ -38,6 +38,9 @@ pub enum Columns {
     Syscalls,
     /// [`RunResult`]'s with the fleet's columns (rank, clients, layout, the ranks' spread).
     FleetRuns,
+    /// [`FleetRuns`](Columns::FleetRuns)' and a mixed point's per-direction columns, on every
+    /// row (a failed point's row has them empty).
+    FleetMixedRuns,
 }
 
 /// The columns an open-loop run's record has beyond a closed-loop one's, in the record's order

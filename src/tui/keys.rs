@@ -22,6 +22,7 @@ pub enum Cmd {
     Cold,
     Direct,
     Write,
+    MixShare,
     Pattern,
     Sync,
     Buffers,
@@ -91,8 +92,8 @@ pub const KEYS: &[KeyDef] = &[
     k("c", &[(C('c'), Cmd::Cold)],
         "cold / as is (cold evicts now and before every pass)", Some("c")),
     k("d", &[(C('d'), Cmd::Direct)], "O_DIRECT on / off", Some("d")),
-    k("w", &[(C('w'), Cmd::Write)],
-        "read / write (writes go to a scratch file)", Some("w")),
+    k("w W", &[(C('w'), Cmd::Write), (C('W'), Cmd::MixShare)],
+        "read → write → mix (scratch file) / type the mix's % of reads", Some("w")),
     k("p", &[(C('p'), Cmd::Pattern)], "sequential / random offsets", Some("p")),
     k("f", &[(C('f'), Cmd::Sync)],
         "writes: plain / fsync at the end / O_DSYNC", Some("f sync")),
@@ -174,12 +175,21 @@ mod tests {
             Cmd::Pin,
             Cmd::Delete,
             Cmd::LogCounts,
+            Cmd::MixShare,
             Cmd::Quit,
         ] {
             assert!(cmds.contains(&cmd), "{cmd:?}");
         }
         assert_eq!(command_of(KeyCode::Char('x')), Some(Cmd::Delete));
         assert_eq!(command_of(KeyCode::Char('Z')), None);
+        assert_eq!(command_of(KeyCode::Char('W')), Some(Cmd::MixShare));
+    }
+
+    #[test]
+    fn every_help_line_fits_an_80_column_help_box() {
+        for l in help_lines() {
+            assert!(l.chars().count() <= 78, "{l}");
+        }
     }
 
     #[test]

@@ -190,6 +190,16 @@ async fn explore(
     let mut err = std::io::stderr().lock();
     if !app.rows.is_empty() {
         let _ = write!(err, "{}", widgets::results::table_text(&app));
+        // A mixed row's directions apart, under the table that shows their sum.
+        for r in &app.rows {
+            if let Some(detail) = widgets::mix::row_detail(r) {
+                let _ = writeln!(
+                    err,
+                    "{}: {detail}",
+                    crate::text::shown(&widgets::results::setting_label(r))
+                );
+            }
+        }
     }
     if let Some(note) = app.exit_note(saved_now) {
         let _ = writeln!(err, "{}", crate::text::shown(&note));

@@ -1,6 +1,12 @@
 //! `s`: appends results rows to a CSV file with batch mode's columns (the [`RunResult`] fields,
 //! via serde, tidied as batch mode's: see [`crate::export::csv::tidy`]), writing the header only
 //! when the file is new or empty.
+//!
+//! One session appends to one file, and the header is written before the rows to come are
+//! known: an open-loop row (`R`) or a mix (`w`, `W`) has columns a plain row leaves out. So
+//! the header always names them all ([`columns`]: the plain ones, then the open-loop ones,
+//! then the mix's per-direction ones), every row is written by column name into it, and a row
+//! without some leaves those cells empty: every line has the header's length.
 
 use crate::fsguard::{create_exclusive, Created};
 use crate::measure::RunResult;
@@ -32,13 +38,14 @@ static SAVED: Mutex<Vec<(PathBuf, Created)>> = Mutex::new(Vec::new());
 /// a symlink) it takes the first free `stem-2.csv`, `stem-3.csv`, …, as `e` does. Later saves
 /// append only to that same inode, never through a link put there since.
 pub fn append_rows(path: &Path, rows: &[RunResult]) -> anyhow::Result<PathBuf> {
+    let header = columns()?;
     let mut text = Vec::new();
     {
         let mut w = csv::WriterBuilder::new()
             .has_headers(false)
             .from_writer(&mut text);
         for r in rows {
-            w.write_record(crate::export::csv::tidy(r)?)?;
+            w.write_record(record(r, &header)?)?;
         }
         w.flush()?;
     }
@@ -78,7 +85,7 @@ pub fn append_rows(path: &Path, rows: &[RunResult]) -> anyhow::Result<PathBuf> {
             let mut w = csv::WriterBuilder::new()
                 .has_headers(false)
                 .from_writer(&mut all);
-            w.write_record(crate::export::csv::header_of::<RunResult>()?)?;
+            w.write_record(&header)?;
             w.flush()?;
         }
         all.extend_from_slice(&text);
@@ -94,6 +101,51 @@ pub fn append_rows(path: &Path, rows: &[RunResult]) -> anyhow::Result<PathBuf> {
         "{}: 999 saved files already; move some away",
         path.display()
     )
+}
+
+/// The columns of the explorer's CSV: [`RunResult`]'s plain ones, then the open-loop ones and
+/// the mix's (see the module doc).
+pub fn columns() -> anyhow::Result<Vec<String>> {
+    use crate::export::csv::{header_of, header_of_row};
+    let mut header = header_of::<RunResult>()?;
+    let mut paced = RunResult::default();
+    paced.set_open_loop(1.0, 0, &crate::measure::LatencySummary::default());
+    for c in header_of_row(&paced)? {
+        if !header.contains(&c) {
+            header.push(c);
+        }
+    }
+    for c in RunResult::mixed_columns() {
+        if !header.contains(&c) {
+            header.push(c);
+        }
+    }
+    Ok(header)
+}
+
+/// `r` as a line under `header`: each cell under its own column's name (tidied as batch
+/// mode's), empty where `r` has no such column. A column of `r` the header lacks is an error,
+/// never a cell written under another name.
+fn record(r: &RunResult, header: &[String]) -> anyhow::Result<Vec<String>> {
+    use crate::export::csv::{header_of_row, round_float, tidy};
+    let names = header_of_row(r)?;
+    let plain = crate::export::csv::header_of::<RunResult>()?.len();
+    let values = tidy(r)?;
+    let mut out = vec![String::new(); header.len()];
+    for (i, (name, mut value)) in names.iter().zip(values).enumerate() {
+        let at = header
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| anyhow::anyhow!("column {name} of a row is not in the CSV's header"))?;
+        // `tidy` rounds the plain columns; the optional ones are rounded here the same way.
+        if i >= plain && value.contains(['.', 'e']) {
+            if let Ok(v) = value.parse::<f64>() {
+                value = round_float(v);
+            }
+        }
+        out[at] = value;
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -126,6 +178,54 @@ mod tests {
             lines.iter().filter(|l| l.starts_with("experiment")).count(),
             1
         );
+    }
+
+    #[test]
+    fn a_plain_row_then_a_mixed_one_share_one_header_and_read_back_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.csv");
+        let plain = RunResult {
+            experiment: "tui".into(),
+            mib_s: 1.5,
+            lat_p50_us: 5.0,
+            ..Default::default()
+        };
+        let mut mixed = RunResult {
+            experiment: "tui".into(),
+            seconds: 2.0,
+            lat_p50_us: 5.0,
+            ..Default::default()
+        };
+        let mut m = crate::measure::snapshot::MixedSnapshot::new();
+        m.read.ops = 7;
+        m.read.bytes = 7 * 4096;
+        m.write.ops = 3;
+        m.write.bytes = 3 * 4096;
+        mixed.set_mixed(70, &m);
+        append_rows(&path, std::slice::from_ref(&plain)).unwrap();
+        append_rows(&path, std::slice::from_ref(&mixed)).unwrap();
+        let mut rd = csv::Reader::from_path(&path).unwrap();
+        let header = rd.headers().unwrap().clone();
+        let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
+        assert_eq!(rows.len(), 2);
+        for r in &rows {
+            assert_eq!(r.len(), header.len(), "every line has the header's length");
+        }
+        let col = |n: &str| header.iter().position(|h| h == n).unwrap();
+        assert_eq!(&rows[0][col("mix_read_pct_asked")], "");
+        assert_eq!(&rows[1][col("operation")], "mix");
+        assert_eq!(&rows[1][col("mix_read_pct_asked")], "70");
+        assert_eq!(&rows[1][col("mix_read_pct_done")], "70");
+        assert_eq!(&rows[1][col("write_ops")], "3");
+        assert_eq!(&rows[1][col("read_mib_s")], "0.0136719");
+        // And it reads back as results rows.
+        let back: Vec<RunResult> = csv::Reader::from_path(&path)
+            .unwrap()
+            .deserialize()
+            .map(|r| r.unwrap())
+            .collect();
+        assert_eq!(back[1].read_ops, Some(7));
+        assert_eq!(back[0].read_ops, None);
     }
 
     #[test]

@@ -23,6 +23,9 @@ pub const MAX_THREADS: usize = 64;
 pub const MAX_QUEUE_DEPTH: u32 = 256;
 /// Largest region the write mode cycles through in its scratch file.
 pub const MAX_WRITE_SPAN_BYTES: u64 = 1 << 30;
+/// The share of reads `w` mixes until `W` types another: 50 %, fio's default `rwmixread`, so a
+/// mix with no share given is the same workload in both programs.
+pub const DEFAULT_MIX_READ_PCT: u32 = 50;
 
 /// How writes reach the disk: the page cache's speed is not the disk's, so `f` makes a write
 /// figure durable. Reads ignore it.
@@ -69,6 +72,10 @@ pub struct Settings {
     /// Open loop (issue 25, `--rate` of run; `R`): operations per second over all threads,
     /// each with an intended start; None: closed loop.
     pub rate_iops: Option<u64>,
+    /// A mix of reads and writes (issue 26, `run -m`; the third step of `w`, its share typed
+    /// with `W`): the percent of operations that read, 1 to 99. A mix writes, so `op` is then
+    /// [`Op::Write`] and it runs on the scratch file like a write; None: `op` alone.
+    pub mix_read_pct: Option<u32>,
 }
 
 impl Default for Settings {
@@ -87,6 +94,7 @@ impl Default for Settings {
             run_ms: None,
             buffers: crate::config::Buffers::DEFAULT,
             rate_iops: None,
+            mix_read_pct: None,
         }
     }
 }
@@ -124,8 +132,22 @@ impl Settings {
             spec.block_count = Some(span.div_ceil(self.block_size_bytes));
             // The scratch file is ours: replace it on every restart.
             spec.force = true;
+            spec.mix_read_pct = self.mix_read_pct;
         }
         spec
+    }
+
+    /// Whether these settings mix reads and writes.
+    pub fn is_mixed(&self) -> bool {
+        self.op == Op::Write && self.mix_read_pct.is_some()
+    }
+
+    /// What the run does, for the panel and messages: `read`, `write`, `mix 70/30`.
+    pub fn op_text(&self) -> String {
+        match self.mix_read_pct {
+            Some(p) if self.op == Op::Write => format!("mix {p}/{}", 100 - p),
+            _ => self.op.to_string(),
+        }
     }
 
     /// Checks the settings the way `run` checks its flags.
@@ -184,6 +206,18 @@ impl Settings {
         method_label(self.op, self.method)
     }
 
+    /// The method as the panel names it: [`Settings::method_label`], and for a mix both calls
+    /// when they differ (`pread/pwrite`; `io_uring` does both).
+    pub fn method_text(&self) -> String {
+        let read = method_label(Op::Read, self.method);
+        let write = method_label(Op::Write, self.method);
+        if self.is_mixed() && read != write {
+            format!("{read}/{write}")
+        } else {
+            self.method_label().to_string()
+        }
+    }
+
     /// One thread more or less.
     pub fn step_threads(&mut self, up: bool) -> Result<(), String> {
         let next = if up {
@@ -221,11 +255,20 @@ impl Settings {
             .position(|m| *m == self.method)
             .unwrap_or(0);
         self.method = Method::ALL[(i + 1) % Method::ALL.len()];
+        let mut notes = Vec::new();
         if self.direct && !crate::engine::caps(self.method).direct() {
             self.direct = false;
-            return Some(format!("O_DIRECT off: {} cannot use it", self.method));
+            notes.push(format!("O_DIRECT off: {} cannot use it", self.method));
         }
-        None
+        if self.mix_read_pct.is_some() && !crate::config::MIX_METHODS.contains(&self.method) {
+            // Writes stay writes: the scratch file is still the target.
+            self.mix_read_pct = None;
+            notes.push(format!(
+                "mix off, writing: {} does not mix reads and writes (pread and io_uring do)",
+                self.method
+            ));
+        }
+        (!notes.is_empty()).then(|| notes.join("; "))
     }
 
     /// O_DIRECT on or off.
@@ -268,12 +311,56 @@ impl Settings {
         self.try_set(|s| s.rate_iops = Some(iops.round().max(1.0) as u64))
     }
 
-    /// Read or write.
+    /// Read or write (a mix ends as a read).
     pub fn toggle_op(&mut self) {
         self.op = match self.op {
             Op::Read => Op::Write,
             Op::Write => Op::Read,
         };
+        self.mix_read_pct = None;
+    }
+
+    /// `w`: read → write → a mix of `mix_pct` % reads → read. A mix these settings cannot run
+    /// (a method other than pread or io_uring, an open loop) is passed over to read, and the
+    /// returned note says why, so `w` never sticks. Returns that note, if any.
+    pub fn cycle_op(&mut self, mix_pct: u32) -> Option<String> {
+        match (self.op, self.mix_read_pct) {
+            (Op::Read, _) => {
+                self.op = Op::Write;
+                self.mix_read_pct = None;
+                None
+            }
+            (Op::Write, None) => match self.try_set(|s| s.mix_read_pct = Some(mix_pct)) {
+                Ok(()) => None,
+                Err(why) => {
+                    self.op = Op::Read;
+                    self.mix_read_pct = None;
+                    Some(format!("no mix ({why})"))
+                }
+            },
+            (Op::Write, Some(_)) => {
+                self.op = Op::Read;
+                self.mix_read_pct = None;
+                None
+            }
+        }
+    }
+
+    /// `W` then Enter: a mix of `text` percent reads (`70`), checked as `run -m` checks it;
+    /// the settings then mix at that share. Returns the share.
+    pub fn set_mix_text(&mut self, text: &str) -> Result<u32, String> {
+        let t = text.trim().trim_end_matches('%');
+        let pct: u32 = t.parse().map_err(|_| {
+            format!(
+                "mix: type the percent of operations that read, 1 to 99 (e.g. 70); got '{}'",
+                crate::text::shown(text)
+            )
+        })?;
+        self.try_set(|s| {
+            s.op = Op::Write;
+            s.mix_read_pct = Some(pct);
+        })?;
+        Ok(pct)
     }
 
     /// Sequential or random offsets.
@@ -293,12 +380,18 @@ impl Settings {
         Ok(())
     }
 
-    /// Short form for messages: `read pread 1M`, `write pwrite 4K`.
+    /// Short form for messages: `read pread 1M`, `write pwrite 4K`, `mix 70/30 pread 4K`.
     pub fn short(&self) -> String {
+        let method = if self.is_mixed() {
+            // Both calls run; the read side's name is the method's (`pread`, `io_uring`).
+            method_label(Op::Read, self.method)
+        } else {
+            self.method_label()
+        };
         format!(
             "{} {} {}",
-            self.op,
-            self.method_label(),
+            self.op_text(),
+            method,
             crate::size::format_size(self.block_size_bytes)
         )
     }
@@ -401,6 +494,56 @@ mod tests {
         assert_eq!(spec.block_count, Some(8));
         assert!(spec.force && spec.loop_range);
         assert_eq!(spec.cache, CacheMode::AsIs);
+    }
+
+    #[test]
+    fn w_cycles_read_write_and_a_mix_on_the_scratch_file_and_skips_a_mix_it_cannot_run() {
+        let mut s = Settings::default();
+        assert_eq!(s.cycle_op(DEFAULT_MIX_READ_PCT), None);
+        assert_eq!((s.op, s.mix_read_pct), (Op::Write, None));
+        assert_eq!(s.cycle_op(DEFAULT_MIX_READ_PCT), None);
+        assert_eq!((s.op, s.mix_read_pct), (Op::Write, Some(50)));
+        assert_eq!(s.short(), "mix 50/50 pread 1M");
+        let spec = s.spec(Path::new("/data/f"), Path::new("/data/.f.scratch"), 8 << 20);
+        assert_eq!(spec.path, Path::new("/data/.f.scratch"));
+        assert_eq!(spec.mix_read_pct, Some(50));
+        assert!(s.validate().is_ok());
+        assert_eq!(s.cycle_op(DEFAULT_MIX_READ_PCT), None);
+        assert_eq!((s.op, s.mix_read_pct), (Op::Read, None));
+        // mmap cannot mix: w goes from write back to read and says why.
+        s.method = Method::Mmap;
+        s.cycle_op(50);
+        let note = s.cycle_op(50).expect("a note");
+        assert!(note.contains("pread or io_uring"), "{note}");
+        assert_eq!((s.op, s.mix_read_pct), (Op::Read, None));
+    }
+
+    #[test]
+    fn w_capital_takes_the_mix_share_checked_as_run_m_checks_it() {
+        let mut s = Settings::default();
+        assert_eq!(s.set_mix_text("70"), Ok(70));
+        assert_eq!((s.op, s.mix_read_pct), (Op::Write, Some(70)));
+        assert_eq!(s.op_text(), "mix 70/30");
+        for bad in ["0", "100", "abc", ""] {
+            let e = s.set_mix_text(bad).unwrap_err();
+            assert!(e.contains("mix") && e.contains("99"), "{bad}: {e}");
+        }
+        assert_eq!(s.mix_read_pct, Some(70), "a refused share changes nothing");
+        s.method = Method::Mmap;
+        s.mix_read_pct = None;
+        s.op = Op::Read;
+        assert!(s
+            .set_mix_text("70")
+            .unwrap_err()
+            .contains("pread or io_uring"));
+        assert_eq!(s.op, Op::Read);
+        // m to a method that cannot mix turns the mix into plain writes, and says so.
+        s.method = Method::Pread;
+        s.set_mix_text("70").unwrap();
+        let note = s.cycle_method().expect("a note");
+        assert_eq!(s.method, Method::Mmap);
+        assert!(note.contains("mix off, writing"), "{note}");
+        assert_eq!((s.op, s.mix_read_pct), (Op::Write, None));
     }
 
     #[test]

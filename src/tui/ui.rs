@@ -218,6 +218,8 @@ pub fn status_line(app: &App, width: usize) -> Line<'static> {
     };
     let before = match app.settings.op {
         crate::config::Op::Read => String::new(),
+        // A mix reads what it writes: the scratch file, never the explored one.
+        crate::config::Op::Write if app.settings.is_mixed() => "mixing ".to_string(),
         crate::config::Op::Write => "writing ".to_string(),
     };
     let before = match (&app.kdm, app.kdm_running()) {
@@ -325,11 +327,7 @@ pub fn info_lines(app: &App, width: usize) -> Vec<Line<'static>> {
             Some(text) => (
                 format!(
                     "{} ▸ {text}▏ (Enter applies, Esc cancels)",
-                    if app.entry_is_rate {
-                        "rate"
-                    } else {
-                        "block size"
-                    }
+                    app.entry_kind.name()
                 ),
                 Style::default()
                     .fg(Color::Yellow)

@@ -459,6 +459,10 @@ fn leaving_write_mode_on_a_slow_removal_keeps_the_screen_and_the_reads_going() {
     assert!(ok, "w did not switch to writes:\n{s}");
     assert!(wait_until(limit, || !scratch_files(dir.path(), "slow.bin").is_empty()));
     std::thread::sleep(Duration::from_millis(500));
+    // w steps write → mix → read: two more presses reach the reads.
+    tmux.cmd(&["send-keys", "-t", "main", "w"]);
+    let (ok, s) = tmux.wait_for(limit, |s| s.contains("RUNNING mixing"));
+    assert!(ok, "the second w did not mix:\n{s}");
     tmux.cmd(&["send-keys", "-t", "main", "w"]);
     // While the old scratch file is being removed: frames keep changing, and the reads run.
     let mut frames = std::collections::HashSet::new();
@@ -467,7 +471,9 @@ fn leaving_write_mode_on_a_slow_removal_keeps_the_screen_and_the_reads_going() {
     while start.elapsed() < Duration::from_secs(30) {
         let s = tmux.screen();
         if s.contains("removing scratch: ") {
-            reading_meanwhile |= s.contains("RUNNING") && !s.contains("RUNNING writing");
+            reading_meanwhile |= s.contains("RUNNING")
+                && !s.contains("RUNNING writing")
+                && !s.contains("RUNNING mixing");
             frames.insert(s);
         } else if !frames.is_empty() {
             break;
@@ -596,4 +602,83 @@ fn a_scratch_file_left_by_a_killed_session_is_removed_by_the_next_one() {
         ok && s.contains("scratch file left by an ended session (pid "),
         "the leftover's removal was not said:\n{s}"
     );
+}
+
+#[test]
+fn capital_w_mixes_reads_and_writes_on_a_scratch_file_and_the_mix_row_appears() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("skipped: tmux is not installed (the CI installs it)");
+        return;
+    }
+    let dir = tmp();
+    let f = p(&dir, "mix.bin");
+    let data = write_varied_file(&f, 8 << 20, 5);
+    // Generous: the machine may be loaded; nothing here depends on how fast it is.
+    let limit = Duration::from_secs(30);
+    let tmux = Tmux::explore(
+        format!("diskscope-test-{}-mix", std::process::id()),
+        dir.path(),
+        &f,
+    );
+    let (ok, s) = tmux.wait_for(limit, |s| s.contains("RUNNING"));
+    assert!(ok, "did not start:\n{s}");
+    // `t` keeps rows however short, so the row does not depend on the mix running a second.
+    for k in ["t", "W", "7", "0", "Enter"] {
+        tmux.cmd(&["send-keys", "-t", "main", k]);
+    }
+    let (ok, s) = tmux.wait_for(limit, |s| {
+        s.contains("RUNNING mixing") && s.contains("op     mix 70/30") && s.contains("mix70")
+    });
+    assert!(ok, "W 70 did not start a 70/30 mix:\n{s}");
+    // The latency panel: the reads' histogram beside the writes', each with its figures.
+    let (ok, s) = tmux.wait_for(limit, |s| {
+        s.contains("mix reads ")
+            && s.lines()
+                .any(|l| l.contains("read ") && l.contains("write ") && l.contains("IOPS"))
+    });
+    assert!(ok, "the directions are not shown apart:\n{s}");
+    assert!(
+        !scratch_files(dir.path(), "mix.bin").is_empty(),
+        "the mix did not go to a scratch file"
+    );
+    // w: back to reads; the mix is a row of the table.
+    tmux.cmd(&["send-keys", "-t", "main", "w"]);
+    let (ok, s) = tmux.wait_for(limit, |s| {
+        s.contains("RUNNING") && !s.contains("RUNNING mixing") && s.contains(" pread 1M mix70")
+    });
+    assert!(ok, "no mix row after w:\n{s}");
+    tmux.cmd(&["send-keys", "-t", "main", "q"]);
+    let (ok, s) = tmux.wait_for(limit, |s| s.contains("EXITED:"));
+    assert!(ok && s.contains("EXITED:0"), "q did not exit:\n{s}");
+    // The summary under the table tells the mix's directions apart.
+    assert!(s.contains("(70% asked)"), "{s}");
+    assert_eq!(
+        scratch_files(dir.path(), "mix.bin"),
+        Vec::<std::path::PathBuf>::new(),
+        "the mix's scratch file was left behind"
+    );
+    assert!(
+        std::fs::read(&f).unwrap() == data,
+        "the explored file changed"
+    );
+    // The rows saved at exit: the mix's row with its columns, every line as long as the header.
+    let csv = std::fs::read_dir(dir.path().join("diskscope-results"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "csv"))
+        .expect("the session's CSV");
+    let mut rd = csv::Reader::from_path(&csv).unwrap();
+    let header = rd.headers().unwrap().clone();
+    let col = |n: &str| header.iter().position(|h| h == n).unwrap();
+    let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
+    assert!(rows.iter().all(|r| r.len() == header.len()));
+    let mix = rows
+        .iter()
+        .find(|r| &r[col("operation")] == "mix")
+        .expect("the mix row was saved");
+    assert_eq!(&mix[col("mix_read_pct_asked")], "70");
+    let reads: u64 = mix[col("read_ops")].parse().unwrap();
+    let writes: u64 = mix[col("write_ops")].parse().unwrap();
+    let ops: u64 = mix[col("ops")].parse().unwrap();
+    assert_eq!(reads + writes, ops, "{mix:?}");
 }

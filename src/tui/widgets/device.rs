@@ -94,6 +94,10 @@ pub fn lines(app: &App) -> Vec<Line<'static>> {
                 ratio_text(
                     fb - fa,
                     match app.settings.op {
+                        // A mix moves the file's bytes both ways.
+                        crate::config::Op::Write if app.settings.is_mixed() => {
+                            d.dev_read_bytes + d.dev_write_bytes
+                        }
                         crate::config::Op::Write => d.dev_write_bytes,
                         _ => d.dev_read_bytes,
                     },

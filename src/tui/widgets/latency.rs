@@ -107,6 +107,25 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         Paragraph::new(Line::styled("no operations yet", dim)).render(inner, buf);
         return;
     };
+    // A mix (`w`, `W`): the reads' histogram beside the writes', each headed by its own
+    // throughput and IOPS (the whole would hide a slow direction behind a fast one).
+    if let Some([(rn, r), (wn, w)]) = super::mix::live_directions(seg) {
+        let [left, right] = ratatui::layout::Layout::horizontal([
+            ratatui::layout::Constraint::Percentage(50),
+            ratatui::layout::Constraint::Percentage(50),
+        ])
+        .areas(inner);
+        let left = Rect {
+            width: left.width.saturating_sub(1),
+            ..left
+        };
+        let secs = seg.seconds();
+        let rh = super::mix::heading(app.units_mb, rn, r, secs);
+        let wh = super::mix::heading(app.units_mb, wn, w, secs);
+        draw(app, &r.latency, Some(rh.as_str()), left, buf);
+        draw(app, &w.latency, Some(wh.as_str()), right, buf);
+        return;
+    }
     // An open-loop run (`R`): the service time (the call) beside the response time (from the
     // intended start), so queueing behind a slow device shows as the gap between the two.
     match &seg.agg.response {

@@ -7,6 +7,7 @@ pub mod help;
 pub mod kdm_card;
 pub mod latency;
 pub mod log;
+pub mod mix;
 pub mod panel;
 pub mod results;
 pub mod throughput;

@@ -32,14 +32,14 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         Line::from(Vec::new()), // residency gauge drawn over this line
         Line::from(
             [
-                pair("op     ", s.op.to_string()),
+                pair("op     ", s.op_text()),
                 pair("  ", s.pattern.to_string()),
             ]
             .concat(),
         ),
         Line::from(
             [
-                pair("method ", s.method_label().to_string()),
+                pair("method ", s.method_text()),
                 pair(
                     "  qd ",
                     if crate::engine::caps(s.method).queued {

@@ -85,6 +85,10 @@ pub fn setting_label(r: &RunResult) -> String {
     {
         s.push_str(&format!(" q{}", r.queue_depth));
     }
+    // A mix (issue 26): its share of reads; its directions are told apart by `mix::row_detail`.
+    if let Some(pct) = r.mix_read_pct_asked {
+        s.push_str(&format!(" mix{pct}"));
+    }
     s
 }
 

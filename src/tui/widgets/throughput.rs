@@ -236,7 +236,14 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     while lines.len() < 2 {
         lines.push(Line::raw(""));
     }
-    lines.push(super::why::short_line(app, figures.width as usize));
+    // A mix's last line is its share of reads done against the share asked (writes are not
+    // modelled, so the why line has nothing to say of it; the detail rows keep it).
+    lines.push(
+        app.live
+            .as_ref()
+            .and_then(super::mix::done_line)
+            .unwrap_or_else(|| super::why::short_line(app, figures.width as usize)),
+    );
     Paragraph::new(lines).render(figures, buf);
     // Scaled to the visible window, so a slow setting is not flattened by a fast one that has
     // already scrolled out.
