@@ -199,6 +199,38 @@ named_enum!(
     Arrival { Constant = "constant", Poisson = "poisson" }
 );
 
+named_enum!(
+    /// How a run's writes are made durable, from `RunSpec`'s `fsync` and `dsync` (`run --fsync`,
+    /// `--dsync`; fio's `end_fsync`/`fsync_on_close` and `sync`; the explorer's `f` key cycles
+    /// the first three): `none` leaves them in the page cache (the figure may be the cache's
+    /// speed), `fsync` adds one timed `fsync(2)` at the end, `dsync` opens the file with O_DSYNC
+    /// (every write durable before it returns), `dsync+fsync` both. A result's `write_sync`
+    /// column.
+    WriteSync { None = "none", FsyncAtEnd = "fsync", Dsync = "dsync", DsyncAndFsync = "dsync+fsync" }
+);
+
+impl WriteSync {
+    /// The policy of `fsync` (one at the end) and `dsync` (O_DSYNC) together.
+    pub fn of(fsync: bool, dsync: bool) -> Self {
+        match (fsync, dsync) {
+            (false, false) => WriteSync::None,
+            (true, false) => WriteSync::FsyncAtEnd,
+            (false, true) => WriteSync::Dsync,
+            (true, true) => WriteSync::DsyncAndFsync,
+        }
+    }
+
+    /// Whether it ends with one timed `fsync(2)`.
+    pub fn fsync(self) -> bool {
+        matches!(self, WriteSync::FsyncAtEnd | WriteSync::DsyncAndFsync)
+    }
+
+    /// Whether the file is opened with O_DSYNC.
+    pub fn dsync(self) -> bool {
+        matches!(self, WriteSync::Dsync | WriteSync::DsyncAndFsync)
+    }
+}
+
 impl Buffers {
     /// The default.
     pub const DEFAULT: Buffers = Buffers::Auto;
@@ -321,6 +353,15 @@ impl RunSpec {
             rate_iops: None,
             arrival: Arrival::Constant,
             mix_read_pct: None,
+        }
+    }
+
+    /// How its writes are made durable (`fsync` and `dsync` together); reads have none.
+    pub fn write_sync(&self) -> WriteSync {
+        if self.op == Op::Write {
+            WriteSync::of(self.fsync, self.dsync)
+        } else {
+            WriteSync::None
         }
     }
 

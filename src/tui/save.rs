@@ -32,13 +32,17 @@ static SAVED: Mutex<Vec<(PathBuf, Created)>> = Mutex::new(Vec::new());
 /// a symlink) it takes the first free `stem-2.csv`, `stem-3.csv`, …, as `e` does. Later saves
 /// append only to that same inode, never through a link put there since.
 pub fn append_rows(path: &Path, rows: &[RunResult]) -> anyhow::Result<PathBuf> {
+    // A later row may be open-loop, mixed or durable (`f`): the header names every optional
+    // column, and each row's cells go under their names.
+    let mut header = crate::export::csv::header_of::<RunResult>()?;
+    header.extend(RunResult::every_optional_column());
     let mut text = Vec::new();
     {
         let mut w = csv::WriterBuilder::new()
             .has_headers(false)
             .from_writer(&mut text);
         for r in rows {
-            w.write_record(crate::export::csv::tidy(r)?)?;
+            w.write_record(crate::export::csv::tidy_under(r, &header)?)?;
         }
         w.flush()?;
     }
@@ -78,7 +82,7 @@ pub fn append_rows(path: &Path, rows: &[RunResult]) -> anyhow::Result<PathBuf> {
             let mut w = csv::WriterBuilder::new()
                 .has_headers(false)
                 .from_writer(&mut all);
-            w.write_record(crate::export::csv::header_of::<RunResult>()?)?;
+            w.write_record(&header)?;
             w.flush()?;
         }
         all.extend_from_slice(&text);
