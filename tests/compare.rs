@@ -85,7 +85,6 @@ fn compare(dir: &tempfile::TempDir, args: &[&std::ffi::OsStr]) -> Output {
     o
 }
 
-
 /// MiB/s of each repetition per (experiment, block size), read independently of the library.
 fn samples(dir: &Path) -> HashMap<(String, String), Vec<f64>> {
     let mut m: HashMap<(String, String), Vec<f64>> = HashMap::new();
@@ -586,7 +585,6 @@ fn compare_ok(dir: &tempfile::TempDir, args: &[&std::ffi::OsStr]) -> String {
     );
     String::from_utf8(o.stdout).unwrap()
 }
-
 
 #[test]
 fn a_sweep_json_document_compares_exactly_like_the_csvs_beside_it() {

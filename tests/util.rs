@@ -230,7 +230,7 @@ pub fn csv_maps(text: &str) -> Vec<std::collections::HashMap<String, String>> {
 
 /// The rows of a CSV file as maps column → value (see [`csv_maps`]).
 pub fn csv_file_maps(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     csv_maps(&text)
 }

@@ -131,16 +131,33 @@ mod tests {
     #[test]
     fn a_time_in_us_reads_in_its_unit_in_each_style() {
         let all = |style| {
-            [0.4, 9.876, 12.34, 123.4, 999.7, 1500.0, 12_345.0, 999_700.0, 1.25e6, f64::NAN]
-                .map(|us| fmt_us(us, style))
+            [
+                0.4,
+                9.876,
+                12.34,
+                123.4,
+                999.7,
+                1500.0,
+                12_345.0,
+                999_700.0,
+                1.25e6,
+                f64::NAN,
+            ]
+            .map(|us| fmt_us(us, style))
         };
         assert_eq!(
             all(UsStyle::Compact),
-            ["0.40µs", "9.88µs", "12.3µs", "123µs", "1.00ms", "1.50ms", "12.3ms", "1.00s", "1.25s", "NaNs"]
+            [
+                "0.40µs", "9.88µs", "12.3µs", "123µs", "1.00ms", "1.50ms", "12.3ms", "1.00s",
+                "1.25s", "NaNs"
+            ]
         );
         assert_eq!(
             all(UsStyle::Fixed),
-            ["0 µs", "10 µs", "12 µs", "123 µs", "1000 µs", "1.5 ms", "12.3 ms", "999.7 ms", "1.25 s", "NaN s"]
+            [
+                "0 µs", "10 µs", "12 µs", "123 µs", "1000 µs", "1.5 ms", "12.3 ms", "999.7 ms",
+                "1.25 s", "NaN s"
+            ]
         );
         assert_eq!(fmt_us(500.0, UsStyle::Tick), "500 µs");
         assert_eq!(fmt_us(1500.0, UsStyle::Tick), "1.5 ms");

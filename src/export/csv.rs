@@ -168,7 +168,12 @@ impl CsvSink {
         if self.extra_columns > 0 || record.len() != self.header.len() {
             let own = header_of_row(row)?;
             if self.extra_columns > 0 && own.iter().all(|c| self.header.contains(c)) {
-                record = place(&own, record, &self.header, self.header.len() - self.extra_columns);
+                record = place(
+                    &own,
+                    record,
+                    &self.header,
+                    self.header.len() - self.extra_columns,
+                );
             } else if self.rows == 0 && self.extra_columns == 0 && own.len() == record.len() {
                 use std::io::Seek;
                 self.file.set_len(0)?;
@@ -243,7 +248,10 @@ fn place(own: &[String], record: Vec<String>, header: &[String], base: usize) ->
 /// The record of `row` as [`tidy`] writes it, laid out under `header` (the default header of
 /// `T` and then optional columns, see [`CsvSink::create_with`]): each cell under its own name,
 /// empty where the row has none. An error when the row has a column the header lacks.
-pub fn tidy_under<T: Serialize + Default>(row: &T, header: &[String]) -> anyhow::Result<Vec<String>> {
+pub fn tidy_under<T: Serialize + Default>(
+    row: &T,
+    header: &[String],
+) -> anyhow::Result<Vec<String>> {
     let own = header_of_row(row)?;
     if let Some(c) = own.iter().find(|c| !header.contains(c)) {
         anyhow::bail!("a row with a column `{c}` the file's header lacks");
@@ -448,9 +456,8 @@ fn point_key(r: &RunResult) -> PointKey<'_> {
 /// there when some point has them (see [`RunSummary::buffers`]).
 pub fn summarize_runs(rows: &[RunResult]) -> Vec<RunSummary> {
     let mut s = summarize_points(rows);
-    let differ = s.windows(2).any(|w| w[0].buffers != w[1].buffers);
-    for r in &mut s {
-        if !differ {
+    if !s.windows(2).any(|w| w[0].buffers != w[1].buffers) {
+        for r in &mut s {
             r.buffers = None;
         }
     }
@@ -458,7 +465,11 @@ pub fn summarize_runs(rows: &[RunResult]) -> Vec<RunSummary> {
         let any = s.iter_mut().any(|r| matches!(f(r), Some(Some(_))));
         for r in s.iter_mut() {
             let cell = f(r);
-            *cell = if any { Some(cell.clone().flatten()) } else { None };
+            *cell = if any {
+                Some(cell.clone().flatten())
+            } else {
+                None
+            };
         }
     }
     every_row(&mut s, |r| &mut r.write_sync);
@@ -684,7 +695,11 @@ mod tests {
         uring.rate_iops_asked = Some(123.456789);
         let pread = row(4096, 2, 2.0);
         let extra = RunResult::optional_columns_of(&[uring.clone(), pread.clone()]);
-        assert_eq!(extra.last().map(String::as_str), Some("submit"), "{extra:?}");
+        assert_eq!(
+            extra.last().map(String::as_str),
+            Some("submit"),
+            "{extra:?}"
+        );
         let mut sink = CsvSink::create_with::<RunResult>(&path, false, extra).unwrap();
         sink.write(&pread).unwrap();
         sink.write(&uring).unwrap();

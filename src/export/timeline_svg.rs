@@ -34,7 +34,10 @@ fn run_label(r: &RunResult) -> String {
     if let Some(rank) = &r.rank {
         s = format!("rank {} {s}", crate::text::shown(rank));
         if let Some(skew) = r.start_skew_us.flatten().filter(|v| *v > 0.0) {
-            s += &format!(" (start skew {})", super::axis::fmt_us(skew, super::axis::UsStyle::Fixed));
+            s += &format!(
+                " (start skew {})",
+                super::axis::fmt_us(skew, super::axis::UsStyle::Fixed)
+            );
         }
     }
     s

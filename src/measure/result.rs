@@ -11,7 +11,9 @@
 //! a fleet point no rank reported). So every CSV and JSON document written so far reads back,
 //! and writes out again, with the same text.
 
-use crate::config::{Arrival, Buffers, CacheMode, Method, Op, Pattern, Prealloc, SubmitPolicy, WriteSync};
+use crate::config::{
+    Arrival, Buffers, CacheMode, Method, Op, Pattern, Prealloc, SubmitPolicy, WriteSync,
+};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -351,7 +353,8 @@ impl RunResult {
         }
         let mut order = column_names(&RunResult::with_every_optional_column());
         // A fleet's columns come before these in the struct; the full row has none of them.
-        order.extend(used.iter().filter(|c| !order.contains(c)).cloned());
+        let rest: Vec<String> = used.iter().filter(|c| !order.contains(c)).cloned().collect();
+        order.extend(rest);
         order.into_iter().filter(|c| used.contains(c)).collect()
     }
 

@@ -118,7 +118,10 @@ mod tests {
         let mut w = RunSpec::new("/x");
         w.op = Op::Write;
         let r = setup_result(&w, 0);
-        assert_eq!((r.write_sync, r.submit, r.prealloc, r.arrival), (None, None, None, None));
+        assert_eq!(
+            (r.write_sync, r.submit, r.prealloc, r.arrival),
+            (None, None, None, None)
+        );
         w.fsync = true;
         w.dsync = true;
         w.prealloc = Prealloc::None;

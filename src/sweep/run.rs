@@ -113,7 +113,12 @@ struct RowSink {
 }
 
 impl RowSink {
-    fn create(path: &Path, x: &Experiment, columns: Columns, force: bool) -> anyhow::Result<RowSink> {
+    fn create(
+        path: &Path,
+        x: &Experiment,
+        columns: Columns,
+        force: bool,
+    ) -> anyhow::Result<RowSink> {
         let sink = match columns {
             // The optional columns the points will write (a mixed point's, a non-default
             // setting's) are named up front, so points that differ in them share the header.

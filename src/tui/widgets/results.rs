@@ -16,9 +16,9 @@ use super::{fmt_delta_pct, fmt_mib_s, fmt_rate, fmt_secs, fmt_us, frame};
 use crate::config::{CacheMode, Op, Pattern, WriteSync};
 use crate::measure::RunResult;
 use crate::size::format_size;
-use crate::tui::rows::TableView;
 use crate::tui::baseline::Baseline;
 use crate::tui::kdiskmark;
+use crate::tui::rows::TableView;
 use crate::tui::segment::RowExtra;
 use crate::tui::settings::method_label;
 use ratatui::buffer::Buffer;
@@ -168,7 +168,12 @@ pub fn flags_with_verdict(r: &RunResult) -> String {
 }
 
 /// The cells of one row, in [`headers`] order.
-pub fn cells(app: &dyn TableView, mark: &str, r: &RunResult, extra: Option<&RowExtra>) -> Vec<String> {
+pub fn cells(
+    app: &dyn TableView,
+    mark: &str,
+    r: &RunResult,
+    extra: Option<&RowExtra>,
+) -> Vec<String> {
     vec![
         format!("{mark}{}", setting_label(r)),
         r.threads.to_string(),
