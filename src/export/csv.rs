@@ -407,7 +407,7 @@ impl RunSummary {
 }
 
 /// The settings that make a point (everything but the repetition and the measurements).
-#[derive(PartialEq)]
+#[derive(PartialEq, Clone, Copy)]
 struct PointKey<'a> {
     experiment: &'a str,
     operation: &'a Label<Op>,
@@ -423,7 +423,7 @@ struct PointKey<'a> {
     /// The memory the buffers had, the write sync policy, io_uring's submission, the
     /// preallocation, an open loop's asked rate and arrivals: points that differ only in these
     /// are other points too.
-    buffers: &'a Label<Buffers>,
+    buffers: Option<&'a Label<Buffers>>,
     write_sync: Option<WriteSync>,
     submit: Option<SubmitPolicy>,
     prealloc: Option<Prealloc>,
@@ -443,7 +443,7 @@ fn point_key(r: &RunResult) -> PointKey<'_> {
         threads: r.threads,
         queue_depth: r.queue_depth,
         mix_read_pct: r.mix_read_pct_asked,
-        buffers: &r.buffers,
+        buffers: Some(&r.buffers),
         write_sync: r.write_sync,
         submit: r.submit,
         prealloc: r.prealloc,
@@ -455,8 +455,22 @@ fn point_key(r: &RunResult) -> PointKey<'_> {
 /// Groups rows by point (first-seen order) and summarises each; the settings columns are
 /// there when some point has them (see [`RunSummary::buffers`]).
 pub fn summarize_runs(rows: &[RunResult]) -> Vec<RunSummary> {
-    let mut s = summarize_points(rows);
-    if !s.windows(2).any(|w| w[0].buffers != w[1].buffers) {
+    let (keys, mut s) = summarize_points(rows);
+    // The buffers' memory is a column where it tells points apart: two points alike in every
+    // other setting. Where it follows another column (`auto` gives O_DIRECT points other
+    // memory than buffered ones), that column says it already, and a default sweep keeps its
+    // header.
+    fn alike<'a>(k: &PointKey<'a>) -> PointKey<'a> {
+        PointKey {
+            buffers: None,
+            ..*k
+        }
+    }
+    let apart = keys
+        .iter()
+        .enumerate()
+        .any(|(i, a)| keys[i + 1..].iter().any(|b| alike(a) == alike(b)));
+    if !apart {
         for r in &mut s {
             r.buffers = None;
         }
@@ -483,7 +497,7 @@ pub fn summarize_runs(rows: &[RunResult]) -> Vec<RunSummary> {
 
 /// One summary per point, every settings column filled (`Some`); [`summarize_runs`] keeps
 /// the ones some point needs.
-fn summarize_points(rows: &[RunResult]) -> Vec<RunSummary> {
+fn summarize_points(rows: &[RunResult]) -> (Vec<PointKey<'_>>, Vec<RunSummary>) {
     let mut groups: Vec<(_, Vec<&RunResult>)> = Vec::new();
     for r in rows {
         let k = point_key(r);
@@ -492,7 +506,8 @@ fn summarize_points(rows: &[RunResult]) -> Vec<RunSummary> {
             None => groups.push((k, vec![r])),
         }
     }
-    groups
+    let keys = groups.iter().map(|(k, _)| *k).collect();
+    let summaries = groups
         .into_iter()
         .map(|(_, v)| {
             let ok: Vec<&&RunResult> = v.iter().filter(|r| r.error.is_empty()).collect();
@@ -533,7 +548,8 @@ fn summarize_points(rows: &[RunResult]) -> Vec<RunSummary> {
                 mix_read_pct_asked: Some(f.mix_read_pct_asked),
             }
         })
-        .collect()
+        .collect();
+    (keys, summaries)
 }
 
 /// Summary of one system call over repetitions.

@@ -353,7 +353,11 @@ impl RunResult {
         }
         let mut order = column_names(&RunResult::with_every_optional_column());
         // A fleet's columns come before these in the struct; the full row has none of them.
-        let rest: Vec<String> = used.iter().filter(|c| !order.contains(c)).cloned().collect();
+        let rest: Vec<String> = used
+            .iter()
+            .filter(|c| !order.contains(c))
+            .cloned()
+            .collect();
         order.extend(rest);
         order.into_iter().filter(|c| used.contains(c)).collect()
     }
