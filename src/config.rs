@@ -231,6 +231,40 @@ impl WriteSync {
     }
 }
 
+/// Where each rank of a fleet (`src/fleet/`) keeps its data; a fleet row's `layout` column.
+/// Kept here, below the results, so a result records it as this type; `fleet::Layout` is it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Layout {
+    /// Rank r uses `{file}.{r}`.
+    #[default]
+    #[serde(rename = "file-per-process")]
+    FilePerProcess,
+    /// Every rank uses `{file}`; sequential points cut it into disjoint, block-aligned ranges.
+    #[serde(rename = "shared-file")]
+    SharedFile,
+}
+
+impl Layout {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layout::FilePerProcess => "file-per-process",
+            Layout::SharedFile => "shared-file",
+        }
+    }
+
+    /// Parses the user-facing name; the error names `what` (flag or key) and the choices.
+    pub fn parse(text: &str, what: &str) -> Result<Layout, UsageError> {
+        match text {
+            "file-per-process" => Ok(Layout::FilePerProcess),
+            "shared-file" => Ok(Layout::SharedFile),
+            _ => Err(UsageError::new(
+                what,
+                format!("unknown layout '{text}'; use file-per-process or shared-file"),
+            )),
+        }
+    }
+}
+
 impl Buffers {
     /// The default.
     pub const DEFAULT: Buffers = Buffers::Auto;

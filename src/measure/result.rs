@@ -12,7 +12,7 @@
 //! and writes out again, with the same text.
 
 use crate::config::{
-    Arrival, Buffers, CacheMode, Method, Op, Pattern, Prealloc, SubmitPolicy, WriteSync,
+    Arrival, Buffers, CacheMode, Layout, Method, Op, Pattern, Prealloc, SubmitPolicy, WriteSync,
 };
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -117,7 +117,7 @@ pub struct RunResult {
     pub clients: Option<u32>,
     /// `file-per-process` or `shared-file`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub layout: Option<String>,
+    pub layout: Option<Layout>,
     /// True when this rank was stopped before its end (stonewalling, or another rank failed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_early: Option<bool>,
