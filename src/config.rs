@@ -199,6 +199,72 @@ named_enum!(
     Arrival { Constant = "constant", Poisson = "poisson" }
 );
 
+named_enum!(
+    /// How a run's writes are made durable, from `RunSpec`'s `fsync` and `dsync` (`run --fsync`,
+    /// `--dsync`; fio's `end_fsync`/`fsync_on_close` and `sync`; the explorer's `f` key cycles
+    /// the first three): `none` leaves them in the page cache (the figure may be the cache's
+    /// speed), `fsync` adds one timed `fsync(2)` at the end, `dsync` opens the file with O_DSYNC
+    /// (every write durable before it returns), `dsync+fsync` both. A result's `write_sync`
+    /// column.
+    WriteSync { None = "none", FsyncAtEnd = "fsync", Dsync = "dsync", DsyncAndFsync = "dsync+fsync" }
+);
+
+impl WriteSync {
+    /// The policy of `fsync` (one at the end) and `dsync` (O_DSYNC) together.
+    pub fn of(fsync: bool, dsync: bool) -> Self {
+        match (fsync, dsync) {
+            (false, false) => WriteSync::None,
+            (true, false) => WriteSync::FsyncAtEnd,
+            (false, true) => WriteSync::Dsync,
+            (true, true) => WriteSync::DsyncAndFsync,
+        }
+    }
+
+    /// Whether it ends with one timed `fsync(2)`.
+    pub fn fsync(self) -> bool {
+        matches!(self, WriteSync::FsyncAtEnd | WriteSync::DsyncAndFsync)
+    }
+
+    /// Whether the file is opened with O_DSYNC.
+    pub fn dsync(self) -> bool {
+        matches!(self, WriteSync::Dsync | WriteSync::DsyncAndFsync)
+    }
+}
+
+/// Where each rank of a fleet (`src/fleet/`) keeps its data; a fleet row's `layout` column.
+/// Kept here, below the results, so a result records it as this type; `fleet::Layout` is it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Layout {
+    /// Rank r uses `{file}.{r}`.
+    #[default]
+    #[serde(rename = "file-per-process")]
+    FilePerProcess,
+    /// Every rank uses `{file}`; sequential points cut it into disjoint, block-aligned ranges.
+    #[serde(rename = "shared-file")]
+    SharedFile,
+}
+
+impl Layout {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layout::FilePerProcess => "file-per-process",
+            Layout::SharedFile => "shared-file",
+        }
+    }
+
+    /// Parses the user-facing name; the error names `what` (flag or key) and the choices.
+    pub fn parse(text: &str, what: &str) -> Result<Layout, UsageError> {
+        match text {
+            "file-per-process" => Ok(Layout::FilePerProcess),
+            "shared-file" => Ok(Layout::SharedFile),
+            _ => Err(UsageError::new(
+                what,
+                format!("unknown layout '{text}'; use file-per-process or shared-file"),
+            )),
+        }
+    }
+}
+
 impl Buffers {
     /// The default.
     pub const DEFAULT: Buffers = Buffers::Auto;
@@ -321,6 +387,15 @@ impl RunSpec {
             rate_iops: None,
             arrival: Arrival::Constant,
             mix_read_pct: None,
+        }
+    }
+
+    /// How its writes are made durable (`fsync` and `dsync` together); reads have none.
+    pub fn write_sync(&self) -> WriteSync {
+        if self.op == Op::Write {
+            WriteSync::of(self.fsync, self.dsync)
+        } else {
+            WriteSync::None
         }
     }
 

@@ -172,6 +172,39 @@ fn the_csv_records_the_memory_the_buffers_had() {
 }
 
 #[test]
+fn points_that_differ_only_in_their_buffers_are_two_summary_rows_that_name_them() {
+    let dir = tmp();
+    let sweep = p(&dir, "plan.toml");
+    // plain and malloc can always be had (no huge pages needed), so the two points stay two.
+    std::fs::write(
+        &sweep,
+        "[file]\ncreate = \"1M\"\n\n[[experiment]]\nname = \"b\"\nkind = \"throughput\"\n\
+         method = \"pread\"\nblock_size = \"64K\"\nbuffers = [\"plain\", \"malloc\"]\n\
+         reps = 2\nseconds = 0.05\n",
+    )
+    .unwrap();
+    let out = p(&dir, "out");
+    let a = bin("diskscope")
+        .arg("--batch")
+        .arg(&sweep)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    let rows = crate::util::csv_file_maps(&out.join("b-summary.csv"));
+    let buffers: Vec<&str> = rows.iter().map(|r| r["buffers"].as_str()).collect();
+    assert_eq!(buffers, ["plain", "malloc"], "{rows:?}");
+    assert!(rows.iter().all(|r| r["reps"] == "2"), "{rows:?}");
+    // The table on stdout tells the two lines apart too.
+    let stdout = String::from_utf8_lossy(&a.stdout);
+    assert!(
+        stdout.contains("buffers=plain") && stdout.contains("buffers=malloc"),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn writes_copy_from_the_memory_asked_for_and_write_the_same_bytes() {
     let dir = tmp();
     let mut xors = Vec::new();

@@ -2,7 +2,7 @@
 //! throughput behind the regression gate, mismatched inputs, never overwriting a report, and the
 //! report page loaded in a real (headless) browser.
 
-use crate::util::{bin, p, tmp};
+use crate::util::{bin, csv_file_maps, csv_maps, p, tmp};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -85,16 +85,11 @@ fn compare(dir: &tempfile::TempDir, args: &[&std::ffi::OsStr]) -> Output {
     o
 }
 
-/// The per-repetition CSV as rows of column → value.
-fn read_rows(path: &Path) -> Vec<HashMap<String, String>> {
-    csv_rows(&std::fs::read_to_string(path).unwrap())
-}
-
 /// MiB/s of each repetition per (experiment, block size), read independently of the library.
 fn samples(dir: &Path) -> HashMap<(String, String), Vec<f64>> {
     let mut m: HashMap<(String, String), Vec<f64>> = HashMap::new();
     for x in ["warm", "sleep"] {
-        for row in read_rows(&dir.join(format!("{x}.csv"))) {
+        for row in csv_file_maps(&dir.join(format!("{x}.csv"))) {
             m.entry((row["experiment"].clone(), row["block_size_bytes"].clone()))
                 .or_default()
                 .push(row["mib_s"].parse().unwrap());
@@ -170,7 +165,7 @@ fn the_same_sweep_run_twice_shows_no_significant_change_where_the_runs_overlap()
         );
         let out = p(&dir, "cmp.csv");
         std::fs::write(&out, &o.stdout).unwrap();
-        let rows = read_rows(&out);
+        let rows = csv_file_maps(&out);
         let (sa, sb) = (samples(&a), samples(&b));
         assert_eq!(
             rows.iter().filter(|r| r["metric"] == "mib_s").count(),
@@ -591,20 +586,6 @@ fn compare_ok(dir: &tempfile::TempDir, args: &[&std::ffi::OsStr]) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
-/// CSV text as rows of column → value.
-fn csv_rows(text: &str) -> Vec<HashMap<String, String>> {
-    let mut r = csv::Reader::from_reader(text.as_bytes());
-    let h = r.headers().unwrap().clone();
-    r.records()
-        .map(|rec| {
-            h.iter()
-                .zip(rec.unwrap().iter())
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        })
-        .collect()
-}
-
 #[test]
 fn a_sweep_json_document_compares_exactly_like_the_csvs_beside_it() {
     let dir = tmp();
@@ -612,7 +593,7 @@ fn a_sweep_json_document_compares_exactly_like_the_csvs_beside_it() {
     let doc = a.join("sweep.json");
     assert!(doc.is_file(), "batch mode writes sweep.json");
     // The document against the CSVs it was written with: every point matched, same numbers.
-    let rows = csv_rows(&compare_ok(
+    let rows = csv_maps(&compare_ok(
         &dir,
         &[doc.as_os_str(), a.as_os_str(), "--csv".as_ref()],
     ));
@@ -633,7 +614,7 @@ fn a_sweep_json_document_compares_exactly_like_the_csvs_beside_it() {
     let only = p(&dir, "only-json");
     std::fs::create_dir(&only).unwrap();
     std::fs::copy(&doc, only.join("sweep.json")).unwrap();
-    let rows = csv_rows(&compare_ok(
+    let rows = csv_maps(&compare_ok(
         &dir,
         &[only.as_os_str(), a.as_os_str(), "--csv".as_ref()],
     ));
@@ -645,7 +626,7 @@ fn a_sweep_json_document_compares_exactly_like_the_csvs_beside_it() {
     std::fs::create_dir(&partial).unwrap();
     std::fs::copy(&doc, partial.join("sweep.json")).unwrap();
     std::fs::copy(a.join("warm.csv"), partial.join("warm.csv")).unwrap();
-    let rows = csv_rows(&compare_ok(
+    let rows = csv_maps(&compare_ok(
         &dir,
         &[a.as_os_str(), partial.as_os_str(), "--csv".as_ref()],
     ));
@@ -722,7 +703,7 @@ fn points_found_on_one_side_only_are_listed_in_every_format() {
         md.lines().any(|l| l.starts_with("- only in OLD: sleep: ")),
         "{md}"
     );
-    let rows = csv_rows(&compare_ok(
+    let rows = csv_maps(&compare_ok(
         &dir,
         &[a.as_os_str(), warm.as_os_str(), "--csv".as_ref()],
     ));
@@ -762,7 +743,7 @@ fn markdown_is_a_nine_column_table_with_a_row_per_point_and_metric() {
     let dir = tmp();
     let a = batch(&dir, "a", &[]);
     let csv_text = compare_ok(&dir, &[a.as_os_str(), a.as_os_str(), "--csv".as_ref()]);
-    let metric_rows = csv_rows(&csv_text).len();
+    let metric_rows = csv_maps(&csv_text).len();
     let md = compare_ok(&dir, &[a.as_os_str(), a.as_os_str(), "--markdown".as_ref()]);
     let lines: Vec<&str> = md.lines().collect();
     assert_eq!(
@@ -1131,7 +1112,7 @@ fn names_from_the_input_files_reach_no_terminal_table_or_spreadsheet_raw() {
 
     let text = compare_ok(&dir, &[a.as_os_str(), b.as_os_str(), "--csv".as_ref()]);
     assert!(!raw(&text), "{text:?}");
-    let rows = csv_rows(&text);
+    let rows = csv_maps(&text);
     let matched: Vec<_> = rows.iter().filter(|r| r["metric"] == "mib_s").collect();
     assert_eq!(matched.len(), 1, "{rows:?}");
     assert_eq!(matched[0]["method"], format!("'{formula}"));
@@ -1334,7 +1315,7 @@ fn a_significant_change_between_an_ok_and_a_suspect_side_says_the_verdicts_diffe
             std::ffi::OsStr::new("--csv"),
         ],
     );
-    let rows = csv_rows(&String::from_utf8_lossy(&o.stdout));
+    let rows = csv_maps(&String::from_utf8_lossy(&o.stdout));
     assert_eq!(rows[0]["old_verdict"], "ok");
     assert_eq!(rows[0]["new_verdict"], "suspect (cache_not_disk)");
     assert!(
@@ -1402,7 +1383,7 @@ fn a_fleet_csv_is_compared_on_its_all_rows_not_its_ranks_shares() {
             std::ffi::OsStr::new("--csv"),
         ],
     );
-    let rows = csv_rows(&String::from_utf8_lossy(&o.stdout));
+    let rows = csv_maps(&String::from_utf8_lossy(&o.stdout));
     assert_eq!(rows[0]["old_n"], "2", "{rows:?}");
     let mean: f64 = rows[0]["old_mean"].parse().unwrap();
     assert!((mean - 102.0).abs() < 1e-9, "{rows:?}");

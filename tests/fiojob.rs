@@ -729,12 +729,7 @@ fn a_rate_iops_job_plans_an_open_loop_over_all_its_clones_and_runs_with_response
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let rows: Vec<std::collections::HashMap<String, String>> =
-        csv::Reader::from_path(dir.path().join("out/paced.csv"))
-            .unwrap()
-            .deserialize()
-            .collect::<Result<_, _>>()
-            .unwrap();
+    let rows = crate::util::csv_file_maps(&dir.path().join("out/paced.csv"));
     assert!(!rows.is_empty());
     for r in &rows {
         let asked: f64 = r["rate_iops_asked"].parse().unwrap();

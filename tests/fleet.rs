@@ -2,7 +2,7 @@
 //! a build with `--features mpi` and OpenMPI's `mpirun`; without either they pass with a printed
 //! reason (CI's fleet block installs OpenMPI and runs `cargo test --features mpi --test main fleet`).
 
-use crate::util::{bin, is_root, reference_xor, tmp};
+use crate::util::{bin, csv_file_maps, is_root, reference_xor, tmp};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -90,21 +90,6 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// The rows of a CSV as maps column → value.
-fn csv_rows(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
-    let mut rd = csv::Reader::from_path(path).unwrap();
-    let header: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
-    rd.records()
-        .map(|r| {
-            header
-                .iter()
-                .cloned()
-                .zip(r.unwrap().iter().map(String::from))
-                .collect()
-        })
-        .collect()
-}
-
 fn sweep(dir: &Path, layout: &str, data: &Path, keep: bool) -> PathBuf {
     let s = dir.join("s.toml");
     std::fs::write(
@@ -142,7 +127,7 @@ fn batch_on_three_ranks(lead: &Path, rest: &Path, sweep: &Path) -> Output {
 /// Checks a fleet CSV: 3 rank rows and one `all` row per repetition, the aggregate's bytes the
 /// sum of the ranks'. Returns the aggregate rows.
 fn check_fleet_csv(csv: &Path) -> Vec<std::collections::HashMap<String, String>> {
-    let rows = csv_rows(csv);
+    let rows = csv_file_maps(csv);
     assert_eq!(
         rows.len(),
         2 * 2 * 2 * 4,
@@ -197,7 +182,7 @@ fn a_file_per_process_sweep_on_three_ranks_sums_the_ranks_and_only_rank_0_writes
     assert!(lead.join("out/x-summary.csv").is_file());
     // Issue 22: the fleet's timelines, every rank's and the merged one.
     assert!(lead.join("out/x-timeline.csv").is_file());
-    let t = csv_rows(&lead.join("out/x-ranks-timeline.csv"));
+    let t = csv_file_maps(&lead.join("out/x-ranks-timeline.csv"));
     for rank in ["0", "1", "2", "all"] {
         assert!(t.iter().any(|r| r["rank"] == rank), "no rank {rank}");
     }
@@ -566,7 +551,7 @@ fn run_under_mpirun_writes_every_ranks_timeline_and_the_merged_one_with_the_star
     }
     assert_eq!(doc["timeline"].as_array().unwrap().len(), 4);
     // The CSV: rank rows on the fleet's clock, then the merged ones.
-    let rows = csv_rows(&csv);
+    let rows = csv_file_maps(&csv);
     let of = |rank: &str| -> Vec<&std::collections::HashMap<String, String>> {
         rows.iter().filter(|r| r["rank"] == rank).collect()
     };

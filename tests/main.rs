@@ -2,7 +2,8 @@
 //!
 //! Where new tests go: one module per area, named after the user-facing feature it checks —
 //! `architecture` (no import cycle in src/, layers import downwards only),
-//! `run_cmd` (run/run2/fast/syscalls and bad input), `batch`, `compare` (compare OLD NEW,
+//! `run_cmd` (run/run2/fast/syscalls and bad input), `settings` (a result holds every setting
+//! it ran with, issue 18), `batch`, `compare` (compare OLD NEW,
 //! --report), `explain` (context, limits, --json), `tui`, `locality`, `speed` (`fast` against a reference XOR on every road, timing
 //! switch), `fast_race` (fast's cold road chosen by a timed race, and -v saying why), `hostile_files` (issue 9: files we must not touch, inputs that cannot end, property
 //! tests of the parsers), `presets` (golden CSV shapes of every ready sweep and the classic commands' stdout),
@@ -35,6 +36,7 @@ mod openloop_fuse;
 mod presets;
 mod profiles;
 mod run_cmd;
+mod settings;
 mod speed;
 mod timeline;
 mod tui;

@@ -119,11 +119,7 @@ fn the_per_interval_p99_agrees_with_the_p99_of_every_logged_operation_within_one
         .arg(&csv)
         .assert()
         .success();
-    let rows = csv::Reader::from_path(&csv)
-        .unwrap()
-        .deserialize::<std::collections::HashMap<String, String>>()
-        .collect::<Result<Vec<_>, _>>()
-        .unwrap();
+    let rows = crate::util::csv_file_maps(&csv);
     assert!(!rows.is_empty());
     // Every operation, by the interval it ended in; the timeline joins a last interval shorter
     // than half of one into the one before, so an operation past the last row's start belongs

@@ -9,7 +9,7 @@ mod session;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use diskscope::cache::Residency;
-use diskscope::config::{CacheMode, Method, Op};
+use diskscope::config::{CacheMode, Method, Op, WriteSync};
 use diskscope::measure::{new_latency_histogram, Snapshot, SnapshotKind};
 use diskscope::runner::PreparedMeta;
 use diskscope::tui::app::{Action, App};
@@ -487,8 +487,19 @@ fn f_cycles_writes_through_fsync_at_the_end_and_o_dsync_and_rows_say_which() {
     end_run(&mut a, dsync_id, 0, 1);
     feed_run(&mut a, plain_id, 5, 100, 20);
     finish_live(&mut a, plain_id, 1);
-    let experiments: Vec<&str> = a.rows.iter().map(|r| r.experiment.as_str()).collect();
-    assert_eq!(experiments, ["tui+fsync", "tui+dsync", "tui"]);
+    // The rows say it in their typed column, not in their name.
+    let syncs: Vec<_> = a.rows.iter().map(|r| r.write_sync).collect();
+    assert_eq!(
+        syncs,
+        [Some(WriteSync::FsyncAtEnd), Some(WriteSync::Dsync), None]
+    );
+    assert!(a.rows.iter().all(|r| r.experiment == "tui"));
+    let flags: Vec<String> = a
+        .rows
+        .iter()
+        .map(diskscope::tui::widgets::results::flags)
+        .collect();
+    assert_eq!(flags, ["WF", "WS", "W"]);
 }
 
 #[test]

@@ -213,3 +213,24 @@ impl Drop for LoopFs {
             .status();
     }
 }
+
+/// The rows of CSV text as maps column → value, read independently of the library.
+pub fn csv_maps(text: &str) -> Vec<std::collections::HashMap<String, String>> {
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let h = r.headers().unwrap().clone();
+    r.records()
+        .map(|rec| {
+            h.iter()
+                .zip(rec.unwrap().iter())
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+/// The rows of a CSV file as maps column → value (see [`csv_maps`]).
+pub fn csv_file_maps(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    csv_maps(&text)
+}

@@ -1,5 +1,6 @@
 //! Axis ticks shared by the figures: round steps (1, 2, 5 × 10^k) on linear axes, decades on log
-//! axes, and labels without `.0` noise (`2000`, `2k`, `0.5`, `1.5M`).
+//! axes, and labels without `.0` noise (`2000`, `2k`, `0.5`, `1.5M`); and [`fmt_us`], the one
+//! formatter of a time in µs (the explorer's columns, the knee's figure, a fleet's skew).
 
 /// A tick label: integers without decimals, thousands as `k`, millions as `M` where that is
 /// exact enough; small values with up to three significant digits.
@@ -26,6 +27,61 @@ pub fn fmt_tick(v: f64) -> String {
     } else {
         let digits = (-a.log10().floor()) as usize + 2;
         trim(format!("{v:.digits$}"))
+    }
+}
+
+/// How [`fmt_us`] writes its number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UsStyle {
+    /// Three significant digits and no space (`9.87µs`, `12.3ms`, `1.50s`): the explorer's
+    /// narrow columns. The unit is chosen after rounding, so 999.7 µs reads `1.00ms`.
+    Compact,
+    /// An axis label's number ([`fmt_tick`]) and a space (`500 µs`, `1.5 ms`): the knee's
+    /// figure and lines.
+    Tick,
+    /// Whole µs, tenths of a ms, hundredths of a s, and a space (`840 µs`, `2.5 ms`, `1.25 s`):
+    /// a fleet's start skew.
+    Fixed,
+}
+
+/// A time given in microseconds, in the unit that reads best: µs below a millisecond, ms below
+/// a second, s above. The one formatter of such times; `style` is how the number is written.
+pub fn fmt_us(us: f64, style: UsStyle) -> String {
+    let (ms_from, s_from) = match style {
+        UsStyle::Compact => (999.5, 999_500.0),
+        UsStyle::Tick | UsStyle::Fixed => (1e3, 1e6),
+    };
+    let unit = if style == UsStyle::Tick {
+        // A figure's label: what is not past a bound (NaN) stays in µs.
+        if us >= s_from {
+            "s"
+        } else if us >= ms_from {
+            "ms"
+        } else {
+            "µs"
+        }
+    } else if us < ms_from {
+        "µs"
+    } else if us < s_from {
+        "ms"
+    } else {
+        "s"
+    };
+    let v = match unit {
+        "µs" => us,
+        "ms" => us / 1e3,
+        _ => us / 1e6,
+    };
+    match style {
+        UsStyle::Compact if unit == "s" || v < 10.0 => format!("{v:.2}{unit}"),
+        UsStyle::Compact if v < 100.0 => format!("{v:.1}{unit}"),
+        UsStyle::Compact => format!("{v:.0}{unit}"),
+        UsStyle::Tick => format!("{} {unit}", fmt_tick(v)),
+        UsStyle::Fixed => match unit {
+            "µs" => format!("{v:.0} µs"),
+            "ms" => format!("{v:.1} ms"),
+            _ => format!("{v:.2} s"),
+        },
     }
 }
 
@@ -72,6 +128,42 @@ pub fn wants_log(min: f64, max: f64) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_time_in_us_reads_in_its_unit_in_each_style() {
+        let all = |style| {
+            [
+                0.4,
+                9.876,
+                12.34,
+                123.4,
+                999.7,
+                1500.0,
+                12_345.0,
+                999_700.0,
+                1.25e6,
+                f64::NAN,
+            ]
+            .map(|us| fmt_us(us, style))
+        };
+        assert_eq!(
+            all(UsStyle::Compact),
+            [
+                "0.40µs", "9.88µs", "12.3µs", "123µs", "1.00ms", "1.50ms", "12.3ms", "1.00s",
+                "1.25s", "NaNs"
+            ]
+        );
+        assert_eq!(
+            all(UsStyle::Fixed),
+            [
+                "0 µs", "10 µs", "12 µs", "123 µs", "1000 µs", "1.5 ms", "12.3 ms", "999.7 ms",
+                "1.25 s", "NaN s"
+            ]
+        );
+        assert_eq!(fmt_us(500.0, UsStyle::Tick), "500 µs");
+        assert_eq!(fmt_us(1500.0, UsStyle::Tick), "1.5 ms");
+        assert_eq!(fmt_us(2.5e6, UsStyle::Tick), "2.5 s");
+    }
+
     use super::*;
 
     #[test]

@@ -7,7 +7,7 @@
 //! per-operation latency, so all its `lat_*` columns are zero — is left empty rather than
 //! written as a `0.0` that reads like a real measurement.
 
-use crate::config::{CacheMode, Op, Pattern};
+use crate::config::{Arrival, Buffers, CacheMode, Op, Pattern, Prealloc, SubmitPolicy, WriteSync};
 use crate::measure::result::{Label, MethodLabel};
 use crate::measure::stats::Stats;
 use crate::measure::RunResult;
@@ -157,29 +157,31 @@ impl CsvSink {
         Ok(sink)
     }
 
-    /// Appends one row (see [`tidy`]); with extra columns, padded or rounded to them. A first
-    /// row with more columns than the default row's header (an open-loop run's `rate_*` and
-    /// `resp_*` columns, left out of a closed-loop record) rewrites the header, still alone in
-    /// this file made by this run, to its own columns; a later row whose columns differ is
-    /// refused rather than written under the wrong names.
+    /// Appends one row (see [`tidy`]). With extra columns, each cell goes under its own name
+    /// (empty under the names the row does not have) and the extra ones are rounded too. A
+    /// first row with more columns than the default row's header (an open-loop run's `rate_*`
+    /// and `resp_*` columns, left out of a closed-loop record) rewrites the header, still alone
+    /// in this file made by this run, to its own columns; a later row with a column the header
+    /// lacks is refused rather than written under the wrong names.
     pub fn write<T: Serialize + Default>(&mut self, row: &T) -> anyhow::Result<()> {
         let mut record = tidy(row)?;
-        if self.extra_columns > 0 {
-            let own = self.header.len() - self.extra_columns;
-            for cell in record.iter_mut().skip(own) {
-                if cell.contains(['.', 'e']) {
-                    if let Ok(v) = cell.parse::<f64>() {
-                        *cell = round_float(v);
-                    }
-                }
-            }
-            if record.len() <= own {
-                record.resize(self.header.len(), String::new());
-            }
-        }
-        if record.len() != self.header.len() {
+        if self.extra_columns > 0 || record.len() != self.header.len() {
             let own = header_of_row(row)?;
-            if self.rows > 0 || self.extra_columns > 0 || own.len() != record.len() {
+            if self.extra_columns > 0 && own.iter().all(|c| self.header.contains(c)) {
+                record = place(
+                    &own,
+                    record,
+                    &self.header,
+                    self.header.len() - self.extra_columns,
+                );
+            } else if self.rows == 0 && self.extra_columns == 0 && own.len() == record.len() {
+                use std::io::Seek;
+                self.file.set_len(0)?;
+                self.file.seek(std::io::SeekFrom::Start(0))?;
+                self.len_bytes = 0;
+                self.header = own.clone();
+                self.append(own)?;
+            } else {
                 anyhow::bail!(
                     "{}: a row with {} columns under a header of {} (an open-loop and a \
                      closed-loop run in one experiment); put them in two experiments",
@@ -188,12 +190,6 @@ impl CsvSink {
                     self.header.len()
                 );
             }
-            use std::io::Seek;
-            self.file.set_len(0)?;
-            self.file.seek(std::io::SeekFrom::Start(0))?;
-            self.len_bytes = 0;
-            self.header = own.clone();
-            self.append(own)?;
         }
         self.rows += 1;
         self.append(record)
@@ -226,6 +222,42 @@ impl CsvSink {
         self.len_bytes += bytes.len() as u64;
         Ok(())
     }
+}
+
+/// The cells of `record` (columns `own`) under `header`'s names, empty under a name the row
+/// does not have; a float past the first `base` columns (the optional ones, which [`tidy`] does
+/// not see) is rounded as [`tidy`] rounds.
+fn place(own: &[String], record: Vec<String>, header: &[String], base: usize) -> Vec<String> {
+    header
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let cell = own
+                .iter()
+                .position(|c| c == name)
+                .and_then(|j| record.get(j).cloned())
+                .unwrap_or_default();
+            match cell.parse::<f64>() {
+                Ok(v) if i >= base && cell.contains(['.', 'e']) => round_float(v),
+                _ => cell,
+            }
+        })
+        .collect()
+}
+
+/// The record of `row` as [`tidy`] writes it, laid out under `header` (the default header of
+/// `T` and then optional columns, see [`CsvSink::create_with`]): each cell under its own name,
+/// empty where the row has none. An error when the row has a column the header lacks.
+pub fn tidy_under<T: Serialize + Default>(
+    row: &T,
+    header: &[String],
+) -> anyhow::Result<Vec<String>> {
+    let own = header_of_row(row)?;
+    if let Some(c) = own.iter().find(|c| !header.contains(c)) {
+        anyhow::bail!("a row with a column `{c}` the file's header lacks");
+    }
+    let base = header_of::<T>()?.len();
+    Ok(place(&own, tidy(row)?, header, base))
 }
 
 /// The column names of one row as serde writes it (a field skipped when `None` is absent).
@@ -265,14 +297,41 @@ pub fn to_csv<T: Serialize>(rows: &[T]) -> anyhow::Result<String> {
 }
 
 /// Serializes rows to CSV text (header first, records as [`tidy`] writes them); empty for no
-/// rows. Batch mode's files are written this way.
+/// rows. Batch mode's files are written this way. The header is `T`'s default one; where rows
+/// have optional columns (left out of a default `T`, as a summary's settings columns), they
+/// follow it in the order the rows first name them, and each row's cells go under their names
+/// (empty under the ones it lacks).
 pub fn to_csv_tidy<T: Serialize + Default>(rows: &[T]) -> anyhow::Result<String> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
-    if !rows.is_empty() {
-        w.write_record(header_of::<T>()?)?;
+    if rows.is_empty() {
+        return Ok(String::from_utf8(w.into_inner()?)?);
     }
+    let base = header_of::<T>()?;
+    let mut header = base.clone();
+    let mut records = Vec::with_capacity(rows.len());
     for r in rows {
-        w.write_record(tidy(r)?)?;
+        let record = tidy(r)?;
+        let own = if record.len() == base.len() {
+            None
+        } else {
+            let own = header_of_row(r)?;
+            for c in &own {
+                if !header.contains(c) {
+                    header.push(c.clone());
+                }
+            }
+            Some(own)
+        };
+        records.push((own, record));
+    }
+    w.write_record(&header)?;
+    for (own, record) in records {
+        if header.len() == base.len() {
+            w.write_record(record)?;
+        } else {
+            let own = own.as_deref().unwrap_or(&base);
+            w.write_record(place(own, record, &header, base.len()))?;
+        }
     }
     Ok(String::from_utf8(w.into_inner()?)?)
 }
@@ -302,10 +361,53 @@ pub struct RunSummary {
     pub median_lat_p50_us: f64,
     /// First error of a failed repetition.
     pub error: String,
+    /// The settings a point can differ in that the columns above do not show (issue 18). Each
+    /// is `None`, and its column left out, unless some point of the summary has it: `buffers`
+    /// when the points' buffers differ, the others (named as the per-repetition CSV's) when a
+    /// point has a value there (a setting away from its default, an open-loop or a mixed
+    /// point); then every row has the column, `Some(None)` an empty cell. So a summary of
+    /// default points keeps its header.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffers: Option<Option<Label<Buffers>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_sync: Option<Option<WriteSync>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub submit: Option<Option<SubmitPolicy>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prealloc: Option<Option<Prealloc>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_iops_asked: Option<Option<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arrival: Option<Option<Arrival>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mix_read_pct_asked: Option<Option<u32>>,
+}
+
+impl RunSummary {
+    /// The settings columns this row has, as `name=value` (empty cells left out), for the
+    /// summary table: what tells two of its lines apart when the columns it prints agree.
+    pub fn settings_note(&self) -> String {
+        fn cell<T: std::fmt::Display>(name: &str, v: &Option<Option<T>>) -> Option<String> {
+            v.as_ref()?.as_ref().map(|v| format!("{name}={v}"))
+        }
+        [
+            cell("buffers", &self.buffers),
+            cell("sync", &self.write_sync),
+            cell("submit", &self.submit),
+            cell("prealloc", &self.prealloc),
+            cell("rate", &self.rate_iops_asked),
+            cell("arrival", &self.arrival),
+            cell("mix", &self.mix_read_pct_asked),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ")
+    }
 }
 
 /// The settings that make a point (everything but the repetition and the measurements).
-#[derive(PartialEq)]
+#[derive(PartialEq, Clone, Copy)]
 struct PointKey<'a> {
     experiment: &'a str,
     operation: &'a Label<Op>,
@@ -318,6 +420,15 @@ struct PointKey<'a> {
     queue_depth: u32,
     /// A mixed workload's percent of reads: mixes of other shares are other points.
     mix_read_pct: Option<u32>,
+    /// The memory the buffers had, the write sync policy, io_uring's submission, the
+    /// preallocation, an open loop's asked rate and arrivals: points that differ only in these
+    /// are other points too.
+    buffers: Option<&'a Label<Buffers>>,
+    write_sync: Option<WriteSync>,
+    submit: Option<SubmitPolicy>,
+    prealloc: Option<Prealloc>,
+    rate_iops_asked: Option<f64>,
+    arrival: Option<Arrival>,
 }
 
 fn point_key(r: &RunResult) -> PointKey<'_> {
@@ -332,11 +443,61 @@ fn point_key(r: &RunResult) -> PointKey<'_> {
         threads: r.threads,
         queue_depth: r.queue_depth,
         mix_read_pct: r.mix_read_pct_asked,
+        buffers: Some(&r.buffers),
+        write_sync: r.write_sync,
+        submit: r.submit,
+        prealloc: r.prealloc,
+        rate_iops_asked: r.rate_iops_asked,
+        arrival: r.arrival,
     }
 }
 
-/// Groups rows by point (first-seen order) and summarises each.
+/// Groups rows by point (first-seen order) and summarises each; the settings columns are
+/// there when some point has them (see [`RunSummary::buffers`]).
 pub fn summarize_runs(rows: &[RunResult]) -> Vec<RunSummary> {
+    let (keys, mut s) = summarize_points(rows);
+    // The buffers' memory is a column where it tells points apart: two points alike in every
+    // other setting. Where it follows another column (`auto` gives O_DIRECT points other
+    // memory than buffered ones), that column says it already, and a default sweep keeps its
+    // header.
+    fn alike<'a>(k: &PointKey<'a>) -> PointKey<'a> {
+        PointKey {
+            buffers: None,
+            ..*k
+        }
+    }
+    let apart = keys
+        .iter()
+        .enumerate()
+        .any(|(i, a)| keys[i + 1..].iter().any(|b| alike(a) == alike(b)));
+    if !apart {
+        for r in &mut s {
+            r.buffers = None;
+        }
+    }
+    fn every_row<T: Clone>(s: &mut [RunSummary], f: fn(&mut RunSummary) -> &mut Option<Option<T>>) {
+        let any = s.iter_mut().any(|r| matches!(f(r), Some(Some(_))));
+        for r in s.iter_mut() {
+            let cell = f(r);
+            *cell = if any {
+                Some(cell.clone().flatten())
+            } else {
+                None
+            };
+        }
+    }
+    every_row(&mut s, |r| &mut r.write_sync);
+    every_row(&mut s, |r| &mut r.submit);
+    every_row(&mut s, |r| &mut r.prealloc);
+    every_row(&mut s, |r| &mut r.rate_iops_asked);
+    every_row(&mut s, |r| &mut r.arrival);
+    every_row(&mut s, |r| &mut r.mix_read_pct_asked);
+    s
+}
+
+/// One summary per point, every settings column filled (`Some`); [`summarize_runs`] keeps
+/// the ones some point needs.
+fn summarize_points(rows: &[RunResult]) -> (Vec<PointKey<'_>>, Vec<RunSummary>) {
     let mut groups: Vec<(_, Vec<&RunResult>)> = Vec::new();
     for r in rows {
         let k = point_key(r);
@@ -345,7 +506,8 @@ pub fn summarize_runs(rows: &[RunResult]) -> Vec<RunSummary> {
             None => groups.push((k, vec![r])),
         }
     }
-    groups
+    let keys = groups.iter().map(|(k, _)| *k).collect();
+    let summaries = groups
         .into_iter()
         .map(|(_, v)| {
             let ok: Vec<&&RunResult> = v.iter().filter(|r| r.error.is_empty()).collect();
@@ -377,9 +539,17 @@ pub fn summarize_runs(rows: &[RunResult]) -> Vec<RunSummary> {
                     .map(|r| r.error.clone())
                     .find(|e| !e.is_empty())
                     .unwrap_or_default(),
+                buffers: Some(Some(f.buffers.clone())),
+                write_sync: Some(f.write_sync),
+                submit: Some(f.submit),
+                prealloc: Some(f.prealloc),
+                rate_iops_asked: Some(f.rate_iops_asked),
+                arrival: Some(f.arrival),
+                mix_read_pct_asked: Some(f.mix_read_pct_asked),
             }
         })
-        .collect()
+        .collect();
+    (keys, summaries)
 }
 
 /// Summary of one system call over repetitions.
@@ -468,6 +638,96 @@ mod tests {
         assert_eq!(s[0].stddev_mib_s, 10.0);
         assert_eq!(s[0].error, "boom");
         assert_eq!(s[1].block_size_bytes, 8192);
+    }
+
+    #[test]
+    fn points_that_differ_only_in_a_setting_no_column_shows_are_other_summary_rows() {
+        let base = row(4096, 1, 10.0);
+        let mut differ: Vec<(&str, RunResult)> = Vec::new();
+        let mut r = base.clone();
+        r.buffers = Label::Known(Buffers::Malloc);
+        differ.push(("buffers", r));
+        let mut r = base.clone();
+        r.write_sync = Some(WriteSync::Dsync);
+        differ.push(("write_sync", r));
+        let mut r = base.clone();
+        r.submit = Some(SubmitPolicy::Batch);
+        differ.push(("submit", r));
+        let mut r = base.clone();
+        r.prealloc = Some(Prealloc::None);
+        differ.push(("prealloc", r));
+        let mut r = base.clone();
+        r.rate_iops_asked = Some(1000.0);
+        differ.push(("rate_iops_asked", r));
+        let mut r = base.clone();
+        r.arrival = Some(Arrival::Poisson);
+        differ.push(("arrival", r));
+        let mut r = base.clone();
+        r.set_mixed(70, &crate::measure::snapshot::MixedSnapshot::new());
+        differ.push(("mix_read_pct_asked", r));
+        let mut plain = base.clone();
+        plain.buffers = Label::Known(Buffers::Plain);
+        for (column, other) in differ {
+            let mut first = base.clone();
+            if column == "buffers" {
+                first = plain.clone();
+            }
+            let rows = [first.clone(), other.clone(), first];
+            let s = summarize_runs(&rows);
+            assert_eq!(s.len(), 2, "{column}: {s:?}");
+            assert_eq!(s[0].reps, 2, "{column}");
+            let text = to_csv_tidy(&s).unwrap();
+            let mut rd = ::csv::Reader::from_reader(text.as_bytes());
+            let h = rd.headers().unwrap().clone();
+            let at = h.iter().position(|c| c == column);
+            assert!(at.is_some(), "{column} names its column: {text}");
+            let cells: Vec<String> = rd
+                .records()
+                .map(|r| r.unwrap()[at.unwrap()].to_string())
+                .collect();
+            assert!(cells[0] != cells[1], "{column}: {text}");
+        }
+    }
+
+    #[test]
+    fn a_summary_of_default_points_keeps_its_header() {
+        let rows = [row(4096, 1, 10.0), row(8192, 1, 20.0)];
+        let text = to_csv_tidy(&summarize_runs(&rows)).unwrap();
+        assert_eq!(
+            text.lines().next().unwrap(),
+            header_of::<RunSummary>().unwrap().join(",")
+        );
+        assert!(summarize_runs(&rows)
+            .iter()
+            .all(|s| s.settings_note().is_empty()));
+    }
+
+    #[test]
+    fn a_sink_with_optional_columns_puts_each_cell_under_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows.csv");
+        let mut uring = row(4096, 1, 1.0);
+        uring.submit = Some(SubmitPolicy::Batch);
+        uring.rate_iops_asked = Some(123.456789);
+        let pread = row(4096, 2, 2.0);
+        let extra = RunResult::optional_columns_of(&[uring.clone(), pread.clone()]);
+        assert_eq!(
+            extra.last().map(String::as_str),
+            Some("submit"),
+            "{extra:?}"
+        );
+        let mut sink = CsvSink::create_with::<RunResult>(&path, false, extra).unwrap();
+        sink.write(&pread).unwrap();
+        sink.write(&uring).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut rd = ::csv::Reader::from_reader(text.as_bytes());
+        let h = rd.headers().unwrap().clone();
+        let recs: Vec<::csv::StringRecord> = rd.records().map(Result::unwrap).collect();
+        let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+        assert_eq!(&recs[0][col("submit")], "");
+        assert_eq!(&recs[1][col("submit")], "batch");
+        assert_eq!(&recs[1][col("rate_iops_asked")], "123.457");
+        assert_eq!(&recs[1][col("rep")], "1");
     }
 
     /// What batch mode's sink writes for `rows`.

@@ -11,7 +11,7 @@ pub fn runs_table(rows: &[RunSummary]) -> String {
     );
     for r in rows {
         s += &format!(
-            "{:<16} {:<5} {:<9} {:<10} {:<8} {:>6} {:>3} {:>4} {:>5} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>9.1}{}{}\n",
+            "{:<16} {:<5} {:<9} {:<10} {:<8} {:>6} {:>3} {:>4} {:>5} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>9.1}{}{}{}\n",
             r.experiment,
             r.operation,
             r.method,
@@ -26,6 +26,11 @@ pub fn runs_table(rows: &[RunSummary]) -> String {
             r.min_mib_s,
             r.max_mib_s,
             r.stddev_mib_s,
+            // Settings the columns do not show, where the points differ in them.
+            match r.settings_note() {
+                n if n.is_empty() => n,
+                n => format!("  {n}"),
+            },
             if r.failed > 0 { format!("  {} failed", r.failed) } else { String::new() },
             if r.error.is_empty() { String::new() } else { format!(": {}", r.error) },
         );

@@ -34,21 +34,13 @@ fn run_label(r: &RunResult) -> String {
     if let Some(rank) = &r.rank {
         s = format!("rank {} {s}", crate::text::shown(rank));
         if let Some(skew) = r.start_skew_us.flatten().filter(|v| *v > 0.0) {
-            s += &format!(" (start skew {})", fmt_skew(skew));
+            s += &format!(
+                " (start skew {})",
+                super::axis::fmt_us(skew, super::axis::UsStyle::Fixed)
+            );
         }
     }
     s
-}
-
-/// `850 µs`, `12.5 ms`, `1.20 s`.
-fn fmt_skew(us: f64) -> String {
-    if us < 1000.0 {
-        format!("{us:.0} µs")
-    } else if us < 1e6 {
-        format!("{:.1} ms", us / 1000.0)
-    } else {
-        format!("{:.2} s", us / 1e6)
-    }
 }
 
 /// The SVG of the runs' timelines, titled `title`; `None` when no run has a timeline row.

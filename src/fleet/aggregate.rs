@@ -56,7 +56,7 @@ pub fn mark_all(row: &mut RunResult, clients: usize, layout: Layout) {
 fn mark(row: &mut RunResult, rank: &str, clients: usize, layout: Layout) {
     row.rank = Some(rank.to_string());
     row.clients = Some(clients as u32);
-    row.layout = Some(layout.as_str().to_string());
+    row.layout = Some(layout);
     row.stopped_early = Some(false);
     row.rank_min_mib_s = Some(None);
     row.rank_max_mib_s = Some(None);

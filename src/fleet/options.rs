@@ -14,36 +14,8 @@ pub const POLL_SLEEP: Duration = Duration::from_micros(200);
 /// for before the point is stopped and the rank named.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Where each rank's data lives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Layout {
-    /// Rank r uses `{file}.{r}`.
-    #[default]
-    FilePerProcess,
-    /// Every rank uses `{file}`; sequential points cut it into disjoint, block-aligned ranges.
-    SharedFile,
-}
-
-impl Layout {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Layout::FilePerProcess => "file-per-process",
-            Layout::SharedFile => "shared-file",
-        }
-    }
-
-    /// Parses the user-facing name; the error names `what` (flag or key) and the choices.
-    pub fn parse(text: &str, what: &str) -> Result<Layout, crate::config::UsageError> {
-        match text {
-            "file-per-process" => Ok(Layout::FilePerProcess),
-            "shared-file" => Ok(Layout::SharedFile),
-            _ => Err(crate::config::UsageError::new(
-                what,
-                format!("unknown layout '{text}'; use file-per-process or shared-file"),
-            )),
-        }
-    }
-}
+/// Where each rank's data lives (defined in `config`, below the results that record it).
+pub use crate::config::Layout;
 
 /// How a fleet runs its points.
 #[derive(Debug, Clone, Copy, PartialEq)]

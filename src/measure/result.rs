@@ -11,7 +11,9 @@
 //! a fleet point no rank reported). So every CSV and JSON document written so far reads back,
 //! and writes out again, with the same text.
 
-use crate::config::{Buffers, CacheMode, Method, Op, Pattern};
+use crate::config::{
+    Arrival, Buffers, CacheMode, Layout, Method, Op, Pattern, Prealloc, SubmitPolicy, WriteSync,
+};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -115,7 +117,7 @@ pub struct RunResult {
     pub clients: Option<u32>,
     /// `file-per-process` or `shared-file`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub layout: Option<String>,
+    pub layout: Option<Layout>,
     /// True when this rank was stopped before its end (stonewalling, or another rank failed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_early: Option<bool>,
@@ -198,6 +200,23 @@ pub struct RunResult {
     pub write_lat_p999_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_lat_max_us: Option<f64>,
+    /// The settings a run with the defaults does not show (issue 18: a result holds every
+    /// setting it ran with): each `None`, and then left out of the CSV, where the run used the
+    /// default or the setting does not apply, so a default run's CSV keeps its header; a sweep
+    /// whose points differ in one writes its column on every row (see
+    /// `runner::optional_columns`). How writes were made durable (`fsync`, `dsync`,
+    /// `dsync+fsync`; writes only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_sync: Option<WriteSync>,
+    /// io_uring's submission policy when not the default `each` (queued methods only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submit: Option<SubmitPolicy>,
+    /// Preallocation of a written file when not the default `native` (writes only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prealloc: Option<Prealloc>,
+    /// How an open-loop run's starts were spaced when not the default `constant`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrival: Option<Arrival>,
     /// The run as a timeline (per-interval figures, device counters, the bytes ratio); not a
     /// column: written as its own CSV (`--timeline`, `<experiment>-timeline.csv`).
     #[serde(skip)]
@@ -303,6 +322,50 @@ impl RunResult {
             .into_iter()
             .filter(|c| !pure.contains(c))
             .collect()
+    }
+
+    /// Every optional column (open loop, mix, the settings; not a fleet's) set: its header is
+    /// their order.
+    fn with_every_optional_column() -> RunResult {
+        let mut r = RunResult::default();
+        r.set_mixed(50, &super::snapshot::MixedSnapshot::new());
+        r.mix_read_pct_done = Some(0.0);
+        r.set_open_loop(1.0, 0, &Default::default());
+        r.write_sync = Some(WriteSync::FsyncAtEnd);
+        r.submit = Some(SubmitPolicy::Batch);
+        r.prealloc = Some(Prealloc::None);
+        r.arrival = Some(Arrival::Poisson);
+        r
+    }
+
+    /// The optional columns (left out of a default row) that any of `rows` writes, in column
+    /// order: what a file of these rows needs past the default header, so that each row has a
+    /// cell, empty where it has no value, under every name.
+    pub fn optional_columns_of(rows: &[RunResult]) -> Vec<String> {
+        let pure = column_names(&RunResult::default());
+        let mut used: Vec<String> = Vec::new();
+        for r in rows {
+            for c in column_names(r) {
+                if !pure.contains(&c) && !used.contains(&c) {
+                    used.push(c);
+                }
+            }
+        }
+        let mut order = column_names(&RunResult::with_every_optional_column());
+        // A fleet's columns come before these in the struct; the full row has none of them.
+        let rest: Vec<String> = used
+            .iter()
+            .filter(|c| !order.contains(c))
+            .cloned()
+            .collect();
+        order.extend(rest);
+        order.into_iter().filter(|c| used.contains(c)).collect()
+    }
+
+    /// Every optional column a row of the explorer can have (open loop, mix, the settings): the
+    /// header of a file whose later rows are not known when it is made.
+    pub fn every_optional_column() -> Vec<String> {
+        Self::optional_columns_of(&[Self::with_every_optional_column()])
     }
 
     /// Copies the latency percentiles in.

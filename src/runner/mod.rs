@@ -48,7 +48,7 @@ pub use budget::{
 };
 pub use error::{FailureCause, FileReplaced, RunError, RunFailed};
 pub use prepare::{prepare, test_hook, Prepared, PreparedMeta, DEFAULT_WRITE_SPAN};
-pub use result::{host_name, make_result, setup_result};
+pub use result::{host_name, make_result, optional_columns, setup_result};
 pub use run::{Ended, Run, RunOutcome, Step};
 pub use watch::{FileChanged, FileWatch};
 

@@ -3,7 +3,7 @@
 //! those too) has the same setup columns as one that finished.
 
 use super::prepare::PreparedMeta;
-use crate::config::{Pattern, RunSpec};
+use crate::config::{Arrival, Op, Pattern, Prealloc, RunSpec, SubmitPolicy, WriteSync};
 use crate::measure::{Aggregate, LatencySummary, RunResult};
 use crate::xor::format_xor;
 use std::time::Duration;
@@ -27,8 +27,39 @@ pub fn setup_result(spec: &RunSpec, file_size_bytes: u64) -> RunResult {
         queue_depth: crate::engine::caps(spec.method).queue_depth(spec.queue_depth),
         rep: 1,
         buffers: spec.buffers.into(),
+        // The settings a default run does not show: `None` at the default or where the
+        // setting does not apply (see `RunResult::write_sync`).
+        write_sync: Some(spec.write_sync()).filter(|w| *w != WriteSync::None),
+        submit: (crate::engine::caps(spec.method).queued && spec.submit != SubmitPolicy::DEFAULT)
+            .then_some(spec.submit),
+        prealloc: (spec.op == Op::Write && spec.prealloc != Prealloc::Native)
+            .then_some(spec.prealloc),
+        arrival: (spec.rate_iops.is_some() && spec.arrival != Arrival::Constant)
+            .then_some(spec.arrival),
         ..Default::default()
     }
+}
+
+/// The optional columns (`RunResult`'s, left out of a default row) that the rows of `specs`
+/// will write, in column order: a file of these points declares them in its header up front,
+/// so points that differ in them (an io_uring point with `submit = "batch"` beside a pread
+/// one, a mixed point beside a pure one) share one header, empty where a row has no value.
+pub fn optional_columns(specs: &[RunSpec]) -> Vec<String> {
+    let rows: Vec<RunResult> = specs
+        .iter()
+        .map(|spec| {
+            let mut r = setup_result(spec, 0);
+            if let Some(pct) = spec.mix_read_pct {
+                r.set_mixed(pct, &crate::measure::snapshot::MixedSnapshot::new());
+                r.mix_read_pct_done = Some(0.0);
+            }
+            if let Some(asked) = spec.rate_iops {
+                r.set_open_loop(asked, 0, &LatencySummary::default());
+            }
+            r
+        })
+        .collect();
+    RunResult::optional_columns_of(&rows)
 }
 
 /// Builds the result record of a finished run from its spec, totals and wall time.
@@ -75,4 +106,55 @@ pub fn make_result(
         r.set_open_loop(asked, agg.backlog_ops, &response.unwrap_or_default());
     }
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Method;
+
+    #[test]
+    fn a_result_records_the_settings_a_default_run_does_not_show() {
+        let mut w = RunSpec::new("/x");
+        w.op = Op::Write;
+        let r = setup_result(&w, 0);
+        assert_eq!(
+            (r.write_sync, r.submit, r.prealloc, r.arrival),
+            (None, None, None, None)
+        );
+        w.fsync = true;
+        w.dsync = true;
+        w.prealloc = Prealloc::None;
+        w.rate_iops = Some(100.0);
+        w.arrival = Arrival::Poisson;
+        let r = setup_result(&w, 0);
+        assert_eq!(r.write_sync, Some(WriteSync::DsyncAndFsync));
+        assert_eq!(r.prealloc, Some(Prealloc::None));
+        assert_eq!(r.arrival, Some(Arrival::Poisson));
+        // A read has no write sync; a pread has no submission policy.
+        let mut read = RunSpec::new("/x");
+        read.fsync = true;
+        read.submit = SubmitPolicy::Batch;
+        let r = setup_result(&read, 0);
+        assert_eq!((r.write_sync, r.submit), (None, None));
+        read.method = Method::IoUring;
+        assert_eq!(setup_result(&read, 0).submit, Some(SubmitPolicy::Batch));
+    }
+
+    #[test]
+    fn points_name_the_optional_columns_their_rows_will_write() {
+        let pread = RunSpec::new("/x");
+        assert!(optional_columns(std::slice::from_ref(&pread)).is_empty());
+        let mut uring = pread.clone();
+        uring.method = Method::IoUring;
+        uring.submit = SubmitPolicy::Batch;
+        assert_eq!(optional_columns(&[pread.clone(), uring]), ["submit"]);
+        let mut mixed = pread.clone();
+        mixed.op = Op::Write;
+        mixed.mix_read_pct = Some(70);
+        assert_eq!(
+            optional_columns(&[pread, mixed]),
+            RunResult::mixed_columns()
+        );
+    }
 }

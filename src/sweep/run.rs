@@ -18,7 +18,7 @@
 //! The outcome says how the sweep ended ([`Ended`]); the command line maps that to the exit
 //! status ([`SweepOutcome::exit_code`]) and the HTML report is one more exporter of it.
 
-use super::experiment::{Collected, Plan, Row};
+use super::experiment::{Collected, Experiment, Plan, Row};
 use super::files;
 use super::output;
 use super::progress::Progress;
@@ -113,14 +113,22 @@ struct RowSink {
 }
 
 impl RowSink {
-    fn create(path: &Path, columns: Columns, force: bool) -> anyhow::Result<RowSink> {
+    fn create(
+        path: &Path,
+        x: &Experiment,
+        columns: Columns,
+        force: bool,
+    ) -> anyhow::Result<RowSink> {
         let sink = match columns {
-            Columns::Runs => CsvSink::create::<RunResult>(path, force)?,
-            Columns::MixedRuns => {
-                CsvSink::create_with::<RunResult>(path, force, RunResult::mixed_columns())?
-            }
-            Columns::OpenLoopRuns => {
-                CsvSink::create_with::<RunResult>(path, force, super::runner::open_loop_columns()?)?
+            // The optional columns the points will write (a mixed point's, an open-loop
+            // point's, a non-default setting's) are named up front, so points that differ in
+            // them share the header.
+            Columns::Runs | Columns::MixedRuns | Columns::OpenLoopRuns => {
+                CsvSink::create_with::<RunResult>(
+                    path,
+                    force,
+                    crate::runner::optional_columns(&x.points),
+                )?
             }
             Columns::Syscalls => CsvSink::create::<SyscallRow>(path, force)?,
             Columns::FleetRuns => CsvSink::create::<super::fleet::FleetCsvRow>(path, force)?,
@@ -212,7 +220,7 @@ pub fn run(
         let mut sink = None;
         if writes {
             let path = dir.join(format!("{}.csv", x.name));
-            sink = Some(RowSink::create(&path, runner.columns(x), plan.force)?);
+            sink = Some(RowSink::create(&path, x, runner.columns(x), plan.force)?);
             written.push(path);
         }
         let mut got = Collected::default();

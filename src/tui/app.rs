@@ -293,12 +293,8 @@ impl App {
         }
         let id = self.next_id;
         self.next_id += 1;
-        let experiment = match (self.settings.op, self.settings.sync) {
-            (Op::Write, WriteSync::FsyncAtEnd) => format!("{EXPERIMENT}+fsync"),
-            (Op::Write, WriteSync::Dsync) => format!("{EXPERIMENT}+dsync"),
-            _ => EXPERIMENT.to_string(),
-        };
-        self.live = Some(Segment::new(id, self.settings, experiment));
+        // The row's `write_sync` column says how its writes were made durable.
+        self.live = Some(Segment::new(id, self.settings, EXPERIMENT.to_string()));
         self.paused = false;
         Action::Start {
             id,
@@ -1340,4 +1336,42 @@ fn block_note(s: &Settings) -> String {
         "block size {}",
         crate::size::format_size(s.block_size_bytes)
     )
+}
+
+/// The table's view of the state (see `tui::rows`): the results widget reads the state through
+/// it, so it never imports this file back.
+impl super::rows::TableView for App {
+    fn rows(&self) -> &[RunResult] {
+        &self.rows
+    }
+    fn row_extra(&self) -> &[super::segment::RowExtra] {
+        &self.row_extra
+    }
+    fn rows_saved(&self) -> usize {
+        self.rows_saved
+    }
+    fn live(&self) -> Option<&Segment> {
+        self.live.as_ref()
+    }
+    fn baseline(&self) -> Option<&Baseline> {
+        self.baseline.as_ref()
+    }
+    fn hidden_rows(&self) -> &std::collections::BTreeSet<usize> {
+        &self.hidden_rows
+    }
+    fn table_sort(&self) -> Option<usize> {
+        self.table_sort
+    }
+    fn table_cursor(&self) -> usize {
+        self.table_cursor
+    }
+    fn unit(&self) -> &'static str {
+        App::unit(self)
+    }
+    fn in_unit(&self, mib_s: f64) -> f64 {
+        App::in_unit(self, mib_s)
+    }
+    fn delta_pct(&self, r: &RunResult) -> Option<f64> {
+        App::delta_pct(self, r)
+    }
 }

@@ -25,6 +25,7 @@ pub mod event;
 pub mod export;
 pub mod kdiskmark;
 pub mod keys;
+pub mod rows;
 pub mod save;
 pub mod scratch;
 pub mod segment;

@@ -45,7 +45,7 @@ pub fn append_rows(path: &Path, rows: &[RunResult]) -> anyhow::Result<PathBuf> {
             .has_headers(false)
             .from_writer(&mut text);
         for r in rows {
-            w.write_record(record(r, &header)?)?;
+            w.write_record(crate::export::csv::tidy_under(r, &header)?)?;
         }
         w.flush()?;
     }
@@ -103,49 +103,13 @@ pub fn append_rows(path: &Path, rows: &[RunResult]) -> anyhow::Result<PathBuf> {
     )
 }
 
-/// The columns of the explorer's CSV: [`RunResult`]'s plain ones, then the open-loop ones and
-/// the mix's (see the module doc).
+/// The saved file's header: every column of a plain row, then every optional one (a later row
+/// may be open-loop, mixed or durable with `f`), so each row's cells go under their names
+/// ([`crate::export::csv::tidy_under`]), empty where a row has no such column.
 pub fn columns() -> anyhow::Result<Vec<String>> {
-    use crate::export::csv::{header_of, header_of_row};
-    let mut header = header_of::<RunResult>()?;
-    let mut paced = RunResult::default();
-    paced.set_open_loop(1.0, 0, &crate::measure::LatencySummary::default());
-    for c in header_of_row(&paced)? {
-        if !header.contains(&c) {
-            header.push(c);
-        }
-    }
-    for c in RunResult::mixed_columns() {
-        if !header.contains(&c) {
-            header.push(c);
-        }
-    }
+    let mut header = crate::export::csv::header_of::<RunResult>()?;
+    header.extend(RunResult::every_optional_column());
     Ok(header)
-}
-
-/// `r` as a line under `header`: each cell under its own column's name (tidied as batch
-/// mode's), empty where `r` has no such column. A column of `r` the header lacks is an error,
-/// never a cell written under another name.
-fn record(r: &RunResult, header: &[String]) -> anyhow::Result<Vec<String>> {
-    use crate::export::csv::{header_of_row, round_float, tidy};
-    let names = header_of_row(r)?;
-    let plain = crate::export::csv::header_of::<RunResult>()?.len();
-    let values = tidy(r)?;
-    let mut out = vec![String::new(); header.len()];
-    for (i, (name, mut value)) in names.iter().zip(values).enumerate() {
-        let at = header
-            .iter()
-            .position(|h| h == name)
-            .ok_or_else(|| anyhow::anyhow!("column {name} of a row is not in the CSV's header"))?;
-        // `tidy` rounds the plain columns; the optional ones are rounded here the same way.
-        if i >= plain && value.contains(['.', 'e']) {
-            if let Ok(v) = value.parse::<f64>() {
-                value = round_float(v);
-            }
-        }
-        out[at] = value;
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

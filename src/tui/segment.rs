@@ -88,7 +88,7 @@ pub struct RowExtra {
 pub struct Segment {
     pub id: u64,
     pub settings: Settings,
-    /// The `experiment` column of its row (`tui`, `tui+fsync`, `tui-kdiskmark SEQ1M Q8T1`).
+    /// The `experiment` column of its row (`tui`, `tui-kdiskmark SEQ1M Q8T1`).
     pub experiment: String,
     pub meta: Option<PreparedMeta>,
     pub agg: Aggregate,

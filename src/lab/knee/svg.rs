@@ -213,13 +213,7 @@ fn draw(title: &str, k: &Knee, out: &mut String) -> Result<(), Box<dyn std::erro
 
 /// A time in µs as `2 ms`, `500 µs`, `1.5 s`.
 pub fn fmt_us(us: f64) -> String {
-    if us >= 1e6 {
-        format!("{} s", fmt_tick(us / 1e6))
-    } else if us >= 1e3 {
-        format!("{} ms", fmt_tick(us / 1e3))
-    } else {
-        format!("{} µs", fmt_tick(us))
-    }
+    crate::export::axis::fmt_us(us, crate::export::axis::UsStyle::Tick)
 }
 
 #[cfg(test)]

@@ -110,22 +110,7 @@ pub fn fmt_delta_pct(pct: f64) -> String {
 /// A latency given in microseconds, at most 6 characters: `0.85µs`, `12.3µs`, `668µs`,
 /// `4.56ms`, `45.6ms`, `1.20s`.
 pub fn fmt_us(us: f64) -> String {
-    let three = |v: f64, unit: &str| {
-        if v < 10.0 {
-            format!("{v:.2}{unit}")
-        } else if v < 100.0 {
-            format!("{v:.1}{unit}")
-        } else {
-            format!("{v:.0}{unit}")
-        }
-    };
-    if us < 999.5 {
-        three(us, "µs")
-    } else if us < 999_500.0 {
-        three(us / 1e3, "ms")
-    } else {
-        format!("{:.2}s", us / 1e6)
-    }
+    crate::export::axis::fmt_us(us, crate::export::axis::UsStyle::Compact)
 }
 
 /// A bucket bound given in nanoseconds, at most 5 characters: `512ns`, `4µs`, `4.2ms`, `268ms`,

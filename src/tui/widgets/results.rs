@@ -13,12 +13,12 @@
 //! least important first; [`table_text`] lays out the same cells for the summary printed on exit.
 
 use super::{fmt_delta_pct, fmt_mib_s, fmt_rate, fmt_secs, fmt_us, frame};
-use crate::config::{CacheMode, Op, Pattern};
+use crate::config::{CacheMode, Op, Pattern, WriteSync};
 use crate::measure::RunResult;
 use crate::size::format_size;
-use crate::tui::app::App;
 use crate::tui::baseline::Baseline;
 use crate::tui::kdiskmark;
+use crate::tui::rows::TableView;
 use crate::tui::segment::RowExtra;
 use crate::tui::settings::method_label;
 use ratatui::buffer::Buffer;
@@ -41,10 +41,11 @@ pub fn flags(r: &RunResult) -> String {
     if r.pattern == Pattern::Random {
         f.push('R');
     }
-    if r.experiment.ends_with("+fsync") {
+    let sync = r.write_sync.unwrap_or(WriteSync::None);
+    if sync.fsync() {
         f.push('F');
     }
-    if r.experiment.ends_with("+dsync") {
+    if sync.dsync() {
         f.push('S');
     }
     f
@@ -93,7 +94,7 @@ pub fn setting_label(r: &RunResult) -> String {
 }
 
 /// Column headers; the throughput one carries the unit shown.
-pub fn headers(app: &App) -> Vec<String> {
+pub fn headers(app: &dyn TableView) -> Vec<String> {
     [
         "setting",
         "thr",
@@ -171,7 +172,12 @@ pub fn flags_with_verdict(r: &RunResult) -> String {
 }
 
 /// The cells of one row, in [`headers`] order.
-pub fn cells(app: &App, mark: &str, r: &RunResult, extra: Option<&RowExtra>) -> Vec<String> {
+pub fn cells(
+    app: &dyn TableView,
+    mark: &str,
+    r: &RunResult,
+    extra: Option<&RowExtra>,
+) -> Vec<String> {
     vec![
         format!("{mark}{}", setting_label(r)),
         r.threads.to_string(),
@@ -196,10 +202,10 @@ pub fn cells(app: &App, mark: &str, r: &RunResult, extra: Option<&RowExtra>) -> 
 }
 
 /// The mark before finished row `i`: baseline `◆`, saved `✓`.
-pub fn mark(app: &App, i: usize) -> &'static str {
-    match &app.baseline {
+pub fn mark(app: &dyn TableView, i: usize) -> &'static str {
+    match app.baseline() {
         Some(Baseline::Pinned { index, .. }) if *index == i => "◆",
-        _ if i < app.rows_saved => "✓",
+        _ if i < app.rows_saved() => "✓",
         _ => " ",
     }
 }
@@ -236,14 +242,14 @@ fn widths_of(rows: &[Vec<String>]) -> Vec<usize> {
 }
 
 /// The table as aligned text (header first): the summary printed when the explorer ends.
-pub fn table_text(app: &App) -> String {
+pub fn table_text(app: &dyn TableView) -> String {
     let mut all = vec![headers(app)];
-    for (i, r) in app.rows.iter().enumerate() {
-        all.push(cells(app, mark(app, i), r, app.row_extra.get(i)));
+    for (i, r) in app.rows().iter().enumerate() {
+        all.push(cells(app, mark(app, i), r, app.row_extra().get(i)));
     }
     let widths = widths_of(&all);
     let keep: Vec<usize> = (0..widths.len().min(SUMMARY_COLUMNS))
-        .filter(|&c| app.baseline.is_some() || c != 4)
+        .filter(|&c| app.baseline().is_some() || c != 4)
         .collect();
     let mut out = String::new();
     for row in &all {
@@ -264,17 +270,17 @@ pub fn table_text(app: &App) -> String {
 }
 
 /// How many body rows the table shows now ([`body`]).
-pub fn row_count(app: &App) -> usize {
+pub fn row_count(app: &dyn TableView) -> usize {
     body(app).len()
 }
 
 /// The table's body rows in display order: the live row (once it has operations), the pinned
 /// baseline, then the finished rows not hidden (`h`), newest first or sorted (`o`, best first:
 /// highest throughput or IOPS, lowest p99, longest). Each with its style and the index in
-/// `app.rows` (None for the live row).
-pub fn body(app: &App) -> Vec<(Vec<String>, Style, Option<usize>)> {
+/// `app.rows()` (None for the live row).
+pub fn body(app: &dyn TableView) -> Vec<(Vec<String>, Style, Option<usize>)> {
     let mut body = Vec::new();
-    if let Some(live) = &app.live {
+    if let Some(live) = app.live() {
         if let Some(r) = live.result(&live.experiment, live.seconds()) {
             if r.ops > 0 {
                 let extra = live.extra(false);
@@ -288,25 +294,25 @@ pub fn body(app: &App) -> Vec<(Vec<String>, Style, Option<usize>)> {
     }
     // The pinned baseline comes right after the live row, so it stays in view however many
     // rows follow; then the others.
-    let pinned = match &app.baseline {
-        Some(Baseline::Pinned { index, .. }) => app.rows.get(*index).map(|r| (*index, r)),
+    let pinned = match app.baseline() {
+        Some(Baseline::Pinned { index, .. }) => app.rows().get(*index).map(|r| (*index, r)),
         _ => None,
     };
     if let Some((i, r)) = pinned {
         body.push((
-            cells(app, mark(app, i), r, app.row_extra.get(i)),
+            cells(app, mark(app, i), r, app.row_extra().get(i)),
             Style::default().fg(Color::Cyan),
             Some(i),
         ));
     }
-    let mut order: Vec<usize> = (0..app.rows.len())
+    let mut order: Vec<usize> = (0..app.rows().len())
         .rev()
-        .filter(|&i| pinned.is_none_or(|(p, _)| p != i) && !app.hidden_rows.contains(&i))
+        .filter(|&i| pinned.is_none_or(|(p, _)| p != i) && !app.hidden_rows().contains(&i))
         .collect();
-    if let Some(c) = app.table_sort {
+    if let Some(c) = app.table_sort() {
         let lower_is_better = c == 7;
         order.sort_by(|&a, &b| {
-            let (x, y) = (sort_value(&app.rows[a], c), sort_value(&app.rows[b], c));
+            let (x, y) = (sort_value(&app.rows()[a], c), sort_value(&app.rows()[b], c));
             let o = x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal);
             if lower_is_better {
                 o
@@ -317,7 +323,7 @@ pub fn body(app: &App) -> Vec<(Vec<String>, Style, Option<usize>)> {
     }
     for i in order {
         body.push((
-            cells(app, mark(app, i), &app.rows[i], app.row_extra.get(i)),
+            cells(app, mark(app, i), &app.rows()[i], app.row_extra().get(i)),
             Style::default(),
             Some(i),
         ));
@@ -332,11 +338,11 @@ pub fn table_offset(cursor: usize, visible: usize) -> usize {
 }
 
 /// Draws the results table.
-pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+pub fn render(app: &dyn TableView, area: Rect, buf: &mut Buffer) {
     let title = format!(
         " results ({} rows{}, s saves, B baseline) ",
-        app.rows.len(),
-        match &app.baseline {
+        app.rows().len(),
+        match app.baseline() {
             Some(b @ Baseline::Records(_)) => format!(", {}", b.describe()),
             _ => String::new(),
         }
@@ -359,7 +365,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             }
         })
         .collect();
-    let fit = fitting_columns(&widths, inner.width as usize, app.baseline.is_some());
+    let fit = fitting_columns(&widths, inner.width as usize, app.baseline().is_some());
     let keep: Vec<usize> = DISPLAY_ORDER
         .iter()
         .copied()
@@ -382,7 +388,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .iter()
         .map(|(c, style, _)| Row::new(pick(c)).style(*style))
         .collect();
-    let cursor = app.table_cursor.min(body.len().saturating_sub(1));
+    let cursor = app.table_cursor().min(body.len().saturating_sub(1));
     let constraints: Vec<Constraint> = keep
         .iter()
         .map(|&c| Constraint::Length(widths[c] as u16))
