@@ -1457,7 +1457,7 @@ fn a_fio_randrw_result_and_a_diskscope_mix_of_the_same_job_pair_direction_by_dir
         .unwrap();
     let stderr = String::from_utf8_lossy(&cmp.stderr);
     assert!(cmp.status.success(), "compare: {stderr}");
-    let rows = csv_rows(&String::from_utf8_lossy(&cmp.stdout));
+    let rows = crate::util::csv_maps(&String::from_utf8_lossy(&cmp.stdout));
     let mut paired = std::collections::BTreeMap::new();
     for r in &rows {
         assert!(
@@ -1484,7 +1484,7 @@ fn a_fio_randrw_result_and_a_diskscope_mix_of_the_same_job_pair_direction_by_dir
             "{paired:?}"
         );
     }
-    let ds_csv = csv_rows(&std::fs::read_to_string(ds_dir.join("out/mixed.csv")).unwrap());
+    let ds_csv = crate::util::csv_file_maps(&ds_dir.join("out/mixed.csv"));
     let want = ds_csv[0]["write_mib_s"].parse::<f64>().unwrap();
     let got = rows
         .iter()

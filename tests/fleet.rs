@@ -614,7 +614,7 @@ fn a_mixed_sweep_on_three_ranks_sums_each_direction_into_the_all_row() {
     let mut rd = csv::Reader::from_path(&csv).unwrap();
     let width = rd.headers().unwrap().len();
     assert!(rd.records().all(|r| r.unwrap().len() == width));
-    let rows = csv_rows(&csv);
+    let rows = crate::util::csv_file_maps(&csv);
     assert_eq!(rows.len(), 2 * 4, "2 reps, 3 ranks and the all row each");
     let num = |r: &std::collections::HashMap<String, String>, c: &str| -> f64 {
         r[c].parse()
