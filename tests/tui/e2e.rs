@@ -35,7 +35,9 @@ struct Tmux {
 
 impl Tmux {
     /// Starts `diskscope FILE` from `dir` in an 80×24 session on its own tmux server; the shell
-    /// prints `EXITED:<status>` when diskscope ends and keeps the pane open for inspection.
+    /// prints `EXITED:<status>` when diskscope ends and keeps the pane open for inspection. The
+    /// status goes on a line of its own: an explorer killed mid-frame leaves the cursor anywhere,
+    /// and `EXITED:137` printed there was once split across two screen lines.
     fn explore(socket: String, dir: &std::path::Path, file: &std::path::Path) -> Tmux {
         Self::explore_with(socket, dir, file, "")
     }
@@ -50,7 +52,7 @@ impl Tmux {
         let exe = assert_cmd::cargo::cargo_bin("diskscope");
         let tmux = Tmux { socket };
         let shell = format!(
-            "cd {} && {env} {} {}; echo EXITED:$?; sleep 30",
+            "cd {} && {env} {} {}; s=$?; printf '\\r\\nEXITED:%s\\r\\n' $s; sleep 30",
             dir.display(),
             exe.display(),
             file.display()
