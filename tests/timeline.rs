@@ -130,11 +130,19 @@ fn the_per_interval_p99_agrees_with_the_p99_of_every_logged_operation_within_one
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("worker,end_ns,latency_ns"));
     let mut logged = 0;
+    // Operations that ended within a microsecond of a boundary, by boundary: the workers cut on
+    // the clock's raw ticks and the log converts them to nanoseconds, so one may fall on either
+    // side (a tick is under a nanosecond; a microsecond is a wide margin).
+    let mut near = vec![0usize; rows.len() + 2];
     for l in lines {
         let v: Vec<u64> = l.split(',').map(|x| x.parse().unwrap()).collect();
         let i = (v[1] / 100_000_000) as usize;
         raw_intervals = raw_intervals.max(i + 1);
         by_interval[i.min(rows.len() - 1)].push(v[2]);
+        let b = ((v[1] + 50_000_000) / 100_000_000) as usize;
+        if (v[1] as i64 - b as i64 * 100_000_000).abs() < 1_000 {
+            near[b.min(rows.len() + 1)] += 1;
+        }
         logged += 1;
     }
     assert_eq!(logged, 120_000);
@@ -150,8 +158,14 @@ fn the_per_interval_p99_agrees_with_the_p99_of_every_logged_operation_within_one
         assert_eq!(rows.len(), raw_intervals, "one row per interval");
     }
     let mut compared = 0;
-    for (row, ops) in rows.iter().zip(&mut by_interval) {
-        assert_eq!(row["ops"].parse::<usize>().unwrap(), ops.len(), "{row:?}");
+    for (i, (row, ops)) in rows.iter().zip(&mut by_interval).enumerate() {
+        let counted = row["ops"].parse::<usize>().unwrap();
+        assert!(
+            counted.abs_diff(ops.len()) <= near[i] + near[i + 1],
+            "the row counts {counted} operations, the log {} ({} within 1 µs of its edges): {row:?}",
+            ops.len(),
+            near[i] + near[i + 1]
+        );
         if ops.len() < 1000 {
             continue;
         }

@@ -60,7 +60,8 @@ pub struct WorkerCtx {
     start_raw: u64,
     last_flush_raw: u64,
     next_event_raw: u64,
-    flush_every_raw: u64,
+    /// The snapshot grid's step, ns.
+    flush_every_ns: u64,
     deadline_raw: u64,
     stop: Arc<AtomicBool>,
     tx: Sender<Snapshot>,
@@ -136,13 +137,26 @@ pub struct OpSpan {
     pub last_end_raw: u64,
 }
 
-/// The first point of the grid `epoch + k × every` after `now` (raw ticks): workers send their
+/// The first point of the grid `epoch + k × every_ns` after `now` (raw ticks): workers send their
 /// snapshots at the first operation that ends past it, so every worker's snapshots cut the run at
 /// the same instants and a timeline's intervals (multiples of the snapshot interval) split no
 /// snapshot but the one that holds the operation crossing the line.
-fn next_boundary(epoch: u64, now: u64, every: u64) -> u64 {
-    let since = now.saturating_sub(epoch);
-    epoch + (since / every + 1) * every
+///
+/// Each grid point is converted from nanoseconds on its own, not as `k` times one interval's
+/// ticks: that interval's rounding (up to a tick) would grow with `k`, and at 4.5 s an operation
+/// the `--log-ops` file dates a few nanoseconds before a boundary was counted after it.
+fn next_boundary(clock: &Clock, epoch: u64, now: u64, every_ns: u64) -> u64 {
+    let k = clock.delta_ns(epoch, now) / every_ns + 1;
+    (epoch + clock.ticks_for_ns(k * every_ns)).max(now + 1)
+}
+
+/// The last point of the same grid at or before `now` (raw ticks).
+fn last_boundary(clock: &Clock, epoch: u64, now: u64, every_ns: u64) -> u64 {
+    let k = clock.delta_ns(epoch, now) / every_ns;
+    if k == 0 {
+        return epoch;
+    }
+    (epoch + clock.ticks_for_ns(k * every_ns)).min(now)
 }
 
 impl WorkerCtx {
@@ -160,7 +174,7 @@ impl WorkerCtx {
         let clock = Clock::get();
         let timing = std::env::var_os(NO_LATENCY_ENV).is_none_or(|v| v == "0");
         let start_raw = clock.raw();
-        let flush_every_raw = clock.ticks_for_ns(SNAPSHOT_INTERVAL.as_nanos() as u64);
+        let flush_every_ns = SNAPSHOT_INTERVAL.as_nanos() as u64;
         let deadline_raw = duration
             .map(|d| start_raw.saturating_add(clock.ticks_for_ns(d.as_nanos() as u64)))
             .unwrap_or(u64::MAX);
@@ -169,8 +183,9 @@ impl WorkerCtx {
             worker,
             start_raw,
             last_flush_raw: start_raw,
-            next_event_raw: next_boundary(epoch_raw, start_raw, flush_every_raw).min(deadline_raw),
-            flush_every_raw,
+            next_event_raw: next_boundary(&clock, epoch_raw, start_raw, flush_every_ns)
+                .min(deadline_raw),
+            flush_every_ns,
             deadline_raw,
             clock,
             stop,
@@ -396,11 +411,11 @@ impl WorkerCtx {
         self.send(due, SnapshotKind::Interval);
         // An operation that spanned several grid points: the next snapshot starts at the last
         // one, since no operation ended in between.
-        let since = now.saturating_sub(self.epoch_raw);
-        self.last_flush_raw = self.epoch_raw + since / self.flush_every_raw * self.flush_every_raw;
+        self.last_flush_raw =
+            last_boundary(&self.clock, self.epoch_raw, now, self.flush_every_ns).max(due);
         self.last_end_raw = 0;
-        self.next_event_raw =
-            next_boundary(self.epoch_raw, now, self.flush_every_raw).min(self.deadline_raw);
+        self.next_event_raw = next_boundary(&self.clock, self.epoch_raw, now, self.flush_every_ns)
+            .min(self.deadline_raw);
         !self.stop.load(Ordering::Relaxed)
     }
 
