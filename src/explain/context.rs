@@ -244,12 +244,9 @@ pub struct ScratchDir {
 
 /// Whether this process may create files in `dir`.
 fn writable(dir: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: `c` is a valid NUL-terminated path; access(2) reads it only.
-    unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
+    use rustix::fs::{access, Access};
+    // access(2) with the real ids, as before; a path holding a NUL byte is an error, i.e. "no".
+    access(dir, Access::WRITE_OK | Access::EXEC_OK).is_ok()
 }
 
 /// The directory for the explorer's default scratch file of `needed_bytes`. A scratch file in a
@@ -291,7 +288,7 @@ pub fn scratch_dir(temp: &Path, disk: Option<&Path>, needed_bytes: u64) -> Scrat
 }
 
 fn split_dev(dev: u64) -> (u32, u32) {
-    (libc::major(dev), libc::minor(dev))
+    (rustix::fs::major(dev), rustix::fs::minor(dev))
 }
 
 fn read_trimmed(p: &Path) -> Option<String> {

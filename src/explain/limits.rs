@@ -20,6 +20,10 @@
 //! Without FILE, a test file is created exclusively (`O_CREAT|O_EXCL|O_NOFOLLOW`) in the current
 //! directory and removed at the end, on error and on Ctrl-C too. With FILE, the file is only read
 //! (its page-cache pages are dropped for the cold-readahead figure, which changes no data).
+//!
+//! System calls go through rustix's safe wrappers where it has one (the clock tick rate); this
+//! process's CPU time is read with libc's `getrusage`, the one `unsafe` left here, because rustix
+//! has no `getrusage`.
 
 use super::context::Context;
 use super::profile::{
@@ -407,8 +411,7 @@ impl LoadWatch {
         let now = std::fs::read_to_string("/proc/stat")
             .ok()
             .and_then(|t| parse_proc_stat(&t));
-        // SAFETY: sysconf has no preconditions.
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        let hz = rustix::param::clock_ticks_per_second().max(1) as f64;
         let (others_cpu_pct, steal_pct) = match (self.ticks, now) {
             (Some(a), Some(b)) => others_and_steal_pct(a, b, hz, self_cpu_s() - self.self_cpu_s),
             _ => (0.0, 0.0),

@@ -961,9 +961,7 @@ mod tests {
     fn a_fifo_profile_is_refused_without_blocking() {
         let d = tmp();
         let f = d.path().join("p.json");
-        let c = std::ffi::CString::new(f.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: a valid NUL-terminated path; mkfifo has no other preconditions.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        rustix::fs::mkfifoat(rustix::fs::CWD, &f, rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
         let e = read_capped(&f).unwrap_err();
         assert!(matches!(e, ProfileError::NotRegular("a FIFO")), "{e}");
     }

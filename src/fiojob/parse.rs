@@ -51,17 +51,13 @@ fn keyword(name: &str) -> Option<String> {
                 .map_or(1, |n| n.get())
                 .to_string(),
         ),
-        // SAFETY: sysconf has no preconditions.
-        "pagesize" => Some(
-            unsafe { libc::sysconf(libc::_SC_PAGESIZE) }
-                .max(1)
-                .to_string(),
-        ),
+        "pagesize" => Some(rustix::param::page_size().max(1).to_string()),
         "mb_memory" => {
-            // SAFETY: sysconf has no preconditions.
-            let pages = unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) }.max(0) as u64;
-            // SAFETY: as above.
-            let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as u64;
+            // sysconf(_SC_PHYS_PAGES) as glibc computes it: sysinfo's total RAM in whole pages.
+            let info = rustix::system::sysinfo();
+            let page = rustix::param::page_size().max(1) as u64;
+            let ram_bytes = (info.totalram as u64).saturating_mul(u64::from(info.mem_unit));
+            let pages = ram_bytes / page;
             Some((pages * page / (1 << 20)).to_string())
         }
         _ => None,

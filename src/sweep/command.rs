@@ -27,6 +27,10 @@ use crate::measure::result::Label;
 use crate::measure::RunResult;
 use crate::runner::host_name;
 use anyhow::{anyhow, Context};
+use rustix::process::{
+    getpid, kill_process, kill_process_group, set_child_subreaper, test_kill_process_group,
+    waitpid, Pid, Signal, WaitOptions,
+};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -102,6 +106,10 @@ pub fn run_command(
         .process_group(0);
     // SAFETY: the closure runs in the child between fork and exec and calls only prctl(2),
     // which is async-signal-safe; it touches no memory of the parent.
+    // This call stays libc, not rustix's `set_parent_process_death_signal`: `pre_exec` is unsafe
+    // whatever the closure calls, so the wrapper would remove no `unsafe`, and between fork and
+    // exec only async-signal-safe calls are allowed, which libc's prctl is (a bare system call)
+    // while rustix makes no such promise for its wrappers.
     unsafe {
         command.pre_exec(|| {
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
@@ -221,8 +229,8 @@ const STDERR_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 /// not, in some containers), so zombies are not counted.
 fn group_alive(pgid: i32) -> bool {
     let Ok(dir) = std::fs::read_dir("/proc") else {
-        // SAFETY: kill(2) with signal 0 only checks for existence; no memory involved.
-        return unsafe { libc::kill(-pgid, 0) } == 0;
+        // kill(2) with signal 0 only checks for existence (an error, EPERM too, is "no").
+        return Pid::from_raw(pgid).is_some_and(|g| test_kill_process_group(g).is_ok());
     };
     dir.flatten()
         .filter(|e| {
@@ -248,12 +256,12 @@ fn group_alive(pgid: i32) -> bool {
 fn become_subreaper() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        // SAFETY: prctl(2) with an integer argument; no memory involved.
-        if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong) } != 0 {
+        // prctl(PR_SET_CHILD_SUBREAPER, nonzero): rustix takes the nonzero flag as a pid.
+        if let Err(e) = set_child_subreaper(Some(getpid())) {
             eprintln!(
                 "note: cannot become a child subreaper ({}); a command's `setsid` processes \
                  may outlive their run",
-                std::io::Error::last_os_error()
+                std::io::Error::from(e)
             );
         }
     });
@@ -262,8 +270,7 @@ fn become_subreaper() {
 /// Processes reparented to this one (a command's leftovers: their parent exited), other than
 /// `except` (the guard, a child of ours by birth). Zombies among them are reaped on the way.
 fn orphans(except: Option<i32>) -> Vec<i32> {
-    // SAFETY: getpid has no preconditions.
-    let me = unsafe { libc::getpid() };
+    let me = getpid().as_raw_pid();
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -291,8 +298,10 @@ fn orphans(except: Option<i32>) -> Vec<i32> {
             continue;
         }
         if state == "Z" {
-            // SAFETY: waitpid(2) on a pid that is our exited child; status is not read.
-            unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+            // waitpid(2) on a pid that is our exited child; its status is not read.
+            if let Some(p) = Pid::from_raw(pid) {
+                let _ = waitpid(Some(p), WaitOptions::NOHANG);
+            }
         } else {
             alive.push(pid);
         }
@@ -308,12 +317,10 @@ fn kill_orphans(except: Option<i32>) {
         if left.is_empty() {
             return;
         }
-        for pid in left {
-            // SAFETY: kill(2) and waitpid(2) on a child of ours (reparented); no memory involved.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-                libc::waitpid(pid, std::ptr::null_mut(), 0);
-            }
+        // kill(2) and waitpid(2) on a child of ours (reparented); errors change nothing here.
+        for pid in left.into_iter().filter_map(Pid::from_raw) {
+            let _ = kill_process(pid, Signal::KILL);
+            let _ = waitpid(Some(pid), WaitOptions::empty());
         }
     }
 }
@@ -361,8 +368,10 @@ impl GroupGuard {
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         if let (Some(pgid), false) = (self.pgid, self.ended) {
-            // SAFETY: kill(2) on the process group created for the command; no memory involved.
-            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            // kill(2) on the process group created for the command.
+            if let Some(g) = Pid::from_raw(pgid) {
+                let _ = kill_process_group(g, Signal::KILL);
+            }
         }
         if self.pgid.is_some() {
             kill_orphans(self.guard.as_ref().map(|g| g.id() as i32));
