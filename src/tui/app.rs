@@ -1327,9 +1327,10 @@ fn mark_label(s: &Settings) -> String {
 fn rate_note(s: &Settings) -> String {
     match s.rate {
         Some(r @ super::settings::Rate::Iops(n)) => format!(
-            "open loop at {n} ops/s ({}): latency panel shows service (the call) beside \
+            "open loop at {n} ops/s ({} at {}): latency panel shows service (the call) beside \
              response (from the intended start)",
-            r.both(s.block_size_bytes)
+            super::settings::bytes_per_s_text(r.bytes_per_s_at(s.block_size_bytes)),
+            crate::size::format_size(s.block_size_bytes)
         ),
         Some(r) => format!(
             "open loop at {}: kept as a throughput, its ops/s follow the block size; latency \
