@@ -90,6 +90,16 @@ fn start_of(
             None => FioError::refused(&job.header, key, why),
         }
     };
+    if m.mix_read_pct.is_some() && !crate::config::MIX_METHODS.contains(&m.method) {
+        return Err(refuse(
+            "ioengine",
+            &format!(
+                "the explorer mixes reads and writes with psync (pread) or io_uring, not {}; \
+                 change ioengine, or the mix (rw)",
+                m.method
+            ),
+        ));
+    }
     if m.mix_read_pct.is_some() && m.rate_iops.is_some() {
         // `run` refuses the same (config::check_mix): no open loop of a mix yet.
         return Err(refuse(

@@ -65,14 +65,14 @@ pub fn live_line(seg: &Segment, width: usize) -> Option<Line<'static>> {
         }
         crate::tui::settings::Rate::Iops(_) => per_s(asked_iops),
     };
-    let line = |asked: &str, long: bool| {
+    let line = |asked: &str, named: bool, long: bool| {
         let (a, d) = if long {
             (" asked, ", " done, ")
         } else {
             (" ask ", " done ")
         };
         vec![
-            Span::styled(if long { "rate " } else { "" }, dim),
+            Span::styled(if named { "rate " } else { "" }, dim),
             Span::styled(asked.to_string(), Style::default().fg(Color::Cyan)),
             Span::styled(a, dim),
             Span::styled(done.clone(), figure),
@@ -82,9 +82,10 @@ pub fn live_line(seg: &Segment, width: usize) -> Option<Line<'static>> {
     };
     Some(super::first_fitting(
         vec![
-            line(&typed, true),
-            line(&per_s(asked_iops), true),
-            line(&per_s(asked_iops), false),
+            line(&typed, true, true),
+            line(&per_s(asked_iops), true, true),
+            line(&per_s(asked_iops), false, true),
+            line(&per_s(asked_iops), false, false),
         ],
         width,
     ))
