@@ -2038,7 +2038,9 @@ fn feed_open_loop(app: &mut App, id: u64, intervals: u64, ops: u64, resp_us: u64
         service.record_n(50_000, ops).unwrap();
         // A spread of response times, so the histogram has several buckets.
         for k in 0..ops {
-            response.record(resp_us * 1000 + (k % 16) * resp_us * 100).unwrap();
+            response
+                .record(resp_us * 1000 + (k % 16) * resp_us * 100)
+                .unwrap();
         }
         app.apply(Update::Snapshot {
             id,
@@ -2139,7 +2141,8 @@ fn an_open_loop_the_device_cannot_keep_up_with_says_behind_live_in_its_row_and_a
     a.handle_key(key(KeyCode::Char(' ')));
     end_open_loop(&mut a, id, 2, 1_920_000);
     assert!(
-        a.message.contains("pread 4K @1.00M/s: open loop 1.00M/s asked")
+        a.message
+            .contains("pread 4K @1.00M/s: open loop 1.00M/s asked")
             && a.message.contains("1.92M behind at the end: fell behind"),
         "{}",
         a.message
@@ -2210,7 +2213,8 @@ fn a_rate_typed_as_a_throughput_keeps_its_bytes_per_second_when_the_block_size_c
         other => panic!("{other:?}"),
     }
     assert!(
-        a.message.contains("block size 512K; open loop 50.0 MiB/s (100/s at 512K)"),
+        a.message
+            .contains("block size 512K; open loop 50.0 MiB/s (100/s at 512K)"),
         "{}",
         a.message
     );
@@ -2244,7 +2248,10 @@ fn a_rate_typed_as_a_throughput_keeps_its_bytes_per_second_when_the_block_size_c
     }
     a.handle_key(key(KeyCode::Enter));
     assert!(a.message.contains("over the 1e9"), "{}", a.message);
-    assert_eq!(a.settings.block_size_bytes, 4096, "a refused block changes nothing");
+    assert_eq!(
+        a.settings.block_size_bytes, 4096,
+        "a refused block changes nothing"
+    );
 }
 
 #[test]

@@ -145,8 +145,7 @@ impl Rate {
         match self {
             Rate::Iops(n) => per_s(n as f64),
             Rate::BytesPerSec(_) => {
-                bytes_per_s_text(self.bytes_per_s_at(block_size_bytes))
-                    .replace(' ', "")
+                bytes_per_s_text(self.bytes_per_s_at(block_size_bytes)).replace(' ', "")
             }
         }
     }
@@ -278,7 +277,8 @@ impl Settings {
                 format!(
                     "{} is {} operations per second at {} blocks, over the {MAX_RATE_IOPS:.0e} \
                      an open loop can ask; type a lower rate (R) or a larger block",
-                    self.rate.map_or(String::new(), |r| r.short(self.block_size_bytes)),
+                    self.rate
+                        .map_or(String::new(), |r| r.short(self.block_size_bytes)),
                     short_count(iops),
                     crate::size::format_size(self.block_size_bytes)
                 ),

@@ -118,8 +118,7 @@ pub fn split_two(inner: Rect) -> [Rect; 2] {
     let half_w = (inner.width / 2).saturating_sub(1) as usize;
     if half_w < FULL_FIXED_W + MIN_BAR_W && inner.height >= 2 * STACKED_MIN_ROWS {
         let [top, bottom] =
-            Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)])
-                .areas(inner);
+            Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(inner);
         return [top, bottom];
     }
     let [left, right] =

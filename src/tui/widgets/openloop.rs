@@ -127,7 +127,9 @@ mod tests {
         r.backlog_ops = Some(3_200_000);
         let d = row_detail(&r).unwrap();
         assert!(
-            d.starts_with("open loop 1.00M/s asked, 41.2k/s done, 3.20M behind at the end: fell behind"),
+            d.starts_with(
+                "open loop 1.00M/s asked, 41.2k/s done, 3.20M behind at the end: fell behind"
+            ),
             "{d}"
         );
         r.rate_iops_asked = Some(2000.0);
