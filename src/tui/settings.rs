@@ -691,6 +691,40 @@ mod tests {
     }
 
     #[test]
+    fn a_rate_typed_as_a_throughput_follows_the_block_size_and_ops_typed_stay_ops() {
+        let mut s = Settings::default();
+        s.set_rate_text("50 MiB/s").unwrap();
+        assert_eq!(s.rate, Some(Rate::BytesPerSec(50 << 20)));
+        assert_eq!(s.rate_iops(), Some(50.0));
+        s.block_size_bytes = 4096;
+        assert_eq!(s.rate_iops(), Some(12_800.0));
+        assert_eq!(s.rate.unwrap().both(4096), "50.0 MiB/s (12.8k/s at 4K)");
+        s.set_rate_text("2000/s").unwrap();
+        assert_eq!(s.rate, Some(Rate::Iops(2000)));
+        assert_eq!(s.rate.unwrap().both(1 << 20), "2000/s (1.95 GiB/s at 1M)");
+        s.set_rate_text("0").unwrap();
+        assert_eq!(s.rate, None);
+        // A throughput that would ask more than 1e9 ops/s at the block size is refused, and a
+        // block that would make it so too.
+        s.block_size_bytes = 1;
+        assert!(s
+            .set_rate_text("2G/s")
+            .unwrap_err()
+            .contains("over the 1e9"));
+        s.block_size_bytes = 4096;
+        s.set_rate_text("2G/s").unwrap();
+        assert!(s
+            .set_block_size_text("1")
+            .unwrap_err()
+            .contains("larger block"));
+        assert_eq!(s.block_size_bytes, 4096);
+        assert_eq!(
+            (per_s(0.5), per_s(2000.0), per_s(1e6)),
+            ("0.5/s".into(), "2000/s".into(), "1.00M/s".into())
+        );
+    }
+
+    #[test]
     fn cold_reads_ask_the_runner_to_evict_first() {
         let s = Settings {
             cold: true,
