@@ -357,9 +357,18 @@ impl App {
                 .and_then(|l| l.result(&l.experiment, l.seconds())),
             None => None,
         };
+        let live = matches!(body.get(at).map(|(_, _, i)| *i), Some(None));
         if let Some(r) = row {
-            let detail = super::widgets::mix::row_detail(&r)
-                .or_else(|| super::widgets::openloop::row_detail(&r));
+            let detail = super::widgets::mix::row_detail(&r).or_else(|| {
+                // The live row's backlog is as of now, not at an end.
+                super::widgets::openloop::row_detail(&r).map(|d| {
+                    if live {
+                        d.replace("behind at the end", "behind now")
+                    } else {
+                        d
+                    }
+                })
+            });
             if let Some(detail) = detail {
                 self.message = format!(
                     "{}: {detail}",
