@@ -296,9 +296,9 @@ pub fn explorer_settings(
         },
         run_ms: s.run.map(|d| d.as_millis().max(1) as u64),
         buffers: s.buffers,
-        rate_iops: s.rate_iops,
-        // fiojob::explorer refuses a mixed job (the explorer mixes with `w`/`W`).
-        mix_read_pct: None,
+        rate: s.rate_iops.map(crate::tui::settings::Rate::Iops),
+        // rw=randrw/rw=rw: the mix `W` types (op is then Write: the scratch file).
+        mix_read_pct: s.mix_read_pct,
     };
     settings
         .validate()

@@ -538,7 +538,7 @@ fn the_explorer_refuses_a_fio_job_it_cannot_run_at_its_file_and_line() {
     let job = dir.path().join("mixed.fio");
     std::fs::write(
         &job,
-        "; a mix\n[global]\nbs=4k\n[m]\nrw=randrw\nrwmixread=70\n",
+        "; a mix at a rate\n[global]\nbs=4k\n[m]\nrw=randrw\nrate_iops=100\n",
     )
     .unwrap();
     let out = bin("diskscope")
@@ -551,7 +551,7 @@ fn the_explorer_refuses_a_fio_job_it_cannot_run_at_its_file_and_line() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
-        stderr.starts_with(&format!("error: {}:5: option `rw`: ", job.display())),
+        stderr.starts_with(&format!("error: {}:6: option `rate_iops`: ", job.display())),
         "{stderr}"
     );
     // A job the explorer can run is accepted: what stops it here is the missing terminal.
@@ -598,7 +598,7 @@ fn the_explorer_starts_on_the_settings_of_a_jobs_first_section() {
             sync: WriteSync::None,
             run_ms: Some(3000),
             buffers: diskscope::config::Buffers::DEFAULT,
-            rate_iops: None,
+            rate: None,
             mix_read_pct: None,
         }
     );
@@ -614,6 +614,48 @@ fn the_explorer_starts_on_the_settings_of_a_jobs_first_section() {
             WriteSync::Dsync
         )
     );
+}
+
+#[test]
+fn a_randrw_or_rw_job_starts_the_explorer_mixing_at_its_share_on_the_scratch_file() {
+    use diskscope::config::{Op, Pattern};
+    use std::path::Path;
+    let dir = crate::util::tmp();
+    let data = dir.path().join("data");
+    std::fs::write(&data, vec![1u8; 1 << 16]).unwrap();
+    let job = dir.path().join("mix.fio");
+    for (text, pct, pattern) in [
+        ("[m]\nrw=randrw\nrwmixread=70\nbs=4k\n", 70, Pattern::Random),
+        (
+            "[m]\nrw=rw\nrwmixwrite=30\nbs=4k\nioengine=io_uring\n",
+            70,
+            Pattern::Sequential,
+        ),
+        ("[m]\nrw=randrw\nbs=4k\n", 50, Pattern::Random),
+    ] {
+        std::fs::write(&job, text).unwrap();
+        let s = diskscope::cli::explorer_settings(&job, &data)
+            .unwrap_or_else(|e| panic!("{text}: {e:#}"));
+        assert_eq!(
+            (s.op, s.mix_read_pct, s.pattern, s.is_mixed()),
+            (Op::Write, Some(pct), pattern, true),
+            "{text}"
+        );
+        assert_eq!(s.op_text(), format!("mix {pct}/{}", 100 - pct));
+        // A mix runs on the scratch file, never on the explored one.
+        let spec = s.spec(&data, Path::new("/scratch"), 1 << 16);
+        assert_eq!(
+            (spec.path.as_path(), spec.mix_read_pct),
+            (Path::new("/scratch"), Some(pct))
+        );
+    }
+    // A method that cannot mix is refused at its line, as --batch refuses it.
+    std::fs::write(&job, "[m]\nrw=randrw\nioengine=mmap\n").unwrap();
+    let e = format!(
+        "{:#}",
+        diskscope::cli::explorer_settings(&job, &data).unwrap_err()
+    );
+    assert!(e.contains("mix.fio:3:"), "{e}");
 }
 
 /// Whether the `fio` program runs here (`.ci/run` installs it).

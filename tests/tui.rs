@@ -1808,11 +1808,9 @@ fn capital_r_takes_a_rate_for_an_open_loop_and_the_histogram_shows_service_besid
     });
     for (w, h) in [(80, 24), (200, 60)] {
         let screen = render(&a, w, h);
-        let line = screen
-            .lines()
-            .find(|l| l.contains("service") && l.contains("response"))
-            .unwrap_or_else(|| panic!("{w}x{h}: not side by side:\n{screen}"));
-        assert!(line.find("service") < line.find("response"), "{line}");
+        // Side by side, or one above the other where the panel is narrow but tall.
+        let (s, r) = (screen.find("service"), screen.find("response"));
+        assert!(s.is_some() && r.is_some() && s < r, "{w}x{h}:\n{screen}");
         assert!(
             screen.contains("p50 50.2µs") && screen.contains("p50 901µs"),
             "{screen}"
@@ -1966,11 +1964,15 @@ fn a_mix_shows_each_directions_histogram_throughput_and_share_and_its_row_says_t
     feed_mixed(&mut a, id, 15, 14, 6);
     for (w, h) in [(80, 24), (200, 60)] {
         let screen = render(&a, w, h);
-        let line = screen
-            .lines()
-            .find(|l| l.contains("read 140.0 MiB/s") && l.contains("write 60.0 MiB/s"))
-            .unwrap_or_else(|| panic!("{w}x{h}: the directions are not side by side:\n{screen}"));
-        assert!(line.find("read 140.0") < line.find("write 60.0"), "{line}");
+        // Side by side, or one above the other where the panel is narrow but tall.
+        let (r, wr) = (
+            screen.find("read 140.0 MiB/s"),
+            screen.find("write 60.0 MiB/s"),
+        );
+        assert!(
+            r.is_some() && wr.is_some() && r < wr,
+            "{w}x{h}: the directions are not both shown:\n{screen}"
+        );
         assert!(
             screen.contains("140 IOPS") && screen.contains("60 IOPS"),
             "{screen}"
@@ -2022,4 +2024,281 @@ fn a_mix_shows_each_directions_histogram_throughput_and_share_and_its_row_says_t
         a.message
     );
     assert!(diskscope::tui::widgets::mix::row_detail(&a.rows[0]).is_some());
+}
+
+/// Feeds open-loop run `id` (started by `R`) what the session sends: started, then `intervals`
+/// snapshots of 100 ms, each with `ops` operations of ~50 µs service and ~`resp_us` response
+/// time and the worker `behind` operations behind its schedule at the end of each.
+fn feed_open_loop(app: &mut App, id: u64, intervals: u64, ops: u64, resp_us: u64, behind: u64) {
+    use diskscope::measure::snapshot::PacedSnapshot;
+    let settings = app.live.as_ref().unwrap().settings;
+    let spec = settings.spec(&app.file, &app.scratch, app.file_size_bytes);
+    app.apply(Update::Started {
+        id,
+        meta: Box::new(PreparedMeta {
+            spec: spec.clone(),
+            file_size: app.file_size_bytes,
+            total: app.file_size_bytes,
+            residency_before: None,
+        }),
+        workers: 1,
+        notes: vec![],
+    });
+    for i in 1..=intervals {
+        let (mut service, mut response) = (new_latency_histogram(), new_latency_histogram());
+        service.record_n(50_000, ops).unwrap();
+        // A spread of response times, so the histogram has several buckets.
+        for k in 0..ops {
+            response
+                .record(resp_us * 1000 + (k % 16) * resp_us * 100)
+                .unwrap();
+        }
+        app.apply(Update::Snapshot {
+            id,
+            snapshot: Box::new(Snapshot {
+                worker: 0,
+                at_ns: i * 100_000_000,
+                interval_ns: 100_000_000,
+                bytes: ops * spec.block_size_bytes,
+                ops,
+                latency: service,
+                ops_log: Vec::new(),
+                paced: Some(Box::new(PacedSnapshot {
+                    response,
+                    backlog_ops: behind * i,
+                })),
+                mixed: None,
+                kind: SnapshotKind::Interval,
+            }),
+        });
+    }
+}
+
+/// Ends open-loop run `id` as the session does: a final snapshot with the backlog at the end.
+fn end_open_loop(app: &mut App, id: u64, seconds: u64, behind: u64) {
+    use diskscope::measure::snapshot::PacedSnapshot;
+    app.apply(Update::Snapshot {
+        id,
+        snapshot: Box::new(Snapshot {
+            worker: 0,
+            at_ns: seconds * 1_000_000_000,
+            interval_ns: 1,
+            bytes: 0,
+            ops: 0,
+            latency: new_latency_histogram(),
+            ops_log: Vec::new(),
+            paced: Some(Box::new(PacedSnapshot {
+                response: new_latency_histogram(),
+                backlog_ops: behind,
+            })),
+            mixed: None,
+            kind: SnapshotKind::Final {
+                xor: 0,
+                full_pass: false,
+            },
+        }),
+    });
+    app.apply(Update::Stopped {
+        id,
+        elapsed: Duration::from_secs(seconds),
+        error: None,
+    });
+}
+
+/// Types `text` after `R` and presses Enter.
+fn type_rate(a: &mut App, text: &str) -> Action {
+    a.handle_key(key(KeyCode::Char('R')));
+    for c in text.chars() {
+        a.handle_key(key(KeyCode::Char(c)));
+    }
+    a.handle_key(key(KeyCode::Enter))
+}
+
+#[test]
+fn an_open_loop_the_device_cannot_keep_up_with_says_behind_live_in_its_row_and_at_exit() {
+    let mut a = app();
+    a.start();
+    a.settings.direct = true;
+    a.settings.block_size_bytes = 4096;
+    // 1M/s asked, 4k done per 100 ms (40k/s), 96k more behind every 100 ms.
+    let id = started_id(&type_rate(&mut a, "1000000"));
+    feed_open_loop(&mut a, id, 20, 4_000, 900, 96_000);
+    for (w, h) in [(80, 24), (120, 40), (160, 40)] {
+        let screen = render(&a, w, h);
+        let line = screen
+            .lines()
+            .find(|l| l.contains("asked"))
+            .unwrap_or_else(|| panic!("{w}x{h}: no rate line:\n{screen}"));
+        assert!(
+            line.contains("1.00M/s asked, 40.0k/s done, 1.92M behind"),
+            "{w}x{h}: {line}"
+        );
+        // The live row is labelled with the rate asked.
+        assert!(screen.contains("▶pread 4K @1.00M/s"), "{w}x{h}:\n{screen}");
+    }
+    // The line is drawn bold red when behind (colour is the highlight).
+    let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    terminal.draw(|f| f.render_widget(&a, f.area())).unwrap();
+    let buf = terminal.backend().buffer().clone();
+    let screen = render(&a, 80, 24);
+    let (y, line) = screen
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains("behind"))
+        .unwrap();
+    let x = line[..line.find("1.92M behind").unwrap()].chars().count() as u16;
+    assert_eq!(buf[(x, y as u16)].fg, ratatui::style::Color::Red);
+    // The row says it fell behind when it ends, and so does the summary at exit.
+    a.handle_key(key(KeyCode::Char(' ')));
+    end_open_loop(&mut a, id, 2, 1_920_000);
+    assert!(
+        a.message
+            .contains("pread 4K @1.00M/s: open loop 1.00M/s asked")
+            && a.message.contains("1.92M behind at the end: fell behind"),
+        "{}",
+        a.message
+    );
+    let row = &a.rows[0];
+    assert_eq!(row.fell_behind(), Some(true));
+    let summary = diskscope::tui::widgets::openloop::row_detail(row).unwrap();
+    assert!(summary.contains("fell behind"), "{summary}");
+}
+
+#[test]
+fn rows_at_different_rates_read_differently_and_one_that_keeps_up_says_on_schedule() {
+    let mut a = app();
+    a.start();
+    let mut labels = Vec::new();
+    for (rate, ops) in [("2000", 200), ("200", 20), ("0", 2000)] {
+        let id = started_id(&type_rate(&mut a, rate));
+        if rate == "0" {
+            feed_run(&mut a, id, 12, 2000, 50);
+        } else {
+            feed_open_loop(&mut a, id, 12, ops, 60, 0);
+            let screen = render(&a, 80, 24);
+            assert!(
+                screen.contains(&format!("{rate}/s asked")) && screen.contains("on schedule"),
+                "{screen}"
+            );
+            assert!(!screen.contains("behind"), "{screen}");
+        }
+        a.handle_key(key(KeyCode::Char(' ')));
+        if rate == "0" {
+            end_run(&mut a, id, 0, 2);
+        } else {
+            end_open_loop(&mut a, id, 2, 1);
+            assert!(a.message.ends_with("on schedule"), "{}", a.message);
+        }
+        labels.push(diskscope::tui::widgets::results::setting_label(
+            a.rows.last().unwrap(),
+        ));
+        a.handle_key(key(KeyCode::Char(' ')));
+    }
+    assert_eq!(
+        labels,
+        ["pread 1M @2000/s", "pread 1M @200/s", "pread 1M"],
+        "closed loop, 2000/s and 200/s rows differ"
+    );
+    let screen = render(&a, 120, 40);
+    for l in &labels[..2] {
+        assert!(screen.contains(l.as_str()), "{l}:\n{screen}");
+    }
+}
+
+#[test]
+fn a_rate_typed_as_a_throughput_keeps_its_bytes_per_second_when_the_block_size_changes() {
+    let mut a = app();
+    a.start();
+    match type_rate(&mut a, "50 MiB/s") {
+        Action::Start { spec, .. } => assert_eq!(spec.rate_iops, Some(50.0)),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        a.message.contains("50.0 MiB/s (50/s at 1M)"),
+        "{}",
+        a.message
+    );
+    // ← halves the block: the same 50 MiB/s is now 100 ops/s, and the note says both.
+    match a.handle_key(key(KeyCode::Left)) {
+        Action::Start { spec, .. } => assert_eq!(spec.rate_iops, Some(100.0)),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        a.message
+            .contains("block size 512K; open loop 50.0 MiB/s (100/s at 512K)"),
+        "{}",
+        a.message
+    );
+    // Typed at 4K it stays 50 MiB/s: 12800 ops/s.
+    a.settings.block_size_bytes = 4096;
+    assert_eq!(a.settings.rate_iops(), Some(12_800.0));
+    // Ops/s typed stay ops/s: 2000/s at any block size, its bytes shown beside.
+    match type_rate(&mut a, "2000/s") {
+        Action::Start { spec, .. } => assert_eq!(spec.rate_iops, Some(2000.0)),
+        other => panic!("{other:?}"),
+    }
+    assert!(a.message.contains("(7.81 MiB/s at 4K)"), "{}", a.message);
+    a.handle_key(key(KeyCode::Right));
+    assert_eq!(a.settings.rate_iops(), Some(2000.0));
+    // The live line shows what was typed and the ops/s it means at the block size.
+    a.settings.block_size_bytes = 1 << 20;
+    let id = started_id(&type_rate(&mut a, "50M/s"));
+    feed_open_loop(&mut a, id, 12, 5, 80, 0);
+    let screen = render(&a, 120, 40);
+    assert!(
+        screen.contains("rate 50.0MiB/s = 50/s asked, 50/s done, on schedule"),
+        "{screen}"
+    );
+    // A throughput whose ops/s would pass the pacer's bound at a tiny block is refused there.
+    a.settings.block_size_bytes = 4096;
+    type_rate(&mut a, "100G/s");
+    a.settings.block_size_bytes = 4096;
+    assert!(a.handle_key(key(KeyCode::Char('b'))) == Action::None);
+    for c in "1".chars() {
+        a.handle_key(key(KeyCode::Char(c)));
+    }
+    a.handle_key(key(KeyCode::Enter));
+    assert!(a.message.contains("over the 1e9"), "{}", a.message);
+    assert_eq!(
+        a.settings.block_size_bytes, 4096,
+        "a refused block changes nothing"
+    );
+}
+
+#[test]
+fn both_histograms_of_an_open_loop_are_readable_at_120x40_and_160x40_and_80x24_draws() {
+    let mut a = app();
+    a.start();
+    let id = started_id(&type_rate(&mut a, "2000"));
+    feed_open_loop(&mut a, id, 20, 200, 900, 0);
+    for (w, h) in [(120, 40), (160, 40)] {
+        let screen = render(&a, w, h);
+        let r = diskscope::tui::ui::areas(&a, ratatui::layout::Rect::new(0, 0, w, h)).latency;
+        let panel = region(&screen, r).join("\n");
+        for name in ["service", "response"] {
+            assert!(panel.contains(name), "{w}x{h}: {name}:\n{panel}");
+        }
+        // Each histogram marks its p50 and p99 and has bars longer than one cell.
+        assert!(
+            panel.matches("p50").count() >= 4 && panel.matches("p99").count() >= 4,
+            "{w}x{h}: marks:\n{panel}"
+        );
+        assert!(panel.contains("████"), "{w}x{h}: bars:\n{panel}");
+        // No count is cut at the panel's edge: each bucket row ends in a count or a mark.
+        for l in panel.lines().filter(|l| l.contains('█')) {
+            let inner = l.trim_end_matches(['│', '╮', '╯', ' ']);
+            assert!(
+                inner.ends_with(|c: char| c.is_ascii_digit() || c == 'k' || c == '0')
+                    || inner.ends_with("p50")
+                    || inner.ends_with("p99"),
+                "{w}x{h}: cut: {l:?}\n{panel}"
+            );
+        }
+    }
+    // The smallest screen still draws both, without panicking.
+    let screen = render(&a, 80, 24);
+    assert!(
+        screen.contains("service") && screen.contains("response"),
+        "{screen}"
+    );
 }

@@ -2,7 +2,8 @@
 //! section. The job is read and checked exactly as `--batch` reads it ([`super::map`]: every
 //! option mapped or refused with its line), then what the explorer cannot do is refused with
 //! FILE:LINE too: the explorer reads the whole of FILE (no `size`, `number_ios`, `loops` or
-//! other file), has no mixed workload yet, and turns its knobs only within its own limits
+//! other file), mixes only as its `w`/`W` do (`rw=randrw`/`rw=rw` with `rwmixread` or
+//! `rwmixwrite` become its share of reads: on the scratch file, never at a rate), and turns its knobs only within its own limits
 //! (handed in by the caller, [`ExplorerLimits`], since this layer is below the explorer's). The
 //! result is plain settings ([`ExplorerStart`]), which the front end turns into the explorer's.
 
@@ -46,6 +47,10 @@ pub struct ExplorerStart {
     pub buffers: crate::config::Buffers,
     /// Open loop (`rate_iops` × `numjobs`; the explorer's `R`), constant spacing.
     pub rate_iops: Option<u64>,
+    /// `rw=randrw`/`rw=rw`: the percent of operations that read (`rwmixread`, or 100 minus
+    /// `rwmixwrite`, fio's default 50), the explorer's `W`; `op` is then [`Op::Write`] (a mix
+    /// writes, so it runs on the explorer's scratch file, as `w` does).
+    pub mix_read_pct: Option<u32>,
 }
 
 /// The starting settings of the first job of the fio job file `job_path` for exploring `file`;
@@ -85,10 +90,21 @@ fn start_of(
             None => FioError::refused(&job.header, key, why),
         }
     };
-    if m.mix_read_pct.is_some() {
+    if m.mix_read_pct.is_some() && !crate::config::MIX_METHODS.contains(&m.method) {
         return Err(refuse(
-            "rw",
-            "the explorer does not mix reads and writes; run the job with --batch (or `run FILE -m PCT`)",
+            "ioengine",
+            &format!(
+                "the explorer mixes reads and writes with psync (pread) or io_uring, not {}; \
+                 change ioengine, or the mix (rw)",
+                m.method
+            ),
+        ));
+    }
+    if m.mix_read_pct.is_some() && m.rate_iops.is_some() {
+        // `run` refuses the same (config::check_mix): no open loop of a mix yet.
+        return Err(refuse(
+            "rate_iops",
+            "the explorer does not mix reads and writes at a rate; remove rate_iops, or the mix (rw)",
         ));
     }
     if let Some((path, o)) = &m.target {
@@ -167,6 +183,7 @@ fn start_of(
         run: m.runtime,
         buffers: m.buffers,
         rate_iops: m.rate_iops.map(|r| r.round().max(1.0) as u64),
+        mix_read_pct: m.mix_read_pct,
     })
 }
 
@@ -234,6 +251,7 @@ mod tests {
                 run: Some(Duration::from_secs(5)),
                 buffers: crate::config::Buffers::DEFAULT,
                 rate_iops: None,
+                mix_read_pct: None,
             }
         );
         let w = start("[w]\nrw=write\nbs=1m\nioengine=psync\nend_fsync=1\n").unwrap();
@@ -246,7 +264,7 @@ mod tests {
     #[test]
     fn what_the_explorer_cannot_do_is_refused_at_its_line() {
         for (text, want) in [
-            ("[m]\nrw=randrw\nrwmixread=70\n", "j.fio:2: "),
+            ("[m]\nrw=randrw\nrwmixread=70\nrate_iops=100\n", "j.fio:4: "),
             ("[s]\nrw=read\nsize=1m\n", "j.fio:3: "),
             ("[n]\nnumjobs=100\n", "j.fio:2: "),
             ("[f]\nfilename=/etc/hostname\n", "j.fio:2: "),

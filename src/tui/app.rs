@@ -353,8 +353,19 @@ impl App {
                 .and_then(|l| l.result(&l.experiment, l.seconds())),
             None => None,
         };
+        let live = matches!(body.get(at).map(|(_, _, i)| *i), Some(None));
         if let Some(r) = row {
-            if let Some(detail) = super::widgets::mix::row_detail(&r) {
+            let detail = super::widgets::mix::row_detail(&r).or_else(|| {
+                // The live row's backlog is as of now, not at an end.
+                super::widgets::openloop::row_detail(&r).map(|d| {
+                    if live {
+                        d.replace("behind at the end", "behind now")
+                    } else {
+                        d
+                    }
+                })
+            });
+            if let Some(detail) = detail {
                 self.message = format!(
                     "{}: {detail}",
                     crate::tui::widgets::results::setting_label(&r)
@@ -1111,6 +1122,14 @@ impl App {
                     );
                     return None;
                 }
+                if let Some(detail) = super::widgets::openloop::row_detail(&row) {
+                    // A run the device could not keep up with says so when it ends.
+                    self.message = format!(
+                        "{}: {detail}",
+                        crate::tui::widgets::results::setting_label(&row)
+                    );
+                    self.sync_log();
+                }
                 if let Some(detail) = super::widgets::mix::row_detail(&row) {
                     // Its directions apart (the table has room for the whole only); a suspect
                     // verdict said next replaces it on the line, the log keeps both.
@@ -1311,10 +1330,17 @@ fn mark_label(s: &Settings) -> String {
 }
 
 fn rate_note(s: &Settings) -> String {
-    match s.rate_iops {
+    match s.rate {
+        Some(r @ super::settings::Rate::Iops(n)) => format!(
+            "open loop at {n} ops/s ({} at {}): latency panel shows service (the call) beside \
+             response (from the intended start)",
+            super::settings::bytes_per_s_text(r.bytes_per_s_at(s.block_size_bytes)),
+            crate::size::format_size(s.block_size_bytes)
+        ),
         Some(r) => format!(
-            "open loop at {r} ops/s: latency panel shows service (the call) beside response \
-             (from the intended start)"
+            "open loop at {}: kept as a throughput, its ops/s follow the block size; latency \
+             panel shows service (the call) beside response (from the intended start)",
+            r.both(s.block_size_bytes)
         ),
         None => "closed loop: as fast as it goes".into(),
     }
@@ -1331,9 +1357,14 @@ fn mix_note(s: &Settings, scratch: &std::path::Path) -> String {
     )
 }
 
+/// The block size, and an open loop's rate at it (a throughput's ops/s follow the block).
 fn block_note(s: &Settings) -> String {
+    let rate = s
+        .rate
+        .map(|r| format!("; open loop {}", r.both(s.block_size_bytes)))
+        .unwrap_or_default();
     format!(
-        "block size {}",
+        "block size {}{rate}",
         crate::size::format_size(s.block_size_bytes)
     )
 }

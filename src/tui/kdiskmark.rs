@@ -119,7 +119,7 @@ impl KdmRun {
             sync: WriteSync::None,
             run_ms: Some((self.seconds * 1000.0).round().max(1.0) as u64),
             buffers: crate::config::Buffers::DEFAULT,
-            rate_iops: None,
+            rate: None,
             mix_read_pct: None,
         })
     }

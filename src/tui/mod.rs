@@ -193,7 +193,8 @@ async fn explore(
         let _ = write!(err, "{}", widgets::results::table_text(&app));
         // A mixed row's directions apart, under the table that shows their sum.
         for r in &app.rows {
-            if let Some(detail) = widgets::mix::row_detail(r) {
+            let detail = widgets::mix::row_detail(r).or_else(|| widgets::openloop::row_detail(r));
+            if let Some(detail) = detail {
                 let _ = writeln!(
                     err,
                     "{}: {detail}",

@@ -105,6 +105,10 @@ pub struct Segment {
     pub steady: Aggregate,
     /// Workers whose first pass ended whole (`Final { full_pass: true }`).
     full_passes: usize,
+    /// Open loop: each worker's backlog (operations whose intended start passed unissued) at
+    /// its latest snapshot. The aggregate counts backlogs at the end only; the screen needs
+    /// them while the run goes.
+    backlog_by_worker: Vec<u64>,
 }
 
 impl Segment {
@@ -122,13 +126,27 @@ impl Segment {
             warmup: Warmup::of(&settings),
             steady: Aggregate::new(0),
             full_passes: 0,
+            backlog_by_worker: Vec::new(),
         }
+    }
+
+    /// Open loop: the operations the workers are behind their schedule now (at their latest
+    /// snapshots); None for a closed loop or before the first snapshot.
+    pub fn backlog_now(&self) -> Option<u64> {
+        self.settings.rate?;
+        (!self.backlog_by_worker.is_empty()).then(|| self.backlog_by_worker.iter().sum())
     }
 
     /// Takes one snapshot: into the whole aggregate, and into the steady one once the warm-up
     /// is over (a snapshot that began during the warm-up stays out of it).
     pub fn add(&mut self, snapshot: &Snapshot) {
         self.agg.add(snapshot);
+        if let Some(p) = &snapshot.paced {
+            if self.backlog_by_worker.len() <= snapshot.worker {
+                self.backlog_by_worker.resize(snapshot.worker + 1, 0);
+            }
+            self.backlog_by_worker[snapshot.worker] = p.backlog_ops;
+        }
         if let Some(at) = self.worker_at_ns.get_mut(snapshot.worker) {
             *at = snapshot.at_ns;
         }
@@ -265,7 +283,12 @@ impl Segment {
     pub fn result(&self, experiment: &str, seconds: f64) -> Option<RunResult> {
         let meta = self.meta.as_ref()?;
         let elapsed = std::time::Duration::from_secs_f64(seconds.max(0.0));
-        let whole = make_result(meta, experiment, &self.agg, elapsed);
+        let mut whole = make_result(meta, experiment, &self.agg, elapsed);
+        // Live (not every worker ended): the backlog as of now, not the ended workers' alone.
+        let live_backlog = self.backlog_now().filter(|_| !self.agg.all_finished());
+        if let Some(b) = live_backlog.filter(|_| whole.rate_iops_asked.is_some()) {
+            whole.backlog_ops = Some(b);
+        }
         match self.warmup {
             Warmup::Over { end_ns } if self.steady.ops > 0 => {
                 let after = (seconds - end_ns as f64 / 1e9).max(1e-9);
@@ -276,6 +299,9 @@ impl Segment {
                     std::time::Duration::from_secs_f64(after),
                 );
                 r.xor = whole.xor;
+                if r.rate_iops_asked.is_some() {
+                    r.backlog_ops = whole.backlog_ops;
+                }
                 if r.error.is_empty() {
                     r.error = whole.error;
                 }

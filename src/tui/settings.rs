@@ -69,9 +69,10 @@ pub struct Settings {
     pub run_ms: Option<u64>,
     /// The memory behind the I/O buffers (issue 20, `--buffers` of run and sweep; `M`).
     pub buffers: crate::config::Buffers,
-    /// Open loop (issue 25, `--rate` of run; `R`): operations per second over all threads,
-    /// each with an intended start; None: closed loop.
-    pub rate_iops: Option<u64>,
+    /// Open loop (issue 25, `--rate` of run; `R`): the rate over all threads as typed (ops/s,
+    /// or a throughput whose ops/s follow the block size), each operation with an intended
+    /// start; None: closed loop.
+    pub rate: Option<Rate>,
     /// A mix of reads and writes (issue 26, `run -m`; the third step of `w`, its share typed
     /// with `W`): the percent of operations that read, 1 to 99. A mix writes, so `op` is then
     /// [`Op::Write`] and it runs on the scratch file like a write; None: `op` alone.
@@ -93,10 +94,114 @@ impl Default for Settings {
             sync: WriteSync::None,
             run_ms: None,
             buffers: crate::config::Buffers::DEFAULT,
-            rate_iops: None,
+            rate: None,
             mix_read_pct: None,
         }
     }
+}
+
+/// Most operations per second an open loop may ask (`--rate`'s bound).
+pub const MAX_RATE_IOPS: f64 = 1e9;
+
+/// An open-loop rate as the user typed it after `R`. A throughput stays a throughput: its
+/// operations per second are worked out at each run's block size, so `50 MiB/s` offers 50 MiB/s
+/// at 4K and at 1M alike (stored as ops/s, it silently became 12.5 MiB/s after `←` twice).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rate {
+    /// Operations per second over all threads (`2000`).
+    Iops(u64),
+    /// Bytes per second over all threads (`50M/s`, `1 GiB/s`).
+    BytesPerSec(u64),
+}
+
+impl Rate {
+    /// Operations per second at blocks of `block_size_bytes`.
+    pub fn iops_at(self, block_size_bytes: u64) -> f64 {
+        match self {
+            Rate::Iops(n) => n as f64,
+            Rate::BytesPerSec(b) => b as f64 / block_size_bytes.max(1) as f64,
+        }
+    }
+
+    /// Bytes per second at blocks of `block_size_bytes`.
+    pub fn bytes_per_s_at(self, block_size_bytes: u64) -> f64 {
+        self.iops_at(block_size_bytes) * block_size_bytes as f64
+    }
+
+    /// What the user asked, both ways: `2000/s (1.95 GiB/s at 1M)`, `50.0 MiB/s (12.8k/s at
+    /// 4K)`.
+    pub fn both(self, block_size_bytes: u64) -> String {
+        let iops = per_s(self.iops_at(block_size_bytes));
+        let bytes = bytes_per_s_text(self.bytes_per_s_at(block_size_bytes));
+        let bs = crate::size::format_size(block_size_bytes);
+        match self {
+            Rate::Iops(_) => format!("{iops} ({bytes} at {bs})"),
+            Rate::BytesPerSec(_) => format!("{bytes} ({iops} at {bs})"),
+        }
+    }
+
+    /// What was typed, short: `2000/s`, `50.0MiB/s`.
+    pub fn short(self, block_size_bytes: u64) -> String {
+        match self {
+            Rate::Iops(n) => per_s(n as f64),
+            Rate::BytesPerSec(_) => {
+                bytes_per_s_text(self.bytes_per_s_at(block_size_bytes)).replace(' ', "")
+            }
+        }
+    }
+}
+
+/// `2000/s`, `12.8k/s`, `1.00M/s`, `0.5/s`: operations per second, at most 8 characters
+/// (this layer is below the widgets, so it has its own short form of a count).
+pub fn per_s(iops: f64) -> String {
+    let v = if iops < 9.95 {
+        format!("{iops:.1}").trim_end_matches(".0").to_string()
+    } else {
+        short_count(iops)
+    };
+    format!("{v}/s")
+}
+
+/// A count in at most 6 characters: `950`, `9999`, `12.3k`, `941k`, `1.20M`, `3.00G`.
+fn short_count(v: f64) -> String {
+    let scaled = |d: f64, unit: &str| {
+        let x = v / d;
+        if x >= 99.95 {
+            format!("{x:.0}{unit}")
+        } else if x >= 9.995 {
+            format!("{x:.1}{unit}")
+        } else {
+            format!("{x:.2}{unit}")
+        }
+    };
+    if v >= 999.5e6 {
+        scaled(1e9, "G")
+    } else if v >= 999.5e3 {
+        scaled(1e6, "M")
+    } else if v >= 9999.5 {
+        scaled(1e3, "k")
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// `50.0 MiB/s`, `1.00 GiB/s`, `512 KiB/s`, `100 B/s`: a throughput in binary units.
+pub fn bytes_per_s_text(bytes_per_s: f64) -> String {
+    const UNITS: [&str; 5] = ["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"];
+    let mut v = bytes_per_s;
+    let mut u = 0;
+    while v >= 1023.995 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    let n = if u == 0 || v >= 99.95 {
+        format!("{v:.0}")
+    } else if v >= 9.995 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    };
+    format!("{n} {}", UNITS[u])
 }
 
 impl Settings {
@@ -120,7 +225,7 @@ impl Settings {
         };
         spec.pattern = self.pattern;
         spec.buffers = self.buffers;
-        spec.rate_iops = self.rate_iops.map(|r| r as f64);
+        spec.rate_iops = self.rate_iops();
         // Cold sequential reads run one pass at a time (the session evicts and starts the next
         // pass), so every pass starts cold; everything else loops until stopped.
         spec.loop_range = !(self.cold && !write && self.pattern == Pattern::Sequential);
@@ -135,6 +240,11 @@ impl Settings {
             spec.mix_read_pct = self.mix_read_pct;
         }
         spec
+    }
+
+    /// The open loop's operations per second at these settings' block size; None: closed loop.
+    pub fn rate_iops(&self) -> Option<f64> {
+        self.rate.map(|r| r.iops_at(self.block_size_bytes))
     }
 
     /// Whether these settings mix reads and writes.
@@ -160,7 +270,21 @@ impl Settings {
             direct: "O_DIRECT",
         };
         self.spec(Path::new("f"), Path::new("s"), 1 << 30)
-            .validate(&names)
+            .validate(&names)?;
+        match self.rate_iops() {
+            Some(iops) if !(iops > 0.0 && iops <= MAX_RATE_IOPS) => Err(UsageError::new(
+                "rate",
+                format!(
+                    "{} is {} operations per second at {} blocks, over the {MAX_RATE_IOPS:.0e} \
+                     an open loop can ask; type a lower rate (R) or a larger block",
+                    self.rate
+                        .map_or(String::new(), |r| r.short(self.block_size_bytes)),
+                    short_count(iops),
+                    crate::size::format_size(self.block_size_bytes)
+                ),
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Halves (`up == false`) or doubles the block size.
@@ -300,15 +424,35 @@ impl Settings {
         Err(last)
     }
 
-    /// `R` then Enter: a rate as `--rate` reads it (`2000`, `50M/s`, `1 GiB/s`, divided by the
-    /// block size), whole ops/s; `0` or nothing: closed loop.
+    /// `R` then Enter: a rate as `--rate` reads it: whole ops/s (`2000`, `2000/s`), or a
+    /// throughput (`50M/s`, `1 GiB/s`) kept as typed, its ops/s worked out at each run's block
+    /// size; `0` or nothing: closed loop.
     pub fn set_rate_text(&mut self, text: &str) -> Result<(), String> {
         let t = text.trim();
         if t.is_empty() || t == "0" {
-            return self.try_set(|s| s.rate_iops = None);
+            return self.try_set(|s| s.rate = None);
         }
-        let iops = crate::measure::pacer::parse_rate(t, self.block_size_bytes, "rate")?;
-        self.try_set(|s| s.rate_iops = Some(iops.round().max(1.0) as u64))
+        let lower = t.to_ascii_lowercase();
+        let plain = lower
+            .strip_suffix("/s")
+            .map(str::trim)
+            .filter(|n| n.parse::<f64>().is_ok());
+        let rate = match (plain, lower.ends_with("/s")) {
+            (Some(n), _) => {
+                let iops = crate::measure::pacer::parse_rate(n, self.block_size_bytes, "rate")?;
+                Rate::Iops(iops.round().max(1.0) as u64)
+            }
+            (None, true) => {
+                // Read at 1 MiB blocks only to get the bytes: `parse_rate` bounds ops/s.
+                let per_mib = crate::measure::pacer::parse_rate(t, 1 << 20, "rate")?;
+                Rate::BytesPerSec(((per_mib * (1u64 << 20) as f64).round() as u64).max(1))
+            }
+            (None, false) => {
+                let iops = crate::measure::pacer::parse_rate(t, self.block_size_bytes, "rate")?;
+                Rate::Iops(iops.round().max(1.0) as u64)
+            }
+        };
+        self.try_set(|s| s.rate = Some(rate))
     }
 
     /// Read or write (a mix ends as a read).
@@ -544,6 +688,40 @@ mod tests {
         assert_eq!(s.method, Method::Mmap);
         assert!(note.contains("mix off, writing"), "{note}");
         assert_eq!((s.op, s.mix_read_pct), (Op::Write, None));
+    }
+
+    #[test]
+    fn a_rate_typed_as_a_throughput_follows_the_block_size_and_ops_typed_stay_ops() {
+        let mut s = Settings::default();
+        s.set_rate_text("50 MiB/s").unwrap();
+        assert_eq!(s.rate, Some(Rate::BytesPerSec(50 << 20)));
+        assert_eq!(s.rate_iops(), Some(50.0));
+        s.block_size_bytes = 4096;
+        assert_eq!(s.rate_iops(), Some(12_800.0));
+        assert_eq!(s.rate.unwrap().both(4096), "50.0 MiB/s (12.8k/s at 4K)");
+        s.set_rate_text("2000/s").unwrap();
+        assert_eq!(s.rate, Some(Rate::Iops(2000)));
+        assert_eq!(s.rate.unwrap().both(1 << 20), "2000/s (1.95 GiB/s at 1M)");
+        s.set_rate_text("0").unwrap();
+        assert_eq!(s.rate, None);
+        // A throughput that would ask more than 1e9 ops/s at the block size is refused, and a
+        // block that would make it so too.
+        s.block_size_bytes = 1;
+        assert!(s
+            .set_rate_text("2G/s")
+            .unwrap_err()
+            .contains("over the 1e9"));
+        s.block_size_bytes = 4096;
+        s.set_rate_text("2G/s").unwrap();
+        assert!(s
+            .set_block_size_text("1")
+            .unwrap_err()
+            .contains("larger block"));
+        assert_eq!(s.block_size_bytes, 4096);
+        assert_eq!(
+            (per_s(0.5), per_s(2000.0), per_s(1e6)),
+            ("0.5/s".into(), "2000/s".into(), "1.00M/s".into())
+        );
     }
 
     #[test]

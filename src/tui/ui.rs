@@ -151,9 +151,12 @@ pub fn areas(app: &App, area: Rect) -> Areas {
     ])
     .areas(left);
     let [latency, results, log] = if area.width >= SIDE_BY_SIDE_WIDTH {
+        // Two histograms (an open loop's service and response, a mix's reads and writes) get
+        // more of the width, so each keeps readable bars.
+        let lat_pct = if latency::shows_two(app) { 38 } else { 30 };
         Layout::horizontal([
-            Constraint::Percentage(30),
-            Constraint::Percentage(48),
+            Constraint::Percentage(lat_pct),
+            Constraint::Percentage(78 - lat_pct),
             Constraint::Percentage(22),
         ])
         .areas(lower)

@@ -684,3 +684,65 @@ fn capital_w_mixes_reads_and_writes_on_a_scratch_file_and_the_mix_row_appears() 
     let ops: u64 = mix[col("ops")].parse().unwrap();
     assert_eq!(reads + writes, ops, "{mix:?}");
 }
+
+/// An open loop at a rate no file can keep up with (10^9 operations per second of 1 MiB
+/// each: a read takes tens of µs at best, so the backlog grows by nearly 10^9 a second
+/// whatever the machine's load) says `behind` on the live line, labels the row with its rate,
+/// and says it fell behind when the row ends; the screen holds at 120×40 and 160×40 too.
+#[test]
+fn an_open_loop_at_a_rate_the_file_cannot_keep_up_with_says_behind_in_a_real_terminal() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("skipped: tmux is not installed (the CI installs it)");
+        return;
+    }
+    let dir = tmp();
+    let f = p(&dir, "rate.bin");
+    write_varied_file(&f, 8 << 20, 7);
+    let tmux = Tmux::explore(
+        format!("diskscope-test-{}-rate", std::process::id()),
+        dir.path(),
+        &f,
+    );
+    let limit = Duration::from_secs(20);
+    let send = |keys: &[&str]| {
+        for k in keys {
+            tmux.cmd(&["send-keys", "-t", "main", k]);
+        }
+    };
+    let (ok, s) = tmux.wait_for(limit, |s| shown_mib_s(s).is_some_and(|v| v > 0.0));
+    assert!(ok, "no throughput shown:\n{s}");
+    // Rows under a second are kept too: the row must not depend on how long the steps took.
+    send(&["t"]);
+    let (ok, s) = tmux.wait_for(limit, |s| s.contains("are kept too"));
+    assert!(ok, "{s}");
+    send(&["R", "1000000000", "Enter"]);
+    let (ok, s) = tmux.wait_for(limit, |s| {
+        s.contains("1.00G/s asked") && s.contains(" behind") && s.contains("@1.00G/s")
+    });
+    assert!(ok, "no 'behind' on the rate line:\n{s}");
+    for (w, h) in [("120", "40"), ("160", "40")] {
+        tmux.cmd(&["resize-window", "-t", "main", "-x", w, "-y", h]);
+        let (ok, s) = tmux.wait_for(limit, |s| {
+            s.lines().count() >= 40
+                && s.contains("1.00G/s asked")
+                && s.contains("service")
+                && s.contains("response")
+        });
+        assert!(ok, "{w}x{h}:\n{s}");
+    }
+    tmux.cmd(&["resize-window", "-t", "main", "-x", "80", "-y", "24"]);
+    // Pausing ends the row: the message says it fell behind.
+    send(&["Space"]);
+    let (ok, s) = tmux.wait_for(limit, |s| s.contains("fell behind"));
+    assert!(ok, "the ended row does not say it fell behind:\n{s}");
+    send(&["q"]);
+    let (ok, s) = tmux.wait_for(limit, |s| s.contains("EXITED:0"));
+    assert!(ok, "{s}");
+    // The summary's line may wrap at 80 columns: joined, it reads whole.
+    let joined = s.replace('\n', "");
+    assert!(
+        joined.contains("pread 1M @1.00G/s: open loop 1.00G/s asked")
+            && joined.contains("at the end: fell behind"),
+        "the summary at exit does not say it:\n{s}"
+    );
+}

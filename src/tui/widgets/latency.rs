@@ -7,6 +7,12 @@
 //! linearly or, with `l`, on a log scale: linearly a bucket of 2 and an empty one look alike
 //! next to one of 5619; on the log scale both the tail and the body are visible. The buckets
 //! that hold the p50 and the p99 are marked.
+//!
+//! Two histograms (an open loop's service and response times, a mix's reads and writes) sit
+//! side by side when each half has room for readable bars, and are stacked one above the other
+//! when the panel is narrow but tall (a 46-column panel split in two left 1-column bars, cut
+//! counts and no p50/p99 marks). A narrow histogram labels each bucket by its upper edge only,
+//! then drops the counts, so the bars and the marks keep their room.
 
 use super::{fmt_rate, fmt_us, frame};
 use crate::measure::histogram::{log_buckets, LogBucket};
@@ -87,6 +93,45 @@ pub fn bar_len(count: u64, most: u64, width: usize, log: bool) -> usize {
     ((share * width as f64).round() as usize).clamp(1, width)
 }
 
+/// Whether the live segment shows two histograms (an open loop, a mix): the screen then gives
+/// the latency panel more width.
+pub fn shows_two(app: &App) -> bool {
+    app.live
+        .as_ref()
+        .filter(|s| s.agg.ops > 0)
+        .is_some_and(|s| super::mix::live_directions(s).is_some() || s.agg.response.is_some())
+}
+
+/// Columns a bucket row needs besides its bar with the full `lo-hi` label.
+const FULL_FIXED_W: usize = 14 + 7 + 8 + 1;
+/// Least bar length that reads as a distribution; below it, labels shrink first.
+const MIN_BAR_W: usize = 12;
+/// Rows each of two stacked histograms needs at least: heading, two percentile lines and four
+/// buckets.
+const STACKED_MIN_ROWS: u16 = 7;
+
+/// Where two histograms go in `inner`: side by side when each half has room for the full
+/// labels and [`MIN_BAR_W`], else one above the other when the height allows
+/// [`STACKED_MIN_ROWS`] each, else side by side anyway (narrow labels).
+pub fn split_two(inner: Rect) -> [Rect; 2] {
+    use ratatui::layout::{Constraint, Layout};
+    let half_w = (inner.width / 2).saturating_sub(1) as usize;
+    if half_w < FULL_FIXED_W + MIN_BAR_W && inner.height >= 2 * STACKED_MIN_ROWS {
+        let [top, bottom] =
+            Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(inner);
+        return [top, bottom];
+    }
+    let [left, right] =
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(inner);
+    [
+        Rect {
+            width: left.width.saturating_sub(1),
+            ..left
+        },
+        right,
+    ]
+}
+
 /// Draws the latency panel.
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let title = if app.latency_log {
@@ -110,15 +155,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     // A mix (`w`, `W`): the reads' histogram beside the writes', each headed by its own
     // throughput and IOPS (the whole would hide a slow direction behind a fast one).
     if let Some([(rn, r), (wn, w)]) = super::mix::live_directions(seg) {
-        let [left, right] = ratatui::layout::Layout::horizontal([
-            ratatui::layout::Constraint::Percentage(50),
-            ratatui::layout::Constraint::Percentage(50),
-        ])
-        .areas(inner);
-        let left = Rect {
-            width: left.width.saturating_sub(1),
-            ..left
-        };
+        let [left, right] = split_two(inner);
         let secs = seg.seconds();
         let rh = super::mix::heading(app.units_mb, rn, r, secs);
         let wh = super::mix::heading(app.units_mb, wn, w, secs);
@@ -130,15 +167,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     // intended start), so queueing behind a slow device shows as the gap between the two.
     match &seg.agg.response {
         Some(response) => {
-            let [left, right] = ratatui::layout::Layout::horizontal([
-                ratatui::layout::Constraint::Percentage(50),
-                ratatui::layout::Constraint::Percentage(50),
-            ])
-            .areas(inner);
-            let left = Rect {
-                width: left.width.saturating_sub(1),
-                ..left
-            };
+            let [left, right] = split_two(inner);
             draw(app, &seg.agg.latency, Some("service"), left, buf);
             draw(app, response, Some("response"), right, buf);
         }
@@ -189,12 +218,18 @@ fn draw(
     let rows = (inner.height as usize).saturating_sub(lines.len());
     let buckets = fine_buckets(h, rows);
     let most = buckets.iter().map(|b| b.count).max().unwrap_or(1).max(1);
-    let label_w = 14usize;
-    let count_w = 7usize;
+    // Narrow: each bucket by its upper edge (`<1.20ms`), then without counts, so the bars and
+    // the p50/p99 marks keep their room and nothing is cut at the edge.
+    let w = inner.width as usize;
+    let (label_w, count_w) = if w >= FULL_FIXED_W + MIN_BAR_W {
+        (14usize, 7usize)
+    } else if w >= FULL_FIXED_W - 6 + 4 {
+        (8, 7)
+    } else {
+        (8, 0)
+    };
     let mark_w = 8usize;
-    let bar_w = (inner.width as usize)
-        .saturating_sub(label_w + count_w + mark_w + 1)
-        .max(1);
+    let bar_w = w.saturating_sub(label_w + count_w + mark_w + 1).max(1);
     let p50_ns = h.value_at_quantile(0.50);
     let p99_ns = h.value_at_quantile(0.99);
     let holds = |b: &LogBucket, v: u64| {
@@ -216,18 +251,25 @@ fn draw(
                 .fg(Color::Magenta)
                 .add_modifier(Modifier::BOLD)
         };
+        let label = if label_w == 14 {
+            format!(
+                "{:>6}-{:<6} ",
+                fmt_us(b.lo_ns as f64 / 1e3),
+                fmt_us(b.hi_ns as f64 / 1e3)
+            )
+        } else {
+            format!("<{:<6} ", fmt_us(b.hi_ns as f64 / 1e3))
+        };
+        let count = if count_w > 0 {
+            format!("{:>count_w$}", fmt_rate(b.count as f64))
+        } else {
+            String::new()
+        };
         lines.push(Line::from(vec![
-            Span::styled(
-                format!(
-                    "{:>6}-{:<6} ",
-                    fmt_us(b.lo_ns as f64 / 1e3),
-                    fmt_us(b.hi_ns as f64 / 1e3)
-                ),
-                dim,
-            ),
+            Span::styled(label, dim),
             Span::styled("█".repeat(len), bar_style),
-            Span::raw(" ".repeat(bar_w - len.min(bar_w) + 1)),
-            Span::styled(format!("{:>count_w$}", fmt_rate(b.count as f64)), dim),
+            Span::raw(" ".repeat(bar_w - len.min(bar_w) + usize::from(count_w > 0))),
+            Span::styled(count, dim),
             Span::styled(mark.to_string(), Style::default().fg(Color::Yellow)),
         ]));
     }

@@ -8,6 +8,7 @@ pub mod kdm_card;
 pub mod latency;
 pub mod log;
 pub mod mix;
+pub mod openloop;
 pub mod panel;
 pub mod results;
 pub mod throughput;

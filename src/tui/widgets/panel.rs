@@ -80,6 +80,21 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             lines[3].spans.extend(extra);
         }
     }
+    // The open loop's rate as typed (`R`), on the first line of op, block or direct with room
+    // (the throughput panel says it whole, with the rate done).
+    if let Some(rate) = s.rate {
+        let typed = rate.short(s.block_size_bytes);
+        for extra in [pair("  rate ", typed.clone()), pair("  @", typed)] {
+            let w = super::spans_width(&extra);
+            if let Some(l) = [2, 4, 5]
+                .into_iter()
+                .find(|&i| lines[i].width() + w <= inner.width as usize)
+            {
+                lines[l].spans.extend(extra);
+                break;
+            }
+        }
+    }
     lines.truncate(inner.height as usize);
     Paragraph::new(lines).render(inner, buf);
     if inner.height >= 2 {

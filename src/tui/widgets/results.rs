@@ -90,6 +90,10 @@ pub fn setting_label(r: &RunResult) -> String {
     if let Some(pct) = r.mix_read_pct_asked {
         s.push_str(&format!(" mix{pct}"));
     }
+    // An open loop (issue 25): the rate asked, so rows at 2000/s and 200/s differ.
+    if let Some(asked) = r.rate_iops_asked {
+        s.push_str(&format!(" @{}", crate::tui::settings::per_s(asked)));
+    }
     s
 }
 

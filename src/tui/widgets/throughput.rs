@@ -237,11 +237,16 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         lines.push(Line::raw(""));
     }
     // A mix's last line is its share of reads done against the share asked (writes are not
-    // modelled, so the why line has nothing to say of it; the detail rows keep it).
+    // modelled, so the why line has nothing to say of it; the detail rows keep it); an open
+    // loop's is the rate asked, the rate done and the backlog, so a device that cannot keep up
+    // is said, not left to be guessed from the response times.
     lines.push(
         app.live
             .as_ref()
-            .and_then(super::mix::done_line)
+            .and_then(|seg| {
+                super::mix::done_line(seg)
+                    .or_else(|| super::openloop::live_line(seg, figures.width as usize))
+            })
             .unwrap_or_else(|| super::why::short_line(app, figures.width as usize)),
     );
     Paragraph::new(lines).render(figures, buf);
