@@ -49,7 +49,9 @@ EOF
 
 # The JSON document on stdin as a sorted list of key paths with value types (arrays collapsed).
 keytree() {
-    jq -r '[paths(true) as $p | {p: ($p | map(if type == "number" then "[]" else . end) | join(".")), t: (getpath($p) | type)}] | unique | .[] | "\(.p): \(.t)"' 2>&1
+    # A figure that can be unknown (a timeline interval with no CPU ticks has null CPU shares) is
+    # "number|null" whichever it was in this run, so two runs of one binary agree.
+    jq -r '[paths(true) as $p | {p: ($p | map(if type == "number" then "[]" else . end) | join(".")), t: (getpath($p) | type | if . == "number" or . == "null" then "number|null" else . end)}] | unique | .[] | "\(.p): \(.t)"' 2>&1
 }
 
 # The help texts of the subcommand tree under "$@" (recursively through "Commands:").

@@ -515,8 +515,7 @@ mod tests {
 
     #[test]
     fn cold_all_rows_say_cold_all_though_only_the_hosts_first_rank_drops_the_cache() {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
+        if rustix::process::geteuid().as_raw() != 0 {
             eprintln!("skipped: cold-all needs root (drop_caches)");
             return;
         }

@@ -130,7 +130,7 @@ impl DeviceSource {
 
     /// The device numbered `dev` under the sysfs root `sys`.
     fn of_dev(sys: &Path, dev: u64) -> Option<DeviceSource> {
-        let (major, minor) = (libc::major(dev), libc::minor(dev));
+        let (major, minor) = (rustix::fs::major(dev), rustix::fs::minor(dev));
         if major == 0 {
             return None;
         }
@@ -153,7 +153,7 @@ impl DeviceSource {
 
 /// The source of the mount whose device is `dev` when it is a `/dev/` path.
 fn mount_source_of(mountinfo: &str, dev: u64) -> Option<String> {
-    let want = format!("{}:{}", libc::major(dev), libc::minor(dev));
+    let want = format!("{}:{}", rustix::fs::major(dev), rustix::fs::minor(dev));
     mountinfo.lines().find_map(|l| {
         let f: Vec<&str> = l.split(' ').collect();
         let dash = f.iter().position(|w| *w == "-")?;

@@ -258,8 +258,7 @@ fn create_output(spec: &RunSpec, need_bytes: u64) -> anyhow::Result<Output> {
         // --force replaces only the user's own files: unlinking needs only the directory's
         // permission, so without this a user could replace a file of someone else's that they
         // may not even write (and root anybody's).
-        // SAFETY: geteuid has no preconditions.
-        Ok(m) if m.is_file() && m.uid() != unsafe { libc::geteuid() } => {
+        Ok(m) if m.is_file() && m.uid() != rustix::process::geteuid().as_raw() => {
             return Err(usage(format!(
                 "FILE: {p} belongs to another user (uid {}); --force replaces only your own \
                  files: remove it yourself or pick another path",

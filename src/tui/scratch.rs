@@ -72,8 +72,7 @@ pub fn not_our_default_file(path: &Path, size_bytes: u64) -> Option<&'static str
     if !m.file_type().is_file() {
         return Some("not a regular file");
     }
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    if m.uid() != unsafe { libc::geteuid() } {
+    if m.uid() != rustix::process::geteuid().as_raw() {
         return Some("owned by another user");
     }
     if m.mode() & 0o022 != 0 {
@@ -114,8 +113,7 @@ pub fn not_our_default_file(path: &Path, size_bytes: u64) -> Option<&'static str
 /// (reused) or free (created there). A name taken by anything else — another user's file
 /// planted in a shared `/tmp`, a file of holes — is left alone and the next name tried.
 pub fn pick_default_file(dir: &Path, size_bytes: u64) -> anyhow::Result<DefaultFile> {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::geteuid() };
+    let uid = rustix::process::geteuid().as_raw();
     let mut passed = Vec::new();
     for i in 0..DEFAULT_NAME_TRIES {
         let name = match i {
@@ -401,12 +399,14 @@ fn marker_of(path: &Path) -> Option<String> {
 
 /// Whether process `pid` exists (or may: a process of another user answers EPERM).
 fn alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
+    let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
         return false;
     };
-    // SAFETY: signal 0 checks existence and permission only; it sends nothing.
-    let rc = unsafe { libc::kill(pid, 0) };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+    // Signal 0 checks existence and permission only; it sends nothing.
+    rustix::process::test_kill_process(pid) != Err(rustix::io::Errno::SRCH)
 }
 
 /// Write scratch files beside `file` left by explorer sessions that ended without cleaning up
@@ -432,8 +432,7 @@ pub fn leftovers(file: &Path) -> Vec<(crate::fsguard::Created, u32)> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::geteuid() };
+    let uid = rustix::process::geteuid().as_raw();
     let mut found = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name();
@@ -620,8 +619,7 @@ mod tests {
     #[test]
     fn a_default_file_of_another_user_is_not_ours() {
         // /etc/hostname-like: a root-owned file, unless the tests run as root.
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } == 0 {
+        if rustix::process::geteuid().as_raw() == 0 {
             eprintln!("skipped: running as root, every file may be ours");
             return;
         }
