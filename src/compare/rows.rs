@@ -124,6 +124,22 @@ pub struct Setup {
 }
 
 impl Setup {
+    /// The point a sweep's typed row belongs to (the report labels its rows the same way).
+    pub fn of_result(r: &crate::measure::RunResult) -> Setup {
+        Setup {
+            experiment: r.experiment.clone(),
+            kind: Kind::of_method(&r.method),
+            method: r.method.clone(),
+            block_size_bytes: r.block_size_bytes,
+            threads: r.threads,
+            queue_depth: r.queue_depth,
+            cache: r.cache.clone(),
+            direct: r.direct,
+            operation: r.operation.clone(),
+            pattern: r.pattern.clone(),
+        }
+    }
+
     /// A short human label: `exp: read pread 1M sequential warm T1` (+ `QD32`, `O_DIRECT` when set).
     pub fn label(&self) -> String {
         let mut s = format!(

@@ -13,7 +13,6 @@ use super::html::Page;
 use crate::compare::load::Record;
 use crate::measure::stats::Stats;
 use crate::measure::RunResult;
-use crate::size::format_size;
 
 /// One open-loop point of an experiment, medians over its successful repetitions.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,23 +47,7 @@ pub struct WorstInterval {
 
 /// A row's point without its rate, in the words of the summary table's labels.
 fn setup_label(r: &RunResult) -> String {
-    let mut s = format!(
-        "{}: {} {} {} {} {} T{}",
-        r.experiment,
-        r.operation,
-        r.method,
-        format_size(r.block_size_bytes),
-        r.pattern,
-        r.cache,
-        r.threads
-    );
-    if r.queue_depth != 1 {
-        s += &format!(" QD{}", r.queue_depth);
-    }
-    if r.direct {
-        s += " O_DIRECT";
-    }
-    s
+    crate::compare::rows::Setup::of_result(r).label()
 }
 
 /// `@500/s`: the rate a label carries.
