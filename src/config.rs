@@ -330,6 +330,11 @@ pub struct RunSpec {
     /// Write into an existing regular file in place, without truncating it (batch mode overwrites
     /// its own test file so writes measure overwrites, not block allocation).
     pub overwrite_in_place: bool,
+    /// A write run sets this value as the file's [`crate::fsguard::MARK_XATTR`] extended
+    /// attribute right after creating it (before laying it out): the explorer's proof that a
+    /// scratch file is its own, so a session killed during the run leaves a file the next one
+    /// can prove ours and remove. `None`: no mark.
+    pub mark_created: Option<String>,
     /// Seed for written data and random offsets.
     pub seed: u64,
     /// Most bytes the run's I/O buffers may take (`--max-memory`); `None`: half of the memory
@@ -378,6 +383,7 @@ impl RunSpec {
             dsync: false,
             force: false,
             overwrite_in_place: false,
+            mark_created: None,
             seed: crate::pattern::DEFAULT_SEED,
             max_memory_bytes: None,
             range_start_bytes: 0,

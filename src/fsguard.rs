@@ -23,6 +23,10 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+/// The extended attribute that marks a file as one diskscope made (the explorer's scratch
+/// files: `tui::scratch`), so that a later run can prove a leftover its own.
+pub const MARK_XATTR: &str = "user.diskscope";
+
 /// A file this process created, identified by its inode so removal can prove it is still ours.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Created {

@@ -126,7 +126,9 @@ pub struct RunArgs {
     /// Open loop: issue at this rate, operations per second over all threads (2000) or a
     /// throughput (50 MiB/s); every operation has an intended start on the schedule, and the
     /// run reports response times (from that start) beside service times (from the issue)
-    #[arg(long, value_name = "RATE")]
+    // allow_hyphen_values: `--rate -5` reaches the rate's own check ("must be above 0"),
+    // not clap's "unexpected argument '-5'".
+    #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
     pub rate: Option<String>,
     /// With --rate: how the intended starts are spaced, constant or poisson
     #[arg(long, default_value = "constant", value_name = "ARRIVAL")]
@@ -282,7 +284,10 @@ pub fn open_loop_lines(r: &RunResult) -> Vec<String> {
             f(r.resp_p999_us),
             f(r.resp_max_us)
         ),
-        if behind {
+        if r.ops == 0 {
+            // Nothing to keep up with or fall behind on: an empty file, or a run stopped first.
+            format!("no operation completed, so no rate was kept (0 of {asked:.0} IOPS asked)")
+        } else if behind {
             format!(
                 "fell behind: achieved {:.0} of {asked:.0} IOPS, backlog {} ops at the end",
                 f(r.rate_iops_achieved),

@@ -292,6 +292,16 @@ fn create_output(spec: &RunSpec, need_bytes: u64) -> anyhow::Result<Output> {
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&spec.path)
         .map_err(|e| open_error(&spec.path, e, false))?;
+    if let Some(mark) = &spec.mark_created {
+        // First, before the layout's long writes: a process killed from here on leaves a marked
+        // file. A file system without user extended attributes keeps no mark (no proof then).
+        let _ = rustix::fs::fsetxattr(
+            &anchor,
+            crate::fsguard::MARK_XATTR,
+            mark.as_bytes(),
+            rustix::fs::XattrFlags::empty(),
+        );
+    }
     let created = crate::fsguard::created_of_open(&spec.path, &anchor)
         .with_context(|| format!("FILE: reading back {p}"))?;
     Ok(Output {

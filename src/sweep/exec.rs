@@ -141,7 +141,11 @@ pub fn point_label(exp: &str, s: &RunSpec) -> String {
     let bs = crate::size::format_size(s.block_size_bytes);
     format!(
         "{exp}: {} {} {} {}{} bs {bs} t{}{}{}",
-        s.op,
+        // A mix is written through the write path: say the mix and its share, not `write`.
+        match s.mix_read_pct {
+            Some(pct) => format!("mix {pct}/{}", 100 - pct),
+            None => s.op.to_string(),
+        },
         s.method,
         s.pattern,
         s.cache,

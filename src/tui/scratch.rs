@@ -276,10 +276,10 @@ fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
 
 /// The extended attribute that marks a write scratch file as the explorer's, with the pid of
 /// the session that made it; a later session removes a leftover only with this proof.
-pub const SCRATCH_XATTR: &str = "user.diskscope";
+pub const SCRATCH_XATTR: &str = crate::fsguard::MARK_XATTR;
 
 /// The marker's value for the session `pid`.
-fn scratch_marker(pid: u32) -> String {
+pub fn scratch_marker(pid: u32) -> String {
     format!("explorer-scratch pid={pid}")
 }
 

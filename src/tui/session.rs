@@ -293,7 +293,14 @@ fn launch(spec: &RunSpec) -> anyhow::Result<Run> {
     Run::start(spec, "", Arc::new(AtomicBool::new(false)))
 }
 
-fn begin(id: u64, spec: RunSpec, out: &Sender<Update>) -> Option<Running> {
+fn begin(id: u64, mut spec: RunSpec, out: &Sender<Update>) -> Option<Running> {
+    // A write run replaces its claimed (marked) scratch file with a fresh one (`force`): the
+    // runner marks that one as it creates it, so a session killed during the run leaves a file
+    // the next session can prove ours and remove (without, a SIGKILL after `w` left
+    // `.FILE.diskscope-scratch.<pid>.1` for good).
+    if spec.op != Op::Read {
+        spec.mark_created = Some(super::scratch::scratch_marker(std::process::id()));
+    }
     match launch(&spec) {
         Ok(run) => {
             let _ = out.send(Update::Started {

@@ -571,22 +571,21 @@ fn a_scratch_file_left_by_a_killed_session_is_removed_by_the_next_one() {
     let left = scratch_files(dir.path(), "killed.bin");
     assert!(!left.is_empty(), "nothing was left to clean up");
     drop(first);
-    // Without user extended attributes there is no proof, and the file must stay.
-    let path = std::ffi::CString::new(left[0].as_os_str().as_encoded_bytes()).unwrap();
-    let mut buf = [0u8; 64];
-    // SAFETY: NUL-terminated strings and a live buffer of its length.
-    let n = unsafe {
-        libc::lgetxattr(
-            path.as_ptr(),
-            c"user.diskscope".as_ptr(),
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-        )
-    };
-    if n < 0 {
+    // Without user extended attributes there is no proof, and the file must stay. Whether the
+    // file system has them is asked of a file of the test's own: the leftover itself must carry
+    // the marker (once it did not, as the write run replaced the marked claim, and this test
+    // skipped instead of failing).
+    let probe = std::fs::File::create(p(&dir, "xattr-probe")).unwrap();
+    if rustix::fs::fsetxattr(&probe, "user.probe", b"1", rustix::fs::XattrFlags::empty()).is_err() {
         eprintln!("skipped: no user extended attributes here");
         return;
     }
+    let mut buf = [0u8; 64];
+    let n = rustix::fs::lgetxattr(&left[0], "user.diskscope", &mut buf);
+    assert!(
+        n.is_ok(),
+        "the scratch file a killed session left carries no marker ({n:?}): no later session can prove it ours"
+    );
     let second = Tmux::explore(
         format!("diskscope-test-{}-killed-2", std::process::id()),
         dir.path(),

@@ -65,7 +65,9 @@ fn d_max_points() -> usize {
 #[serde(deny_unknown_fields)]
 pub struct KneeParams {
     /// The response-time p99 a rate must stay under: 2ms, 500us, 0.5ms, 1s
-    #[arg(long, value_name = "TIME")]
+    // allow_hyphen_values: `--p99 -1ms` reaches the target's own check, not clap's
+    // "unexpected argument '-1'".
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     pub p99: String,
     /// Bytes per read: 4K, 64K, 1M
     #[arg(long, default_value = "4K", value_name = "SIZE")]
