@@ -27,6 +27,18 @@ use std::path::{Path, PathBuf};
 /// files: `tui::scratch`), so that a later run can prove a leftover its own.
 pub const MARK_XATTR: &str = "user.diskscope";
 
+/// Sets `file`'s [`MARK_XATTR`] to `value`; returns whether it did. A file system without user
+/// extended attributes keeps no mark: such a file then has no proof of being ours.
+pub fn mark(file: &File, value: &str) -> bool {
+    rustix::fs::fsetxattr(
+        file,
+        MARK_XATTR,
+        value.as_bytes(),
+        rustix::fs::XattrFlags::empty(),
+    )
+    .is_ok()
+}
+
 /// A file this process created, identified by its inode so removal can prove it is still ours.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Created {

@@ -295,12 +295,7 @@ fn create_output(spec: &RunSpec, need_bytes: u64) -> anyhow::Result<Output> {
     if let Some(mark) = &spec.mark_created {
         // First, before the layout's long writes: a process killed from here on leaves a marked
         // file. A file system without user extended attributes keeps no mark (no proof then).
-        let _ = rustix::fs::fsetxattr(
-            &anchor,
-            crate::fsguard::MARK_XATTR,
-            mark.as_bytes(),
-            rustix::fs::XattrFlags::empty(),
-        );
+        crate::fsguard::mark(&anchor, mark);
     }
     let created = crate::fsguard::created_of_open(&spec.path, &anchor)
         .with_context(|| format!("FILE: reading back {p}"))?;

@@ -104,12 +104,12 @@ pub fn run_command(
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .process_group(0);
-    // SAFETY: the closure runs in the child between fork and exec and calls only prctl(2),
-    // which is async-signal-safe; it touches no memory of the parent.
     // This call stays libc, not rustix's `set_parent_process_death_signal`: `pre_exec` is unsafe
     // whatever the closure calls, so the wrapper would remove no `unsafe`, and between fork and
     // exec only async-signal-safe calls are allowed, which libc's prctl is (a bare system call)
     // while rustix makes no such promise for its wrappers.
+    // SAFETY: the closure runs in the child between fork and exec and calls only prctl(2),
+    // which is async-signal-safe; it touches no memory of the parent.
     unsafe {
         command.pre_exec(|| {
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {

@@ -123,13 +123,11 @@ impl RowSink {
             // The optional columns the points will write (a mixed point's, an open-loop
             // point's, a non-default setting's) are named up front, so points that differ in
             // them share the header.
-            Columns::Runs | Columns::MixedRuns | Columns::OpenLoopRuns => {
-                CsvSink::create_with::<RunResult>(
-                    path,
-                    force,
-                    crate::runner::optional_columns(&x.points),
-                )?
-            }
+            Columns::Runs => CsvSink::create_with::<RunResult>(
+                path,
+                force,
+                crate::runner::optional_columns(&x.points),
+            )?,
             Columns::Syscalls => CsvSink::create::<SyscallRow>(path, force)?,
             Columns::FleetRuns => CsvSink::create::<super::fleet::FleetCsvRow>(path, force)?,
             Columns::FleetMixedRuns => CsvSink::create_with::<super::fleet::FleetCsvRow>(

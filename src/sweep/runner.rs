@@ -7,7 +7,6 @@
 use super::experiment::{Experiment, Plan, Row};
 use super::files::{self, FilePlan, TestFile};
 use super::progress::Progress;
-use crate::measure::RunResult;
 use crate::size::format_size;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -26,34 +25,18 @@ pub enum Prepared {
 /// The columns of an experiment's per-repetition CSV.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Columns {
-    /// [`RunResult`]'s.
+    /// [`crate::measure::RunResult`]'s, with every optional column the experiment's points
+    /// will write (a mixed point's per-direction columns, an open-loop point's, a non-default
+    /// setting's: `runner::optional_columns`) on every row, empty where a row has none.
     Runs,
-    /// [`RunResult`]'s and a mixed point's per-direction columns (`RunResult::mixed_columns`),
-    /// on every row (empty on pure ones).
-    MixedRuns,
-    /// [`RunResult`]'s and an open-loop point's columns (`rate_*`, `backlog_ops`, `resp_*`,
-    /// [`open_loop_columns`]) on every row, empty on closed-loop ones (`rate = [0, 500]`).
-    OpenLoopRuns,
     /// [`SyscallRow`]'s.
     Syscalls,
-    /// [`RunResult`]'s with the fleet's columns (rank, clients, layout, the ranks' spread).
+    /// [`crate::measure::RunResult`]'s with the fleet's columns (rank, clients, layout, the
+    /// ranks' spread).
     FleetRuns,
     /// [`FleetRuns`](Columns::FleetRuns)' and a mixed point's per-direction columns, on every
     /// row (a failed point's row has them empty).
     FleetMixedRuns,
-}
-
-/// The columns an open-loop run's record has beyond a closed-loop one's, in the record's order
-/// (read off [`RunResult`]'s serde form, not a list kept by hand).
-pub fn open_loop_columns() -> anyhow::Result<Vec<String>> {
-    use crate::export::csv::header_of_row;
-    let mut open = RunResult::default();
-    open.set_open_loop(1.0, 0, &crate::measure::LatencySummary::default());
-    let closed = header_of_row(&RunResult::default())?;
-    Ok(header_of_row(&open)?
-        .into_iter()
-        .filter(|c| !closed.contains(c))
-        .collect())
 }
 
 /// How the points of a sweep are measured: in this process, or by every rank of a fleet. The
@@ -83,10 +66,6 @@ pub trait PointRunner {
     fn columns(&self, x: &Experiment) -> Columns {
         if x.kind.traits().syscall_rows {
             Columns::Syscalls
-        } else if x.points.iter().any(crate::config::RunSpec::is_mixed) {
-            Columns::MixedRuns
-        } else if x.points.iter().any(|s| s.rate_iops.is_some()) {
-            Columns::OpenLoopRuns
         } else {
             Columns::Runs
         }

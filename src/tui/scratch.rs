@@ -361,21 +361,7 @@ impl Drop for WriteScratch {
 /// Marks `file` as a write scratch file of session `pid`. A file system without user extended
 /// attributes keeps no mark: such a file is then never removed by a later session (no proof).
 fn mark_scratch(file: &std::fs::File, pid: u32) -> bool {
-    use std::os::fd::AsRawFd;
-    let name = std::ffi::CString::new(SCRATCH_XATTR).expect("no NUL in the name");
-    let value = scratch_marker(pid);
-    // SAFETY: `file` is an open descriptor, `name` a NUL-terminated string and `value` a live
-    // buffer of `value.len()` bytes, all valid for the duration of the call.
-    let rc = unsafe {
-        libc::fsetxattr(
-            file.as_raw_fd(),
-            name.as_ptr(),
-            value.as_ptr().cast(),
-            value.len(),
-            0,
-        )
-    };
-    rc == 0
+    crate::fsguard::mark(file, &scratch_marker(pid))
 }
 
 /// The marker of the file at `path` (not following a link), if any.
