@@ -3,7 +3,9 @@
 #
 # The knee search against a brute-force sweep of rates, on the same file, same setup (by default
 # pread 1M random over a cached file, one thread, Poisson arrivals), each point the same seconds:
-#   1. `diskscope knee FILE --p99 TARGET --json`: its answer and its wall time;
+#   1. `diskscope knee FILE --p99 TARGET --json`: its answer (knee_iops, a rate measured to
+#      pass), its crossing (where the p99 crosses the target, interpolated in the bracket) and
+#      its wall time;
 #   2. brute force: `run --rate R` at 5%, 10%, ..., 100% of the closed-loop ceiling the search
 #      measured, each point as long as one of the search's; the answer is the highest rate whose
 #      response p99 is under TARGET and that kept up (brute_iops), and the highest under the
@@ -55,7 +57,8 @@ case "$TARGET" in
   *) echo "bench/knee.sh: give the target with its unit (2ms, 500us), got '$TARGET'" >&2; exit 2 ;;
 esac
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); target p99 $TARGET; ${SECS}s a point; $BLOCK reads, ${SETUP[*]}"
-printf '%-4s %12s %10s %12s %12s %10s %10s %10s\n' pair search_iops search_s brute_iops brute_below brute_s answer% time%
+printf '%-4s %12s %9s %10s %12s %12s %10s %10s %9s %10s\n' pair search_iops crossing search_s brute_iops brute_below brute_s answer% cross% time%
+KNEES=(); CROSSES=(); BESTS=(); TIMES=()
 for rep in $(seq 1 "$REPS"); do
   t0=$(date +%s.%N)
   doc=$("$DS" knee "$FILE" --p99 "$TARGET" --block "$BLOCK" "${SETUP[@]}" --seconds "$SECS" --tolerance 8 \
@@ -63,6 +66,7 @@ for rep in $(seq 1 "$REPS"); do
   t1=$(date +%s.%N)
   search_s=$(echo "$t1 - $t0" | bc -l)
   knee=$(echo "$doc" | jq '.knee_iops // 0')
+  cross=$(echo "$doc" | jq '.crossing_iops // .knee_iops // 0')
   ceiling=$(echo "$doc" | jq '.ceiling.iops')
   best=0
   below=0 # the highest rate under the first one that missed (every rate up to it met the target)
@@ -89,8 +93,26 @@ for rep in $(seq 1 "$REPS"); do
   t1=$(date +%s.%N)
   brute_s=$(echo "$t1 - $t0" | bc -l)
   answer=$(echo "if ($best > 0) 100 * ($knee - $best) / $best else 0" | bc -l)
+  xanswer=$(echo "if ($best > 0) 100 * ($cross - $best) / $best else 0" | bc -l)
   time=$(echo "100 * $search_s / $brute_s" | bc -l)
-  printf '%-4s %12.0f %10.1f %12.0f %12.0f %10.1f %+9.1f%% %9.0f%%\n' "$rep" "$knee" "$search_s" \
-    "$best" "$below" "$brute_s" "$answer" "$time"
+  KNEES+=("$knee"); CROSSES+=("$cross"); BESTS+=("$best"); TIMES+=("$time")
+  printf '%-4s %12.0f %9.0f %10.1f %12.0f %12.0f %10.1f %+9.1f%% %+8.1f%% %9.0f%%\n' "$rep" "$knee" "$cross" \
+    "$search_s" "$best" "$below" "$brute_s" "$answer" "$xanswer" "$time"
 done
+# Over all pairs: each answer's median and spread. Two brute-force runs disagree with each other
+# as well: where the brute force spreads by 10% or more, no single pair can judge the 10%, and
+# the medians are the fairer comparison.
+summary() { # NAME VALUES...
+  local name=$1; shift
+  printf '%s\n' "$@" | sort -n | awk -v n="$name" '{ v[NR] = $1 } END {
+    m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+    printf "%s median %.0f, range %.0f-%.0f (%.0f%% of the median)\n", n, m, v[1], v[NR], (m > 0 ? 100 * (v[NR] - v[1]) / m : 0)
+  }'
+}
+if [ "$REPS" -gt 1 ]; then
+  summary "search answer:     " "${KNEES[@]}"
+  summary "search crossing:   " "${CROSSES[@]}"
+  summary "brute force answer:" "${BESTS[@]}"
+  summary "search time %:     " "${TIMES[@]}"
+fi
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -52,8 +52,9 @@ pub fn execute(a: &KneeArgs) -> anyhow::Result<i32> {
     );
     eprintln!("{}", k.confidence_line());
     eprintln!(
-        "{} points measured, {} reused, in {elapsed_s:.1} s",
-        k.measured, k.reused
+        "{} points measured ({} of them a second run of the bracket's top), {} reused, in \
+         {elapsed_s:.1} s",
+        k.measured, k.remeasured, k.reused
     );
     if let Some(svg) = &a.svg {
         let text = knee::svg::render(&format!("knee: {}", knee::setup_words(&plan)), &k)?;
@@ -99,6 +100,7 @@ fn document(
         "target_p99_us": k.settings_target_p99_us,
         "tolerance_pct": k.tolerance * 100.0,
         "knee_iops": k.knee_iops,
+        "crossing_iops": k.crossing_iops(),
         "fail_iops": k.fail_iops,
         "bracket_pct": k.bracket_share().map(|x| x * 100.0),
         "stop": k.stop,
@@ -109,6 +111,7 @@ fn document(
         "ceiling": k.ceiling,
         "points_measured": k.measured,
         "points_reused": k.reused,
+        "points_remeasured": k.remeasured,
         "seconds": elapsed_s,
         "points": k.points,
     });

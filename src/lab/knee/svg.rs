@@ -252,6 +252,7 @@ mod tests {
             stop: Stop::PointLimit,
             measured: 3,
             reused: 0,
+            remeasured: 0,
             not_monotone: false,
             marginal: false,
         };

@@ -294,6 +294,7 @@ mod tests {
             stop: Stop::Converged,
             measured: 5,
             reused: 1,
+            remeasured: 0,
             not_monotone: false,
             marginal: false,
         };
