@@ -101,6 +101,7 @@ fn document(
         "tolerance_pct": k.tolerance * 100.0,
         "knee_iops": k.knee_iops,
         "crossing_iops": k.crossing_iops(),
+        "slope": k.slope(),
         "fail_iops": k.fail_iops,
         "bracket_pct": k.bracket_share().map(|x| x * 100.0),
         "stop": k.stop,

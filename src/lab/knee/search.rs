@@ -165,22 +165,39 @@ impl Knee {
     /// no useful p99, and the crossing is then the bottom.
     pub fn crossing_iops(&self) -> Option<f64> {
         let (lo, hi) = (self.knee_iops?, self.fail_iops?);
+        let Some((p_lo, p_hi)) = self.ends_p99_us() else {
+            return Some(lo);
+        };
+        let t = self.settings_target_p99_us;
+        let share = ((t.ln() - p_lo.ln()) / (p_hi.ln() - p_lo.ln())).clamp(0.0, 1.0);
+        Some(lo + (hi - lo) * share)
+    }
+
+    /// The p99 at the bracket's ends that `crossing_iops` interpolates between: the bottom's
+    /// best passing run and the top's best run; `None` when an end is missing, the top fell
+    /// behind, or the two do not rise.
+    fn ends_p99_us(&self) -> Option<(f64, f64)> {
+        let (lo, hi) = (self.knee_iops?, self.fail_iops?);
         let at = |r: f64| self.points.iter().filter(move |p| p.offered_iops == r);
         let p_lo = at(lo)
             .filter(|p| p.passed)
             .map(|p| p.resp_p99_us)
             .reduce(f64::min)?;
-        let top: Vec<&Point> = at(hi).collect();
-        if top.iter().any(|p| p.fell_behind) {
-            return Some(lo);
+        if at(hi).any(|p| p.fell_behind) {
+            return None;
         }
-        let p_hi = top.iter().map(|p| p.resp_p99_us).reduce(f64::min)?;
-        let t = self.settings_target_p99_us;
-        if !(p_lo > 0.0 && p_hi > p_lo && p_hi.is_finite()) {
-            return Some(lo);
-        }
-        let share = ((t.ln() - p_lo.ln()) / (p_hi.ln() - p_lo.ln())).clamp(0.0, 1.0);
-        Some(lo + (hi - lo) * share)
+        let p_hi = at(hi).map(|p| p.resp_p99_us).reduce(f64::min)?;
+        (p_lo > 0.0 && p_hi > p_lo && p_hi.is_finite()).then_some((p_lo, p_hi))
+    }
+
+    /// How steeply the p99 rises across the bracket: the ratio of its relative change to the
+    /// rate's (`ln(p_hi/p_lo) / ln(hi/lo)`). Below [`SHALLOW_SLOPE`] the curve is shallow
+    /// there: a p99 that varies by 10-20% from run to run (a shared machine's) moves the
+    /// crossing by more than the bracket, and the knee's rate is uncertain beyond it.
+    pub fn slope(&self) -> Option<f64> {
+        let (lo, hi) = (self.knee_iops?, self.fail_iops?);
+        let (p_lo, p_hi) = self.ends_p99_us()?;
+        (hi > lo).then(|| (p_hi / p_lo).ln() / (hi / lo).ln())
     }
 
     /// One line: the answer, its bracket and why the search stopped.
@@ -202,6 +219,13 @@ impl Knee {
         };
         if let Some(x) = self.crossing_iops() {
             s += &format!("; p99 crosses the target near {x:.0} IOPS (interpolated)");
+        }
+        if let Some(k) = self.slope().filter(|&k| k < SHALLOW_SLOPE) {
+            s += &format!(
+                "; shallow: p99 rises only {k:.1}x as fast as the rate across the bracket, so \
+                 run-to-run noise in p99 moves the knee by more than the bracket (a higher \
+                 --p99 target sits where the curve is steeper)"
+            );
         }
         if self.marginal {
             s += "; marginal: an end of the bracket has a p99 whose 95% interval holds the target";
@@ -226,6 +250,11 @@ pub trait Probe {
 /// run to run, an unbounded number would chase the noise up the curve (seen on the lab VM: ten
 /// points where five do).
 const MAX_REMEASURED: usize = 1;
+
+/// A bracket whose p99 rises less than this many times as fast as its rate is shallow (see
+/// [`Knee::slope`]): with p99 noise of ±15% between runs of one rate, a slope of 3 moves the
+/// crossing by ±5%, the default tolerance.
+pub const SHALLOW_SLOPE: f64 = 3.0;
 
 /// Lowest rate tried, as a share of the ceiling (six halvings of the first point).
 const LOWEST_SHARE: f64 = 1.0 / 64.0;
@@ -625,6 +654,25 @@ mod tests {
         d.ceiling = 1e6;
         let k = run(&mut d, 1e12); // the top fell behind: no p99 to interpolate with
         assert_eq!(k.crossing_iops(), k.knee_iops);
+        assert_eq!(k.slope(), None);
+    }
+
+    #[test]
+    fn a_bracket_where_p99_barely_rises_is_called_shallow_and_a_steep_one_is_not() {
+        // M/M/1 at a target 1.3x the idle p99 (knee at 23% load): p99 rises slowly there.
+        let mut d = device();
+        let k = run(&mut d, 600.0);
+        assert!(k.slope().unwrap() < SHALLOW_SLOPE, "{:?}", k.slope());
+        assert!(
+            k.confidence_line().contains("shallow"),
+            "{}",
+            k.confidence_line()
+        );
+        // At 20x the idle p99 (knee at 95% load) it is steep.
+        let mut d = device();
+        let k = run(&mut d, 9210.0);
+        assert!(k.slope().unwrap() > SHALLOW_SLOPE, "{:?}", k.slope());
+        assert!(!k.confidence_line().contains("shallow"));
     }
 
     #[test]
