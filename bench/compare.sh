@@ -16,7 +16,7 @@
 # (every core, 256 KiB and 1 MiB), dd, fio psync and io_uring, and the RAM ceiling (an in-process
 # XOR over anonymous memory); cold: fast, fio io_uring O_DIRECT QD32 1M (malloc and huge-page
 # buffers) and QD8 4M (huge pages), fio psync, dd, C buffered pread+XOR on 2 threads with 256 KiB
-# reads, on every core with 1 MiB reads, and on 1 thread with 1 MiB reads. The table ends with
+# reads, on every core, on 4 threads (fast's buffered streams) and on 1 thread with 1 MiB reads. The table ends with
 # fast's ratio to the best contender of each kind: warm, the best C loop (target >= 0.95); cold,
 # the best of fio and the buffered C loops (target >= 1.0).
 #
@@ -137,6 +137,7 @@ label() {
     c_pread256) echo "C pread+XOR, $CORES threads, 256K aligned" ;;
     c_pread2_256) echo "C buffered pread+XOR, 2 threads, 256K" ;;
     c_pread1) echo "C buffered pread+XOR, 1 thread, 1M" ;;
+    c_pread4) echo "C buffered pread+XOR, 4 threads, 1M" ;;
     c_mmap) echo "C mmap+XOR, $CORES threads" ;;
     c_mmap1) echo "C mmap+XOR, 1 thread" ;;
     ram) echo "RAM ceiling: XOR of an in-memory buffer, $CORES threads" ;;
@@ -156,6 +157,7 @@ run_contender() { # NAME
     c_pread256) timed "$XL" pread "$FILE" "$CORES" 262144; check_xor c_pread256 ;;
     c_pread2_256) timed "$XL" pread "$FILE" 2 262144; check_xor c_pread2_256 ;;
     c_pread1) timed "$XL" pread "$FILE" 1 1048576; check_xor c_pread1 ;;
+    c_pread4) timed "$XL" pread "$FILE" 4 1048576; check_xor c_pread4 ;;
     c_mmap) timed "$XL" mmap "$FILE" "$CORES"; check_xor c_mmap ;;
     c_mmap1) timed "$XL" mmap "$FILE" 1; check_xor c_mmap1 ;;
     ram) timed "$XL" ram "$SIZE_BYTES" "$CORES"; SECS=$(awk '{ print $1; exit }' "$TMP/err") ;;
@@ -186,13 +188,13 @@ measure() { # SECTION CONTENDER...: RUNS interleaved rounds
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "bench: $SIZE_MIB MiB file $FILE, $RUNS runs per contender, interleaved; load average $LOAD_BEFORE" >&2
 WARM_C=(c_mmap c_mmap1 c_pread c_pread256)
-COLD_BEST=(fio_uring fio_psync c_pread c_pread2_256 c_pread1)
+COLD_BEST=(fio_uring fio_psync c_pread c_pread2_256 c_pread1 c_pread4)
 measure warm fast dd fio_psync fio_uring "${WARM_C[@]}" ram
 if [ "$HUGEPAGES" != 0 ]; then
   COLD_BEST+=(fio_huge fio_huge4m)
-  measure cold fast dd fio_uring fio_huge fio_huge4m fio_psync c_pread c_pread2_256 c_pread1
+  measure cold fast dd fio_uring fio_huge fio_huge4m fio_psync c_pread c_pread2_256 c_pread1 c_pread4
 else
-  measure cold fast dd fio_uring fio_psync c_pread c_pread2_256 c_pread1
+  measure cold fast dd fio_uring fio_psync c_pread c_pread2_256 c_pread1 c_pread4
 fi
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -250,7 +252,7 @@ SHORT_ROWS=0
   echo "|---|---|---:|---:|---:|---:|---:|"
   for section in warm cold; do
     read -r fm _ _ _ _ <<<"$(stat_of "$section" fast)"
-    names=(fast dd fio_uring fio_huge fio_huge4m fio_psync c_pread c_pread256 c_pread2_256 c_pread1 c_mmap c_mmap1 ram)
+    names=(fast dd fio_uring fio_huge fio_huge4m fio_psync c_pread c_pread256 c_pread2_256 c_pread1 c_pread4 c_mmap c_mmap1 ram)
     for name in "${names[@]}"; do
       grep -q "^$section	$name	" "$RECORDS" || continue
       read -r m lo hi _ _ <<<"$(stat_of "$section" "$name")"
