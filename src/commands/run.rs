@@ -72,10 +72,10 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
     }
     let r = &outcome.result;
     // `None` only with `--checksum none`: no worker folded an XOR, so none is printed.
-    let xor = match outcome.aggregate.xor() {
-        Some(x) => Some(x),
-        None => outcome.aggregate.xor_of_read_data(),
-    };
+    let xor = outcome
+        .aggregate
+        .xor()
+        .or_else(|| outcome.aggregate.xor_of_read_data());
     if a.json {
         let doc = crate::explain::json::run_document("run", &spec, r, &outcome.notes)?;
         println_stdout(&crate::export::timeline::with_timeline(&doc, r)?)?;
