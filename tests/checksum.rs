@@ -50,7 +50,10 @@ fn run_with_checksum_none_prints_no_xor_with_every_method_and_says_so_on_stderr(
             let err = text(&out.stderr);
             assert_eq!(out.status.code(), Some(0), "{what}: {err}");
             assert!(out.stdout.is_empty(), "{what}: {}", text(&out.stdout));
-            assert!(err.contains("checksum none: data not XOR-ed"), "{what}: {err}");
+            assert!(
+                err.contains("checksum none: data not XOR-ed"),
+                "{what}: {err}"
+            );
         }
     }
 }
@@ -215,7 +218,10 @@ fn a_bad_checksum_is_a_one_line_error_naming_the_flag_or_the_key_and_line() {
         .unwrap();
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("bad.toml:4:") && err.contains("checksum"), "{err}");
+    assert!(
+        err.contains("bad.toml:4:") && err.contains("checksum"),
+        "{err}"
+    );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
 

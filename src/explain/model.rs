@@ -811,7 +811,11 @@ mod tests {
         assert!(Point::of_result(&cold).unwrap().cold);
         let mut unxored = cold.clone();
         unxored.checksum = Some(crate::config::Checksum::None);
-        assert_eq!(Point::of_result(&unxored), None, "no ceiling without the XOR");
+        assert_eq!(
+            Point::of_result(&unxored),
+            None,
+            "no ceiling without the XOR"
+        );
     }
 
     #[test]

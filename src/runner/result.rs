@@ -86,10 +86,9 @@ pub fn make_result(
             _ if spec.is_mixed() => String::new(),
             (Some(x), _) => format_xor(x),
             // `xor_of_read_data` is `None` with `--checksum none`: no XOR was folded.
-            (None, Pattern::Random) if agg.all_finished() && agg.errors.is_empty() => agg
-                .xor_of_read_data()
-                .map(format_xor)
-                .unwrap_or_default(),
+            (None, Pattern::Random) if agg.all_finished() && agg.errors.is_empty() => {
+                agg.xor_of_read_data().map(format_xor).unwrap_or_default()
+            }
             _ => String::new(),
         },
         error: agg
