@@ -193,6 +193,25 @@ named_enum!(
 );
 
 named_enum!(
+    /// Whether the CPU reads back the data a run moves (`--checksum`, a sweep's `checksum`; like
+    /// fio's `verify=`): `xor` folds every byte read or written into the run's XOR (the lab's
+    /// checksum, `crate::xor`), which `run` prints; `none` folds nothing, so the run moves the
+    /// data and never touches it (the I/O alone, as fio measures it) and has no XOR. The XOR of
+    /// a warm 1 MiB pread costs ~20 µs per MiB, a fifth of the throughput (docs/accuracy.md).
+    Checksum { Xor = "xor", None = "none" }
+);
+
+impl Checksum {
+    /// The default: every run XORs its data, as the lab's programs always did.
+    pub const DEFAULT: Checksum = Checksum::Xor;
+
+    /// Whether the data is folded into an XOR.
+    pub fn xors(self) -> bool {
+        self == Checksum::Xor
+    }
+}
+
+named_enum!(
     /// How the intended starts of an open-loop run (`--rate`) are spaced: `constant` gaps, or
     /// `poisson` (exponential gaps, the arrivals of many independent users). See
     /// `measure::pacer`.
@@ -349,6 +368,9 @@ pub struct RunSpec {
     pub prealloc: Prealloc,
     /// The memory behind the I/O buffers.
     pub buffers: Buffers,
+    /// Whether the data is XOR-ed (`--checksum`): with `none` no worker reads it back and the
+    /// run has no XOR.
+    pub checksum: Checksum,
     /// Open loop (`--rate`): operations per second over all threads, each with an intended
     /// start on a schedule (see `measure::pacer`); `None`: closed loop, as fast as it goes.
     pub rate_iops: Option<f64>,
@@ -390,6 +412,7 @@ impl RunSpec {
             submit: SubmitPolicy::DEFAULT,
             prealloc: Prealloc::Native,
             buffers: Buffers::DEFAULT,
+            checksum: Checksum::DEFAULT,
             rate_iops: None,
             arrival: Arrival::Constant,
             mix_read_pct: None,

@@ -2,7 +2,8 @@
 //!
 //! Where new tests go: one module per area, named after the user-facing feature it checks —
 //! `architecture` (no import cycle in src/, layers import downwards only),
-//! `run_cmd` (run/run2/fast/syscalls and bad input), `settings` (a result holds every setting
+//! `run_cmd` (run/run2/fast/syscalls and bad input), `checksum` (`--checksum xor|none` and the
+//! sweep's `checksum` key: no XOR printed without one, the fio line's note), `settings` (a result holds every setting
 //! it ran with, issue 18), `batch`, `compare` (compare OLD NEW,
 //! --report), `explain` (context, limits, --json), `tui`, `locality`, `speed` (`fast` against a reference XOR on every road, timing
 //! switch), `fast_race` (fast's cold road chosen by a timed race, and -v saying why), `hostile_files` (issue 9: files we must not touch, inputs that cannot end, property
@@ -18,6 +19,7 @@ mod accuracy;
 mod architecture;
 mod batch;
 mod buffers;
+mod checksum;
 mod compare;
 mod explain;
 mod fast_race;

@@ -100,7 +100,7 @@ fn end_run(app: &mut App, id: u64, xor: u32, seconds: u64) {
             paced: None,
             mixed: None,
             kind: SnapshotKind::Final {
-                xor,
+                xor: Some(xor),
                 full_pass: true,
             },
         }),
@@ -1430,7 +1430,7 @@ fn a_warm_reads_figures_leave_out_its_first_pass_and_rows_show_the_warm_up_and_t
         1,
         0,
         SnapshotKind::Final {
-            xor: 7,
+            xor: Some(7),
             full_pass: true,
         },
     );
@@ -2093,7 +2093,7 @@ fn end_open_loop(app: &mut App, id: u64, seconds: u64, behind: u64) {
             })),
             mixed: None,
             kind: SnapshotKind::Final {
-                xor: 0,
+                xor: Some(0),
                 full_pass: false,
             },
         }),

@@ -1,5 +1,6 @@
 //! `run FILE -r|-w BLOCK_SIZE BLOCK_COUNT`: the lab's first program. Prints the XOR of the data on
-//! stdout, alone; throughput and the setup on stderr.
+//! stdout, alone; throughput and the setup on stderr. With `--checksum none` stdout stays empty
+//! (the data was never read back, so there is no XOR to print) and stderr says so.
 
 use crate::config::{Op, RunSpec};
 use crate::fsguard::Created;
@@ -70,20 +71,24 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
         eprintln!("{n}");
     }
     let r = &outcome.result;
-    let xor = match outcome.aggregate.xor() {
-        Some(x) => format_xor(x),
-        None => format_xor(outcome.aggregate.xor_of_read_data()),
-    };
+    // `None` only with `--checksum none`: no worker folded an XOR, so none is printed.
+    let xor = outcome
+        .aggregate
+        .xor()
+        .or_else(|| outcome.aggregate.xor_of_read_data());
     if a.json {
         let doc = crate::explain::json::run_document("run", &spec, r, &outcome.notes)?;
         println_stdout(&crate::export::timeline::with_timeline(&doc, r)?)?;
     } else if let Some(mix) = crate::lab::throughput::mix_answer(r) {
         // A mix has no XOR that means anything (see `mix_answer`): its answer is the mix done.
         println_stdout(&mix)?;
-    } else {
-        println_stdout(&xor)?;
+    } else if let Some(x) = xor {
+        println_stdout(&format_xor(x))?;
     }
     eprintln!("{}", summary_line(&spec, r));
+    if !spec.checksum.xors() {
+        eprintln!("{}", crate::lab::throughput::CHECKSUM_NONE_LINE);
+    }
     for line in crate::lab::throughput::mix_lines(r) {
         eprintln!("{line}");
     }

@@ -140,6 +140,7 @@ pub(crate) mod tests_support {
             buffers: None,
             write_data: None,
             mix_read_pct: None,
+            checksum: crate::config::Checksum::DEFAULT,
         }
     }
 

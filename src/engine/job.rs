@@ -4,7 +4,7 @@
 //! of `engine/`: the methods' files and the dispatch in `mod.rs` read it; it reads none of them.
 
 use super::buffer::{AlignedBuf, BufferError, SlotBufs};
-use crate::config::{Op, Pattern, SubmitPolicy};
+use crate::config::{Checksum, Op, Pattern, SubmitPolicy};
 use crate::measure::WorkerCtx;
 use crate::pattern::Rng;
 use std::fs::File;
@@ -43,6 +43,9 @@ pub struct WorkerJob {
     /// A mixed workload: the share of blocks that read, percent (the others write; `op` is
     /// then [`Op::Write`]). Each [`Block`] carries its own direction, drawn by the cursor.
     pub mix_read_pct: Option<u32>,
+    /// Whether the worker XORs the data (`--checksum`); the runner hands it to the worker's
+    /// `WorkerCtx`, whose `xor` then does nothing with `none`.
+    pub checksum: Checksum,
 }
 
 impl WorkerJob {

@@ -125,7 +125,14 @@ impl Point {
     /// The point of a measured result: warm or cold as asked; with `as-is`, cold when less than
     /// half the file was cached before. (A warm run over part of a file has a low residency
     /// of the whole file, so residency alone would call it cold.)
+    ///
+    /// `None` for a run that did not XOR its data (`--checksum none`): every memory ceiling of
+    /// the profile includes the XOR, so it would bound such a run too low and call its figure
+    /// faster than the machine goes.
     pub fn of_result(r: &RunResult) -> Option<Point> {
+        if r.checksum == Some(crate::config::Checksum::None) {
+            return None;
+        }
         let cold = match r.cache.known() {
             Some(CacheMode::Warm) => false,
             Some(CacheMode::Cold | CacheMode::ColdAll) => true,
@@ -802,6 +809,13 @@ mod tests {
             ..r
         };
         assert!(Point::of_result(&cold).unwrap().cold);
+        let mut unxored = cold.clone();
+        unxored.checksum = Some(crate::config::Checksum::None);
+        assert_eq!(
+            Point::of_result(&unxored),
+            None,
+            "no ceiling without the XOR"
+        );
     }
 
     #[test]

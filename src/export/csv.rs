@@ -7,7 +7,9 @@
 //! per-operation latency, so all its `lat_*` columns are zero — is left empty rather than
 //! written as a `0.0` that reads like a real measurement.
 
-use crate::config::{Arrival, Buffers, CacheMode, Op, Pattern, Prealloc, SubmitPolicy, WriteSync};
+use crate::config::{
+    Arrival, Buffers, CacheMode, Checksum, Op, Pattern, Prealloc, SubmitPolicy, WriteSync,
+};
 use crate::measure::result::{Label, MethodLabel};
 use crate::measure::stats::Stats;
 use crate::measure::RunResult;
@@ -381,6 +383,9 @@ pub struct RunSummary {
     pub arrival: Option<Option<Arrival>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mix_read_pct_asked: Option<Option<u32>>,
+    /// `none` for a point that did not XOR its data (`checksum = "none"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checksum: Option<Option<Checksum>>,
 }
 
 impl RunSummary {
@@ -398,6 +403,7 @@ impl RunSummary {
             cell("rate", &self.rate_iops_asked),
             cell("arrival", &self.arrival),
             cell("mix", &self.mix_read_pct_asked),
+            cell("checksum", &self.checksum),
         ]
         .into_iter()
         .flatten()
@@ -429,6 +435,8 @@ struct PointKey<'a> {
     prealloc: Option<Prealloc>,
     rate_iops_asked: Option<f64>,
     arrival: Option<Arrival>,
+    /// A point that did not XOR its data is another point than one that did.
+    checksum: Option<Checksum>,
 }
 
 fn point_key(r: &RunResult) -> PointKey<'_> {
@@ -449,6 +457,7 @@ fn point_key(r: &RunResult) -> PointKey<'_> {
         prealloc: r.prealloc,
         rate_iops_asked: r.rate_iops_asked,
         arrival: r.arrival,
+        checksum: r.checksum,
     }
 }
 
@@ -492,6 +501,7 @@ pub fn summarize_runs(rows: &[RunResult]) -> Vec<RunSummary> {
     every_row(&mut s, |r| &mut r.rate_iops_asked);
     every_row(&mut s, |r| &mut r.arrival);
     every_row(&mut s, |r| &mut r.mix_read_pct_asked);
+    every_row(&mut s, |r| &mut r.checksum);
     s
 }
 
@@ -546,6 +556,7 @@ fn summarize_points(rows: &[RunResult]) -> (Vec<PointKey<'_>>, Vec<RunSummary>) 
                 rate_iops_asked: Some(f.rate_iops_asked),
                 arrival: Some(f.arrival),
                 mix_read_pct_asked: Some(f.mix_read_pct_asked),
+                checksum: Some(f.checksum),
             }
         })
         .collect();
@@ -665,6 +676,9 @@ mod tests {
         let mut r = base.clone();
         r.set_mixed(70, &crate::measure::snapshot::MixedSnapshot::new());
         differ.push(("mix_read_pct_asked", r));
+        let mut r = base.clone();
+        r.checksum = Some(Checksum::None);
+        differ.push(("checksum", r));
         let mut plain = base.clone();
         plain.buffers = Label::Known(Buffers::Plain);
         for (column, other) in differ {

@@ -59,6 +59,11 @@ pub struct IoOpts {
     /// default), thp (transparent huge pages), hugetlb (reserved huge pages)
     #[arg(long, default_value = "auto", value_name = "BACKING")]
     pub buffers: String,
+    /// Read the data back: xor (fold every byte into the XOR printed on stdout) or none (move
+    /// the data without the CPU reading it, like fio: no XOR; an mmap read touches one byte
+    /// per page)
+    #[arg(long, default_value = "xor", value_name = "CHECKSUM")]
+    pub checksum: String,
 }
 
 /// `run FILE -r|-w BLOCK_SIZE BLOCK_COUNT`
@@ -190,6 +195,7 @@ pub fn apply_io_opts(spec: &mut RunSpec, io: &IoOpts) -> anyhow::Result<()> {
         .transpose()?;
     spec.submit = crate::config::SubmitPolicy::parse(&io.submit, "--submit")?;
     spec.buffers = crate::config::Buffers::parse(&io.buffers, "--buffers")?;
+    spec.checksum = crate::config::Checksum::parse(&io.checksum, "--checksum")?;
     Ok(())
 }
 
@@ -261,6 +267,9 @@ pub fn run2_spec(a: &Run2Args) -> anyhow::Result<RunSpec> {
     spec.validate(&CLI_NAMES)?;
     Ok(spec)
 }
+
+/// What `run --checksum none` says on stderr, under its summary, where stdout has no XOR.
+pub const CHECKSUM_NONE_LINE: &str = "checksum none: data not XOR-ed";
 
 /// The open-loop lines of a result (`--rate`), for stderr: the response-time percentiles beside
 /// the service times, and whether the device kept up. Empty for a closed-loop run.

@@ -24,6 +24,8 @@ pub struct Aggregate {
     finished: usize,
     full_pass: usize,
     xor: u32,
+    /// A worker finished without an XOR (`--checksum none`): the run has none.
+    xor_absent: bool,
     /// Failed workers' errors, in the order they arrived.
     pub errors: Vec<WorkerError>,
     /// Open-loop runs (`--rate`) only: response time (intended start → completion) of every
@@ -48,6 +50,7 @@ impl Aggregate {
             finished: 0,
             full_pass: 0,
             xor: 0,
+            xor_absent: false,
             errors: Vec::new(),
             response: None,
             backlog_ops: 0,
@@ -79,7 +82,10 @@ impl Aggregate {
             SnapshotKind::Interval => {}
             SnapshotKind::Final { xor, full_pass } => {
                 self.finished += 1;
-                self.xor ^= xor;
+                match xor {
+                    Some(x) => self.xor ^= x,
+                    None => self.xor_absent = true,
+                }
                 if *full_pass {
                     self.full_pass += 1;
                 }
@@ -123,15 +129,21 @@ impl Aggregate {
         self.finished >= self.workers
     }
 
-    /// The combined XOR, if every worker covered its whole range (so it is the range's checksum).
+    /// The combined XOR, if every worker covered its whole range (so it is the range's checksum)
+    /// and XOR-ed its data (none with `--checksum none`).
     pub fn xor(&self) -> Option<u32> {
-        (self.all_finished() && self.full_pass == self.workers && self.errors.is_empty())
+        (self.all_finished()
+            && self.full_pass == self.workers
+            && self.errors.is_empty()
+            && !self.xor_absent)
             .then_some(self.xor)
     }
 
-    /// The combined XOR of whatever was read (random runs, partial runs).
-    pub fn xor_of_read_data(&self) -> u32 {
-        self.xor
+    /// The combined XOR of whatever was read (random runs, partial runs); `None` when a worker
+    /// folded no XOR (`--checksum none`), so a run that never read its data back cannot print
+    /// one.
+    pub fn xor_of_read_data(&self) -> Option<u32> {
+        (!self.xor_absent).then_some(self.xor)
     }
 
     /// Throughput of each complete 100 ms bin, MiB/s.
@@ -176,7 +188,7 @@ mod tests {
             50,
             10,
             SnapshotKind::Final {
-                xor: 0xF0,
+                xor: Some(0xF0),
                 full_pass: true,
             },
         ));
@@ -187,12 +199,25 @@ mod tests {
             150,
             10,
             SnapshotKind::Final {
-                xor: 0x0F,
+                xor: Some(0x0F),
                 full_pass: true,
             },
         ));
         assert_eq!(a.xor(), Some(0xFF));
         assert_eq!((a.bytes, a.ops, a.latency.len()), (30, 3, 3));
+    }
+
+    #[test]
+    fn one_worker_without_an_xor_leaves_the_run_without_one() {
+        let mut a = Aggregate::new(2);
+        let fin = |xor| SnapshotKind::Final {
+            xor,
+            full_pass: true,
+        };
+        a.add(&snap(0, 100, 100, 10, fin(Some(0xF0))));
+        a.add(&snap(1, 100, 100, 10, fin(None)));
+        assert!(a.all_finished());
+        assert_eq!((a.xor(), a.xor_of_read_data()), (None, None));
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //! and writes out again, with the same text.
 
 use crate::config::{
-    Arrival, Buffers, CacheMode, Layout, Method, Op, Pattern, Prealloc, SubmitPolicy, WriteSync,
+    Arrival, Buffers, CacheMode, Checksum, Layout, Method, Op, Pattern, Prealloc, SubmitPolicy,
+    WriteSync,
 };
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -217,6 +218,10 @@ pub struct RunResult {
     /// How an open-loop run's starts were spaced when not the default `constant`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrival: Option<Arrival>,
+    /// `none` when the run did not XOR its data (`--checksum none`: moved, never read back by
+    /// the CPU, so `xor` is empty); left out at the default `xor`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checksum: Option<Checksum>,
     /// The run as a timeline (per-interval figures, device counters, the bytes ratio); not a
     /// column: written as its own CSV (`--timeline`, `<experiment>-timeline.csv`).
     #[serde(skip)]
@@ -335,6 +340,8 @@ impl RunResult {
         r.submit = Some(SubmitPolicy::Batch);
         r.prealloc = Some(Prealloc::None);
         r.arrival = Some(Arrival::Poisson);
+        // Not `checksum`: the explorer always XORs, so its saved file's header (made from
+        // these) has no such column; a sweep with a `none` point gets it after these.
         r
     }
 

@@ -12,9 +12,10 @@ use hdrhistogram::Histogram;
 pub enum SnapshotKind {
     /// A periodic report; more follow.
     Interval,
-    /// The worker finished. `xor` is its share of the checksum; `full_pass` says whether it read
-    /// its whole range at least once (only then is the combined XOR the file's).
-    Final { xor: u32, full_pass: bool },
+    /// The worker finished. `xor` is its share of the checksum, `None` when it folded no XOR
+    /// (`--checksum none`: the data was never read back); `full_pass` says whether it read its
+    /// whole range at least once (only then is the combined XOR the file's).
+    Final { xor: Option<u32>, full_pass: bool },
     /// The worker stopped on an error.
     Failed(WorkerError),
 }

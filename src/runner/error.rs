@@ -183,7 +183,7 @@ mod tests {
     #[test]
     fn a_changed_file_fails_a_run_whose_workers_did_not() {
         let fin = SnapshotKind::Final {
-            xor: 1,
+            xor: Some(1),
             full_pass: true,
         };
         let agg = aggregate_with(fin, 8192);
@@ -226,7 +226,7 @@ mod tests {
     #[test]
     fn an_fsync_error_is_not_a_run_failure_and_keeps_its_words() {
         let fin = SnapshotKind::Final {
-            xor: 1,
+            xor: Some(1),
             full_pass: true,
         };
         let agg = aggregate_with(fin, 1);

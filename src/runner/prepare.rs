@@ -553,6 +553,7 @@ fn plan_jobs(
             buffers: crate::engine::setup::worker_slots(spec, block_size, queue_depth)?,
             write_data: write_data.clone(),
             mix_read_pct: spec.mix_read_pct,
+            checksum: spec.checksum,
         });
     }
     Ok(jobs)

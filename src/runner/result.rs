@@ -3,7 +3,7 @@
 //! those too) has the same setup columns as one that finished.
 
 use super::prepare::PreparedMeta;
-use crate::config::{Arrival, Op, Pattern, Prealloc, RunSpec, SubmitPolicy, WriteSync};
+use crate::config::{Arrival, Checksum, Op, Pattern, Prealloc, RunSpec, SubmitPolicy, WriteSync};
 use crate::measure::{Aggregate, LatencySummary, RunResult};
 use crate::xor::format_xor;
 use std::time::Duration;
@@ -36,6 +36,7 @@ pub fn setup_result(spec: &RunSpec, file_size_bytes: u64) -> RunResult {
             .then_some(spec.prealloc),
         arrival: (spec.rate_iops.is_some() && spec.arrival != Arrival::Constant)
             .then_some(spec.arrival),
+        checksum: (spec.checksum != Checksum::DEFAULT).then_some(spec.checksum),
         ..Default::default()
     }
 }
@@ -84,8 +85,9 @@ pub fn make_result(
             // A mix reads data its own writes change under it: no XOR of it means anything.
             _ if spec.is_mixed() => String::new(),
             (Some(x), _) => format_xor(x),
+            // `xor_of_read_data` is `None` with `--checksum none`: no XOR was folded.
             (None, Pattern::Random) if agg.all_finished() && agg.errors.is_empty() => {
-                format_xor(agg.xor_of_read_data())
+                agg.xor_of_read_data().map(format_xor).unwrap_or_default()
             }
             _ => String::new(),
         },

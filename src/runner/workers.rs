@@ -143,6 +143,7 @@ impl Workers {
                     if job.mix_read_pct.is_some() {
                         ctx.mix();
                     }
+                    ctx.checksum(job.checksum);
                     let outcome = engine.run(&mut job, &mut ctx);
                     if let (Some(a), Some(b)) = (cpu_start, thread_user_ns()) {
                         cpu_w.fetch_add(b.saturating_sub(a), Ordering::Relaxed);

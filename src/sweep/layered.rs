@@ -42,6 +42,7 @@ pub fn axis_of<'a>(s: &'a Section, key: &str) -> Option<&'a Axis> {
         "submit" => &s.submit,
         "rate" => &s.rate,
         "arrival" => &s.arrival,
+        "checksum" => &s.checksum,
         _ => return None,
     })
 }
@@ -124,14 +125,14 @@ mod tests {
     #[test]
     fn the_keys_come_from_the_section_struct_and_each_has_a_span_lookup() {
         let keys = all_keys();
-        assert_eq!(keys.len(), 23, "{keys:?}");
+        assert_eq!(keys.len(), 24, "{keys:?}");
         for k in ["name", "kind", "block_size", "submit", "params", "one_pass"] {
             assert!(keys.contains(&k), "{k} missing from {keys:?}");
         }
         // Every key can be located (key_span knows it), so an error can name its line.
         let text = "name = \"a\"\nkind = \"throughput\"\nreps = 1\nseconds = 1.0\nblock_size = 1\n\
                     block_count = 1\nthreads = 1\nmethod = \"read\"\ncache = \"warm\"\n\
-                    direct = false\nqueue_depth = 1\nbuffers = \"plain\"\noperation = \"read\"\nmix = 70\npattern = \"random\"\n\
+                    direct = false\nqueue_depth = 1\nbuffers = \"plain\"\nchecksum = \"none\"\noperation = \"read\"\nmix = 70\npattern = \"random\"\n\
                     submit = \"each\"\nrate = [0, 500]\narrival = \"poisson\"\none_pass = true\ncommand = \"x\"\nbytes = 1\ntimeout = 1.0\n\
                     params = {}\n";
         let s: Section = toml::from_str(text).unwrap();

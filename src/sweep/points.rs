@@ -6,7 +6,7 @@ use super::files::FilePlan;
 use super::layered::Layered;
 use super::values::{one_size, Rate};
 use crate::config::{
-    Arrival, Buffers, CacheMode, Method, Op, Pattern, RunSpec, SubmitPolicy, TOML_NAMES,
+    Arrival, Buffers, CacheMode, Checksum, Method, Op, Pattern, RunSpec, SubmitPolicy, TOML_NAMES,
 };
 use std::time::Duration;
 
@@ -22,6 +22,7 @@ pub fn check_defaults(l: &Layered) -> anyhow::Result<()> {
     l.list("threads", 0, |c| c.counts())?;
     l.list("queue_depth", 0, |c| c.counts())?;
     l.list("buffers", Buffers::DEFAULT, |c| c.names(Buffers::parse))?;
+    l.list("checksum", Checksum::DEFAULT, |c| c.names(Checksum::parse))?;
     l.list("method", Method::Pread, |c| c.names(Method::parse))?;
     l.list("cache", CacheMode::Warm, |c| c.names(CacheMode::parse))?;
     l.list("direct", false, |c| c.bools())?;
@@ -109,6 +110,7 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
     let directs = l.list("direct", false, |c| c.bools())?;
     let depths = l.list("queue_depth", 1, |c| c.counts())?;
     let buffers = l.list("buffers", Buffers::DEFAULT, |c| c.names(Buffers::parse))?;
+    let checksums = l.list("checksum", Checksum::DEFAULT, |c| c.names(Checksum::parse))?;
     let mut ops = l.list("operation", Op::Read, |c| c.names(Op::parse))?;
     let mixes = mixes_of(l, file)?;
     if mixes[0].is_some() {
@@ -150,6 +152,7 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
         threads.len(),
         depths.len(),
         buffers.len(),
+        checksums.len(),
         patterns.len(),
         pacing.len(),
         sizes.len(),
@@ -170,6 +173,7 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
             ("threads", threads.len()),
             ("queue_depth", depths.len()),
             ("buffers", buffers.len()),
+            ("checksum", checksums.len()),
             ("pattern", patterns.len()),
             ("rate", pacing.len()),
             ("block_size", sizes.len()),
@@ -207,8 +211,9 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
                             for (pattern, (rate, arrival)) in outer {
                                 let inner = buffers
                                     .iter()
-                                    .flat_map(|&b| sizes.iter().map(move |&bs| (b, bs)));
-                                for ((buf, bs), &mix) in
+                                    .flat_map(|&b| checksums.iter().map(move |&c| (b, c)))
+                                    .flat_map(|b| sizes.iter().map(move |&bs| (b, bs)));
+                                for (((buf, checksum), bs), &mix) in
                                     inner.flat_map(|p| mixes.iter().map(move |m| (p, m)))
                                 {
                                     let mut s = RunSpec::new(&file.path);
@@ -235,6 +240,7 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
                                         .map_err(|e| l.src.key_error(l.span("rate"), "rate", &e))?;
                                     s.arrival = *arrival;
                                     s.buffers = buf;
+                                    s.checksum = checksum;
                                     s.duration = Some(Duration::from_secs_f64(x.seconds));
                                     let one_pass = one_pass_all
                                         || op == Op::Write

@@ -112,6 +112,9 @@ pub struct Section {
     /// `throughput` kind, with `rate`: how the intended starts are spaced, `constant` or
     /// `poisson` (like `run --arrival`); a list makes one point each.
     pub arrival: Axis,
+    /// `throughput` kind: whether the runs XOR their data, `xor` (the default) or `none` (like
+    /// `run --checksum`: moved, never read back, no XOR); a list makes one point each.
+    pub checksum: Axis,
     /// `throughput` kind: read the file once per repetition (like dd) instead of looping over it
     /// until `seconds` is up; `seconds` still bounds it.
     pub one_pass: Option<Spanned<bool>>,

@@ -57,7 +57,7 @@ fn cold_sequential_reads_run_pass_after_pass_as_one_segment_with_one_xor() {
     );
     assert_eq!(finals.len(), 1, "only the first pass reports its XOR");
     assert_eq!(
-        diskscope::xor::format_xor(finals[0]),
+        diskscope::xor::format_xor(finals[0].expect("an XOR")),
         crate::util::reference_xor(&data)
     );
 }

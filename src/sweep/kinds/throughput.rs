@@ -36,6 +36,7 @@ impl SweepKind for Throughput {
             "direct",
             "queue_depth",
             "buffers",
+            "checksum",
             "operation",
             "mix",
             "pattern",
