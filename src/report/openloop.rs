@@ -26,6 +26,9 @@ pub struct OpenLoopPoint {
     pub backlog_ops_max: u64,
     /// Repetitions that fell behind their schedule (see `RunResult::fell_behind`).
     pub fell_behind: usize,
+    /// Repetitions that completed no operation (an empty range, or stopped first): they
+    /// neither kept up nor fell behind.
+    pub idle: usize,
     /// Service time p50, p99, p99.9, µs.
     pub service_us: [f64; 3],
     /// Response time p50, p99, p99.9, µs.
@@ -93,6 +96,7 @@ pub fn points(runs: &[RunResult]) -> Vec<OpenLoopPoint> {
                     .iter()
                     .filter(|r| r.fell_behind() == Some(true))
                     .count(),
+                idle: rows.iter().filter(|r| r.ops == 0).count(),
                 service_us: [
                     median(&|r| Some(r.lat_p50_us)),
                     median(&|r| Some(r.lat_p99_us)),
@@ -184,8 +188,15 @@ pub fn table(page: &mut Page, pts: &[OpenLoopPoint]) {
     let rows: Vec<Vec<(String, &str)>> = pts
         .iter()
         .map(|p| {
-            let kept = if p.fell_behind == 0 {
+            let kept = if p.idle == p.reps {
+                ("no operation completed".to_string(), "slower")
+            } else if p.fell_behind == 0 && p.idle == 0 {
                 ("kept up".to_string(), "")
+            } else if p.fell_behind == 0 {
+                (
+                    format!("kept up; {} of {} completed nothing", p.idle, p.reps),
+                    "slower",
+                )
             } else {
                 (
                     format!("fell behind in {} of {}", p.fell_behind, p.reps),
@@ -289,6 +300,7 @@ mod tests {
             lat_p999_us: lat_p99 * 2.0,
             iops: rate.unwrap_or(1000.0),
             mib_s: 1.0,
+            ops: 1000,
             ..Default::default()
         };
         if let Some(asked) = rate {
@@ -335,6 +347,25 @@ mod tests {
             html.contains("<td>200</td>") || html.contains("<td>200.0</td>"),
             "{html}"
         );
+    }
+
+    #[test]
+    fn an_open_loop_point_that_completed_nothing_is_not_said_to_have_kept_up() {
+        let mut idle = row(Some(500.0), 1, 40.0, 100.0);
+        idle.ops = 0;
+        let pts = points(&[idle.clone()]);
+        assert_eq!(pts[0].idle, 1);
+        let mut page = Page::new("t", "s");
+        table(&mut page, &pts);
+        let html = page.finish("t");
+        assert!(html.contains("no operation completed"), "{html}");
+        assert!(!html.contains("kept up"), "{html}");
+        let pts = points(&[idle, row(Some(500.0), 2, 40.0, 100.0)]);
+        let mut page = Page::new("t", "s");
+        table(&mut page, &pts);
+        assert!(page
+            .finish("t")
+            .contains("kept up; 1 of 2 completed nothing"));
     }
 
     #[test]

@@ -104,7 +104,9 @@ pub fn row_detail(r: &RunResult) -> Option<String> {
         per_s(done),
         fmt_rate(backlog as f64)
     );
-    Some(if r.fell_behind() == Some(true) {
+    Some(if r.ops == 0 {
+        format!("{head}: no operation completed, so no rate was kept")
+    } else if r.fell_behind() == Some(true) {
         format!(
             "{head}: fell behind (the device cannot keep up at this rate; response times \
              include the wait)"
@@ -122,6 +124,7 @@ mod tests {
     fn a_row_that_fell_behind_says_so_with_both_rates_and_its_backlog() {
         let mut r = RunResult::default();
         assert_eq!(row_detail(&r), None);
+        r.ops = 41_234;
         r.rate_iops_asked = Some(1e6);
         r.rate_iops_achieved = Some(41_234.0);
         r.backlog_ops = Some(3_200_000);
@@ -136,6 +139,14 @@ mod tests {
         r.rate_iops_achieved = Some(1999.0);
         r.backlog_ops = Some(3);
         assert!(row_detail(&r).unwrap().ends_with("on schedule"));
+        // A run that completed nothing neither kept up nor fell behind.
+        r.ops = 0;
+        r.backlog_ops = Some(0);
+        let d = row_detail(&r).unwrap();
+        assert!(
+            d.ends_with("no operation completed, so no rate was kept"),
+            "{d}"
+        );
         assert!(!is_behind(2000.0, 20) && is_behind(2000.0, 21));
     }
 }
