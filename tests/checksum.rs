@@ -3,7 +3,7 @@
 //! says `checksum = none`, and a file changed under it is still an error; the default keeps the
 //! XOR, equal to an independent computation. The fio line says diskscope XORs only when it does.
 
-use crate::util::{bin, csv_file_maps, p, reference_xor, tmp, write_varied_file};
+use crate::util::{batch, bin, csv_file_maps, p, reference_xor, tmp, write_varied_file};
 use std::process::Output;
 
 fn text(b: &[u8]) -> String {
@@ -144,13 +144,7 @@ fn a_sweep_with_both_checksums_records_each_in_its_csv_and_summary() {
     )
     .unwrap();
     let out = p(&dir, "out");
-    let o = bin("diskscope")
-        .arg("--batch")
-        .arg(&sweep)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = batch(&sweep, &[], &out);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let rows = csv_file_maps(&out.join("c.csv"));
     let got: Vec<(&str, usize)> = rows
@@ -187,14 +181,7 @@ fn a_bad_checksum_is_a_one_line_error_naming_the_flag_or_the_key_and_line() {
          checksum = \"nope\"\n",
     )
     .unwrap();
-    let o = bin("diskscope")
-        .arg("--batch")
-        .arg(&sweep)
-        .arg("--dry-run")
-        .arg("--out")
-        .arg(p(&dir, "out"))
-        .output()
-        .unwrap();
+    let o = batch(&sweep, &["--dry-run"], &p(&dir, "out"));
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
@@ -208,14 +195,7 @@ fn a_bad_checksum_is_a_one_line_error_naming_the_flag_or_the_key_and_line() {
         "[[experiment]]\nname = \"s\"\nkind = \"syscalls\"\nchecksum = \"none\"\n",
     )
     .unwrap();
-    let o = bin("diskscope")
-        .arg("--batch")
-        .arg(&sweep)
-        .arg("--dry-run")
-        .arg("--out")
-        .arg(p(&dir, "out"))
-        .output()
-        .unwrap();
+    let o = batch(&sweep, &["--dry-run"], &p(&dir, "out"));
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(

@@ -27,6 +27,18 @@ pub fn bin(name: &str) -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin(name).unwrap()
 }
 
+/// `diskscope --batch SWEEP [FLAGS] --out OUT`, run to its end (the caller judges the output).
+pub fn batch(sweep: &Path, flags: &[&str], out: &Path) -> std::process::Output {
+    bin("diskscope")
+        .arg("--batch")
+        .arg(sweep)
+        .args(flags)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
 /// A fresh temporary directory (removed on drop).
 pub fn tmp() -> tempfile::TempDir {
     tempfile::Builder::new()
