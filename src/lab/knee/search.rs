@@ -297,20 +297,8 @@ pub fn search(
             .any(|p| (p.offered_iops - next).abs() <= next * settings.tolerance / 4.0);
         if reuse {
             k.reused += 1;
-        } else {
-            if k.measured >= settings.max_points {
-                break Stop::PointLimit;
-            }
-            let mut p = probe.at(next)?;
-            if stop.load(Ordering::Relaxed) {
-                break Stop::Interrupted; // a point cut short is not judged
-            }
-            p.passed = p.meets(target);
-            on_point(&p);
-            k.measured += 1;
-            k.points.push(p);
-            k.points
-                .sort_by(|a, b| a.offered_iops.total_cmp(&b.offered_iops));
+        } else if let Some(why) = measure(&mut k, next, settings, probe, stop, on_point)? {
+            break why;
         }
         bracket(&mut k);
         next = match next_rate(&mut k, settings, probe, stop, on_point)? {
@@ -360,6 +348,34 @@ fn next_rate(
     }
 }
 
+/// Measures one open-loop point at `rate`, judges it against the target, shows it to
+/// `on_point` and adds it to the points (kept by offered rate). `Some` when the search must
+/// stop instead: the point limit was reached before it, or the user stopped it during it (a
+/// point cut short is not judged).
+fn measure(
+    k: &mut Knee,
+    rate: f64,
+    settings: &Settings,
+    probe: &mut dyn Probe,
+    stop: &AtomicBool,
+    on_point: &mut dyn FnMut(&Point),
+) -> anyhow::Result<Option<Stop>> {
+    if k.measured >= settings.max_points {
+        return Ok(Some(Stop::PointLimit));
+    }
+    let mut p = probe.at(rate)?;
+    if stop.load(Ordering::Relaxed) {
+        return Ok(Some(Stop::Interrupted));
+    }
+    p.passed = p.meets(settings.target_p99_us);
+    on_point(&p);
+    k.measured += 1;
+    k.points.push(p);
+    k.points
+        .sort_by(|a, b| a.offered_iops.total_cmp(&b.offered_iops));
+    Ok(None)
+}
+
 /// What measuring a converged bracket's top again did.
 enum Confirm {
     /// The search ends, for this reason.
@@ -382,20 +398,10 @@ fn confirm_top(
     if k.remeasured >= MAX_REMEASURED || runs.len() > 1 || runs.iter().any(|p| p.fell_behind) {
         return Ok(Confirm::Stop(Stop::Converged));
     }
-    if k.measured >= settings.max_points {
-        return Ok(Confirm::Stop(Stop::PointLimit));
+    if let Some(why) = measure(k, hi, settings, probe, stop, on_point)? {
+        return Ok(Confirm::Stop(why));
     }
-    let mut p = probe.at(hi)?;
-    if stop.load(Ordering::Relaxed) {
-        return Ok(Confirm::Stop(Stop::Interrupted));
-    }
-    p.passed = p.meets(settings.target_p99_us);
-    on_point(&p);
-    k.measured += 1;
     k.remeasured += 1;
-    k.points.push(p);
-    k.points
-        .sort_by(|a, b| a.offered_iops.total_cmp(&b.offered_iops));
     bracket(k);
     Ok(if k.fail_iops == Some(hi) {
         Confirm::Stop(Stop::Converged)
