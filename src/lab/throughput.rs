@@ -8,6 +8,7 @@
 use crate::config::{
     parse_block_size, parse_count, CacheMode, Method, Op, Pattern, RunSpec, CLI_NAMES,
 };
+use crate::measure::result::Schedule;
 use crate::measure::RunResult;
 use crate::size::format_bytes_approx;
 use clap::{ArgGroup, Args};
@@ -274,7 +275,7 @@ pub const CHECKSUM_NONE_LINE: &str = "checksum none: data not XOR-ed";
 /// The open-loop lines of a result (`--rate`), for stderr: the response-time percentiles beside
 /// the service times, and whether the device kept up. Empty for a closed-loop run.
 pub fn open_loop_lines(r: &RunResult) -> Vec<String> {
-    let (Some(asked), Some(behind)) = (r.rate_iops_asked, r.fell_behind()) else {
+    let (Some(asked), Some(schedule)) = (r.rate_iops_asked, r.schedule()) else {
         return Vec::new();
     };
     let f = |v: Option<f64>| v.unwrap_or(0.0);
@@ -293,20 +294,20 @@ pub fn open_loop_lines(r: &RunResult) -> Vec<String> {
             f(r.resp_p999_us),
             f(r.resp_max_us)
         ),
-        if r.ops == 0 {
+        match schedule {
             // Nothing to keep up with or fall behind on: an empty file, or a run stopped first.
-            format!("no operation completed, so no rate was kept (0 of {asked:.0} IOPS asked)")
-        } else if behind {
-            format!(
+            Schedule::Idle => {
+                format!("no operation completed, so no rate was kept (0 of {asked:.0} IOPS asked)")
+            }
+            Schedule::FellBehind => format!(
                 "fell behind: achieved {:.0} of {asked:.0} IOPS, backlog {} ops at the end",
                 f(r.rate_iops_achieved),
                 r.backlog_ops.unwrap_or(0)
-            )
-        } else {
-            format!(
+            ),
+            Schedule::KeptUp => format!(
                 "kept up: achieved {:.0} of {asked:.0} IOPS",
                 f(r.rate_iops_achieved)
-            )
+            ),
         },
     ]
 }

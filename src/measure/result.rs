@@ -235,6 +235,17 @@ pub const MIX_OPERATION: &str = "mix";
 /// behind (see [`RunResult::fell_behind`]).
 pub const FELL_BEHIND_BACKLOG_S: f64 = 0.010;
 
+/// How an open-loop run ended against its schedule ([`RunResult::schedule`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schedule {
+    /// It completed no operation.
+    Idle,
+    /// Its backlog at the end was within [`FELL_BEHIND_BACKLOG_S`] of the schedule.
+    KeptUp,
+    /// It ended further behind ([`RunResult::fell_behind`]).
+    FellBehind,
+}
+
 impl RunResult {
     /// Fills the derived throughput fields from bytes, ops and seconds.
     pub fn set_rates(&mut self) {
@@ -273,6 +284,20 @@ impl RunResult {
         let asked = self.rate_iops_asked?;
         let backlog = self.backlog_ops.unwrap_or(0) as f64;
         Some(backlog > (asked * FELL_BEHIND_BACKLOG_S).max(1.0))
+    }
+
+    /// How an open-loop run ended against its schedule; `None` in a closed-loop run. A run
+    /// that completed no operation (an empty range, or stopped first) is [`Schedule::Idle`]:
+    /// it neither kept up nor fell behind, whatever its backlog.
+    pub fn schedule(&self) -> Option<Schedule> {
+        let behind = self.fell_behind()?;
+        Some(if self.ops == 0 {
+            Schedule::Idle
+        } else if behind {
+            Schedule::FellBehind
+        } else {
+            Schedule::KeptUp
+        })
     }
 
     /// Fills the mixed-workload columns from the run's two directions (`mixed`), after

@@ -11,6 +11,7 @@
 
 use super::html::Page;
 use crate::compare::load::Record;
+use crate::measure::result::Schedule;
 use crate::measure::stats::Stats;
 use crate::measure::RunResult;
 
@@ -96,7 +97,10 @@ pub fn points(runs: &[RunResult]) -> Vec<OpenLoopPoint> {
                     .iter()
                     .filter(|r| r.fell_behind() == Some(true))
                     .count(),
-                idle: rows.iter().filter(|r| r.ops == 0).count(),
+                idle: rows
+                    .iter()
+                    .filter(|r| r.schedule() == Some(Schedule::Idle))
+                    .count(),
                 service_us: [
                     median(&|r| Some(r.lat_p50_us)),
                     median(&|r| Some(r.lat_p99_us)),

@@ -10,6 +10,7 @@
 //! state: the callers pass the segment or the row.
 
 use super::fmt_rate;
+use crate::measure::result::Schedule;
 use crate::measure::RunResult;
 use crate::tui::segment::Segment;
 use crate::tui::settings::per_s;
@@ -104,15 +105,13 @@ pub fn row_detail(r: &RunResult) -> Option<String> {
         per_s(done),
         fmt_rate(backlog as f64)
     );
-    Some(if r.ops == 0 {
-        format!("{head}: no operation completed, so no rate was kept")
-    } else if r.fell_behind() == Some(true) {
-        format!(
+    Some(match r.schedule()? {
+        Schedule::Idle => format!("{head}: no operation completed, so no rate was kept"),
+        Schedule::FellBehind => format!(
             "{head}: fell behind (the device cannot keep up at this rate; response times \
              include the wait)"
-        )
-    } else {
-        format!("{head}: on schedule")
+        ),
+        Schedule::KeptUp => format!("{head}: on schedule"),
     })
 }
 
