@@ -2,18 +2,28 @@
 //! `pread` streams with the kernel's readahead.
 //!
 //! Which is faster depends on the device and on what sits between it and us, not on anything
-//! `fast` can look up: on a bare NVMe disk O_DIRECT saves the page cache's copy and wins; on the
-//! lab VM's virtio disk the host's own readahead makes buffered streams faster than any O_DIRECT
-//! depth (issue 20: a C buffered 2-thread loop 2.69 GiB/s against fio's best O_DIRECT 2.37). So
-//! a cold file large enough to be worth it is read as a race: the first [`probe_bytes`] with the
-//! direct road, the next as many with the buffered road, each timed, and the rest with the one
-//! that moved more bytes per second. The buffered probe gives each stream at least
+//! `fast` can look up: on a bare NVMe disk O_DIRECT saves the page cache's copy and wins; on a VM
+//! whose host caches the disk image the host's own readahead can make buffered streams faster
+//! than any O_DIRECT depth (issue 20 saw a C buffered 2-thread loop at 2.69 GiB/s against fio's
+//! best O_DIRECT 2.37). And on a VM that gives free memory back to its host (virtio-balloon free
+//! page reporting, [`crate::explain::context::Context::free_page_reporting`]) the buffered road's
+//! speed depends on the memory the page cache is filled into: right after another big file was
+//! evicted it is still backed (lab VM: 2.2–2.5 GiB/s), a few seconds later it is not and every
+//! page is faulted in by the host (0.7–0.8 GiB/s), while O_DIRECT into reused buffers ran at
+//! 2.1–2.7 either way. So a cold file large enough to be worth it is read as a race: the first
+//! [`probe_bytes`] with the direct road, the next as many with the buffered road, each timed, and
+//! the rest with the one that moved more bytes per second.
+//!
+//! The buffered probe is stopped the moment it has lost: once it has run longer than the direct
+//! probe took for the same bytes (less [`BUFFERED_MARGIN`]), it cannot be faster, so each stream
+//! stops after the read in hand and the direct road reads what they left. On settled memory that
+//! turns a 0.3 s probe into 0.12 s on the lab VM. The buffered probe gives each stream at least
 //! [`STREAM_PROBE_BYTES`] (fewer streams on a small probe, and the rest read with as many): a
 //! readahead window grows to its full size over the first megabytes of a stream, so a stream of
 //! 8 MiB measures the ramp, not the road (seen on the lab VM: 163 MiB/s for 4 streams of 8 MiB,
-//! loaded) (O_DIRECT on a tie within [`BUFFERED_MARGIN`], as it costs
-//! less CPU and leaves the page cache alone). Nothing is read twice: every range is XOR-ed once,
-//! rotated by its offset, so the answer does not depend on the winner.
+//! loaded). O_DIRECT wins a tie within [`BUFFERED_MARGIN`], as it costs less CPU and leaves the
+//! page cache alone. Nothing is read twice: every range is XOR-ed once, rotated by its offset, so
+//! the answer does not depend on the winner.
 //!
 //! The figures and the choice are in the report's reason (and `fast -v`), so a user sees why.
 
@@ -22,7 +32,7 @@ use super::roads;
 use crate::engine::BufferKind;
 use std::fs::File;
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Files smaller than this are not raced: the direct road is taken (the probes would be most of
 /// the file, and their setup a large share of the time).
@@ -144,19 +154,35 @@ pub fn run(
             });
         }
     };
-    // 2. Buffered streams with readahead on the next.
-    let t = Instant::now();
-    x ^= roads::buffered_range(path, file, probe, 2 * probe, bs, block)?;
-    let buffered_mib_s = mib_s(probe, t);
+    // 2. Buffered streams with readahead on the next, stopped the moment they have lost: past
+    //    the direct probe's time (less the margin), buffered cannot be faster on these bytes, and
+    //    what it left is read by the direct road below.
     let direct = direct_mib_s.unwrap_or(0.0);
-    let buffered_wins = buffered_mib_s > direct * (1.0 + BUFFERED_MARGIN);
+    let direct_secs = probe as f64 / (1024.0 * 1024.0) / direct.max(1e-9);
+    let t = Instant::now();
+    let deadline = t + Duration::from_secs_f64(direct_secs / (1.0 + BUFFERED_MARGIN));
+    let probe_end = 2 * probe;
+    let part =
+        roads::buffered_range_until(path, file, probe, probe_end, bs, block, Some(deadline))?;
+    let buffered_read = probe - part.left_bytes();
+    let buffered_mib_s = mib_s(buffered_read, t);
+    x ^= part.xor;
+    let buffered_wins = part.left.is_empty() && buffered_mib_s > direct * (1.0 + BUFFERED_MARGIN);
     let winner = if buffered_wins {
         Winner::Buffered
     } else {
         Winner::Direct
     };
+    let stopped = if part.left.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", stopped after {} as it could no longer win",
+            crate::size::format_bytes_approx(buffered_read)
+        )
+    };
     let note = format!(
-        "race on {} each: O_DIRECT QD {qd} {:.0} MiB/s ({} buffers), buffered readahead on {bs} stream{} {:.0} MiB/s: {} {}",
+        "race on {} each: O_DIRECT QD {qd} {:.0} MiB/s ({} buffers), buffered readahead on {bs} stream{} {:.0} MiB/s{stopped}: {} {}",
         crate::size::format_bytes_approx(probe),
         direct,
         direct_buffers.map_or("no", |k| k.as_str()),
@@ -172,22 +198,25 @@ pub fn run(
         }
     );
     log(&note);
-    // 3. The rest with the winner.
-    let rest = 2 * probe;
-    if rest < len_bytes {
-        x ^= match winner {
-            Winner::Buffered => roads::buffered_range(path, file, rest, len_bytes, bs, block)?,
-            _ => {
-                let ranges = split(rest, len_bytes, ds, block as u64);
-                match direct_ranges(path, file, ranges, block, qd)? {
-                    Direct::Done(x, _) => x,
-                    // Refused after it worked once (cannot happen on the same descriptor's
-                    // file); read the rest buffered rather than fail.
-                    Direct::Unsupported(_) => {
-                        roads::buffered_range(path, file, rest, len_bytes, bs, block)?
-                    }
-                }
-            }
+    // 3. The rest with the winner: what the buffered probe left, then the file past the probes.
+    let mut rest = part.left;
+    if probe_end < len_bytes {
+        rest.extend(match winner {
+            Winner::Buffered => Vec::new(),
+            Winner::Direct => split(probe_end, len_bytes, ds, block as u64),
+        });
+    }
+    if winner == Winner::Buffered && probe_end < len_bytes {
+        x ^= roads::buffered_range(path, file, probe_end, len_bytes, bs, block)?;
+    }
+    if !rest.is_empty() {
+        x ^= match direct_ranges(path, file, rest.clone(), block, qd)? {
+            Direct::Done(x, _) => x,
+            // Refused after it worked once (cannot happen on the same descriptor's file); read
+            // the rest buffered rather than fail.
+            Direct::Unsupported(_) => rest.iter().try_fold(0u32, |acc, &(a, b)| {
+                Ok::<_, anyhow::Error>(acc ^ roads::buffered_range(path, file, a, b, 1, block)?)
+            })?,
         };
     }
     Ok(Outcome {

@@ -18,6 +18,7 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Instant;
 
 /// Unit of work handed to a thread.
 pub const CHUNK_BYTES: u64 = 8 << 20;
@@ -240,6 +241,42 @@ pub fn buffered_range(
     streams: usize,
     block_bytes: usize,
 ) -> anyhow::Result<u32> {
+    buffered_range_until(path, file, start, end, streams, block_bytes, None).map(|p| p.xor)
+}
+
+/// Offsets a time-boxed stream stops at: the start of what it leaves is O_DIRECT-aligned, so the
+/// direct road can read the rest.
+pub const STOP_ALIGN: u64 = 4096;
+
+/// What a time-boxed [`buffered_range_until`] read and left.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Partial {
+    /// XOR of the bytes read (each rotated by its offset).
+    pub xor: u32,
+    /// `(start, end)` ranges left unread when the deadline passed, starts [`STOP_ALIGN`]-aligned.
+    pub left: Vec<(u64, u64)>,
+}
+
+impl Partial {
+    /// Bytes left unread.
+    pub fn left_bytes(&self) -> u64 {
+        self.left.iter().map(|(a, b)| b - a).sum()
+    }
+}
+
+/// [`buffered_range`] that stops reading at `deadline`: each stream finishes the read in hand
+/// (and reads on to the next [`STOP_ALIGN`] boundary), then leaves the rest of its part to the
+/// caller. The race uses it so that a buffered probe already slower than O_DIRECT stops costing
+/// time the moment it has lost, rather than at the end of its bytes.
+pub fn buffered_range_until(
+    path: &Path,
+    file: &File,
+    start: u64,
+    end: u64,
+    streams: usize,
+    block_bytes: usize,
+    deadline: Option<Instant>,
+) -> anyhow::Result<Partial> {
     let len_bytes = end.saturating_sub(start);
     let streams = useful_threads(len_bytes, streams) as u64;
     let unit = CHUNK_BYTES;
@@ -251,23 +288,58 @@ pub fn buffered_range(
             let to = start + (units * (i + 1) / streams * unit).min(len_bytes);
             // A stream that cannot be started fails the road; those started finish their part
             // (the scope waits for them).
-            handles.push(spawn_in(s, move || -> anyhow::Result<u32> {
-                let f = reopen(file, 0)
-                    .with_context(|| format!("FILE: cannot open {}", path.display()))?;
-                // It only tunes readahead; a failure changes nothing but the speed.
-                let _ = rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::Sequential);
-                let mut buf = AlignedBuf::new(block_bytes);
-                pread_chunk(&f, &mut buf, from, to - from)
-            })?);
+            handles.push(spawn_in(
+                s,
+                move || -> anyhow::Result<(u32, Option<(u64, u64)>)> {
+                    let f = reopen(file, 0)
+                        .with_context(|| format!("FILE: cannot open {}", path.display()))?;
+                    // It only tunes readahead; a failure changes nothing but the speed.
+                    let _ = rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::Sequential);
+                    let mut buf = AlignedBuf::new(block_bytes);
+                    match deadline {
+                        None => Ok((pread_chunk(&f, &mut buf, from, to - from)?, None)),
+                        Some(d) => pread_until(&f, &mut buf, from, to, d),
+                    }
+                },
+            )?);
         }
-        let mut x = 0u32;
+        let mut out = Partial {
+            xor: 0,
+            left: Vec::new(),
+        };
         for h in handles {
-            x ^= h
+            let (x, left) = h
                 .join()
                 .map_err(|_| anyhow::anyhow!("a reader thread panicked"))??;
+            out.xor ^= x;
+            out.left.extend(left);
         }
-        Ok(x)
+        Ok(out)
     })
+}
+
+/// XOR of `from..to` read in buffer-sized `pread`s until `deadline`; then on to the next
+/// [`STOP_ALIGN`] boundary, and the range from there to `to` is returned unread.
+fn pread_until(
+    file: &File,
+    buf: &mut AlignedBuf,
+    from: u64,
+    to: u64,
+    deadline: Instant,
+) -> anyhow::Result<(u32, Option<(u64, u64)>)> {
+    let mut x = 0u32;
+    let mut at = from;
+    while at < to {
+        if Instant::now() >= deadline {
+            let stop = at.next_multiple_of(STOP_ALIGN).min(to);
+            x ^= pread_chunk(file, buf, at, stop - at)?;
+            return Ok((x, (stop < to).then_some((stop, to))));
+        }
+        let want = (buf.len() as u64).min(to - at);
+        x ^= pread_chunk(file, buf, at, want)?;
+        at += want;
+    }
+    Ok((x, None))
 }
 
 #[cfg(test)]
@@ -311,5 +383,57 @@ mod tests {
             },
         );
         assert!(r.is_err());
+    }
+
+    /// A file of `len` pattern bytes in a temporary directory, and its XOR.
+    fn pattern_file(len: u64) -> (tempfile::TempDir, std::path::PathBuf, u32) {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let mut data = vec![0u8; len as usize];
+        crate::pattern::fill(crate::pattern::DEFAULT_SEED, 0, &mut data);
+        File::create(&path).unwrap().write_all(&data).unwrap();
+        (dir, path, xor_at(0, &data))
+    }
+
+    #[test]
+    fn a_time_boxed_read_plus_what_it_left_is_the_whole_range_whenever_it_stops() {
+        let len = 3 * CHUNK_BYTES + 12_345;
+        let (_dir, path, want) = pattern_file(len);
+        let file = File::open(&path).unwrap();
+        let start = CHUNK_BYTES;
+        let want_range = {
+            let mut data = vec![0u8; (len - start) as usize];
+            file.read_exact_at(&mut data, start).unwrap();
+            xor_at(start, &data)
+        };
+        assert_ne!(want, want_range);
+        // Already past (everything left), mid-way for some streams, and never (nothing left);
+        // an odd block size makes the stops land off 4 KiB until they are rounded up.
+        let now = Instant::now();
+        for deadline in [
+            now,
+            now + std::time::Duration::from_micros(300),
+            now + std::time::Duration::from_secs(3600),
+        ] {
+            for (streams, block) in [(1, 1 << 20), (3, 1000), (4, 65_536)] {
+                let p =
+                    buffered_range_until(&path, &file, start, len, streams, block, Some(deadline))
+                        .unwrap();
+                let mut x = p.xor;
+                for &(a, b) in &p.left {
+                    assert_eq!(a % STOP_ALIGN, 0, "{p:?}");
+                    assert!(start <= a && a < b && b <= len, "{p:?}");
+                    x ^= buffered_range(&path, &file, a, b, 1, block).unwrap();
+                }
+                assert_eq!(x, want_range, "streams {streams} block {block}: {p:?}");
+            }
+        }
+        // A deadline already past leaves every stream's whole part (they start chunk-aligned).
+        let p = buffered_range_until(&path, &file, 0, len, 2, 1 << 20, Some(now)).unwrap();
+        assert_eq!((p.xor, p.left_bytes()), (0, len), "{p:?}");
+        // No deadline: nothing is left.
+        let p = buffered_range_until(&path, &file, 0, len, 2, 1 << 20, None).unwrap();
+        assert_eq!((p.xor, p.left_bytes()), (want, 0));
     }
 }
