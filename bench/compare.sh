@@ -322,8 +322,11 @@ LOADED=$(awk -v a="${LOAD_BEFORE%% *}" -v b="${LOAD_AFTER%% *}" 'BEGIN { print (
     awk -v f="$fm" -v r="$rm" 'BEGIN { printf "warm: fast ÷ the RAM ceiling = %.2f×\n", r / f }'
   fi
   echo
-  if [ "$FPR" = 1 ]; then
-    echo "This VM gives free memory back to its host (virtio-balloon free page reporting); a cold run waited ${SETTLE_S} s after an eviction that freed page cache (SETTLE_S)."
+  [ "$FPR" = 1 ] && echo "This VM gives free memory back to its host (virtio-balloon free page reporting)."
+  if [ "$SETTLE_S" != 0 ]; then
+    echo "A cold run waited ${SETTLE_S} s after an eviction that freed page cache (SETTLE_S)."
+  elif [ "$FPR" = 1 ]; then
+    echo "Cold runs did not wait for the host to take freed page cache back (SETTLE_S=0): buffered cold figures are the back-to-back case."
   fi
   echo "Machine $LOADED: load average $LOAD_BEFORE before, $LOAD_AFTER after (1, 5, 15 min; $CORES cores)."
   [ "$LOADED" = quiet ] || echo "**Loaded: other processes ran during the measurement; these figures carry no speed claim.**"

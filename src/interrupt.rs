@@ -10,7 +10,10 @@
 //! set with [`on_signal`] (the sweep's "a third Ctrl-C quits at once", `fast`'s immediate exit).
 //!
 //! The handler runs on `ctrlc`'s own thread, not in signal context, so the reaction may print,
-//! lock and exit. The explorer's terminal is in raw mode, where Ctrl-C is a key; its event loop
+//! lock and exit; a signal that came before the reaction was set gets it on the thread that sets
+//! it ([`on_signal`]). The reaction is called outside this module's lock (it may set another) and
+//! a panic in it is caught (`ctrlc` calls its handler in a bare loop: one panic there would end
+//! the thread and swallow every later Ctrl-C). The explorer's terminal is in raw mode, where Ctrl-C is a key; its event loop
 //! takes SIGTERM and SIGHUP as events of its own (`tui/event.rs`).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -18,7 +21,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 /// What to do on a signal besides raising the flag: called with the signal's number in this
 /// process (1 for the first).
-type Reaction = Box<dyn Fn(usize) + Send>;
+type Reaction = Arc<dyn Fn(usize) + Send + Sync>;
 
 struct State {
     stop: Arc<AtomicBool>,
@@ -34,19 +37,34 @@ struct Reacting {
 }
 
 impl Reacting {
-    /// Calls the reaction for the latest signal if no reaction has seen it yet. Both the handler
-    /// and [`on_signal`] call this under the lock: a signal that arrives after the handler is in
-    /// place but before the front end sets its reaction (fast's read of a pipe that never ends
-    /// waited forever on such a Ctrl-C, 1 run in 8 of a test) gets the reaction when it is set,
-    /// and no signal gets it twice.
-    fn catch_up(&mut self, count: usize) {
-        if count > self.reacted {
-            if let Some(react) = self.react.as_ref() {
-                self.reacted = count;
-                react(count);
-            }
+    /// The reaction to call for the latest signal, if no reaction has seen it yet (marked seen
+    /// here, under the lock). Both the handler and [`on_signal`] ask: a signal that arrives after
+    /// the handler is in place but before the front end sets its reaction (fast's read of a pipe
+    /// that never ends waited forever on such a Ctrl-C, about 1 run in 14 of its tests) gets the
+    /// reaction when it is set, and no signal gets it twice.
+    fn catch_up(&mut self, count: usize) -> Option<(Reaction, usize)> {
+        let react = self.react.as_ref()?;
+        (count > self.reacted).then(|| {
+            self.reacted = count;
+            (react.clone(), count)
+        })
+    }
+}
+
+/// Calls a reaction [`Reacting::catch_up`] handed out, after the lock is released; a panic in
+/// it is reported, not spread.
+fn call(due: Option<(Reaction, usize)>) {
+    if let Some((react, n)) = due {
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| react(n))).is_err() {
+            // stderr itself may be what failed (a closed pipe): nothing more to say.
         }
     }
+}
+
+/// The reaction due for the latest signal, taken under the lock.
+fn due(s: &State) -> Option<(Reaction, usize)> {
+    let mut reaction = s.reaction.lock().unwrap_or_else(|e| e.into_inner());
+    reaction.catch_up(s.count.load(Ordering::SeqCst))
 }
 
 fn state() -> &'static State {
@@ -56,9 +74,7 @@ fn state() -> &'static State {
             let s = state();
             s.stop.store(true, Ordering::SeqCst);
             s.count.fetch_add(1, Ordering::SeqCst);
-            // A reaction that panicked once must not silence every later signal.
-            let mut reaction = s.reaction.lock().unwrap_or_else(|e| e.into_inner());
-            reaction.catch_up(s.count.load(Ordering::SeqCst));
+            call(due(s));
         });
         if let Err(e) = installed {
             eprintln!("note: Ctrl-C will not stop cleanly: {e}");
@@ -90,12 +106,11 @@ pub fn count() -> usize {
 /// Sets what happens on each signal besides raising the flag, replacing an earlier reaction;
 /// installs the handler. `react(n)` gets the signal's number (1 for the first). A signal that
 /// came before any reaction saw it (after the handler was installed, before this call) is reacted
-/// to here, on the caller's thread.
-pub fn on_signal(react: impl Fn(usize) + Send + 'static) {
+/// to here, on the caller's thread, once, with the latest signal's number.
+pub fn on_signal(react: impl Fn(usize) + Send + Sync + 'static) {
     let s = state();
-    let mut reaction = s.reaction.lock().unwrap_or_else(|e| e.into_inner());
-    reaction.react = Some(Box::new(react));
-    reaction.catch_up(s.count.load(Ordering::SeqCst));
+    s.reaction.lock().unwrap_or_else(|e| e.into_inner()).react = Some(Arc::new(react));
+    call(due(s));
 }
 
 #[cfg(test)]
@@ -107,15 +122,31 @@ mod tests {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let mut r = Reacting::default();
         // A signal with no reaction yet: nothing to call, nothing marked as seen.
-        r.catch_up(1);
+        assert!(r.catch_up(1).is_none());
         assert_eq!(r.reacted, 0);
         let s = seen.clone();
-        r.react = Some(Box::new(move |n| s.lock().unwrap().push(n)));
-        r.catch_up(1);
+        r.react = Some(Arc::new(move |n| s.lock().unwrap().push(n)));
+        call(r.catch_up(1));
         // The handler, reaching the lock after the reaction caught up, calls nothing again.
-        r.catch_up(1);
-        r.catch_up(2);
+        call(r.catch_up(1));
+        call(r.catch_up(2));
         assert_eq!(*seen.lock().unwrap(), vec![1, 2]);
+    }
+
+    #[test]
+    fn a_reaction_that_panics_is_caught_and_the_next_signal_still_gets_one() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let c = calls.clone();
+        let mut r = Reacting {
+            react: Some(Arc::new(move |_| {
+                c.fetch_add(1, Ordering::SeqCst);
+                panic!("stderr is a closed pipe");
+            })),
+            reacted: 0,
+        };
+        call(r.catch_up(1));
+        call(r.catch_up(2));
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
     }
 
     #[test]

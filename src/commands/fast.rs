@@ -13,8 +13,9 @@ pub fn execute(a: &FastArgs) -> anyhow::Result<i32> {
     let started = Instant::now();
     // Ctrl-C (and SIGTERM, SIGHUP) ends fast at once with 130, whatever its threads are blocked
     // in (a pipe that never ends, a slow disk): it only reads, so there is nothing to undo. The
-    // handler's thread exits the process; a handler that cannot be set (no thread to be had)
-    // leaves the default, which ends it too.
+    // handler's thread exits the process (or this thread, for a signal that came while the
+    // reaction was being set); a handler that cannot be set (no thread to be had) leaves the
+    // default, which ends it too.
     let file = a.file.clone();
     crate::interrupt::on_signal(move |_| {
         eprintln!(

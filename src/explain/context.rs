@@ -35,7 +35,9 @@ pub struct Context {
     /// reporting). Memory free for more than a few seconds is no longer backed, so page-cache
     /// pages made from it are faulted in by the host as they are filled: on the lab VM a cold
     /// buffered read ran at 0.7–0.8 GiB/s there and at 2.2–2.5 GiB/s on memory freed a moment
-    /// earlier (by the last run's eviction). O_DIRECT into reused buffers does not see it.
+    /// earlier (by the last run's eviction). O_DIRECT into reused buffers faults nothing, but
+    /// slows down while the host takes a large free back (5–15 s after a 4 GiB eviction there:
+    /// 340–1000 MiB/s against 2100–2600).
     #[serde(default)]
     pub free_page_reporting: bool,
     /// The file the context describes (absolute when it could be resolved).
@@ -313,7 +315,6 @@ fn read_u64(p: &Path) -> Option<u64> {
     read_trimmed(p)?.parse().ok()
 }
 
-/// The `model name` of the first CPU (or `Hardware`/`cpu model` on other architectures).
 /// Whether a virtio-balloon device bound to its driver under `sys` offers free page reporting
 /// (virtio device id 5, feature bit 5, `VIRTIO_BALLOON_F_REPORTING`; `features` is one `0`/`1`
 /// character per bit, bit 0 first).
@@ -330,6 +331,7 @@ pub fn free_page_reporting(sys: &Path) -> bool {
     })
 }
 
+/// The `model name` of the first CPU (or `Hardware`/`cpu model` on other architectures).
 pub fn cpu_model(cpuinfo: &str) -> String {
     cpuinfo
         .lines()
@@ -548,7 +550,7 @@ mod tests {
             }
         };
         // A block device with bit 5 set is not a balloon; a balloon without bit 5 does not
-        // report (the lab VM's: 0110 0101..., bits 1, 2 and 5).
+        // report (the lab VM's starts 0110 0101: bits 1, 2, 5 and 7).
         device("virtio1", "0x0002", "0010011001", true);
         device("virtio0", "0x0005", "0110000000", true);
         assert!(!free_page_reporting(sys));

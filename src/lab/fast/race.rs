@@ -10,7 +10,9 @@
 //! speed depends on the memory the page cache is filled into: right after another big file was
 //! evicted it is still backed (lab VM: 2.2–2.5 GiB/s), a few seconds later it is not and every
 //! page is faulted in by the host (0.7–0.8 GiB/s), while O_DIRECT into reused buffers ran at
-//! 2.1–2.7 either way. So a cold file large enough to be worth it is read as a race: the first
+//! 2.1–2.6 once the host had taken the memory back, and at 340–1000 MiB/s while it did (5–15 s
+//! after a 4 GiB eviction): so the probes can disagree with the rest of the file right after a
+//! large eviction, and a benchmark must wait for the host (bench/compare.sh, `SETTLE_S`). So a cold file large enough to be worth it is read as a race: the first
 //! [`probe_bytes`] with the direct road, the next as many with the buffered road, each timed, and
 //! the rest with the one that moved more bytes per second.
 //!
@@ -87,7 +89,8 @@ pub struct Outcome {
     pub winner: Winner,
     /// The direct probe's rate, MiB/s (None: O_DIRECT or io_uring refused here).
     pub direct_mib_s: Option<f64>,
-    /// The buffered probe's rate, MiB/s.
+    /// The buffered probe's rate, MiB/s, over the bytes it read before it won or was stopped
+    /// (0 where it did not run).
     pub buffered_mib_s: f64,
     /// Streams the buffered road read with (in the probe, and the rest where it won).
     pub buffered_streams: usize,
@@ -127,6 +130,9 @@ pub fn run(
 ) -> anyhow::Result<Outcome> {
     let probe = probe.min(len_bytes / 2) / roads::CHUNK_BYTES * roads::CHUNK_BYTES;
     let block = plan.block_bytes.max(1);
+    // The direct road's ranges start at multiples of its read size, which O_DIRECT needs
+    // 4 KiB-aligned (a 6K block cut into 2 streams started one at 8191.5 pages).
+    let direct_block = (block as u64).next_multiple_of(roads::STOP_ALIGN);
     let (qd, ds) = (plan.queue_depth, plan.direct_streams);
     // Streams of at least STREAM_PROBE_BYTES each in the probe, and as many for the rest.
     let bs = (probe / STREAM_PROBE_BYTES).clamp(1, plan.buffered_streams.max(1) as u64) as usize;
@@ -136,7 +142,7 @@ pub fn run(
     }
     // 1. O_DIRECT on the first probe.
     let t = Instant::now();
-    let first = direct_ranges(path, file, split(0, probe, ds, block as u64), block, qd)?;
+    let first = direct_ranges(path, file, split(0, probe, ds, direct_block), block, qd)?;
     let (mut x, direct_mib_s, direct_buffers) = match first {
         Direct::Done(x, kind) => (x, Some(mib_s(probe, t)), Some(kind)),
         Direct::Unsupported(why) => {
@@ -203,7 +209,7 @@ pub fn run(
     if probe_end < len_bytes {
         rest.extend(match winner {
             Winner::Buffered => Vec::new(),
-            Winner::Direct => split(probe_end, len_bytes, ds, block as u64),
+            Winner::Direct => split(probe_end, len_bytes, ds, direct_block),
         });
     }
     if winner == Winner::Buffered && probe_end < len_bytes {
@@ -213,10 +219,18 @@ pub fn run(
         x ^= match direct_ranges(path, file, rest.clone(), block, qd)? {
             Direct::Done(x, _) => x,
             // Refused after it worked once (cannot happen on the same descriptor's file); read
-            // the rest buffered rather than fail.
-            Direct::Unsupported(_) => rest.iter().try_fold(0u32, |acc, &(a, b)| {
-                Ok::<_, anyhow::Error>(acc ^ roads::buffered_range(path, file, a, b, 1, block)?)
-            })?,
+            // the rest buffered rather than fail: what the probe left, then the tail on as many
+            // streams as the probe had.
+            Direct::Unsupported(_) => {
+                let mut x = 0u32;
+                for &(a, b) in rest.iter().filter(|r| r.1 <= probe_end) {
+                    x ^= roads::buffered_range(path, file, a, b, 1, block)?;
+                }
+                if winner == Winner::Direct && probe_end < len_bytes {
+                    x ^= roads::buffered_range(path, file, probe_end, len_bytes, bs, block)?;
+                }
+                x
+            }
         };
     }
     Ok(Outcome {
@@ -240,7 +254,12 @@ fn whole_direct(
     log: &mut dyn FnMut(&str),
 ) -> anyhow::Result<Outcome> {
     let block = plan.block_bytes.max(1);
-    let ranges = split(0, len_bytes, plan.direct_streams, block as u64);
+    let ranges = split(
+        0,
+        len_bytes,
+        plan.direct_streams,
+        (block as u64).next_multiple_of(roads::STOP_ALIGN),
+    );
     let note = "too small to race: O_DIRECT".to_string();
     log(&note);
     Ok(

@@ -231,8 +231,9 @@ pub fn buffered_road(
     buffered_range(path, file, 0, len_bytes, streams, block_bytes)
 }
 
-/// [`buffered_road`] over the bytes `start..end` of the file (`start` a multiple of
-/// [`CHUNK_BYTES`]): the parts of the streams are whole chunks from `start`.
+/// [`buffered_road`] over the bytes `start..end` of the file: the parts of the streams are whole
+/// chunks from `start` (any offset; the race passes multiples of [`CHUNK_BYTES`], or a
+/// 4 KiB-aligned leftover to one stream).
 pub fn buffered_range(
     path: &Path,
     file: &File,
@@ -253,7 +254,8 @@ pub const STOP_ALIGN: u64 = 4096;
 pub struct Partial {
     /// XOR of the bytes read (each rotated by its offset).
     pub xor: u32,
-    /// `(start, end)` ranges left unread when the deadline passed, starts [`STOP_ALIGN`]-aligned.
+    /// `(start, end)` ranges left unread when the deadline passed; their starts are
+    /// [`STOP_ALIGN`]-aligned when the range's `start` was.
     pub left: Vec<(u64, u64)>,
 }
 
