@@ -41,7 +41,7 @@ fn a_raced_cold_read_gives_the_reference_xor_and_says_both_figures_and_the_winne
     }
     let race = err
         .lines()
-        .find(|l| l.starts_with("fast: race on 32.00 MiB each: O_DIRECT QD 32 "))
+        .find(|l| l.starts_with("fast: race on 32.00 MiB each: O_DIRECT QD "))
         .unwrap_or_else(|| panic!("no race line in {err}"));
     // The winner is the faster of the two figures the line states (direct first).
     let words: Vec<&str> = race.split_whitespace().collect();

@@ -36,7 +36,7 @@ pub fn execute(a: &FastArgs) -> anyhow::Result<i32> {
         eprintln!("fast: {w}");
     }
     let (road, t, bs) = (report.road.as_str(), report.threads, report.block_bytes);
-    let qd = settings.queue_depth;
+    let qd = report.queue_depth;
     let e = crate::explain::fast_explanation(&a.file, road, t, bs, qd, report.bytes, seconds);
     let verdict = fast_verdict(&a.file, &report, qd, seconds);
     if a.json {
