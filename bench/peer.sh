@@ -29,7 +29,9 @@
 # --hugepages N: hugetlb pages to reserve on top of those already reserved (/proc/sys/vm/nr_hugepages) for the huge-page rows,
 #   restored at exit; default 64 (the QD32 1M rows need 16 per tool). 0 leaves the huge-page rows
 #   out.
-# Default: 1 GiB file, 5 pairs; about 4 minutes on the lab VM.
+# Default: 1 GiB file, 5 pairs; about 4 minutes on the lab VM, plus SETTLE_S (default 20 s on a
+#   VM with free page reporting) after every drop that freed page cache (the first cold run after
+#   the warm rows, every write run).
 # Needs root for cold runs (drop_caches before each run of either tool) and for the hugetlb
 # reservation; installs fio with apt-get when it is missing.
 set -euo pipefail
@@ -92,7 +94,25 @@ if [ "$FREE_MIB" -lt $((SIZE_MIB * 3)) ]; then
 fi
 "$RUN" "$DATA" -w 1M "$SIZE_MIB" --fsync >/dev/null 2>&1
 
-drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+# A VM that gives free memory back to its host (virtio-balloon free page reporting: device id 5,
+# feature bit 5) slows its I/O while the host takes a large free back: 5-15 s after a 4 GiB
+# eviction `fast`'s O_DIRECT probe read 340-1000 MiB/s against 2100-2600 once settled
+# (docs/speed.md). So a drop that freed more than 64 MiB of page cache is followed by SETTLE_S
+# seconds (default 20 on such a VM, else 0) before the run it prepares.
+FPR=0
+for d in /sys/bus/virtio/devices/*; do
+    [ "$(cat "$d/device" 2>/dev/null)" = 0x0005 ] && [ -e "$d/driver" ] &&
+        [ "$(cut -c6 "$d/features" 2>/dev/null)" = 1 ] && FPR=1
+done
+SETTLE_S=${SETTLE_S:-$([ "$FPR" = 1 ] && echo 20 || echo 0)}
+case "$SETTLE_S" in ''|*[!0-9]*) echo "peer.sh: SETTLE_S must be whole seconds (got '$SETTLE_S')" >&2; exit 2 ;; esac
+cached_kib() { awk '/^Cached:/ { print $2 }' /proc/meminfo; }
+drop() {
+    local before
+    before=$(cached_kib)
+    sync; echo 3 >/proc/sys/vm/drop_caches
+    if [ "$SETTLE_S" != 0 ] && [ $((before - $(cached_kib))) -gt 65536 ]; then sleep "$SETTLE_S"; fi
+}
 warm() { cat "$DATA" >/dev/null; }
 
 if [ "$QUICK" = 1 ]; then R4K1=2000; R4K32=10000; else R4K1=20000; R4K32=100000; fi
