@@ -54,12 +54,8 @@ if [ "$QUICK" = 1 ]; then
 else
   SIZE_MIB=${SIZE_MIB:-4096}; RUNS=${RUNS:-7}; BYTE_READS=${BYTE_READS:-4000000}
 fi
-# A bound virtio-balloon (device id 5) with feature bit 5 (VIRTIO_BALLOON_F_REPORTING) set.
-FPR=0
-for d in /sys/bus/virtio/devices/*; do
-  [ "$(cat "$d/device" 2>/dev/null)" = 0x0005 ] && [ -e "$d/driver" ] &&
-    [ "$(cut -c6 "$d/features" 2>/dev/null)" = 1 ] && FPR=1
-done
+# Whether this VM gives free memory back to its host (virtio-balloon free page reporting).
+FPR=$(bash bench/free-page-reporting.sh)
 SETTLE_S=${SETTLE_S:-$([ "$FPR" = 1 ] && echo 20 || echo 0)}
 for v in SIZE_MIB RUNS BYTE_READS; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "bench/compare.sh: $v must be a positive integer (got '${!v}')" >&2; exit 2; }

@@ -99,11 +99,7 @@ fi
 # eviction `fast`'s O_DIRECT probe read 340-1000 MiB/s against 2100-2600 once settled
 # (docs/speed.md). So a drop that freed more than 64 MiB of page cache is followed by SETTLE_S
 # seconds (default 20 on such a VM, else 0) before the run it prepares.
-FPR=0
-for d in /sys/bus/virtio/devices/*; do
-    [ "$(cat "$d/device" 2>/dev/null)" = 0x0005 ] && [ -e "$d/driver" ] &&
-        [ "$(cut -c6 "$d/features" 2>/dev/null)" = 1 ] && FPR=1
-done
+FPR=$(bash bench/free-page-reporting.sh)
 SETTLE_S=${SETTLE_S:-$([ "$FPR" = 1 ] && echo 20 || echo 0)}
 case "$SETTLE_S" in ''|*[!0-9]*) echo "peer.sh: SETTLE_S must be whole seconds (got '$SETTLE_S')" >&2; exit 2 ;; esac
 cached_kib() { awk '/^Cached:/ { print $2 }' /proc/meminfo; }
