@@ -95,25 +95,18 @@ impl Context {
     /// Collects the context of `file` (which must exist; nothing in it is read).
     pub fn collect(file: &Path) -> Context {
         let mut ctx = Context::machine();
-        let abs = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+        let (abs, filesystem, device) = storage_of(file);
         ctx.file = abs.display().to_string();
-        let dev = std::fs::metadata(&abs).ok().map(|m| split_dev(m.dev()));
-        let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-        ctx.filesystem = find_mount(&mounts, &abs, dev);
-        let mut device = dev.and_then(|d| resolve_device(Path::new("/sys"), d, 0));
-        if device.is_none() {
-            // btrfs and some others give files an anonymous st_dev; the mount source names the
-            // real device.
-            device = ctx
-                .filesystem
-                .as_ref()
-                .filter(|f| f.source.starts_with("/dev/"))
-                .and_then(|f| std::fs::metadata(&f.source).ok())
-                .and_then(|m| resolve_device(Path::new("/sys"), split_dev(m.rdev()), 0));
-        }
+        ctx.filesystem = filesystem;
         ctx.device = device;
         ctx.warnings = warnings_for(ctx.filesystem.as_ref(), ctx.device.as_ref());
         ctx
+    }
+
+    /// The device a file's I/O goes to, alone (no machine part): what `fast` asks before it
+    /// sizes its cold reads.
+    pub fn device_of(file: &Path) -> Option<Device> {
+        storage_of(file).2
     }
 
     /// The machine part alone (host, kernel, CPU, memory).
@@ -238,6 +231,25 @@ impl fmt::Display for Context {
         }
         Ok(())
     }
+}
+
+/// The file's absolute path, its filesystem and the block device under it.
+fn storage_of(file: &Path) -> (PathBuf, Option<Filesystem>, Option<Device>) {
+    let abs = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+    let dev = std::fs::metadata(&abs).ok().map(|m| split_dev(m.dev()));
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let filesystem = find_mount(&mounts, &abs, dev);
+    let mut device = dev.and_then(|d| resolve_device(Path::new("/sys"), d, 0));
+    if device.is_none() {
+        // btrfs and some others give files an anonymous st_dev; the mount source names the
+        // real device.
+        device = filesystem
+            .as_ref()
+            .filter(|f| f.source.starts_with("/dev/"))
+            .and_then(|f| std::fs::metadata(&f.source).ok())
+            .and_then(|m| resolve_device(Path::new("/sys"), split_dev(m.rdev()), 0));
+    }
+    (abs, filesystem, device)
 }
 
 /// Whether `dir` is on a filesystem that keeps its files in RAM (tmpfs, ramfs, ...).

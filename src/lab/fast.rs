@@ -537,8 +537,7 @@ fn run_road(
     let max_request = match road {
         Road::Auto | Road::Mmap | Road::Pread => None,
         _ if settings.block_bytes.is_some() => None,
-        _ => crate::explain::context::Context::collect(path)
-            .device
+        _ => crate::explain::context::Context::device_of(path)
             .and_then(|d| d.max_sectors_kb)
             .map(|kb| kb * 1024),
     };

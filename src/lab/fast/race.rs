@@ -12,14 +12,15 @@
 //! page is faulted in by the host (0.7–0.8 GiB/s), while O_DIRECT into reused buffers ran at
 //! 2.1–2.6 once the host had taken the memory back, and at 340–1000 MiB/s while it did (5–15 s
 //! after a 4 GiB eviction): so the probes can disagree with the rest of the file right after a
-//! large eviction, and a benchmark must wait for the host (bench/compare.sh, `SETTLE_S`). So a cold file large enough to be worth it is read as a race: the first
-//! [`probe_bytes`] with the direct road, the next as many with the buffered road, each timed, and
-//! the rest with the one that moved more bytes per second.
+//! large eviction, and a benchmark must wait for the host (bench/compare.sh, `SETTLE_S`); `fast`
+//! does not race on such a VM. Elsewhere a cold file large enough to be worth it is read as a
+//! race: the first [`probe_bytes`] with the direct road, the next as many with the buffered road,
+//! each timed, and the rest with the one that moved more bytes per second.
 //!
 //! The buffered probe is stopped the moment it has lost: once it has run longer than the direct
 //! probe took for the same bytes (less [`BUFFERED_MARGIN`]), it cannot be faster, so each stream
-//! stops after the read in hand and the direct road reads what they left. On settled memory that
-//! turns a 0.3 s probe into 0.12 s on the lab VM. The buffered probe gives each stream at least
+//! stops after the read in hand and the direct road reads what they left (on the lab VM's
+//! settled memory it stopped after 112–195 MiB of its 256). The buffered probe gives each stream at least
 //! [`STREAM_PROBE_BYTES`] (fewer streams on a small probe, and the rest read with as many): a
 //! readahead window grows to its full size over the first megabytes of a stream, so a stream of
 //! 8 MiB measures the ramp, not the road (seen on the lab VM: 163 MiB/s for 4 streams of 8 MiB,
@@ -100,8 +101,11 @@ pub struct Outcome {
     pub note: String,
 }
 
-/// `(start, end)` of `start..end` cut into `streams` parts at `block` multiples.
+/// `(start, end)` of `start..end` cut into `streams` parts for the direct road: at multiples of
+/// `block` rounded up to a page, since O_DIRECT needs every start 4 KiB-aligned (a 6K block cut
+/// into 2 streams started one at 8191.5 pages).
 fn split(start: u64, end: u64, streams: usize, block: u64) -> Vec<(u64, u64)> {
+    let block = block.max(1).next_multiple_of(roads::STOP_ALIGN);
     let blocks = (end - start).div_ceil(block);
     let n = (streams.max(1) as u64).min(blocks.max(1));
     (0..n)
@@ -114,8 +118,8 @@ fn split(start: u64, end: u64, streams: usize, block: u64) -> Vec<(u64, u64)> {
         .collect()
 }
 
-fn mib_s(bytes: u64, since: Instant) -> f64 {
-    bytes as f64 / (1024.0 * 1024.0) / since.elapsed().as_secs_f64().max(1e-9)
+fn mib_s(bytes: u64, took: Duration) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0) / took.as_secs_f64().max(1e-9)
 }
 
 /// Races the direct and buffered roads on `probe` bytes each, then reads the rest of the file
@@ -130,9 +134,6 @@ pub fn run(
 ) -> anyhow::Result<Outcome> {
     let probe = probe.min(len_bytes / 2) / roads::CHUNK_BYTES * roads::CHUNK_BYTES;
     let block = plan.block_bytes.max(1);
-    // The direct road's ranges start at multiples of its read size, which O_DIRECT needs
-    // 4 KiB-aligned (a 6K block cut into 2 streams started one at 8191.5 pages).
-    let direct_block = (block as u64).next_multiple_of(roads::STOP_ALIGN);
     let (qd, ds) = (plan.queue_depth, plan.direct_streams);
     // Streams of at least STREAM_PROBE_BYTES each in the probe, and as many for the rest.
     let bs = (probe / STREAM_PROBE_BYTES).clamp(1, plan.buffered_streams.max(1) as u64) as usize;
@@ -142,9 +143,10 @@ pub fn run(
     }
     // 1. O_DIRECT on the first probe.
     let t = Instant::now();
-    let first = direct_ranges(path, file, split(0, probe, ds, direct_block), block, qd)?;
+    let first = direct_ranges(path, file, split(0, probe, ds, block as u64), block, qd)?;
+    let direct_took = t.elapsed();
     let (mut x, direct_mib_s, direct_buffers) = match first {
-        Direct::Done(x, kind) => (x, Some(mib_s(probe, t)), Some(kind)),
+        Direct::Done(x, kind) => (x, Some(mib_s(probe, direct_took)), Some(kind)),
         Direct::Unsupported(why) => {
             // Nothing was XOR-ed (a refusal comes before any data): everything is buffered.
             log(&format!("{why}; reading everything buffered"));
@@ -164,14 +166,13 @@ pub fn run(
     //    the direct probe's time (less the margin), buffered cannot be faster on these bytes, and
     //    what it left is read by the direct road below.
     let direct = direct_mib_s.unwrap_or(0.0);
-    let direct_secs = probe as f64 / (1024.0 * 1024.0) / direct.max(1e-9);
     let t = Instant::now();
-    let deadline = t + Duration::from_secs_f64(direct_secs / (1.0 + BUFFERED_MARGIN));
+    let deadline = t + direct_took.div_f64(1.0 + BUFFERED_MARGIN);
     let probe_end = 2 * probe;
     let part =
         roads::buffered_range_until(path, file, probe, probe_end, bs, block, Some(deadline))?;
     let buffered_read = probe - part.left_bytes();
-    let buffered_mib_s = mib_s(buffered_read, t);
+    let buffered_mib_s = mib_s(buffered_read, t.elapsed());
     x ^= part.xor;
     let buffered_wins = part.left.is_empty() && buffered_mib_s > direct * (1.0 + BUFFERED_MARGIN);
     let winner = if buffered_wins {
@@ -204,33 +205,25 @@ pub fn run(
         }
     );
     log(&note);
-    // 3. The rest with the winner: what the buffered probe left, then the file past the probes.
+    // 3. The rest with the winner. Buffered won only with nothing left in its probe; direct
+    //    reads what the buffered probe left, then the file past the probes.
     let mut rest = part.left;
     if probe_end < len_bytes {
-        rest.extend(match winner {
-            Winner::Buffered => Vec::new(),
-            Winner::Direct => split(probe_end, len_bytes, ds, direct_block),
-        });
-    }
-    if winner == Winner::Buffered && probe_end < len_bytes {
-        x ^= roads::buffered_range(path, file, probe_end, len_bytes, bs, block)?;
+        match winner {
+            Winner::Buffered => {
+                x ^= roads::buffered_range(path, file, probe_end, len_bytes, bs, block)?;
+            }
+            Winner::Direct => rest.extend(split(probe_end, len_bytes, ds, block as u64)),
+        }
     }
     if !rest.is_empty() {
         x ^= match direct_ranges(path, file, rest.clone(), block, qd)? {
             Direct::Done(x, _) => x,
             // Refused after it worked once (cannot happen on the same descriptor's file); read
-            // the rest buffered rather than fail: what the probe left, then the tail on as many
-            // streams as the probe had.
-            Direct::Unsupported(_) => {
-                let mut x = 0u32;
-                for &(a, b) in rest.iter().filter(|r| r.1 <= probe_end) {
-                    x ^= roads::buffered_range(path, file, a, b, 1, block)?;
-                }
-                if winner == Winner::Direct && probe_end < len_bytes {
-                    x ^= roads::buffered_range(path, file, probe_end, len_bytes, bs, block)?;
-                }
-                x
-            }
+            // the rest buffered rather than fail, on as many streams as the probe had.
+            Direct::Unsupported(_) => rest.iter().try_fold(0u32, |x, &(a, b)| {
+                anyhow::Ok(x ^ roads::buffered_range(path, file, a, b, bs, block)?)
+            })?,
         };
     }
     Ok(Outcome {
@@ -254,12 +247,7 @@ fn whole_direct(
     log: &mut dyn FnMut(&str),
 ) -> anyhow::Result<Outcome> {
     let block = plan.block_bytes.max(1);
-    let ranges = split(
-        0,
-        len_bytes,
-        plan.direct_streams,
-        (block as u64).next_multiple_of(roads::STOP_ALIGN),
-    );
+    let ranges = split(0, len_bytes, plan.direct_streams, block as u64);
     let note = "too small to race: O_DIRECT".to_string();
     log(&note);
     Ok(
@@ -300,6 +288,15 @@ mod tests {
         assert_eq!(probe_bytes((72 << 20) + 3), 32 << 20);
         assert_eq!(probe_bytes(15 << 20), 0);
         assert_eq!(probe_bytes(900 << 20) % roads::CHUNK_BYTES, 0);
+    }
+
+    #[test]
+    fn split_starts_every_part_on_a_page_whatever_the_block() {
+        let parts = split(0, 64 << 20, 2, 6 << 10);
+        assert_eq!(parts.len(), 2);
+        assert!(parts.iter().all(|(a, _)| a % 4096 == 0), "{parts:?}");
+        assert_eq!((parts[0].0, parts[1].1), (0, 64 << 20));
+        assert_eq!(parts[0].1, parts[1].0);
     }
 
     #[test]
