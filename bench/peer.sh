@@ -18,6 +18,12 @@
 # cold random 4K QD1 and QD32 (O_DIRECT io_uring), a 1M write + fsync; and warm mmap 1M once (no
 # buffer). The note of a row outside [0.9, 1.1] is computed from that row's own numbers.
 #
+# The cold 1M O_DIRECT rows with plain buffers also sample each tool's buffers while it runs
+# (`xorloops pieces PID`, from /proc/PID/pagemap, as root): how many physically contiguous pieces
+# each 1 MiB buffer is, and how many are in more than 254 (the disk splits a read into such a
+# buffer in two). That layout is the page allocator's luck and set the row's 2x run-to-run spread
+# in both tools on the lab VM; the row's note gives both tools' medians.
+#
 # diskscope runs every row with `--checksum none`: fio never reads back the data it moves, and
 # diskscope's default XOR of every byte costs ~20 µs per MiB from the page cache (a fifth of a
 # warm 1M pread), so the rows compare the I/O alone, as the tools' own work (the fio line is
@@ -69,13 +75,17 @@ fi
 
 cargo build --release --quiet
 RUN=$PWD/target/release/run
+# xorloops' `pieces` reads the physical layout of a running tool's O_DIRECT buffers.
+mkdir -p target/bench
+cc -O2 -pthread -o target/bench/xorloops bench/xorloops.c
+XL=$PWD/target/bench/xorloops
 
 WORK=$(mktemp -d "$BASE_DIR/diskscope-peer.XXXXXX")
 RAW=$WORK/raw.tsv
 ORIG_HUGEPAGES=$(cat /proc/sys/vm/nr_hugepages)
 cleanup() {
     # Only what this script made: its two files and its directory; and the setting it changed.
-    rm -f "$WORK/data" "$WORK/written" "$RAW"
+    rm -f "$WORK/data" "$WORK/written" "$RAW" "$WORK/stderr" "$WORK/stdout"
     rmdir "$WORK" 2>/dev/null || true
     if [ "$HUGEPAGES" -gt 0 ]; then echo "$ORIG_HUGEPAGES" >/proc/sys/vm/nr_hugepages; fi
 }
@@ -157,18 +167,52 @@ for w in "${WORKLOADS[@]}"; do
     rm -f "$WORK/written"
     echo "== $name" >&2
     echo "   $fio_cmd" >&2
+    # With plain 4 KiB-page buffers a cold 1M O_DIRECT read's speed depends on how many
+    # physically contiguous pieces each 1 MiB buffer is (more than the disk's 254 splits the
+    # request), which is the page allocator's luck and differs between the tools (each tool's
+    # start-up allocates differently): sampled for both while they run (docs/accuracy.md).
+    SAMPLE=0
+    case "$name" in "cold 1M O_DIRECT"*"plain buffers") SAMPLE=1 ;; esac
+    # Runs "$@" with stderr to $WORK/stderr and prints its buffers' layout ("MEAN SPLIT SLOTS",
+    # or "- - -"), sampled once they exist: fio forks its job, so every process on the file.
+    sampled() {
+        "$@" 2>"$WORK/stderr" >"$WORK/stdout" &
+        local pid=$! got="- - -" p
+        while kill -0 "$pid" 2>/dev/null; do
+            for p in $(pgrep -f -- "$target"); do
+                if got=$("$XL" pieces "$p" 2>/dev/null); then break 2; fi
+                got="- - -"
+            done
+            sleep 0.02
+        done
+        wait "$pid" || true
+        echo "$got"
+    }
     one_diskscope() {
         case "$prep" in cold|write) drop ;; warm) warm ;; esac
-        # shellcheck disable=SC2086
-        line=$("$RUN" "$target" $args 2>&1 >/dev/null | grep -E '^(read|wrote) ')
+        local layout="- - -" line
+        if [ "$SAMPLE" = 1 ]; then
+            # shellcheck disable=SC2086
+            layout=$(sampled "$RUN" "$target" $args)
+            line=$(grep -E '^(read|wrote) ' "$WORK/stderr" || true)
+        else
+            # shellcheck disable=SC2086
+            line=$("$RUN" "$target" $args 2>&1 >/dev/null | grep -E '^(read|wrote) ')
+        fi
         rm -f "$WORK/written"
-        echo -e "$name\tdiskscope\t$i\t$line" >>"$RAW"
+        echo -e "$name\tdiskscope\t$i\t$layout\t$line" >>"$RAW"
     }
     one_fio() {
         case "$prep" in cold|write) drop ;; warm) warm ;; esac
-        json=$(sh -c "$fio_cmd --lat_percentiles=1 --output-format=json" 2>/dev/null | tr -d '\n')
+        local layout="- - -" json
+        if [ "$SAMPLE" = 1 ]; then
+            layout=$(sampled sh -c "$fio_cmd --lat_percentiles=1 --output-format=json")
+            json=$(tr -d '\n' <"$WORK/stdout")
+        else
+            json=$(sh -c "$fio_cmd --lat_percentiles=1 --output-format=json" 2>/dev/null | tr -d '\n')
+        fi
         rm -f "$WORK/written"
-        echo -e "$name\tfio\t$i\t$json" >>"$RAW"
+        echo -e "$name\tfio\t$i\t$layout\t$json" >>"$RAW"
     }
     # The order turns each pair (diskscope first, then fio first, ...): on the lab VM a fresh
     # 1 GiB file's buffered writes are bimodal (~0.45 or ~7-10 GiB/s, for fio alone too) with a
@@ -190,11 +234,15 @@ import json, re, statistics, sys
 raw, out, mode, kernel, fio_version, hugepages, quick = sys.argv[1:8]
 rows = {}
 order = []
+layouts = {}  # (name, tool) -> [(mean pieces per 1 MiB slot, split slots, slots)]
 for line in open(raw):
-    name, tool, _, payload = line.rstrip("\n").split("\t", 3)
+    name, tool, _, layout, payload = line.rstrip("\n").split("\t", 4)
     if name not in rows:
         rows[name] = {"diskscope": [], "fio": []}
         order.append(name)
+    if not layout.startswith("-"):
+        mean, split, slots = layout.split()
+        layouts.setdefault((name, tool), []).append((float(mean), int(split), int(slots)))
     if tool == "diskscope":
         m = re.search(r"([0-9.]+) MiB/s.*p50 ([0-9.]+) µs, p99 ([0-9.]+) µs", payload)
         if m:
@@ -234,6 +282,22 @@ REASONS = [
      "hit (docs/accuracy.md)"),
 ]
 
+def layout_of(name, tool):
+    """`mean 246 pieces, 24 of 32 split` over a tool's sampled runs of a row, or None."""
+    got = layouts.get((name, tool))
+    if not got:
+        return None
+    split = med([s / n for _, s, n in got])
+    return med([m for m, _, _ in got]), split, f"{med([m for m, _, _ in got]):.0f} pieces a slot, {100 * split:.0f}% of slots split"
+
+def layout_note(name):
+    d, f = layout_of(name, "diskscope"), layout_of(name, "fio")
+    if not d or not f:
+        return None
+    return (f"buffer layout (medians of the runs): diskscope {d[2]}, fio {f[2]}; a read into a 1 MiB "
+            "slot of more than 254 pieces is two requests, and where the pages lie is the page "
+            "allocator's luck (docs/accuracy.md)"), abs(d[1] - f[1]) >= 0.25 or max(d[0], f[0]) > 2 * min(d[0], f[0])
+
 def reason(name, ratio, p50_ratio, d, f):
     if quick == "1":
         return (f"quick smoke test: one pair of short runs (diskscope {med(d):.0f}, fio {med(f):.0f} MiB/s), "
@@ -241,6 +305,9 @@ def reason(name, ratio, p50_ratio, d, f):
     for key, fits, why in REASONS:
         if name.startswith(key) and fits(ratio, p50_ratio, d, f):
             return why(ratio, p50_ratio, d, f)
+    layout = layout_note(name)
+    if layout and layout[1]:
+        return f"the buffers differ: {layout[0]}"
     if min(d) <= max(f) and min(f) <= max(d):
         return (f"within noise: the ranges overlap (diskscope {min(d):.0f}-{max(d):.0f}, "
                 f"fio {min(f):.0f}-{max(f):.0f} MiB/s)")
@@ -276,6 +343,8 @@ for name in order:
         v = lat_value(i)
         return f"{v:.2f}" if v is not None else "–"
     note = "" if 0.9 <= ratio <= 1.1 else reason(name, ratio, lat_value(1), dt, ft)
+    if not note and layout_note(name):
+        note = layout_note(name)[0]
     lines.append(
         f"| {name} | {fmt_range(dt)} | {fmt_range(ft)} | {ratio:.2f} | {lat_ratio(1)} | {lat_ratio(2)} | {note} |"
     )

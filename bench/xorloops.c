@@ -8,6 +8,12 @@
  *   xorloops evict FILE                 fsync + POSIX_FADV_DONTNEED (drop FILE from the cache)
  *   xorloops hugewarm FILE              read FILE into the cache through an MADV_HUGEPAGE mapping
  *                                       (2 MiB folios where the range is not cached yet)
+ *   xorloops pieces PID                 the physical layout of PID's I/O buffers (root): in its
+ *                                       largest anonymous read-write mapping of 16-256 MiB whose
+ *                                       pages are all present, how many physically contiguous
+ *                                       pieces each 1 MiB slot from the mapping's start is made
+ *                                       of; prints "MEAN SPLIT SLOTS" (SPLIT: slots in more than
+ *                                       254 pieces, a virtio disk's max_segments), exit 1 if none
  * Prints the XOR (4-byte little-endian words, zero-padded tail) on stdout and
  * "SECONDS GiB/s" on stderr (for ram: time of the XOR pass only, after filling). */
 #define _GNU_SOURCE
@@ -142,9 +148,57 @@ static void report(uint32_t x, double secs, uint64_t bytes) {
     fprintf(stderr, "%.6f s %.2f GiB/s\n", secs, bytes / secs / (1u << 30));
 }
 
+/* See the header: the O_DIRECT buffers' layout, read from outside (bench/peer.sh samples fio's
+ * and diskscope's alike while they run). */
+static int pieces(const char *pid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%s/maps", pid);
+    FILE *maps = fopen(path, "r");
+    if (!maps) return 1;
+    snprintf(path, sizeof path, "/proc/%s/pagemap", pid);
+    int pm = open(path, O_RDONLY);
+    if (pm < 0) { fclose(maps); return 1; }
+    char line[512];
+    unsigned long best_a = 0, best_b = 0;
+    while (fgets(line, sizeof line, maps)) {
+        unsigned long a, b, off, inode;
+        char perms[8], dev[16];
+        int used = 0;
+        if (sscanf(line, "%lx-%lx %7s %lx %15s %lu %n", &a, &b, perms, &off, dev, &inode, &used) < 6) continue;
+        if (strcmp(perms, "rw-p") || inode || line[used] != '\0') continue;
+        unsigned long len = b - a;
+        if (len < (16ul << 20) || len > (256ul << 20) || len <= best_b - best_a) continue;
+        int all = 1;
+        for (unsigned long p = a; p < b && all; p += 4096) {
+            uint64_t e;
+            all = pread(pm, &e, 8, p / 4096 * 8) == 8 && (e >> 63) && (e & ((1ull << 55) - 1));
+        }
+        if (all) { best_a = a; best_b = b; }
+    }
+    fclose(maps);
+    if (!best_b) { close(pm); return 1; }
+    unsigned long slots = (best_b - best_a) >> 20, total = 0, split = 0;
+    for (unsigned long s = 0; s < slots; s++) {
+        uint64_t prev = 0, n = 0;
+        for (unsigned long i = 0; i < 256; i++) {
+            uint64_t e;
+            if (pread(pm, &e, 8, (best_a / 4096 + s * 256 + i) * 8) != 8) { close(pm); return 1; }
+            uint64_t pfn = e & ((1ull << 55) - 1);
+            n += i == 0 || pfn != prev + 1;
+            prev = pfn;
+        }
+        total += n;
+        split += n > 254;
+    }
+    close(pm);
+    printf("%.1f %lu %lu\n", slots ? (double)total / slots : 0.0, split, slots);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 3 && !strcmp(argv[1], "pieces")) return pieces(argv[2]);
     if (argc < 3 || (argc < 4 && strcmp(argv[1], "resident") && strcmp(argv[1], "evict") && strcmp(argv[1], "hugewarm"))) {
-        fprintf(stderr, "usage: xorloops pread FILE THREADS BLOCK | mmap FILE THREADS | ram BYTES THREADS | read FILE BLOCK COUNT | resident FILE | evict FILE | hugewarm FILE\n");
+        fprintf(stderr, "usage: xorloops pread FILE THREADS BLOCK | mmap FILE THREADS | ram BYTES THREADS | read FILE BLOCK COUNT | resident FILE | evict FILE | hugewarm FILE | pieces PID\n");
         return 2;
     }
     const char *mode = argv[1];

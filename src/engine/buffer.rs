@@ -6,7 +6,8 @@
 //!   device request from as many physically contiguous pieces as the device takes
 //!   (`max_segments`; 254 on a virtio disk). A 1 MiB buffer made of scattered 4 KiB pages is 256
 //!   pieces, so each 1 MiB read became a 1016 KiB + 8 KiB pair of requests; a buffer inside one
-//!   2 MiB huge page is one piece and one request;
+//!   2 MiB huge page is one piece and one request. How scattered plain pages are is the page
+//!   allocator's luck, measured before each O_DIRECT run (`layout.rs`);
 //! - a read from the page cache is a copy into the buffer, and where the buffer starts matters:
 //!   on the AMD EPYC dev VM a 1 MiB copy into a page-aligned buffer ran at 5.6–6.3 GiB/s and into
 //!   one 16 bytes past a page boundary (where glibc's `malloc` puts a large block, and so fio's
@@ -504,6 +505,11 @@ impl SlotBufs {
         let mut a = self.arena;
         a.len = len.min(self.stride);
         a
+    }
+
+    /// Where the slots lie in physical memory (`layout.rs`), or `None` when it cannot be read.
+    pub fn layout(&self) -> Option<super::layout::Layout> {
+        super::layout::Layout::of((0..self.count).map(|i| self.slot(i)))
     }
 
     /// One `iovec` per slot, for registering them with a ring.

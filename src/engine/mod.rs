@@ -17,6 +17,7 @@ mod buffered;
 pub mod caps;
 mod failure;
 pub mod job;
+mod layout;
 mod mmap;
 mod pread;
 mod read;
@@ -38,6 +39,7 @@ pub use failure::{
     wanted_len, DescriptorLost, FileShrank,
 };
 pub use job::{Block, Cursor, Engine, MixDraw, WorkerJob, WriteData};
+pub use layout::Layout as BufferLayout;
 pub(crate) use uring::SlotRing;
 
 /// What `method` can do, and its engine: the one registration of each method's module (see

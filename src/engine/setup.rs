@@ -5,6 +5,7 @@
 
 use super::buffer::{BufferError, BufferKind, SlotBufs};
 use super::job::WriteData;
+use super::layout::Layout as BufferLayout;
 use crate::config::{Buffers, Op, Prealloc, RunSpec, UsageError};
 use rustix::fs::FallocateFlags;
 use std::fs::File;
@@ -53,9 +54,34 @@ pub fn worker_slots(
     }
 }
 
+/// Where every worker's O_DIRECT slots lie in physical memory (see `layout.rs`): `None` for a
+/// run through the page cache (the copy does not care), or when it cannot be read.
+pub fn buffer_layout<'a>(
+    spec: &RunSpec,
+    slots: impl IntoIterator<Item = &'a SlotBufs>,
+) -> Option<BufferLayout> {
+    if !spec.direct {
+        return None;
+    }
+    slots
+        .into_iter()
+        .map(SlotBufs::layout)
+        .reduce(|a, b| {
+            let (mut a, b) = (a?, b?);
+            a.extend(b);
+            Some(a)
+        })
+        .flatten()
+}
+
 /// A note naming the memory of the buffers (the first worker's) when it matters or surprises:
-/// always for O_DIRECT, and when `--buffers thp` got plain pages.
-pub fn buffer_note(spec: &RunSpec, slots: Option<&SlotBufs>) -> Option<String> {
+/// always for O_DIRECT (with the slots' physical layout when known), and when `--buffers thp`
+/// got plain pages.
+pub fn buffer_note(
+    spec: &RunSpec,
+    slots: Option<&SlotBufs>,
+    layout: Option<&BufferLayout>,
+) -> Option<String> {
     let kind = slots?.kind();
     if spec.buffers == Buffers::Thp && kind != BufferKind::TransparentHuge {
         return Some(format!(
@@ -64,8 +90,17 @@ pub fn buffer_note(spec: &RunSpec, slots: Option<&SlotBufs>) -> Option<String> {
             kind.describe()
         ));
     }
+    // The measured layout says more than the kind's general warning.
+    let what = match layout {
+        Some(l) => format!(
+            "{}; {}",
+            kind.describe().split(" (").next().unwrap_or(""),
+            l.describe()
+        ),
+        None => kind.describe().to_string(),
+    };
     spec.direct
-        .then(|| format!("note: O_DIRECT buffers: {}", kind.describe()))
+        .then(|| format!("note: O_DIRECT buffers: {what}"))
 }
 
 /// Bytes of memory this process may still take: the least of `MemAvailable`, its memory

@@ -8,7 +8,7 @@ use super::watch::FileWatch;
 use crate::cache::{self, Residency};
 use crate::config::{usage, Op, Pattern, RunSpec};
 use crate::engine::setup::PreallocFailed;
-use crate::engine::WorkerJob;
+use crate::engine::{BufferLayout, WorkerJob};
 use crate::fsguard::Created;
 use anyhow::{anyhow, bail, Context};
 use std::fs::{File, OpenOptions};
@@ -38,6 +38,8 @@ pub struct Prepared {
     /// The file a write run created (or with --force replaced): its partial file is removed
     /// only while the path still names that inode.
     pub(super) created: Option<Created>,
+    /// Where the O_DIRECT slots lie in physical memory, for the verdict (`split_requests`).
+    pub(super) buffer_layout: Option<BufferLayout>,
 }
 
 impl Prepared {
@@ -370,7 +372,7 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
     // Past this point a failure removes the file this run created (inode-checked).
     let ready = prepare_opened(spec, write, &anchor, total, plan, notes);
     match ready {
-        Ok((probe, residency_before, jobs, mut notes)) => {
+        Ok((probe, residency_before, jobs, mut notes, buffer_layout)) => {
             let watch = if write {
                 None
             } else {
@@ -386,6 +388,7 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
                 watch,
                 sync_file: write.then_some(probe),
                 created,
+                buffer_layout,
             })
         }
         Err(e) => {
@@ -439,7 +442,13 @@ fn watch_input(
     Ok(watch)
 }
 
-type Opened = (File, Option<Residency>, Vec<WorkerJob>, Vec<String>);
+type Opened = (
+    File,
+    Option<Residency>,
+    Vec<WorkerJob>,
+    Vec<String>,
+    Option<BufferLayout>,
+);
 
 /// How the run's range is split among its workers and what each worker's buffers were fitted
 /// to: computed once, checked against the memory budget before anything is created, then used
@@ -485,11 +494,14 @@ fn prepare_opened(
     let write_data = crate::engine::setup::write_data(spec, total, &mut notes);
     crate::engine::setup::lay_out_mix(spec, &probe, total, write_data.as_deref(), &mut notes)?;
     let jobs = plan_jobs(spec, anchor, total, shares, &fits, loop_range, write_data)?;
+    let layout =
+        crate::engine::setup::buffer_layout(spec, jobs.iter().filter_map(|j| j.buffers.as_ref()));
     notes.extend(crate::engine::setup::buffer_note(
         spec,
         jobs.first().and_then(|j| j.buffers.as_ref()),
+        layout.as_ref(),
     ));
-    Ok((probe, residency_before, jobs, notes))
+    Ok((probe, residency_before, jobs, notes, layout))
 }
 
 /// Splits the run between workers: contiguous, block-aligned ranges (sequential), or the whole

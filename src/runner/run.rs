@@ -41,6 +41,8 @@ pub struct Run {
     ops_log: Option<OpsLog>,
     /// The process's voluntary context switches when the workers started (for the verdict).
     switches_start: Option<u64>,
+    /// Where the O_DIRECT slots lie in physical memory (for the verdict).
+    buffer_layout: Option<crate::engine::BufferLayout>,
 }
 
 /// The per-operation log's file: `worker,end_ns,latency_ns`, one operation a line.
@@ -148,6 +150,7 @@ impl Run {
             timeline,
             ops_log: None,
             switches_start,
+            buffer_layout: prepared.buffer_layout,
         })
     }
 
@@ -364,8 +367,12 @@ impl Run {
             &self.aggregate,
             elapsed,
             &timeline,
-            worker_cpu_s,
-            switches,
+            crate::explain::verdict::Observed {
+                cpu_s: Some(worker_cpu_s),
+                voluntary_switches: switches,
+                buffer_layout: self.buffer_layout,
+                ..Default::default()
+            },
         );
         Ended {
             ops_log_error,
@@ -394,15 +401,15 @@ fn voluntary_switches() -> Option<u64> {
 }
 
 /// The verdict of a finished run (`explain::verdict`): its result as measured, its timeline,
-/// the file's context and profile, the CPU time and the dirty bytes at its end.
+/// the file's context and profile, what was seen `during` the run (CPU time, context switches,
+/// the buffers' layout) and the dirty bytes at its end.
 fn judge_run(
     meta: &PreparedMeta,
     experiment: &str,
     agg: &Aggregate,
     elapsed: Option<Duration>,
     timeline: &Arc<Timeline>,
-    worker_cpu_s: f64,
-    switches: Option<u64>,
+    during: crate::explain::verdict::Observed,
 ) -> crate::explain::verdict::Verdict {
     use crate::explain::verdict::{dirty_bytes, judge, Observed};
     let spec = &meta.spec;
@@ -410,13 +417,12 @@ fn judge_run(
     let ctx = crate::explain::context::Context::collect(&spec.path);
     let profile = crate::explain::profile_for(&spec.path);
     let seen = Observed {
-        cpu_s: Some(worker_cpu_s),
-        voluntary_switches: switches,
         dirty_end_bytes: std::fs::read_to_string("/proc/meminfo")
             .ok()
             .and_then(|m| dirty_bytes(&m)),
         ram_below: Observed::ram_below(&ctx),
         synced: spec.fsync || spec.dsync,
+        ..during
     };
     judge(
         &r,
