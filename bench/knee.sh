@@ -9,7 +9,8 @@
 #   2. brute force: `run --rate R` at 5%, 10%, ..., 100% of the closed-loop ceiling the search
 #      measured, each point as long as one of the search's, judged by the search's rule (step 5
 #      of src/lab/knee/search.rs): a rate's verdict is the majority of its runs. A rate that
-#      misses runs twice more at once and passes if 2 of its 3 runs did; that goes for every
+#      misses runs again at once (a second miss decides; after a pass a third run does) and
+#      passes if 2 of its 3 runs did; that goes for every
 #      miss up to and including the first rate that fails by majority (rates above it run once:
 #      they are above the knee). Its answer is the highest rate that passes (brute_iops), and
 #      the highest under the first rate that fails (brute_below: every rate up to it passed),
@@ -101,13 +102,15 @@ for rep in $(seq 1 "$REPS"); do
     read -r ok p99 <<<"$res"
     runs=("$p99")
     if [ "$ok" != true ] && [ "$failed" = 0 ]; then
-      # A miss at or below the knee: two more runs, and the majority of the three decides.
+      # A miss at or below the knee: up to two more runs, and the majority of the three
+      # decides (a second miss decides at once, as in the search).
       passes=0
       for _ in 1 2; do
         res=$(brute_point "$rate")
         read -r again p99 <<<"$res"
         runs+=("$p99")
         [ "$again" != true ] || passes=$((passes + 1))
+        [ "$passes" -gt 0 ] || break
       done
       [ "$passes" -lt 2 ] || ok=true
     fi
