@@ -38,6 +38,8 @@
 #              each point warms the file first, as the VM pages out idle cache within a minute; add
 #              --direct for the device itself, whose stalls on a shared VM reach 100 ms)
 #   SIZE_MIB   the test file's size (default 1024)
+#   KEEP       a directory to keep each search's JSON document in (search-PAIR.json: every
+#              point it measured), to see why a pair missed
 set -euo pipefail
 export LC_ALL=C
 cd "$(dirname "$0")/.."
@@ -87,6 +89,7 @@ for rep in $(seq 1 "$REPS"); do
     --json 2>/dev/null || true)
   t1=$(date +%s.%N)
   search_s=$(echo "$t1 - $t0" | bc -l)
+  [ -z "${KEEP:-}" ] || { mkdir -p "$KEEP" && echo "$doc" >"$KEEP/search-$rep.json"; }
   knee=$(echo "$doc" | jq '.knee_iops // 0')
   cross=$(echo "$doc" | jq '.crossing_iops // .knee_iops // 0')
   ceiling=$(echo "$doc" | jq '.ceiling.iops')
