@@ -8,16 +8,15 @@
 #      its wall time;
 #   2. brute force: `run --rate R` at 5%, 10%, ..., 100% of the closed-loop ceiling the search
 #      measured, each point as long as one of the search's, judged by the search's rule (step 5
-#      of src/lab/knee/search.rs): a rate's verdict is the majority of its runs. A rate that
-#      misses runs again at once (a second miss decides; after a pass a third run does) and
-#      passes if 2 of its 3 runs did; that goes for every
-#      miss up to and including the first rate that fails by majority (rates above it run once:
-#      they are above the knee). Its answer is the highest rate that passes (brute_iops), and
-#      the highest under the first rate that fails (brute_below: every rate up to it passed),
-#      and where the p99 crosses the target between its answer and the next rate, by the
-#      search's rule on the median p99 of each rate's runs (brute_cross); its wall time, the
-#      extra runs included. answer% and cross% compare the search's answer and crossing with
-#      the brute force's answer; xcross% compares crossing with crossing.
+#      of src/lab/knee/search.rs): a run that misses the target only because of one burst (its
+#      `resp_p99_no_burst_us`, the p99 without the run's worst tenth, meets the target, and it
+#      kept up or the burst reached its end) runs once more at once, and the second run decides the rate. Its answer is
+#      the highest rate that passes (brute_iops), and the highest under the first rate that
+#      fails (brute_below: every rate up to it passed), and where the p99 crosses the target
+#      between its answer and the next rate, by the search's rule on the p99 of the run that
+#      decided each rate (brute_cross); its wall time, the second runs included. answer% and
+#      cross% compare the search's answer and crossing with the brute force's answer; xcross%
+#      compares crossing with crossing.
 # Interleaved: search, brute force, search, brute force (REPS pairs), so a load that comes and
 # goes hits both. Prints each pair and the ratios (answer and time). The issue asks the search
 # to land within 10% of the brute force in at most a third of its time.
@@ -69,20 +68,24 @@ case "$TARGET" in
   *s) TARGET_US=$(echo "${TARGET%s} * 1000000" | bc -l) ;;
   *) echo "bench/knee.sh: give the target with its unit (2ms, 500us), got '$TARGET'" >&2; exit 2 ;;
 esac
-# One brute-force run at RATE: prints whether it met the target (true/false) and its p99, µs.
-# The knee's rule: p99 under the target, and no more operations due at the end than the target's
-# (or 10 ms's) worth of the schedule.
+# One brute-force run at RATE: prints whether it met the target (true/false), whether it missed
+# only because of one burst (true/false) and its p99, µs. The knee's rule: p99 under the target,
+# and no more operations due at the end than the target's (or 10 ms's) worth of the schedule.
 brute_point() { # RATE
   local ops
   ops=$(echo "$1 * $SECS" | bc -l | cut -d. -f1)
   [ "$ops" -ge 2000 ] || ops=2000
   "$DS" run "$FILE" -r "$BLOCK" "$ops" "${SETUP[@]}" --rate "$1" --arrival poisson --json \
-    2>/dev/null | jq -r --argjson t "$TARGET_US" '.results[0] |
-    "\((.resp_p99_us <= $t) and (.backlog_ops / .rate_iops_asked <= ([$t / 1e6, 0.01] | max))) \(.resp_p99_us)"'
+    2>/dev/null | jq -r --argjson t "$TARGET_US" '
+    ((.timeline.reading.burst.end_s // -1) + 0.2 >= .results[0].seconds) as $at_end |
+    .results[0] |
+    ((.backlog_ops / .rate_iops_asked) <= ([$t / 1e6, 0.01] | max)) as $kept |
+    ($kept and .resp_p99_us <= $t) as $ok |
+    "\($ok) \(($ok | not) and ($kept or $at_end) and ((.resp_p99_no_burst_us // 1e18) <= $t)) \(.resp_p99_us)"'
 }
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); target p99 $TARGET; ${SECS}s a point; $BLOCK reads, ${SETUP[*]}"
 printf '%-4s %12s %9s %10s %12s %12s %12s %10s %10s %9s %9s %10s\n' pair search_iops crossing search_s brute_iops brute_below brute_cross brute_s answer% cross% xcross% time%
-KNEES=(); CROSSES=(); BESTS=(); BCROSSES=(); TIMES=()
+KNEES=(); CROSSES=(); BESTS=(); BCROSSES=(); TIMES=(); BURSTS=0; SEARCH_BURSTS=0
 for rep in $(seq 1 "$REPS"); do
   t0=$(date +%s.%N)
   doc=$("$DS" knee "$FILE" --p99 "$TARGET" --block "$BLOCK" "${SETUP[@]}" --seconds "$SECS" --tolerance 8 \
@@ -91,34 +94,26 @@ for rep in $(seq 1 "$REPS"); do
   search_s=$(echo "$t1 - $t0" | bc -l)
   [ -z "${KEEP:-}" ] || { mkdir -p "$KEEP" && echo "$doc" >"$KEEP/search-$rep.json"; }
   knee=$(echo "$doc" | jq '.knee_iops // 0')
+  SEARCH_BURSTS=$((SEARCH_BURSTS + $(echo "$doc" | jq '.points_remeasured // 0')))
   cross=$(echo "$doc" | jq '.crossing_iops // .knee_iops // 0')
   ceiling=$(echo "$doc" | jq '.ceiling.iops')
   best=0
   below=0 # the highest rate under the first one that failed (every rate up to it passed)
-  failed=0 # a rate failed by majority: those above it run once
+  failed=0 # a rate failed: brute_below stops there
   RATES=(); P99S=(); OKS=()
   t0=$(date +%s.%N)
   for pct in $(seq 5 5 100); do
     rate=$(echo "$ceiling * $pct / 100" | bc -l | cut -d. -f1)
     [ "$rate" -ge 1 ] || continue
     res=$(brute_point "$rate")
-    read -r ok p99 <<<"$res"
-    runs=("$p99")
-    if [ "$ok" != true ] && [ "$failed" = 0 ]; then
-      # A miss at or below the knee: up to two more runs, and the majority of the three
-      # decides (a second miss decides at once, as in the search).
-      passes=0
-      for _ in 1 2; do
-        res=$(brute_point "$rate")
-        read -r again p99 <<<"$res"
-        runs+=("$p99")
-        [ "$again" != true ] || passes=$((passes + 1))
-        [ "$passes" -gt 0 ] || break
-      done
-      [ "$passes" -lt 2 ] || ok=true
+    read -r ok burst p99 <<<"$res"
+    if [ "$burst" = true ]; then
+      # A miss on one burst: one more run at once, which decides (as in the search).
+      res=$(brute_point "$rate")
+      read -r ok burst p99 <<<"$res"
+      BURSTS=$((BURSTS + 1))
     fi
-    median=$(printf '%s\n' "${runs[@]}" | sort -g | sed -n "$(((${#runs[@]} + 1) / 2))p")
-    RATES+=("$rate"); P99S+=("$median"); OKS+=("$ok")
+    RATES+=("$rate"); P99S+=("$p99"); OKS+=("$ok")
     if [ "$ok" = true ]; then
       best=$rate
       [ "$failed" = 1 ] || below=$rate
@@ -129,7 +124,7 @@ for rep in $(seq 1 "$REPS"); do
   t1=$(date +%s.%N)
   brute_s=$(echo "$t1 - $t0" | bc -l)
   # The brute force's own crossing, by the search's rule: between its highest passing rate and
-  # the next rate (which failed), where the median p99 of their runs crosses the target on a
+  # the next rate (which failed), where the p99 of their deciding runs crosses the target on a
   # log scale; the next rate itself where that one failed on its backlog alone. Its steps are
   # 5% of the ceiling, 7-10% of a knee at half to two thirds of it, too coarse to judge a 10%
   # answer by.
@@ -168,4 +163,5 @@ if [ "$REPS" -gt 1 ]; then
   summary "brute crossing:    " "${BCROSSES[@]}"
   summary "search time %:     " "${TIMES[@]}"
 fi
+echo "misses on one burst measured again: $SEARCH_BURSTS in the searches, $BURSTS in the brute force"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

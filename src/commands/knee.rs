@@ -52,7 +52,7 @@ pub fn execute(a: &KneeArgs) -> anyhow::Result<i32> {
     );
     eprintln!("{}", k.confidence_line());
     eprintln!(
-        "{} points measured ({} of them confirming the bracket's top), {} reused, in \
+        "{} points measured ({} of them again after a miss on one burst), {} reused, in \
          {elapsed_s:.1} s",
         k.measured, k.remeasured, k.reused
     );

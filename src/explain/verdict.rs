@@ -79,6 +79,14 @@ pub const MAX_INTERVAL_CV: f64 = 0.5;
 /// changes nothing measurable; on the lab VM a quarter or more went with 1.0–1.7 GiB/s against
 /// 2.0–2.8 unsplit, and every slot split with 0.7 (`engine/layout.rs`).
 pub const SPLIT_SHARE: f64 = 0.25;
+/// An open-loop run whose response p99 is at least this many times its p99 without its worst
+/// tenth (`measure::burst`) has a p99 set by one burst. Leaving out a tenth of a clean run
+/// lowers its p99 by a few percent, of a run near its knee (queueing all along) by well under
+/// 2×; a 45 ms stall in a 3 s run at 0.5 ms lowers it ~90× (the lab VM, 2026-11-27).
+pub const BURST_RATIO: f64 = 4.0;
+/// ...and by at least this many microseconds: a jump from 40 to 200 µs is a burst too, but no
+/// figure a user acts on.
+pub const BURST_MIN_US: f64 = 1000.0;
 
 /// `ok` or `suspect`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -128,6 +136,8 @@ pub enum Code {
     /// O_DIRECT buffers scattered over more physical pieces than the device takes in one
     /// request: reads split, at a rate set by where the kernel put the pages.
     SplitRequests,
+    /// An open-loop run whose response p99 one burst (a stall) sets.
+    LatencyBurst,
 }
 
 impl Code {
@@ -145,6 +155,7 @@ impl Code {
         Code::TooShort,
         Code::SmallTestArea,
         Code::SplitRequests,
+        Code::LatencyBurst,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -162,6 +173,7 @@ impl Code {
             Code::TooShort => "too_short",
             Code::SmallTestArea => "small_test_area",
             Code::SplitRequests => "split_requests",
+            Code::LatencyBurst => "latency_burst",
         }
     }
 }
@@ -322,6 +334,19 @@ pub fn compresses(ctx: &Context) -> Option<String> {
         ("btrfs", Some(o)) => Some(format!("btrfs mounted with {o}")),
         ("zfs", _) => Some("zfs (compression is a dataset property)".to_string()),
         _ => None,
+    }
+}
+
+/// A latency in µs as the verdict's sentences give it: `480 µs`, `4.6 ms`, `45 ms`, `1.2 s`.
+fn fmt_us(us: f64) -> String {
+    if us < 1e3 {
+        format!("{us:.0} µs")
+    } else if us < 1e4 {
+        format!("{:.1} ms", us / 1e3)
+    } else if us < 1e6 {
+        format!("{:.0} ms", us / 1e3)
+    } else {
+        format!("{:.1} s", us / 1e6)
     }
 }
 
@@ -620,6 +645,23 @@ pub fn judge(
         }
     }
 
+    // An open-loop p99 that one burst sets.
+    if let Some(b) = timeline.and_then(|t| t.reading.burst) {
+        if b.ratio() >= BURST_RATIO && b.p99_us - b.p99_without_us >= BURST_MIN_US {
+            say(
+                Code::LatencyBurst,
+                format!(
+                    "the response p99 ({}) is one burst's: {:.1}-{:.1} s held it, and without                      that tenth of the run the p99 is {} ({:.0}x lower); one stall of the host                      or the device, not the rate, so the p99 will not repeat: run again or                      longer before trusting it",
+                    fmt_us(b.p99_us),
+                    b.start_s,
+                    b.end_s,
+                    fmt_us(b.p99_without_us),
+                    b.ratio()
+                ),
+            );
+        }
+    }
+
     // Too little to say anything.
     if r.seconds < MIN_SECONDS {
         say(
@@ -777,6 +819,7 @@ mod tests {
                     window_s: 5.0,
                     span_s: mib_s.len() as f64,
                 },
+                burst: None,
             },
         }
     }
@@ -801,6 +844,46 @@ mod tests {
         assert_eq!(v.verdict, Kind::Ok, "{:?}", v.reasons);
         assert!(v.reasons.is_empty());
         assert_eq!(v.lines(), ["verdict: ok"]);
+    }
+
+    #[test]
+    fn an_open_loop_p99_set_by_one_stall_is_suspect_and_one_high_all_along_is_not() {
+        use crate::measure::burst::Burst;
+        let r = RunResult {
+            rate_iops_asked: Some(3000.0),
+            resp_p99_us: Some(45_000.0),
+            ..clean()
+        };
+        let mut t = timeline(&[512.0, 512.0], 1 << 30, (1 << 30) + (1 << 20));
+        let seen = Observed {
+            cpu_s: Some(0.2),
+            ..Default::default()
+        };
+        t.reading.burst = Some(Burst {
+            start_s: 1.2,
+            end_s: 1.5,
+            p99_us: 45_000.0,
+            p99_without_us: 480.0,
+        });
+        let v = judged(&r, Some(&t), &disk(), &seen);
+        assert_eq!(codes(&v), [Code::LatencyBurst], "{:?}", v.reasons);
+        let why = &v.reasons[0].sentence;
+        assert!(why.contains("45 ms") && why.contains("480 µs"), "{why}");
+        assert!(why.contains("1.2-1.5 s"), "{why}");
+        // Queueing all along: the p99 hardly moves without the worst tenth.
+        t.reading.burst = Some(Burst {
+            p99_without_us: 30_000.0,
+            ..t.reading.burst.unwrap()
+        });
+        assert!(judged(&r, Some(&t), &disk(), &seen).reasons.is_empty());
+        // A burst from 40 to 200 µs is no figure a user acts on.
+        t.reading.burst = Some(Burst {
+            start_s: 1.2,
+            end_s: 1.5,
+            p99_us: 200.0,
+            p99_without_us: 40.0,
+        });
+        assert!(judged(&r, Some(&t), &disk(), &seen).reasons.is_empty());
     }
 
     #[test]

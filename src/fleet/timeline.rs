@@ -176,6 +176,8 @@ pub fn merged(ranks: &[Placed<'_>], op: Op, direct: bool, file_bytes: u64) -> Op
             bytes_ratio,
             level_shift: level_shift(&series, interval_s),
             steady: steady_state(&series, interval_s),
+            // The ranks' response times are not kept per interval: no burst figure.
+            burst: None,
         },
     })
 }

@@ -8,6 +8,7 @@
 //! the runner (it starts the threads and folds their snapshots): it imports neither.
 
 pub mod aggregate;
+pub mod burst;
 pub mod clock;
 pub mod device;
 pub mod histogram;

@@ -14,6 +14,7 @@
 //! The device counters ([`super::device`]) are sampled by the thread that collects the snapshots
 //! (the runner's [`TimelineBuilder::sample_due`]), once per interval boundary, never by a worker.
 
+use super::burst::{Burst, BurstBins};
 use super::device::{cpu_delta, disk_delta, CpuDelta, DeviceDelta, Sample, Sampler};
 use super::histogram::new_latency_histogram;
 use super::histogram::LatencySummary;
@@ -183,6 +184,10 @@ pub struct Reading {
     pub bytes_ratio: Option<BytesRatio>,
     pub level_shift: Option<LevelShift>,
     pub steady: Steady,
+    /// Open-loop runs of at least a second: the worst burst of response times and the p99
+    /// without it (`measure::burst`); `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<Burst>,
 }
 
 /// A finished run's timeline.
@@ -227,6 +232,8 @@ pub struct TimelineBuilder {
     samples: Vec<(u64, Sample)>,
     /// False with [`NO_TIMELINE_ENV`]: nothing is kept or sampled.
     enabled: bool,
+    /// Open-loop runs: the response times in 100 ms bins, for the worst burst.
+    burst: BurstBins,
 }
 
 impl TimelineBuilder {
@@ -240,6 +247,7 @@ impl TimelineBuilder {
             sampler,
             samples: vec![(0, first)],
             enabled: true,
+            burst: BurstBins::default(),
         }
     }
 
@@ -292,6 +300,7 @@ impl TimelineBuilder {
                 .response
                 .get_or_insert_with(new_latency_histogram)
                 .add(&p.response);
+            self.burst.add(mid, &p.response);
         }
     }
 
@@ -325,6 +334,7 @@ impl TimelineBuilder {
                     bytes_ratio: None,
                     level_shift: None,
                     steady: steady_state(&[], 1.0),
+                    burst: None,
                 },
             };
         }
@@ -418,6 +428,7 @@ impl TimelineBuilder {
             bytes_ratio,
             level_shift: level_shift(&series, interval_s),
             steady: steady_state(&series, interval_s),
+            burst: self.burst.worst(),
         };
         Timeline {
             interval_s,

@@ -481,6 +481,9 @@ impl Ended {
             &self.aggregate,
             self.elapsed.unwrap_or_default(),
         );
+        if r.resp_p99_us.is_some() {
+            r.resp_p99_no_burst_us = self.timeline.reading.burst.map(|b| b.p99_without_us);
+        }
         r.timeline = Some(self.timeline.clone());
         if r.error.is_empty() && self.verdict.is_ok() {
             self.judgement.fill(&mut r);

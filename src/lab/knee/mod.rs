@@ -102,6 +102,11 @@ pub fn point_line(p: &Point, target_us: f64) -> String {
             "missed (fell behind its schedule)".to_string()
         } else if p.meets(target_us) {
             "met".to_string()
+        } else if p.misses_on_a_burst(target_us) {
+            format!(
+                "missed, on one burst (p99 {} without it)",
+                svg::fmt_us(p.resp_p99_no_burst_us.unwrap_or(f64::NAN))
+            )
         } else {
             "missed".to_string()
         }

@@ -90,6 +90,13 @@ pub fn point_of(
 ) -> Point {
     let backlog_s = r.backlog_ops.unwrap_or(0) as f64 / rate_iops;
     let allowed_s = (target_us / 1e6).max(crate::measure::result::FELL_BEHIND_BACKLOG_S);
+    // The burst's bins are 100 ms (or coarser on a long run): one that ends within two of the
+    // run's end reached it.
+    let burst_at_end = r
+        .timeline
+        .as_ref()
+        .and_then(|t| t.reading.burst)
+        .is_some_and(|b| b.end_s + 2.0 * crate::measure::burst::GRAIN.as_secs_f64() >= r.seconds);
     Point {
         offered_iops: rate_iops,
         achieved_iops: r.rate_iops_achieved.unwrap_or(r.iops),
@@ -98,11 +105,14 @@ pub fn point_of(
         resp_p999_us: r.resp_p999_us.unwrap_or(f64::NAN),
         resp_p99_low_us: low_us,
         resp_p99_high_us: high_us,
+        resp_p99_no_burst_us: r.resp_p99_no_burst_us,
         lat_p99_us: r.lat_p99_us,
         ops: r.ops,
         seconds: r.seconds,
         fell_behind: backlog_s > allowed_s,
+        burst_at_end,
         passed: false,
+        burst: false,
     }
 }
 

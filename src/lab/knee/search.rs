@@ -25,23 +25,21 @@
 //!    own ceiling has its knee there);
 //! 4. a point within a quarter of the tolerance of one already measured is not measured again:
 //!    the measured one is reused. Every point, reused or not, is on the plot;
-//! 5. a rate's verdict is the majority of its runs. Before stopping on a converged bracket, its
-//!    top (the lowest failing rate) is measured a second time, unless it fell behind its
-//!    schedule; if the two runs disagree, a third decides. A top that passes by majority
-//!    reopens the bracket above it, and the search goes on. One such confirmation episode per
-//!    search at most ([`MAX_REMEASURED`]). A 1-1 tie, left when the point limit or Ctrl-C
-//!    comes before the third run, fails: the conservative side, so the answer stays a rate
-//!    measured to pass. Why: on a shared machine a miss below the knee is most often a stall
-//!    of the host (a few milliseconds with no completion); without a second run, one stall
-//!    below the knee ends the search 20-30% low (seen on the lab VM, docs/openloop.md). Why a
-//!    majority and not "any run passed" (the rule before): near the knee a rate passes or
-//!    fails from run to run, and "any pass" made the search optimistic against a brute-force
-//!    sweep that ran each rate once (three of ten pairs on the lab VM answered exactly the
-//!    brute force's next step, which it had failed); `bench/knee.sh`'s brute force now applies
-//!    the same vote. It costs one point when the top is a clear miss, two when it is a coin
-//!    toss.
+//! 5. a run that misses the target only because of one burst (its response p99 without the
+//!    run's worst tenth, `measure::burst`, meets the target, and it kept up or the burst
+//!    reached its end, leaving the backlog) is measured again
+//!    at once, and the second run decides its rate; a second miss, burst or not, fails it.
+//!    Every other run decides its rate alone. Why: on a shared machine one stall of the host
+//!    (tens of milliseconds with no completion) holds more than 1% of a 3 s run's operations at
+//!    any rate, so it sets the p99 however far below the knee the rate is: one stall below the
+//!    knee ended searches 20-50% low on the lab VM (docs/openloop.md). A stall is one event and
+//!    does not repeat; a rate past its knee misses all along and gets no second run. The rules
+//!    before (a second and third run of the converged bracket's top, voted by majority) caught
+//!    a stall only at the top, and cost one or two runs in every search. A point limit or
+//!    Ctrl-C before the second run leaves the rate failed (the answer stays a rate measured to
+//!    pass). `bench/knee.sh`'s brute force applies the same rule.
 //!
-//! The answer is `lo`, the highest rate that passed (by majority) below the lowest that failed,
+//! The answer is `lo`, the highest rate that passed below the lowest that failed,
 //! with its bracket and why the search stopped. p99 from `n` operations is itself uncertain: its
 //! 95% interval (the order statistics around rank `0.99 n`) is kept with each point, and the
 //! answer says when an end of the bracket was judged on a p99 whose interval straddles the
@@ -83,6 +81,10 @@ pub struct Point {
     /// The 95% interval of `resp_p99_us`, microseconds (order statistics of the point's ops).
     pub resp_p99_low_us: f64,
     pub resp_p99_high_us: f64,
+    /// The response p99 without the run's worst burst (`measure::burst`), microseconds;
+    /// `None` when the run was too short to say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resp_p99_no_burst_us: Option<f64>,
     /// Service time (issue → completion) p99, microseconds.
     pub lat_p99_us: f64,
     /// Operations measured.
@@ -91,14 +93,30 @@ pub struct Point {
     pub seconds: f64,
     /// The run ended further behind its schedule than the target (see `probe::point_of`).
     pub fell_behind: bool,
+    /// The run's worst burst reached its end, so a backlog at the end is the burst's, not a
+    /// rate the device cannot keep (see `probe::point_of`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub burst_at_end: bool,
     /// Set by the search: whether the point meets the target.
     pub passed: bool,
+    /// Set by the search: the point missed the target only because of one burst (step 5 of
+    /// the module doc), so its rate was measured again.
+    pub burst: bool,
 }
 
 impl Point {
     /// Whether this point meets `target_us`: kept up, and response p99 at most the target.
     pub fn meets(&self, target_us: f64) -> bool {
         !self.fell_behind && self.resp_p99_us <= target_us
+    }
+
+    /// Whether this point misses `target_us` only because of one burst: its p99 misses, its
+    /// p99 without the run's worst tenth meets the target, and it kept up (or the backlog at
+    /// its end is that burst's: a stall in its last moments leaves operations due).
+    pub fn misses_on_a_burst(&self, target_us: f64) -> bool {
+        (!self.fell_behind || self.burst_at_end)
+            && self.resp_p99_us > target_us
+            && self.resp_p99_no_burst_us.is_some_and(|p| p <= target_us)
     }
 
     /// Whether the pass or fail of this point could go the other way within its p99's 95%
@@ -149,19 +167,18 @@ pub struct Knee {
     pub ceiling: Ceiling,
     /// Every point, by offered rate.
     pub points: Vec<Point>,
-    /// The highest rate whose runs met the target by majority below the lowest that failed by
-    /// majority (a tie fails; step 5 of the module doc); `None` when no rate met it.
+    /// The highest rate that met the target below the lowest that failed (a rate's last run
+    /// decides; step 5 of the module doc); `None` when no rate met it.
     pub knee_iops: Option<f64>,
     /// The lowest rate measured to fail; `None` when every rate met the target.
     pub fail_iops: Option<f64>,
     pub stop: Stop,
     /// Points measured (the closed-loop run not counted), points reused, and points measured
-    /// again to confirm the bracket's top (step 5: its second run, and its third when the two
-    /// disagreed; counted in `measured` too).
+    /// again after a miss on one burst (step 5; counted in `measured` too).
     pub measured: usize,
     pub reused: usize,
     pub remeasured: usize,
-    /// A rate above the bracket met the target (by majority): the measured curve is not
+    /// A rate above the bracket met the target: the measured curve is not
     /// monotone (noise, or another load on the device), and the answer is the lower one.
     pub not_monotone: bool,
     /// An end of the bracket was judged on a p99 whose 95% interval holds the target (any of
@@ -176,7 +193,7 @@ impl Knee {
     }
 
     /// Where the response p99 crosses the target inside the bracket, interpolated between its
-    /// ends on a log scale of p99 (the median p99 of each end's runs); `None` without both
+    /// ends on a log scale of p99 (the p99 of the run that decided each end); `None` without both
     /// ends. The answer, `knee_iops`, is a rate measured to pass, so it sits up to the
     /// tolerance below the crossing; this is the point estimate a brute-force sweep with a fine
     /// step approaches. A top that fell behind its schedule has no useful p99, and the crossing
@@ -198,17 +215,28 @@ impl Knee {
         Some(lo + (hi - lo) * share)
     }
 
-    /// The p99 at the bracket's ends that `crossing_iops` interpolates between: the median p99
-    /// of each end's runs (the run the vote of step 5 sides with); `None` when an end is
-    /// missing, a run of the top fell behind, or the two do not rise.
+    /// The p99 at the bracket's ends that `crossing_iops` interpolates between: the p99 of the
+    /// run that decided each end (its last; step 5 of the module doc); `None` when an end is
+    /// missing, the top fell behind, or the two do not rise.
     fn ends_p99_us(&self) -> Option<(f64, f64)> {
         let (lo, hi) = (self.knee_iops?, self.fail_iops?);
-        if self.runs(hi).any(|p| p.fell_behind) {
+        let top = self.deciding(hi)?;
+        if top.fell_behind {
             return None;
         }
-        let p_lo = median(self.runs(lo).map(|p| p.resp_p99_us))?;
-        let p_hi = median(self.runs(hi).map(|p| p.resp_p99_us))?;
+        let p_lo = self.deciding(lo)?.resp_p99_us;
+        let p_hi = top.resp_p99_us;
         (p_lo > 0.0 && p_hi > p_lo && p_hi.is_finite()).then_some((p_lo, p_hi))
+    }
+
+    /// The run that decides a rate: its last (a second run only follows a miss on one burst).
+    fn deciding(&self, rate_iops: f64) -> Option<&Point> {
+        self.runs(rate_iops).last()
+    }
+
+    /// Whether a rate met the target: its deciding run did.
+    fn passes(&self, rate_iops: f64) -> bool {
+        self.deciding(rate_iops).is_some_and(|p| p.passed)
     }
 
     /// The runs at one offered rate.
@@ -273,13 +301,6 @@ pub trait Probe {
     fn at(&mut self, rate_iops: f64) -> anyhow::Result<Point>;
 }
 
-/// Most confirmation episodes (step 5) in one search: one. An episode is the second run of a
-/// converged bracket's top and, when the two disagree, the third that decides. Each one that
-/// passes reopens the bracket and costs two or three more points; on a machine whose p99 at
-/// one rate varies by ±20% from run to run, an unbounded number would chase the noise up the
-/// curve (seen on the lab VM: ten points where five do).
-const MAX_REMEASURED: usize = 1;
-
 /// A bracket whose p99 rises less than this many times as fast as its rate is shallow (see
 /// [`Knee::slope`]): with p99 noise of ±15% between runs of one rate, a slope of 3 moves the
 /// crossing by ±5%, the default tolerance.
@@ -342,7 +363,6 @@ fn search_with(
         stop,
         on_point,
         step,
-        episodes: 0,
     };
     let mut next = c / 2.0;
     k.stop = loop {
@@ -359,7 +379,7 @@ fn search_with(
             break why;
         }
         bracket(&mut k);
-        next = match run.next_rate(&mut k)? {
+        next = match run.next_rate(&k) {
             Ok(rate) => rate,
             Err(why) => break why,
         };
@@ -367,6 +387,8 @@ fn search_with(
             break Stop::PointLimit; // cannot happen with a shrinking bracket; a guard all the same
         }
     };
+    // A point measured just before a stop (the point limit after a burst) counts too.
+    bracket(&mut k);
     let marginal = [k.knee_iops, k.fail_iops]
         .iter()
         .flatten()
@@ -383,86 +405,58 @@ struct Search<'a> {
     stop: &'a AtomicBool,
     on_point: &'a mut dyn FnMut(&Point),
     step: Step,
-    /// Confirmation episodes so far (step 5; at most [`MAX_REMEASURED`]).
-    episodes: usize,
 }
 
 impl Search<'_> {
-    /// The next rate to measure from the bracket (steps 2, 3 and 5 of the module doc), or why
-    /// the search stops.
-    fn next_rate(&mut self, k: &mut Knee) -> anyhow::Result<Result<f64, Stop>> {
+    /// The next rate to measure from the bracket (steps 2 and 3 of the module doc), or why the
+    /// search stops.
+    fn next_rate(&self, k: &Knee) -> Result<f64, Stop> {
         let c = k.ceiling.iops;
         let tolerance = self.settings.tolerance;
-        loop {
-            return Ok(match (k.knee_iops, k.fail_iops) {
-                (None, Some(hi)) if hi / 2.0 < c * LOWEST_SHARE => Err(Stop::NothingMeetsTarget),
-                (None, Some(hi)) => Ok(hi / 2.0),
-                (Some(lo), Some(hi)) if (hi - lo) / hi <= tolerance => {
-                    match self.confirm_top(k, hi)? {
-                        Confirm::Stop(why) => Err(why),
-                        Confirm::Reopened => continue,
-                    }
-                }
-                (Some(lo), Some(hi)) => Ok(inside(k, lo, hi, self.step)),
-                (Some(lo), None) if (c - lo) / c <= tolerance / 4.0 => {
-                    Err(Stop::CeilingMeetsTarget)
-                }
-                (Some(lo), None) if (c - lo) / c <= tolerance => Ok(c),
-                (Some(lo), None) => Ok((lo + c) / 2.0),
-                (None, None) => unreachable!("a point was measured or reused"),
-            });
+        match (k.knee_iops, k.fail_iops) {
+            (None, Some(hi)) if hi / 2.0 < c * LOWEST_SHARE => Err(Stop::NothingMeetsTarget),
+            (None, Some(hi)) => Ok(hi / 2.0),
+            (Some(lo), Some(hi)) if (hi - lo) / hi <= tolerance => Err(Stop::Converged),
+            (Some(lo), Some(hi)) => Ok(inside(k, lo, hi, self.step)),
+            (Some(lo), None) if (c - lo) / c <= tolerance / 4.0 => Err(Stop::CeilingMeetsTarget),
+            (Some(lo), None) if (c - lo) / c <= tolerance => Ok(c),
+            (Some(lo), None) => Ok((lo + c) / 2.0),
+            (None, None) => unreachable!("a point was measured or reused"),
         }
     }
 
     /// Measures one open-loop point at `rate`, judges it against the target, shows it to
-    /// `on_point` and adds it to the points (kept by offered rate). `Some` when the search must
-    /// stop instead: the point limit was reached before it, or the user stopped it during it (a
+    /// `on_point` and adds it to the points (kept by offered rate); measures it once more when
+    /// it missed on one burst (step 5 of the module doc). `Some` when the search must stop
+    /// instead: the point limit was reached before it, or the user stopped it during it (a
     /// point cut short is not judged).
     fn measure(&mut self, k: &mut Knee, rate: f64) -> anyhow::Result<Option<Stop>> {
-        if k.measured >= self.settings.max_points {
-            return Ok(Some(Stop::PointLimit));
-        }
-        let mut p = self.probe.at(rate)?;
-        if self.stop.load(Ordering::Relaxed) {
-            return Ok(Some(Stop::Interrupted));
-        }
-        p.passed = p.meets(self.settings.target_p99_us);
-        (self.on_point)(&p);
-        k.measured += 1;
-        k.points.push(p);
-        k.points
-            .sort_by(|a, b| a.offered_iops.total_cmp(&b.offered_iops));
-        Ok(None)
-    }
-
-    /// Step 5 of the module doc: the confirmation episode of a converged bracket's top `hi`. A
-    /// second run, and a third when the two disagree; none when the episode was spent, the top
-    /// has more than one run already, or it fell behind its schedule. A point limit or Ctrl-C
-    /// between the second and the third run leaves a 1-1 tie, which fails: the answer stays the
-    /// bottom, a rate measured to pass.
-    fn confirm_top(&mut self, k: &mut Knee, hi: f64) -> anyhow::Result<Confirm> {
-        let runs: Vec<&Point> = k.runs(hi).collect();
-        if self.episodes >= MAX_REMEASURED || runs.len() > 1 || runs.iter().any(|p| p.fell_behind) {
-            return Ok(Confirm::Stop(Stop::Converged));
-        }
-        self.episodes += 1;
-        for _ in 0..2 {
-            // The second run; a third when it disagrees with the first (a 1-1 tie).
-            if let Some(why) = self.measure(k, hi)? {
-                bracket(k);
-                return Ok(Confirm::Stop(why));
+        let target = self.settings.target_p99_us;
+        loop {
+            if k.measured >= self.settings.max_points {
+                return Ok(Some(Stop::PointLimit));
             }
-            k.remeasured += 1;
-            if vote(k, hi) != Vote::Tie {
-                break;
+            let mut p = self.probe.at(rate)?;
+            if self.stop.load(Ordering::Relaxed) {
+                return Ok(Some(Stop::Interrupted));
+            }
+            let first = k.runs(rate).next().is_none();
+            p.passed = p.meets(target);
+            p.burst = p.misses_on_a_burst(target);
+            let again = first && p.burst;
+            (self.on_point)(&p);
+            k.measured += 1;
+            if !first {
+                k.remeasured += 1;
+            }
+            k.points.push(p);
+            // Stable: the runs of one rate stay in the order measured.
+            k.points
+                .sort_by(|a, b| a.offered_iops.total_cmp(&b.offered_iops));
+            if !again {
+                return Ok(None);
             }
         }
-        bracket(k);
-        Ok(if k.fail_iops == Some(hi) {
-            Confirm::Stop(Stop::Converged)
-        } else {
-            Confirm::Reopened
-        })
     }
 }
 
@@ -484,49 +478,11 @@ fn inside(k: &Knee, lo: f64, hi: f64, step: Step) -> f64 {
     x.clamp(lo + w / 4.0, hi - w / 4.0)
 }
 
-/// What measuring a converged bracket's top again did.
-enum Confirm {
-    /// The search ends, for this reason.
-    Stop(Stop),
-    /// The top passed by majority: the bracket moved up, the search goes on.
-    Reopened,
-}
-
-/// The verdict on one rate from its runs (step 5 of the module doc).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Vote {
-    /// More runs passed than failed.
-    Pass,
-    /// More runs failed than passed.
-    Fail,
-    /// As many of each: transient (a third run decides); it fails when the search stops first.
-    Tie,
-}
-
-/// The majority of the runs at `rate`.
-fn vote(k: &Knee, rate: f64) -> Vote {
-    let (pass, fail) = k.runs(rate).fold(
-        (0, 0),
-        |(p, f), r| {
-            if r.passed {
-                (p + 1, f)
-            } else {
-                (p, f + 1)
-            }
-        },
-    );
-    match pass.cmp(&fail) {
-        std::cmp::Ordering::Greater => Vote::Pass,
-        std::cmp::Ordering::Less => Vote::Fail,
-        std::cmp::Ordering::Equal => Vote::Tie,
-    }
-}
-
-/// Sets the bracket from the points: the lowest failing rate (a rate passes when most of its
-/// runs passed, a tie fails; step 5 of the module doc), and the highest passing rate below it;
-/// notes a passing rate above the failing one.
+/// Sets the bracket from the points: the lowest failing rate (a rate's last run decides; step
+/// 5 of the module doc), and the highest passing rate below it; notes a passing rate above the
+/// failing one.
 fn bracket(k: &mut Knee) {
-    let passes = |r: f64| vote(k, r) == Vote::Pass;
+    let passes = |r: f64| k.passes(r);
     let hi = k
         .points
         .iter()
@@ -547,18 +503,6 @@ fn bracket(k: &mut Knee) {
     k.not_monotone = not_monotone;
 }
 
-/// The median of some values (the mean of the middle two for an even count); `None` for none.
-fn median(values: impl Iterator<Item = f64>) -> Option<f64> {
-    let mut v: Vec<f64> = values.collect();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(v[n / 2]),
-        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -571,12 +515,11 @@ mod tests {
         asked: Vec<f64>,
         /// Rates that pass whatever their p99 (to script noise).
         lucky: Vec<f64>,
-        /// Rates whose first run misses whatever its p99 (a stall of the host), in a band
-        /// `[from, to)`.
+        /// Rates whose first run stalls (a stall of the host: its p99 10x the queue's, and
+        /// the queue's own without the burst), in a band `[from, to)`.
         stall_band: Option<(f64, f64)>,
-        /// Rates whose second run passes whatever its p99 (a scripted fluke), in a band
-        /// `[from, to)`.
-        fluke_band: Option<(f64, f64)>,
+        /// Every run in the stall band stalls, not only the first.
+        stall_every_run: bool,
     }
 
     impl Mm1 {
@@ -607,11 +550,9 @@ mod tests {
             let lucky = self.lucky.iter().any(|l| (l - r).abs() < 1.0);
             let run = self.asked.iter().filter(|&&a| a == r).count();
             let in_band = |band: Option<(f64, f64)>| band.is_some_and(|(a, b)| a <= r && r < b);
-            let stalled = run == 1 && in_band(self.stall_band);
+            let stalled = (run == 1 || self.stall_every_run) && in_band(self.stall_band);
             let p99 = if lucky {
                 0.0
-            } else if run == 2 && in_band(self.fluke_band) {
-                1.0
             } else if stalled {
                 self.p99(r) * 10.0
             } else {
@@ -623,6 +564,7 @@ mod tests {
                 resp_p99_us: p99,
                 resp_p99_low_us: p99 * 0.9,
                 resp_p99_high_us: p99 * 1.1,
+                resp_p99_no_burst_us: Some(if lucky { 0.0 } else { self.p99(r) }),
                 ops: 2000,
                 fell_behind: r >= self.ceiling && !lucky,
                 ..Point::default()
@@ -645,7 +587,7 @@ mod tests {
             asked: Vec::new(),
             lucky: Vec::new(),
             stall_band: None,
-            fluke_band: None,
+            stall_every_run: false,
         }
     }
 
@@ -666,8 +608,9 @@ mod tests {
                 "{target}: {truth} not in [{lo}, {hi})"
             );
             assert!((hi - lo) / hi <= 0.05, "{target}: [{lo}, {hi})");
-            // From C/2 (or below), the interpolated step within the bracket and the confirmation.
-            assert!(k.measured <= 8, "{target}: {} points", k.measured);
+            // From C/2 (or below), the interpolated step within the bracket; no run twice.
+            assert!(k.measured <= 7, "{target}: {} points", k.measured);
+            assert_eq!(k.remeasured, 0, "{target}: {k:?}");
             assert!(k
                 .points
                 .iter()
@@ -732,74 +675,28 @@ mod tests {
     }
 
     #[test]
-    fn the_top_of_a_converged_bracket_is_measured_twice_and_a_real_miss_ends_the_search() {
+    fn a_rate_past_its_knee_misses_all_along_and_is_not_measured_again() {
         let mut d = device();
         let truth = d.knee(2000.0);
         let k = run(&mut d, 2000.0);
         let hi = k.fail_iops.unwrap();
         assert_eq!(k.stop, Stop::Converged, "{k:?}");
-        // Two misses agree: no third run.
-        assert_eq!(k.remeasured, 1, "{k:?}");
-        assert_eq!(
-            d.asked.iter().filter(|&&r| r == hi).count(),
-            2,
-            "{:?}",
-            d.asked
-        );
-        assert_eq!(
-            d.asked.last(),
-            Some(&hi),
-            "the confirmation is the last run"
-        );
         assert!(k.knee_iops.unwrap() <= truth && truth < hi, "{k:?}");
-        assert_eq!(k.points.len(), k.measured);
+        assert_eq!(k.remeasured, 0, "{k:?}");
+        let mut asked = d.asked.clone();
+        asked.sort_by(f64::total_cmp);
+        asked.dedup();
+        assert_eq!(asked.len(), d.asked.len(), "{:?}", d.asked);
+        assert!(k.points.iter().all(|p| !p.burst), "{k:?}");
     }
 
     #[test]
-    fn a_top_that_misses_passes_then_misses_fails_by_two_runs_to_one_and_ends_the_search() {
-        // Every second run above the knee is a fluke pass: the top goes fail, pass, fail.
-        let mut d = device();
-        let truth = d.knee(2000.0);
-        d.fluke_band = Some((truth, d.ceiling));
-        let k = run(&mut d, 2000.0);
-        let hi = k.fail_iops.unwrap();
-        assert_eq!(k.stop, Stop::Converged, "{k:?}");
-        assert!(k.knee_iops.unwrap() <= truth && truth < hi, "{k:?}");
-        let votes: Vec<bool> = k.runs(hi).map(|p| p.passed).collect();
-        assert_eq!(votes, [false, true, false], "{k:?}");
-        assert_eq!(k.remeasured, 2, "one episode, two confirming runs: {k:?}");
-        assert_eq!(d.asked.last(), Some(&hi), "the third run is the last");
-        assert!(!k.not_monotone, "{k:?}");
-    }
-
-    #[test]
-    fn a_tie_left_by_the_point_limit_fails_and_the_answer_stays_the_bottom() {
-        let mut d = device();
-        let truth = d.knee(2000.0);
-        d.fluke_band = Some((truth, d.ceiling));
-        let whole = run(&mut d, 2000.0);
-        let mut d = device();
-        d.fluke_band = Some((truth, d.ceiling));
-        let s = Settings {
-            max_points: whole.measured - 1, // stops before the third run
-            ..settings(2000.0)
-        };
-        let k = search(&s, &mut d, &AtomicBool::new(false), &mut |_| {}).unwrap();
-        let hi = whole.fail_iops.unwrap();
-        assert_eq!(k.stop, Stop::PointLimit, "{k:?}");
-        let votes: Vec<bool> = k.runs(hi).map(|p| p.passed).collect();
-        assert_eq!(votes, [false, true], "{k:?}");
-        assert_eq!(k.fail_iops, Some(hi), "a 1-1 tie fails: {k:?}");
-        assert_eq!(k.knee_iops, whole.knee_iops);
-    }
-
-    #[test]
-    fn a_stall_below_the_knee_is_outvoted_by_two_more_runs_and_the_search_climbs_to_the_knee() {
-        // Without the vote, the first point at 7500 (a stall: 10x its p99) would end the
-        // search in [7031, 7500), 24% under the knee at 9079. It goes fail, pass, pass.
+    fn a_stall_below_the_knee_is_measured_again_at_once_and_the_search_climbs_to_the_knee() {
+        // Without step 5, the first point at 5000 (a stall: 10x its p99) would end the search
+        // in [4688, 5000), 48% under the knee at 9079. It goes burst, pass.
         let mut d = device();
         let truth = d.knee(5000.0);
-        d.stall_band = Some((7400.0, 7600.0));
+        d.stall_band = Some((4990.0, 5010.0));
         let k = run(&mut d, 5000.0);
         let (lo, hi) = (k.knee_iops.unwrap(), k.fail_iops.unwrap());
         assert_eq!(k.stop, Stop::Converged, "{k:?}");
@@ -807,13 +704,69 @@ mod tests {
             lo <= truth && truth < hi,
             "{truth} not in [{lo}, {hi}): {k:?}"
         );
-        // One confirmation episode: the stalled rate's second and third runs, none for the
-        // top of the bracket it reopened.
-        assert_eq!(k.remeasured, 2, "{k:?}");
-        assert_eq!(d.asked.iter().filter(|&&r| r == hi).count(), 1);
-        // The stalled run stays on the plot, failed, beside the two that passed.
-        let votes: Vec<bool> = k.runs(7500.0).map(|p| p.passed).collect();
-        assert_eq!(votes, [false, true, true], "{k:?}");
+        assert_eq!(k.remeasured, 1, "{k:?}");
+        assert_eq!(&d.asked[..2], [5000.0, 5000.0], "at once: {:?}", d.asked);
+        // The stalled run stays on the plot, failed and marked, beside the one that passed.
+        let runs: Vec<(bool, bool)> = k.runs(5000.0).map(|p| (p.passed, p.burst)).collect();
+        assert_eq!(runs, [(false, true), (true, false)], "{k:?}");
+    }
+
+    #[test]
+    fn a_rate_that_stalls_twice_in_a_row_fails() {
+        let mut d = device();
+        let truth = d.knee(5000.0);
+        d.stall_band = Some((4990.0, 5010.0));
+        d.stall_every_run = true;
+        let k = run(&mut d, 5000.0);
+        assert_eq!(
+            d.asked.iter().filter(|&&r| r == 5000.0).count(),
+            2,
+            "{:?}",
+            d.asked
+        );
+        assert_eq!(k.fail_iops, Some(5000.0), "{k:?}");
+        assert!(k.knee_iops.unwrap() < 5000.0 && 5000.0 < truth, "{k:?}");
+    }
+
+    #[test]
+    fn a_backlog_at_the_end_is_a_burst_only_when_the_burst_reached_the_end() {
+        let p = Point {
+            resp_p99_us: 30_000.0,
+            resp_p99_no_burst_us: Some(3_000.0),
+            fell_behind: true,
+            ..Point::default()
+        };
+        assert!(
+            !p.misses_on_a_burst(5_000.0),
+            "a backlog of its own: the rate's"
+        );
+        let at_end = Point {
+            burst_at_end: true,
+            ..p.clone()
+        };
+        assert!(at_end.misses_on_a_burst(5_000.0));
+        assert!(!at_end.meets(5_000.0));
+        // Without the burst it still misses: no second run.
+        assert!(!Point {
+            resp_p99_no_burst_us: Some(6_000.0),
+            ..at_end
+        }
+        .misses_on_a_burst(5_000.0));
+    }
+
+    #[test]
+    fn a_point_limit_before_the_second_run_leaves_the_rate_failed() {
+        let mut d = device();
+        d.stall_band = Some((4990.0, 5010.0));
+        let s = Settings {
+            max_points: 1,
+            ..settings(5000.0)
+        };
+        let k = search(&s, &mut d, &AtomicBool::new(false), &mut |_| {}).unwrap();
+        assert_eq!(k.stop, Stop::PointLimit, "{k:?}");
+        assert_eq!(d.asked, [5000.0]);
+        assert_eq!(k.fail_iops, Some(5000.0), "{k:?}");
+        assert_eq!(k.knee_iops, None, "{k:?}");
     }
 
     #[test]
@@ -905,15 +858,6 @@ mod tests {
         let k = run(&mut d, 9210.0);
         assert!(k.slope().unwrap() > SHALLOW_SLOPE, "{:?}", k.slope());
         assert!(!k.confidence_line().contains("shallow"));
-    }
-
-    #[test]
-    fn a_top_that_fell_behind_is_not_measured_again() {
-        let mut d = device();
-        d.ceiling = 1e6;
-        let k = run(&mut d, 1e12);
-        assert_eq!(k.fail_iops, Some(1e6));
-        assert_eq!(k.remeasured, 0, "{k:?}");
     }
 
     #[test]
