@@ -9,8 +9,8 @@
 #   2. brute force: `run --rate R` at 5%, 10%, ..., 100% of the closed-loop ceiling the search
 #      measured, each point as long as one of the search's, judged by the search's rule (step 5
 #      of src/lab/knee/search.rs): a run that misses the target only because of one burst (its
-#      `resp_p99_no_burst_us`, the p99 without the run's worst tenth, meets the target, and it
-#      kept up or the burst reached its end) runs once more at once, and the second run decides the rate. Its answer is
+#      `resp_p99_no_burst_us`, the p99 without the run's worst tenth, meets the target and is at
+#      most half its p99, and it kept up or the burst reached its end) runs once more at once, and the second run decides the rate. Its answer is
 #      the highest rate that passes (brute_iops), and the highest under the first rate that
 #      fails (brute_below: every rate up to it passed), and where the p99 crosses the target
 #      between its answer and the next rate, by the search's rule on the p99 of the run that
@@ -77,11 +77,12 @@ brute_point() { # RATE
   [ "$ops" -ge 2000 ] || ops=2000
   "$DS" run "$FILE" -r "$BLOCK" "$ops" "${SETUP[@]}" --rate "$1" --arrival poisson --json \
     2>/dev/null | jq -r --argjson t "$TARGET_US" '
-    ((.timeline.reading.burst.end_s // -1) + 0.2 >= .results[0].seconds) as $at_end |
+    (.timeline.reading.burst.at_end // false) as $at_end |
     .results[0] |
     ((.backlog_ops / .rate_iops_asked) <= ([$t / 1e6, 0.01] | max)) as $kept |
     ($kept and .resp_p99_us <= $t) as $ok |
-    "\($ok) \(($ok | not) and ($kept or $at_end) and ((.resp_p99_no_burst_us // 1e18) <= $t)) \(.resp_p99_us)"'
+    (.resp_p99_no_burst_us // 1e18) as $calm |
+    "\($ok) \((.resp_p99_us > $t) and ($kept or $at_end) and ($calm <= $t) and (2 * $calm <= .resp_p99_us)) \(.resp_p99_us)"'
 }
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); target p99 $TARGET; ${SECS}s a point; $BLOCK reads, ${SETUP[*]}"
 printf '%-4s %12s %9s %10s %12s %12s %12s %10s %10s %9s %9s %10s\n' pair search_iops crossing search_s brute_iops brute_below brute_cross brute_s answer% cross% xcross% time%
@@ -94,7 +95,8 @@ for rep in $(seq 1 "$REPS"); do
   search_s=$(echo "$t1 - $t0" | bc -l)
   [ -z "${KEEP:-}" ] || { mkdir -p "$KEEP" && echo "$doc" >"$KEEP/search-$rep.json"; }
   knee=$(echo "$doc" | jq '.knee_iops // 0')
-  SEARCH_BURSTS=$((SEARCH_BURSTS + $(echo "$doc" | jq '.points_remeasured // 0')))
+  again=$(echo "$doc" | jq '.points_remeasured // 0' 2>/dev/null || true)
+  SEARCH_BURSTS=$((SEARCH_BURSTS + ${again:-0}))
   cross=$(echo "$doc" | jq '.crossing_iops // .knee_iops // 0')
   ceiling=$(echo "$doc" | jq '.ceiling.iops')
   best=0

@@ -50,7 +50,8 @@ fn knee_json_answers_with_a_bracket_consistent_with_its_points_and_draws_the_fig
             .map(|pt| num(&pt["offered_iops"]).unwrap())
             .collect()
     };
-    // A rate fails when none of its runs passed (the bracket's top may be run twice).
+    // A rate's last run decides it, and a second run follows only a miss on one burst, so a
+    // rate fails exactly when none of its runs passed.
     let passed = rate_of(true);
     let lowest_fail = rate_of(false)
         .into_iter()

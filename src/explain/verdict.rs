@@ -651,7 +651,10 @@ pub fn judge(
             say(
                 Code::LatencyBurst,
                 format!(
-                    "the response p99 ({}) is one burst's: {:.1}-{:.1} s held it, and without                      that tenth of the run the p99 is {} ({:.0}x lower); one stall of the host                      or the device, not the rate, so the p99 will not repeat: run again or                      longer before trusting it",
+                    "the response p99 ({}) is one burst's: {:.1}-{:.1} s held it, and without \
+                     that tenth of the run the p99 is {} ({:.0}x lower); one stall of the host \
+                     or the device, not the rate, so the p99 will not repeat: run again or \
+                     longer before trusting it",
                     fmt_us(b.p99_us),
                     b.start_s,
                     b.end_s,
@@ -864,12 +867,14 @@ mod tests {
             end_s: 1.5,
             p99_us: 45_000.0,
             p99_without_us: 480.0,
+            at_end: false,
         });
         let v = judged(&r, Some(&t), &disk(), &seen);
         assert_eq!(codes(&v), [Code::LatencyBurst], "{:?}", v.reasons);
         let why = &v.reasons[0].sentence;
         assert!(why.contains("45 ms") && why.contains("480 µs"), "{why}");
         assert!(why.contains("1.2-1.5 s"), "{why}");
+        assert!(!why.contains("  "), "one space between words: {why}");
         // Queueing all along: the p99 hardly moves without the worst tenth.
         t.reading.burst = Some(Burst {
             p99_without_us: 30_000.0,
@@ -882,6 +887,7 @@ mod tests {
             end_s: 1.5,
             p99_us: 200.0,
             p99_without_us: 40.0,
+            at_end: false,
         });
         assert!(judged(&r, Some(&t), &disk(), &seen).reasons.is_empty());
     }

@@ -154,7 +154,8 @@ impl TimelineOutputs {
         if let Some(p) = csv {
             if std::fs::symlink_metadata(p).is_ok() {
                 return Err(usage(format!(
-                    "--timeline: {} already exists; give a new file name (diskscope does not                      replace it)",
+                    "--timeline: {} already exists; give a new file name (diskscope does not \
+                     replace it)",
                     crate::text::shown_path(p)
                 )));
             }

@@ -109,6 +109,10 @@ pub struct Burst {
     pub p99_us: f64,
     /// The response p99 of the run without those intervals, microseconds.
     pub p99_without_us: f64,
+    /// The window ends in the run's last bin or the one before: a stall in the run's last
+    /// moments leaves operations due at its end (a backlog that is the burst's, not the rate's).
+    #[serde(default)]
+    pub at_end: bool,
 }
 
 impl Burst {
@@ -171,6 +175,7 @@ pub fn worst_burst(intervals: &[Bin]) -> Option<Burst> {
         end_s: intervals[i + k - 1].0 .1,
         p99_us,
         p99_without_us,
+        at_end: i + k + 1 >= n,
     })
 }
 
@@ -211,6 +216,15 @@ mod tests {
         assert!((b.p99_without_us - 500.0).abs() < 10.0, "{b:?}");
         assert!(b.start_s <= 1.2 + 1e-9 && b.end_s >= 1.4 - 1e-9, "{b:?}");
         assert!(b.ratio() > 30.0);
+        assert!(!b.at_end, "{b:?}");
+        // The same stall in the run's last moments: the window reaches the end.
+        let hs = run(30, 100, 500, &[(29, 45_000)]);
+        assert!(burst_of(&hs).expect("a burst").at_end);
+        let hs = run(30, 100, 500, &[(28, 45_000)]);
+        assert!(
+            burst_of(&hs).expect("a burst").at_end,
+            "the bin before the last"
+        );
     }
 
     #[test]

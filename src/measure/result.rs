@@ -156,7 +156,8 @@ pub struct RunResult {
     pub resp_max_us: Option<f64>,
     /// Open-loop runs of at least a second: the response p99 without the run's worst burst
     /// (the contiguous tenth of its time whose operations, left out, lower the p99 most;
-    /// `measure::burst`), microseconds. Far below `resp_p99_us`, one stall set the p99.
+    /// `measure::burst`), microseconds; NaN (empty) in a shorter open-loop run. Far below
+    /// `resp_p99_us`, one stall set the p99.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resp_p99_no_burst_us: Option<f64>,
     /// Mixed workloads (`--mix`, fio's `rw=randrw`) only; `None` in a pure run and then left

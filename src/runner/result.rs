@@ -56,6 +56,8 @@ pub fn optional_columns(specs: &[RunSpec]) -> Vec<String> {
             }
             if let Some(asked) = spec.rate_iops {
                 r.set_open_loop(asked, 0, &LatencySummary::default());
+                // Filled after the run, from its timeline (`runner::Ended::result`).
+                r.resp_p99_no_burst_us = Some(0.0);
             }
             r
         })

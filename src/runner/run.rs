@@ -482,7 +482,14 @@ impl Ended {
             self.elapsed.unwrap_or_default(),
         );
         if r.resp_p99_us.is_some() {
-            r.resp_p99_no_burst_us = self.timeline.reading.burst.map(|b| b.p99_without_us);
+            // On every open-loop row, NaN (an empty cell, null in JSON) where the run was too
+            // short to say, so the rows of one experiment share their columns.
+            r.resp_p99_no_burst_us = Some(
+                self.timeline
+                    .reading
+                    .burst
+                    .map_or(f64::NAN, |b| b.p99_without_us),
+            );
         }
         r.timeline = Some(self.timeline.clone());
         if r.error.is_empty() && self.verdict.is_ok() {

@@ -98,15 +98,15 @@ pub fn point_line(p: &Point, target_us: f64) -> String {
         svg::fmt_us(p.resp_p99_high_us),
         svg::fmt_us(p.resp_p999_us),
         svg::fmt_us(p.lat_p99_us),
-        if p.fell_behind {
-            "missed (fell behind its schedule)".to_string()
-        } else if p.meets(target_us) {
-            "met".to_string()
-        } else if p.misses_on_a_burst(target_us) {
+        if p.misses_on_a_burst(target_us) {
             format!(
                 "missed, on one burst (p99 {} without it)",
                 svg::fmt_us(p.resp_p99_no_burst_us.unwrap_or(f64::NAN))
             )
+        } else if p.fell_behind {
+            "missed (fell behind its schedule)".to_string()
+        } else if p.meets(target_us) {
+            "met".to_string()
         } else {
             "missed".to_string()
         }

@@ -90,13 +90,11 @@ pub fn point_of(
 ) -> Point {
     let backlog_s = r.backlog_ops.unwrap_or(0) as f64 / rate_iops;
     let allowed_s = (target_us / 1e6).max(crate::measure::result::FELL_BEHIND_BACKLOG_S);
-    // The burst's bins are 100 ms (or coarser on a long run): one that ends within two of the
-    // run's end reached it.
     let burst_at_end = r
         .timeline
         .as_ref()
         .and_then(|t| t.reading.burst)
-        .is_some_and(|b| b.end_s + 2.0 * crate::measure::burst::GRAIN.as_secs_f64() >= r.seconds);
+        .is_some_and(|b| b.at_end);
     Point {
         offered_iops: rate_iops,
         achieved_iops: r.rate_iops_achieved.unwrap_or(r.iops),
