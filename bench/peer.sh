@@ -37,7 +37,7 @@
 #   out.
 # Default: 1 GiB file, 5 pairs; about 4 minutes on the lab VM, plus SETTLE_S (default 20 s on a
 #   VM with free page reporting) after every drop that freed page cache (the first cold run after
-#   the warm rows, every write run).
+#   the warm rows) and before every write run.
 # Needs root for cold runs (drop_caches before each run of either tool) and for the hugetlb
 # reservation; installs fio with apt-get when it is missing.
 set -euo pipefail
@@ -113,11 +113,20 @@ FPR=$(bash bench/free-page-reporting.sh)
 SETTLE_S=${SETTLE_S:-$([ "$FPR" = 1 ] && echo 20 || echo 0)}
 case "$SETTLE_S" in ''|*[!0-9]*) echo "peer.sh: SETTLE_S must be whole seconds (got '$SETTLE_S')" >&2; exit 2 ;; esac
 cached_kib() { awk '/^Cached:/ { print $2 }' /proc/meminfo; }
-drop() {
+# A write run settles whatever the drop freed: the run before it freed its memory just before
+# (the written file's page cache at `rm`, diskscope's pregenerated write data at its exit), and
+# on such a VM memory freed a moment ago is still backed, so the next writer's page cache fills
+# at ~1.4 GiB/s where settled memory fills at ~0.45 (2026-11-27: a write right after a
+# diskscope write ran in the fast phase 5 times of 5, right after a fio write in the slow phase
+# 4 of 4; diskscope frees a 1 GiB data buffer at its exit, fio a 1 MiB one, so peer.sh's rows
+# read 0.24x). Settled, both tools write in the slow phase every time.
+drop() { # [write]
     local before
     before=$(cached_kib)
     sync; echo 3 >/proc/sys/vm/drop_caches
-    if [ "$SETTLE_S" != 0 ] && [ $((before - $(cached_kib))) -gt 65536 ]; then sleep "$SETTLE_S"; fi
+    if [ "$SETTLE_S" != 0 ] && { [ "${1:-}" = write ] || [ $((before - $(cached_kib))) -gt 65536 ]; }; then
+        sleep "$SETTLE_S"
+    fi
 }
 warm() { cat "$DATA" >/dev/null; }
 
@@ -189,7 +198,7 @@ for w in "${WORKLOADS[@]}"; do
         echo "$got"
     }
     one_diskscope() {
-        case "$prep" in cold|write) drop ;; warm) warm ;; esac
+        case "$prep" in cold) drop ;; write) drop write ;; warm) warm ;; esac
         local layout="- - -" line
         if [ "$SAMPLE" = 1 ]; then
             # shellcheck disable=SC2086
@@ -203,7 +212,7 @@ for w in "${WORKLOADS[@]}"; do
         echo -e "$name\tdiskscope\t$i\t$layout\t$line" >>"$RAW"
     }
     one_fio() {
-        case "$prep" in cold|write) drop ;; warm) warm ;; esac
+        case "$prep" in cold) drop ;; write) drop write ;; warm) warm ;; esac
         local layout="- - -" json
         if [ "$SAMPLE" = 1 ]; then
             layout=$(sampled sh -c "$fio_cmd --lat_percentiles=1 --output-format=json")
