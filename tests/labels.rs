@@ -211,7 +211,8 @@ fn run2_on_a_file_too_small_suggests_1m_writes_and_the_read_time() {
     assert!(err.contains("read in about"), "{err}");
 }
 
-/// The report half of bench/peer.sh (its Python), run on `raw` rows; None without python3.
+/// The report half of bench/peer.sh (its Python), run on `raw` rows (name, tool, pair, buffer
+/// layout `MEAN SPLIT SLOTS` or `- - -`, the tool's output); None without python3.
 fn peer_report(raw: &str) -> Option<String> {
     let script = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/peer.sh"),
@@ -245,9 +246,9 @@ fn peer_report(raw: &str) -> Option<String> {
 
 fn peer_rows(name: &str, ds_mib_s: f64, ds_p50_us: f64, fio_mib_s: f64, fio_p50_ns: u64) -> String {
     format!(
-        "{name}\tdiskscope\t1\tread 1 GiB in 1 s: {ds_mib_s:.1} MiB/s, 1 ops | latency p50 \
+        "{name}\tdiskscope\t1\t- - -\tread 1 GiB in 1 s: {ds_mib_s:.1} MiB/s, 1 ops | latency p50 \
          {ds_p50_us:.2} µs, p99 9.00 µs, max 9 µs\n\
-         {name}\tfio\t1\t{{\"jobs\":[{{\"read\":{{\"io_bytes\":1,\"bw_bytes\":{},\"lat_ns\":\
+         {name}\tfio\t1\t- - -\t{{\"jobs\":[{{\"read\":{{\"io_bytes\":1,\"bw_bytes\":{},\"lat_ns\":\
          {{\"percentile\":{{\"50.000000\":{fio_p50_ns},\"99.000000\":9000}}}}}},\"write\":\
          {{\"io_bytes\":0}}}}]}}\n",
         (fio_mib_s * 1048576.0) as u64

@@ -65,7 +65,7 @@ impl BurstBins {
         }
         // Same bounds everywhere, so adding cannot fail.
         let _ = self.bins[i]
-            .get_or_insert_with(super::new_latency_histogram)
+            .get_or_insert_with(super::histogram::new_latency_histogram)
             .add(response);
     }
 
@@ -141,7 +141,7 @@ pub fn worst_burst(intervals: &[Bin]) -> Option<Burst> {
         return None;
     }
     let k = ((n as f64 * BURST_SHARE).ceil() as usize).max(1);
-    let mut total = super::new_latency_histogram();
+    let mut total = super::histogram::new_latency_histogram();
     for h in intervals.iter().filter_map(|(_, h)| *h) {
         total.add(h).ok()?;
     }
@@ -182,7 +182,7 @@ pub fn worst_burst(intervals: &[Bin]) -> Option<Burst> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::new_latency_histogram;
+    use crate::measure::histogram::new_latency_histogram;
 
     /// `n` intervals of 100 ms, each with `per` operations of `us` microseconds, except those
     /// in `slow` (their index and their operations' response time, µs).
