@@ -10,7 +10,8 @@
 #      measured, each point as long as one of the search's, judged by the search's rule (step 5
 #      of src/lab/knee/search.rs): a run that misses the target only because of one burst (its
 #      `resp_p99_no_burst_us`, the p99 without the run's worst tenth, meets the target and is at
-#      most half its p99, and it kept up or the burst reached its end) runs once more at once, and the second run decides the rate. Its answer is
+#      most half its p99 (RERUN_BURST_RATIO in search.rs), and it kept up or the burst reached
+#      its end) runs once more at once, and the second run decides the rate. Its answer is
 #      the highest rate that passes (brute_iops), and the highest under the first rate that
 #      fails (brute_below: every rate up to it passed), and where the p99 crosses the target
 #      between its answer and the next rate, by the search's rule on the p99 of the run that

@@ -337,17 +337,10 @@ pub fn compresses(ctx: &Context) -> Option<String> {
     }
 }
 
-/// A latency in µs as the verdict's sentences give it: `480 µs`, `4.6 ms`, `45 ms`, `1.2 s`.
+/// A latency in µs as the verdict's sentences give it (`480 µs`, `4.6 ms`, `45 ms`): the one
+/// formatter of a time in µs, in the style of a figure's labels.
 fn fmt_us(us: f64) -> String {
-    if us < 1e3 {
-        format!("{us:.0} µs")
-    } else if us < 1e4 {
-        format!("{:.1} ms", us / 1e3)
-    } else if us < 1e6 {
-        format!("{:.0} ms", us / 1e3)
-    } else {
-        format!("{:.1} s", us / 1e6)
-    }
+    crate::export::axis::fmt_us(us, crate::export::axis::UsStyle::Tick)
 }
 
 fn fmt_bytes(b: u64) -> String {

@@ -10,9 +10,9 @@
 //!    target, or the run fell behind its schedule), the next is half the lowest failing rate;
 //! 3. once a passing rate `lo` and a failing rate `hi` bracket the knee, each next point is
 //!    where log(p99) crosses log(target), interpolated linearly in rate between the ends (the
-//!    rule of [`Knee::crossing_iops`], on the p99 of the run that decided each end), clamped into the
-//!    bracket's middle half `[lo + w/4, hi - w/4]` (`w = hi - lo`), until `(hi - lo) / hi` is
-//!    within the tolerance. The clamp shrinks the bracket by at least a quarter each point: a
+//!    rule of [`Knee::crossing_iops`], on the p99 of the run that decided each end), clamped
+//!    into the bracket's middle half `[lo + w/4, hi - w/4]` (`w = hi - lo`), until
+//!    `(hi - lo) / hi` is within the tolerance. The clamp shrinks the bracket by at least a quarter each point: a
 //!    queue's p99 rises ever faster, so the interpolation lands below the knee and, unclamped,
 //!    would creep up from the bottom a little each point. When an end has no usable p99 (the
 //!    top fell behind its schedule, a p99 missing or not positive) the point is the middle.
@@ -113,14 +113,14 @@ impl Point {
 
     /// Whether this point misses `target_us` only because of one burst: its p99 misses, its
     /// p99 without the run's worst tenth meets the target and is at most half the whole run's
-    /// ([`BURST_RATIO`]), and it kept up (or the backlog at its end is that burst's: a stall in
-    /// its last moments leaves operations due).
+    /// ([`RERUN_BURST_RATIO`]), and it kept up (or the backlog at its end is that burst's: a
+    /// stall in its last moments leaves operations due).
     pub fn misses_on_a_burst(&self, target_us: f64) -> bool {
         (!self.fell_behind || self.burst_at_end)
             && self.resp_p99_us > target_us
             && self
                 .resp_p99_no_burst_us
-                .is_some_and(|p| p <= target_us && p * BURST_RATIO <= self.resp_p99_us)
+                .is_some_and(|p| p <= target_us && p * RERUN_BURST_RATIO <= self.resp_p99_us)
     }
 
     /// Whether the pass or fail of this point could go the other way within its p99's 95%
@@ -311,7 +311,7 @@ pub trait Probe {
 /// rate that passes or fails from run to run near the knee would often get a second try, an
 /// optimistic bias. (The verdict's `latency_burst` asks 4×: a false alarm on a figure costs
 /// more than one more run of the search.)
-pub const BURST_RATIO: f64 = 2.0;
+pub const RERUN_BURST_RATIO: f64 = 2.0;
 
 /// A bracket whose p99 rises less than this many times as fast as its rate is shallow (see
 /// [`Knee::slope`]): with p99 noise of ±15% between runs of one rate, a slope of 3 moves the
