@@ -270,6 +270,11 @@ impl WriteData {
         self.bytes.len()
     }
 
+    /// The memory the bytes lie in.
+    pub fn kind(&self) -> super::buffer::BufferKind {
+        self.bytes.kind()
+    }
+
     /// Whether nothing was generated.
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()

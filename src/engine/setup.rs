@@ -109,11 +109,14 @@ pub fn mem_available_bytes() -> Option<u64> {
     super::room::memory_room().map(|r| r.bytes)
 }
 
-/// The pattern bytes of a write of `total_bytes`, generated now, in the memory `--buffers` asks
-/// for (the bytes each write copies from); `None` (with a note) when they would take more than
-/// a quarter of the available memory or cannot be had (a hugetlb pool too small for them): then
-/// each block is generated into the I/O slot just before its write, outside its latency but
-/// inside the run's wall time.
+/// The pattern bytes of a write of `total_bytes`, generated now (the bytes each write copies
+/// from); `None` (with a note) when they would take more than a quarter of the available memory
+/// or cannot be had (a hugetlb pool too small for them): then each block is generated into the
+/// I/O slot just before its write, outside its latency but inside the run's wall time.
+///
+/// Their memory: what `--buffers` asks for when the write is O_DIRECT (the device reads the data
+/// itself, so its physical layout is the run's), and huge pages where offered for any other
+/// write ([`write_data_backing`]).
 pub fn write_data(
     spec: &RunSpec,
     total_bytes: u64,
@@ -130,12 +133,30 @@ pub fn write_data(
         ));
         return None;
     }
-    match WriteData::generate(spec.seed, total_bytes as usize, spec.buffers) {
+    match WriteData::generate(spec.seed, total_bytes as usize, write_data_backing(spec)) {
         Ok(d) => Some(Arc::new(d)),
         Err(e) => {
             notes.push(format!("note: write data is generated during the run: {e}"));
             None
         }
+    }
+}
+
+/// The memory a write's pre-generated data asks for. A write through the page cache (or into a
+/// mapping) copies its data with the CPU, so what the data's memory costs is the copy's TLB and
+/// cache misses, and those grow with the data's size, not with the kind of buffer an
+/// application would use: fio's `--iomem=mmap` writes every block from the same 1 MiB of
+/// 4 KiB pages, which the TLB covers, where 1 GiB of pregenerated 4 KiB pages takes a TLB miss
+/// every 4 KiB. On the lab VM that cost a settled 1 GiB write + fsync a third of its speed
+/// (357-366 MiB/s with plain pages, 500-570 in huge pages, fio 500-568: docs/accuracy.md), so
+/// such data goes in huge pages (`auto`) whatever `--buffers` says, which then sets the I/O
+/// slots (and the memory blocks are generated into when the data is not pregenerated).
+/// An O_DIRECT write's data is what the device reads, so it keeps the memory `--buffers` asks.
+pub fn write_data_backing(spec: &RunSpec) -> Buffers {
+    if spec.direct {
+        spec.buffers
+    } else {
+        Buffers::Auto
     }
 }
 
@@ -287,6 +308,36 @@ mod tests {
         preallocate(&write_spec(&path, Prealloc::None), &f, 8 << 20, &mut notes).unwrap();
         assert_eq!(f.metadata().unwrap().len(), 0);
         assert_eq!(f.metadata().unwrap().blocks(), 0);
+    }
+
+    #[test]
+    fn a_copied_writes_data_is_in_huge_pages_and_an_o_direct_writes_in_the_memory_asked() {
+        let mut s = write_spec(std::path::Path::new("/x"), Prealloc::Native);
+        for b in [
+            Buffers::Plain,
+            Buffers::Malloc,
+            Buffers::Thp,
+            Buffers::HugeTlb,
+        ] {
+            s.buffers = b;
+            s.direct = false;
+            assert_eq!(write_data_backing(&s), Buffers::Auto, "{b:?} buffered");
+            s.direct = true;
+            assert_eq!(write_data_backing(&s), b, "{b:?} O_DIRECT");
+        }
+        // The data itself: 8 MiB asked as plain pages for a buffered write lies in huge pages
+        // where the kernel offers them (it may not: `large` falls back to plain pages then).
+        s.buffers = Buffers::Plain;
+        s.direct = false;
+        let mut notes = Vec::new();
+        let d = write_data(&s, 8 << 20, &mut notes).expect("8 MiB fits in memory");
+        let huge = super::super::buffer::AlignedBuf::large(8 << 20)
+            .unwrap()
+            .kind();
+        assert_eq!(d.kind(), huge);
+        s.direct = true;
+        let d = write_data(&s, 8 << 20, &mut notes).expect("8 MiB fits in memory");
+        assert_eq!(d.kind(), BufferKind::Pages);
     }
 
     #[test]
