@@ -198,7 +198,7 @@ static int pieces(const char *pid) {
 int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "pieces")) return pieces(argv[2]);
     if (argc < 3 || (argc < 4 && strcmp(argv[1], "resident") && strcmp(argv[1], "evict") && strcmp(argv[1], "hugewarm"))) {
-        fprintf(stderr, "usage: xorloops pread FILE THREADS BLOCK | mmap FILE THREADS | ram BYTES THREADS | read FILE BLOCK COUNT | resident FILE | evict FILE | hugewarm FILE | pieces PID\n");
+        fprintf(stderr, "usage: xorloops pread FILE THREADS BLOCK | mmap FILE THREADS | ram BYTES THREADS | read FILE BLOCK COUNT [noxor] | resident FILE | evict FILE | hugewarm FILE | pieces PID\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -253,6 +253,8 @@ int main(int argc, char **argv) {
         if (argc < 5) return 2;
         size_t block = strtoull(argv[3], NULL, 10);
         uint64_t count = strtoull(argv[4], NULL, 10);
+        /* noxor: the read(2) alone, as fio and `run --checksum none` do it. */
+        int xor = !(argc > 5 && !strcmp(argv[5], "noxor"));
         unsigned char *buf;
         if (posix_memalign((void **)&buf, 4096, block)) return 1;
         uint64_t total = 0;
@@ -261,7 +263,7 @@ int main(int argc, char **argv) {
         for (uint64_t i = 0; i < count; i++) {
             ssize_t n = read(fd, buf, block);
             if (n <= 0) break;
-            x ^= rotl_off(xor_bytes(buf, n), total);
+            if (xor) x ^= rotl_off(xor_bytes(buf, n), total);
             total += n;
         }
         double secs = now_s() - t0;
