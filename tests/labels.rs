@@ -286,14 +286,20 @@ fn peer_notes_are_computed_from_the_row_and_never_contradict_it() {
     let c = |ns: &str| format!("warm 4K read\tc\t1\t- - -\t1.000000 s {ns} ns/call\n");
     let raw = peer_rows("warm 4K read", 1200.0, 1.5, 1000.0, 1000) + &c("3500.0") + &c("3700.0");
     let row = peer_report(&raw).unwrap();
-    let row = row.lines().find(|l| l.starts_with("| warm 4K read")).unwrap();
+    let row = row
+        .lines()
+        .find(|l| l.starts_with("| warm 4K read"))
+        .unwrap();
     assert!(
         row.contains("a bare C read(2) loop takes 3.60 us, so fio's own work is 0.31 us a read and diskscope's read costs 0.34 us less"),
         "{row}"
     );
     let raw = peer_rows("warm 4K read", 1200.0, 1.5, 1000.0, 1000) + &c("3300.0");
     let row = peer_report(&raw).unwrap();
-    let row = row.lines().find(|l| l.starts_with("| warm 4K read")).unwrap();
+    let row = row
+        .lines()
+        .find(|l| l.starts_with("| warm 4K read"))
+        .unwrap();
     assert!(row.contains("fio's own work is 0.61 us a read;"), "{row}");
     assert!(!row.contains("less than plain code"), "{row}");
 }
