@@ -114,9 +114,7 @@ pub fn mem_available_bytes() -> Option<u64> {
 /// or cannot be had (a hugetlb pool too small for them): then each block is generated into the
 /// I/O slot just before its write, outside its latency but inside the run's wall time.
 ///
-/// Their memory: what `--buffers` asks for when the write is O_DIRECT (the device reads the data
-/// itself, so its physical layout is the run's), and huge pages where offered for any other
-/// write ([`write_data_backing`]).
+/// Their memory: [`write_data_memory`].
 pub fn write_data(
     spec: &RunSpec,
     total_bytes: u64,
@@ -133,8 +131,27 @@ pub fn write_data(
         ));
         return None;
     }
-    match WriteData::generate(spec.seed, total_bytes as usize, write_data_backing(spec)) {
-        Ok(d) => Some(Arc::new(d)),
+    let memory = write_data_memory(spec);
+    match WriteData::generate(spec.seed, total_bytes as usize, memory.backing, memory.skew) {
+        Ok(d) => {
+            if memory.backing != spec.buffers && !spec.direct && spec.buffers != Buffers::Auto {
+                notes.push(format!(
+                    "note: --buffers {}: each write copies from its data, generated before the \
+                     clock in {}{} (a source of {} in 4 KiB pages would cost \
+                     the copy a TLB miss every 4 KiB, which a reused buffer does not; the \
+                     setting sets the I/O slots: docs/accuracy.md)",
+                    spec.buffers.as_str(),
+                    d.kind().describe(),
+                    if memory.skew > 0 {
+                        format!(", {} bytes past a page boundary", memory.skew)
+                    } else {
+                        String::new()
+                    },
+                    crate::size::format_bytes_approx(total_bytes),
+                ));
+            }
+            Some(Arc::new(d))
+        }
         Err(e) => {
             notes.push(format!("note: write data is generated during the run: {e}"));
             None
@@ -142,22 +159,34 @@ pub fn write_data(
     }
 }
 
-/// The memory a write's pre-generated data asks for. A write through the page cache (or into a
-/// mapping) copies its data with the CPU, so what the data's memory costs is the copy's TLB and
-/// cache misses, and those grow with the data's size, not with the kind of buffer an
-/// application would use: fio's `--iomem=mmap` writes every block from the same 1 MiB of
-/// 4 KiB pages, which the TLB covers, where 1 GiB of pregenerated 4 KiB pages takes a TLB miss
-/// every 4 KiB. On the lab VM that cost a settled 1 GiB write + fsync a third of its speed
-/// (357-366 MiB/s with plain pages, 500-570 in huge pages, fio 500-568: docs/accuracy.md), so
-/// such data goes in huge pages (`auto`) whatever `--buffers` says, which then sets the I/O
-/// slots (and the memory blocks are generated into when the data is not pregenerated).
-/// An O_DIRECT write's data is what the device reads, so it keeps the memory `--buffers` asks.
-pub fn write_data_backing(spec: &RunSpec) -> Buffers {
-    if spec.direct {
-        spec.buffers
-    } else {
-        Buffers::Auto
-    }
+/// The memory a write's pre-generated data asks for: a backing for
+/// [`WriteData::generate`] and how far past a page boundary the data starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DataMemory {
+    pub backing: Buffers,
+    pub skew: usize,
+}
+
+/// Where a write's pre-generated data lives. A write through the page cache (or into a mapping)
+/// copies its data with the CPU, so what the data's memory costs is the copy's TLB and cache
+/// misses, and those grow with the data's size: fio's `--iomem=mmap` writes every block from
+/// the same 1 MiB of 4 KiB pages, which the TLB covers, where 1 GiB of pregenerated 4 KiB pages
+/// takes a TLB miss every 4 KiB. On the lab VM that cost a settled 1 GiB write + fsync a third
+/// of its speed (357-366 MiB/s with plain pages, 500-570 in huge pages, fio 500-568:
+/// docs/accuracy.md). So for such a write `plain` (and `auto`) data goes in huge pages where
+/// the kernel offers them, and `malloc` data too, still 16 bytes past a page boundary (what
+/// that setting is about: a copy from where malloc puts a block); `thp` and `hugetlb` get what
+/// they ask. `--buffers` always sets the I/O slots, which are also where blocks are generated
+/// when the data is too big to pregenerate. An O_DIRECT write's data is what the device reads,
+/// so its physical layout is the run's: it keeps the memory `--buffers` asks for.
+pub fn write_data_memory(spec: &RunSpec) -> DataMemory {
+    let (backing, skew) = match spec.buffers {
+        b if spec.direct => (b, 0),
+        Buffers::Plain | Buffers::Auto => (Buffers::Auto, 0),
+        Buffers::Malloc => (Buffers::Auto, super::buffer::MALLOC_OFFSET_BYTES),
+        b @ (Buffers::Thp | Buffers::HugeTlb) => (b, 0),
+    };
+    DataMemory { backing, skew }
 }
 
 /// Preallocates `len_bytes` of the freshly created (or replaced) output file with
@@ -311,33 +340,53 @@ mod tests {
     }
 
     #[test]
-    fn a_copied_writes_data_is_in_huge_pages_and_an_o_direct_writes_in_the_memory_asked() {
+    fn a_copied_writes_plain_or_malloc_data_is_in_huge_pages_and_the_rest_as_asked() {
+        use super::super::buffer::MALLOC_OFFSET_BYTES;
         let mut s = write_spec(std::path::Path::new("/x"), Prealloc::Native);
-        for b in [
-            Buffers::Plain,
-            Buffers::Malloc,
-            Buffers::Thp,
-            Buffers::HugeTlb,
+        let mem = |backing, skew| DataMemory { backing, skew };
+        for (b, buffered) in [
+            (Buffers::Auto, mem(Buffers::Auto, 0)),
+            (Buffers::Plain, mem(Buffers::Auto, 0)),
+            (Buffers::Malloc, mem(Buffers::Auto, MALLOC_OFFSET_BYTES)),
+            (Buffers::Thp, mem(Buffers::Thp, 0)),
+            (Buffers::HugeTlb, mem(Buffers::HugeTlb, 0)),
         ] {
             s.buffers = b;
             s.direct = false;
-            assert_eq!(write_data_backing(&s), Buffers::Auto, "{b:?} buffered");
+            assert_eq!(write_data_memory(&s), buffered, "{b:?} buffered");
             s.direct = true;
-            assert_eq!(write_data_backing(&s), b, "{b:?} O_DIRECT");
+            assert_eq!(write_data_memory(&s), mem(b, 0), "{b:?} O_DIRECT");
         }
-        // The data itself: 8 MiB asked as plain pages for a buffered write lies in huge pages
-        // where the kernel offers them (it may not: `large` falls back to plain pages then).
-        s.buffers = Buffers::Plain;
-        s.direct = false;
+        // The data itself: malloc's starts 16 bytes past a page and holds the pattern; an
+        // O_DIRECT write's plain data is plain pages. A buffered plain write's note says where
+        // its data is.
         let mut notes = Vec::new();
-        let d = write_data(&s, 8 << 20, &mut notes).expect("8 MiB fits in memory");
-        let huge = super::super::buffer::AlignedBuf::large(8 << 20)
-            .unwrap()
-            .kind();
-        assert_eq!(d.kind(), huge);
+        s.direct = false;
+        s.buffers = Buffers::Malloc;
+        let d = write_data(&s, 1 << 20, &mut notes).expect("1 MiB fits in memory");
+        assert_eq!(d.at(0, 1).as_ptr() as usize % 4096, MALLOC_OFFSET_BYTES);
+        assert_eq!(d.len(), 1 << 20);
+        let mut want = vec![0u8; 1 << 20];
+        crate::pattern::fill(s.seed, 0, &mut want);
+        assert_eq!(d.at(0, 1 << 20), &want[..]);
+        assert!(d.covers(0, 1 << 20) && !d.covers(1, 1 << 20));
+        assert!(notes[0].starts_with("note: --buffers malloc: each write copies from its data"));
+        assert!(
+            notes[0].contains("16 bytes past a page boundary"),
+            "{}",
+            notes[0]
+        );
+        assert!(!notes[0].contains("  "), "{}", notes[0]);
+        s.buffers = Buffers::Auto;
+        notes.clear();
+        write_data(&s, 1 << 20, &mut notes).unwrap();
+        assert!(notes.is_empty(), "the default says nothing: {notes:?}");
         s.direct = true;
+        s.buffers = Buffers::Plain;
         let d = write_data(&s, 8 << 20, &mut notes).expect("8 MiB fits in memory");
         assert_eq!(d.kind(), BufferKind::Pages);
+        assert_eq!(d.at(0, 1).as_ptr() as usize % 4096, 0);
+        assert!(notes.is_empty(), "{notes:?}");
     }
 
     #[test]

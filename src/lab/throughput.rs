@@ -58,8 +58,8 @@ pub struct IoOpts {
     /// Memory behind the I/O buffers: auto (huge pages for O_DIRECT when offered, else plain),
     /// plain (page-aligned 4 KiB pages), malloc (16 bytes past a page, like malloc and fio's
     /// default), thp (transparent huge pages), hugetlb (reserved huge pages). A write that is
-    /// not O_DIRECT copies from its data, generated before the clock in huge pages whatever this
-    /// says
+    /// not O_DIRECT with plain or malloc copies from its data, generated before the clock in
+    /// huge pages where offered
     #[arg(long, default_value = "auto", value_name = "BACKING")]
     pub buffers: String,
     /// Read the data back: xor (fold every byte into the XOR printed on stdout) or none (move
