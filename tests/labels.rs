@@ -255,26 +255,30 @@ fn peer_rows(name: &str, ds_mib_s: f64, ds_p50_us: f64, fio_mib_s: f64, fio_p50_
     )
 }
 
+/// The warm 4K row of a peer.sh report made from `raw`, or None without python3.
+fn warm_4k_row(raw: &str) -> Option<String> {
+    let text = peer_report(raw)?;
+    Some(
+        text.lines()
+            .find(|l| l.starts_with("| warm 4K read"))
+            .unwrap()
+            .to_string(),
+    )
+}
+
 #[test]
 fn peer_notes_are_computed_from_the_row_and_never_contradict_it() {
     // diskscope's 4K p50 is 0.53x fio's and it moves 0.80x the bytes: the fixed note ("p50
     // higher, yet it moves 1.08-1.15x") would contradict both.
-    let Some(text) = peer_report(&peer_rows("warm 4K read", 800.0, 0.53, 1000.0, 1000)) else {
+    let Some(row) = warm_4k_row(&peer_rows("warm 4K read", 800.0, 0.53, 1000.0, 1000)) else {
         eprintln!("skipped: no python3");
         return;
     };
-    let row = text
-        .lines()
-        .find(|l| l.starts_with("| warm 4K read"))
-        .unwrap();
     assert!(!row.contains("1.08"), "{row}");
     assert!(!row.contains("yet it moves"), "{row}");
     // When the numbers fit the reason, the note states them.
-    let text = peer_report(&peer_rows("warm 4K read", 1200.0, 1.5, 1000.0, 1000)).unwrap();
-    let row = text
-        .lines()
-        .find(|l| l.starts_with("| warm 4K read"))
-        .unwrap();
+    let fits = peer_rows("warm 4K read", 1200.0, 1.5, 1000.0, 1000);
+    let row = warm_4k_row(&fits).unwrap();
     // 4096 B at 1000 MiB/s is 3.91 µs a read, at 1200 MiB/s 3.26 µs.
     assert!(
         row.contains("fio takes 0.65 us more per 4 KiB read (3.91 against 3.26 us)"),
@@ -284,22 +288,15 @@ fn peer_notes_are_computed_from_the_row_and_never_contradict_it() {
     // With the C loop's times the note splits the gap: fio's own work over plain code, and
     // diskscope under plain code only when it is.
     let c = |ns: &str| format!("warm 4K read\tc\t1\t- - -\t1.000000 s {ns} ns/call\n");
-    let raw = peer_rows("warm 4K read", 1200.0, 1.5, 1000.0, 1000) + &c("3500.0") + &c("3700.0");
-    let row = peer_report(&raw).unwrap();
-    let row = row
-        .lines()
-        .find(|l| l.starts_with("| warm 4K read"))
-        .unwrap();
+    let row = warm_4k_row(&(fits.clone() + &c("3500.0") + &c("3700.0"))).unwrap();
     assert!(
-        row.contains("a bare C read(2) loop takes 3.60 us, so fio's own work is 0.31 us a read and diskscope's read costs 0.34 us less"),
+        row.contains(
+            "a bare C read(2) loop takes 3.60 us, so fio's own work is 0.31 us a read and \
+             diskscope's read costs 0.34 us less"
+        ),
         "{row}"
     );
-    let raw = peer_rows("warm 4K read", 1200.0, 1.5, 1000.0, 1000) + &c("3300.0");
-    let row = peer_report(&raw).unwrap();
-    let row = row
-        .lines()
-        .find(|l| l.starts_with("| warm 4K read"))
-        .unwrap();
+    let row = warm_4k_row(&(fits + &c("3300.0"))).unwrap();
     assert!(row.contains("fio's own work is 0.61 us a read;"), "{row}");
     assert!(!row.contains("less than plain code"), "{row}");
 }
