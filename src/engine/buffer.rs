@@ -262,6 +262,18 @@ impl AlignedBuf {
         }
     }
 
+    /// [`AlignedBuf::large`], starting `offset` bytes (under a page) past a page boundary, as
+    /// malloc places a large block.
+    pub fn large_at_offset(len: usize, offset: usize) -> Result<Self, BufferError> {
+        let offset = offset % BUF_ALIGN;
+        let mut b = Self::large(len + offset)?;
+        // SAFETY: `offset <= len + offset`, the buffer's length: inside the mapping, which
+        // `map_base` and `map_len` still name for the unmap.
+        b.ptr = unsafe { NonNull::new_unchecked(b.ptr.as_ptr().add(offset)) };
+        b.len = len;
+        Ok(b)
+    }
+
     /// The memory behind this buffer.
     pub fn kind(&self) -> BufferKind {
         self.kind

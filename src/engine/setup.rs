@@ -134,7 +134,8 @@ pub fn write_data(
     let memory = write_data_memory(spec);
     match WriteData::generate(spec.seed, total_bytes as usize, memory.backing, memory.skew) {
         Ok(d) => {
-            if memory.backing != spec.buffers && !spec.direct && spec.buffers != Buffers::Auto {
+            // Only where the data's memory is not what was asked (`auto` asks for nothing).
+            if !spec.direct && matches!(spec.buffers, Buffers::Plain | Buffers::Malloc) {
                 notes.push(format!(
                     "note: --buffers {}: each write copies from its data, generated before the \
                      clock in {}{} (a source of {} in 4 KiB pages would cost \
