@@ -337,7 +337,7 @@ fn ctrl_c_during_limits_removes_the_test_file_and_stores_no_profile() {
     let cache = p(&dir, "cache");
     let work = p(&dir, "work");
     std::fs::create_dir(&work).unwrap();
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+    let mut child = crate::util::command("diskscope")
         .args(["limits", "--quick"])
         .current_dir(&work)
         .env("XDG_CACHE_HOME", &cache)

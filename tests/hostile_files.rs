@@ -253,7 +253,7 @@ fn fast_still_reads_a_pipe_given_as_dev_stdin_to_its_end() {
     let t = tmp();
     let f = t.path().join("data");
     let data = crate::util::write_varied_file(&f, 100_000, 3);
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("fast"))
+    let mut child = crate::util::command("fast")
         .arg("/dev/stdin")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -358,10 +358,11 @@ fn explore_with_keys(file: &Path, steps: &[(&str, &str)]) -> Option<String> {
         }
     }
     let _kill = Kill(&socket);
-    let exe = assert_cmd::cargo::cargo_bin("diskscope");
+    let exe = crate::util::command("diskscope");
     let shell = format!(
-        "{} {}; echo EXITED:$?; sleep 30",
-        exe.display(),
+        "{}{} {}; echo EXITED:$?; sleep 30",
+        crate::util::Sandbox::new().shell_prefix(),
+        exe.get_program().to_string_lossy(),
         file.display()
     );
     tmux(&[
@@ -480,7 +481,7 @@ fn a_second_batch_on_the_same_out_is_refused_and_the_first_finishes_intact() {
         "[file]\ncreate = \"1M\"\n[[experiment]]\nname = \"slow\"\nkind = \"throughput\"\nblock_size = \"64K\"\nreps = 4\nseconds = 0.5\n",
     );
     let out_dir = t.path().join("out");
-    let mut first = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+    let mut first = crate::util::command("diskscope")
         .args([
             "--batch",
             s.to_str().unwrap(),
@@ -611,7 +612,7 @@ fn sigkill_of_the_batch_leaves_no_command_running_behind() {
         "[file]\ncreate = \"64K\"\n[[experiment]]\nname = \"o\"\nkind = \"command\"\ncommand = \"sleep 47.123 & sleep 47.123\"\ntimeout = 60\nreps = 1\n",
     );
     let out_dir = t.path().join("out");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+    let mut child = crate::util::command("diskscope")
         .args([
             "--batch",
             s.to_str().unwrap(),
@@ -1137,7 +1138,7 @@ fn a_second_batch_on_the_same_test_file_is_refused_while_the_first_uses_it() {
         ),
     );
     let a_out = t.path().join("a");
-    let mut a = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+    let mut a = crate::util::command("diskscope")
         .args([
             "--batch",
             s.to_str().unwrap(),
@@ -1222,7 +1223,7 @@ fn syscalls_without_a_file_leaves_no_temp_file_whatever_signal_stops_it() {
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         let tmpdir = t.path().join(format!("tmp-{sig}"));
         std::fs::create_dir_all(&tmpdir).unwrap();
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+        let mut child = crate::util::command("diskscope")
             .args(["syscalls", "--seconds", "3"])
             .env("TMPDIR", &tmpdir)
             .stdout(std::process::Stdio::null())
@@ -1391,7 +1392,7 @@ fn a_second_signal_keeps_stopping_gracefully_and_leaves_no_lock() {
         "[file]\ncreate = \"1M\"\n[[experiment]]\nname = \"slow\"\nkind = \"throughput\"\nblock_size = \"64K\"\nreps = 20\nseconds = 0.5\n",
     );
     let out_dir = t.path().join("out");
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+    let child = crate::util::command("diskscope")
         .args([
             "--batch",
             s.to_str().unwrap(),
@@ -1427,7 +1428,7 @@ fn two_locality_runs_on_one_dir_do_not_destroy_each_other() {
     let dir = t.path().join("L");
     let d = dir.to_str().unwrap();
     let args = ["locality", "--dir", d, "--files", "20000", "--reps", "3"];
-    let mut a = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+    let mut a = crate::util::command("diskscope")
         .args(args)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -1505,9 +1506,12 @@ fn the_explorers_default_file_checks_free_space_before_writing() {
     }
     // `script` gives the explorer the terminal it needs.
     let shell = format!(
-        "TMPDIR={} {}",
+        "{}TMPDIR={} {}",
+        crate::util::Sandbox::new().shell_prefix(),
         small.display(),
-        assert_cmd::cargo::cargo_bin("diskscope").display()
+        crate::util::command("diskscope")
+            .get_program()
+            .to_string_lossy()
     );
     let started = Instant::now();
     let run = assert_cmd::Command::new("script")

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 const LIMIT: Duration = Duration::from_secs(60);
 
 fn spawn(bin: &str, args: &[&str]) -> Child {
-    Command::new(assert_cmd::cargo::cargo_bin(bin))
+    crate::util::command(bin)
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -548,7 +548,7 @@ fn residency_is_unknown_not_a_false_warm_for_a_file_the_user_cannot_write() {
     std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     use std::os::unix::process::CommandExt;
-    let out = Command::new(crate::util::bin_for_any_user(dir.path(), "run"))
+    let out = crate::util::command_for_any_user(dir.path(), "run")
         .arg(&f)
         .args(["-r", "4K", "16", "--cache", "cold"])
         .uid(65534)
@@ -561,7 +561,7 @@ fn residency_is_unknown_not_a_false_warm_for_a_file_the_user_cannot_write() {
     assert!(!stderr.contains("was not cold"), "{stderr}");
     assert!(!stderr.contains("% resident before"), "{stderr}");
     // fast cannot know either: it says so and reads through the page cache, XOR intact.
-    let out = Command::new(crate::util::bin_for_any_user(dir.path(), "fast"))
+    let out = crate::util::command_for_any_user(dir.path(), "fast")
         .arg(&f)
         .arg("-v")
         .uid(65534)
@@ -641,7 +641,7 @@ impl Hook {
     }
 
     pub(crate) fn spawn(&self, bin: &str, args: &[&str]) -> Child {
-        Command::new(assert_cmd::cargo::cargo_bin(bin))
+        crate::util::command(bin)
             .args(args)
             .env("DISKSCOPE_TEST_HOOK_DIR", self.dir.path())
             .env("DISKSCOPE_TEST_HOOK_POINT", self.point)
@@ -900,9 +900,14 @@ fn the_explorer_stopped_by_sigterm_exits_143() {
     let dir = tmp();
     let f = p(&dir, "explored");
     write_varied_file(&f, 1 << 20, 2);
+    let sandbox = crate::util::Sandbox::new();
     let cmd = format!(
-        "exec {} {}",
-        assert_cmd::cargo::cargo_bin("diskscope").display(),
+        "cd {} && exec {}{} {}",
+        crate::util::shell_quote(&sandbox.work),
+        sandbox.shell_env(),
+        crate::util::command("diskscope")
+            .get_program()
+            .to_string_lossy(),
         f.display()
     );
     let mut script = Command::new("script")

@@ -11,7 +11,9 @@
 //! `hostile_runtime` (issue 9: shrinking files, SIGBUS, memory
 //! budget, Ctrl-C during writes), `hostile_integrity` (issue 21: writers under a run, hard links,
 //! inputs swapped or that never end, thread limits). Shared helpers
-//! (temp dirs, an independent XOR, binaries) live in `util`.
+//! (temp dirs, an independent XOR, binaries) live in `util`; `hermetic` checks that no test
+//! reads or writes the user's home, cache or working directory: start binaries with
+//! `util::bin` or `util::command`, never `cargo_bin` directly.
 
 mod util;
 
@@ -25,6 +27,7 @@ mod explain;
 mod fast_race;
 mod fiojob;
 mod fleet;
+mod hermetic;
 mod hostile_files;
 mod hostile_integrity;
 mod hostile_runtime;

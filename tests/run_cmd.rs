@@ -293,9 +293,8 @@ fn an_unreadable_file_is_a_permission_error() {
     write_varied_file(&f, 100, 1);
     std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let exe = crate::util::bin_for_any_user(dir.path(), "run");
     use std::os::unix::process::CommandExt;
-    let out = std::process::Command::new(exe)
+    let out = crate::util::command_for_any_user(dir.path(), "run")
         .arg(&f)
         .args(["-r", "4K", "1"])
         .uid(65534)
@@ -442,7 +441,7 @@ fn io_uring_unavailable_is_an_error_that_names_another_method() {
     let dir = tmp();
     let f = p(&dir, "u");
     write_varied_file(&f, 10_000, 2);
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("run"));
+    let mut cmd = crate::util::command("run");
     cmd.arg(&f).args(["-r", "4K", "2", "--method", "io_uring"]);
     without_io_uring(&mut cmd);
     let out = cmd.output().unwrap();
@@ -450,7 +449,7 @@ fn io_uring_unavailable_is_an_error_that_names_another_method() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("io_uring is not available") && stderr.contains("--method pread"));
     // The other methods still work in the same sandbox.
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("run"));
+    let mut cmd = crate::util::command("run");
     cmd.arg(&f).args(["-r", "4K", "2", "--method", "pread"]);
     without_io_uring(&mut cmd);
     assert!(cmd.output().unwrap().status.success());
@@ -536,12 +535,13 @@ fn a_closed_stdout_pipe_is_not_an_error() {
     let dir = tmp();
     let f = p(&dir, "pipe");
     write_varied_file(&f, 10_000, 1);
-    let exe = assert_cmd::cargo::cargo_bin("run");
+    let exe = crate::util::command("run");
     let status = std::process::Command::new("sh")
         .arg("-c")
         .arg(format!(
-            "'{}' '{}' -r 4K 3 | true",
-            exe.display(),
+            "{}'{}' '{}' -r 4K 3 | true",
+            crate::util::Sandbox::new().shell_prefix(),
+            exe.get_program().to_string_lossy(),
             f.display()
         ))
         .status()

@@ -127,15 +127,18 @@ fn the_per_interval_p99_agrees_with_the_p99_of_every_logged_operation_within_one
     let mut by_interval: Vec<Vec<u64>> = vec![Vec::new(); rows.len()];
     let mut raw_intervals = 0;
     let text = std::fs::read_to_string(&log).unwrap();
-    let mut lines = text.lines();
-    assert_eq!(lines.next(), Some("worker,end_ns,latency_ns"));
+    let mut log_rows = csv::Reader::from_reader(text.as_bytes());
+    assert_eq!(
+        log_rows.headers().unwrap(),
+        vec!["worker", "end_ns", "latency_ns"]
+    );
     let mut logged = 0;
     // Operations that ended within a microsecond of a boundary, by boundary: the workers cut on
     // the clock's raw ticks and the log converts them to nanoseconds, so one may fall on either
     // side (a tick is under a nanosecond; a microsecond is a wide margin).
     let mut near = vec![0usize; rows.len() + 2];
-    for l in lines {
-        let v: Vec<u64> = l.split(',').map(|x| x.parse().unwrap()).collect();
+    for l in log_rows.records() {
+        let v: Vec<u64> = l.unwrap().iter().map(|x| x.parse().unwrap()).collect();
         let i = (v[1] / 100_000_000) as usize;
         raw_intervals = raw_intervals.max(i + 1);
         by_interval[i.min(rows.len() - 1)].push(v[2]);
@@ -234,7 +237,7 @@ fn a_run_throttled_for_its_last_mebibyte_names_the_time_its_throughput_dropped()
         return;
     };
     let before = read_sectors(fs.name());
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("run"))
+    let mut child = crate::util::command("run")
         .arg(&f)
         .args([
             "-r",

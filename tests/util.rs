@@ -22,9 +22,183 @@ pub fn write_varied_file(path: &Path, len: usize, salt: u8) -> Vec<u8> {
     data
 }
 
-/// A `Command` for one of the crate's binaries.
+/// A `Command` for one of the crate's binaries, hermetic (see [`hermetic`]).
 pub fn bin(name: &str) -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin(name).unwrap()
+    assert_cmd::Command::from_std(command(name))
+}
+
+/// A `std::process::Command` for one of the crate's binaries, hermetic (see [`hermetic`]): for a
+/// test that spawns a child and waits on it itself.
+pub fn command(name: &str) -> std::process::Command {
+    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin(name));
+    hermetic(&mut c);
+    c
+}
+
+/// The private directories of one spawned binary: its `HOME`, its cache (`XDG_CACHE_HOME`,
+/// which is `HOME/.cache`) and its working directory, all empty and made for it alone.
+pub struct Sandbox {
+    pub home: PathBuf,
+    pub cache: PathBuf,
+    pub work: PathBuf,
+}
+
+impl Sandbox {
+    /// Fresh directories under this test process's sandbox root (removed when the process
+    /// exits).
+    pub fn new() -> Sandbox {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let at = sandbox_root().join(NEXT.fetch_add(1, Ordering::Relaxed).to_string());
+        let home = at.join("home");
+        let s = Sandbox {
+            cache: home.join(".cache"),
+            work: at.join("work"),
+            home,
+        };
+        std::fs::create_dir_all(&s.cache).unwrap();
+        std::fs::create_dir_all(&s.work).unwrap();
+        s
+    }
+
+    /// Fresh directories under `parent` (a test's own directory, removed with it), searchable
+    /// by every user: for a binary a test runs as another user (`uid(65534)`).
+    pub fn under(parent: &Path) -> Sandbox {
+        use std::os::unix::fs::PermissionsExt;
+        let at = tempfile::Builder::new()
+            .prefix("sandbox")
+            .tempdir_in(parent)
+            .unwrap()
+            .keep();
+        std::fs::set_permissions(&at, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let home = at.join("home");
+        let s = Sandbox {
+            cache: home.join(".cache"),
+            work: at.join("work"),
+            home,
+        };
+        std::fs::create_dir_all(&s.cache).unwrap();
+        std::fs::create_dir_all(&s.work).unwrap();
+        s
+    }
+
+    /// `cmd` runs with these directories as its home, cache and working directory, and without
+    /// the variables of the invoking user's that change what the binaries do.
+    pub fn apply<'c>(&self, cmd: &'c mut std::process::Command) -> &'c mut std::process::Command {
+        for v in INHERITED_BUT_NOT_WANTED {
+            cmd.env_remove(v);
+        }
+        cmd.env("HOME", &self.home)
+            .env("XDG_CACHE_HOME", &self.cache)
+            .current_dir(&self.work)
+    }
+
+    /// The same for a binary a shell starts (under tmux, `script` or `sh -c`): the start of its
+    /// command line, `cd W && env -u … HOME=H XDG_CACHE_HOME=C `.
+    pub fn shell_prefix(&self) -> String {
+        format!("cd {} && {}", shell_quote(&self.work), self.shell_env())
+    }
+
+    /// [`Sandbox::shell_prefix`] without the `cd`, for a test that picks the directory itself:
+    /// `env -u … HOME=H XDG_CACHE_HOME=C `.
+    pub fn shell_env(&self) -> String {
+        let unset: String = INHERITED_BUT_NOT_WANTED
+            .iter()
+            .map(|v| format!("-u {v} "))
+            .collect();
+        format!(
+            "env {unset}HOME={} XDG_CACHE_HOME={} ",
+            shell_quote(&self.home),
+            shell_quote(&self.cache)
+        )
+    }
+}
+
+/// `path` quoted for a POSIX shell.
+pub fn shell_quote(path: &Path) -> String {
+    format!("'{}'", path.display().to_string().replace('\'', "'\\''"))
+}
+
+/// Variables of the user's environment a test's binary must not see: where results and the
+/// limits profile go (set anew by [`Sandbox::apply`]), the colour switch the explorer obeys, the
+/// terminal size help text wraps to, and diskscope's own knobs (a test that wants one sets it).
+const INHERITED_BUT_NOT_WANTED: &[&str] = &[
+    "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "NO_COLOR",
+    "COLUMNS",
+    "LINES",
+    "DISKSCOPE_KDM_SECONDS",
+    "DISKSCOPE_TEST_HOOK_DIR",
+    "DISKSCOPE_TEST_HOOK_POINT",
+    "DISKSCOPE_TEST_SLOW_REMOVAL_MS",
+];
+
+/// Makes `cmd` hermetic: a new [`Sandbox`] as its home, cache and working directory, so a test
+/// never reads or writes the invoking user's (a profile stored by `diskscope limits` in
+/// `~/.cache`, rows saved under `./diskscope-results/`). A test that needs a particular cache
+/// or directory sets it after this (`.env("XDG_CACHE_HOME", …)`, `.current_dir(…)`).
+pub fn hermetic(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    Sandbox::new().apply(cmd)
+}
+
+/// This test process's directory of sandboxes, made before `main` (see
+/// [`HERMETIC_PROCESS`]) and removed when the process exits (an `atexit` handler: libtest ends
+/// by returning from `main` or by `process::exit`, both of which run it).
+fn sandbox_root() -> &'static Path {
+    static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    extern "C" fn remove_root() {
+        if let Some(root) = ROOT.get() {
+            let _ = std::fs::remove_dir_all(root);
+        }
+    }
+    ROOT.get_or_init(|| {
+        let root = tempfile::Builder::new()
+            .prefix("diskscope-test-homes")
+            .tempdir()
+            .unwrap()
+            .keep();
+        // SAFETY: `remove_root` is an `extern "C" fn()` that takes nothing and does not unwind
+        // (remove_dir_all returns its error); atexit only records the pointer.
+        unsafe { libc::atexit(remove_root) };
+        root
+    })
+}
+
+/// Runs [`hermetic_process`] before `main`, as the C runtime runs every function in
+/// `.init_array` (what the `ctor` crate does): libtest has no hook before it starts the test
+/// threads, and the environment may be changed only while no other thread can read it.
+#[used]
+#[link_section = ".init_array"]
+static HERMETIC_PROCESS: extern "C" fn() = hermetic_process;
+
+/// Makes the whole test process hermetic, for the library code tests call in-process (a run's
+/// verdict reads the limits profile, the explorer's `s` saves under the working directory) and
+/// for any child that is not started through [`command`]: its `HOME` and `XDG_CACHE_HOME` are a
+/// [`Sandbox`] of its own, and so is its working directory (the tests find the checkout's files
+/// through `CARGO_MANIFEST_DIR`). Without a sandbox the tests must not run at all: it aborts.
+extern "C" fn hermetic_process() {
+    let made = std::panic::catch_unwind(Sandbox::new);
+    let Ok(s) = made else {
+        eprintln!("tests: could not make a sandbox HOME under the temp directory; not running");
+        std::process::abort();
+    };
+    // SAFETY (of the environment writes below, safe functions in this edition whose only
+    // hazard is a concurrent reader): this runs from `.init_array`, before `main`, when the
+    // process has one thread.
+    for v in INHERITED_BUT_NOT_WANTED {
+        std::env::remove_var(v);
+    }
+    std::env::set_var("HOME", &s.home);
+    std::env::set_var("XDG_CACHE_HOME", &s.cache);
+    if std::env::set_current_dir(&s.work).is_err() {
+        eprintln!(
+            "tests: could not enter the sandbox {}; not running",
+            s.work.display()
+        );
+        std::process::abort();
+    }
 }
 
 /// `diskscope --batch SWEEP [FLAGS] --out OUT`, run to its end (the caller judges the output).
@@ -71,6 +245,14 @@ pub fn bin_for_any_user(dir: &Path, name: &str) -> PathBuf {
         std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     to
+}
+
+/// A hermetic `Command` for [`bin_for_any_user`]'s copy of `name` in `dir`: its home, cache and
+/// working directory are a [`Sandbox::under`] `dir`, which another user can enter.
+pub fn command_for_any_user(dir: &Path, name: &str) -> std::process::Command {
+    let mut c = std::process::Command::new(bin_for_any_user(dir, name));
+    Sandbox::under(dir).apply(&mut c);
+    c
 }
 
 /// Whether we run as root (some tests need it and skip with a printed reason otherwise).

@@ -650,14 +650,28 @@ pub fn now_unix_s() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// `$XDG_CACHE_HOME/diskscope/profiles` or `~/.cache/diskscope/profiles`.
+/// `$XDG_CACHE_HOME/diskscope/profiles` or `~/.cache/diskscope/profiles`: the one place a
+/// profile is stored ([`store`]) and read ([`load_for`]). In the crate's own unit tests there
+/// is none, so no test reads or writes the profile of the user who runs them (the integration
+/// tests give each binary its own `HOME` and `XDG_CACHE_HOME`).
 pub fn profile_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
+    if cfg!(test) {
+        return None;
+    }
+    profile_dir_in(std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME"))
+}
+
+/// [`profile_dir`] for these values of `XDG_CACHE_HOME` and `HOME` (an empty or relative
+/// `XDG_CACHE_HOME` is ignored, as the XDG base directory specification says).
+fn profile_dir_in(
+    xdg_cache_home: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+) -> Option<PathBuf> {
+    let base = xdg_cache_home
         .filter(|v| !v.is_empty() && Path::new(v).is_absolute())
         .map(PathBuf::from)
         .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
+            home.filter(|v| !v.is_empty())
                 .map(|h| PathBuf::from(h).join(".cache"))
         })?;
     Some(base.join("diskscope").join("profiles"))
@@ -824,6 +838,25 @@ pub fn store(p: &Profile) -> anyhow::Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_profile_lives_under_xdg_cache_home_else_home_and_never_in_a_unit_test() {
+        let os = |s: &str| Some(std::ffi::OsString::from(s));
+        assert_eq!(
+            profile_dir_in(os("/c"), os("/h")),
+            Some(PathBuf::from("/c/diskscope/profiles"))
+        );
+        for xdg in [None, os(""), os("relative/cache")] {
+            assert_eq!(
+                profile_dir_in(xdg, os("/h")),
+                Some(PathBuf::from("/h/.cache/diskscope/profiles"))
+            );
+        }
+        assert_eq!(profile_dir_in(None, os("")), None);
+        assert_eq!(profile_dir_in(None, None), None);
+        // This process is a unit test: the user's cache is out of reach.
+        assert_eq!(profile_dir(), None);
+    }
 
     fn profile_on(kernel: &str, measured_unix_s: u64) -> Profile {
         Profile {

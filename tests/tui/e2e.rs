@@ -49,12 +49,13 @@ impl Tmux {
         file: &std::path::Path,
         env: &str,
     ) -> Tmux {
-        let exe = assert_cmd::cargo::cargo_bin("diskscope");
+        let exe = crate::util::command("diskscope");
         let tmux = Tmux { socket };
         let shell = format!(
-            "cd {} && {env} {} {}; s=$?; printf '\\r\\nEXITED:%s\\r\\n' $s; sleep 30",
+            "cd {} && {}{env} {} {}; s=$?; printf '\\r\\nEXITED:%s\\r\\n' $s; sleep 30",
             dir.display(),
-            exe.display(),
+            crate::util::Sandbox::new().shell_env(),
+            exe.get_program().to_string_lossy(),
             file.display()
         );
         tmux.cmd(&[

@@ -307,7 +307,12 @@ mod tests {
             ..Collected::default()
         };
         let (csv, _) = Knee.summary(&experiment("a"), &rows).unwrap();
-        let cells: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+        let row = csv::Reader::from_reader(csv.as_bytes())
+            .records()
+            .next()
+            .unwrap()
+            .unwrap();
+        let cells: Vec<&str> = row.iter().collect();
         let num = |i: usize| cells[i].parse::<f64>().unwrap();
         assert_eq!(cells[0], "a", "{csv}");
         assert_eq!(
