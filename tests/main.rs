@@ -15,6 +15,13 @@
 //! reads or writes the user's home, cache or working directory: start binaries with
 //! `util::bin` or `util::command`, never `cargo_bin` directly.
 
+// The tests drive the binaries through their test hooks (`runner::test_hook`), which only builds
+// with debug assertions or the `test-hooks` feature have.
+#[cfg(not(any(debug_assertions, feature = "test-hooks")))]
+compile_error!(
+    "the tests need the test hooks: `cargo test`, or `cargo test --release --features test-hooks`"
+);
+
 mod util;
 
 mod accuracy;

@@ -180,9 +180,12 @@ fn reopen(anchor: &File, spec: &RunSpec, write: bool) -> anyhow::Result<File> {
 /// run that reaches `point` creates `DIR/POINT.reached` and waits (at most 30 s) until
 /// `DIR/POINT.go` exists. Tests use it to do what another process could do at exactly that
 /// moment (swap the path, rewrite the file) instead of racing the run for it. Without the
-/// variables it costs one `getenv`. Only with the `test-hooks` feature, which the integration
-/// tests turn on (Cargo.toml); every other build has the empty function below.
-#[cfg(feature = "test-hooks")]
+/// variables it costs one `getenv`. Only in builds with debug assertions (the `dev` and `test`
+/// profiles `cargo test` builds its binaries with) or the `test-hooks` feature: a release build
+/// (`cargo build --release`, `cargo install`) has the empty function below, so no environment
+/// can make an installed diskscope wait or touch a file. The `.reached` file is created
+/// exclusively: even a debug build never replaces a file that is there.
+#[cfg(any(debug_assertions, feature = "test-hooks"))]
 pub fn test_hook(point: &str) {
     let Some(dir) = std::env::var_os("DISKSCOPE_TEST_HOOK_DIR") else {
         return;
@@ -191,7 +194,10 @@ pub fn test_hook(point: &str) {
         return;
     }
     let dir = std::path::PathBuf::from(dir);
-    let _ = std::fs::write(dir.join(format!("{point}.reached")), b"");
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(dir.join(format!("{point}.reached")));
     let go = dir.join(format!("{point}.go"));
     let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !go.exists() && std::time::Instant::now() < until {
@@ -199,8 +205,8 @@ pub fn test_hook(point: &str) {
     }
 }
 
-/// The test hook of a build without the `test-hooks` feature: nothing.
-#[cfg(not(feature = "test-hooks"))]
+/// The test hook of a release build: nothing.
+#[cfg(not(any(debug_assertions, feature = "test-hooks")))]
 #[inline(always)]
 pub fn test_hook(_point: &str) {}
 

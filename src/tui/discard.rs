@@ -12,7 +12,8 @@
 //! created is touched: the file is opened without following links and compared with the
 //! record before the first truncation, and unlinked only while the path still names it.
 //!
-//! `DISKSCOPE_TEST_SLOW_REMOVAL_MS` (tests only: read only with the `test-hooks` feature) sleeps
+//! `DISKSCOPE_TEST_SLOW_REMOVAL_MS` (tests only: read only in builds with debug assertions or
+//! the `test-hooks` feature, never in a release build) sleeps
 //! that long after each step, so a test can watch a slow removal without a slow disk.
 
 use crate::fsguard::Created;
@@ -84,7 +85,7 @@ impl Discard {
         let left = pending.clone();
         let slow = std::env::var("DISKSCOPE_TEST_SLOW_REMOVAL_MS")
             .ok()
-            .filter(|_| cfg!(feature = "test-hooks"))
+            .filter(|_| cfg!(any(debug_assertions, feature = "test-hooks")))
             .and_then(|v| v.parse::<u64>().ok())
             .map(|ms| Duration::from_millis(ms.min(10_000)));
         let thread = std::thread::Builder::new()
