@@ -33,9 +33,10 @@ pub const VERSION: &str = concat!(
 pub struct Cli {
     /// File to explore in the live UI (read only; a 1 GiB scratch file is made when omitted)
     pub file: Option<PathBuf>,
-    /// Run a sweep file headless and write CSVs and plots (a TOML sweep, or a fio job file or
-    /// fio command lines: docs/fio.md)
-    #[arg(long, value_name = "SWEEP.toml")]
+    /// Run a sweep headless and write CSVs and plots: a TOML sweep file, a fio job file or fio
+    /// command lines (docs/fio.md), or a built-in preset by name (`diskscope presets`; a file of
+    /// that name wins)
+    #[arg(long, value_name = "SWEEP.toml|PRESET")]
     pub batch: Option<PathBuf>,
     /// Output directory of --batch (default: diskscope-results/<sweep name>/)
     #[arg(long, value_name = "DIR", requires = "batch")]
@@ -107,6 +108,8 @@ pub enum Command {
     },
     /// Measure this machine's ceilings for a file's device once and store them as a profile
     Limits(crate::explain::limits::LimitsArgs),
+    /// List the built-in sweeps `--batch NAME` runs, one line each
+    Presets,
     /// Print a shell completion script: `source <(diskscope completions bash)`
     Completions {
         /// The shell to complete in
@@ -218,6 +221,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         #[cfg(not(feature = "mpi"))]
         Some(Command::Clients { .. }) => Err(crate::fleet::needs_mpi("clients")),
         Some(Command::Limits(a)) => crate::explain::limits::execute(&a),
+        Some(Command::Presets) => crate::sweep::presets::execute(),
         Some(Command::Completions { shell }) => print_completions(shell),
         Some(Command::Man { subcommand }) => print_man_page(subcommand.as_deref()),
         None => match cli.batch {

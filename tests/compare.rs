@@ -1255,6 +1255,11 @@ fn fio_json_results_compare_with_the_same_statistics_one_document_per_repetition
         one.contains("too few repetitions") && one.contains("2 matched points"),
         "{one}"
     );
+    // The tally counts them rather than leaving every count at 0.
+    assert!(
+        one.contains("too few repetitions for a verdict (at least 4 a side; 2 of the points)"),
+        "{one}"
+    );
 }
 
 /// A per-repetition CSV of one warm pread 1M point: each repetition's MiB/s with its verdict

@@ -176,8 +176,19 @@ pub fn tally(c: &Comparison) -> String {
         0 => String::new(),
         n => format!(", {n} inconclusive"),
     };
+    // Counted, never hidden: a comparison of 3 against 3 repetitions has no verdict at all.
+    let too_few = match count(Verdict::TooFewReps) {
+        0 => String::new(),
+        n => format!(
+            ", {n} too few repetitions for a verdict (at least 4 a side; {} of the points)",
+            c.matched
+                .iter()
+                .filter(|p| p.metrics().iter().any(|m| m.verdict == Verdict::TooFewReps))
+                .count()
+        ),
+    };
     format!(
-        "{} matched points: {} faster, {} slower, {} no significant change{inconclusive} (throughput and p99 latency; Mann–Whitney U at 5%, Hodges–Lehmann 95% CI); {} only in OLD, {} only in NEW",
+        "{} matched points: {} faster, {} slower, {} no significant change{inconclusive}{too_few} (throughput and p99 latency; Mann–Whitney U at 5%, Hodges–Lehmann 95% CI); {} only in OLD, {} only in NEW",
         c.matched.len(),
         count(Verdict::Faster),
         count(Verdict::Slower),

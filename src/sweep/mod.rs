@@ -28,6 +28,7 @@ pub mod outcome;
 pub mod output;
 pub mod plan;
 pub mod points;
+pub mod presets;
 pub mod progress;
 pub mod run;
 pub mod runner;
@@ -50,7 +51,8 @@ pub use progress::format_secs;
 pub use runner::PointRunner;
 pub use text::plan_text;
 
-/// Reads and plans a sweep file without running anything. A fio job file (`*.fio`, `*.job`,
+/// Reads and plans a sweep file (or a built-in preset by name, [`presets`]) without running
+/// anything. A fio job file (`*.fio`, `*.job`,
 /// `*.ini`, or text starting with `[global]`) or fio command lines (a `-fio.txt` companion) are
 /// planned by [`crate::fiojob`] into the same plan.
 pub fn load(sweep_path: &Path, out: Option<&Path>, force: bool) -> anyhow::Result<Plan> {
@@ -65,6 +67,21 @@ fn read(
     out: Option<&Path>,
     force: bool,
 ) -> anyhow::Result<(Plan, Option<crate::fleet::FleetOptions>)> {
+    // A built-in preset by name (`--batch kdiskmark`) when no file of that name exists.
+    if let Some(preset) = presets::resolve(sweep_path).map_err(usage)? {
+        let src = Source {
+            display: format!("preset:{}", preset.name),
+            text: preset.text.to_string(),
+        };
+        let doc = src.parse()?;
+        let plan = plan::build_with(&src, &doc, preset.name, out, force)?;
+        let fleet = doc
+            .fleet
+            .as_ref()
+            .map(|f| f.get_ref().options(&src))
+            .transpose()?;
+        return Ok((plan, fleet));
+    }
     crate::fsguard::check_input(sweep_path, "SWEEP.toml").map_err(|e| usage(e.to_string()))?;
     let text = std::fs::read_to_string(sweep_path).map_err(|e| {
         usage(format!(
