@@ -208,3 +208,49 @@ fn the_classic_command_lines_print_the_same_stdout_as_before() {
     check_golden("classic-stdout.txt", &got, &mut failures);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn a_preset_runs_by_name_from_any_directory_and_a_file_of_that_name_wins() {
+    let dir = tmp();
+    // By name, from a directory that has no sweep in it.
+    let o = bin("diskscope")
+        .args(["--batch", "kdiskmark", "--dry-run"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.starts_with("sweep kdiskmark"), "{out}");
+    // `diskscope presets`: one line per preset, each runnable by its name.
+    let o = bin("diskscope").arg("presets").output().unwrap();
+    let list = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success());
+    let names: Vec<&str> = list
+        .lines()
+        .filter(|l| !l.starts_with("run one"))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert!(names.contains(&"quick") && names.contains(&"part3-block-size"), "{list}");
+    // A file of the same name in the working directory wins over the preset.
+    std::fs::write(
+        dir.path().join("quick"),
+        "name = \"mine\"\n[[experiment]]\nname = \"s\"\nkind = \"syscalls\"\nreps = 1\nseconds = 0.01\n",
+    )
+    .unwrap();
+    let o = bin("diskscope")
+        .args(["--batch", "quick", "--dry-run"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("sweep mine"));
+    // Neither a file nor a preset: one line naming the presets, exit 2.
+    let o = bin("diskscope")
+        .args(["--batch", "kdiskmrk"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("kdiskmrk") && err.contains("part4-cold-warm"), "{err}");
+}
