@@ -348,28 +348,39 @@ fn print_man_page(subcommand: Option<&str>) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// Standalone `run` binary: `run FILE -r|-w BLOCK_SIZE BLOCK_COUNT`.
+/// The `run` binary (the same as `diskscope run`): `run FILE -r|-w BLOCK_SIZE BLOCK_COUNT`.
 #[derive(Debug, Parser)]
-#[command(name = "run", version)]
+#[command(
+    name = "run",
+    version = VERSION,
+    about = "Read or write BLOCK_COUNT blocks of BLOCK_SIZE bytes and print the XOR (the same as \
+             `diskscope run`)"
+)]
 pub struct RunBin {
     #[command(flatten)]
     pub args: RunArgs,
 }
 
-/// Standalone `run2` binary.
+/// The `run2` binary (the same as `diskscope run2`).
 #[derive(Debug, Parser)]
-#[command(name = "run2", version)]
+#[command(
+    name = "run2",
+    version = VERSION,
+    about = "Find a block count that takes at least --target seconds to read, and print the XOR \
+             (the same as `diskscope run2`)"
+)]
 pub struct Run2Bin {
     #[command(flatten)]
     pub args: Run2Args,
 }
 
-/// Standalone `fast` binary.
+/// The `fast` binary (the same as `diskscope fast`).
 #[derive(Debug, Parser)]
 #[command(
     name = "fast",
-    version,
-    about = "XOR a whole file as fast as this machine allows (the XOR on stdout, how on stderr)"
+    version = VERSION,
+    about = "XOR a whole file as fast as this machine allows (the XOR on stdout, how on stderr; \
+             the same as `diskscope fast`)"
 )]
 pub struct FastBin {
     #[command(flatten)]

@@ -29,10 +29,14 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Args, Clone)]
 #[command(group(ArgGroup::new("format").args(["markdown", "csv"])))]
 pub struct CompareArgs {
-    /// The baseline: a batch result directory, a per-repetition CSV, or rows saved with `s`
+    /// The baseline: a batch result directory (`--out`), a per-repetition CSV, rows saved with
+    /// `s` (diskscope-results/tui-*.csv), a JSON document (sweep.json, `--batch --json` or `run
+    /// --json` output), or fio's JSON output (`--output-format=json`: one file, or a directory
+    /// of them, one per repetition)
     #[arg(value_name = "OLD")]
     pub old: PathBuf,
-    /// The run to judge against OLD (same kinds of input)
+    /// The run to judge against OLD (any of the same kinds of input; fio against diskscope
+    /// works)
     #[arg(value_name = "NEW")]
     pub new: PathBuf,
     /// Print a Markdown table instead of the terminal table

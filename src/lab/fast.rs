@@ -33,7 +33,7 @@ mod roads;
 
 use crate::config::{check_block_size, check_queue_depth, check_threads, parse_block_size, usage};
 use crate::size::format_size;
-use anyhow::{anyhow, bail};
+use anyhow::anyhow;
 use clap::Args;
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom};
@@ -277,15 +277,18 @@ fn open_file(path: &Path) -> anyhow::Result<File> {
     let f = opened.map_err(|e| match e {
         crate::fsguard::OpenError::Refused(refused) => usage(refused.to_string()),
         crate::fsguard::OpenError::Io(e) => match e.raw_os_error() {
-            Some(libc::ENOENT) => anyhow!("FILE: {p} does not exist; check the path"),
-            Some(libc::EACCES) | Some(libc::EPERM) => {
-                anyhow!("FILE: permission denied opening {p}; check its permissions")
-            }
+            // A FILE that cannot be used as given is bad usage (exit 2), like every argument.
+            Some(libc::ENOENT) => usage(format!("FILE: {p} does not exist; check the path")),
+            Some(libc::EACCES) | Some(libc::EPERM) => usage(format!(
+                "FILE: permission denied opening {p}; check its permissions"
+            )),
             _ => anyhow!("FILE: cannot open {p}: {e}"),
         },
     })?;
     if f.metadata()?.is_dir() {
-        bail!("FILE: {p} is a directory; give a regular file");
+        return Err(usage(format!(
+            "FILE: {p} is a directory; give a regular file"
+        )));
     }
     Ok(f)
 }

@@ -156,6 +156,15 @@ pub fn measure_all(file: &Path, budget: Duration) -> anyhow::Result<Vec<SyscallR
     )
     .map_err(|e| match e {
         crate::fsguard::OpenError::Refused(refused) => usage(refused.to_string()),
+        // A FILE that cannot be used as given is bad usage (exit 2), like every argument.
+        crate::fsguard::OpenError::Io(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::ENOENT | libc::EACCES | libc::EPERM | libc::EISDIR)
+            ) =>
+        {
+            usage(format!("FILE: cannot open {}: {e}", file.display()))
+        }
         crate::fsguard::OpenError::Io(e) => {
             anyhow::Error::new(e).context(format!("FILE: cannot open {}", file.display()))
         }

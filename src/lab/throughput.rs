@@ -163,6 +163,7 @@ pub struct TimelineOpts {
 /// `run2 FILE BLOCK_SIZE [--target SECONDS]`
 #[derive(Debug, Args)]
 pub struct Run2Args {
+    /// File to read (read only): it must be big enough to take --target seconds
     pub file: PathBuf,
     /// Bytes per read: 4096, 4K, 1M
     #[arg(value_name = "BLOCK_SIZE", allow_negative_numbers = true)]

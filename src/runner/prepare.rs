@@ -84,22 +84,22 @@ fn open_error(path: &std::path::Path, e: std::io::Error, direct: bool) -> anyhow
                 crate::fsguard::shell_quote(&d)
             ))
         }
-        Some(libc::ENOENT) => anyhow!(
+        // A FILE that cannot be used as given is bad usage (exit 2), as every other argument
+        // is: nothing was measured. A run that started and failed is exit 1.
+        Some(libc::ENOENT) => usage(format!(
             "FILE: {p} does not exist; check the path or create it with `run {} -w 1M 1024`",
             crate::fsguard::shell_quote(&p.to_string())
-        ),
+        )),
         Some(libc::ELOOP) => usage(format!(
             "FILE: {p} is a symbolic link loop (or a chain too long); point it at a file"
         )),
-        Some(libc::EEXIST) => anyhow!(
+        Some(libc::EEXIST) => usage(format!(
             "FILE: {p} already exists (a dangling symbolic link counts); remove it or pick another name"
-        ),
-        Some(libc::EACCES) | Some(libc::EPERM) => {
-            anyhow!(
-                "FILE: permission denied opening {p}; check its permissions or pick another file"
-            )
-        }
-        Some(libc::EISDIR) => anyhow!("FILE: {p} is a directory; give a regular file"),
+        )),
+        Some(libc::EACCES) | Some(libc::EPERM) => usage(format!(
+            "FILE: permission denied opening {p}; check its permissions or pick another file"
+        )),
+        Some(libc::EISDIR) => usage(format!("FILE: {p} is a directory; give a regular file")),
         Some(libc::EINVAL) if direct => usage(format!(
             "--direct: the filesystem of {p} refuses O_DIRECT; run without --direct"
         )),
@@ -235,9 +235,15 @@ fn create_output(spec: &RunSpec, need_bytes: u64) -> anyhow::Result<Output> {
     }
     let existing_file = std::fs::symlink_metadata(&spec.path).is_ok_and(|m| m.is_file());
     let existing = match std::fs::metadata(&spec.path) {
-        Ok(m) if m.is_dir() => bail!("FILE: {p} is a directory; give a file name to write"),
+        Ok(m) if m.is_dir() => {
+            return Err(usage(format!(
+                "FILE: {p} is a directory; give a file name to write"
+            )))
+        }
         Ok(m) if m.file_type().is_block_device() => {
-            bail!("FILE: {p} is a block device; diskscope does not write to devices")
+            return Err(usage(format!(
+                "FILE: {p} is a block device; diskscope does not write to devices"
+            )))
         }
         Ok(_) if !spec.force => {
             return Err(usage(format!(
@@ -330,10 +336,10 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
     } else {
         let meta = std::fs::metadata(&spec.path).map_err(|e| open_error(&spec.path, e, false))?;
         if meta.is_dir() {
-            bail!(
+            return Err(usage(format!(
                 "FILE: {} is a directory; give a regular file",
                 spec.path.display()
-            );
+            )));
         }
         let mut f = open_for(spec, false)?;
         let file_size = f.seek(SeekFrom::End(0)).context("finding the file size")?;
