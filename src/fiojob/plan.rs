@@ -166,6 +166,35 @@ mod tests {
     }
 
     #[test]
+    fn numjobs_says_in_the_threads_line_where_fios_clones_and_diskscopes_threads_differ() {
+        let notes = |text: &str| {
+            plan_of(text).unwrap().experiments[0]
+                .notes
+                .iter()
+                .find(|n| n.starts_with("threads "))
+                .cloned()
+                .unwrap()
+        };
+        let seq =
+            notes("[a]\nfilename=/nonexistent-diskscope-dir/f.dat\nsize=64m\nnumjobs=2\nrw=read\n");
+        assert!(
+            seq.starts_with(
+                "threads 2 ← numjobs=2 (j.fio:4): fio's 2 clones each go over the whole 64M"
+            ) && seq.contains("split it into 2 parts of 32M")
+                && seq.contains("fio moves 128M (2 × 64M), diskscope 64M in all"),
+            "{seq}"
+        );
+        let rand = notes("[a]\nfilename=/nonexistent-diskscope-dir/f.dat\nsize=64m\nnumjobs=2\nrw=randread\nruntime=5\ntime_based\n");
+        assert!(
+            rand.contains("all draw offsets from the whole range; both run for the runtime"),
+            "{rand}"
+        );
+        // offset_increment=size: fio splits the range too; nothing differs.
+        let split = notes("[a]\nfilename=/nonexistent-diskscope-dir/f.dat\nsize=64m\nnumjobs=2\noffset_increment=64m\n");
+        assert!(!split.contains("fio's 2 clones"), "{split}");
+    }
+
+    #[test]
     fn time_based_without_runtime_is_refused_because_fio_would_never_stop() {
         let e = plan_of(&format!("[a]\n{FILE}time_based\n")).unwrap_err();
         assert!(
