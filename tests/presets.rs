@@ -230,7 +230,10 @@ fn a_preset_runs_by_name_from_any_directory_and_a_file_of_that_name_wins() {
         .filter(|l| !l.starts_with("run one"))
         .map(|l| l.split_whitespace().next().unwrap())
         .collect();
-    assert!(names.contains(&"quick") && names.contains(&"part3-block-size"), "{list}");
+    assert!(
+        names.contains(&"quick") && names.contains(&"part3-block-size"),
+        "{list}"
+    );
     // A file of the same name in the working directory wins over the preset.
     std::fs::write(
         dir.path().join("quick"),
@@ -252,5 +255,8 @@ fn a_preset_runs_by_name_from_any_directory_and_a_file_of_that_name_wins() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains("kdiskmrk") && err.contains("part4-cold-warm"), "{err}");
+    assert!(
+        err.contains("kdiskmrk") && err.contains("part4-cold-warm"),
+        "{err}"
+    );
 }
