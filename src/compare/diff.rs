@@ -886,10 +886,19 @@ mod tests {
         let m = diff_metric(Metric::MibS, &old, &new);
         assert_eq!(m.verdict, Verdict::Inconclusive, "{m:?}");
         let n = m.reps_to_decide.unwrap();
-        assert!(n > PRACTICAL_REPS && !m.wants_more_reps(), "{m:?}");
+        assert!(n > 1000 && !m.wants_more_reps(), "{m:?}");
         assert_eq!(
             m.verdict_text(),
-            format!("inconclusive: spread too wide for ±5% (OLD 15×, NEW 1.2×; about {n} repetitions a side would be needed)")
+            "inconclusive: spread too wide for ±5% (OLD 15×, NEW 1.2×; more than 1000 repetitions a side would be needed)"
+        );
+        // Half that spread: a count to aim for, past what more repetitions should fix.
+        let old = [40.0, 80.0, 55.0, 70.0, 45.0, 75.0];
+        let m = diff_metric(Metric::MibS, &old, &new);
+        let n = m.reps_to_decide.unwrap();
+        assert!((PRACTICAL_REPS + 1..=1000).contains(&n), "{m:?}");
+        assert_eq!(
+            m.verdict_text(),
+            format!("inconclusive: spread too wide for ±5% (OLD 2.0×, NEW 1.2×; about {n} repetitions a side would be needed)")
         );
         // 3 against 3 can never reach p < 0.05: said so, not "no significant change".
         let m = diff_metric(Metric::MibS, &[1.0, 2.0, 3.0], &[7.0, 8.0, 9.0]);
