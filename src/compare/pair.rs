@@ -369,7 +369,7 @@ pub fn by_selectors<'r>(
             ),
         });
     }
-    let heading = if one_input {
+    let mut heading = if one_input {
         format!(
             "A = {}, B = {}: Δ is B against A (OLD columns are A, NEW columns B; faster means B is faster)",
             a.text, b.text
@@ -380,6 +380,9 @@ pub fn by_selectors<'r>(
             a.text, b.text
         )
     };
+    if keys.contains(&Key::BlockSize) {
+        heading += P99_NOTE;
+    }
     Ok(Pairing {
         pairs,
         only_old,
@@ -391,10 +394,18 @@ pub fn by_selectors<'r>(
 /// Two single-point results of different setups: the heading naming what differs.
 pub fn single_points_heading(old: &Setup, new: &Setup) -> String {
     format!(
-        "OLD and NEW are single points of different setups, compared as A vs B: {}",
-        crate::text::shown(&differences_text(&differences(old, new)))
+        "OLD and NEW are single points of different setups, compared as A vs B: {}{}",
+        crate::text::shown(&differences_text(&differences(old, new))),
+        if old.block_size_bytes != new.block_size_bytes {
+            P99_NOTE
+        } else {
+            ""
+        }
     )
 }
+
+/// Said when the block sizes differ: a p99 compares single operations, here of different sizes.
+const P99_NOTE: &str = " (p99 is per operation: here of different sizes)";
 
 #[cfg(test)]
 mod tests {

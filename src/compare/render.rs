@@ -121,7 +121,7 @@ fn z_text(z: f64) -> String {
 }
 
 /// The outlier rule's lines: each repetition it left out of the spread, named (`outlier: x: …:
-/// MiB/s: OLD rep 8 = 1110 (modified z-score 9.6 > 3.5, of 8 repetitions): left out of the
+/// MiB/s: OLD rep 8 = 1110 (modified z-score 66.8 > 3.5, of 8 repetitions): left out of the
 /// spread; …`), and, hyperfine style, one line per side for outliers it kept because there were
 /// too many or too few repetitions to leave any out.
 pub fn warning_lines(c: &Comparison) -> Vec<String> {
@@ -379,7 +379,7 @@ struct CsvRow<'a> {
     margin_pct: Option<f64>,
     /// For `inconclusive`: about how many repetitions a side would decide.
     reps_to_decide: Option<usize>,
-    /// Repetitions the outlier rule left out of the spread: `rep 8 = 1110 (z 9.6)`, `; `-separated.
+    /// Repetitions the outlier rule left out of the spread: `rep 8 = 1110 (z 66.8)`, `; `-separated.
     old_dropped: String,
     new_dropped: String,
     /// For a chosen pair of different setups: what NEW's point differs in (`block_size 4K → 64K`).
@@ -439,7 +439,7 @@ fn csv_note(p: &PointDiff) -> String {
     parts.join("; ")
 }
 
-/// The dropped outliers of a side as a cell: `rep 8 = 1110 (z 9.6)`.
+/// The dropped outliers of a side as a cell: `rep 8 = 1110 (z 66.8)`.
 fn dropped_cell(list: &[Outlier]) -> String {
     let v: Vec<String> = list
         .iter()

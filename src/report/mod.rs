@@ -187,6 +187,9 @@ pub fn compare_page(
             env!("CARGO_PKG_VERSION")
         ),
     );
+    if let Some(h) = &c.pairing {
+        page.para("summary", h);
+    }
     page.para("summary", &render::tally(c));
     page.h2("Verdicts");
     let rows: Vec<Vec<(String, &str)>> = c
@@ -230,7 +233,7 @@ pub fn compare_page(
         {
             page.figure(
                 &svg,
-                &format!("{name}: bar = mean, dot = median, whisker = min–max over repetitions; Δ% above each pair (green faster, red slower, grey no significant change)"),
+                &format!("{name}: bar = mean, dot = median, whisker = min–max over repetitions; Δ% above each pair (green faster, red slower, grey no change or undecided)"),
             );
         }
     }
