@@ -93,7 +93,7 @@ pub enum Command {
     Knee(crate::lab::knee::KneeArgs),
     /// Many small files vs one packed file, in sequential, random and trace order
     Locality(crate::locality::LocalityParams),
-    /// Compare two runs point by point: Δ%, 95% confidence interval, faster/slower verdicts
+    /// Compare two runs: Δ%, 95% interval, faster/slower/no change; or two setups (--pair)
     Compare(crate::compare::CompareArgs),
     /// Fleet runs: throughput by number of clients, from the CSVs of several fleet runs
     #[cfg(feature = "mpi")]

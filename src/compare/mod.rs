@@ -35,8 +35,9 @@ Verdicts, per point, for throughput and p99 latency:
   faster / slower      the 95% interval of Δ lies on one side of zero (Mann–Whitney U at 5%)
   no change (±5%)      the whole interval lies inside ±--margin: did anything change? no
   inconclusive: why    too few repetitions (about how many would decide), or a spread too wide
-  too few repetitions  fewer than 4 a side can never reach 5%
-A repetition the outlier rule (modified z-score > 3.5) leaves out is named on a `dropped:` line.
+  too few repetitions  so few that no outcome can reach 5% (3 against 3); 4 a side can
+An outlier (modified z-score > 3.5) is named on an `outlier:` line with its repetition and value:
+left out of the spread a verdict gives, never out of the test (ranks are robust to it).
 
 Which of two settings is faster (A vs B):
   diskscope compare 4k.json 64k.json          two single-point results: compared whatever
