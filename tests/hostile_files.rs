@@ -1624,3 +1624,279 @@ fn a_bad_key_in_any_kind_fails_the_dry_run_naming_file_line_and_key_before_any_i
         );
     }
 }
+
+// ---- third round (issue 34): a file is diskscope's to rewrite only with proof --------------
+
+/// `run F -w 1M 16`: a 16 MiB test file of diskscope's own, marked when it was created.
+fn make_test_file(f: &Path) {
+    let made = bounded("run", &[f.to_str().unwrap(), "-w", "1M", "16"], SECS_30);
+    assert_eq!(made.status.code(), Some(0), "{}", stderr(&made));
+}
+
+/// `text` written at `offset` of `f`, in place.
+fn poke(f: &Path, offset: u64, text: &[u8]) {
+    use std::os::unix::fs::FileExt;
+    let h = std::fs::OpenOptions::new().write(true).open(f).unwrap();
+    h.write_all_at(text, offset).unwrap();
+}
+
+/// A fio job file `name` in `dir` with one job of `rw` on `file`.
+fn fio_job(dir: &Path, name: &str, rw: &str, file: &Path) -> std::path::PathBuf {
+    let job = dir.join(name);
+    write(
+        &job,
+        &format!(
+            "[j]\nrw={rw}\nfilename={}\nbs=64k\nsize=16m\nruntime=200ms\ntime_based=1\n",
+            file.display()
+        ),
+    );
+    job
+}
+
+/// A sweep that writes into `[file] path = F, create = "16M"`.
+fn write_sweep(dir: &Path, name: &str, file: &Path) -> std::path::PathBuf {
+    sweep_file(
+        dir,
+        name,
+        &format!(
+            "[file]\npath = \"{}\"\ncreate = \"16M\"\nkeep = true\n[[experiment]]\nname = \"w\"\n\
+             kind = \"throughput\"\noperation = \"write\"\nblock_size = \"1M\"\nreps = 1\n\
+             seconds = 0.1\n",
+            file.display()
+        ),
+    )
+}
+
+#[test]
+fn a_file_that_only_looks_like_a_test_file_is_never_overwritten_by_a_job_or_a_sweep() {
+    let t = tmp();
+    let sixteen = 16u64 << 20;
+    // Where the user's bytes go: the middle, the second 4 KiB block, the very last byte (a
+    // sample of both ends used to be taken as proof).
+    let pokes = [
+        ("middle", 8u64 << 20),
+        ("second-block", 4096 + 100),
+        ("last-byte", sixteen - 1),
+    ];
+    let mut tried = 0;
+    for (where_, offset) in pokes {
+        let f = t.path().join(format!("tf-{where_}.bin"));
+        make_test_file(&f);
+        poke(&f, offset, b"\xffUSER");
+        let before = std::fs::read(&f).unwrap();
+        let mut attacks: Vec<(String, Output)> = Vec::new();
+        for rw in ["write", "randwrite", "randrw", "rw"] {
+            let job = fio_job(t.path(), &format!("{where_}-{rw}.fio"), rw, &f);
+            let out_dir = t.path().join(format!("out-{where_}-{rw}"));
+            attacks.push((format!("fio rw={rw}"), batch(&job, &out_dir, &[])));
+        }
+        let s = write_sweep(t.path(), &format!("{where_}.toml"), &f);
+        attacks.push((
+            "sweep create".into(),
+            batch(&s, &t.path().join(format!("out-{where_}-sweep")), &[]),
+        ));
+        for (what, out) in attacks {
+            tried += 1;
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(2), "{where_} {what}: {err}");
+            assert!(
+                err.contains(f.to_str().unwrap()),
+                "{where_} {what}: names the file: {err}"
+            );
+            assert!(
+                err.contains("is not what diskscope wrote") || err.contains("holds"),
+                "{where_} {what}: says why: {err}"
+            );
+            assert_eq!(err.lines().count(), 1, "{where_} {what}: one line: {err}");
+            assert!(
+                std::fs::read(&f).unwrap() == before,
+                "{where_} {what}: the user's bytes were overwritten"
+            );
+        }
+    }
+    // The pattern alone, without the mark diskscope sets when it creates a file (a copy, or the
+    // user's own file that happens to hold the pattern): no record, no rewrite.
+    let orig = t.path().join("orig.bin");
+    make_test_file(&orig);
+    let copy = t.path().join("copy.bin");
+    std::fs::copy(&orig, &copy).unwrap();
+    for (what, out) in [
+        (
+            "fio",
+            batch(
+                &fio_job(t.path(), "copy.fio", "write", &copy),
+                &t.path().join("oc1"),
+                &[],
+            ),
+        ),
+        (
+            "sweep",
+            batch(
+                &write_sweep(t.path(), "copy.toml", &copy),
+                &t.path().join("oc2"),
+                &[],
+            ),
+        ),
+    ] {
+        tried += 1;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "copy {what}: {err}");
+        assert!(err.contains("no diskscope mark"), "copy {what}: {err}");
+    }
+    // A file renamed into the place of a genuine test file carries the other inode's mark.
+    let moved = t.path().join("moved.bin");
+    make_test_file(&moved);
+    let place = t.path().join("place.bin");
+    let xattr_copy = std::process::Command::new("cp")
+        .args(["--preserve=xattr"])
+        .arg(&moved)
+        .arg(&place)
+        .status()
+        .unwrap();
+    assert!(xattr_copy.success());
+    let out = batch(
+        &write_sweep(t.path(), "place.toml", &place),
+        &t.path().join("op"),
+        &[],
+    );
+    tried += 1;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no diskscope mark"),
+        "{}",
+        stderr(&out)
+    );
+    // A genuine test file, untouched since `run -w` made it, is still reused (and kept).
+    let out = batch(
+        &write_sweep(t.path(), "orig.toml", &orig),
+        &t.path().join("oo"),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("never removed"));
+    assert!(
+        !stderr(&out).contains("creating the test file"),
+        "{}",
+        stderr(&out)
+    );
+    let job = fio_job(t.path(), "orig.fio", "randwrite", &orig);
+    let out = batch(&job, &t.path().join("oo2"), &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(std::fs::metadata(&orig).unwrap().len(), sixteen);
+    eprintln!("attacks tried and held: {tried}");
+}
+
+/// A sweep with a read experiment, then a write experiment, on `[file] FILE_LINE`.
+fn read_then_write_sweep(dir: &Path, name: &str, file_line: &str) -> std::path::PathBuf {
+    sweep_file(
+        dir,
+        name,
+        &format!(
+            "[file]\n{file_line}\n[[experiment]]\nname = \"r\"\nkind = \"throughput\"\n\
+             block_size = \"64K\"\nreps = 1\nseconds = 0.2\n[[experiment]]\nname = \"w\"\n\
+             kind = \"throughput\"\noperation = \"write\"\nblock_size = \"64K\"\nreps = 1\n\
+             seconds = 0.2\n"
+        ),
+    )
+}
+
+#[test]
+fn a_users_file_renamed_over_the_test_file_between_experiments_is_never_written() {
+    use crate::hostile_runtime::{finish, Hook};
+    let t = tmp();
+    let cases: Vec<(&str, std::path::PathBuf, Option<std::path::PathBuf>)> = {
+        let made = t.path().join("made.bin");
+        let kept = t.path().join("kept.bin");
+        make_test_file(&kept);
+        let users = t.path().join("users.bin");
+        crate::util::write_varied_file(&users, 1 << 20, 9);
+        let job_file = t.path().join("job.bin");
+        let job = t.path().join("swap.fio");
+        write(
+            &job,
+            &format!(
+                "[r]\nrw=read\nfilename={}\nbs=64k\nsize=1m\nruntime=200ms\ntime_based=1\n\n\
+                 [w]\nstonewall\nrw=write\nfilename={}\nbs=64k\nsize=1m\n",
+                job_file.display(),
+                job_file.display()
+            ),
+        );
+        vec![
+            (
+                "created by this batch",
+                read_then_write_sweep(
+                    t.path(),
+                    "made.toml",
+                    &format!("path = \"{}\"\ncreate = \"1M\"", made.display()),
+                ),
+                Some(made),
+            ),
+            (
+                "kept and reused",
+                read_then_write_sweep(
+                    t.path(),
+                    "kept.toml",
+                    &format!(
+                        "path = \"{}\"\ncreate = \"16M\"\nkeep = true",
+                        kept.display()
+                    ),
+                ),
+                Some(kept),
+            ),
+            (
+                "the user's, write = true",
+                read_then_write_sweep(
+                    t.path(),
+                    "users.toml",
+                    &format!("path = \"{}\"\nwrite = true", users.display()),
+                ),
+                Some(users),
+            ),
+            ("a fio job's, created by this batch", job, Some(job_file)),
+        ]
+    };
+    for (i, (what, plan, file)) in cases.into_iter().enumerate() {
+        let file = file.unwrap();
+        let hook = Hook::at("before-open");
+        let out_dir = t.path().join(format!("out{i}"));
+        let mut child = hook.spawn(
+            "diskscope",
+            &[
+                "--batch",
+                plan.to_str().unwrap(),
+                "--out",
+                out_dir.to_str().unwrap(),
+            ],
+        );
+        hook.reached(&mut child);
+        // The batch checked its file; now another file of the user's takes its name.
+        let user = t.path().join(format!("precious{i}.bin"));
+        let data = crate::util::write_varied_file(&user, 1 << 20, 7);
+        std::fs::rename(&user, &file).unwrap();
+        hook.go();
+        let out = finish(child);
+        let err = stderr(&out);
+        assert_eq!(
+            std::fs::read(&file).unwrap(),
+            data,
+            "{what}: the file renamed over the test file was written: {err}"
+        );
+        assert_ne!(out.status.code(), Some(0), "{what}: {err}");
+        assert!(
+            err.contains("no longer the file this batch checked"),
+            "{what}: {err}"
+        );
+        // No write row recorded as a success.
+        let w = out_dir.join("w.csv");
+        if w.exists() {
+            for row in crate::util::csv_file_maps(&w) {
+                assert!(
+                    !row["error"].is_empty(),
+                    "{what}: a write row without an error"
+                );
+            }
+        }
+        // What is at the path now is the user's: never removed.
+        assert!(file.exists(), "{what}: removed");
+    }
+}

@@ -127,7 +127,7 @@ fn open_for(spec: &RunSpec, write: bool) -> anyhow::Result<File> {
     // O_NONBLOCK, then a look at the descriptor: a FIFO renamed over the path since the check
     // fails here instead of blocking the open forever. A write opens an existing path only for a
     // character device (/dev/null) or a batch's kept test file.
-    crate::fsguard::open_then_check(
+    let f = crate::fsguard::open_then_check(
         OpenOptions::new().read(true).write(write),
         &spec.path,
         flags,
@@ -137,7 +137,10 @@ fn open_for(spec: &RunSpec, write: bool) -> anyhow::Result<File> {
     .map_err(|e| match e {
         crate::fsguard::OpenError::Io(e) => open_error(&spec.path, e, spec.direct),
         crate::fsguard::OpenError::Refused(refused) => usage(refused.to_string()),
-    })
+    })?;
+    // A batch's file: still the inode the batch checked, not one renamed over the path since.
+    crate::fsguard::check_registered(&spec.path, &f)?;
+    Ok(f)
 }
 
 /// Another descriptor of the file `anchor` is open on, with the run's flags (O_DIRECT,
@@ -294,11 +297,14 @@ fn create_output(spec: &RunSpec, need_bytes: u64) -> anyhow::Result<Output> {
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&spec.path)
         .map_err(|e| open_error(&spec.path, e, false))?;
-    if let Some(mark) = &spec.mark_created {
-        // First, before the layout's long writes: a process killed from here on leaves a marked
-        // file. A file system without user extended attributes keeps no mark (no proof then).
-        crate::fsguard::mark(&anchor, mark);
-    }
+    // First, before the layout's long writes: a process killed from here on leaves a marked
+    // file. A file system without user extended attributes keeps no mark (no proof then).
+    match &spec.mark_created {
+        Some(mark) => crate::fsguard::mark(&anchor, mark),
+        // The record that diskscope made this file: a batch reuses it as its test file only
+        // with it (and only while every byte is still the pattern, `sweep::files`).
+        None => crate::fsguard::mark_test_file(&anchor),
+    };
     let created = crate::fsguard::created_of_open(&spec.path, &anchor)
         .with_context(|| format!("FILE: reading back {p}"))?;
     Ok(Output {
