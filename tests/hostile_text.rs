@@ -230,3 +230,231 @@ mod properties {
         }
     }
 }
+
+// ---- third round (issue 34): escapes in paths on every way to the terminal -----------------
+
+/// A directory name that retitles the terminal and turns its text red when printed raw.
+const HOSTILE_DIR: &str = "d\u{1b}]0;pwned\u{7}\u{1b}[31m";
+
+/// Asserts that neither stream of `out` carries a terminal control; returns stderr.
+fn clean(what: &str, out: &std::process::Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !has_terminal_control(&out.stderr),
+        "{what}: stderr {stderr:?}"
+    );
+    assert!(
+        !has_terminal_control(&out.stdout),
+        "{what}: stdout {:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    stderr
+}
+
+/// The arguments bash reads from `line` (with `set --`, which runs nothing).
+fn shell_words(line: &str) -> Vec<Vec<u8>> {
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!("set -- {line}; printf '%s\\0' \"$@\""))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "bash could not read {line:?}");
+    out.stdout
+        .split(|&b| b == 0)
+        .filter(|w| !w.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+#[test]
+fn escape_sequences_in_paths_never_reach_the_terminal_and_the_fio_line_stays_a_shell_word() {
+    let d = tmp();
+    let dir = d.path().join(HOSTILE_DIR);
+    std::fs::create_dir(&dir).unwrap();
+    let mut tried = 0;
+    // run --fio: the printed fio line names the file in one shell word that bash reads back.
+    let f = dir.join("t\u{1b}[2J.bin");
+    let a = bin("run")
+        .arg(&f)
+        .args(["-w", "4K", "16", "--fio"])
+        .output()
+        .unwrap();
+    tried += 1;
+    let err = clean("run --fio", &a);
+    assert_eq!(a.status.code(), Some(0), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("fio "))
+        .unwrap_or_else(|| panic!("no fio line in {err}"));
+    let words = shell_words(line);
+    let want = format!("--filename={}", f.display()).into_bytes();
+    assert!(
+        words.contains(&want),
+        "the fio line does not name the file as one word: {line}"
+    );
+    // run2 on a file that ends before the target: the advice names the file, escaped.
+    let a = bin("run2")
+        .arg(&f)
+        .args(["4K", "--target", "30"])
+        .output()
+        .unwrap();
+    tried += 1;
+    let err = clean("run2", &a);
+    assert!(err.contains("ends after"), "{err}");
+    assert!(err.contains("d\\u{1b}]0;pwned\\u{7}"), "{err}");
+    // A batch in that directory: "creating the test file …", "wrote N files to …".
+    let sweep = write_sweep(
+        &d,
+        &format!(
+            "[file]\npath = \"{}\"\ncreate = \"64K\"\n[[experiment]]\nname = \"r\"\n\
+             kind = \"throughput\"\nblock_size = \"16K\"\nreps = 2\nseconds = 0.05\n",
+            toml_escaped(dir.join("tf.bin").to_str().unwrap())
+        ),
+    );
+    let mut outs = Vec::new();
+    for (i, dry) in [false, true].into_iter().enumerate() {
+        let out_dir = dir.join(format!("out{i}"));
+        let a = bin("diskscope")
+            .arg("--batch")
+            .arg(&sweep)
+            .args(if dry { &["--dry-run"][..] } else { &[][..] })
+            .arg("--out")
+            .arg(&out_dir)
+            .output()
+            .unwrap();
+        tried += 1;
+        let err = clean("batch", &a);
+        assert_eq!(a.status.code(), Some(0), "{err}");
+        if !dry {
+            assert!(err.contains("creating the test file"), "{err}");
+            assert!(err.contains("wrote "), "{err}");
+            outs.push(out_dir);
+        }
+    }
+    // A second batch for compare.
+    let out2 = dir.join("out-b");
+    let a = bin("diskscope")
+        .arg("--batch")
+        .arg(&sweep)
+        .arg("--out")
+        .arg(&out2)
+        .output()
+        .unwrap();
+    assert_eq!(a.status.code(), Some(0));
+    // compare --plot and --report: "wrote …".
+    let a = bin("diskscope")
+        .arg("compare")
+        .arg(&outs[0])
+        .arg(&out2)
+        .arg("--plot")
+        .arg(dir.join("p\u{1b}[5m.svg"))
+        .arg("--report")
+        .arg(dir.join("r\u{7}.html"))
+        .output()
+        .unwrap();
+    tried += 1;
+    let err = clean("compare --plot", &a);
+    assert!(err.contains("wrote"), "{err}");
+    // A fio job's filename= in "creating the test file …" and the plan.
+    let job = dir.join("j.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[r]\nrw=read\nfilename={}\nbs=16k\nsize=64k\n",
+            dir.join("job\u{1b}]0;x\u{7}.bin").display()
+        ),
+    )
+    .unwrap();
+    let a = bin("diskscope")
+        .arg("--batch")
+        .arg(&job)
+        .arg("--out")
+        .arg(dir.join("out-job"))
+        .output()
+        .unwrap();
+    tried += 1;
+    let err = clean("fio job", &a);
+    assert_eq!(a.status.code(), Some(0), "{err}");
+    assert!(err.contains("creating the test file"), "{err}");
+    eprintln!("attacks tried and held: {tried}");
+}
+
+/// Every line the crate prints goes through one escaping function: no bare `println!`,
+/// `eprintln!`, `print!` or `eprint!` with arguments in src/ outside `text.rs`'s macros (tests
+/// aside), and no path printed with `.display()` inside one.
+#[test]
+fn every_print_in_src_goes_through_the_escaping_macros() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut bad = Vec::new();
+    let mut stack = vec![root];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            if p.extension().is_none_or(|x| x != "rs") || p.ends_with("text.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&p).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for m in ["println!(", "eprintln!(", "print!(", "eprint!("] {
+                for (at, _) in code.match_indices(m) {
+                    // A word of its own (`eprint!(` holds `print!(`; `crate::eprintln_shown!(`
+                    // is the way), not in a comment.
+                    let line_start = code[..at].rfind('\n').map_or(0, |i| i + 1);
+                    let line = &code[line_start..];
+                    if code[..at]
+                        .chars()
+                        .last()
+                        .is_some_and(|c| c.is_alphanumeric() || c == '_')
+                        || line.trim_start().starts_with("//")
+                    {
+                        continue;
+                    }
+                    if !prints_a_plain_literal(&code[at + m.len()..]) {
+                        let n = code[..at].lines().count();
+                        bad.push(format!(
+                            "{}:{n}: {}",
+                            p.display(),
+                            line.lines().next().unwrap_or_default().trim()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "print through crate::eprintln_shown! (text::shown_lines):\n{}",
+        bad.join("\n")
+    );
+}
+
+/// Whether the arguments of a print macro (`rest`, after its `(`) are nothing, or one string
+/// literal without a `{` (text of the crate's own, with nothing from outside).
+fn prints_a_plain_literal(rest: &str) -> bool {
+    let rest = rest.trim_start();
+    if rest.starts_with(')') {
+        return true;
+    }
+    let Some(body) = rest.strip_prefix('"') else {
+        return false;
+    };
+    let mut escaped = false;
+    for (i, c) in body.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '{' => return false,
+            '"' => {
+                let after = body[i + 1..].trim_start();
+                let after = after.strip_prefix(',').unwrap_or(after).trim_start();
+                return after.starts_with(')');
+            }
+            _ => {}
+        }
+    }
+    false
+}

@@ -113,23 +113,23 @@ pub fn execute(a: &RunArgs, mut fleet: Fleet) -> anyhow::Result<i32> {
             Some(v) => format!(" | {v}"),
             None => String::new(),
         };
-        eprintln!(
+        crate::eprintln_shown!(
             "rank {} ({}): {}{stopped}{verdict}",
             rep.rank,
             crate::text::shown(&r.host),
             summary_line(&spec, r)
         );
     }
-    eprintln!("{}", fleet_line(all, fleet.hosts()));
+    crate::eprintln_shown!("{}", fleet_line(all, fleet.hosts()));
     if let Some(mix) = crate::fleet::aggregate::mix_line(all) {
-        eprintln!("{mix}");
+        crate::eprintln_shown!("{mix}");
     }
     for line in crate::explain::verdict::lines_of(all) {
-        eprintln!("{line}");
+        crate::eprintln_shown!("{line}");
     }
     if let Some(t) = &all.timeline {
         for line in t.reading_lines_for_stderr() {
-            eprintln!("fleet timeline: {line}");
+            crate::eprintln_shown!("fleet timeline: {line}");
         }
     }
     if let Some(p) = timeline_csv {
@@ -141,7 +141,7 @@ pub fn execute(a: &RunArgs, mut fleet: Fleet) -> anyhow::Result<i32> {
             "--timeline",
             crate::config::usage,
         )?;
-        eprintln!(
+        crate::eprintln_shown!(
             "timeline: {} (every rank's intervals on the fleet's clock, then rank all's)",
             crate::text::shown_path(p)
         );

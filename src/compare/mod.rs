@@ -106,7 +106,7 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
         match plot::render(&c, Metric::MibS, "OLD vs NEW: throughput")? {
             Some(svg) => {
                 crate::report::write_new(p, svg.as_bytes(), a.force, "--plot")?;
-                eprintln!("wrote {}", p.display());
+                crate::eprintln_shown!("wrote {}", crate::text::shown_path(p));
             }
             None => eprintln!("--plot: no matched point has throughput samples; nothing drawn"),
         }
@@ -114,7 +114,7 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
     if let Some(p) = &a.report {
         let html = crate::report::compare_page(&a.old, &a.new, &old, &new, &c)?;
         crate::report::write_new(p, html.as_bytes(), a.force, "--report")?;
-        eprintln!("wrote {}", p.display());
+        crate::eprintln_shown!("wrote {}", crate::text::shown_path(p));
     }
     if let Some(pct) = a.fail_on_regression {
         let regs = c.regressions(pct);
@@ -127,7 +127,7 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
                     .and_then(|p| p.verdicts_differ())
                     .map(|d| format!("; but {d}"))
                     .unwrap_or_default();
-                eprintln!(
+                crate::eprintln_shown!(
                     "regression: {}: {} {} {} (threshold {pct}%){}",
                     crate::text::shown(&s.label()),
                     m.metric.unit(),

@@ -187,7 +187,7 @@ impl CsvSink {
                 anyhow::bail!(
                     "{}: a row with {} columns under a header of {} (an open-loop and a \
                      closed-loop run in one experiment); put them in two experiments",
-                    self.path.display(),
+                    crate::text::shown_path(&self.path),
                     record.len(),
                     self.header.len()
                 );
@@ -213,7 +213,7 @@ impl CsvSink {
                 .and_then(|_| self.file.seek(std::io::SeekFrom::Start(self.len_bytes)));
             anyhow::bail!(
                 "writing {}: {e}{}",
-                self.path.display(),
+                crate::text::shown_path(&self.path),
                 if cut.is_ok() {
                     "; the file keeps the rows written before"
                 } else {

@@ -24,7 +24,7 @@ use std::io::Write;
 /// Prints one line on stdout; a closed pipe surfaces as a BrokenPipe error (exit 0 upstream).
 pub fn println_stdout(line: &str) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{line}")?;
+    writeln!(out, "{}", crate::text::shown_lines(line))?;
     out.flush()?;
     Ok(())
 }

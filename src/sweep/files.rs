@@ -426,7 +426,7 @@ pub fn materialize(plan: &FilePlan, stop: &AtomicBool) -> anyhow::Result<Option<
             ))
         }
     }
-    eprintln!(
+    crate::eprintln_shown!(
         "creating the test file {} ({})",
         shown_path(&plan.path),
         crate::size::format_size(plan.size_bytes)

@@ -69,7 +69,7 @@ fn read(
     let text = std::fs::read_to_string(sweep_path).map_err(|e| {
         usage(format!(
             "SWEEP.toml: cannot read {}: {e}; check the path",
-            sweep_path.display()
+            crate::text::shown_path(sweep_path)
         ))
     })?;
     if let Some(format) = crate::fiojob::format_of(sweep_path, &text) {
@@ -77,7 +77,7 @@ fn read(
         return Ok((plan, None));
     }
     let src = Source {
-        display: sweep_path.display().to_string(),
+        display: crate::text::shown_path(sweep_path).to_string(),
         text,
     };
     let doc = src.parse()?;
@@ -144,14 +144,14 @@ pub fn execute(
         // With --json the document owns stdout; the plan goes to stderr.
         let text = plan_text(&plan);
         if json {
-            eprint!("{text}");
+            crate::eprint_shown!("{text}");
         } else {
             let mut stdout = std::io::stdout().lock();
-            write!(stdout, "{text}")?;
+            write!(stdout, "{}", crate::text::shown_lines(&text))?;
             stdout.flush()?;
         }
         if let Some(why) = run::over_cap(&plan) {
-            eprintln!("note: {why}");
+            crate::eprintln_shown!("note: {why}");
         }
         return Ok(None);
     }

@@ -32,7 +32,7 @@ pub fn default_file_dir() -> PathBuf {
     let choice =
         crate::explain::context::scratch_dir(&std::env::temp_dir(), disk, DEFAULT_FILE_BYTES);
     if let Some(note) = &choice.note {
-        eprintln!("note: {}", crate::text::shown(note));
+        crate::eprintln_shown!("note: {}", crate::text::shown(note));
     }
     choice.dir
 }
@@ -160,7 +160,7 @@ fn partial_path(path: &Path) -> PathBuf {
 pub async fn ensure_default_file(dir: &Path) -> anyhow::Result<PathBuf> {
     let path = match pick_default_file(dir, DEFAULT_FILE_BYTES)? {
         DefaultFile::Reuse(path) => {
-            eprintln!(
+            crate::eprintln_shown!(
                 "note: exploring the scratch file {} (made earlier; delete it to free 1 GiB)",
                 crate::text::shown_path(&path)
             );
@@ -168,13 +168,13 @@ pub async fn ensure_default_file(dir: &Path) -> anyhow::Result<PathBuf> {
         }
         DefaultFile::Create { path, passed } => {
             for p in passed {
-                eprintln!("note: left alone, not diskscope's: {p}");
+                crate::eprintln_shown!("note: left alone, not diskscope's: {p}");
             }
             path
         }
     };
     let path = path.as_path();
-    eprintln!(
+    crate::eprintln_shown!(
         "note: no FILE given; writing a 1 GiB scratch file to {} (once; reused next time)",
         crate::text::shown_path(path)
     );
@@ -203,7 +203,7 @@ pub async fn ensure_default_file(dir: &Path) -> anyhow::Result<PathBuf> {
             let pct = agg.bytes * 100 / DEFAULT_FILE_BYTES;
             if pct >= shown + 10 {
                 shown = pct - pct % 10;
-                eprint!(" {shown}%");
+                crate::eprint_shown!(" {shown}%");
             }
         });
         eprintln!();
@@ -239,11 +239,17 @@ pub async fn ensure_default_file(dir: &Path) -> anyhow::Result<PathBuf> {
         }
         Ok(_) => {
             created.remove();
-            anyhow::bail!("writing {} stopped early; try again", partial.display())
+            anyhow::bail!(
+                "writing {} stopped early; try again",
+                crate::text::shown_path(&partial)
+            )
         }
         Err(e) => {
             created.remove();
-            Err(e.context(format!("creating the scratch file {}", path.display())))
+            Err(e.context(format!(
+                "creating the scratch file {}",
+                crate::text::shown_path(path)
+            )))
         }
     }
 }
