@@ -458,3 +458,148 @@ fn prints_a_plain_literal(rest: &str) -> bool {
     }
     false
 }
+
+// ---- third round (issue 34): no CSV cell runs as a spreadsheet formula ---------------------
+
+/// Whether a spreadsheet would run `cell` as a formula: it starts with `=`, `+`, `-`, `@`, a tab
+/// or a carriage return and is not a plain number.
+fn runs_as_formula(cell: &str) -> bool {
+    cell.starts_with(['=', '+', '-', '@', '\t', '\r']) && cell.parse::<f64>().is_err()
+}
+
+/// Every cell of every CSV under `dir` (and the CSV text `extra`): none runs as a formula.
+fn assert_no_formula(what: &str, texts: &[(String, String)]) {
+    for (name, text) in texts {
+        let mut r = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(text.as_bytes());
+        for rec in r.records() {
+            for cell in rec.unwrap().iter() {
+                assert!(
+                    !runs_as_formula(cell),
+                    "{what}: {name} has a formula cell {cell:?}"
+                );
+            }
+        }
+    }
+}
+
+fn csv_texts(dir: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "csv") {
+            out.push((
+                p.display().to_string(),
+                std::fs::read_to_string(&p).unwrap(),
+            ));
+        }
+    }
+    assert!(!out.is_empty(), "no CSV in {}", dir.display());
+    out
+}
+
+#[test]
+fn paths_and_names_that_look_like_formulas_are_neutralised_in_every_csv() {
+    let d = tmp();
+    let mut tried = 0;
+    let names = [
+        "=1+2.bin",
+        "+cmd.bin",
+        "-x.bin",
+        "@x.bin",
+        "=HYPERLINK(\"http:evil\",\"click\")",
+        "\tx.bin",
+    ];
+    let mut outs = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        // A relative path, as the attack gave it: the `file` cell is the text itself.
+        let sweep = write_sweep(
+            &d,
+            &format!(
+                "[file]\npath = \"{}\"\ncreate = \"64K\"\n[[experiment]]\nname = \"r\"\n\
+                 kind = \"throughput\"\nblock_size = \"16K\"\nreps = 1\nseconds = 0.05\n",
+                toml_escaped(name)
+            ),
+        );
+        let out = d.path().join(format!("out{i}"));
+        let a = bin("diskscope")
+            .current_dir(d.path())
+            .arg("--batch")
+            .arg(&sweep)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        tried += 1;
+        assert_eq!(
+            a.status.code(),
+            Some(0),
+            "{name:?}: {}",
+            String::from_utf8_lossy(&a.stderr)
+        );
+        let texts = csv_texts(&out);
+        assert_no_formula(name, &texts);
+        // The cell still says which file: the text, after the guard's quote.
+        let rows = crate::util::csv_file_maps(&out.join("r.csv"));
+        assert!(rows[0]["file"].starts_with('\''), "{:?}", rows[0]["file"]);
+        outs.push(out);
+    }
+    // compare --csv of two such batches prints guarded cells too.
+    let a = bin("diskscope")
+        .args(["compare", "--csv"])
+        .arg(&outs[0])
+        .arg(&outs[1])
+        .output()
+        .unwrap();
+    tried += 1;
+    assert_no_formula(
+        "compare --csv",
+        &[(
+            "stdout".into(),
+            String::from_utf8_lossy(&a.stdout).into_owned(),
+        )],
+    );
+    // fio job names become experiment names and cells.
+    let job = d.path().join("j.fio");
+    std::fs::write(
+        &job,
+        "[global]\nfilename=data.bin\nsize=64k\nbs=16k\n\n[@SUM(1+1)]\nrw=read\n\n[-2+3]\nrw=read\n",
+    )
+    .unwrap();
+    let out = d.path().join("out-fio");
+    let a = bin("diskscope")
+        .current_dir(d.path())
+        .arg("--batch")
+        .arg(&job)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    tried += 1;
+    assert_eq!(
+        a.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&a.stderr)
+    );
+    assert_no_formula("fio job names", &csv_texts(&out));
+    // The explorer's `s` rows.
+    let saved = d.path().join("tui.csv");
+    for name in names {
+        let row = diskscope::measure::RunResult {
+            file: name.to_string(),
+            experiment: name.to_string(),
+            error: format!("{name}: failed"),
+            ..Default::default()
+        };
+        diskscope::tui::save::append_rows(&saved, &[row]).unwrap();
+        tried += 1;
+    }
+    assert_no_formula(
+        "explorer s",
+        &[("tui.csv".into(), std::fs::read_to_string(&saved).unwrap())],
+    );
+    eprintln!("attacks tried and held: {tried}");
+}
