@@ -980,3 +980,94 @@ fn fast_on_an_empty_file_says_it_is_empty() {
     assert!(stderr.contains("the file is empty"), "{stderr}");
     assert!(!stderr.contains("no size known"), "{stderr}");
 }
+
+// ---- third round (issue 34): figures made up from runs too small to hold them --------------
+
+/// `diskscope ARGS`, bounded to 20 s (every refusal here comes before any measuring).
+fn quick(args: &[&std::ffi::OsStr]) -> Output {
+    let started = Instant::now();
+    let out = finish(
+        Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "refused only after {:?}",
+        started.elapsed()
+    );
+    out
+}
+
+#[test]
+fn open_loop_rates_below_the_minimum_and_knee_points_too_short_for_a_p99_are_refused() {
+    let dir = tmp();
+    let f = p(&dir, "data");
+    write_varied_file(&f, 1 << 20, 3);
+    let os = |s: &str| std::ffi::OsString::from(s);
+    let mut tried = 0;
+    // The command line: a plain number and a throughput.
+    for rate in ["1e-300", "5e-324", "1e-5", "0.5", "1 B/s", "1000 B/s"] {
+        let args = [
+            os("run"),
+            f.clone().into(),
+            os("-r"),
+            os("4K"),
+            os("64"),
+            os("--rate"),
+            os(rate),
+        ];
+        let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        let out = quick(&refs);
+        tried += 1;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--rate {rate}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "--rate {rate}: {stderr}");
+        assert!(stderr.contains("--rate"), "{stderr}");
+        assert!(out.stdout.is_empty(), "--rate {rate}: printed a figure");
+    }
+    // A sweep's `rate` (a fio job's `rate_iops=` is a whole number, at least 1).
+    for (i, rate) in ["1e-300", "5e-324", "\"1 B/s\""].iter().enumerate() {
+        let sweep = p(&dir, &format!("s{i}.toml"));
+        std::fs::write(
+            &sweep,
+            format!(
+                "[file]\ncreate = \"1M\"\n[[experiment]]\nname = \"x\"\nkind = \"throughput\"\n\
+                 rate = {rate}\n"
+            ),
+        )
+        .unwrap();
+        let out = quick(&[
+            os("--batch").as_os_str(),
+            sweep.as_os_str(),
+            os("--dry-run").as_os_str(),
+        ]);
+        tried += 1;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "rate = {rate}: {stderr}");
+        assert!(stderr.contains("key `rate`"), "{stderr}");
+    }
+    // knee: points of a nanosecond hold one operation; no knee from them.
+    for secs in ["1e-9", "0.001", "0.05"] {
+        let out = quick(&[
+            os("knee").as_os_str(),
+            f.as_os_str(),
+            os("--p99").as_os_str(),
+            os("2ms").as_os_str(),
+            os("--seconds").as_os_str(),
+            os(secs).as_os_str(),
+        ]);
+        tried += 1;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--seconds {secs}: {stderr}");
+        assert!(out.stdout.is_empty(), "--seconds {secs}: printed a knee");
+        assert!(
+            stderr.contains("--seconds") && stderr.contains("p99"),
+            "{stderr}"
+        );
+    }
+    eprintln!("attacks tried and held: {tried}");
+}
