@@ -892,6 +892,57 @@ fn is_pseudo_fs(path: &Path) -> bool {
     t == PROC_SUPER_MAGIC || t == SYSFS_MAGIC
 }
 
+/// The most bytes a text input (a sweep, a fio job file or one it includes) may hold: far more
+/// than any real one, and little enough that reading it can never exhaust memory. A huge (or
+/// sparse) file named by mistake is refused by its size before a byte is read.
+pub const MAX_TEXT_INPUT_BYTES: u64 = 16 << 20;
+
+/// Why [`read_text_bounded`] returned no text; the caller names the file (and flag).
+#[derive(Debug, thiserror::Error)]
+pub enum TextReadError {
+    #[error(
+        "is {}, more than the {} a text input may hold; is it the right file?",
+        crate::size::format_bytes_approx(*.size_bytes),
+        crate::size::format_bytes_approx(*.max_bytes)
+    )]
+    TooLarge { size_bytes: u64, max_bytes: u64 },
+    /// Not UTF-8: the 1-based line holding the first bad byte, and the byte.
+    #[error("not UTF-8 text (byte 0x{byte:02x} on line {line}); give a text file")]
+    NotUtf8 { line: usize, byte: u8 },
+    #[error("cannot read it: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Reads the text file at `path`, at most `max_bytes` of it (its size is checked first, then the
+/// read itself stops past the limit, for a file that grows): a file too large, or not UTF-8
+/// (with the line of the first bad byte), is an error, never an allocation of its whole size.
+pub fn read_text_bounded(path: &Path, max_bytes: u64) -> Result<String, TextReadError> {
+    let f = File::open(path)?;
+    let size_bytes = f.metadata()?.len();
+    if size_bytes > max_bytes {
+        return Err(TextReadError::TooLarge {
+            size_bytes,
+            max_bytes,
+        });
+    }
+    let mut bytes = Vec::with_capacity(size_bytes as usize);
+    f.take(max_bytes + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(TextReadError::TooLarge {
+            size_bytes: bytes.len() as u64,
+            max_bytes,
+        });
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        TextReadError::NotUtf8 {
+            line: bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1,
+            byte: bytes[at],
+        }
+    })
+}
+
 /// A record of `file`, which this process opened at `path` (created it, or with `--force`
 /// validated and truncated it), so that removing `path` later proves it still names that inode.
 /// Added for `run -w` (src/runner/prepare.rs): the partial-file cleanup is inode-checked.

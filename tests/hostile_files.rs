@@ -1900,3 +1900,164 @@ fn a_users_file_renamed_over_the_test_file_between_experiments_is_never_written(
         assert!(file.exists(), "{what}: removed");
     }
 }
+
+// ---- third round (issue 34): inputs read with a limit, allocation failure in one line -------
+
+/// `diskscope ARGS` under an address-space limit of `as_bytes` (`prlimit --as`), bounded.
+fn under_as_limit(args: &[&std::ffi::OsStr], as_bytes: u64) -> Output {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskscope"));
+    cmd.args(args);
+    // SAFETY: between fork and exec only setrlimit (async-signal-safe) runs, on a stack value.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: as_bytes,
+                rlim_max: as_bytes,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let started = Instant::now();
+    let out = cmd.output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "took {:?}",
+        started.elapsed()
+    );
+    out
+}
+
+#[test]
+fn huge_inputs_are_refused_by_size_and_an_allocation_that_fails_is_one_line() {
+    let t = tmp();
+    let mut tried = 0;
+    // A fio job file that includes a 3 GiB sparse file, with and without --dry-run; and a
+    // "sweep" that is itself such a file.
+    let huge = t.path().join("huge.inc");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(3 << 30)
+        .unwrap();
+    let job = t.path().join("inc.fio");
+    write(
+        &job,
+        &format!(
+            "[global]\ninclude {}\n[j]\nrw=read\nfilename={}\nsize=64k\n",
+            huge.display(),
+            t.path().join("data.bin").display()
+        ),
+    );
+    let big_sweep = t.path().join("big.toml");
+    std::fs::File::create(&big_sweep)
+        .unwrap()
+        .set_len(3 << 30)
+        .unwrap();
+    for (what, input, dry) in [
+        ("include, dry run", &job, true),
+        ("include", &job, false),
+        ("sweep, dry run", &big_sweep, true),
+    ] {
+        let started = Instant::now();
+        let out = batch(
+            input,
+            &t.path().join("out"),
+            if dry { &["--dry-run"][..] } else { &[][..] },
+        );
+        tried += 1;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+        assert_eq!(err.lines().count(), 1, "{what}: {err}");
+        assert!(err.contains("more than the 16"), "{what}: {err}");
+        assert!(
+            err.contains(if input == &job {
+                "huge.inc"
+            } else {
+                "big.toml"
+            }),
+            "{what}: {err}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{what}: read it first"
+        );
+    }
+    // compare of a CSV too large for the address space it may use: one line, exit 1, not
+    // an abort (SIGABRT, 134).
+    let s = sweep_file(
+        t.path(),
+        "one.toml",
+        "[file]\ncreate = \"64K\"\n[[experiment]]\nname = \"r\"\nkind = \"throughput\"\n\
+         block_size = \"16K\"\nreps = 1\nseconds = 0.05\n",
+    );
+    let out = batch(&s, &t.path().join("one"), &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let one = read(&t.path().join("one/r.csv"));
+    let mut lines = one.lines();
+    let header = lines.next().unwrap();
+    let row = lines.next().unwrap();
+    let bs_col = header
+        .split(',')
+        .position(|c| c == "block_size_bytes")
+        .unwrap();
+    let mut big = String::with_capacity(header.len() + 100_000 * (row.len() + 8));
+    big.push_str(header);
+    big.push('\n');
+    for i in 0..100_000u64 {
+        // Every row its own point: the loaded records grow with the file.
+        let mut cells: Vec<String> = row.split(',').map(str::to_string).collect();
+        cells[bs_col] = (512 * (i + 1)).to_string();
+        big.push_str(&cells.join(","));
+        big.push('\n');
+    }
+    let big_csv = t.path().join("big.csv");
+    std::fs::write(&big_csv, big).unwrap();
+    let out = under_as_limit(
+        &["compare".as_ref(), big_csv.as_os_str(), big_csv.as_os_str()],
+        100_000_000,
+    );
+    tried += 1;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("error: out of memory"), "{err}");
+    eprintln!("attacks tried and held: {tried}");
+}
+
+#[test]
+fn a_job_file_that_is_not_utf8_is_named_with_its_line_not_as_a_sweep() {
+    let t = tmp();
+    let data = t.path().join("data.bin");
+    crate::util::write_varied_file(&data, 1 << 16, 1);
+    let job = t.path().join("bad.fio");
+    let mut bytes = format!("[j]\nrw=read\nfilename={}\n", data.display()).into_bytes();
+    bytes.extend_from_slice(b"bs=4k\xff\xfe\n");
+    std::fs::write(&job, &bytes).unwrap();
+    let out = batch(&job, &t.path().join("out"), &["--dry-run"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!err.contains("SWEEP.toml"), "{err}");
+    assert!(err.contains("bad.fio:4: not UTF-8"), "{err}");
+    // The same in an included file: the include's own file and line.
+    let inc = t.path().join("opts.inc");
+    std::fs::write(&inc, b"bs=4k\niodepth=1\x80\n").unwrap();
+    let job = t.path().join("inc.fio");
+    write(
+        &job,
+        &format!(
+            "[j]\ninclude {}\nrw=read\nfilename={}\n",
+            inc.display(),
+            data.display()
+        ),
+    );
+    let out = batch(&job, &t.path().join("out"), &["--dry-run"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("opts.inc") && err.contains(":2: not UTF-8"),
+        "{err}"
+    );
+}
