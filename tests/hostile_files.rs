@@ -2061,3 +2061,57 @@ fn a_job_file_that_is_not_utf8_is_named_with_its_line_not_as_a_sweep() {
         "{err}"
     );
 }
+
+// ---- third round (issue 34): every output name of a plan is known before the first run -----
+
+#[test]
+fn fio_jobs_whose_files_would_meet_are_told_apart_before_anything_runs() {
+    let t = tmp();
+    let data = t.path().join("data.bin");
+    crate::util::write_varied_file(&data, 1 << 16, 2);
+    let mut tried = 0;
+    // `x`'s timeline is x-timeline.csv/.svg, the results and figure of a job named
+    // `x-timeline`; `y`'s ranks timeline is the timeline of `y-ranks`. In either order.
+    for (i, (jobs, want)) in [
+        (["x", "x-timeline"], ["x.csv", "x-timeline-2.csv"]),
+        (["x-timeline", "x"], ["x-timeline.csv", "x-2.csv"]),
+        (["y", "y-ranks"], ["y.csv", "y-ranks-2.csv"]),
+        (["context", "sweep"], ["context.csv", "sweep.csv"]),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let job = t.path().join(format!("j{i}.fio"));
+        write(
+            &job,
+            &format!(
+                "[global]\nfilename={}\nsize=64k\nbs=16k\nruntime=300ms\ntime_based=1\n\
+                 [{}]\nrw=read\n[{}]\nrw=read\n",
+                data.display(),
+                jobs[0],
+                jobs[1]
+            ),
+        );
+        for force in [false, true] {
+            let out_dir = t.path().join(format!("out{i}-{force}"));
+            let out = batch(
+                &job,
+                &out_dir,
+                if force { &["--force"][..] } else { &[][..] },
+            );
+            tried += 1;
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(0), "{jobs:?}: {err}");
+            // Each job's own results, one repetition each: no output replaced another.
+            for c in want {
+                let rows = crate::util::csv_file_maps(&out_dir.join(c));
+                assert_eq!(rows.len(), 1, "{jobs:?}: {c}");
+                assert!(
+                    rows[0].contains_key("rep"),
+                    "{jobs:?}: {c} is not a results CSV"
+                );
+            }
+        }
+    }
+    eprintln!("attacks tried and held: {tried}");
+}
