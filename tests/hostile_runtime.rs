@@ -1071,3 +1071,74 @@ fn open_loop_rates_below_the_minimum_and_knee_points_too_short_for_a_p99_are_ref
     }
     eprintln!("attacks tried and held: {tried}");
 }
+
+// ---- third round (issue 34): a killed explorer's scratch file, while it is still a zombie ---
+
+/// The state letter of process `pid` (`Z` for a zombie).
+fn proc_state_letter(pid: u32) -> Option<char> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    text[text.rfind(')')? + 1..]
+        .split_whitespace()
+        .next()?
+        .chars()
+        .next()
+}
+
+#[test]
+fn a_scratch_file_of_a_session_killed_a_moment_ago_is_recognised_while_it_is_a_zombie() {
+    use diskscope::tui::scratch::{leftovers, scratch_marker};
+    let d = tmp();
+    let explored = p(&d, "f");
+    std::fs::write(&explored, b"data").unwrap();
+    // A scratch file marked by `pid` as the explorer marks its own (pid and start time).
+    let scratch = |pid: u32, marker: &str| -> Option<PathBuf> {
+        let path = p(&d, &format!(".f.diskscope-scratch.{pid}.1"));
+        let (f, _) = diskscope::fsguard::create_exclusive(&path).unwrap();
+        diskscope::fsguard::mark(&f, marker).then_some(path)
+    };
+    // The session: killed with SIGKILL and not reaped yet, as right after `kill -9` from a
+    // shell that has not waited for it.
+    let mut session = Command::new("sleep").arg("100").spawn().unwrap();
+    let pid = session.id();
+    let Some(dead) = scratch(pid, &scratch_marker(pid)) else {
+        eprintln!("skipped: this file system keeps no user extended attributes");
+        let _ = session.kill();
+        let _ = session.wait();
+        return;
+    };
+    // A live process whose pid a marker names with another start time: the pid was reused.
+    let mut other = Command::new("sleep").arg("100").spawn().unwrap();
+    let reused = scratch(
+        other.id(),
+        &format!("explorer-scratch pid={} start=1", other.id()),
+    )
+    .unwrap();
+    // And a live session's own file, marked now: never a leftover.
+    let mut live = Command::new("sleep").arg("100").spawn().unwrap();
+    let live_file = scratch(live.id(), &scratch_marker(live.id())).unwrap();
+    session.kill().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while proc_state_letter(pid) != Some('Z') {
+        assert!(
+            Instant::now() < deadline,
+            "the killed session never became a zombie"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut found: Vec<PathBuf> = leftovers(&explored)
+        .into_iter()
+        .map(|(c, _)| c.path)
+        .collect();
+    found.sort();
+    let mut want = vec![dead, reused];
+    want.sort();
+    assert_eq!(
+        found, want,
+        "a zombie's (or a reused pid's) scratch file was taken for a live one"
+    );
+    assert!(live_file.exists());
+    for c in [&mut session, &mut other, &mut live] {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+}
