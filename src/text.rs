@@ -79,17 +79,28 @@ pub fn shown_lines(text: &str) -> Cow<'_, str> {
 /// message on stderr (an architecture test keeps bare `eprintln!` with arguments out of src/).
 #[macro_export]
 macro_rules! eprintln_shown {
-    ($($arg:tt)*) => {
-        ::std::eprintln!("{}", $crate::text::shown_lines(&::std::format!($($arg)*)))
-    };
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        // A message for a stderr that is gone (closed, full) is dropped, never a panic.
+        let _ = ::std::writeln!(
+            ::std::io::stderr(),
+            "{}",
+            $crate::text::shown_lines(&::std::format!($($arg)*))
+        );
+    }};
 }
 
 /// `eprint!` through [`shown_lines`] (see [`eprintln_shown!`]).
 #[macro_export]
 macro_rules! eprint_shown {
-    ($($arg:tt)*) => {
-        ::std::eprint!("{}", $crate::text::shown_lines(&::std::format!($($arg)*)))
-    };
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::write!(
+            ::std::io::stderr(),
+            "{}",
+            $crate::text::shown_lines(&::std::format!($($arg)*))
+        );
+    }};
 }
 
 /// `println!` through [`shown_lines`] (see [`eprintln_shown!`]).

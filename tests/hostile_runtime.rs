@@ -1142,3 +1142,170 @@ fn a_scratch_file_of_a_session_killed_a_moment_ago_is_recognised_while_it_is_a_z
         let _ = c.wait();
     }
 }
+
+// ---- third round (issue 34): output lost without an error ----------------------------------
+
+/// How stdout is given to the command.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Stdout {
+    /// `> /dev/full`: every write fails with ENOSPC.
+    Full,
+    /// `>&-`: closed before the program starts.
+    Closed,
+    /// `| true`: a pipe whose reader is gone (EPIPE): success, as ripgrep treats it.
+    BrokenPipe,
+}
+
+fn run_with_stdout(args: &[std::ffi::OsString], how: Stdout, env: &[(&str, &Path)]) -> Output {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("diskscope"));
+    cmd.args(args).stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    match how {
+        Stdout::Full => {
+            cmd.stdout(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open("/dev/full")
+                    .unwrap(),
+            );
+        }
+        Stdout::Closed => {
+            cmd.stdout(Stdio::null());
+            // SAFETY: only close(2), async-signal-safe, runs between fork and exec.
+            unsafe {
+                cmd.pre_exec(|| {
+                    libc::close(1);
+                    Ok(())
+                });
+            }
+        }
+        Stdout::BrokenPipe => {
+            cmd.stdout(Stdio::piped());
+        }
+    }
+    let mut child = cmd.spawn().unwrap();
+    // The reader goes away at once.
+    drop(child.stdout.take());
+    finish(child)
+}
+
+#[test]
+fn output_lost_on_a_full_or_closed_stdout_is_an_error_and_a_broken_pipe_is_not() {
+    let d = tmp();
+    let f = p(&d, "data");
+    write_varied_file(&f, 1 << 20, 4);
+    let cache = p(&d, "cache");
+    crate::util::store_synthetic_profile(&cache, d.path(), 1.0);
+    let sweep = p(&d, "s.toml");
+    std::fs::write(
+        &sweep,
+        format!(
+            "[file]\npath = \"{}\"\n[[experiment]]\nname = \"r\"\nkind = \"throughput\"\n\
+             block_size = \"64K\"\nreps = 2\nseconds = 0.05\n",
+            f.display()
+        ),
+    )
+    .unwrap();
+    let results = p(&d, "results");
+    let made = Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+        .arg("--batch")
+        .arg(&sweep)
+        .arg("--out")
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let os = |s: &str| std::ffi::OsString::from(s);
+    let fo = f.clone().into_os_string();
+    let ro = results.clone().into_os_string();
+    let commands: Vec<Vec<std::ffi::OsString>> = vec![
+        vec![os("--help")],
+        vec![os("--version")],
+        vec![os("run"), os("--help")],
+        vec![os("completions"), os("bash")],
+        vec![os("man")],
+        vec![os("man"), os("run")],
+        vec![os("compare"), ro.clone(), ro.clone()],
+        vec![os("compare"), os("--csv"), ro.clone(), ro.clone()],
+        vec![os("compare"), os("--markdown"), ro.clone(), ro.clone()],
+        vec![
+            os("knee"),
+            fo.clone(),
+            os("--p99"),
+            os("1s"),
+            os("--seconds"),
+            os("0.1"),
+            os("--min-ops"),
+            os("50"),
+            os("--max-points"),
+            os("1"),
+        ],
+        vec![os("limits"), fo.clone()],
+        vec![os("limits"), os("--json"), fo.clone()],
+        vec![os("syscalls"), fo.clone(), os("--seconds"), os("0.01")],
+        vec![os("fast"), fo.clone()],
+        vec![os("run"), fo.clone(), os("-r"), os("64K"), os("4")],
+        vec![
+            os("--batch"),
+            sweep.clone().into(),
+            os("--dry-run"),
+            os("--out"),
+            p(&d, "o").into(),
+        ],
+    ];
+    let mut commands = commands;
+    // A batch that measures: its plan goes to stdout first, so a lost stdout stops it before
+    // it measures (each mode its own --out).
+    for how in ["full", "closed", "pipe"] {
+        commands.push(vec![
+            os("--batch"),
+            sweep.clone().into(),
+            os("--out"),
+            p(&d, how).into(),
+        ]);
+    }
+    let mut tried = 0;
+    for args in &commands {
+        for how in [Stdout::Full, Stdout::Closed, Stdout::BrokenPipe] {
+            let out = run_with_stdout(args, how, &[("XDG_CACHE_HOME", &cache)]);
+            tried += 1;
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let what = format!("{args:?} {how:?}");
+            assert!(
+                out.status.code().is_some(),
+                "{what}: killed by a signal: {stderr}"
+            );
+            assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+            match how {
+                Stdout::Full => {
+                    assert_eq!(out.status.code(), Some(1), "{what}: {stderr}");
+                    assert!(
+                        stderr
+                            .lines()
+                            .any(|l| l.starts_with("error: writing") && l.contains("to stdout")),
+                        "{what}: {stderr}"
+                    );
+                }
+                Stdout::Closed => {
+                    assert_eq!(out.status.code(), Some(1), "{what}: {stderr}");
+                    assert!(
+                        stderr.contains("error: stdout is closed"),
+                        "{what}: {stderr}"
+                    );
+                }
+                Stdout::BrokenPipe => {
+                    assert_eq!(out.status.code(), Some(0), "{what}: {stderr}");
+                    assert!(!stderr.contains("error:"), "{what}: {stderr}");
+                }
+            }
+        }
+    }
+    eprintln!("attacks tried and held: {tried}");
+}

@@ -22,7 +22,6 @@ pub use load::{load, InputKind, LoadError, Record, Setup};
 use crate::config::usage;
 use clap::{ArgGroup, Args};
 use diff::Metric;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// `compare` options.
@@ -99,9 +98,7 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
     } else {
         render::table(&c)
     };
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
+    crate::cli::write_stdout(text.as_bytes())?;
     if let Some(p) = &a.plot {
         match plot::render(&c, Metric::MibS, "OLD vs NEW: throughput")? {
             Some(svg) => {

@@ -37,7 +37,6 @@ use crate::text::{shown, shown_path};
 use anyhow::{bail, Context as _};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::hint::black_box;
-use std::io::Write;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -886,10 +885,7 @@ pub fn print_profile(p: &Profile, json: bool) -> anyhow::Result<()> {
     } else {
         crate::text::shown_lines(&table(p)).into_owned()
     };
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
-    Ok(())
+    crate::cli::write_stdout(text.as_bytes())
 }
 
 /// The human table of a profile.

@@ -26,7 +26,6 @@ pub mod trace;
 use crate::measure::RunResult;
 use crate::text::{shown, shown_lines, shown_path};
 use params::Syntax;
-use std::io::Write;
 use std::sync::atomic::AtomicBool;
 
 pub use params::LocalityParams;
@@ -74,13 +73,9 @@ pub fn execute(args: &LocalityParams) -> anyhow::Result<i32> {
     if args.json {
         crate::eprint_shown!("{text}");
         let doc = report::json_document(&p, &passes, completed)?;
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "{doc}")?;
-        out.flush()?;
+        crate::cli::write_stdout(format!("{doc}\n").as_bytes())?;
     } else {
-        let mut out = std::io::stdout().lock();
-        write!(out, "{}", shown_lines(&text))?;
-        out.flush()?;
+        crate::cli::write_stdout(shown_lines(&text).as_bytes())?;
     }
     if !completed {
         if passes.is_empty() {

@@ -39,7 +39,6 @@ pub mod wait;
 use crate::config::usage;
 use plan::Plan;
 use schema::Source;
-use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -155,9 +154,7 @@ pub fn execute(
         if json {
             crate::eprint_shown!("{text}");
         } else {
-            let mut stdout = std::io::stdout().lock();
-            write!(stdout, "{}", crate::text::shown_lines(&text))?;
-            stdout.flush()?;
+            crate::cli::write_stdout(crate::text::shown_lines(&text).as_bytes())?;
         }
         if let Some(why) = run::over_cap(&plan) {
             crate::eprintln_shown!("note: {why}");

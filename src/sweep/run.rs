@@ -181,8 +181,9 @@ pub fn run(
             super::text::plan_text(&plan),
             runner.describe()
         ))
-    )?;
-    stdout.flush()?;
+    )
+    .and_then(|()| stdout.flush())
+    .map_err(|e| anyhow::Error::new(e).context("writing the plan to stdout"))?;
     if let Some(why) = over_cap(&plan) {
         return if writes {
             Err(usage(why))
@@ -307,13 +308,16 @@ pub fn run(
             .written
             .extend(write_exports(&dir, &files, outcome.plan.force)?);
     }
-    writeln!(stdout)?;
-    write!(
-        stdout,
-        "{}",
-        crate::text::shown_lines(&output::summary_text(&outcome.done()))
-    )?;
-    stdout.flush()?;
+    writeln!(stdout)
+        .and_then(|()| {
+            write!(
+                stdout,
+                "{}",
+                crate::text::shown_lines(&output::summary_text(&outcome.done()))
+            )
+        })
+        .and_then(|()| stdout.flush())
+        .map_err(|e| anyhow::Error::new(e).context("writing the summary to stdout"))?;
     if let Some(doc) = document {
         crate::lab::println_stdout(&doc)?;
     }
