@@ -599,6 +599,95 @@ pub fn output_refusal(path: &Path, force: bool, flag: &str) -> Option<String> {
     }
 }
 
+/// Bytes an output written after a run is assumed to need when checked before it
+/// ([`check_new_output`]): a file system with less free is full for it.
+pub const OUTPUT_ROOM_BYTES: u64 = 64 << 10;
+
+/// What would keep an output written *after* a run (a `--timeline` CSV, a `--svg` figure) from
+/// being written, found *before* the run so no measuring is lost: the path names a directory
+/// (it ends in `/`, or a directory is there), something is there already (a symbolic link
+/// always; a regular file unless `force`), its directory is missing, not a directory, not
+/// writable (permissions, a read-only file system), or its file system is full; or the path is
+/// the file the run measures (`measured`). `None` when it may be written. `flag` names the
+/// option, for the one-line message.
+pub fn check_new_output(
+    path: &Path,
+    force: bool,
+    flag: &str,
+    measured: Option<&Path>,
+) -> Option<String> {
+    use std::os::unix::ffi::OsStrExt;
+    let p = crate::text::shown_path(path);
+    if path.as_os_str().as_bytes().ends_with(b"/") || path.is_dir() {
+        return Some(format!(
+            "{flag}: {p} is a directory (name); give a file name for it"
+        ));
+    }
+    if measured.is_some_and(|m| same_place(m, path)) {
+        return Some(format!(
+            "{flag}: {p} is the file the run measures; give the {flag} output another name"
+        ));
+    }
+    if let Some(refusal) = output_refusal(path, force, flag) {
+        return Some(format!("{flag}: {refusal}"));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let d = crate::text::shown_path(dir);
+    match std::fs::metadata(dir) {
+        Err(_) => {
+            return Some(format!(
+                "{flag}: the directory {d} does not exist; create it first (mkdir -p {})",
+                shell_quote_path(dir)
+            ))
+        }
+        Ok(m) if !m.is_dir() => return Some(format!("{flag}: {d} is not a directory")),
+        Ok(_) => {}
+    }
+    if let Err(e) = rustix::fs::access(
+        dir,
+        rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK,
+    ) {
+        let why = if e == rustix::io::Errno::ROFS {
+            "is on a read-only file system".to_string()
+        } else {
+            format!("cannot be written ({})", std::io::Error::from(e))
+        };
+        return Some(format!(
+            "{flag}: the directory {d} {why}; pick another place for {p}"
+        ));
+    }
+    if let Some(free) = free_bytes(dir).filter(|f| *f < OUTPUT_ROOM_BYTES) {
+        return Some(format!(
+            "{flag}: the file system of {d} is full ({} free); free some space or pick another \
+             place for {p}",
+            crate::size::format_bytes_approx(free)
+        ));
+    }
+    None
+}
+
+/// Whether `a` and `b` name the same file: the same inode when both exist, else the same name
+/// in the same (canonical) directory.
+pub fn same_place(a: &Path, b: &Path) -> bool {
+    if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+        return (x.dev(), x.ino()) == (y.dev(), y.ino());
+    }
+    let place = |p: &Path| {
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        Some((
+            std::fs::canonicalize(dir).ok()?,
+            p.file_name()?.to_os_string(),
+        ))
+    };
+    matches!((place(a), place(b)), (Some(x), Some(y)) if x == y)
+}
+
 /// Writes `bytes` to a new output file (see [`create_output`]); the message names the file. A
 /// refusal is returned as `refused` makes it (a plain message, or a usage error).
 pub fn write_output_with(

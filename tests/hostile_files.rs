@@ -2115,3 +2115,196 @@ fn fio_jobs_whose_files_would_meet_are_told_apart_before_anything_runs() {
     }
     eprintln!("attacks tried and held: {tried}");
 }
+
+// ---- third round (issue 34): outputs written after a run are checked before it -------------
+
+/// A tmpfs of `size` mounted at a fresh directory under `dir` with `opts`; unmounted on drop.
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: &Path, name: &str, opts: &str) -> Option<Tmpfs> {
+        if !crate::util::is_root() {
+            eprintln!("skipped: mounting a tmpfs needs root");
+            return None;
+        }
+        let at = dir.join(name);
+        std::fs::create_dir_all(&at).unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", opts, "tmpfs"])
+            .arg(&at)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("skipped: could not mount a tmpfs");
+            return None;
+        }
+        Some(Tmpfs(at))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn timeline_and_figure_outputs_that_cannot_be_written_are_refused_before_the_run() {
+    let t = tmp();
+    let f = t.path().join("data.bin");
+    let data = crate::util::write_varied_file(&f, 1 << 20, 6);
+    let fs = f.to_str().unwrap();
+    let mut cases: Vec<(String, Vec<String>, &str)> = vec![
+        (
+            "missing directory".into(),
+            vec![
+                fs.into(),
+                "-r".into(),
+                "4K".into(),
+                "64".into(),
+                "--timeline".into(),
+                t.path().join("no/such/t.csv").display().to_string(),
+            ],
+            "does not exist",
+        ),
+        (
+            "a path ending in /".into(),
+            vec![
+                fs.into(),
+                "-r".into(),
+                "4K".into(),
+                "64".into(),
+                "--timeline".into(),
+                format!("{}/", t.path().join("t.csv").display()),
+            ],
+            "directory",
+        ),
+        (
+            "a directory".into(),
+            vec![
+                fs.into(),
+                "-r".into(),
+                "4K".into(),
+                "64".into(),
+                "--timeline".into(),
+                t.path().display().to_string(),
+            ],
+            "directory",
+        ),
+        (
+            "the measured file".into(),
+            vec![
+                fs.into(),
+                "-r".into(),
+                "4K".into(),
+                "64".into(),
+                "--timeline".into(),
+                fs.into(),
+            ],
+            "the file the run measures",
+        ),
+        (
+            "the written file".into(),
+            vec![
+                t.path().join("w.bin").display().to_string(),
+                "-w".into(),
+                "4K".into(),
+                "16".into(),
+                "--timeline".into(),
+                t.path().join("w.bin").display().to_string(),
+            ],
+            "the file the run measures",
+        ),
+        (
+            "the measured file as --log-ops".into(),
+            vec![
+                fs.into(),
+                "-r".into(),
+                "4K".into(),
+                "64".into(),
+                "--log-ops".into(),
+                fs.into(),
+            ],
+            "the file the run measures",
+        ),
+    ];
+    let ro = Tmpfs::mount(t.path(), "ro", "ro,size=1m");
+    if let Some(ro) = &ro {
+        cases.push((
+            "a read-only file system".into(),
+            vec![
+                fs.into(),
+                "-r".into(),
+                "4K".into(),
+                "64".into(),
+                "--timeline".into(),
+                ro.0.join("t.csv").display().to_string(),
+            ],
+            "read-only",
+        ));
+    }
+    let full = Tmpfs::mount(t.path(), "full", "size=256k");
+    if let Some(full) = &full {
+        // Filled to its last block.
+        let _ = std::fs::write(full.0.join("filler"), vec![1u8; 1 << 20]);
+        cases.push((
+            "a full file system".into(),
+            vec![
+                fs.into(),
+                "-r".into(),
+                "4K".into(),
+                "64".into(),
+                "--timeline".into(),
+                full.0.join("t.csv").display().to_string(),
+            ],
+            "full",
+        ));
+    }
+    let mut tried = 0;
+    for (what, args, says) in &cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let started = Instant::now();
+        let out = bounded("run", &args, SECS_30);
+        tried += 1;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+        assert_eq!(err.lines().count(), 1, "{what}: {err}");
+        assert!(err.contains(says), "{what}: {err}");
+        assert!(
+            out.stdout.is_empty(),
+            "{what}: the run ran (an XOR was printed)"
+        );
+        assert!(started.elapsed() < Duration::from_secs(10), "{what}");
+    }
+    assert_eq!(
+        std::fs::read(&f).unwrap(),
+        data,
+        "the measured file changed"
+    );
+    assert!(!t.path().join("w.bin").exists(), "the write ran");
+    // knee --svg into a missing directory: refused before the search, not after it.
+    let started = Instant::now();
+    let out = bounded(
+        "diskscope",
+        &[
+            "knee",
+            fs,
+            "--p99",
+            "2ms",
+            "--svg",
+            t.path().join("no/k.svg").to_str().unwrap(),
+        ],
+        SECS_30,
+    );
+    tried += 1;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--svg") && err.contains("does not exist"),
+        "{err}"
+    );
+    assert!(!err.contains("IOPS offered"), "measured first: {err}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    drop((ro, full));
+    eprintln!("attacks tried and held: {tried}");
+}

@@ -49,12 +49,10 @@ pub fn execute(a: &RunArgs, mut fleet: Fleet) -> anyhow::Result<i32> {
                      its own); run without mpirun to log every operation",
                 ));
             }
-            if let Some(p) = timeline_csv.filter(|p| std::fs::symlink_metadata(p).is_ok()) {
-                return Err(crate::config::usage(format!(
-                    "--timeline: {} already exists; give a new file name (diskscope does not \
-                     replace it)",
-                    crate::text::shown_path(p)
-                )));
+            if let Some(refusal) = timeline_csv.and_then(|p| {
+                crate::fsguard::check_new_output(p, false, "--timeline", Some(&spec.path))
+            }) {
+                return Err(crate::config::usage(refusal));
             }
             Ok(interval)
         });

@@ -14,7 +14,9 @@ pub fn execute(a: &KneeArgs) -> anyhow::Result<i32> {
     let plan = a.params.plan(&a.file, Syntax::Flag)?;
     if let Some(svg) = &a.svg {
         // Refused before minutes of measuring, not after.
-        if let Some(refusal) = crate::fsguard::output_refusal(svg, a.force, "--svg") {
+        if let Some(refusal) =
+            crate::fsguard::check_new_output(svg, a.force, "--svg", Some(&a.file))
+        {
             return Err(usage(refusal));
         }
     } else if a.force {

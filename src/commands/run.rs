@@ -27,6 +27,7 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
         t.timeline_csv.as_deref(),
         &t.interval,
         t.log_ops.as_deref(),
+        &spec.path,
     )?;
     let existed = spec.path.exists();
     let size_before = std::fs::metadata(&spec.path).map(|m| m.len()).unwrap_or(0);
