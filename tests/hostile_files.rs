@@ -1782,6 +1782,12 @@ fn a_file_that_only_looks_like_a_test_file_is_never_overwritten_by_a_job_or_a_sw
     let job = fio_job(t.path(), "orig.fio", "randwrite", &orig);
     let out = batch(&job, &t.path().join("oo2"), &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Reused, not created: it does not say it creates it.
+    assert!(
+        !stderr(&out).contains("creating the test file"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(std::fs::metadata(&orig).unwrap().len(), sixteen);
     eprintln!("attacks tried and held: {tried}");
 }

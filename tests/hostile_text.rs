@@ -603,3 +603,46 @@ fn paths_and_names_that_look_like_formulas_are_neutralised_in_every_csv() {
     );
     eprintln!("attacks tried and held: {tried}");
 }
+
+#[test]
+fn escape_bytes_of_fio_job_names_never_reach_compares_html_or_terminal_raw() {
+    let d = tmp();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/psync-seq-rand.json");
+    let text = std::fs::read_to_string(fixture).unwrap();
+    let hostile = text.replace(
+        "\"jobname\" : \"seqread\"",
+        "\"jobname\" : \"seq\\u001b]0;pwned\\u0007\\u001b[31mread\"",
+    );
+    assert_ne!(hostile, text, "the fixture changed: fix the test");
+    let old = p(&d, "old.json");
+    let new = p(&d, "new.json");
+    std::fs::write(&old, &hostile).unwrap();
+    std::fs::write(&new, &hostile).unwrap();
+    let report = p(&d, "r.html");
+    let a = bin("diskscope")
+        .arg("compare")
+        .arg(&old)
+        .arg(&new)
+        .arg("--report")
+        .arg(&report)
+        .output()
+        .unwrap();
+    let stderr = clean("compare --report", &a);
+    assert_eq!(a.status.code(), Some(0), "{stderr}");
+    let html = std::fs::read(&report).unwrap();
+    assert!(!has_terminal_control(&html), "raw controls in the HTML");
+    assert!(
+        String::from_utf8_lossy(&html).contains("seq\\u{1b}]0;pwned\\u{7}"),
+        "the job name is not shown escaped"
+    );
+    for flag in ["--markdown", "--csv"] {
+        let a = bin("diskscope")
+            .args(["compare", flag])
+            .arg(&old)
+            .arg(&new)
+            .output()
+            .unwrap();
+        clean(flag, &a);
+    }
+}
