@@ -164,15 +164,8 @@ fn one_line(text: &str) -> String {
     }
 }
 
-/// Writes `bytes` to stdout and flushes it; an error says it was stdout (a broken pipe stays a
-/// `BrokenPipe` error, which [`exit_with`] takes for success).
-pub fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
-    use anyhow::Context;
-    let mut out = std::io::stdout().lock();
-    out.write_all(bytes)
-        .and_then(|()| out.flush())
-        .context("writing to stdout")
-}
+/// Writes `bytes` to stdout, checked (see [`crate::text::write_stdout`]).
+pub use crate::text::write_stdout;
 
 /// Refuses a stdout that was closed when the process started (`>&-`): every result would be
 /// lost without an error. Rust's runtime reopens a closed descriptor 0, 1 or 2 on `/dev/null`

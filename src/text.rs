@@ -119,6 +119,19 @@ macro_rules! print_shown {
     };
 }
 
+/// Writes `bytes` to stdout and flushes it: the one way diskscope's results reach stdout, so
+/// every write is checked. An error says it was stdout (`writing to stdout: No space left on
+/// device`); a broken pipe stays a `BrokenPipe` error, which the front end takes for success
+/// (`cli::exit_with`, ripgrep's rule).
+pub fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
+    use anyhow::Context;
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .context("writing to stdout")
+}
+
 /// A path as text that is safe to show: invalid UTF-8 bytes as `\xNN`, control characters escaped.
 pub fn shown_path(path: &Path) -> Cow<'_, str> {
     shown_os(path.as_os_str())

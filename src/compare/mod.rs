@@ -98,7 +98,7 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
     } else {
         render::table(&c)
     };
-    crate::cli::write_stdout(text.as_bytes())?;
+    crate::text::write_stdout(text.as_bytes())?;
     if let Some(p) = &a.plot {
         match plot::render(&c, Metric::MibS, "OLD vs NEW: throughput")? {
             Some(svg) => {

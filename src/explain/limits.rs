@@ -885,7 +885,7 @@ pub fn print_profile(p: &Profile, json: bool) -> anyhow::Result<()> {
     } else {
         crate::text::shown_lines(&table(p)).into_owned()
     };
-    crate::cli::write_stdout(text.as_bytes())
+    crate::text::write_stdout(text.as_bytes())
 }
 
 /// The human table of a profile.

@@ -21,5 +21,5 @@ pub mod throughput;
 
 /// Prints one line on stdout; a closed pipe surfaces as a BrokenPipe error (exit 0 upstream).
 pub fn println_stdout(line: &str) -> anyhow::Result<()> {
-    crate::cli::write_stdout(format!("{}\n", crate::text::shown_lines(line)).as_bytes())
+    crate::text::write_stdout(format!("{}\n", crate::text::shown_lines(line)).as_bytes())
 }

@@ -73,9 +73,9 @@ pub fn execute(args: &LocalityParams) -> anyhow::Result<i32> {
     if args.json {
         crate::eprint_shown!("{text}");
         let doc = report::json_document(&p, &passes, completed)?;
-        crate::cli::write_stdout(format!("{doc}\n").as_bytes())?;
+        crate::text::write_stdout(format!("{doc}\n").as_bytes())?;
     } else {
-        crate::cli::write_stdout(shown_lines(&text).as_bytes())?;
+        crate::text::write_stdout(shown_lines(&text).as_bytes())?;
     }
     if !completed {
         if passes.is_empty() {

@@ -154,7 +154,7 @@ pub fn execute(
         if json {
             crate::eprint_shown!("{text}");
         } else {
-            crate::cli::write_stdout(crate::text::shown_lines(&text).as_bytes())?;
+            crate::text::write_stdout(crate::text::shown_lines(&text).as_bytes())?;
         }
         if let Some(why) = run::over_cap(&plan) {
             crate::eprintln_shown!("note: {why}");
