@@ -24,7 +24,6 @@ pub use load::{load, InputKind, LoadError, Record, Setup};
 use crate::config::usage;
 use clap::{ArgGroup, Args};
 use diff::Metric;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// `compare` options.
@@ -177,14 +176,12 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
     } else {
         render::table(&c)
     };
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
+    crate::text::write_stdout(text.as_bytes())?;
     if let Some(p) = &a.plot {
         match plot::render(&c, Metric::MibS, "OLD vs NEW: throughput")? {
             Some(svg) => {
                 crate::report::write_new(p, svg.as_bytes(), a.force, "--plot")?;
-                eprintln!("wrote {}", p.display());
+                crate::eprintln_shown!("wrote {}", crate::text::shown_path(p));
             }
             None => eprintln!("--plot: no matched point has throughput samples; nothing drawn"),
         }
@@ -193,7 +190,7 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
         let new_path = a.new.as_deref().unwrap_or(&a.old);
         let html = crate::report::compare_page(&a.old, new_path, &old, &new, &c)?;
         crate::report::write_new(p, html.as_bytes(), a.force, "--report")?;
-        eprintln!("wrote {}", p.display());
+        crate::eprintln_shown!("wrote {}", crate::text::shown_path(p));
     }
     if let Some(pct) = a.fail_on_regression {
         let regs = c.regressions(pct);
@@ -206,7 +203,7 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
                     .and_then(|p| p.verdicts_differ())
                     .map(|d| format!("; but {d}"))
                     .unwrap_or_default();
-                eprintln!(
+                crate::eprintln_shown!(
                     "regression: {}: {} {} {} (threshold {pct}%){}",
                     crate::text::shown(&s.label()),
                     m.metric.unit(),

@@ -181,8 +181,8 @@ pub fn compare_page(
         title,
         &format!(
             "OLD {} vs NEW {} — generated {} by diskscope {}",
-            old_path.display(),
-            new_path.display(),
+            crate::text::shown_path(old_path),
+            crate::text::shown_path(new_path),
             context::now_utc(),
             env!("CARGO_PKG_VERSION")
         ),
@@ -282,7 +282,7 @@ pub fn batch_page(
         &title,
         &format!(
             "results in {} — generated {} by diskscope {}",
-            out_dir.display(),
+            crate::text::shown_path(out_dir),
             context::now_utc(),
             env!("CARGO_PKG_VERSION")
         ),
