@@ -133,9 +133,9 @@ impl Page {
         self.body += "</tbody></table></div>\n";
     }
 
-    /// An inline SVG figure. `svg` must be an SVG document of our own making (plotters' output or
-    /// a figure batch mode wrote); the XML prolog, if any, is dropped and a viewBox added so the
-    /// figure scales to the column.
+    /// An inline SVG figure. `svg` must be an SVG document of our own making (the figure
+    /// renderer's output, or a figure batch mode wrote); the XML prolog, if any, is dropped and a
+    /// viewBox added where it has none, so the figure scales to the column.
     pub fn figure(&mut self, svg: &str, caption: &str) {
         self.body += &format!(
             "<figure>{}<figcaption>{}</figcaption></figure>\n",
