@@ -1061,6 +1061,15 @@ fn layer(out: &mut String, l: &Layer, f: &Frame, placed: &mut Vec<Rect>) {
                         "<polyline points=\"{}\" fill=\"none\"{attrs} stroke-linejoin=\"round\"/>",
                         run.join(" ")
                     );
+                } else if let Some((x, y)) = run.first().and_then(|p| p.split_once(',')) {
+                    // A point alone (a run of one interval) is a dot, not nothing.
+                    let _ = writeln!(
+                        out,
+                        "<circle cx=\"{x}\" cy=\"{y}\" r=\"{}\" fill=\"{}\" fill-opacity=\"{}\"/>",
+                        n((l.width * 1.2).max(2.5)),
+                        l.color.hex(),
+                        n(l.opacity)
+                    );
                 }
                 run.clear();
             };
@@ -1209,7 +1218,7 @@ fn draw_bar(
     let mut label_at = top;
     if let Some((lo, hi)) = bar.whisker {
         let (plo, phi) = (f.py_clamped(lo), f.py_clamped(hi));
-        let cap = (bw * 0.2).max(2.0);
+        let cap = (bw * 0.2).clamp(2.0, 10.0);
         let _ = writeln!(
             out,
             "<path d=\"M{} {}V{}M{} {}H{}M{} {}H{}\" stroke=\"black\" fill=\"none\"/>",

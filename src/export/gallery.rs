@@ -64,11 +64,15 @@ fn bars_with_model() -> String {
             }
         }
     }
-    let chart = crate::export::chart::throughput_chart_with(
+    let known = crate::export::provenance::Provenance::everywhere(
+        Some("ext4 on vda".into()),
+        Some(crate::explain::profile::Profile::synthetic_example()),
+    );
+    let chart = crate::export::chart::throughput_chart(
         "block-size: throughput",
         &rows,
         &[crate::export::chart::Dim::BlockSize],
-        &|_| Some(crate::explain::profile::Profile::synthetic_example()),
+        &known,
     )
     .unwrap();
     crate::export::svg::render(&chart).unwrap()

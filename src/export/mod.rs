@@ -21,6 +21,9 @@ pub mod figure;
 pub mod figure_svg;
 #[cfg(test)]
 pub(crate) mod gallery;
+pub mod html;
+pub mod manager;
+pub mod provenance;
 pub mod session_svg;
 pub mod svg;
 pub mod table;

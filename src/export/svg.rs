@@ -430,12 +430,14 @@ mod tests {
 
     #[test]
     fn a_block_size_plot_draws_the_model_over_the_bars_and_names_where_the_bound_turns() {
-        use crate::export::chart::{throughput_chart_with, Dim};
+        use crate::export::chart::{throughput_chart, Dim};
+        use crate::export::provenance::Provenance;
         let rows = block_size_rows();
-        let chart = throughput_chart_with("part 3", &rows, &[Dim::BlockSize], &|_| {
-            Some(crate::explain::profile::Profile::synthetic_example())
-        })
-        .unwrap();
+        let known = Provenance::everywhere(
+            None,
+            Some(crate::explain::profile::Profile::synthetic_example()),
+        );
+        let chart = throughput_chart("part 3", &rows, &[Dim::BlockSize], &known).unwrap();
         assert_eq!(chart.model.len(), 1);
         let bounds: Vec<_> = chart.model[0].points.iter().map(|p| p.2).collect();
         use crate::explain::model::Bound;
@@ -461,7 +463,8 @@ mod tests {
             chart.model[0].points.len()
         );
         // Without a profile: the same bars, no model.
-        let plain = throughput_chart_with("part 3", &rows, &[Dim::BlockSize], &|_| None).unwrap();
+        let plain =
+            throughput_chart("part 3", &rows, &[Dim::BlockSize], &Provenance::none()).unwrap();
         assert!(plain.model.is_empty());
         let svg = render(&plain).unwrap();
         assert!(!svg.contains("model (limits profile)") && !svg.contains("-bound ("));

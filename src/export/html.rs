@@ -1,5 +1,5 @@
-//! A tiny HTML writer for the report page: everything inline (CSS, SVG), nothing fetched, every
-//! piece of text escaped. The style sheet reads well on a laptop screen (one column of at most
+//! A tiny HTML writer for every page diskscope writes (`--export-html`, `--report`): everything
+//! inline (CSS, SVG), nothing fetched, every piece of text escaped. The style sheet reads well on a laptop screen (one column of at most
 //! ~72 rem, tables scroll sideways rather than overflow) and prints cleanly (no shadows, figures
 //! and tables kept whole on a page, colours kept for verdicts).
 
