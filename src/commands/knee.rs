@@ -116,8 +116,7 @@ impl Exportable for KneeResults<'_> {
 
     /// One row per measured point, by offered rate (the fields of `--json`'s `points`).
     fn csv(&self) -> anyhow::Result<Option<Vec<u8>>> {
-        let rows: Vec<PointRow> = self.knee.points.iter().map(PointRow::of).collect();
-        Ok(Some(crate::export::csv::to_csv(&rows)?.into_bytes()))
+        Ok(Some(points_csv(&self.knee.points)?))
     }
 
     fn json(&self) -> anyhow::Result<Option<Vec<u8>>> {
@@ -128,6 +127,12 @@ impl Exportable for KneeResults<'_> {
     fn figure(&self) -> Option<Figure> {
         Some(knee::svg::figure(&self.title(), self.knee))
     }
+}
+
+/// The CSV of a search's points, one row each, every column in every row.
+pub fn points_csv(points: &[knee::Point]) -> anyhow::Result<Vec<u8>> {
+    let rows: Vec<PointRow> = points.iter().map(PointRow::of).collect();
+    Ok(crate::export::csv::to_csv(&rows)?.into_bytes())
 }
 
 /// A point as a CSV row: every field of [`knee::Point`] in every row (the JSON leaves the rare
@@ -216,4 +221,44 @@ fn document(
         "points": k.points,
     });
     Ok(serde_json::to_string_pretty(&doc)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_points_csv_has_every_column_in_every_row() {
+        let p = |r: f64, no_burst: Option<f64>, burst_at_end: bool| knee::Point {
+            offered_iops: r,
+            achieved_iops: r - 1.0,
+            resp_p50_us: 10.0,
+            resp_p99_us: 20.5,
+            resp_p999_us: 40.0,
+            resp_p99_low_us: 19.0,
+            resp_p99_high_us: 22.0,
+            resp_p99_no_burst_us: no_burst,
+            lat_p99_us: 12.0,
+            ops: 100,
+            seconds: 0.25,
+            burst_at_end,
+            passed: true,
+            ..knee::Point::default()
+        };
+        let csv = points_csv(&[
+            p(500.0, None, false),
+            p(1000.0, Some(15.0), true),
+            p(2000.0, Some(f64::NAN), false),
+        ])
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(csv).unwrap(),
+            "offered_iops,achieved_iops,resp_p50_us,resp_p99_us,resp_p999_us,resp_p99_low_us,\
+             resp_p99_high_us,resp_p99_no_burst_us,lat_p99_us,ops,seconds,fell_behind,\
+             burst_at_end,passed,burst\n\
+             500.0,499.0,10.0,20.5,40.0,19.0,22.0,,12.0,100,0.25,false,false,true,false\n\
+             1000.0,999.0,10.0,20.5,40.0,19.0,22.0,15.0,12.0,100,0.25,false,true,true,false\n\
+             2000.0,1999.0,10.0,20.5,40.0,19.0,22.0,,12.0,100,0.25,false,false,true,false\n"
+        );
+    }
 }

@@ -206,7 +206,7 @@ mod tests {
             &[rec(4096, vec![12.0, 13.0]), rec(8192, vec![1900.0, 2200.0])],
         );
         let svg = render(&wide, Metric::MibS, "wide").unwrap().unwrap();
-        crate::export::figure_svg::check(&svg).unwrap();
+        crate::export::figure::svg::check(&svg).unwrap();
         assert!(svg.contains("log scale"));
         // No latency was measured: no latency figure.
         assert!(render(&wide, Metric::P99Us, "p99").unwrap().is_none());

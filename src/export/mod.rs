@@ -10,7 +10,7 @@
 //!
 //! Every figure is a [`figure::Figure`] (title, panels with linear or log axes, lines, points,
 //! bars with whiskers, bands, rules, text, a legend that fits, notes) drawn by the one renderer
-//! ([`figure_svg`]); a sweep's bars are built from one data model ([`chart::Chart`]: categories
+//! ([`figure::svg`]); a sweep's bars are built from one data model ([`chart::Chart`]: categories
 //! on x, one bar per series with mean bar, median dot and min–max whisker), so every bar figure
 //! of the lab is the same builder fed by a different grouping.
 
@@ -18,9 +18,6 @@ pub mod axis;
 pub mod chart;
 pub mod csv;
 pub mod figure;
-pub mod figure_svg;
-#[cfg(test)]
-pub(crate) mod gallery;
 pub mod html;
 pub mod manager;
 pub mod provenance;

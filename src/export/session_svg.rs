@@ -154,7 +154,7 @@ mod tests {
         assert!(svg.contains("host a &amp; b"));
         assert!(svg.contains("<polyline"));
         assert_eq!(svg.matches("fill=\"#9467bd\"").count(), 2);
-        crate::export::figure_svg::check(&svg).unwrap();
+        crate::export::figure::svg::check(&svg).unwrap();
         assert!(svg.contains("pread 1M"));
         assert!(svg.contains("stroke-dasharray=\"4 3\"") && svg.contains("read pread 4K"));
     }

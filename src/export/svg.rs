@@ -308,7 +308,7 @@ mod tests {
             "value labels"
         );
         assert!(!svg.contains(".0</text>"), "tick noise");
-        crate::export::figure_svg::check(&svg).unwrap();
+        crate::export::figure::svg::check(&svg).unwrap();
     }
 
     #[test]
@@ -394,7 +394,7 @@ mod tests {
             !svg.contains(">12.3k</text>"),
             "a 5-character label cannot fit a 6 px bar"
         );
-        crate::export::figure_svg::check(&svg).unwrap();
+        crate::export::figure::svg::check(&svg).unwrap();
         assert_eq!(fmt_value(8031.12), "8031");
         assert_eq!(fmt_value(10_512.0), "10.5k");
         assert_eq!(fmt_value(12.51), "12.5");

@@ -9,6 +9,8 @@
 
 pub mod batch;
 pub mod context;
+#[cfg(test)]
+mod gallery;
 pub mod openloop;
 
 use crate::compare::diff::{Comparison, Metric, Verdict};

@@ -180,7 +180,7 @@ mod tests {
             marginal: false,
         };
         let svg = render("pread 4K t1", &k).unwrap();
-        crate::export::figure_svg::check(&svg).unwrap();
+        crate::export::figure::svg::check(&svg).unwrap();
         for text in [
             "target p99 2 ms",
             "knee 7500 IOPS",

@@ -3,7 +3,8 @@
 //! explorer's session page, the knee, compare's OLD vs NEW, the fleet's clients) rendered by the
 //! one renderer and checked as a reader would: the SVG is well-formed XML, and every legend,
 //! label and note lies inside the image. `DISKSCOPE_GALLERY=DIR cargo test --lib gallery` also
-//! writes them into DIR, to look at (`rsvg-convert -o x.png x.svg`).
+//! writes them into DIR, to look at (`rsvg-convert -o x.png x.svg`). It lives in `report`, the
+//! layer that may use every front end's builder.
 
 use crate::export::chart::{Category, Chart, Series, YScale};
 use crate::measure::stats::Stats;
@@ -412,7 +413,7 @@ mod tests {
             }
         }
         for (name, svg) in &all {
-            if let Err(e) = crate::export::figure_svg::check(svg) {
+            if let Err(e) = crate::export::figure::svg::check(svg) {
                 panic!("{name}: {e}");
             }
         }
