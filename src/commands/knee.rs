@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 pub fn execute(a: &KneeArgs) -> anyhow::Result<i32> {
     let plan = a.params.plan(&a.file, Syntax::Flag)?;
-    let exports = ExportManager::new("knee", &a.export, &FORMATS, a.force)?
+    let exports = ExportManager::new("knee", &a.export, FORMATS, a.force)?
         .with(Format::Svg, a.svg.as_deref(), "--svg")
         .besides(Some(&a.file), "FILE");
     if exports.is_empty() && a.force {
@@ -83,7 +83,7 @@ pub fn execute(a: &KneeArgs) -> anyhow::Result<i32> {
 }
 
 /// The formats a search is written in.
-pub const FORMATS: [Format; 4] = Format::ALL;
+pub const FORMATS: &[Format] = &Format::ALL;
 
 /// A finished search, as every format writes it.
 pub struct KneeResults<'a> {

@@ -5,7 +5,8 @@
 //! under the plot, and the image grows), category labels turn or thin out before they overlap,
 //! a long axis label wraps, value labels are left out where their bar is too narrow, and labels
 //! placed at data points move up rather than overwrite each other. Data layers are clipped to
-//! their plot. Ids are unique per geometry, so several figures can share one HTML page.
+//! their plot by a nested viewport: the document has no ids and references nothing, so several
+//! figures can share one HTML page.
 
 mod axes;
 #[cfg(test)]
@@ -179,21 +180,6 @@ fn panel(out: &mut String, p: &Panel, left: f64, right: f64, top: f64) -> f64 {
             f.left += need;
         }
     }
-    let clip = format!(
-        "clip-{}-{}-{}-{}",
-        n(f.left).replace('.', "_"),
-        n(f.top).replace('.', "_"),
-        n(f.right - f.left).replace('.', "_"),
-        n(f.bottom - f.top).replace('.', "_")
-    );
-    let _ = writeln!(
-        out,
-        "<defs><clipPath id=\"{clip}\"><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/></clipPath></defs>",
-        n(f.left),
-        n(f.top),
-        n(f.right - f.left),
-        n(f.bottom - f.top)
-    );
     // Grid and y ticks.
     for (t, label) in &f.y.ticks {
         let py = f.bottom - (t - f.y.lo) / (f.y.hi - f.y.lo) * (f.bottom - f.top);
@@ -220,15 +206,24 @@ fn panel(out: &mut String, p: &Panel, left: f64, right: f64, top: f64) -> f64 {
     }
     let entries = legend_entries(p);
     let legend = place_legend(p, &f, &entries);
-    // The data, clipped to the plot.
-    let _ = writeln!(out, "<g clip-path=\"url(#{clip})\">");
+    // The data, clipped to the plot: a nested viewport in the same coordinates (no id to
+    // reference, so figures sharing a page cannot mix up their clips).
+    let (w, h) = (n(f.right - f.left), n(f.bottom - f.top));
+    let _ = writeln!(
+        out,
+        "<svg x=\"{}\" y=\"{}\" width=\"{w}\" height=\"{h}\" viewBox=\"{} {} {w} {h}\" overflow=\"hidden\">",
+        n(f.left),
+        n(f.top),
+        n(f.left),
+        n(f.top)
+    );
     let mut placed: Vec<Rect> = Vec::new();
     if has_data(p) {
         for l in &p.layers {
             layer(out, l, &f, &mut placed);
         }
     }
-    let _ = writeln!(out, "</g>");
+    let _ = writeln!(out, "</svg>");
     // Texts outside the clip, so a label near an edge is not cut (they are kept inside).
     if has_data(p) {
         let mut texts = Vec::new();
@@ -474,7 +469,6 @@ mod tests {
 <rect width="1000" height="239" fill="white"/>
 <text x="500" y="32" font-size="22" text-anchor="middle">t</text>
 <text x="500" y="52" font-size="13" text-anchor="middle" fill="#555555">s</text>
-<defs><clipPath id="clip-56-73-920-100"><rect x="56" y="73" width="920" height="100"/></clipPath></defs>
 <line x1="56" y1="173" x2="976" y2="173" stroke="#dddddd"/>
 <text x="50" y="177" font-size="12" text-anchor="end">0</text>
 <line x1="56" y1="153" x2="976" y2="153" stroke="#dddddd"/>
@@ -487,11 +481,11 @@ mod tests {
 <text x="50" y="97" font-size="12" text-anchor="end">8</text>
 <line x1="56" y1="73" x2="976" y2="73" stroke="#dddddd"/>
 <text x="50" y="77" font-size="12" text-anchor="end">10</text>
-<g clip-path="url(#clip-56-73-920-100)">
+<svg x="56" y="73" width="920" height="100" viewBox="56 73 920 100" overflow="hidden">
 <polyline points="56,163 976,83" fill="none" stroke="#1f77b4" stroke-width="1.5" stroke-linejoin="round"/>
 <rect x="286" y="123" width="460" height="50" fill="#d62728"/>
 <text x="516" y="120" font-size="11" text-anchor="middle" fill="#282828">5</text>
-</g>
+</svg>
 <line x1="56" y1="73" x2="56" y2="173" stroke="black"/>
 <line x1="56" y1="173" x2="976" y2="173" stroke="black"/>
 <text x="56" y="189" font-size="12" text-anchor="middle">0</text>
