@@ -24,10 +24,17 @@ pub enum Format {
     Json,
     Svg,
     Html,
+    Markdown,
 }
 
 impl Format {
-    pub const ALL: [Format; 4] = [Format::Csv, Format::Json, Format::Svg, Format::Html];
+    pub const ALL: [Format; 5] = [
+        Format::Csv,
+        Format::Json,
+        Format::Svg,
+        Format::Html,
+        Format::Markdown,
+    ];
 
     /// Its flag, `--export-csv`.
     pub fn flag(self) -> &'static str {
@@ -36,6 +43,7 @@ impl Format {
             Format::Json => "--export-json",
             Format::Svg => "--export-svg",
             Format::Html => "--export-html",
+            Format::Markdown => "--export-md",
         }
     }
 
@@ -46,6 +54,7 @@ impl Format {
             Format::Json => "JSON",
             Format::Svg => "figure (SVG)",
             Format::Html => "HTML page",
+            Format::Markdown => "Markdown table",
         }
     }
 }
@@ -65,6 +74,9 @@ pub struct ExportArgs {
     /// Write a self-contained HTML page (the results, the figure inline) to this new file
     #[arg(long, value_name = "FILE.html")]
     pub export_html: Option<PathBuf>,
+    /// Write the results as a Markdown table to this new file
+    #[arg(long, value_name = "FILE.md")]
+    pub export_md: Option<PathBuf>,
 }
 
 impl ExportArgs {
@@ -75,6 +87,7 @@ impl ExportArgs {
             Format::Json => self.export_json.as_deref(),
             Format::Svg => self.export_svg.as_deref(),
             Format::Html => self.export_html.as_deref(),
+            Format::Markdown => self.export_md.as_deref(),
         }
     }
 
@@ -107,6 +120,28 @@ pub trait Exportable {
         Ok(Some(page(self)?.into_bytes()))
     }
 
+    /// The CSV as a Markdown table.
+    fn markdown(&self) -> anyhow::Result<Option<Vec<u8>>> {
+        let Some(csv) = self.csv()? else {
+            return Ok(None);
+        };
+        let mut rd = ::csv::Reader::from_reader(csv.as_slice());
+        let head: Vec<String> = rd
+            .headers()?
+            .iter()
+            .map(|c| crate::text::md_cell(c).into_owned())
+            .collect();
+        let mut s = format!("| {} |\n|{}\n", head.join(" | "), "---|".repeat(head.len()));
+        for r in rd.records() {
+            let r: Vec<String> = r?
+                .iter()
+                .map(|c| crate::text::md_cell(c).into_owned())
+                .collect();
+            s += &format!("| {} |\n", r.join(" | "));
+        }
+        Ok(Some(s.into_bytes()))
+    }
+
     /// The bytes of `format`.
     fn export(&self, format: Format) -> anyhow::Result<Option<Vec<u8>>> {
         match format {
@@ -114,6 +149,7 @@ pub trait Exportable {
             Format::Json => self.json(),
             Format::Svg => Ok(self.figure().map(|f| f.to_svg().into_bytes())),
             Format::Html => self.html(),
+            Format::Markdown => self.markdown(),
         }
     }
 }
@@ -353,6 +389,7 @@ mod tests {
             export_json: Some(dir.join("r.json")),
             export_svg: Some(dir.join("r.svg")),
             export_html: Some(dir.join("r.html")),
+            export_md: Some(dir.join("r.md")),
         }
     }
 
@@ -362,7 +399,11 @@ mod tests {
         let m = ExportManager::new("t", &args(d.path()), &Format::ALL, false).unwrap();
         m.check().unwrap();
         let lines = m.write(&Two).unwrap();
-        assert_eq!(lines.len(), 4, "{lines:?}");
+        assert_eq!(lines.len(), 5, "{lines:?}");
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("r.md")).unwrap(),
+            "| a | b |\n|---|---|\n| 1 | <2> |\n| 3 | 4 |\n"
+        );
         assert!(
             lines[1].contains("--export-json: nothing to write"),
             "{lines:?}"
