@@ -409,8 +409,6 @@ const LAYERS: &[(&str, u8)] = &[
 /// Imports against the layers that exist today, each a debt to pay (issue 18), not a precedent:
 /// the check fails on any other. (who, the top-level module it may still import)
 const LAYER_DEBT: &[(&str, &str)] = &[
-    // The `clients` plot writes its file through the report's exclusive writer.
-    ("fleet::clients", "report"),
     // Every run is judged where it ends (issue 23), so the CLI, batch, explorer and fleet rows all
     // carry a verdict; the judge should be handed to the runner instead of imported by it.
     ("runner::run", "explain"),

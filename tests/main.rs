@@ -5,7 +5,8 @@
 //! `run_cmd` (run/run2/fast/syscalls and bad input), `checksum` (`--checksum xor|none` and the
 //! sweep's `checksum` key: no XOR printed without one, the fio line's note), `settings` (a result holds every setting
 //! it ran with, issue 18), `batch`, `compare` (compare OLD NEW,
-//! --report), `explain` (context, limits, --json), `tui`, `locality`, `speed` (`fast` against a reference XOR on every road, timing
+//! --report), `export` (`--export-csv/json/svg/html` of run, knee and compare: written, refused
+//! without --force, never through a link), `explain` (context, limits, --json), `tui`, `locality`, `speed` (`fast` against a reference XOR on every road, timing
 //! switch), `fast_race` (fast's cold road chosen by a timed race, and -v saying why), `hostile_files` (issue 9: files we must not touch, inputs that cannot end, property
 //! tests of the parsers), `presets` (golden CSV shapes of every ready sweep and the classic commands' stdout),
 //! `hostile_runtime` (issue 9: shrinking files, SIGBUS, memory
@@ -31,6 +32,7 @@ mod buffers;
 mod checksum;
 mod compare;
 mod explain;
+mod export;
 mod fast_race;
 mod fiojob;
 mod fleet;

@@ -5,8 +5,9 @@
 //! (or [`pair`] pairs two chosen setups: two single-point inputs, or `--pair A B`) and judges each
 //! with ranks ([`rank`]: Mann–Whitney U, Hodges–Lehmann interval of the ratio, an equivalence
 //! margin, outliers) → [`render`] prints a table, Markdown or CSV; [`plot`] draws OLD vs NEW;
-//! [`crate::report`] writes the HTML page. The loader is public so other front ends (the
-//! explorer's baseline) can read a saved run the same way.
+//! [`crate::report`] makes the HTML page; [`Compared`] is all of it for the one export path
+//! (`--export-csv/json/svg/html`, and `--plot`, `--report` as before). The loader is public so
+//! other front ends (the explorer's baseline) can read a saved run the same way.
 
 pub mod diff;
 pub mod fio;
@@ -22,6 +23,8 @@ mod timeline;
 pub use load::{load, InputKind, LoadError, Record, Setup};
 
 use crate::config::usage;
+use crate::export::figure::Figure;
+use crate::export::manager::{ExportManager, Exportable, Format};
 use clap::{ArgGroup, Args};
 use diff::Metric;
 use std::path::{Path, PathBuf};
@@ -73,13 +76,18 @@ pub struct CompareArgs {
     /// Print CSV instead of the terminal table
     #[arg(long)]
     pub csv: bool,
-    /// Write the OLD vs NEW throughput figure (SVG) to this new file
+    /// Write the OLD vs NEW throughput figure (SVG) to this new file (the same as --export-svg)
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
-    /// Write a self-contained HTML report to this new file
+    /// Write a self-contained HTML report to this new file (the same as --export-html)
     #[arg(long, value_name = "FILE.html")]
     pub report: Option<PathBuf>,
-    /// Replace existing --plot / --report files
+    /// The verdict table as CSV (--export-csv; what --csv prints), as one JSON document
+    /// (--export-json), the throughput figure (--export-svg) or the report (--export-html), each
+    /// into a new file
+    #[command(flatten)]
+    pub export: crate::export::manager::ExportArgs,
+    /// Replace existing --plot, --report and --export-* files
     #[arg(long)]
     pub force: bool,
     /// Exit 1 when a point is significantly slower by more than PCT percent (throughput down or
@@ -147,11 +155,12 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
             a.margin
         )));
     }
-    for (flag, path) in [("--plot", &a.plot), ("--report", &a.report)] {
-        if let Some(p) = path {
-            crate::report::check_target(p, a.force, flag)?;
-        }
-    }
+    let exports = ExportManager::new("compare", &a.export, &Format::ALL, a.force)?
+        .with(Format::Svg, a.plot.as_deref(), "--plot")
+        .with(Format::Html, a.report.as_deref(), "--report")
+        .besides(Some(&a.old), "OLD")
+        .besides(a.new.as_deref(), "NEW");
+    exports.check()?;
     let mut old = load_side("OLD", &a.old)?;
     let mut new = match (&a.new, &a.pair) {
         (Some(p), _) => load_side("NEW", p)?,
@@ -180,20 +189,20 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
         render::table(&c)
     };
     crate::text::write_stdout(text.as_bytes())?;
-    if let Some(p) = &a.plot {
-        match plot::render(&c, Metric::MibS, "OLD vs NEW: throughput")? {
-            Some(svg) => {
-                crate::report::write_new(p, svg.as_bytes(), a.force, "--plot")?;
-                crate::eprintln_shown!("wrote {}", crate::text::shown_path(p));
-            }
-            None => eprintln!("--plot: no matched point has throughput samples; nothing drawn"),
+    if !exports.is_empty() {
+        let compared = Compared {
+            old_path: &a.old,
+            new_path: a.new.as_deref().unwrap_or(&a.old),
+            old: &old,
+            new: &new,
+            comparison: &c,
+            margin_pct: a.margin,
+            // The page says where it was made: read here, once, not by the exporter.
+            machine: crate::report::context::machine(),
+        };
+        for line in exports.write(&compared)? {
+            crate::eprintln_shown!("{line}");
         }
-    }
-    if let Some(p) = &a.report {
-        let new_path = a.new.as_deref().unwrap_or(&a.old);
-        let html = crate::report::compare_page(&a.old, new_path, &old, &new, &c)?;
-        crate::report::write_new(p, html.as_bytes(), a.force, "--report")?;
-        crate::eprintln_shown!("wrote {}", crate::text::shown_path(p));
     }
     if let Some(pct) = a.fail_on_regression {
         let regs = c.regressions(pct);
@@ -219,4 +228,60 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// A finished comparison, as every format writes it.
+pub struct Compared<'a> {
+    pub old_path: &'a Path,
+    pub new_path: &'a Path,
+    pub old: &'a [Record],
+    pub new: &'a [Record],
+    pub comparison: &'a diff::Comparison,
+    pub margin_pct: f64,
+    /// The machine the report is made on, as (name, value) facts.
+    pub machine: Vec<(String, String)>,
+}
+
+impl Exportable for Compared<'_> {
+    fn title(&self) -> String {
+        "OLD vs NEW: throughput".into()
+    }
+
+    /// The verdict table (what `--csv` prints).
+    fn csv(&self) -> anyhow::Result<Option<Vec<u8>>> {
+        Ok(Some(render::csv(self.comparison)?.into_bytes()))
+    }
+
+    /// The inputs, the tally and the rows of the CSV, typed.
+    fn json(&self) -> anyhow::Result<Option<Vec<u8>>> {
+        let doc = serde_json::json!({
+            "command": "compare",
+            "old": self.old_path.display().to_string(),
+            "new": self.new_path.display().to_string(),
+            "margin_pct": self.margin_pct,
+            "pairing": self.comparison.pairing,
+            "summary": render::tally(self.comparison),
+            "rows": render::json_rows(self.comparison)?,
+        });
+        Ok(Some(
+            format!("{}\n", serde_json::to_string_pretty(&doc)?).into_bytes(),
+        ))
+    }
+
+    /// The throughput figure; None when no matched point has throughput samples.
+    fn figure(&self) -> Option<Figure> {
+        plot::figure(self.comparison, Metric::MibS, &self.title())
+    }
+
+    fn html(&self) -> anyhow::Result<Option<Vec<u8>>> {
+        let page = crate::report::compare_page(
+            self.old_path,
+            self.new_path,
+            self.old,
+            self.new,
+            self.comparison,
+            &self.machine,
+        )?;
+        Ok(Some(page.into_bytes()))
+    }
 }

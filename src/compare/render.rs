@@ -452,9 +452,23 @@ fn dropped_cell(list: &[Outlier]) -> String {
 /// CSV text, header first.
 pub fn csv(c: &Comparison) -> anyhow::Result<String> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
+    for row in csv_rows(c) {
+        w.serialize(row)?;
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}
+
+/// The rows of [`csv`] as JSON objects, each under the CSV's column names (cells that could
+/// start a spreadsheet formula are neutralised the same way).
+pub fn json_rows(c: &Comparison) -> anyhow::Result<serde_json::Value> {
+    Ok(serde_json::to_value(csv_rows(c))?)
+}
+
+fn csv_rows(c: &Comparison) -> Vec<CsvRow<'_>> {
+    let mut rows = Vec::new();
     for p in &c.matched {
         for m in p.metrics() {
-            w.serialize(CsvRow {
+            rows.push(CsvRow {
                 metric: m.metric.key(),
                 old_n: Some(m.old.n),
                 old_mean: Some(m.old.mean),
@@ -488,17 +502,16 @@ pub fn csv(c: &Comparison) -> anyhow::Result<String> {
                     None => Cow::Borrowed(""),
                 },
                 ..CsvRow::of(&p.setup)
-            })?;
+            });
         }
     }
     for (side, list) in [("only_old", &c.only_old), ("only_new", &c.only_new)] {
         for s in list {
-            w.serialize(CsvRow {
+            rows.push(CsvRow {
                 verdict: side,
                 ..CsvRow::of(s)
-            })?;
+            });
         }
     }
-    // Through the one guard of every CSV (the cells above already are; this keeps it so).
-    crate::export::csv::guarded(&w.into_inner()?)
+    rows
 }

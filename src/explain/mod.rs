@@ -78,6 +78,21 @@ pub fn storage_of(file: &Path) -> Option<String> {
         .clone()
 }
 
+/// Where `rows` were measured, as the exporters need it: the storage under each file and the
+/// `limits` profile of its device, read once here (through the caches above, filled when each
+/// run was judged) and handed to the exporters, which read nothing themselves.
+pub fn provenance_of<'a>(
+    rows: impl IntoIterator<Item = &'a RunResult>,
+) -> crate::export::provenance::Provenance {
+    crate::export::provenance::Provenance::gather(rows, |file| {
+        crate::export::provenance::FileFacts {
+            storage: storage_of(file),
+            profile: profile_for(file).map(|(p, _)| p),
+            ..Default::default()
+        }
+    })
+}
+
 /// The explanation of a result of a run on `file`, when a profile exists and the model covers it.
 pub fn explain_file_result(file: &Path, r: &RunResult) -> Option<Explanation> {
     let (p, _) = profile_for(file)?;

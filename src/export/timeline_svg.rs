@@ -6,30 +6,27 @@
 //!
 //! Up to [`MAX_SERIES_IN_ONE`] points share three panels on one time axis — latency percentiles
 //! (p50 thin, p99 thick, p99.9 dashed; log scale), throughput (MiB/s) and the device's util % —
-//! with a legend that fits. More points are drawn as small multiples: one small throughput panel
-//! per point, every panel on the same axes, named by its point (48 lines in one panel were a
-//! tangle whatever the legend). Drawn with plotters' SVG backend like [`super::svg`], ticks placed
-//! by hand so they are round (decades on the log axis).
+//! a level shift marked by a vertical line. More points are drawn as small multiples: one small
+//! throughput panel per point, every panel on the same axes, named by its point (48 lines in one
+//! panel were a tangle whatever the legend). A [`Figure`] drawn by the one renderer, like every
+//! other figure.
 
-use super::axis::{fmt_tick, linear_ticks, log_ticks};
-use super::svg::COLORS;
+use super::axis::{linear_ticks, log_ticks};
+use super::figure::{Axis, Band, Color, Figure, Legend, Line, Panel, Rule, Ticks};
+use crate::measure::timeline::IntervalRow;
 use crate::measure::RunResult;
-use plotters::coord::types::RangedCoordf64;
-use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-/// Image size of the three-panel figure, pixels.
-pub const SIZE_PX: (u32, u32) = (1000, 900);
+/// Width of the figure and height of each of its three plots, pixels.
+pub const SIZE_PX: (u32, u32) = (1000, 220);
 
 /// Fewest intervals a run needs to be drawn: fewer make a dot or a segment, not a timeline.
 pub const MIN_INTERVALS: usize = 3;
 
 /// Most points drawn in the three shared panels (one colour each); more become small multiples.
-pub const MAX_SERIES_IN_ONE: usize = COLORS.len();
+pub const MAX_SERIES_IN_ONE: usize = 8;
 
-/// Small multiples: panels per row, and each panel's height in pixels.
-const GRID_COLUMNS: usize = 4;
-const CELL_HEIGHT_PX: u32 = 200;
+/// Height of one small multiple's panel, pixels.
+const CELL_HEIGHT_PX: f64 = 110.0;
 
 /// A point's name in the figure: `read cold pread 4K t1`, `write direct io_uring 1M t1 qd8`,
 /// with the rate of an open loop and a fleet's rank; repetitions share it.
@@ -100,114 +97,50 @@ pub fn drawable(r: &RunResult) -> bool {
 /// The SVG of the runs' timelines, titled `title`; `None` when no run has [`MIN_INTERVALS`]
 /// intervals (runs with fewer are left out of it; the timeline CSV still has them).
 pub fn render(title: &str, runs: &[&RunResult]) -> anyhow::Result<Option<String>> {
+    Ok(figure(title, runs).map(|f| f.to_svg()))
+}
+
+/// The figure of the runs' timelines; `None` when no run has [`MIN_INTERVALS`] intervals.
+pub fn figure(title: &str, runs: &[&RunResult]) -> Option<Figure> {
     let runs: Vec<&RunResult> = runs.iter().copied().filter(|r| drawable(r)).collect();
     if runs.is_empty() {
-        return Ok(None);
+        return None;
     }
     let series = series_of(&runs);
-    let mut out = String::new();
-    let drawn = if series.len() <= MAX_SERIES_IN_ONE {
-        draw(title, &series, &mut out)
-    } else {
-        draw_small_multiples(title, &series, &mut out)
-    };
-    drawn.map_err(|e| anyhow::anyhow!("drawing {title}: {e}"))?;
-    Ok(Some(out))
-}
-
-type Panel<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
-
-/// Draws the frame of a panel: y ticks at `ticks` (values; `log`: their log10 is the position),
-/// x ticks every `x_step` seconds, and the axis labels.
-fn frame(
-    cc: &mut Panel<'_, '_>,
-    area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
-    ticks: &[f64],
-    log: bool,
-    x: (f64, f64, f64),
-    y_desc: &str,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let (x0, x1, x_step) = x;
-    cc.configure_mesh()
-        .disable_x_mesh()
-        .disable_y_mesh()
-        .x_labels(0)
-        .y_labels(0)
-        .x_desc("seconds since the run started")
-        .y_desc(y_desc)
-        .label_style(("sans-serif", 12))
-        .draw()?;
-    let offset = area.get_base_pixel();
-    let right = TextStyle::from(("sans-serif", 12).into_font())
-        .color(&BLACK)
-        .pos(Pos::new(HPos::Right, VPos::Center));
-    for t in ticks {
-        let at = if log { t.log10() } else { *t };
-        cc.draw_series(std::iter::once(PathElement::new(
-            vec![(x0, at), (x1, at)],
-            RGBColor(221, 221, 221).stroke_width(1),
-        )))?;
-        let (px, py) = cc.backend_coord(&(x0, at));
-        area.draw(&Text::new(
-            fmt_tick(*t),
-            (px - 6 - offset.0, py - offset.1),
-            right.clone(),
-        ))?;
-    }
-    let below = TextStyle::from(("sans-serif", 12).into_font())
-        .color(&BLACK)
-        .pos(Pos::new(HPos::Center, VPos::Top));
-    let y_lo = cc.y_range().start;
-    let mut t = 0.0;
-    while t <= x1 + 1e-9 {
-        let (px, py) = cc.backend_coord(&(t, y_lo));
-        area.draw(&Text::new(
-            fmt_tick(t),
-            (px - offset.0, py + 4 - offset.1),
-            below.clone(),
-        ))?;
-        t += x_step;
-    }
-    Ok(())
-}
-
-fn draw(
-    title: &str,
-    series: &[Series<'_>],
-    out: &mut String,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let root = SVGBackend::with_string(out, SIZE_PX).into_drawing_area();
-    root.fill(&WHITE)?;
-    let (header, body) = root.split_vertically(40);
-    header.draw(&Text::new(
-        title.to_string(),
-        (SIZE_PX.0 as i32 / 2, 10),
-        TextStyle::from(("sans-serif", 20).into_font())
-            .color(&BLACK)
-            .pos(Pos::new(HPos::Center, VPos::Top)),
-    ))?;
-    let panels = body.split_evenly((3, 1));
-    // (colour, run, its timeline) for every run, a point's runs in its colour.
-    let lines: Vec<_> = series
+    // Each run's colour is its point's; its name goes on the legend once, with its first run.
+    let color_of: Vec<Color> = runs
         .iter()
-        .enumerate()
-        .flat_map(|(i, s)| {
-            s.runs.iter().enumerate().filter_map(move |(j, r)| {
-                let t = r.timeline.clone()?;
-                Some((COLORS[i % COLORS.len()], j == 0, &s.label, *r, t))
-            })
+        .map(|r| {
+            let label = point_label(r);
+            Color::series(series.iter().position(|s| s.label == label).unwrap_or(0))
         })
         .collect();
-    let rows = || lines.iter().flat_map(|(.., t)| t.rows.iter());
+    let named: Vec<Option<String>> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let label = point_label(r);
+            let first = runs[..i].iter().all(|o| point_label(o) != label);
+            first.then_some(label)
+        })
+        .collect();
+    let timelines: Vec<_> = runs.iter().filter_map(|r| r.timeline.clone()).collect();
+    let rows = || timelines.iter().flat_map(|t| t.rows.iter());
     let x1 = rows().map(|r| r.t_end_s).fold(0.0, f64::max).max(0.1);
     let (x_ticks, _) = linear_ticks(x1);
-    let x_step = if x_ticks.len() > 1 {
-        x_ticks[1] - x_ticks[0]
-    } else {
-        x1
+    let time = || {
+        Axis::linear("seconds since the run started")
+            .range(0.0, x1)
+            .ticks(Ticks::At(
+                x_ticks
+                    .iter()
+                    .copied()
+                    .filter(|t| *t <= x1 + 1e-9)
+                    .collect(),
+            ))
     };
-    let x = (0.0, x1, x_step);
-    let mid = |r: &crate::measure::timeline::IntervalRow| (r.t_start_s + r.t_end_s) / 2.0;
+    let mid = |r: &IntervalRow| (r.t_start_s + r.t_end_s) / 2.0;
+    let height = f64::from(SIZE_PX.1);
 
     // Latency, log scale.
     let lat = rows().filter(|r| r.ops > 0).flat_map(|r| {
@@ -223,226 +156,181 @@ fn draw(
         (1.0, 10.0)
     };
     let ticks = log_ticks(lmin, lmax);
-    let (lo, hi) = (
-        ticks[0].log10(),
-        (lmax * 1.5).log10().max(ticks[ticks.len() - 1].log10()),
-    );
-    let mut cc = ChartBuilder::on(&panels[0])
-        .margin(10)
-        .x_label_area_size(36)
-        .y_label_area_size(70)
-        .caption(
-            if rows().any(|r| r.resp.is_some()) {
-                "latency: service p50 thin, p99 thick, p99.9 dashed; open loop: response \
-                 (from the intended start) p99 pale thick"
-            } else {
-                "latency: p50 thin, p99 thick, p99.9 dashed"
-            },
-            ("sans-serif", 14),
-        )
-        .build_cartesian_2d(0.0..x1, lo..hi)?;
-    frame(&mut cc, &panels[0], &ticks, true, x, "µs — log scale")?;
-    for (color, first, label, _, t) in &lines {
-        let color = *color;
-        let pts = |f: fn(&crate::measure::timeline::IntervalRow) -> f64| {
+    let top = (lmax * 1.5).max(ticks[ticks.len() - 1]);
+    let mut latency = Panel::new(
+        time(),
+        Axis::log("µs — log scale")
+            .range(ticks[0], top)
+            .ticks(Ticks::At(ticks))
+            .grid(),
+    )
+    .height(height)
+    .caption(if rows().any(|r| r.resp.is_some()) {
+        "latency: service p50 thin, p99 thick, p99.9 dashed; open loop: response (from the \
+         intended start) p99 pale thick"
+    } else {
+        "latency: p50 thin, p99 thick, p99.9 dashed"
+    });
+    for (i, t) in timelines.iter().enumerate() {
+        let color = color_of[i];
+        let pts = |f: fn(&IntervalRow) -> f64| {
             t.rows
                 .iter()
                 .filter(|row| row.ops > 0 && f(row) > 0.0)
-                .map(|row| (mid(row), f(row).log10()))
+                .map(|row| (mid(row), f(row)))
                 .collect::<Vec<_>>()
         };
-        cc.draw_series(LineSeries::new(
-            pts(|r| r.lat_p50_us),
-            color.stroke_width(1),
-        ))?;
-        let p99 = cc.draw_series(LineSeries::new(
-            pts(|r| r.lat_p99_us),
-            color.stroke_width(3),
-        ))?;
-        // One legend entry per point, on its first run's line.
-        if *first {
-            p99.label(label.as_str()).legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(3))
-            });
+        let mut p99 = Line::new(color, pts(|r| r.lat_p99_us)).width(3.0);
+        if let Some(n) = &named[i] {
+            p99 = p99.name(n.clone());
         }
-        cc.draw_series(DashedLineSeries::new(
-            pts(|r| r.lat_p999_us),
-            6,
-            4,
-            color.stroke_width(1),
-        ))?;
+        latency = latency
+            .layer(Line::new(color, pts(|r| r.lat_p50_us)).width(1.0))
+            .layer(p99)
+            .layer(
+                Line::new(color, pts(|r| r.lat_p999_us))
+                    .width(1.0)
+                    .dashed(6.0, 4.0),
+            );
         // Open loop: the response time p99, pale under the service times it contains.
         let resp: Vec<(f64, f64)> = t
             .rows
             .iter()
             .filter_map(|row| match row.resp {
-                Some(l) if row.ops > 0 && l.p99_us > 0.0 => Some((mid(row), l.p99_us.log10())),
+                Some(l) if row.ops > 0 && l.p99_us > 0.0 => Some((mid(row), l.p99_us)),
                 _ => None,
             })
             .collect();
         if !resp.is_empty() {
-            let drawn = cc.draw_series(LineSeries::new(resp, color.mix(0.45).stroke_width(5)))?;
-            if *first {
-                drawn
-                    .label(format!("{label} response p99"))
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 16, y)], color.mix(0.45).stroke_width(5))
-                    });
+            let mut line = Line::new(color, resp).width(5.0).opacity(0.45);
+            if let Some(n) = &named[i] {
+                line = line.name(format!("{n} response p99"));
             }
+            latency = latency.layer(line);
         }
     }
-    cc.configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(200, 200, 200))
-        .position(SeriesLabelPosition::UpperRight)
-        .label_font(("sans-serif", 12))
-        .draw()?;
 
     // Throughput.
     let tmax = rows().map(|r| r.mib_s).fold(0.0, f64::max);
     let (ticks, top) = linear_ticks(if tmax > 0.0 { tmax * 1.1 } else { 1.0 });
-    let mut cc = ChartBuilder::on(&panels[1])
-        .margin(10)
-        .x_label_area_size(36)
-        .y_label_area_size(70)
-        .caption(
-            if lines.iter().any(|(_, _, _, r, _)| r.rank.is_some()) {
-                "throughput (a vertical line: level shift; shaded from 0: the ranks' start skew, \
-                 time 0 is the first rank's start)"
-            } else {
-                "throughput (a vertical line: level shift)"
-            },
-            ("sans-serif", 14),
-        )
-        .build_cartesian_2d(0.0..x1, 0.0..top)?;
-    frame(&mut cc, &panels[1], &ticks, false, x, "MiB/s")?;
-    for (color, _, _, r, t) in &lines {
-        let color = *color;
+    let mut throughput = Panel::new(
+        time(),
+        Axis::linear("MiB/s")
+            .range(0.0, top)
+            .ticks(Ticks::At(ticks))
+            .grid(),
+    )
+    .height(height)
+    .legend(Legend::Hidden)
+    .caption(if runs.iter().any(|r| r.rank.is_some()) {
+        "throughput (a vertical line: level shift; shaded from 0: the ranks' start skew, time 0 \
+         is the first rank's start)"
+    } else {
+        "throughput (a vertical line: level shift)"
+    });
+    if series.len() > MAX_SERIES_IN_ONE {
+        return Some(small_multiples(title, &series, x1, top));
+    }
+    for (i, (r, t)) in runs.iter().zip(&timelines).enumerate() {
+        let color = color_of[i];
         // A fleet's start skew, shaded on the time axis from 0 to the last rank's start.
         if let Some(skew_s) = r.start_skew_us.flatten().map(|v| v / 1e6) {
-            cc.draw_series(std::iter::once(Rectangle::new(
-                [(0.0, 0.0), (skew_s.min(x1), top * 0.04)],
-                color.mix(0.5).filled(),
-            )))?;
+            throughput = throughput.layer(Band {
+                x: Some((0.0, skew_s.min(x1))),
+                y: Some((0.0, top * 0.04)),
+                color,
+                opacity: 0.5,
+            });
         }
-        cc.draw_series(LineSeries::new(
-            t.rows.iter().map(|r| (mid(r), r.mib_s)),
-            color.stroke_width(2),
-        ))?;
+        throughput = throughput
+            .layer(Line::new(color, t.rows.iter().map(|r| (mid(r), r.mib_s)).collect()).width(2.0));
         if let Some(s) = &t.reading.level_shift {
-            cc.draw_series(std::iter::once(PathElement::new(
-                vec![(s.at_s, 0.0), (s.at_s, top)],
-                color.stroke_width(1),
-            )))?;
+            throughput = throughput.layer(Rule::vertical(s.at_s, color));
         }
     }
 
     // Device util %.
     let (ticks, _) = linear_ticks(100.0);
-    let mut cc = ChartBuilder::on(&panels[2])
-        .margin(10)
-        .x_label_area_size(36)
-        .y_label_area_size(70)
-        .caption(
-            match lines.iter().find_map(|(.., t)| t.device.clone()) {
-                Some(d) => format!("device {d}: util %"),
-                None => "no device under the file (tmpfs, overlay, network)".to_string(),
-            },
-            ("sans-serif", 14),
-        )
-        .build_cartesian_2d(0.0..x1, 0.0..105.0)?;
-    frame(&mut cc, &panels[2], &ticks, false, x, "util %")?;
-    for (color, _, _, _, t) in &lines {
-        cc.draw_series(LineSeries::new(
-            t.rows
-                .iter()
-                .filter(|r| r.dev_util_pct.is_finite())
-                .map(|r| (mid(r), r.dev_util_pct)),
-            color.stroke_width(2),
-        ))?;
+    let mut util = Panel::new(
+        time(),
+        Axis::linear("util %")
+            .range(0.0, 105.0)
+            .ticks(Ticks::At(ticks))
+            .grid(),
+    )
+    .height(height)
+    .legend(Legend::Hidden)
+    .caption(match timelines.iter().find_map(|t| t.device.clone()) {
+        Some(d) => format!("device {d}: util %"),
+        None => "no device under the file (tmpfs, overlay, network)".to_string(),
+    })
+    .empty_text("no device counters");
+    for (i, t) in timelines.iter().enumerate() {
+        util = util.layer(
+            Line::new(
+                color_of[i],
+                t.rows
+                    .iter()
+                    .filter(|r| r.dev_util_pct.is_finite())
+                    .map(|r| (mid(r), r.dev_util_pct))
+                    .collect(),
+            )
+            .width(2.0),
+        );
     }
-    root.present()?;
-    Ok(())
+    Some(
+        Figure::new(title)
+            .panel(latency)
+            .panel(throughput)
+            .panel(util),
+    )
 }
 
-/// More points than colours: one small throughput panel per point, [`GRID_COLUMNS`] to a row,
-/// every panel on the same axes (time from 0 to the longest run, MiB/s from 0 to the highest
-/// interval) so panels compare at a glance; a point's repetitions overlaid in one colour, a
-/// level shift marked by a vertical line.
-fn draw_small_multiples(
-    title: &str,
-    series: &[Series<'_>],
-    out: &mut String,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let grid_rows = series.len().div_ceil(GRID_COLUMNS);
-    let header_px = 64;
-    let size = (SIZE_PX.0, header_px + CELL_HEIGHT_PX * grid_rows as u32);
-    let root = SVGBackend::with_string(out, size).into_drawing_area();
-    root.fill(&WHITE)?;
-    let (header, body) = root.split_vertically(header_px);
-    header.draw(&Text::new(
-        title.to_string(),
-        (size.0 as i32 / 2, 8),
-        TextStyle::from(("sans-serif", 20).into_font())
-            .color(&BLACK)
-            .pos(Pos::new(HPos::Center, VPos::Top)),
-    ))?;
-    header.draw(&Text::new(
-        format!(
-            "throughput (MiB/s) against seconds since the run started, one panel per point \
-             ({} points; repetitions overlaid); the same axes in every panel",
-            series.len()
-        ),
-        (size.0 as i32 / 2, 38),
-        TextStyle::from(("sans-serif", 13).into_font())
-            .color(&BLACK)
-            .pos(Pos::new(HPos::Center, VPos::Top)),
-    ))?;
-    let rows = || {
-        series
-            .iter()
-            .flat_map(|s| s.runs.iter())
-            .filter_map(|r| r.timeline.as_ref())
-            .flat_map(|t| t.rows.iter())
-    };
-    let x1 = rows().map(|r| r.t_end_s).fold(0.0, f64::max).max(0.1);
-    let tmax = rows().map(|r| r.mib_s).fold(0.0, f64::max);
-    let (_, top) = linear_ticks(if tmax > 0.0 { tmax * 1.1 } else { 1.0 });
-    let mid = |r: &crate::measure::timeline::IntervalRow| (r.t_start_s + r.t_end_s) / 2.0;
-    let cells = body.split_evenly((grid_rows, GRID_COLUMNS));
-    for (i, (s, cell)) in series.iter().zip(cells.iter()).enumerate() {
-        let color = COLORS[i % COLORS.len()];
-        let mut cc = ChartBuilder::on(cell)
-            .margin(6)
-            .x_label_area_size(22)
-            .y_label_area_size(44)
-            .caption(&s.label, ("sans-serif", 12))
-            .build_cartesian_2d(0.0..x1, 0.0..top)?;
-        cc.configure_mesh()
-            .disable_x_mesh()
-            .disable_y_mesh()
-            .x_labels(3)
-            .y_labels(3)
-            .x_label_formatter(&|v| fmt_tick(*v))
-            .y_label_formatter(&|v| fmt_tick(*v))
-            .label_style(("sans-serif", 10))
-            .draw()?;
+/// More points than colours: one throughput panel per point, on the same axes (time 0..`x1`,
+/// MiB/s 0..`top`), captioned by the point; its repetitions share the panel.
+fn small_multiples(title: &str, series: &[Series<'_>], x1: f64, top: f64) -> Figure {
+    let (x_ticks, _) = linear_ticks(x1);
+    let (y_ticks, _) = linear_ticks(top);
+    let mut fig = Figure::new(title).subtitle(format!(
+        "throughput, one panel per point ({} points, more than the {MAX_SERIES_IN_ONE} colours \
+         one panel can tell apart); every panel on the same axes",
+        series.len()
+    ));
+    for s in series {
+        let mut p = Panel::new(
+            Axis::linear("seconds since the run started")
+                .range(0.0, x1)
+                .ticks(Ticks::At(
+                    x_ticks
+                        .iter()
+                        .copied()
+                        .filter(|t| *t <= x1 + 1e-9)
+                        .collect(),
+                )),
+            Axis::linear("MiB/s")
+                .range(0.0, top)
+                .ticks(Ticks::At(y_ticks.clone()))
+                .grid(),
+        )
+        .height(CELL_HEIGHT_PX)
+        .legend(Legend::Hidden)
+        .caption(s.label.clone());
         for r in &s.runs {
-            let Some(t) = &r.timeline else { continue };
-            cc.draw_series(LineSeries::new(
-                t.rows.iter().map(|r| (mid(r), r.mib_s)),
-                color.stroke_width(2),
-            ))?;
-            if let Some(shift) = &t.reading.level_shift {
-                cc.draw_series(std::iter::once(PathElement::new(
-                    vec![(shift.at_s, 0.0), (shift.at_s, top)],
-                    color.stroke_width(1),
-                )))?;
+            if let Some(t) = &r.timeline {
+                let pts = t
+                    .rows
+                    .iter()
+                    .map(|row| ((row.t_start_s + row.t_end_s) / 2.0, row.mib_s))
+                    .collect();
+                p = p.layer(Line::new(Color::series(0), pts).width(2.0));
+                if let Some(shift) = &t.reading.level_shift {
+                    p = p.layer(Rule::vertical(shift.at_s, Color::series(0)));
+                }
             }
         }
+        fig = fig.panel(p);
     }
-    root.present()?;
-    Ok(())
+    fig
 }
 
 #[cfg(test)]
@@ -549,7 +437,5 @@ mod tests {
                 point_label(r)
             );
         }
-        // Three rows of four panels, 200 px each, under the header.
-        assert!(svg.contains("height=\"664\""), "{}", &svg[..200]);
     }
 }

@@ -130,7 +130,7 @@ pub fn execute(a: &ClientsArgs) -> anyhow::Result<i32> {
             "CSV: no successful aggregate (rank = all) rows in the given files",
         ));
     };
-    crate::report::write_new(
+    crate::export::manager::write_file(
         &a.out,
         crate::export::svg::render(&chart)?.as_bytes(),
         a.force,

@@ -304,6 +304,16 @@ pub struct SyscallsParams {
     #[arg(long, conflicts_with = "csv")]
     #[serde(skip)]
     pub json: bool,
+    /// The calls as CSV (--export-csv; what --csv prints), the --json document
+    /// (--export-json), the figure of their cost (--export-svg) or a page with both
+    /// (--export-html), each into a new file
+    #[command(flatten)]
+    #[serde(skip)]
+    pub export: crate::export::manager::ExportArgs,
+    /// Replace existing --export-* files
+    #[arg(long)]
+    #[serde(skip)]
+    pub force: bool,
 }
 
 fn default_seconds() -> f64 {

@@ -198,6 +198,15 @@ pub struct LocalityParams {
     #[arg(long)]
     #[serde(skip)]
     pub json: bool,
+    /// Every pass as CSV (--export-csv), the --json document (--export-json), the figure of
+    /// layout × order (--export-svg) or a page with both (--export-html), each into a new file
+    #[command(flatten)]
+    #[serde(skip)]
+    pub export: crate::export::manager::ExportArgs,
+    /// Replace existing --export-* files
+    #[arg(long)]
+    #[serde(skip)]
+    pub force: bool,
 }
 
 impl Default for LocalityParams {
@@ -215,6 +224,8 @@ impl Default for LocalityParams {
             seed: DEFAULT_SEED,
             clean: false,
             json: false,
+            export: Default::default(),
+            force: false,
         }
     }
 }

@@ -24,6 +24,7 @@ use super::output;
 use super::progress::Progress;
 use crate::config::usage;
 use crate::explain::context::Context;
+use crate::export::provenance::Provenance;
 use crate::export::{CsvSink, Export, RunResult, SyscallRow};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -280,6 +281,7 @@ pub fn run(
             plan,
             rows,
             context: None,
+            known: Provenance::none(),
             written,
             ended: Ended::Delegated(runner.status()),
         });
@@ -291,10 +293,14 @@ pub fn run(
         .map(|f| f.path.clone())
         .filter(|p| p.exists())
         .unwrap_or_else(|| dir.clone());
+    // And what the exporters need to know of it, read once here (they read nothing).
+    let known =
+        crate::explain::provenance_of(rows.iter().flat_map(|c| c.runs.iter().chain(&c.details)));
     let mut outcome = SweepOutcome {
         plan,
         rows,
         context: Some(Context::collect(&at)),
+        known,
         written,
         ended,
     };
@@ -304,9 +310,11 @@ pub fn run(
         if json {
             document = document.or_else(|| sweep_document(&files));
         }
-        outcome
-            .written
-            .extend(write_exports(&dir, &files, outcome.plan.force)?);
+        outcome.written.extend(crate::export::manager::write_into(
+            &dir,
+            &files,
+            outcome.plan.force,
+        )?);
     }
     writeln!(stdout)
         .and_then(|()| {
@@ -334,20 +342,6 @@ fn sweep_document(files: &[Export]) -> Option<String> {
     let doc = files.iter().find(|e| e.name == Path::new("sweep.json"))?;
     let text = String::from_utf8_lossy(&doc.bytes);
     Some(text.strip_suffix('\n').unwrap_or(&text).to_string())
-}
-
-/// Creates every file of `files` under `dir` like every other output (never through a link, an
-/// old file replaced only with `force`); returns their paths.
-pub fn write_exports(dir: &Path, files: &[Export], force: bool) -> anyhow::Result<Vec<PathBuf>> {
-    use anyhow::Context as _;
-    let mut written = Vec::new();
-    for e in files {
-        let path = dir.join(&e.name);
-        crate::fsguard::write_output(&path, &e.bytes, force)
-            .with_context(|| format!("writing {}", crate::text::shown_path(&path)))?;
-        written.push(path);
-    }
-    Ok(written)
 }
 
 #[cfg(test)]

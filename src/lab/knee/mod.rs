@@ -31,9 +31,14 @@ pub struct KneeArgs {
     #[arg(long)]
     pub json: bool,
     /// Also draw response time against offered rate, the knee marked, into this new SVG file
+    /// (the same as --export-svg)
     #[arg(long, value_name = "FILE.svg")]
     pub svg: Option<std::path::PathBuf>,
-    /// Replace an existing --svg file
+    /// The answer and every point as CSV (--export-csv), the --json document (--export-json),
+    /// the figure (--export-svg) or a page with both (--export-html), each into a new file
+    #[command(flatten)]
+    pub export: crate::export::manager::ExportArgs,
+    /// Replace existing --svg and --export-* files
     #[arg(long)]
     pub force: bool,
 }

@@ -13,6 +13,7 @@
 //! own figure from it, the knee marked).
 
 use crate::export::chart::{Category, Chart, Series};
+use crate::export::provenance::Provenance;
 use crate::lab::knee::{KneeParams, Outcome, Plan, Syntax};
 use crate::measure::stats::Stats;
 use crate::measure::RunResult;
@@ -154,7 +155,12 @@ impl SweepKind for Knee {
         emit(Row::Knee(answer))
     }
 
-    fn summary(&self, x: &Experiment, rows: &Collected) -> anyhow::Result<(String, Option<Chart>)> {
+    fn summary(
+        &self,
+        x: &Experiment,
+        rows: &Collected,
+        _known: &Provenance,
+    ) -> anyhow::Result<(String, Option<Chart>)> {
         let csv = rows
             .knee
             .as_ref()
@@ -304,7 +310,9 @@ mod tests {
             }),
             ..Collected::default()
         };
-        let (csv, _) = Knee.summary(&experiment("a"), &rows).unwrap();
+        let (csv, _) = Knee
+            .summary(&experiment("a"), &rows, &Provenance::none())
+            .unwrap();
         let row = csv::Reader::from_reader(csv.as_bytes())
             .records()
             .next()
@@ -322,7 +330,7 @@ mod tests {
         // Another experiment's rows without an answer (an interrupted search) summarize to
         // nothing: no answer is kept anywhere but in the rows.
         let (csv, chart) = Knee
-            .summary(&experiment("b"), &Collected::default())
+            .summary(&experiment("b"), &Collected::default(), &Provenance::none())
             .unwrap();
         assert!(csv.is_empty() && chart.is_none(), "{csv}");
         // A failed search: its error, no answer.
@@ -334,7 +342,9 @@ mod tests {
             }),
             ..Collected::default()
         };
-        let (csv, _) = Knee.summary(&experiment("c"), &failed).unwrap();
+        let (csv, _) = Knee
+            .summary(&experiment("c"), &failed, &Provenance::none())
+            .unwrap();
         assert!(
             csv.lines().nth(1).unwrap().ends_with(",cannot open"),
             "{csv}"

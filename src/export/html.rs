@@ -1,5 +1,5 @@
-//! A tiny HTML writer for the report page: everything inline (CSS, SVG), nothing fetched, every
-//! piece of text escaped. The style sheet reads well on a laptop screen (one column of at most
+//! A tiny HTML writer for every page diskscope writes (`--export-html`, `--report`): everything
+//! inline (CSS, SVG), nothing fetched, every piece of text escaped. The style sheet reads well on a laptop screen (one column of at most
 //! ~72 rem, tables scroll sideways rather than overflow) and prints cleanly (no shadows, figures
 //! and tables kept whole on a page, colours kept for verdicts).
 
@@ -138,9 +138,9 @@ impl Page {
         self.body += "</tbody></table></div>\n";
     }
 
-    /// An inline SVG figure. `svg` must be an SVG document of our own making (plotters' output or
-    /// a figure batch mode wrote); the XML prolog, if any, is dropped and a viewBox added so the
-    /// figure scales to the column.
+    /// An inline SVG figure. `svg` must be an SVG document of our own making (the figure
+    /// renderer's output, or a figure batch mode wrote); the XML prolog, if any, is dropped and a
+    /// viewBox added where it has none, so the figure scales to the column.
     pub fn figure(&mut self, svg: &str, caption: &str) {
         self.body += &format!(
             "<figure>{}<figcaption>{}</figcaption></figure>\n",
