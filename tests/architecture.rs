@@ -387,6 +387,9 @@ const LAYERS: &[(&str, u8)] = &[
     ("fsguard", 1),
     ("config", 2),
     ("measure", 3),
+    // The run's own facts (per-task I/O, extents, cachestat, PSI, the device chain): read by
+    // the runner around the timed part, carried by the result, judged by explain.
+    ("facts", 3),
     ("engine", 4),
     ("cache", 5),
     ("runner", 6),
