@@ -192,6 +192,13 @@ pub fn prepare_open(f: &File, mode: CacheMode, len: u64) -> anyhow::Result<()> {
 /// Above this share of resident pages a "cold" run was not cold.
 pub const COLD_TOLERANCE_PCT: f64 = 1.0;
 
+/// Whether a run in cache mode `mode` that started with `resident_pct` of its file cached was
+/// not cold: the one test behind both the warning ([`cold_warning`]) and the verdict's
+/// `not_cold`, so the two never disagree.
+pub fn not_cold(mode: CacheMode, resident_pct: f64) -> bool {
+    matches!(mode, CacheMode::Cold | CacheMode::ColdAll) && resident_pct > COLD_TOLERANCE_PCT
+}
+
 /// A warning when a cold run's file is still cached, or when whether it is cannot be known
 /// (`residency` `None`): never a claim the measurement cannot back.
 pub fn cold_warning(mode: CacheMode, residency: Option<&Residency>) -> Option<String> {
@@ -204,7 +211,7 @@ pub fn cold_warning(mode: CacheMode, residency: Option<&Residency>) -> Option<St
             "note: residency unknown, so whether the run was cold is unknown: {NOT_WRITABLE}"
         ));
     };
-    (r.percent() > COLD_TOLERANCE_PCT).then(|| {
+    not_cold(mode, r.percent()).then(|| {
         format!(
             "warning: the run was not cold: {:.1}% of the file was still in the page cache \
              (pages mapped or locked by another process cannot be evicted)",

@@ -413,9 +413,6 @@ const LAYERS: &[(&str, u8)] = &[
 const LAYER_DEBT: &[(&str, &str)] = &[
     // The `clients` plot writes its file through the report's exclusive writer.
     ("fleet::clients", "report"),
-    // Every run is judged where it ends (issue 23), so the CLI, batch, explorer and fleet rows all
-    // carry a verdict; the judge should be handed to the runner instead of imported by it.
-    ("runner::run", "explain"),
 ];
 
 #[test]

@@ -51,6 +51,24 @@ pub fn profile_for(file: &Path) -> Option<Loaded> {
         .clone()
 }
 
+/// Judges a result measured by the runner (or `fast`): the stage after measuring and before
+/// exporting, called once by each front end. Collects the file's context and profile, judges
+/// the result from its own facts (`verdict::judge`) and writes the `verdict`, `reasons` and
+/// `why` columns. A failed run, or a row no measurement of ours made (a command's), is not
+/// judged (`None`, the columns stay empty).
+pub fn judge_result(r: &mut RunResult) -> Option<verdict::Verdict> {
+    if !r.error.is_empty() {
+        return None;
+    }
+    let facts = r.facts.as_ref()?.full.clone()?;
+    let file = Path::new(&r.file);
+    let ctx = Context::collect(file);
+    let profile = profile_for(file);
+    let v = verdict::judge(r, Some(&facts), &ctx, profile.as_ref().map(|(p, _)| p));
+    v.fill(r);
+    Some(v)
+}
+
 /// The file's storage for a plot subtitle: `ext4 on vda`, with the RAM/network warning when
 /// there is one (`tmpfs: in RAM`). Looked up on the nearest existing ancestor when the file is
 /// gone (a sweep's test file is removed before its plots are drawn); cached per path.
@@ -123,9 +141,10 @@ pub fn fill_bound_columns(r: &mut RunResult, e: Option<&Explanation>) {
     r.bound = e.map(|e| e.prediction.bound.to_string());
     r.bound_mib_s = e.map(|e| e.prediction.bound_mib_s);
     r.pct_of_bound = e.map(|e| e.pct_of_bound);
-    r.bound_hint = e.and_then(|e| match e.explained {
-        true => e.hint.clone(),
-        false => Some(model::NOT_EXPLAINED.to_string()),
+    r.bound_hint = e.and_then(|e| match (e.explained, &e.prediction.doubt) {
+        (true, _) => e.hint.clone(),
+        (false, Some(doubt)) => Some(model::untrusted(doubt)),
+        (false, None) => Some(model::NOT_EXPLAINED.to_string()),
     });
 }
 

@@ -62,6 +62,9 @@ pub struct Moment {
 pub struct RunSide {
     /// The worker threads' own user-space CPU time, seconds (`getrusage(RUSAGE_THREAD)` in each).
     pub worker_user_cpu_s: Option<f64>,
+    /// The worker threads' time runnable but waiting for a CPU, seconds (`schedstat`'s
+    /// `run_delay` in each): how much CPU contention cost the run itself.
+    pub worker_cpu_wait_s: Option<f64>,
     /// O_DIRECT slots: their size and how many physically contiguous pieces each is.
     pub buffer_slot_bytes: u64,
     pub buffer_pieces: Vec<u32>,

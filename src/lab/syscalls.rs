@@ -13,7 +13,7 @@
 
 use crate::config::usage;
 use crate::explain::context::NET_FS;
-use crate::explain::verdict::{Code, Kind, Reason, Verdict, MIN_OPS, MIN_SECONDS};
+use crate::explain::verdict::{Code, Reason, Verdict, MIN_OPS, MIN_SECONDS};
 use anyhow::Context;
 use clap::Args;
 use serde::Deserialize;
@@ -92,14 +92,7 @@ pub fn judge_call(r: &SyscallResult, fs_type: Option<&str>) -> Verdict {
             ),
         });
     }
-    Verdict {
-        verdict: if reasons.is_empty() {
-            Kind::Ok
-        } else {
-            Kind::Suspect
-        },
-        reasons,
-    }
+    Verdict::of(reasons)
 }
 
 /// Judges every result ([`judge_call`]) of calls made on a file on `fs_type`.
