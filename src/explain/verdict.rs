@@ -936,16 +936,27 @@ fn cpu_contended(i: &Input) -> Option<Finding> {
         .worker_cpu_wait_s
         .filter(|_| i.r.seconds > 0.0)
         .map(|w| w / (i.r.seconds * i.r.threads.max(1) as f64));
-    let some = f
-        .psi_cpu_some_pct()
-        .filter(|p| *p > CPU_SOME_PCT && wait.is_none_or(|w| w >= WORKER_WAIT_SHARE));
-    let steal = f.steal_pct().filter(|p| *p > STEAL_PCT);
+    contention(f.psi_cpu_some_pct(), wait, f.steal_pct()).map(Finding::Suspect)
+}
+
+/// The `cpu_contended` sentence, where it applies: some task waited for a CPU during more than
+/// [`CPU_SOME_PCT`] of the measurement (`psi_some_pct`) and the measuring threads themselves
+/// waited [`WORKER_WAIT_SHARE`] of their time or more (`own_wait_share`, when known), or the
+/// hypervisor stole more than [`STEAL_PCT`]. Also the `syscalls` lab's rule.
+pub fn contention(
+    psi_some_pct: Option<f64>,
+    own_wait_share: Option<f64>,
+    steal_pct: Option<f64>,
+) -> Option<String> {
+    let some = psi_some_pct
+        .filter(|p| *p > CPU_SOME_PCT && own_wait_share.is_none_or(|w| w >= WORKER_WAIT_SHARE));
+    let steal = steal_pct.filter(|p| *p > STEAL_PCT);
     if some.is_none() && steal.is_none() {
         return None;
     }
     let mut parts = Vec::new();
     if let Some(p) = some {
-        let own = wait.map_or(String::new(), |w| {
+        let own = own_wait_share.map_or(String::new(), |w| {
             format!(
                 ", and the run's workers waited for one {:.0}% of their time",
                 w * 100.0
@@ -959,7 +970,7 @@ fn cpu_contended(i: &Input) -> Option<Finding> {
     if let Some(p) = steal {
         parts.push(format!("the hypervisor stole {p:.0}% of the CPU time"));
     }
-    suspect(format!(
+    Some(format!(
         "{}: the run shared its CPUs with other work, so its figure includes waiting for them",
         parts.join(" and ")
     ))
@@ -1153,7 +1164,7 @@ fn too_short(i: &Input) -> Option<Finding> {
              intervals, fewer than {MIN_DEVICE_INTERVALS}: shorter than the device's settle \
              time ({DEVICE_SETTLE_S} s: the queue, the read-ahead window and write-back \
              ramping up, a host's or a drive's cache), so not a figure to bet on; use more \
-             blocks or --duration",
+             blocks",
             r.seconds
         ))
     })
