@@ -136,6 +136,11 @@ impl LoopFs {
     /// `mkfs` (program and arguments; the device is appended) on a 160 MiB image in `dir`,
     /// mounted with `mount_args`.
     pub fn make(dir: &Path, mkfs: &[&str], mount_args: &[&str]) -> Option<LoopFs> {
+        LoopFs::make_sized(dir, 160, mkfs, mount_args)
+    }
+
+    /// [`LoopFs::make`] on an image of `mib` MiB.
+    pub fn make_sized(dir: &Path, mib: u64, mkfs: &[&str], mount_args: &[&str]) -> Option<LoopFs> {
         if !is_root() {
             eprintln!("skipped: needs root to make a loop device");
             return None;
@@ -159,7 +164,7 @@ impl LoopFs {
         let img = dir.path().join("fs.img");
         std::fs::File::create(&img)
             .unwrap()
-            .set_len(160 << 20)
+            .set_len(mib << 20)
             .unwrap();
         let out = std::process::Command::new("losetup")
             .args(["-f", "--show"])

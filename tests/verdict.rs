@@ -815,7 +815,18 @@ fn a_writer_on_the_device_during_a_cold_read_is_suspect_other_io_naming_the_writ
 
 #[test]
 fn a_cold_read_on_a_loop_over_an_image_cached_below_is_judged_by_the_device_under_it() {
-    let Some(fs) = LoopFs::ext4_in(&std::env::temp_dir()) else {
+    // The image sits on a loop device of its own (so no other process's reads land on the
+    // device under it): loop (inner) → its image on ext4 → loop (outer) → the disk.
+    let ext4 = [
+        "mkfs.ext4",
+        "-q",
+        "-E",
+        "lazy_itable_init=0,lazy_journal_init=0",
+    ];
+    let Some(outer) = LoopFs::make_sized(&std::env::temp_dir(), 256, &ext4, &[]) else {
+        return;
+    };
+    let Some(fs) = LoopFs::make_sized(&outer.mnt(), 160, &ext4, &[]) else {
         return;
     };
     let top =
@@ -826,14 +837,16 @@ fn a_cold_read_on_a_loop_over_an_image_cached_below_is_judged_by_the_device_unde
     }
     let f = fs.mnt().join("f");
     write_file(&f, 64);
-    // The image file, on the disk below, read into the page cache there.
+    // The image file, on the device below, read into the page cache there.
     std::fs::read(fs.image()).unwrap();
     let s = run(&f, &["-r", "1M", "64", "--cache", "cold"]);
     assert_suspect(&s, "cache_not_disk");
     assert!(
-        s.why.contains(fs.name()) && s.why.contains("below the loop device"),
+        s.why.contains(fs.name()) && s.why.contains(outer.name()),
         "{s:?}"
     );
+    assert!(s.why.contains("below the loop device"), "{s:?}");
+    drop(fs);
 }
 
 #[test]

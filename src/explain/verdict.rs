@@ -516,7 +516,7 @@ pub const RULES: &[Rule] = &[
         code: Code::CacheNotDisk,
         threshold: "a cold or O_DIRECT read that itself read less than half the bytes the \
                     device holds for it (its own I/O accounting); or a buffered loop device \
-                    whose lower device moved less than half what the loop read",
+                    whose next device down moved less than half what the loop read",
         why: "a clean cold read reads at least 0.9x from storage (read-ahead only adds); the \
               rest came from a cache: another process's reads, a mapping or a lock, or the \
               page cache under a loop device's image",
@@ -778,28 +778,27 @@ fn cache_not_disk(i: &Input) -> Option<Finding> {
         return None;
     }
     let what = if i.r.direct { "O_DIRECT" } else { "cold" };
-    // The loop's image, one level down.
+    // The loop's image, one level down: the device under its backing file.
     if let Some(f) = i.facts {
-        if let (Some(c), Some((loop_read, _))) = (&f.chain, f.level_bytes(0)) {
+        if let (Some(c), Some((loop_read, _)), Some((below, _))) =
+            (&f.chain, f.level_bytes(0), f.level_bytes(1))
+        {
             let top = c.top()?;
             let buffered = top.kind == LevelKind::Loop && top.direct_io != Some(true);
-            let n = c.levels.len();
-            if let (true, true, Some((below, _))) =
-                (buffered, n > 1, f.level_bytes(n - 1).filter(|_| n > 1))
+            if buffered
+                && loop_read >= MIN_JUDGED_BYTES
+                && (below as f64) < BELOW_RATIO * loop_read as f64
             {
-                if loop_read >= MIN_JUDGED_BYTES && (below as f64) < BELOW_RATIO * loop_read as f64
-                {
-                    return suspect(format!(
-                        "the run read {} through {}, but {} under its image moved {} ({:.2}×): \
-                         the image file was served from the page cache below the loop device, \
-                         so no disk was read",
-                        fmt_bytes(loop_read),
-                        shown(&top.name),
-                        shown(&c.bottom()?.name),
-                        fmt_bytes(below),
-                        below as f64 / loop_read as f64
-                    ));
-                }
+                return suspect(format!(
+                    "the run read {} through {}, but {} under its image moved {} ({:.2}×): the \
+                     image file was served from the page cache below the loop device, so no \
+                     disk was read",
+                    fmt_bytes(loop_read),
+                    shown(&top.name),
+                    shown(&c.levels.get(1)?.name),
+                    fmt_bytes(below),
+                    below as f64 / loop_read as f64
+                ));
             }
         }
     }

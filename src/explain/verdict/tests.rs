@@ -758,3 +758,14 @@ fn codes_are_stable_snake_case_and_fill_the_columns() {
     assert_eq!(lines_of(&r), v.lines());
     assert!(lines_of(&RunResult::default()).is_empty());
 }
+
+#[test]
+fn docs_explain_md_has_a_row_for_every_reason_code() {
+    let doc = include_str!("../../../docs/explain.md");
+    for c in Code::ALL {
+        assert!(
+            doc.contains(&format!("| `{}` |", c.as_str())),
+            "docs/explain.md has no table row for {c}"
+        );
+    }
+}
