@@ -232,11 +232,12 @@ fn an_open_loop_timeline_has_response_columns_never_below_the_service_ones_and_a
 
 /// The cells of a CSV file as (header, rows).
 fn read_csv(path: &std::path::Path) -> (Vec<String>, Vec<Vec<String>>) {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut lines = text.lines();
-    let header = lines.next().unwrap().split(',').map(String::from).collect();
-    let rows = lines
-        .map(|l| l.split(',').map(String::from).collect())
+    // A CSV reader, not a split on commas: a suspect row's `why` sentences hold commas.
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let header = r.headers().unwrap().iter().map(String::from).collect();
+    let rows = r
+        .records()
+        .map(|rec| rec.unwrap().iter().map(String::from).collect())
         .collect();
     (header, rows)
 }

@@ -109,7 +109,7 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
         crate::eprintln_shown!("{line}");
     }
     for note in judged.iter().flat_map(|v| &v.notes) {
-        eprintln!("  note: {note}");
+        crate::eprintln_shown!("  note: {note}");
     }
     for line in timeline.finish(r, outcome.ops_log_error.as_deref())? {
         crate::eprintln_shown!("{line}");
