@@ -16,8 +16,9 @@
 # The neighbours: `dd iflag=direct` reading 8 MiB of a third file every 0.25 s (~32 MiB/s of
 # other I/O on the device, a backup or a log shipper), and `sh -c 'while :; do :; done'` on one
 # core. Each run's line shows the facts behind its verdict: the run's own storage bytes, the
-# others' on the device, PSI cpu some and the workers' wait, so an alarm can be told apart from
-# what other work on the machine (beyond the two neighbours) really did to the run.
+# others' on the device (and their rate: the neighbour alone is ~32 MiB/s), PSI cpu some, and in
+# the sentences the workers' own wait for a CPU, so an alarm can be told apart from what other
+# work on the machine (beyond the two neighbours) really did to the run.
 #
 # usage: bench/verdict-clean.sh [N] [DIR]
 #   RUN=path/to/run, DISKSCOPE=path/to/diskscope   the binaries (default: target/release/*)
@@ -96,9 +97,11 @@ r = json.load(sys.stdin)["results"][0]
 f = r.get("facts") or {}
 mib = lambda k: "-" if f.get(k) is None else "%.0f" % (f[k] / 2**20)
 pct = lambda k: "-" if f.get(k) is None else "%.0f%%" % f[k]
-print("%s %.1f MiB/s %.2f s own %s/%s MiB others %s/%s MiB psi-cpu %s | %s | %s" % (
+others = (f.get("others_read_bytes") or 0) + (f.get("others_write_bytes") or 0)
+rate = others / 2**20 / r["seconds"] if r["seconds"] > 0 else 0
+print("%s %.1f MiB/s %.2f s own %s/%s MiB others %s/%s MiB (%.0f MiB/s) psi-cpu %s | %s | %s" % (
     r["verdict"], r["mib_s"], r["seconds"], mib("run_read_bytes"), mib("run_write_bytes"),
-    mib("others_read_bytes"), mib("others_write_bytes"), pct("psi_cpu_some_pct"),
+    mib("others_read_bytes"), mib("others_write_bytes"), rate, pct("psi_cpu_some_pct"),
     r["reasons"] or "-", r["why"] or "-"))
 ' <<<"$doc")
         total=$((total + 1))

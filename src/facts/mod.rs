@@ -313,6 +313,7 @@ impl Facts {
 /// run's own bytes, the others' on its device, what the file is made of, what the cache held,
 /// who else ran, and the device chain. Empty cells where a fact could not be read.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Section {
     /// Bytes this run caused to be read from storage (`/proc/self/io` `read_bytes`).
     pub run_read_bytes: Option<u64>,
@@ -427,5 +428,8 @@ mod tests {
         let o = json.as_object().unwrap();
         assert!(o.contains_key("run_read_bytes") && o.contains_key("psi_cpu_some_pct"));
         assert!(!o.contains_key("full"));
+        // A document from before a column existed still reads back.
+        let back: Section = serde_json::from_str(r#"{"run_read_bytes": 5}"#).unwrap();
+        assert_eq!((back.run_read_bytes, back.hole_bytes), (Some(5), None));
     }
 }
