@@ -61,7 +61,7 @@ fn col(header: &[String], name: &str) -> usize {
 }
 
 /// The columns the issue asks for, in the order of the result type.
-const RUN_COLUMNS: [&str; 35] = [
+const RUN_COLUMNS: [&str; 54] = [
     "experiment",
     "host",
     "file",
@@ -97,6 +97,26 @@ const RUN_COLUMNS: [&str; 35] = [
     "verdict",
     "reasons",
     "why",
+    // The run's own facts (issue 36), after every other column.
+    "run_read_bytes",
+    "run_write_bytes",
+    "others_read_bytes",
+    "others_write_bytes",
+    "below_read_bytes",
+    "below_write_bytes",
+    "hole_bytes",
+    "unwritten_bytes",
+    "encoded_bytes",
+    "shared_bytes",
+    "cached_before_pct",
+    "cached_after_pct",
+    "dirty_after_bytes",
+    "psi_cpu_some_pct",
+    "psi_io_some_pct",
+    "psi_memory_some_pct",
+    "steal_pct",
+    "device_chain",
+    "read_ahead_kb",
 ];
 
 #[test]

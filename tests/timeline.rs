@@ -396,3 +396,76 @@ fn a_batch_writes_a_timeline_csv_row_per_interval_per_repetition_a_figure_and_sw
         .as_array()
         .is_some_and(|r| !r.is_empty()));
 }
+
+/// Issue 36: the device and the CPUs are sampled through a write's final fsync (made on a
+/// thread of its own while the collector keeps its interval samples), so the rows hold the
+/// device's write bytes of the fsync's intervals too. 256 MiB written buffered stays in the
+/// page cache until the fsync (far under the dirty thresholds of a machine with a few GiB), so
+/// the fsync writes nearly all of it, over several 100 ms intervals in which no operation runs.
+#[test]
+fn a_write_and_fsync_timeline_holds_the_devices_write_bytes_of_the_fsync_in_its_rows() {
+    let d = tmp();
+    let f = p(&d, "w");
+    let csv = p(&d, "t.csv");
+    let out = bin("run")
+        .arg(&f)
+        .args([
+            "-w",
+            "1M",
+            "256",
+            "--fsync",
+            "--interval",
+            "100ms",
+            "--json",
+        ])
+        .arg("--timeline")
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = &doc["timeline"];
+    let Some(device_bytes) = t["reading"]["bytes_ratio"]["device_bytes"].as_u64() else {
+        eprintln!("skipped: no device counters under {}", f.display());
+        return;
+    };
+    let rows = t["rows"].as_array().unwrap();
+    let in_rows: u64 = rows
+        .iter()
+        .map(|r| r["dev_write_bytes"].as_u64().unwrap_or(0))
+        .sum();
+    assert!(
+        in_rows as f64 >= 0.9 * device_bytes as f64,
+        "rows hold {in_rows} of the device's {device_bytes} written bytes"
+    );
+    // The fsync's intervals (after the last operation) have their device figures.
+    let last_op = rows
+        .iter()
+        .rposition(|r| r["ops"].as_u64() > Some(0))
+        .unwrap();
+    let tail: Vec<&serde_json::Value> = rows[last_op + 1..].iter().collect();
+    if tail.is_empty() {
+        eprintln!("the fsync took under one interval here: nothing more to check");
+        return;
+    }
+    assert!(
+        tail.iter().all(|r| r["dev_write_bytes"].is_u64()),
+        "every fsync interval was sampled: {tail:?}"
+    );
+    assert!(
+        tail.iter().any(|r| r["dev_write_bytes"].as_u64() > Some(0)),
+        "{tail:?}"
+    );
+    // And the run's level is not read as a drop to zero at its end (the fsync's intervals hold
+    // no operation: they are left out of the run's level).
+    let shift = &t["reading"]["level_shift"];
+    assert!(
+        shift.is_null() || shift["after_mib_s"].as_f64() > Some(0.0),
+        "{}",
+        t["reading"]
+    );
+}

@@ -281,15 +281,20 @@ pub fn is_root() -> bool {
 /// `XDG_CACHE_HOME`), as `diskscope limits` would (measured now, so it is not stale), its CPU and
 /// memory ceilings multiplied by `scale`.
 pub fn store_synthetic_profile(cache: &Path, dir: &Path, scale: f64) {
+    store_scaled_profile(cache, dir, scale, scale);
+}
+
+/// [`store_synthetic_profile`] with the per-operation and the memory ceilings scaled apart.
+pub fn store_scaled_profile(cache: &Path, dir: &Path, methods_scale: f64, memory_scale: f64) {
     use diskscope::explain::context::Context;
     use diskscope::explain::profile::{now_unix_s, profile_file_name, Profile};
     let mut p = Profile::synthetic_example();
     for m in &mut p.methods {
-        m.ops_per_s *= scale;
+        m.ops_per_s *= methods_scale;
     }
     for m in &mut p.memory {
-        m.copy_mib_s *= scale;
-        m.xor_mib_s *= scale;
+        m.copy_mib_s *= memory_scale;
+        m.xor_mib_s *= memory_scale;
     }
     p.context = Context::collect(dir);
     p.measured_unix_s = now_unix_s();
@@ -329,6 +334,11 @@ impl LoopFs {
     /// `mkfs` (program and arguments; the device is appended) on a 160 MiB image in `dir`,
     /// mounted with `mount_args`.
     pub fn make(dir: &Path, mkfs: &[&str], mount_args: &[&str]) -> Option<LoopFs> {
+        LoopFs::make_sized(dir, 160, mkfs, mount_args)
+    }
+
+    /// [`LoopFs::make`] on an image of `mib` MiB.
+    pub fn make_sized(dir: &Path, mib: u64, mkfs: &[&str], mount_args: &[&str]) -> Option<LoopFs> {
         if !is_root() {
             eprintln!("skipped: needs root to make a loop device");
             return None;
@@ -352,7 +362,7 @@ impl LoopFs {
         let img = dir.path().join("fs.img");
         std::fs::File::create(&img)
             .unwrap()
-            .set_len(160 << 20)
+            .set_len(mib << 20)
             .unwrap();
         let out = std::process::Command::new("losetup")
             .args(["-f", "--show"])
@@ -403,6 +413,31 @@ impl LoopFs {
         self.dev.trim_start_matches("/dev/")
     }
 
+    /// Unmounts and mounts the filesystem again with `mount_args` (false if it could not).
+    pub fn remount(&mut self, mount_args: &[&str]) -> bool {
+        let mnt = self.mnt();
+        let off = std::process::Command::new("umount")
+            .arg(&mnt)
+            .status()
+            .is_ok_and(|s| s.success());
+        self.mounted = !off;
+        if !off {
+            return false;
+        }
+        self.mounted = std::process::Command::new("mount")
+            .args(mount_args)
+            .arg(&self.dev)
+            .arg(&mnt)
+            .status()
+            .is_ok_and(|s| s.success());
+        self.mounted
+    }
+
+    /// The image file behind the loop device.
+    pub fn image(&self) -> PathBuf {
+        self.dir.path().join("fs.img")
+    }
+
     /// Sets the device's read-ahead.
     pub fn set_read_ahead_kb(&self, kb: u64) {
         let q = format!("/sys/block/{}/queue/read_ahead_kb", self.name());
@@ -411,16 +446,25 @@ impl LoopFs {
 }
 
 impl Drop for LoopFs {
+    /// Unmounts (lazily when something still holds the mount, so a failed test never leaves
+    /// it) and detaches the device, whatever the test did.
     fn drop(&mut self) {
-        if self.mounted {
-            let _ = std::process::Command::new("umount")
-                .arg(self.mnt())
-                .status();
+        let run = |args: &[&str]| {
+            std::process::Command::new(args[0])
+                .args(&args[1..])
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        let mnt = self.mnt().display().to_string();
+        if self.mounted && !run(&["umount", &mnt]) {
+            run(&["umount", "-l", &mnt]);
         }
-        let _ = std::process::Command::new("losetup")
-            .arg("-d")
-            .arg(&self.dev)
-            .status();
+        if !run(&["losetup", "-d", &self.dev]) {
+            // Busy a moment (the lazy unmount finishing): once more after a sync.
+            run(&["sync"]);
+            run(&["losetup", "-d", &self.dev]);
+        }
     }
 }
 

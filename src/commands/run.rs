@@ -80,10 +80,12 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
         crate::eprintln_shown!("{msg}");
         return Ok(EXIT_INTERRUPTED);
     }
-    let outcome = match result {
+    let mut outcome = match result {
         Ok(o) => o,
         Err(e) => return Err(cleanup_failed_write(&spec, created.as_ref(), existed, e)),
     };
+    // Judged once, after measuring, before anything is printed or exported.
+    let judged = crate::explain::judge_result(&mut outcome.result);
     for n in &outcome.notes {
         crate::eprintln_shown!("{n}");
     }
@@ -127,6 +129,9 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
     }
     for line in crate::explain::verdict::lines_of(r) {
         crate::eprintln_shown!("{line}");
+    }
+    for note in judged.iter().flat_map(|v| &v.notes) {
+        crate::eprintln_shown!("  note: {note}");
     }
     for line in timeline.finish(r, outcome.ops_log_error.as_deref())? {
         crate::eprintln_shown!("{line}");

@@ -72,9 +72,10 @@ pub fn execute(a: &Run2Args) -> anyhow::Result<i32> {
     let mut last = None;
     let end = search(bs, a.target, |count| {
         spec.block_count = Some(count);
-        let o = Run::start(&spec, "run2", Arc::new(AtomicBool::new(false)))?
+        let mut o = Run::start(&spec, "run2", Arc::new(AtomicBool::new(false)))?
             .finish()
             .map_err(RunError::into_anyhow)?;
+        crate::explain::judge_result(&mut o.result);
         let done = (o.result.bytes, o.result.seconds);
         last = Some(o);
         Ok(done)

@@ -71,7 +71,7 @@ pub struct Device {
 }
 
 /// Filesystems whose contents live in RAM.
-pub const RAM_FS: &[&str] = &["tmpfs", "ramfs", "hugetlbfs", "devtmpfs"];
+pub use crate::facts::RAM_FS;
 /// Filesystems reached over a network (prefix match also catches `fuse.*`, `nfs4`).
 pub const NET_FS: &[&str] = &[
     "nfs",

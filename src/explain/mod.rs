@@ -51,6 +51,61 @@ pub fn profile_for(file: &Path) -> Option<Loaded> {
         .clone()
 }
 
+/// Judges a result measured by the runner (or `fast`): the stage after measuring and before
+/// exporting, called once by each front end. Collects the file's context and profile, judges
+/// the result from its own facts (`verdict::judge`) and writes the `verdict`, `reasons` and
+/// `why` columns. A failed run, or a row no measurement of ours made (a command's), is not
+/// judged (`None`, the columns stay empty).
+pub fn judge_result(r: &mut RunResult) -> Option<verdict::Verdict> {
+    if !r.error.is_empty() {
+        return None;
+    }
+    let facts = r.facts.as_ref()?.full.clone()?;
+    let file = Path::new(&r.file);
+    let ctx = Context::collect(file);
+    let profile = profile_for(file).map(|(p, _)| refreshed(p, r, file));
+    let v = verdict::judge(r, Some(&facts), &ctx, profile.as_ref());
+    v.fill(r);
+    Some(v)
+}
+
+/// The profile to judge `r` by: as stored, or, where `r` lands above a memory bound (the one
+/// family measured again in a second), with its memory ceiling measured again now
+/// (`limits::refresh_memory`), so a ceiling stored from a loaded sitting never makes a warm
+/// run look faster than the machine. The ceilings measured again replace the stored ones for
+/// the rest of this process ([`profile_for`] gives them from then on), so the bound line, the
+/// bound columns and the verdict all read the same profile.
+fn refreshed(mut p: Profile, r: &RunResult, file: &Path) -> Profile {
+    let above_memory = model::explain_result(&p, r)
+        .is_some_and(|e| !e.explained && e.prediction.bound == model::Bound::Memory);
+    if above_memory {
+        let threads = r.threads.min(p.cores_now.unwrap_or(usize::MAX)).max(1);
+        let measured = p.memory_for(threads).map_or(threads, |m| m.threads);
+        limits::refresh_memory(&mut p, measured);
+        if let Ok(mut guard) = LOADED.lock() {
+            if let Some(Some((stored, _))) = guard.as_mut().and_then(|m| m.get_mut(file)) {
+                *stored = p.clone();
+            }
+        }
+    }
+    p
+}
+
+/// The explorer's message for a judged row labelled `label`: the reasons of a suspect one, or,
+/// for one that is ok but whose profile is in doubt, the note that says so, so the message
+/// blames the profile, never the data, when the profile is what is wrong. `None` when there is
+/// nothing to say.
+pub fn judged_message(label: &str, v: &verdict::Verdict) -> Option<String> {
+    if v.verdict == verdict::Kind::Suspect {
+        return Some(format!(
+            "{label} is suspect ({}): {}",
+            v.codes().replace(';', ", "),
+            v.sentences()
+        ));
+    }
+    v.notes.first().map(|n| format!("{label}: {n}"))
+}
+
 /// The file's storage for a plot subtitle: `ext4 on vda`, with the RAM/network warning when
 /// there is one (`tmpfs: in RAM`). Looked up on the nearest existing ancestor when the file is
 /// gone (a sweep's test file is removed before its plots are drawn); cached per path.
@@ -138,9 +193,10 @@ pub fn fill_bound_columns(r: &mut RunResult, e: Option<&Explanation>) {
     r.bound = e.map(|e| e.prediction.bound.to_string());
     r.bound_mib_s = e.map(|e| e.prediction.bound_mib_s);
     r.pct_of_bound = e.map(|e| e.pct_of_bound);
-    r.bound_hint = e.and_then(|e| match e.explained {
-        true => e.hint.clone(),
-        false => Some(model::NOT_EXPLAINED.to_string()),
+    r.bound_hint = e.and_then(|e| match (e.explained, &e.prediction.doubt) {
+        (true, _) => e.hint.clone(),
+        (false, Some(doubt)) => Some(model::untrusted(doubt)),
+        (false, None) => Some(model::NOT_EXPLAINED.to_string()),
     });
 }
 

@@ -290,36 +290,26 @@ pub fn tidy_under<T: Serialize + Default>(
     Ok(place(&own, tidy(row)?, header, base))
 }
 
-/// The column names of one row as serde writes it (a field skipped when `None` is absent).
+/// The column names of one row as serde writes it (a field skipped when `None` is absent; a
+/// nested section's fields in its place, `crate::measure::columns`).
 pub fn header_of_row<T: Serialize>(row: &T) -> anyhow::Result<Vec<String>> {
-    let mut w = ::csv::Writer::from_writer(Vec::new());
-    w.serialize(row)?;
-    let text = String::from_utf8(w.into_inner()?)?;
-    let first = text.lines().next().unwrap_or_default();
-    Ok(::csv::Reader::from_reader(format!("{first}\n").as_bytes())
-        .headers()?
-        .iter()
-        .map(str::to_string)
-        .collect())
+    Ok(crate::measure::columns::names(row)?)
 }
 
 /// The column names of `T` (from serde).
 pub fn header_of<T: Serialize + Default>() -> anyhow::Result<Vec<String>> {
-    let mut w = ::csv::Writer::from_writer(Vec::new());
-    w.serialize(T::default())?;
-    let bytes = w.into_inner()?;
-    let text = String::from_utf8(bytes)?;
-    let first = text.lines().next().unwrap_or_default();
-    Ok(::csv::Reader::from_reader(format!("{first}\n").as_bytes())
-        .headers()?
-        .iter()
-        .map(str::to_string)
-        .collect())
+    header_of_row(&T::default())
 }
 
 /// Serializes rows to CSV text (header first), as serde writes them.
 pub fn to_csv<T: Serialize>(rows: &[T]) -> anyhow::Result<String> {
-    let mut w = ::csv::Writer::from_writer(Vec::new());
+    let mut w = ::csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    if let Some(first) = rows.first() {
+        // The first row's names (a nested section's in place), which the csv crate cannot give.
+        w.write_record(header_of_row(first)?)?;
+    }
     for r in rows {
         w.serialize(r)?;
     }

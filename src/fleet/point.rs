@@ -245,6 +245,8 @@ pub fn run_point(
             };
         }
     }
+    // Each rank's row is judged where it ran, from its own facts.
+    crate::explain::judge_result(&mut result);
     let agg = ended.aggregate;
     result.host = fleet.host().to_string();
     // `cold-all` ran as a host-wide drop plus `cold` per rank: report what was asked.

@@ -228,6 +228,12 @@ pub struct RunResult {
     /// the CPU, so `xor` is empty); left out at the default `xor`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checksum: Option<Checksum>,
+    /// The run's own facts (`crate::facts`, issue 36): its own I/O, the others' on its device,
+    /// what the file is made of, what the cache held, who else ran, the device chain. Its
+    /// columns follow the others (their own names, `crate::facts::Section`); `None` (no
+    /// columns) for a row that was not measured by the runner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub facts: Option<crate::facts::Section>,
     /// The run as a timeline (per-interval figures, device counters, the bytes ratio); not a
     /// column: written as its own CSV (`--timeline`, `<experiment>-timeline.csv`).
     #[serde(skip)]
@@ -373,6 +379,7 @@ impl RunResult {
         r.arrival = Some(Arrival::Poisson);
         // Not `checksum`: the explorer always XORs, so its saved file's header (made from
         // these) has no such column; a sweep with a `none` point gets it after these.
+        r.facts = Some(crate::facts::Section::with_every_column());
         r
     }
 
@@ -548,17 +555,7 @@ impl<'de, T: Named> Deserialize<'de> for Label<T> {
 
 /// The CSV column names `r` serializes to (its `None` optional columns left out), from serde.
 fn column_names(r: &RunResult) -> Vec<String> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    if w.serialize(r).is_err() {
-        return Vec::new();
-    }
-    let bytes = w.into_inner().unwrap_or_default();
-    let text = String::from_utf8_lossy(&bytes);
-    let first = text.lines().next().unwrap_or_default().to_string();
-    csv::Reader::from_reader(format!("{first}\n").as_bytes())
-        .headers()
-        .map(|h| h.iter().map(str::to_string).collect())
-        .unwrap_or_default()
+    super::columns::names(r).unwrap_or_default()
 }
 
 /// Writes NaN (an unknown value) as an empty cell.

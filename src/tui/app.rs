@@ -1154,15 +1154,11 @@ impl App {
     /// `explain::verdict::judge`, on what the explorer knows (the file's context and profile;
     /// no timeline, so the device-counter rules do not apply). A suspect row says why on the
     /// message line and in the log.
-    fn judge(&mut self, row: &mut RunResult, synced: bool) {
-        use crate::explain::verdict::{judge, Kind, Observed};
+    /// (Whether writes were synced, `_synced`, the row's `write_sync` column already says.)
+    fn judge(&mut self, row: &mut RunResult, _synced: bool) {
+        use crate::explain::verdict::{judge, Kind};
         let Some(ctx) = &self.context else { return };
-        let seen = Observed {
-            ram_below: Observed::ram_below(ctx),
-            synced,
-            ..Default::default()
-        };
-        let v = judge(row, None, ctx, self.profile.as_ref().map(|(p, _)| p), &seen);
+        let v = judge(row, None, ctx, self.profile.as_ref().map(|(p, _)| p));
         v.fill(row);
         if v.verdict == Kind::Suspect {
             self.message = format!(
