@@ -4,6 +4,7 @@
 
 mod docs;
 mod e2e;
+mod memory;
 mod plots;
 mod session;
 
@@ -1596,8 +1597,8 @@ fn the_chart_marks_where_a_setting_changed_and_the_svg_too_and_a_util_strip_runs
     let second = started_id(&a.handle_key(key(KeyCode::Right)));
     end_run(&mut a, first, 0, 10);
     feed_run(&mut a, second, 100, 600, 200);
-    assert_eq!(a.marks.len(), 2, "{:?}", a.marks);
-    assert_eq!(a.marks[1], (100, "read pread 2M".to_string()));
+    let marks = a.history.marks(diskscope::tui::history::Span::Minute);
+    assert_eq!(marks, vec![(0, "read pread 1M"), (100, "read pread 2M")]);
     // Half busy: 50 ms of io_ticks per 100 ms.
     for i in 0..=50u64 {
         a.apply(Update::Device {

@@ -20,8 +20,6 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::collections::VecDeque;
 use std::path::PathBuf;
 
-/// Throughput points kept for the sparkline: one per 100 ms, one minute.
-pub const HISTORY_POINTS: usize = 600;
 /// The `experiment` column of rows made by the explorer.
 pub const EXPERIMENT: &str = "tui";
 /// The `experiment` column of a row saved while its run was still going.
@@ -108,16 +106,14 @@ pub struct App {
     /// Lines appended to the CSV file in this session (a live row saved with `s` included), so
     /// `s` and the summary at exit count the same thing.
     pub csv_rows_written: usize,
-    /// MiB/s per 100 ms across segments, newest last.
-    pub history: VecDeque<f64>,
-    /// Points ever pushed to `history`: the absolute index of its newest point is this - 1.
-    pub history_pushed: u64,
-    /// Where a setting changed: the absolute `history` index of a segment's first point and its
-    /// settings (`read pread 4K`), oldest first; drawn on the chart and in the SVG.
-    pub marks: VecDeque<(u64, String)>,
-    /// The device's util % between consecutive device samples, newest last (the strip under
-    /// the chart), at most [`HISTORY_POINTS`].
-    pub util_history: VecDeque<f64>,
+    /// Throughput and latency over time across segments, at three resolutions, with where a
+    /// setting changed (see [`super::history`]).
+    pub history: super::history::History,
+    /// What the chart shows: the last minute, 10 minutes or hour (`v`).
+    pub span: super::history::Span,
+    /// The device's util %, await (ms) and time-averaged queue between consecutive device
+    /// samples, at three resolutions (the sparklines under the panels).
+    pub device_history: super::history::Tiers<3>,
     pub xor: Option<XorSeen>,
     /// One-line status: the last change, error or note.
     pub message: String,
@@ -204,10 +200,9 @@ impl App {
             row_extra: Vec::new(),
             rows_saved: 0,
             csv_rows_written: 0,
-            history: VecDeque::with_capacity(HISTORY_POINTS),
-            history_pushed: 0,
-            marks: VecDeque::new(),
-            util_history: VecDeque::new(),
+            history: Default::default(),
+            span: Default::default(),
+            device_history: Default::default(),
             xor: None,
             message: String::from("press ? for help"),
             units_mb: false,
@@ -285,12 +280,21 @@ impl App {
         }
     }
 
+    /// Moves the live segment to `ending`, where it waits for its last snapshots (no longer
+    /// drawn, so it keeps no bins for the chart).
+    fn retire_live(&mut self) {
+        if let Some(mut old) = self.live.take() {
+            self.take_complete_bins_of(&mut old);
+            old.feeds_chart = false;
+            old.take_ready();
+            self.ending.push(old);
+        }
+    }
+
     /// Makes the live segment for the current settings and the action that starts it; the
     /// previous live segment waits in `ending` for its last snapshots.
     pub fn start(&mut self) -> Action {
-        if let Some(old) = self.live.take() {
-            self.ending.push(old);
-        }
+        self.retire_live();
         let id = self.next_id;
         self.next_id += 1;
         // The row's `write_sync` column says how its writes were made durable.
@@ -863,9 +867,7 @@ impl App {
                 let name = k.step_name(step);
                 let experiment = k.experiment(step);
                 let total = KdmRun::steps().len();
-                if let Some(old) = self.live.take() {
-                    self.ending.push(old);
-                }
+                self.retire_live();
                 self.settings = settings;
                 let id = self.next_id;
                 self.next_id += 1;
@@ -937,9 +939,7 @@ impl App {
         } else {
             self.paused = true;
             self.message = "paused: space resumes".into();
-            if let Some(old) = self.live.take() {
-                self.ending.push(old);
-            }
+            self.retire_live();
             Action::Stop
         }
     }
@@ -950,7 +950,6 @@ impl App {
             live.keep = false;
         }
         self.history.clear();
-        self.marks.clear();
         self.message = "statistics reset".into();
         if self.paused {
             Action::None
@@ -971,7 +970,7 @@ impl App {
             Update::Device { device, sample } => {
                 if self.device_name.as_ref() != Some(&device) {
                     self.device_samples.clear();
-                    self.util_history.clear();
+                    self.device_history.clear();
                 }
                 self.device_name = Some(device);
                 if let Some(d) = self
@@ -979,10 +978,8 @@ impl App {
                     .back()
                     .and_then(|(prev, _)| crate::measure::device::disk_delta(prev, &sample))
                 {
-                    if self.util_history.len() == HISTORY_POINTS {
-                        self.util_history.pop_front();
-                    }
-                    self.util_history.push_back(d.dev_util_pct);
+                    self.device_history
+                        .push([d.dev_util_pct, d.dev_await_ms, d.dev_aqu_sz]);
                 }
                 if self.device_samples.len() == DEVICE_WINDOW_SAMPLES {
                     self.device_samples.pop_front();
@@ -1004,7 +1001,7 @@ impl App {
             } => {
                 if let Some(seg) = self.segment_mut(id) {
                     seg.meta = Some(*meta);
-                    seg.agg = Aggregate::new(workers);
+                    seg.agg = Aggregate::without_series(workers);
                     seg.worker_at_ns = vec![0; workers];
                 }
                 if let Some(n) = notes.into_iter().next() {
@@ -1061,30 +1058,27 @@ impl App {
         Some(self.ending.remove(i))
     }
 
-    /// Copies newly completed 100 ms bins of the live segment into the sparkline history.
+    /// Moves the live segment's newly completed 100 ms bins into the chart's history, marking
+    /// where its setting begins with its first point.
     fn take_complete_bins(&mut self) {
-        let Some(seg) = &mut self.live else { return };
-        let complete = seg.complete_bins();
-        let bin_s = crate::measure::aggregate::SERIES_BIN_NS as f64 / 1e9;
-        if seg.bins_seen == 0 && complete > 0 {
-            // The segment's first point: where its setting begins on the chart.
-            self.marks
-                .push_back((self.history_pushed, mark_label(&seg.settings)));
+        if let Some(mut seg) = self.live.take() {
+            self.take_complete_bins_of(&mut seg);
+            self.live = Some(seg);
         }
-        for bytes in &seg.agg.series_bytes[seg.bins_seen.min(complete)..complete] {
-            let mib_s = *bytes as f64 / (1024.0 * 1024.0) / bin_s;
-            if self.history.len() == HISTORY_POINTS {
-                self.history.pop_front();
-            }
-            self.history.push_back(mib_s);
-            self.history_pushed += 1;
+    }
+
+    fn take_complete_bins_of(&mut self, seg: &mut Segment) {
+        let ready = seg.take_ready();
+        if ready.is_empty() {
+            return;
         }
-        let oldest = self.history_pushed - self.history.len() as u64;
-        while self.marks.front().is_some_and(|(at, _)| *at < oldest) {
-            self.marks.pop_front();
+        if !seg.marked {
+            seg.marked = true;
+            self.history.mark(mark_label(&seg.settings));
         }
-        seg.bins_seen = seg.bins_seen.max(complete);
-        seg.peak_mib_s = seg.figures(false).peak_mib_s;
+        for b in ready {
+            self.history.push(b.point.mib_s, b.latency.as_ref());
+        }
     }
 
     /// A finished segment becomes a row (if it measured anything) and may give an XOR.
@@ -1248,6 +1242,29 @@ impl App {
             "{} left, {secs:.1} s",
             crate::size::format_bytes_approx(left) + &of
         ))
+    }
+
+    /// Bytes of the state that could grow while one setting runs (the chart's history, the
+    /// device's, the segments' open bins and series, the device samples, the log), for the
+    /// tests that hold the explorer's memory flat over hours. Rows are left out: they grow with
+    /// what the user does, not with time.
+    pub fn heap_bytes(&self) -> usize {
+        let log: usize = self
+            .log
+            .iter()
+            .map(|(_, m)| std::mem::size_of::<(f64, String)>() + m.capacity())
+            .sum();
+        self.history.heap_bytes()
+            + self.device_history.heap_bytes()
+            + self
+                .live
+                .iter()
+                .chain(&self.ending)
+                .map(Segment::heap_bytes)
+                .sum::<usize>()
+            + self.device_samples.capacity()
+                * std::mem::size_of::<(crate::measure::device::Sample, u64)>()
+            + log
     }
 
     /// Whether the engine is (about to be) running.

@@ -54,16 +54,19 @@ pub fn figure(app: &App) -> SessionFigure {
     SessionFigure {
         title: format!("diskscope session: {}", file_name(&app.file)),
         subtitle: subtitle(app),
-        series: app.history.iter().map(|v| app.in_unit(*v)).collect(),
-        marks: {
-            let oldest = app.history_pushed - app.history.len() as u64;
-            app.marks
-                .iter()
-                .filter(|(at, _)| *at >= oldest)
-                .map(|(at, l)| ((at - oldest) as usize, l.clone()))
-                .collect()
-        },
-        bin_s: 0.1,
+        series: app
+            .history
+            .points(app.span)
+            .iter()
+            .map(|p| app.in_unit(p.mib_s))
+            .collect(),
+        marks: app
+            .history
+            .marks(app.span)
+            .into_iter()
+            .map(|(at, l)| (at, l.to_string()))
+            .collect(),
+        bin_s: app.span.point_s(),
         unit: app.unit().into(),
         histogram,
         table,
@@ -118,7 +121,12 @@ pub fn json(app: &App) -> serde_json::Value {
         "subtitle": subtitle(app),
         "file": app.file.display().to_string(),
         "file_size_bytes": app.file_size_bytes,
-        "history_mib_s_per_100ms": app.history.iter().collect::<Vec<_>>(),
+        "history_mib_s_per_100ms": app
+            .history
+            .points(super::history::Span::Minute)
+            .iter()
+            .map(|p| p.mib_s)
+            .collect::<Vec<_>>(),
         "baseline": baseline,
         "rows": app.rows,
         "rows_delta_pct": app.rows.iter().map(|r| app.delta_pct(r)).collect::<Vec<_>>(),

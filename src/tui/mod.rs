@@ -23,6 +23,7 @@ pub mod cache_watch;
 pub mod discard;
 pub mod event;
 pub mod export;
+pub mod history;
 pub mod kdiskmark;
 pub mod keys;
 pub mod rows;

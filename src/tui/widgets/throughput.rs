@@ -94,7 +94,8 @@ pub fn time_axis(bars: usize, secs: f64) -> String {
 
 /// Draws the throughput panel.
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
-    let history: Vec<f64> = app.history.iter().map(|v| app.in_unit(*v)).collect();
+    let points = app.history.points(app.span);
+    let history: Vec<f64> = points.iter().map(|p| app.in_unit(p.mib_s)).collect();
     let bars = area.width.saturating_sub(2 + GUTTER) as usize;
     let (visible, per) = binned(&history, bars);
     let window = window_title(visible.len(), per);
@@ -117,7 +118,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     // From 3 chart rows on, the last is a time axis; from 4, with a device, a util strip.
     let axis_h = u16::from(spark_row.height >= 3);
     let util_h =
-        u16::from(spark_row.height >= 4 && !app.util_history.is_empty() && !visible.is_empty());
+        u16::from(spark_row.height >= 4 && !app.device_history.is_empty() && !visible.is_empty());
     let [spark_row, util_row, axis_row] = Layout::vertical([
         Constraint::Min(0),
         Constraint::Length(util_h),
@@ -127,7 +128,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if util_h > 0 {
         let [label, strip] =
             Layout::horizontal([Constraint::Length(GUTTER), Constraint::Min(0)]).areas(util_row);
-        let util: Vec<f64> = app.util_history.iter().copied().collect();
+        let util: Vec<f64> = app
+            .device_history
+            .points(app.span)
+            .iter()
+            .map(|v| v[0])
+            .collect();
         let take = util.len().min(history.len().max(1));
         let (u, _) = binned(&util[util.len() - take..], visible.len());
         Paragraph::new(Line::styled(
@@ -174,7 +180,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             } else {
                 (seg.mean_mib_s(), None)
             };
-            let now = app.history.back().copied().unwrap_or(mean);
+            let now = app.history.last().map_or(mean, |p| p.mib_s);
             let u = |v: f64| fmt_mib_s(app.in_unit(v));
             let w = figures.width as usize;
             let first = |spread: bool| {
@@ -297,16 +303,12 @@ fn draw_marks(app: &App, n: usize, bars: usize, spark: Rect, buf: &mut Buffer) {
     if n == 0 || spark.height == 0 {
         return;
     }
-    let oldest = app.history_pushed - n as u64;
     let style = Style::default().fg(Color::Yellow);
     let xs: Vec<(u16, &str)> = app
-        .marks
-        .iter()
-        .filter(|(at, _)| *at >= oldest)
-        .map(|(at, label)| {
-            let x = bar_of((*at - oldest) as usize, n, bars) as u16;
-            (x, label.as_str())
-        })
+        .history
+        .marks(app.span)
+        .into_iter()
+        .map(|(at, label)| (bar_of(at, n, bars) as u16, label))
         .filter(|(x, _)| *x < spark.width)
         .collect();
     for (k, (x, label)) in xs.iter().enumerate() {
