@@ -1,10 +1,11 @@
-//! The explorer's session as one SVG page (`e`): throughput over time, the latency histogram of
-//! the current setting, and the results table — what a screenshot shows, but scalable, with
-//! exact numbers and a subtitle saying where and when it was measured. Written by hand (plain
-//! `<path>`, `<rect>` and `<text>`), a pure function of [`SessionFigure`], so it is testable
-//! without a terminal.
+//! The explorer's session as one SVG page (`e`): the session's throughput over the chart's span
+//! with its setting changes, one row's whole run (throughput, and latency p50 and p99 on a log
+//! axis) with its verdict, the latency histogram of the current setting, and the results table
+//! — what a screenshot shows, but scalable, with exact numbers and a subtitle and context line
+//! saying where and when it was measured. Written by hand (plain `<path>`, `<rect>` and
+//! `<text>`), a pure function of [`SessionFigure`], so it is testable without a terminal.
 
-use super::axis::{fmt_tick, linear_ticks};
+use super::axis::{fmt_tick, fmt_us, linear_ticks, log_ticks, UsStyle};
 use std::fmt::Write;
 
 /// Everything the page shows.
@@ -24,6 +25,26 @@ pub struct SessionFigure {
     pub histogram: Vec<(String, u64)>,
     /// Header first.
     pub table: Vec<Vec<String>>,
+    /// Where the file lives: filesystem, device and warnings (one line).
+    pub context: String,
+    /// One row's whole run, when one is kept.
+    pub row: Option<RowFigure>,
+}
+
+/// One row over its whole run, at the resolution it was kept at.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RowFigure {
+    /// The row's setting (`pread 1M`), and `live` while it runs.
+    pub label: String,
+    /// Seconds per point.
+    pub bin_s: f64,
+    /// Throughput per point, in the figure's unit.
+    pub series: Vec<f64>,
+    /// Latency p50 and p99 per point, µs (NaN where a point had no operations).
+    pub p50_us: Vec<f64>,
+    pub p99_us: Vec<f64>,
+    /// `ok`, or `suspect (codes): sentences`; empty when not judged.
+    pub verdict: String,
 }
 
 const W: f64 = 1000.0;
@@ -38,7 +59,8 @@ fn esc(s: &str) -> String {
 /// The SVG document.
 pub fn render(f: &SessionFigure) -> String {
     let table_h = 22.0 * f.table.len() as f64 + 40.0;
-    let h = 90.0 + 260.0 + 40.0 + 240.0 + 40.0 + table_h;
+    let row_h = if f.row.is_some() { ROW_SECTION_H } else { 0.0 };
+    let h = 90.0 + 260.0 + 40.0 + row_h + 240.0 + 40.0 + table_h;
     let mut s = String::new();
     let _ = write!(
         s,
@@ -46,11 +68,14 @@ pub fn render(f: &SessionFigure) -> String {
 <rect width="{W}" height="{h}" fill="white"/>
 <text x="{}" y="32" font-size="22" text-anchor="middle">{}</text>
 <text x="{}" y="56" font-size="13" fill="#555" text-anchor="middle">{}</text>
+<text x="{}" y="72" font-size="11" fill="#777" text-anchor="middle">{}</text>
 "##,
         W / 2.0,
         esc(&f.title),
         W / 2.0,
-        esc(&f.subtitle)
+        esc(&f.subtitle),
+        W / 2.0,
+        esc(&f.context)
     );
     // Throughput over time.
     let (x0, y0, pw, ph) = (80.0, 90.0, W - 120.0, 220.0);
@@ -126,8 +151,11 @@ pub fn render(f: &SessionFigure) -> String {
         x0 + pw / 2.0,
         y0 + ph + 34.0
     );
+    if let Some(row) = &f.row {
+        row_section(&mut s, row, &f.unit, y0 + ph + 70.0);
+    }
     // Latency histogram.
-    let hy = y0 + ph + 80.0;
+    let hy = y0 + ph + 80.0 + row_h;
     let hh = 180.0;
     let _ = writeln!(
         s,
@@ -205,6 +233,144 @@ pub fn render(f: &SessionFigure) -> String {
     s
 }
 
+/// Height of the row's section: its title and verdict, the throughput and the latency plots.
+const ROW_SECTION_H: f64 = 420.0;
+
+/// A polyline through the finite values of `v` (NaN breaks it), `x` and `y` mapping index and
+/// value to the page.
+fn polyline(v: &[f64], x: impl Fn(usize) -> f64, y: impl Fn(f64) -> f64) -> String {
+    let mut d = String::new();
+    let mut pen_up = true;
+    for (i, val) in v.iter().enumerate() {
+        if !val.is_finite() {
+            pen_up = true;
+            continue;
+        }
+        let _ = write!(
+            d,
+            "{}{:.1},{:.1} ",
+            if pen_up { "M" } else { "L" },
+            x(i),
+            y(*val)
+        );
+        pen_up = false;
+    }
+    d
+}
+
+/// The row's section at `top`: a title with its verdict, its throughput over its whole run, and
+/// its latency p50 and p99 (log axis).
+fn row_section(s: &mut String, row: &RowFigure, unit: &str, top: f64) {
+    let (x0, pw) = (80.0, W - 120.0);
+    let n = row.series.len();
+    let _ = writeln!(
+        s,
+        r#"<text x="{x0}" y="{top}" font-size="15">the row {} over its whole run ({} s, one point per {} s)</text>"#,
+        esc(&row.label),
+        fmt_tick(n as f64 * row.bin_s),
+        fmt_tick(row.bin_s)
+    );
+    let ok = row.verdict == "ok";
+    let color = if ok { "#2ca02c" } else { "#d62728" };
+    if !row.verdict.is_empty() {
+        let _ = writeln!(
+            s,
+            r#"<text x="{x0}" y="{}" font-size="12" fill="{color}">verdict: {}</text>"#,
+            top + 18.0,
+            esc(&row.verdict)
+        );
+    }
+    if n == 0 {
+        return;
+    }
+    let x = |i: usize| x0 + (i as f64 + 0.5) / n as f64 * pw;
+    // Throughput.
+    let (ty, th) = (top + 36.0, 150.0);
+    let max = row.series.iter().copied().fold(0.0f64, f64::max);
+    let (ticks, axis_top) = linear_ticks(if max > 0.0 { max } else { 1.0 });
+    for t in &ticks {
+        let y = ty + th - t / axis_top * th;
+        let _ = writeln!(
+            s,
+            "<line x1=\"{x0}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/><text x=\"{}\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"end\">{}</text>",
+            x0 + pw,
+            x0 - 6.0,
+            y + 4.0,
+            fmt_tick(*t)
+        );
+    }
+    let d = polyline(&row.series, x, |v| ty + th - v / axis_top * th);
+    let _ = writeln!(
+        s,
+        "<path d=\"{d}\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1.5\"/><text x=\"{}\" y=\"{}\" font-size=\"12\" fill=\"#1f77b4\">{}</text>",
+        x0 + 4.0,
+        ty + 12.0,
+        esc(unit)
+    );
+    // Latency, log axis.
+    let (ly, lh) = (ty + th + 30.0, 150.0);
+    let finite: Vec<f64> = row
+        .p50_us
+        .iter()
+        .chain(&row.p99_us)
+        .copied()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .collect();
+    let lo = finite.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = finite.iter().copied().fold(0.0f64, f64::max);
+    if finite.is_empty() {
+        return;
+    }
+    let decades = log_ticks(lo, hi);
+    let (l0, l1) = (
+        decades[0].log10(),
+        decades[decades.len() - 1]
+            .log10()
+            .max(decades[0].log10() + 1.0),
+    );
+    let ly_of = |v: f64| ly + lh - (v.log10() - l0) / (l1 - l0) * lh;
+    for t in &decades {
+        let y = ly_of(*t);
+        let _ = writeln!(
+            s,
+            "<line x1=\"{x0}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/><text x=\"{}\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"end\">{}</text>",
+            x0 + pw,
+            x0 - 6.0,
+            y + 4.0,
+            esc(&fmt_us(*t, UsStyle::Tick))
+        );
+    }
+    for (values, color) in [(&row.p50_us, "#17becf"), (&row.p99_us, "#e377c2")] {
+        let d = polyline(values, x, ly_of);
+        let _ = writeln!(
+            s,
+            "<path d=\"{d}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"1.5\"/>"
+        );
+    }
+    let _ = writeln!(
+        s,
+        "<text x=\"{}\" y=\"{}\" font-size=\"12\"><tspan fill=\"#17becf\">p50</tspan> <tspan fill=\"#e377c2\">p99</tspan> latency per point (log scale)</text>",
+        x0 + 4.0,
+        ly - 6.0
+    );
+    let (xt, _) = linear_ticks(n as f64 * row.bin_s);
+    for t in xt.iter().filter(|t| **t <= n as f64 * row.bin_s) {
+        let xx = x0 + t / (n as f64 * row.bin_s) * pw;
+        let _ = writeln!(
+            s,
+            "<text x=\"{xx:.1}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">{}</text>",
+            ly + lh + 16.0,
+            fmt_tick(*t)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">seconds since the row began</text>",
+        x0 + pw / 2.0,
+        ly + lh + 32.0
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,6 +389,8 @@ mod tests {
                 vec!["setting".into(), "MiB/s".into()],
                 vec!["pread 1M".into(), "15".into()],
             ],
+            context: "ext4 on vda".into(),
+            row: None,
         };
         let svg = render(&f);
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
@@ -231,5 +399,38 @@ mod tests {
         assert_eq!(svg.matches("fill=\"#9467bd\"").count(), 2);
         assert!(svg.contains("pread 1M"));
         assert!(svg.contains("stroke-dasharray=\"4 3\"") && svg.contains("read pread 4K"));
+    }
+
+    #[test]
+    fn a_rows_section_draws_its_throughput_and_p50_and_p99_lines_and_its_verdict() {
+        let f = SessionFigure {
+            unit: "MiB/s".into(),
+            row: Some(RowFigure {
+                label: "pwrite 1M".into(),
+                bin_s: 0.4,
+                series: vec![3000.0, 3100.0, 2900.0],
+                p50_us: vec![200.0, f64::NAN, 210.0],
+                p99_us: vec![900.0, f64::NAN, 1200.0],
+                verdict: "suspect (writes_in_page_cache): buffered writes".into(),
+            }),
+            ..Default::default()
+        };
+        let svg = render(&f);
+        assert!(
+            svg.contains("the row pwrite 1M over its whole run (1.2 s"),
+            "{svg}"
+        );
+        assert!(svg.contains("verdict: suspect (writes_in_page_cache)"));
+        assert!(svg.contains("stroke=\"#e377c2\"") && svg.contains("stroke=\"#17becf\""));
+        // A point without operations breaks the latency lines instead of dropping to zero.
+        assert_eq!(
+            svg.matches("<path d=\"M").count(),
+            3,
+            "throughput and two latency lines: {svg}"
+        );
+        assert!(
+            svg.contains(" M"),
+            "the p99 line starts again after its gap: {svg}"
+        );
     }
 }

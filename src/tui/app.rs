@@ -599,6 +599,16 @@ impl App {
                 self.cycle_sort();
                 return Action::None;
             }
+            Cmd::Span => {
+                self.span = self.span.next();
+                self.message = format!(
+                    "chart: the last {} ({} s per point; v: the last {})",
+                    self.span.label(),
+                    self.span.point_s(),
+                    self.span.next().label()
+                );
+                return Action::None;
+            }
             Cmd::Hide => {
                 self.hide_row_under_cursor();
                 return Action::None;
@@ -1133,9 +1143,21 @@ impl App {
                     );
                     self.sync_log();
                 }
+                self.fill_bound(&mut row);
                 self.judge(&mut row, s.op == Op::Write && s.sync != WriteSync::None);
                 self.rows.push(row.clone());
-                self.row_extra.push(seg.extra(true));
+                let mut extra = seg.extra(true);
+                extra.series = Some(seg.series.clone());
+                self.row_extra.push(extra);
+                // Older rows give their series up: the session's memory grows with its rows,
+                // never with their length.
+                let old = self
+                    .row_extra
+                    .len()
+                    .saturating_sub(super::segment::ROW_SERIES_KEPT);
+                for e in &mut self.row_extra[..old] {
+                    e.series = None;
+                }
                 return Some(row);
             }
         }
@@ -1147,14 +1169,10 @@ impl App {
     /// no timeline, so the device-counter rules do not apply). A suspect row says why on the
     /// message line and in the log.
     fn judge(&mut self, row: &mut RunResult, synced: bool) {
-        use crate::explain::verdict::{judge, Kind, Observed};
-        let Some(ctx) = &self.context else { return };
-        let seen = Observed {
-            ram_below: Observed::ram_below(ctx),
-            synced,
-            ..Default::default()
+        use crate::explain::verdict::Kind;
+        let Some(v) = self.verdict_of(row, synced) else {
+            return;
         };
-        let v = judge(row, None, ctx, self.profile.as_ref().map(|(p, _)| p), &seen);
         v.fill(row);
         if v.verdict == Kind::Suspect {
             self.message = format!(
@@ -1164,6 +1182,53 @@ impl App {
                 v.sentences()
             );
         }
+    }
+
+    /// The verdict of `row` by `explain::verdict::judge`, the function `run` uses, on what the
+    /// explorer knows now: the file's context and profile (no timeline; the run's own I/O, its
+    /// file's extents, the page cache and pressure will come from the run's facts). `None`
+    /// before the context is collected. Pure: the live row is judged with it too.
+    pub fn verdict_of(
+        &self,
+        row: &RunResult,
+        synced: bool,
+    ) -> Option<crate::explain::verdict::Verdict> {
+        use crate::explain::verdict::{judge, Observed};
+        let ctx = self.context.as_ref()?;
+        let seen = Observed {
+            ram_below: Observed::ram_below(ctx),
+            synced,
+            ..Default::default()
+        };
+        Some(judge(
+            row,
+            None,
+            ctx,
+            self.profile.as_ref().map(|(p, _)| p),
+            &seen,
+        ))
+    }
+
+    /// The live row as it stands, judged and with its bound columns, as `s` saves it.
+    pub fn live_row(&self, experiment: &str) -> Option<RunResult> {
+        let live = self.live.as_ref().filter(|l| l.agg.ops > 0)?;
+        let mut r = live.result(experiment, live.seconds())?;
+        self.fill_bound(&mut r);
+        let s = live.settings;
+        if let Some(v) = self.verdict_of(&r, s.op == Op::Write && s.sync != WriteSync::None) {
+            v.fill(&mut r);
+        }
+        Some(r)
+    }
+
+    /// The row's `bound`, `bound_mib_s`, `pct_of_bound` and `bound_hint` from the profile the
+    /// screen's why line uses (empty without one), so a saved row keeps what the screen showed.
+    fn fill_bound(&self, r: &mut RunResult) {
+        let e = self
+            .profile
+            .as_ref()
+            .and_then(|(p, _)| crate::explain::model::explain_result(p, r));
+        crate::explain::fill_bound_columns(r, e.as_ref());
     }
 
     fn note_xor(&mut self, xor: String, by: String) {
@@ -1185,10 +1250,8 @@ impl App {
     pub fn rows_to_save(&self) -> Vec<RunResult> {
         let mut out: Vec<RunResult> = self.rows[self.rows_saved.min(self.rows.len())..].to_vec();
         if let Some(live) = &self.live {
-            if live.agg.ops > 0 {
-                let experiment = live.experiment.replacen(EXPERIMENT, EXPERIMENT_LIVE, 1);
-                out.extend(live.result(&experiment, live.seconds()));
-            }
+            let experiment = live.experiment.replacen(EXPERIMENT, EXPERIMENT_LIVE, 1);
+            out.extend(self.live_row(&experiment));
         }
         out
     }

@@ -138,7 +138,13 @@ pub struct RowExtra {
     pub warmup_over: bool,
     /// The spread of the row's 100 ms samples, % of their mean.
     pub spread_pct: Option<f64>,
+    /// The row's whole run over time, for `e` (kept for the newest [`ROW_SERIES_KEPT`] rows).
+    pub series: Option<RowSeries>,
 }
+
+/// Finished rows whose series over time are kept (each at most [`super::history::ROW_POINTS`]
+/// points): what `e` can draw of a row under the cursor.
+pub const ROW_SERIES_KEPT: usize = 32;
 
 /// One run of the engine with one set of settings.
 #[derive(Debug, Clone)]
@@ -429,6 +435,7 @@ impl Segment {
             warmup_s: self.warmup_seconds(),
             warmup_over: self.has_steady(),
             spread_pct: self.figures(ended).spread_pct,
+            series: None,
         }
     }
 
