@@ -165,6 +165,9 @@ pub struct App {
     /// Bytes the explorer's runs have moved through the file, all runs together: set against the
     /// bytes the device moved in the same span.
     pub file_bytes_moved: u64,
+    /// The terminal's size as last drawn (columns, rows), set by the event loop; None until
+    /// the first frame (and in tests that never draw).
+    pub screen_size: Option<(u16, u16)>,
     /// Draw without colours (the `NO_COLOR` environment variable, <https://no-color.org>):
     /// bold and reverse stay, so the live row and the cursor still stand out.
     pub no_color: bool,
@@ -223,6 +226,7 @@ impl App {
             log: VecDeque::new(),
             keep_transient: false,
             latency_log: false,
+            screen_size: None,
             no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
             clock: std::time::Instant::now(),
             profile: None,
@@ -278,6 +282,17 @@ impl App {
                 None => Why::NotModelled(not_modelled(&spec)),
             },
         }
+    }
+
+    /// A write run's scratch file was claimed (a fresh name each run): the state and the message
+    /// that named the scratch file before the claim name this one.
+    pub fn scratch_claimed(&mut self, path: PathBuf) {
+        let before = self.scratch.display().to_string();
+        let after = path.display().to_string();
+        if !before.is_empty() && before != after {
+            self.message = self.message.replace(&before, &after);
+        }
+        self.scratch = path;
     }
 
     /// Moves the live segment to `ending`, where it waits for its last snapshots (no longer
@@ -383,6 +398,13 @@ impl App {
         let body = super::widgets::results::body(self);
         let at = self.table_cursor.min(body.len().saturating_sub(1));
         match body.get(at).and_then(|(_, _, i)| *i) {
+            Some(i) if matches!(&self.baseline, Some(Baseline::Pinned { index, .. }) if *index == i) =>
+            {
+                // The pinned row is always listed (right under the live one): hiding it would
+                // say "hidden" and change nothing.
+                self.message =
+                    "the baseline row stays in view: B on it unpins it, then h hides it".into();
+            }
             Some(i) => {
                 self.hidden_rows.insert(i);
                 self.message = format!(
@@ -456,6 +478,15 @@ impl App {
                 KeyCode::Char('c') | KeyCode::Char('d') => self.quit_action(),
                 _ => Action::None,
             };
+        }
+        // A screen too small to show the settings shows no key's effect either: only q acts
+        // (the screen says so).
+        if self.too_small() {
+            if super::keys::command_of(key.code) == Some(Cmd::Quit) {
+                return self.quit_action();
+            }
+            self.message = "terminal too small: enlarge it, or q to quit".into();
+            return Action::None;
         }
         if let Some(text) = &mut self.entry {
             let kind = self.entry_kind;
@@ -1328,6 +1359,13 @@ impl App {
             + self.device_samples.capacity()
                 * std::mem::size_of::<(crate::measure::device::Sample, u64)>()
             + log
+    }
+
+    /// Whether the terminal, as last drawn, is below the least size the screen is laid out
+    /// for (then it says so, and keys other than q do nothing).
+    pub fn too_small(&self) -> bool {
+        self.screen_size
+            .is_some_and(|(w, h)| w < super::widgets::MIN_WIDTH || h < super::widgets::MIN_HEIGHT)
     }
 
     /// Whether the engine is (about to be) running.

@@ -349,6 +349,19 @@ impl WriteScratch {
     }
 }
 
+impl WriteScratch {
+    /// The run given `path` ended: if it never used the file (its start was passed over for a
+    /// later one, or refused — a run replaces its claimed file with one of its own), the empty
+    /// file `claim` made is removed now rather than at exit, and forgotten either way.
+    /// Returns whether a file was removed.
+    pub fn release_unused(&mut self, path: &Path) -> bool {
+        let Some(i) = self.claimed.iter().position(|c| c.path == path) else {
+            return false;
+        };
+        self.claimed.remove(i).remove()
+    }
+}
+
 impl Drop for WriteScratch {
     fn drop(&mut self) {
         // Only the inodes this process created: a file put in their place since is left alone.
