@@ -2,6 +2,7 @@
 //! (key → action → new settings). The session thread on a real file is in `tui/session.rs`; the
 //! real binary, driven through tmux, in `tui/e2e.rs`.
 
+mod defects;
 mod docs;
 mod e2e;
 mod layout;
@@ -951,7 +952,20 @@ fn a_scratch_file_being_removed_shows_its_progress_and_q_says_what_it_waits_for(
         total_bytes: 1 << 30,
         left_bytes: 512 * MIB,
         started: std::time::Instant::now(),
+        done: false,
     }));
+    // A second file queued behind it counts in what is left and in the total.
+    let queued = PathBuf::from("/data/.big.bin.diskscope-scratch.7.2");
+    a.apply(Update::Removing(Removal::queued(queued.clone(), 1 << 30)));
+    assert!(
+        render(&a, 80, 24).contains("removing scratch: 1.50 GiB left"),
+        "{}",
+        render(&a, 80, 24)
+    );
+    a.apply(Update::Removed {
+        path: queued,
+        elapsed: Duration::from_secs(1),
+    });
     let screen = render(&a, 80, 24);
     assert!(screen.contains("removing scratch: 512"), "{screen}");
     a.quitting = true;
@@ -965,7 +979,11 @@ fn a_scratch_file_being_removed_shows_its_progress_and_q_says_what_it_waits_for(
         elapsed: Duration::from_secs(3),
     });
     assert!(a.removing.is_empty());
-    assert!(render(&a, 80, 24).contains("quitting: stopping the run"));
+    assert!(
+        render(&a, 80, 24).contains("quitting: stopping the run, "),
+        "{}",
+        render(&a, 80, 24)
+    );
 }
 
 /// An app with a minute of history and `rows` finished rows (each 1 s of `p` toggles).

@@ -60,7 +60,10 @@ fn esc(s: &str) -> String {
 pub fn render(f: &SessionFigure) -> String {
     let table_h = 22.0 * f.table.len() as f64 + 40.0;
     let row_h = if f.row.is_some() { ROW_SECTION_H } else { 0.0 };
-    let h = 90.0 + 260.0 + 40.0 + row_h + 240.0 + 40.0 + table_h;
+    // The context, wrapped between words so a long one stays on the page.
+    let context = wrap(&f.context, CONTEXT_CHARS);
+    let head_h = 14.0 * context.len().saturating_sub(1) as f64 + 8.0;
+    let h = 90.0 + head_h + 260.0 + 40.0 + row_h + 240.0 + 40.0 + table_h;
     let mut s = String::new();
     let _ = write!(
         s,
@@ -68,17 +71,23 @@ pub fn render(f: &SessionFigure) -> String {
 <rect width="{W}" height="{h}" fill="white"/>
 <text x="{}" y="32" font-size="22" text-anchor="middle">{}</text>
 <text x="{}" y="56" font-size="13" fill="#555" text-anchor="middle">{}</text>
-<text x="{}" y="72" font-size="11" fill="#777" text-anchor="middle">{}</text>
 "##,
         W / 2.0,
         esc(&f.title),
         W / 2.0,
         esc(&f.subtitle),
-        W / 2.0,
-        esc(&f.context)
     );
+    for (i, line) in context.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            r##"<text x="{}" y="{}" font-size="11" fill="#777" text-anchor="middle">{}</text>"##,
+            W / 2.0,
+            72.0 + 14.0 * i as f64,
+            esc(line)
+        );
+    }
     // Throughput over time.
-    let (x0, y0, pw, ph) = (80.0, 90.0, W - 120.0, 220.0);
+    let (x0, y0, pw, ph) = (80.0, 90.0 + head_h, W - 120.0, 220.0);
     let _ = writeln!(
         s,
         r#"<text x="{x0}" y="{}" font-size="15">throughput over time ({}, one point per {} s)</text>"#,
@@ -231,6 +240,26 @@ pub fn render(f: &SessionFigure) -> String {
     }
     s.push_str("</svg>\n");
     s
+}
+
+/// Characters of the context per line (11 px sans-serif on a 1000 px page).
+const CONTEXT_CHARS: usize = 160;
+
+/// `text` broken between words into lines of at most `max` characters (a longer word alone).
+fn wrap(text: &str, max: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let cur = lines.last_mut().expect("one line at least");
+        if cur.is_empty() {
+            cur.push_str(word);
+        } else if cur.chars().count() + 1 + word.chars().count() <= max {
+            cur.push(' ');
+            cur.push_str(word);
+        } else {
+            lines.push(word.to_string());
+        }
+    }
+    lines
 }
 
 /// Height of the row's section: its title and verdict, the throughput and the latency plots.

@@ -147,6 +147,8 @@ pub struct App {
     /// `q` (or a signal) was taken: the explorer leaves once the run stopped and every scratch
     /// file is removed, showing that progress meanwhile.
     pub quitting: bool,
+    /// When the explorer began to leave (`quitting`): what the screen counts the wait from.
+    pub quit_since: Option<std::time::Instant>,
     /// The results-table row under the cursor (position in
     /// [`results::body`](super::widgets::results::body)); the table scrolls to keep it in view.
     pub table_cursor: usize,
@@ -233,6 +235,7 @@ impl App {
             context: None,
             removing: Vec::new(),
             quitting: false,
+            quit_since: None,
             pending: None,
             next_id: 1,
         }
@@ -1029,11 +1032,26 @@ impl App {
                     .push_back((sample, self.file_bytes_moved));
             }
             Update::Removing(r) => match self.removing.iter_mut().find(|x| x.path == r.path) {
-                Some(known) => *known = r,
+                // The removal thread's first report of a file queued earlier: the wait is
+                // counted from when it was queued.
+                Some(known) => {
+                    let started = known.started.min(r.started);
+                    *known = super::discard::Removal { started, ..r };
+                }
                 None => self.removing.push(r),
             },
             // The progress showed while it lasted; the message line keeps what the user did.
-            Update::Removed { path, .. } => self.removing.retain(|r| r.path != path),
+            // A file removed stays counted (nothing left) while others are still being
+            // removed, so the total the screen says does not shrink under the user's eyes.
+            Update::Removed { path, .. } => {
+                if let Some(r) = self.removing.iter_mut().find(|r| r.path == path) {
+                    r.left_bytes = 0;
+                    r.done = true;
+                }
+                if self.removing.iter().all(|r| r.done) {
+                    self.removing.clear();
+                }
+            }
             Update::Started {
                 id,
                 meta,

@@ -268,6 +268,7 @@ async fn wait_for_cleanup(
     mut terminal_ok: bool,
 ) {
     app.quitting = true;
+    app.quit_since = Some(std::time::Instant::now());
     session.begin_quit();
     loop {
         while let Ok(u) = session.updates.try_recv() {

@@ -493,6 +493,32 @@ mod tests {
     }
 
     #[test]
+    fn a_claimed_file_no_run_used_is_removed_when_its_run_ends_and_a_replaced_one_is_left() {
+        let d = tempfile::tempdir().unwrap();
+        let mut s = WriteScratch::new(d.path().join(".f.diskscope-scratch"));
+        // Two starts, the first passed over for the second: its empty file goes at once.
+        let unused = s.claim().unwrap();
+        let used = s.claim().unwrap();
+        assert!(s.release_unused(&unused));
+        assert!(
+            !unused.exists(),
+            "an unused scratch file does not wait for the exit"
+        );
+        // The second run replaced its file with its own (as the runner does with --force):
+        // that one is the run's to remove, not this.
+        std::fs::remove_file(&used).unwrap();
+        std::fs::write(&used, b"the run's file").unwrap();
+        assert!(!s.release_unused(&used));
+        assert_eq!(std::fs::read(&used).unwrap(), b"the run's file");
+        assert!(!s.release_unused(&used), "forgotten once released");
+        drop(s);
+        assert!(
+            used.exists(),
+            "not removed at exit either: it is not the claimed inode"
+        );
+    }
+
+    #[test]
     fn a_file_put_in_place_of_a_claimed_scratch_file_is_never_removed() {
         let d = tempfile::tempdir().unwrap();
         let mut s = WriteScratch::new(d.path().join(".f.diskscope-scratch"));

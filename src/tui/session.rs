@@ -406,6 +406,14 @@ fn finish(mut running: Running, out: &Sender<Update>, discard: &DiscardSender) {
     // Only the file this run created (or replaced), while the path still names it: a file put
     // there since is left alone. Removed in the background: the next run must not wait for it.
     if let Some(c) = created {
+        // Said at once, with its size: files queued behind another one's removal count in
+        // what the screen says is left (quitting waits for all of them).
+        if let Ok(m) = std::fs::symlink_metadata(&c.path) {
+            let _ = out.send(Update::Removing(super::discard::Removal::queued(
+                c.path.clone(),
+                m.len(),
+            )));
+        }
         discard.discard(c);
     }
     let _ = out.send(Update::Stopped {

@@ -209,17 +209,13 @@ pub fn areas(app: &App, area: Rect) -> Areas {
         ])
         .areas(lower)
     } else {
-        // The table gets its rows, keeping two fifths of the band (or its rows) when the
-        // histogram wants more than there is; the histogram the rest.
-        let res_floor = res_want.min((lower.height * 2 / 5).max(4));
-        let lat_h = lat_want.clamp(
-            LATENCY_MIN_HEIGHT,
-            lower
-                .height
-                .saturating_sub(res_floor)
-                .max(LATENCY_MIN_HEIGHT),
-        );
-        let res_h = lower.height.saturating_sub(lat_h).min(res_want.max(4));
+        // The histogram keeps two fifths of the band (at least its least height); the table
+        // gets its rows from the rest; what the table does not need goes to the histogram.
+        let lat_floor = LATENCY_MIN_HEIGHT.max(lower.height * 2 / 5);
+        let res_h = res_want
+            .max(4)
+            .min(lower.height.saturating_sub(lat_floor))
+            .max(4);
         let [lat, res] =
             Layout::vertical([Constraint::Min(4), Constraint::Length(res_h)]).areas(lower);
         [lat, res, Rect::new(lower.x, lower.y, 0, 0)]
@@ -361,9 +357,25 @@ pub fn info_lines(app: &App, width: usize) -> Vec<Line<'static>> {
     let mut spans = Vec::new();
     let (text, style) = if app.quitting {
         // Leaving waits for the run to stop and the scratch file to go, and says so.
+        let waited = app
+            .quit_since
+            .map_or(0.0, |t| now.saturating_duration_since(t).as_secs_f64());
+        let writing = app
+            .live
+            .iter()
+            .chain(&app.ending)
+            .any(|s| s.settings.op == crate::config::Op::Write);
         let text = match app.removal_text(now, true) {
             Some(r) => format!("quitting after removing the scratch file: {r}"),
-            None => "quitting: stopping the run".to_string(),
+            // The run's end (its workers' last operations, a write's close) is on the session
+            // thread: the screen says what it waits for and for how long.
+            None if writing => format!(
+                "quitting: ending the write run, {waited:.1} s (its scratch file is removed next)"
+            ),
+            None if app.live.is_some() || !app.ending.is_empty() => {
+                format!("quitting: stopping the run, {waited:.1} s")
+            }
+            None => format!("quitting, {waited:.1} s"),
         };
         (text, busy)
     } else {

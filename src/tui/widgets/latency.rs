@@ -408,8 +408,9 @@ pub fn draw_columns(
     let p99_ns = h.median_equivalent(h.value_at_quantile(0.99));
     let top = inner.y + 1;
     let label_y = inner.y + 1 + bar_rows as u16;
-    let mut next_label_x = inner.x;
-    let mut marks = Vec::new();
+    // The p50 and p99 under their buckets (the percentiles line has their values); the
+    // bounds under the other columns where they fit without touching a mark or each other.
+    let mut marks: Vec<(u16, &str)> = Vec::new();
     for (k, b) in buckets.iter().enumerate() {
         let x = inner.x + (k * col_w) as u16;
         let holds = |v: u64| b.lo_ns <= v && v < b.hi_ns;
@@ -427,28 +428,34 @@ pub fn draw_columns(
             let cell = row.chars().next().unwrap_or(' ').to_string().repeat(bar_w);
             buf.set_stringn(x, top + r as u16, &cell, bar_w, Style::default().fg(color));
         }
-        let mark = if holds(p50_ns) && holds(p99_ns) {
-            "p50 p99"
-        } else if holds(p99_ns) {
-            "p99"
-        } else if holds(p50_ns) {
-            "p50"
-        } else {
-            ""
+        let mark = match (holds(p50_ns), holds(p99_ns)) {
+            (true, true) => "p50 p99",
+            (false, true) => "p99",
+            (true, false) => "p50",
+            _ => continue,
         };
-        if !mark.is_empty() {
-            marks.push((x, mark));
-        }
-        // Bounds under the columns, as many as fit without touching.
+        // A mark that would run into the previous one starts after it.
+        let x = marks
+            .last()
+            .map_or(x, |(px, pm)| x.max(px + pm.chars().count() as u16 + 1));
+        marks.push((x, mark));
+    }
+    let taken = |x: u16, w: u16| {
+        marks
+            .iter()
+            .any(|(mx, m)| x < mx + m.chars().count() as u16 + 1 && *mx < x + w + 1)
+    };
+    let mut next_label_x = inner.x;
+    for (k, b) in buckets.iter().enumerate() {
+        let x = inner.x + (k * col_w) as u16;
         let text = super::fmt_ns(b.lo_ns);
-        if x >= next_label_x && (x as usize + text.chars().count()) <= inner.right() as usize {
-            buf.set_stringn(x, label_y, &text, text.chars().count(), dim);
-            next_label_x = x + text.chars().count() as u16 + 1;
+        let w = text.chars().count() as u16;
+        if x >= next_label_x && x + w <= inner.right() && !taken(x, w) {
+            buf.set_stringn(x, label_y, &text, w as usize, dim);
+            next_label_x = x + w + 1;
         }
     }
-    // The p50 and p99 under their buckets, over the bounds there (the percentiles line has
-    // their values).
-    for (x, mark) in marks {
+    for (x, mark) in marks.into_iter().filter(|(x, _)| *x < inner.right()) {
         let room = (inner.right() - x) as usize;
         buf.set_stringn(x, label_y, mark, room, Style::default().fg(Color::Yellow));
     }

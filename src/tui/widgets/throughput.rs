@@ -255,7 +255,8 @@ fn figures_lines(app: &App, figures: Rect, legend: bool, buf: &mut Buffer) {
             };
             let key = last.map(|p| {
                 vec![
-                    Span::styled("  p50 ", Style::default().fg(Color::Cyan)),
+                    Span::styled("  now ", dim),
+                    Span::styled("p50 ", Style::default().fg(Color::Cyan)),
                     Span::styled(lat(p.p50_us), bold),
                     Span::styled(" p99 ", Style::default().fg(Color::Magenta)),
                     Span::styled(lat(p.p99_us), bold),
