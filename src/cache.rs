@@ -203,7 +203,8 @@ pub fn residency_by_mincore(file: &File) -> anyhow::Result<Residency> {
 
 /// Measures the page-cache residency of `path`.
 pub fn residency(path: &Path) -> anyhow::Result<Residency> {
-    let f = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let f =
+        File::open(path).with_context(|| format!("opening {}", crate::text::shown_path(path)))?;
     residency_of(&f)
 }
 
@@ -257,7 +258,8 @@ pub fn prepare(path: &Path, mode: CacheMode, len: u64) -> anyhow::Result<()> {
     if mode == CacheMode::AsIs {
         return Ok(());
     }
-    let f = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let f =
+        File::open(path).with_context(|| format!("opening {}", crate::text::shown_path(path)))?;
     prepare_open(&f, mode, len)
 }
 

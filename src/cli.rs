@@ -93,7 +93,7 @@ pub enum Command {
     Knee(crate::lab::knee::KneeArgs),
     /// Many small files vs one packed file, in sequential, random and trace order
     Locality(crate::locality::LocalityParams),
-    /// Compare two runs point by point: Δ%, 95% confidence interval, faster/slower verdicts
+    /// Compare two runs: Δ%, 95% interval, faster/slower/no change; or two setups (--pair)
     Compare(crate::compare::CompareArgs),
     /// Fleet runs: throughput by number of clients, from the CSVs of several fleet runs
     #[cfg(feature = "mpi")]
@@ -121,22 +121,26 @@ pub enum Command {
 }
 
 /// Parses arguments for a binary; on error prints one line and exits 2 (help/version exit 0).
+/// First checks the standard streams ([`check_std_streams`]): every binary starts here.
 pub fn parse_or_exit<P: Parser>() -> P {
+    check_std_streams();
     match P::try_parse() {
         Ok(p) => p,
         Err(e) => {
             use clap::error::ErrorKind;
-            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
-                || e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-            {
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                // On stdout, checked: help sent to a full disk is an error, not exit 0.
+                use std::io::IsTerminal;
+                let text = if std::io::stdout().is_terminal() {
+                    e.render().ansi().to_string()
+                } else {
+                    e.render().to_string()
+                };
+                exit_with(write_stdout(text.as_bytes()).map(|()| 0));
+            }
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
                 let _ = e.print();
-                std::process::exit(
-                    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                        2
-                    } else {
-                        0
-                    },
-                );
+                std::process::exit(2);
             }
             let line = crate::text::shown(&one_line(&e.to_string())).into_owned();
             let _ = writeln!(std::io::stderr(), "{line} (see --help)");
@@ -160,8 +164,45 @@ fn one_line(text: &str) -> String {
     }
 }
 
-/// Ends the process with the exit code of `r`, printing an error in one line.
+/// Writes `bytes` to stdout, checked (see [`crate::text::write_stdout`]).
+pub use crate::text::write_stdout;
+
+/// Refuses a stdout that was closed when the process started (`>&-`): every result would be
+/// lost without an error. Rust's runtime reopens a closed descriptor 0, 1 or 2 on `/dev/null`
+/// (read-write) before `main`, so that no file opened later takes its number and receives what
+/// was meant for the terminal; that is what is recognised here: `/dev/null` open for reading
+/// *and* writing, which a shell's `> /dev/null` (write-only) never is. Discarding output on
+/// purpose (`> /dev/null`) runs as before.
+pub fn check_std_streams() {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    // SAFETY: F_GETFL on a descriptor number only reads its flags; no memory is involved.
+    let flags = unsafe { libc::fcntl(1, libc::F_GETFL) };
+    let read_write = flags != -1 && flags & libc::O_ACCMODE == libc::O_RDWR;
+    let dev_null = |m: &std::fs::Metadata| {
+        m.file_type().is_char_device()
+            && std::fs::metadata("/dev/null").is_ok_and(|n| n.rdev() == m.rdev())
+    };
+    if read_write && std::fs::metadata("/dev/stdout").is_ok_and(|m| dev_null(&m)) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "error: stdout is closed, so the output would be lost; redirect it (to /dev/null to \
+             discard it)"
+        );
+        std::process::exit(1);
+    }
+}
+
+/// Ends the process with the exit code of `r`, printing an error in one line. Before a
+/// successful exit, what is still buffered for stdout is flushed and checked: output lost on a
+/// full disk (`> /dev/full`) is an error, a closed pipe (`| head`) is not (ripgrep's rule).
 pub fn exit_with(r: anyhow::Result<i32>) -> ! {
+    use anyhow::Context;
+    let r = r.and_then(|code| {
+        std::io::stdout()
+            .flush()
+            .context("writing to stdout")
+            .map(|()| code)
+    });
     match r {
         Ok(code) => std::process::exit(code),
         Err(e) => {
@@ -311,7 +352,7 @@ fn print_completions(shell: clap_complete::Shell) -> anyhow::Result<i32> {
     use clap::CommandFactory;
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "diskscope", &mut out);
-    std::io::Write::write_all(&mut std::io::stdout().lock(), &out)?;
+    write_stdout(&out)?;
     Ok(0)
 }
 
@@ -340,7 +381,7 @@ fn print_man_page(subcommand: Option<&str>) -> anyhow::Result<i32> {
     };
     let mut out = Vec::new();
     clap_mangen::Man::new(page).render(&mut out)?;
-    std::io::Write::write_all(&mut std::io::stdout().lock(), &out)?;
+    write_stdout(&out)?;
     Ok(0)
 }
 

@@ -49,6 +49,7 @@ pub mod lab;
 pub mod locality;
 pub mod measure;
 pub mod mounts;
+pub mod oom;
 pub mod pattern;
 pub mod report;
 pub mod runner;

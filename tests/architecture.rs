@@ -384,6 +384,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("sigbus", 0),
     ("interrupt", 0),
     ("mounts", 0),
+    ("oom", 0),
     ("fsguard", 1),
     ("config", 2),
     ("measure", 3),

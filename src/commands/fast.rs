@@ -18,7 +18,7 @@ pub fn execute(a: &FastArgs) -> anyhow::Result<i32> {
     // default, which ends it too.
     let file = a.file.clone();
     crate::interrupt::on_signal(move |_| {
-        eprintln!(
+        crate::eprintln_shown!(
             "interrupted: stopped reading {} before the end; no XOR is printed",
             crate::text::shown_path(&file)
         );
@@ -28,12 +28,12 @@ pub fn execute(a: &FastArgs) -> anyhow::Result<i32> {
     let verbose = a.verbose;
     let report = xor_file(&a.file, &settings, &mut |line| {
         if verbose {
-            eprintln!("fast: {line}");
+            crate::eprintln_shown!("fast: {line}");
         }
     })?;
     let seconds = started.elapsed().as_secs_f64();
     for w in &report.warnings {
-        eprintln!("fast: {w}");
+        crate::eprintln_shown!("fast: {w}");
     }
     let (road, t, bs) = (report.road.as_str(), report.threads, report.block_bytes);
     let qd = report.queue_depth;
@@ -45,13 +45,13 @@ pub fn execute(a: &FastArgs) -> anyhow::Result<i32> {
     } else {
         println_stdout(&format_xor(report.xor))?;
     }
-    eprintln!("{}", report.summary(seconds));
-    eprintln!("{}", crate::explain::context_line(&a.file));
+    crate::eprintln_shown!("{}", report.summary(seconds));
+    crate::eprintln_shown!("{}", crate::explain::context_line(&a.file));
     if let Some(e) = e {
-        eprintln!("fast: {}", e.line);
+        crate::eprintln_shown!("fast: {}", e.line);
     }
     for line in verdict.lines() {
-        eprintln!("fast: {line}");
+        crate::eprintln_shown!("fast: {line}");
     }
     Ok(0)
 }

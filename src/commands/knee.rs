@@ -14,7 +14,9 @@ pub fn execute(a: &KneeArgs) -> anyhow::Result<i32> {
     let plan = a.params.plan(&a.file, Syntax::Flag)?;
     if let Some(svg) = &a.svg {
         // Refused before minutes of measuring, not after.
-        if let Some(refusal) = crate::fsguard::output_refusal(svg, a.force, "--svg") {
+        if let Some(refusal) =
+            crate::fsguard::check_new_output(svg, a.force, "--svg", Some(&a.file))
+        {
             return Err(usage(refusal));
         }
     } else if a.force {
@@ -41,25 +43,27 @@ pub fn execute(a: &KneeArgs) -> anyhow::Result<i32> {
     let mut first = true;
     let (k, _, elapsed_s) = knee::run(&plan, "knee", stop.clone(), &mut |p| {
         if std::mem::take(&mut first) {
-            eprintln!("{header}");
+            crate::eprintln_shown!("{header}");
         }
-        eprintln!("{}", knee::point_line(p, target))
+        crate::eprintln_shown!("{}", knee::point_line(p, target))
     })?;
-    eprintln!(
+    crate::eprintln_shown!(
         "closed loop: {:.0} IOPS, service p99 {}",
         k.ceiling.iops,
         knee::svg::fmt_us(k.ceiling.lat_p99_us)
     );
-    eprintln!("{}", k.confidence_line());
-    eprintln!(
+    crate::eprintln_shown!("{}", k.confidence_line());
+    crate::eprintln_shown!(
         "{} points measured ({} of them again after a miss on one burst), {} reused, in \
          {elapsed_s:.1} s",
-        k.measured, k.remeasured, k.reused
+        k.measured,
+        k.remeasured,
+        k.reused
     );
     if let Some(svg) = &a.svg {
         let text = knee::svg::render(&format!("knee: {}", knee::setup_words(&plan)), &k)?;
         crate::fsguard::write_output_with(svg, text.as_bytes(), a.force, "--svg", usage)?;
-        eprintln!("figure: {}", crate::text::shown_path(svg));
+        crate::eprintln_shown!("figure: {}", crate::text::shown_path(svg));
     }
     if a.json {
         println_stdout(&document(&a.file, &plan, &k, elapsed_s)?)?;

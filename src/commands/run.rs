@@ -27,6 +27,7 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
         t.timeline_csv.as_deref(),
         &t.interval,
         t.log_ops.as_deref(),
+        &spec.path,
     )?;
     let existed = spec.path.exists();
     let size_before = std::fs::metadata(&spec.path).map(|m| m.len()).unwrap_or(0);
@@ -60,7 +61,7 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
     };
     if interrupted.load(Ordering::SeqCst) && started {
         let msg = interrupted_message(&spec, created.as_ref(), existed, a.keep_partial);
-        eprintln!("{msg}");
+        crate::eprintln_shown!("{msg}");
         return Ok(EXIT_INTERRUPTED);
     }
     let outcome = match result {
@@ -68,7 +69,7 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
         Err(e) => return Err(cleanup_failed_write(&spec, created.as_ref(), existed, e)),
     };
     for n in &outcome.notes {
-        eprintln!("{n}");
+        crate::eprintln_shown!("{n}");
     }
     let r = &outcome.result;
     // `None` only with `--checksum none`: no worker folded an XOR, so none is printed.
@@ -85,28 +86,28 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
     } else if let Some(x) = xor {
         println_stdout(&format_xor(x))?;
     }
-    eprintln!("{}", summary_line(&spec, r));
+    crate::eprintln_shown!("{}", summary_line(&spec, r));
     if !spec.checksum.xors() {
-        eprintln!("{}", crate::lab::throughput::CHECKSUM_NONE_LINE);
+        crate::eprintln_shown!("{}", crate::lab::throughput::CHECKSUM_NONE_LINE);
     }
     for line in crate::lab::throughput::mix_lines(r) {
-        eprintln!("{line}");
+        crate::eprintln_shown!("{line}");
     }
     for line in crate::lab::throughput::open_loop_lines(r) {
-        eprintln!("{line}");
+        crate::eprintln_shown!("{line}");
     }
     if a.fio {
         let total = crate::fio::total_bytes_of(&spec, size_before);
-        eprintln!("{}", crate::fio::fio_command(&spec, total));
+        crate::eprintln_shown!("{}", crate::fio::fio_command(&spec, total));
     }
     for line in crate::explain::stderr_lines(&spec.path, r) {
-        eprintln!("{line}");
+        crate::eprintln_shown!("{line}");
     }
     for line in crate::explain::verdict::lines_of(r) {
-        eprintln!("{line}");
+        crate::eprintln_shown!("{line}");
     }
     for line in timeline.finish(r, outcome.ops_log_error.as_deref())? {
-        eprintln!("{line}");
+        crate::eprintln_shown!("{line}");
     }
     Ok(0)
 }
@@ -120,7 +121,7 @@ fn interrupted_message(
     existed: bool,
     keep_partial: bool,
 ) -> String {
-    let p = spec.path.display();
+    let p = crate::text::shown_path(&spec.path);
     if spec.op != Op::Write {
         return format!("interrupted: stopped reading {p} before the end; no XOR is printed");
     }
@@ -174,7 +175,10 @@ fn cleanup_failed_write(
         "write failed"
     };
     let Some(created) = created else {
-        return anyhow::anyhow!("{what} writing {}: {failed}", spec.path.display());
+        return anyhow::anyhow!(
+            "{what} writing {}: {failed}",
+            crate::text::shown_path(&spec.path)
+        );
     };
     let fate = if !created.is_intact() {
         "the path no longer names the file this run created, so it was left alone"
@@ -190,7 +194,7 @@ fn cleanup_failed_write(
     };
     anyhow::anyhow!(
         "{what} writing {}: {}; {} bytes of {} were written; {fate}{replaced}",
-        spec.path.display(),
+        crate::text::shown_path(&spec.path),
         failed.message,
         failed.bytes_done,
         failed.bytes_planned

@@ -237,7 +237,7 @@ pub fn preallocate(
                 notes.push(format!(
                     "note: --prealloc native: the filesystem of {} cannot preallocate ({e}); \
                      the writes allocate the blocks",
-                    spec.path.display()
+                    crate::text::shown_path(&spec.path)
                 ));
                 return Ok(());
             }

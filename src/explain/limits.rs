@@ -37,7 +37,6 @@ use crate::text::{shown, shown_path};
 use anyhow::{bail, Context as _};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::hint::black_box;
-use std::io::Write;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -125,19 +124,19 @@ pub fn execute(a: &LimitsArgs) -> anyhow::Result<i32> {
     if !a.refresh {
         if let Some(p) = &stored {
             print_profile(p, a.json)?;
-            eprintln!(
+            crate::eprintln_shown!(
                 "limits: stored profile {} (measured {} s ago); --refresh measures again",
                 path.as_deref().map(shown_path).unwrap_or_default(),
                 now_unix_s().saturating_sub(p.measured_unix_s)
             );
             if let Some(s) = p.doubts(&ctx, now_unix_s()) {
-                eprintln!("warning: {s}");
+                crate::eprintln_shown!("warning: {s}");
             }
             return Ok(0);
         }
     }
     for w in &ctx.warnings {
-        eprintln!("warning: {}", shown(w));
+        crate::eprintln_shown!("warning: {}", shown(w));
     }
     let budget = if a.quick { QUICK } else { FULL };
     let stop = stop_flag();
@@ -155,22 +154,20 @@ pub fn execute(a: &LimitsArgs) -> anyhow::Result<i32> {
     let kept = stored.filter(|old| !quick_may_replace(old, &p, &ctx));
     print_profile(&p, a.json)?;
     if let Some(old) = kept {
-        eprintln!(
-            "limits: measured in {:.1} s; --quick did not replace the full profile {} (measured {} s ago, quiet and fresh): run `diskscope limits --refresh` without --quick to measure it again",
+        crate::eprintln_shown!("limits: measured in {:.1} s; --quick did not replace the full profile {} (measured {} s ago, quiet and fresh): run `diskscope limits --refresh` without --quick to measure it again",
             started.elapsed().as_secs_f64(),
             path.as_deref().map(shown_path).unwrap_or_default(),
-            now_unix_s().saturating_sub(old.measured_unix_s)
-        );
+            now_unix_s().saturating_sub(old.measured_unix_s));
         return Ok(0);
     }
     let path = profile::store(&p)?;
-    eprintln!(
+    crate::eprintln_shown!(
         "limits: measured in {:.1} s, stored {}",
         started.elapsed().as_secs_f64(),
         shown_path(&path)
     );
     if let Some(s) = p.doubts(&ctx, now_unix_s()) {
-        eprintln!("warning: {s}");
+        crate::eprintln_shown!("warning: {s}");
     }
     Ok(0)
 }
@@ -192,7 +189,7 @@ fn quick_may_replace(old: &Profile, new: &Profile, now: &Context) -> bool {
         (None, true) => "measured under load",
         (None, false) => return false,
     };
-    eprintln!(
+    crate::eprintln_shown!(
         "limits: --quick replaces the full profile, which was {why}; its figures are less precise"
     );
     true
@@ -213,7 +210,7 @@ fn create_test_file(dir: &Path, bytes: u64, stop: &AtomicBool) -> anyhow::Result
     if free < bytes.saturating_mul(2) {
         bail!(
             "not enough free space in {} for a {} MiB test file ({} MiB free); free some space or give FILE",
-            dir.display(),
+            crate::text::shown_path(dir),
             bytes >> 20,
             free >> 20
         );
@@ -224,7 +221,7 @@ fn create_test_file(dir: &Path, bytes: u64, stop: &AtomicBool) -> anyhow::Result
         .create_new(true)
         .custom_flags(libc::O_NOFOLLOW)
         .open(&path)
-        .with_context(|| format!("creating the test file {}", path.display()))?;
+        .with_context(|| format!("creating the test file {}", crate::text::shown_path(&path)))?;
     let owned = OwnedFile(path);
     let mut buf = vec![0u8; 1 << 20];
     let mut off = 0;
@@ -234,8 +231,12 @@ fn create_test_file(dir: &Path, bytes: u64, stop: &AtomicBool) -> anyhow::Result
         }
         let n = (buf.len() as u64).min(bytes - off) as usize;
         crate::pattern::fill(crate::pattern::DEFAULT_SEED, off, &mut buf[..n]);
-        f.write_all_at(&buf[..n], off)
-            .with_context(|| format!("writing the test file {}", owned.0.display()))?;
+        f.write_all_at(&buf[..n], off).with_context(|| {
+            format!(
+                "writing the test file {}",
+                crate::text::shown_path(&owned.0)
+            )
+        })?;
         off += n as u64;
     }
     f.sync_all().context("syncing the test file")?;
@@ -642,7 +643,7 @@ pub fn measure(
     if file_bytes < 1 << 20 {
         return Err(usage(format!(
             "FILE: {} has {file_bytes} bytes; limits needs at least 1 MiB to read",
-            path.display()
+            crate::text::shown_path(&path)
         )));
     }
     pb.inc(1);
@@ -882,12 +883,9 @@ pub fn print_profile(p: &Profile, json: bool) -> anyhow::Result<()> {
     let text = if json {
         serde_json::to_string_pretty(p)? + "\n"
     } else {
-        table(p)
+        crate::text::shown_lines(&table(p)).into_owned()
     };
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
-    Ok(())
+    crate::text::write_stdout(text.as_bytes())
 }
 
 /// The human table of a profile.

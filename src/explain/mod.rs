@@ -110,7 +110,7 @@ pub fn stderr_lines(file: &Path, r: &RunResult) -> Vec<String> {
 pub fn annotate(r: &mut RunResult) {
     static WARNED: std::sync::Once = std::sync::Once::new();
     if let Some((_, Some(doubt))) = profile_for(Path::new(&r.file)) {
-        WARNED.call_once(|| eprintln!("warning: {doubt}"));
+        WARNED.call_once(|| crate::eprintln_shown!("warning: {doubt}"));
     }
     let e = explain_file_result(Path::new(&r.file), r);
     fill_bound_columns(r, e.as_ref());

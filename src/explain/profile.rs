@@ -793,7 +793,7 @@ fn warn_once(path: &Path, line: &str) {
     };
     if !warned.iter().any(|w| w == path) {
         warned.push(path.to_path_buf());
-        eprintln!("{line}");
+        crate::eprintln_shown!("{line}");
     }
 }
 
@@ -804,7 +804,8 @@ pub fn store(p: &Profile) -> anyhow::Result<PathBuf> {
     let path = profile_path(&p.context)
         .context("no cache directory: set HOME or XDG_CACHE_HOME to store the profile")?;
     let dir = path.parent().context("profile path has no parent")?;
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("creating {}", crate::text::shown_path(dir)))?;
     let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
     let text = serde_json::to_string_pretty(p)?;
     {
@@ -813,11 +814,12 @@ pub fn store(p: &Profile) -> anyhow::Result<PathBuf> {
             .write(true)
             .create_new(true)
             .open(&tmp)
-            .with_context(|| format!("creating {}", tmp.display()))?;
+            .with_context(|| format!("creating {}", crate::text::shown_path(&tmp)))?;
         f.write_all(text.as_bytes())?;
         f.sync_all()?;
     }
-    std::fs::rename(&tmp, &path).with_context(|| format!("storing {}", path.display()))?;
+    std::fs::rename(&tmp, &path)
+        .with_context(|| format!("storing {}", crate::text::shown_path(&path)))?;
     Ok(path)
 }
 

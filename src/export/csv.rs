@@ -82,7 +82,35 @@ fn record_of<T: Serialize>(row: &T) -> anyhow::Result<Vec<String>> {
         .records()
         .next()
         .ok_or_else(|| anyhow::anyhow!("a row serialized to nothing"))??;
-    Ok(rec.iter().map(str::to_string).collect())
+    Ok(rec.iter().map(|c| cell(c).into_owned()).collect())
+}
+
+/// Every cell of every CSV diskscope writes passes through here ([`record_of`], [`to_csv`]):
+/// a text that a spreadsheet would run as a formula (a path `=1+2.bin`, a fio job named
+/// `@SUM(A1)`, a cell starting with `+`, `-`, a tab or a carriage return) gets a leading `'`,
+/// and control characters are escaped ([`crate::text::csv_cell`]). Numbers stay numbers.
+pub fn cell(text: &str) -> std::borrow::Cow<'_, str> {
+    crate::text::csv_cell(text)
+}
+
+/// CSV text (header first) with every cell below the header through [`cell`].
+pub fn guarded(bytes: &[u8]) -> anyhow::Result<String> {
+    let mut r = ::csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(bytes);
+    let mut w = ::csv::WriterBuilder::new()
+        .flexible(true)
+        .from_writer(Vec::new());
+    for (i, rec) in r.records().enumerate() {
+        let rec = rec?;
+        if i == 0 {
+            w.write_record(&rec)?;
+        } else {
+            w.write_record(rec.iter().map(|c| cell(c).into_owned()))?;
+        }
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
 }
 
 /// The record of `row` as written: floats rounded, unmeasured latency empty.
@@ -187,7 +215,7 @@ impl CsvSink {
                 anyhow::bail!(
                     "{}: a row with {} columns under a header of {} (an open-loop and a \
                      closed-loop run in one experiment); put them in two experiments",
-                    self.path.display(),
+                    crate::text::shown_path(&self.path),
                     record.len(),
                     self.header.len()
                 );
@@ -213,7 +241,7 @@ impl CsvSink {
                 .and_then(|_| self.file.seek(std::io::SeekFrom::Start(self.len_bytes)));
             anyhow::bail!(
                 "writing {}: {e}{}",
-                self.path.display(),
+                crate::text::shown_path(&self.path),
                 if cut.is_ok() {
                     "; the file keeps the rows written before"
                 } else {
@@ -295,7 +323,7 @@ pub fn to_csv<T: Serialize>(rows: &[T]) -> anyhow::Result<String> {
     for r in rows {
         w.serialize(r)?;
     }
-    Ok(String::from_utf8(w.into_inner()?)?)
+    guarded(&w.into_inner()?)
 }
 
 /// Serializes rows to CSV text (header first, records as [`tidy`] writes them); empty for no

@@ -45,20 +45,35 @@ pub fn plan(
     let file = plan_file(&mut mapped)?;
     let mut experiments: Vec<Experiment> = Vec::new();
     let mut names = std::collections::HashSet::new();
+    // Every file name the plan will write into --out, checked before the first run: the
+    // documents beside the CSVs, then each job's files as it is named. Two jobs whose files
+    // would meet (`x`'s timeline is `x-timeline.csv`, the results of a job named `x-timeline`)
+    // are told apart here, not found when the second one writes after the measuring.
+    let mut outputs: std::collections::HashSet<String> =
+        ["compare.svg", "context.json", "sweep.json"]
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+    let kind: crate::sweep::experiment::Kind = &crate::sweep::kinds::throughput::Throughput;
     for m in &mapped {
         let spec = spec_of(m, &file)?;
         let mut name = m.name.clone();
         let mut n = 2;
         // `a-summary` would collide with `a`'s summary file: keep the names apart.
         // `compare` would write compare.svg, the figure of all the jobs together.
-        while !names.insert(name.clone())
+        while names.contains(&name)
             || name.ends_with("-summary")
             || name.ends_with("-fio")
             || name == "compare"
+            || crate::sweep::experiment::output_names(&name, kind)
+                .iter()
+                .any(|o| outputs.contains(o))
         {
             name = format!("{}-{n}", m.name);
             n += 1;
         }
+        names.insert(name.clone());
+        outputs.extend(crate::sweep::experiment::output_names(&name, kind));
         let mut notes = m.notes.clone();
         if name != m.job.name {
             notes.insert(

@@ -96,7 +96,7 @@ fn now_unix_ns() -> u64 {
 /// same error a single `run -w` gives. Returns whether this run created it.
 fn create_shared(spec: &RunSpec) -> anyhow::Result<bool> {
     use std::os::unix::fs::OpenOptionsExt;
-    let p = spec.path.display();
+    let p = crate::text::shown_path(&spec.path);
     if spec.overwrite_in_place && spec.path.is_file() {
         return Ok(false); // batch mode's own test file: overwritten in place
     }

@@ -258,7 +258,7 @@ pub struct FastArgs {
 }
 
 fn open_file(path: &Path) -> anyhow::Result<File> {
-    let p = path.display();
+    let p = crate::text::shown_path(path);
     // Before `open`: a named FIFO blocks in open and a character device never ends. A pipe named
     // through an open descriptor (/dev/stdin) is read to its end, opened without blocking.
     let pipe = match std::fs::metadata(path) {
@@ -314,7 +314,7 @@ pub fn xor_file(
     crate::runner::test_hook("fast-before-check");
     if let Some(w) = &watch {
         w.check_unchanged()
-            .map_err(|changed| anyhow!("FILE {}: {changed}", path.display()))?;
+            .map_err(|changed| anyhow!("FILE {}: {changed}", crate::text::shown_path(path)))?;
     }
     Ok(report)
 }

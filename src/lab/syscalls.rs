@@ -156,14 +156,15 @@ pub fn measure_all(file: &Path, budget: Duration) -> anyhow::Result<Vec<SyscallR
     )
     .map_err(|e| match e {
         crate::fsguard::OpenError::Refused(refused) => usage(refused.to_string()),
-        crate::fsguard::OpenError::Io(e) => {
-            anyhow::Error::new(e).context(format!("FILE: cannot open {}", file.display()))
-        }
+        crate::fsguard::OpenError::Io(e) => anyhow::Error::new(e).context(format!(
+            "FILE: cannot open {}",
+            crate::text::shown_path(file)
+        )),
     })?;
     if f.metadata()?.len() == 0 {
         return Err(usage(format!(
             "FILE: {} is empty; the read tests need at least 1 byte",
-            file.display()
+            crate::text::shown_path(file)
         )));
     }
     // The same file, not whatever the path names by now.
@@ -236,7 +237,9 @@ fn measure_open(mut f: File, g: File, budget: Duration) -> anyhow::Result<Vec<Sy
             }
             Ok(())
         })?),
-        Err(e) => eprintln!("note: io_uring nop skipped: io_uring is not available here ({e})"),
+        Err(e) => crate::eprintln_shown!(
+            "note: io_uring nop skipped: io_uring is not available here ({e})"
+        ),
     }
     Ok(out)
 }
@@ -330,7 +333,7 @@ fn measure_params(p: &SyscallsParams) -> anyhow::Result<(PathBuf, Vec<SyscallRes
                 anyhow::anyhow!(
                     "writing the temp file {}: {e}; set TMPDIR to a directory with 1 MiB free, \
                      or give a FILE",
-                    path.display()
+                    crate::text::shown_path(&path)
                 )
             })?;
             Ok((dir, measure_open(f, g, budget)?))

@@ -24,9 +24,8 @@ pub mod synth;
 pub mod trace;
 
 use crate::measure::RunResult;
-use crate::text::{shown, shown_path};
+use crate::text::{shown, shown_lines, shown_path};
 use params::Syntax;
-use std::io::Write;
 use std::sync::atomic::AtomicBool;
 
 pub use params::LocalityParams;
@@ -37,9 +36,9 @@ pub fn execute(args: &LocalityParams) -> anyhow::Result<i32> {
     if args.clean {
         let _lock = layout::lock_dir(&p.dir, "--dir", false)?;
         if layout::remove_layout(&p.dir)? {
-            eprintln!("removed the locality layout in {}", shown_path(&p.dir));
+            crate::eprintln_shown!("removed the locality layout in {}", shown_path(&p.dir));
         } else {
-            eprintln!(
+            crate::eprintln_shown!(
                 "no locality layout in {}; nothing removed",
                 shown_path(&p.dir)
             );
@@ -48,7 +47,7 @@ pub fn execute(args: &LocalityParams) -> anyhow::Result<i32> {
     }
     let interrupted = crate::interrupt::stop_flag();
     let mut passes = Vec::new();
-    let mut log = |line: String| eprintln!("{}", shown(&line));
+    let mut log = |line: String| crate::eprintln_shown!("{}", shown(&line));
     let completed = experiment::run(
         &p,
         "locality",
@@ -57,7 +56,7 @@ pub fn execute(args: &LocalityParams) -> anyhow::Result<i32> {
         &mut log,
         &mut |m| {
             let r = &m.result;
-            eprintln!(
+            crate::eprintln_shown!(
                 "  {} {} {} rep {}: {:.2} ms ({:.1}% cached before)",
                 r.cache,
                 r.pattern,
@@ -72,15 +71,11 @@ pub fn execute(args: &LocalityParams) -> anyhow::Result<i32> {
     )?;
     let text = report::table(&passes, p.file_size_bytes);
     if args.json {
-        eprint!("{text}");
+        crate::eprint_shown!("{text}");
         let doc = report::json_document(&p, &passes, completed)?;
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "{doc}")?;
-        out.flush()?;
+        crate::text::write_stdout(format!("{doc}\n").as_bytes())?;
     } else {
-        let mut out = std::io::stdout().lock();
-        write!(out, "{text}")?;
-        out.flush()?;
+        crate::text::write_stdout(shown_lines(&text).as_bytes())?;
     }
     if !completed {
         if passes.is_empty() {
@@ -90,12 +85,12 @@ pub fn execute(args: &LocalityParams) -> anyhow::Result<i32> {
         }
         return Ok(130);
     }
-    eprintln!(
+    crate::eprintln_shown!(
         "layout kept in {} for the next run; `diskscope locality --clean{}` removes it",
         shown_path(&p.dir),
         args.dir.as_ref().map_or(String::new(), |d| format!(
             " --dir {}",
-            shown(&crate::fsguard::shell_quote(&d.display().to_string()))
+            crate::fsguard::shell_quote_path(d)
         ))
     );
     Ok(0)
@@ -110,7 +105,7 @@ pub fn run_sweep_experiment(
     stop: &AtomicBool,
     emit: &mut dyn FnMut(RunResult) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let mut log = |line: String| eprintln!("{}", shown(&format!("{name}: {line}")));
+    let mut log = |line: String| crate::eprintln_shown!("{}", shown(&format!("{name}: {line}")));
     experiment::run(p, name, Syntax::Toml, stop, &mut log, &mut |m| {
         emit(m.result)
     })?;

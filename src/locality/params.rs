@@ -335,7 +335,7 @@ impl LocalityParams {
                     format!(
                         "{} is not a readable file; give a file of ids or a Common Log Format \
                      access log",
-                        t.display()
+                        crate::text::shown_path(t)
                     ),
                 ));
             }
@@ -357,7 +357,7 @@ impl LocalityParams {
                 n("dir"),
                 format!(
                     "{} exists and is not a directory; give a new or empty directory",
-                    dir.display()
+                    crate::text::shown_path(&dir)
                 ),
             ));
         }

@@ -102,7 +102,7 @@ fn knee_figure(
     match crate::lab::knee::svg::render(&title, knee) {
         Ok(svg) => Some((format!("{}-knee.svg", x.name), svg)),
         Err(e) => {
-            eprintln!(
+            crate::eprintln_shown!(
                 "--report: the knee figure of {} was left out: {e:#}",
                 x.name
             );
@@ -138,7 +138,7 @@ pub fn run_with_report(
     for file in page.export(&outcome)? {
         write_new(&file.name, &file.bytes, force, "--report")?;
     }
-    eprintln!("wrote {}", crate::text::shown_path(report));
+    crate::eprintln_shown!("wrote {}", crate::text::shown_path(report));
     Ok(Some(outcome))
 }
 

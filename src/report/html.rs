@@ -3,7 +3,9 @@
 //! ~72 rem, tables scroll sideways rather than overflow) and prints cleanly (no shadows, figures
 //! and tables kept whole on a page, colours kept for verdicts).
 
-/// Escapes text for HTML element content and attribute values.
+/// Escapes text for HTML element content and attribute values. Control characters other than
+/// newline and tab (an ESC or BEL in a fio job name, a path) are written out as `\u{1b}` text
+/// (`text::shown_lines`), never put in the page raw.
 pub fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
@@ -13,6 +15,9 @@ pub fn esc(s: &str) -> String {
             '>' => o.push_str("&gt;"),
             '"' => o.push_str("&quot;"),
             '\'' => o.push_str("&#39;"),
+            c if c != '\n' && c != '\t' && crate::text::is_unsafe_char(c) => {
+                o.extend(c.escape_default())
+            }
             c => o.push(c),
         }
     }

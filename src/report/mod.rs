@@ -181,12 +181,15 @@ pub fn compare_page(
         title,
         &format!(
             "OLD {} vs NEW {} — generated {} by diskscope {}",
-            old_path.display(),
-            new_path.display(),
+            crate::text::shown_path(old_path),
+            crate::text::shown_path(new_path),
             context::now_utc(),
             env!("CARGO_PKG_VERSION")
         ),
     );
+    if let Some(h) = &c.pairing {
+        page.para("summary", h);
+    }
     page.para("summary", &render::tally(c));
     page.h2("Verdicts");
     let rows: Vec<Vec<(String, &str)>> = c
@@ -230,7 +233,7 @@ pub fn compare_page(
         {
             page.figure(
                 &svg,
-                &format!("{name}: bar = mean, dot = median, whisker = min–max over repetitions; Δ% above each pair (green faster, red slower, grey no significant change)"),
+                &format!("{name}: bar = mean, dot = median, whisker = min–max over repetitions; Δ% above each pair (green faster, red slower, grey no change or undecided)"),
             );
         }
     }
@@ -279,7 +282,7 @@ pub fn batch_page(
         &title,
         &format!(
             "results in {} — generated {} by diskscope {}",
-            out_dir.display(),
+            crate::text::shown_path(out_dir),
             context::now_utc(),
             env!("CARGO_PKG_VERSION")
         ),

@@ -74,19 +74,20 @@ impl Prepared {
 }
 
 fn open_error(path: &std::path::Path, e: std::io::Error, direct: bool) -> anyhow::Error {
-    let p = path.display();
+    let p = crate::text::shown_path(path);
     let parent = path.parent().filter(|d| !d.as_os_str().is_empty());
     match e.raw_os_error() {
         Some(libc::ENOENT) if parent.is_some_and(|d| !d.is_dir()) => {
-            let d = parent.unwrap_or(path).display().to_string();
+            let d = parent.unwrap_or(path);
             usage(format!(
-                "FILE: the directory {d} does not exist; create it first (mkdir -p {})",
-                crate::fsguard::shell_quote(&d)
+                "FILE: the directory {} does not exist; create it first (mkdir -p {})",
+                crate::text::shown_path(d),
+                crate::fsguard::shell_quote_path(d)
             ))
         }
         Some(libc::ENOENT) => anyhow!(
             "FILE: {p} does not exist; check the path or create it with `run {} -w 1M 1024`",
-            crate::fsguard::shell_quote(&p.to_string())
+            crate::fsguard::shell_quote_path(path)
         ),
         Some(libc::ELOOP) => usage(format!(
             "FILE: {p} is a symbolic link loop (or a chain too long); point it at a file"
@@ -127,7 +128,7 @@ fn open_for(spec: &RunSpec, write: bool) -> anyhow::Result<File> {
     // O_NONBLOCK, then a look at the descriptor: a FIFO renamed over the path since the check
     // fails here instead of blocking the open forever. A write opens an existing path only for a
     // character device (/dev/null) or a batch's kept test file.
-    crate::fsguard::open_then_check(
+    let f = crate::fsguard::open_then_check(
         OpenOptions::new().read(true).write(write),
         &spec.path,
         flags,
@@ -137,7 +138,10 @@ fn open_for(spec: &RunSpec, write: bool) -> anyhow::Result<File> {
     .map_err(|e| match e {
         crate::fsguard::OpenError::Io(e) => open_error(&spec.path, e, spec.direct),
         crate::fsguard::OpenError::Refused(refused) => usage(refused.to_string()),
-    })
+    })?;
+    // A batch's file: still the inode the batch checked, not one renamed over the path since.
+    crate::fsguard::check_registered(&spec.path, &f)?;
+    Ok(f)
 }
 
 /// Another descriptor of the file `anchor` is open on, with the run's flags (O_DIRECT,
@@ -154,7 +158,7 @@ fn reopen(anchor: &File, spec: &RunSpec, write: bool) -> anyhow::Result<File> {
         flags |= libc::O_DSYNC;
     }
     let proc_path = format!("/proc/self/fd/{}", anchor.as_raw_fd());
-    let p = spec.path.display();
+    let p = crate::text::shown_path(&spec.path);
     let f = OpenOptions::new()
         .read(true)
         .write(write)
@@ -216,7 +220,7 @@ struct Output {
 /// Creates (or with `force`, replaces) the output file of a write run, after checking there is
 /// room for `need_bytes`.
 fn create_output(spec: &RunSpec, need_bytes: u64) -> anyhow::Result<Output> {
-    let p = spec.path.display();
+    let p = crate::text::shown_path(&spec.path);
     // lstat, not stat: a symbolic link is never written through, even with --force (the file it
     // points to is not the one the user named).
     if let Ok(m) = std::fs::symlink_metadata(&spec.path) {
@@ -294,11 +298,14 @@ fn create_output(spec: &RunSpec, need_bytes: u64) -> anyhow::Result<Output> {
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&spec.path)
         .map_err(|e| open_error(&spec.path, e, false))?;
-    if let Some(mark) = &spec.mark_created {
-        // First, before the layout's long writes: a process killed from here on leaves a marked
-        // file. A file system without user extended attributes keeps no mark (no proof then).
-        crate::fsguard::mark(&anchor, mark);
-    }
+    // First, before the layout's long writes: a process killed from here on leaves a marked
+    // file. A file system without user extended attributes keeps no mark (no proof then).
+    match &spec.mark_created {
+        Some(mark) => crate::fsguard::mark(&anchor, mark),
+        // The record that diskscope made this file: a batch reuses it as its test file only
+        // with it (and only while every byte is still the pattern, `sweep::files`).
+        None => crate::fsguard::mark_test_file(&anchor),
+    };
     let created = crate::fsguard::created_of_open(&spec.path, &anchor)
         .with_context(|| format!("FILE: reading back {p}"))?;
     Ok(Output {
@@ -326,7 +333,7 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
         if meta.is_dir() {
             bail!(
                 "FILE: {} is a directory; give a regular file",
-                spec.path.display()
+                crate::text::shown_path(&spec.path)
             );
         }
         let mut f = open_for(spec, false)?;
@@ -415,7 +422,7 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
                 }
                 Err(e) => e.context(format!(
                     "removed {} again, which this run had created",
-                    spec.path.display()
+                    crate::text::shown_path(&spec.path)
                 )),
             })
         }

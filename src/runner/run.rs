@@ -130,7 +130,7 @@ impl Run {
                 Some(c) => {
                     let removed = format!(
                         "removed {} again, which this run had created",
-                        c.path.display()
+                        crate::text::shown_path(&c.path)
                     );
                     return Err(e.context(removed));
                 }

@@ -39,7 +39,6 @@ pub mod wait;
 use crate::config::usage;
 use plan::Plan;
 use schema::Source;
-use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -66,18 +65,27 @@ fn read(
     force: bool,
 ) -> anyhow::Result<(Plan, Option<crate::fleet::FleetOptions>)> {
     crate::fsguard::check_input(sweep_path, "SWEEP.toml").map_err(|e| usage(e.to_string()))?;
-    let text = std::fs::read_to_string(sweep_path).map_err(|e| {
-        usage(format!(
-            "SWEEP.toml: cannot read {}: {e}; check the path",
-            sweep_path.display()
-        ))
-    })?;
+    // Bounded: a huge (or sparse) file named by mistake is refused by its size, at once.
+    let text = crate::fsguard::read_text_bounded(sweep_path, crate::fsguard::MAX_TEXT_INPUT_BYTES)
+        .map_err(|e| {
+            let p = crate::text::shown_path(sweep_path);
+            usage(match e {
+                crate::fsguard::TextReadError::NotUtf8 { line, byte } => format!(
+                    "--batch: {p}:{line}: not UTF-8 text (byte 0x{byte:02x}); a sweep or fio \
+                     job file is text"
+                ),
+                crate::fsguard::TextReadError::Io(e) => {
+                    format!("--batch: cannot read {p}: {e}; check the path")
+                }
+                e => format!("--batch: {p} {e}"),
+            })
+        })?;
     if let Some(format) = crate::fiojob::format_of(sweep_path, &text) {
         let plan = crate::fiojob::load(sweep_path, &text, format, out, force)?;
         return Ok((plan, None));
     }
     let src = Source {
-        display: sweep_path.display().to_string(),
+        display: crate::text::shown_path(sweep_path).to_string(),
         text,
     };
     let doc = src.parse()?;
@@ -144,14 +152,12 @@ pub fn execute(
         // With --json the document owns stdout; the plan goes to stderr.
         let text = plan_text(&plan);
         if json {
-            eprint!("{text}");
+            crate::eprint_shown!("{text}");
         } else {
-            let mut stdout = std::io::stdout().lock();
-            write!(stdout, "{text}")?;
-            stdout.flush()?;
+            crate::text::write_stdout(crate::text::shown_lines(&text).as_bytes())?;
         }
         if let Some(why) = run::over_cap(&plan) {
-            eprintln!("note: {why}");
+            crate::eprintln_shown!("note: {why}");
         }
         return Ok(None);
     }

@@ -61,7 +61,7 @@ impl SweepOutcome {
                 Ok(crate::config::EXIT_INTERRUPTED)
             }
             Ended::Failed { rows, unit } => {
-                eprintln!(
+                crate::eprintln_shown!(
                     "{rows} {unit}{} failed; see the error column of the CSVs",
                     if *rows == 1 { "" } else { "s" }
                 );

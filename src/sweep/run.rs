@@ -75,7 +75,7 @@ fn claim_out_dir(plan: &Plan) -> anyhow::Result<OutDir> {
     std::fs::create_dir_all(dir).map_err(|e| {
         usage(format!(
             "--out: cannot create {}: {e}; pick another directory",
-            dir.display()
+            crate::text::shown_path(dir)
         ))
     })?;
     // One batch per output directory: a second would interleave rows in the same CSVs and
@@ -175,11 +175,15 @@ pub fn run(
     };
     write!(
         stdout,
-        "{}{}",
-        super::text::plan_text(&plan),
-        runner.describe()
-    )?;
-    stdout.flush()?;
+        "{}",
+        crate::text::shown_lines(&format!(
+            "{}{}",
+            super::text::plan_text(&plan),
+            runner.describe()
+        ))
+    )
+    .and_then(|()| stdout.flush())
+    .map_err(|e| anyhow::Error::new(e).context("writing the plan to stdout"))?;
     if let Some(why) = over_cap(&plan) {
         return if writes {
             Err(usage(why))
@@ -304,16 +308,23 @@ pub fn run(
             .written
             .extend(write_exports(&dir, &files, outcome.plan.force)?);
     }
-    writeln!(stdout)?;
-    write!(stdout, "{}", output::summary_text(&outcome.done()))?;
-    stdout.flush()?;
+    writeln!(stdout)
+        .and_then(|()| {
+            write!(
+                stdout,
+                "{}",
+                crate::text::shown_lines(&output::summary_text(&outcome.done()))
+            )
+        })
+        .and_then(|()| stdout.flush())
+        .map_err(|e| anyhow::Error::new(e).context("writing the summary to stdout"))?;
     if let Some(doc) = document {
         crate::lab::println_stdout(&doc)?;
     }
-    eprintln!(
+    crate::eprintln_shown!(
         "wrote {} files to {}/",
         outcome.written.len(),
-        dir.display()
+        crate::text::shown_path(&dir)
     );
     Ok(outcome)
 }
@@ -333,7 +344,7 @@ pub fn write_exports(dir: &Path, files: &[Export], force: bool) -> anyhow::Resul
     for e in files {
         let path = dir.join(&e.name);
         crate::fsguard::write_output(&path, &e.bytes, force)
-            .with_context(|| format!("writing {}", path.display()))?;
+            .with_context(|| format!("writing {}", crate::text::shown_path(&path)))?;
         written.push(path);
     }
     Ok(written)

@@ -707,7 +707,9 @@ impl App {
                 let skipped = s.cycle_op(self.mix_share_pct);
                 Ok(match (s.op, skipped) {
                     (Op::Write, _) if s.is_mixed() => mix_note(s, &self.scratch),
-                    (Op::Write, _) => format!("writing to {}", self.scratch.display()),
+                    (Op::Write, _) => {
+                        format!("writing to {}", crate::text::shown_path(&self.scratch))
+                    }
                     (Op::Read, skipped) => format!(
                         "reading the file (the scratch file is removed in the background){}",
                         skipped.map(|n| format!("; {n}")).unwrap_or_default()
@@ -1489,7 +1491,7 @@ fn mix_note(s: &Settings, scratch: &std::path::Path) -> String {
          does); w: back to reads",
         s.op_text(),
         s.mix_read_pct.unwrap_or_default(),
-        scratch.display()
+        crate::text::shown_path(scratch)
     )
 }
 

@@ -130,7 +130,7 @@ pub fn subtitle(app: &App) -> String {
     format!(
         "{} · {} ({}) · {} row{} · {}-{}-{} {}:{} UTC",
         crate::runner::host_name(),
-        app.file.display(),
+        crate::text::shown_path(&app.file),
         crate::size::format_bytes_approx(app.file_size_bytes),
         app.rows.len(),
         if app.rows.len() == 1 { "" } else { "s" },
@@ -212,10 +212,16 @@ fn create_new(dir: &Path, stem: &str, ext: &str) -> anyhow::Result<(PathBuf, std
         match crate::fsguard::create_exclusive(&path) {
             Ok((f, _)) => return Ok((path, f)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e).with_context(|| format!("creating {}", path.display())),
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("creating {}", crate::text::shown_path(&path)))
+            }
         }
     }
-    anyhow::bail!("{}: 999 exports already; move some away", dir.display())
+    anyhow::bail!(
+        "{}: 999 exports already; move some away",
+        crate::text::shown_path(dir)
+    )
 }
 
 /// Writes the SVG and the JSON beside the CSV file; returns their paths.
@@ -225,7 +231,8 @@ pub fn write_session(app: &App) -> anyhow::Result<Vec<PathBuf>> {
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("creating {}", crate::text::shown_path(dir)))?;
     let stem = app
         .csv_path
         .file_stem()
@@ -234,12 +241,12 @@ pub fn write_session(app: &App) -> anyhow::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let (svg_path, mut f) = create_new(dir, &stem, "svg")?;
     f.write_all(render(&figure(app)).as_bytes())
-        .with_context(|| format!("writing {}", svg_path.display()))?;
+        .with_context(|| format!("writing {}", crate::text::shown_path(&svg_path)))?;
     out.push(svg_path);
     let (json_path, mut f) = create_new(dir, &stem, "json")?;
     let text = serde_json::to_string_pretty(&json(app))?;
     f.write_all(text.as_bytes())
-        .with_context(|| format!("writing {}", json_path.display()))?;
+        .with_context(|| format!("writing {}", crate::text::shown_path(&json_path)))?;
     out.push(json_path);
     Ok(out)
 }

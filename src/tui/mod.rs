@@ -84,7 +84,7 @@ pub fn execute(
 
 /// The explored file must be a readable, non-empty regular file. Returns its size.
 pub fn check_file(file: &Path) -> anyhow::Result<u64> {
-    let p = file.display();
+    let p = crate::text::shown_path(file);
     let meta = match std::fs::metadata(file) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -162,8 +162,8 @@ async fn explore(
             session.discard(c);
         }
     }
-    let watched =
-        std::fs::File::open(&file).with_context(|| format!("opening {}", file.display()))?;
+    let watched = std::fs::File::open(&file)
+        .with_context(|| format!("opening {}", crate::text::shown_path(&file)))?;
     let mut watch = CacheWatch::spawn(watched, session.update_sender())?;
     let mut events = EventSource::new()?;
     let mut terminal = init_terminal()?;
@@ -194,7 +194,11 @@ async fn explore(
     let signal = outcome?;
     let mut err = std::io::stderr().lock();
     if !app.rows.is_empty() {
-        let _ = write!(err, "{}", widgets::results::table_text(&app));
+        let _ = write!(
+            err,
+            "{}",
+            crate::text::shown_lines(&widgets::results::table_text(&app))
+        );
         // A mixed row's directions apart, under the table that shows their sum.
         for r in &app.rows {
             let detail = widgets::mix::row_detail(r).or_else(|| widgets::openloop::row_detail(r));

@@ -192,9 +192,7 @@ fn summary_of(x: &Experiment, answer: &Outcome) -> String {
         seconds: (elapsed_s * 1000.0).round() / 1000.0,
         error,
     };
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let _ = w.serialize(&s);
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    crate::export::csv::to_csv(&[s]).unwrap_or_default()
 }
 
 /// Response p50, p99 and p99.9 (µs) by offered rate.
