@@ -264,6 +264,16 @@ impl TimelineBuilder {
         }
     }
 
+    /// Keeps nothing from now on (as with [`NO_TIMELINE_ENV`]): no intervals, no device samples.
+    /// For a run that is stopped only when told (the explorer's), whose timeline would grow by
+    /// an interval's histogram (~32 KB) every interval for as long as it runs.
+    pub fn disable(&mut self) {
+        self.enabled = false;
+        self.bins = Vec::new();
+        self.samples.truncate(1);
+        self.sampler = Sampler { device: None };
+    }
+
     /// Changes the interval; only before the first snapshot (later calls are ignored).
     pub fn set_interval(&mut self, interval: Duration) {
         if self.bins.is_empty() && self.samples.len() == 1 {

@@ -300,6 +300,8 @@ fn session() -> String {
                 "1.02ms".into(),
             ],
         ],
+        context: "ext4 on vda (an example: no machine was read)".into(),
+        row: None,
     };
     crate::export::session_svg::render(&f)
 }

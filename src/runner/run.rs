@@ -157,6 +157,14 @@ impl Run {
         })
     }
 
+    /// Keeps no timeline and no throughput series, so the run's memory stays the same however
+    /// long it runs (the explorer's runs go on for hours; a timeline keeps one latency histogram,
+    /// ~32 KB, per interval). Its [`Ended::timeline`] is then empty. Before the first snapshot.
+    pub fn keep_no_history(&mut self) {
+        self.timeline.disable();
+        self.aggregate = Aggregate::without_series(self.aggregate.workers);
+    }
+
     /// Sets the timeline's interval (default 1 s; the explorer's is 100 ms). Only before the
     /// first snapshot is taken; later it is ignored.
     pub fn set_timeline_interval(&mut self, interval: Duration) {

@@ -47,8 +47,23 @@ pub struct Removal {
     pub total_bytes: u64,
     pub left_bytes: u64,
     /// When the removal began (the screen counts the time from here, also while a step is
-    /// still in the kernel).
+    /// still in the kernel); for a file still queued, when it was queued.
     pub started: Instant,
+    /// Removed (the screen keeps it in the total until every file queued with it is gone).
+    pub done: bool,
+}
+
+impl Removal {
+    /// A file just queued for removal: all of it left.
+    pub fn queued(path: PathBuf, total_bytes: u64) -> Removal {
+        Removal {
+            path,
+            total_bytes,
+            left_bytes: total_bytes,
+            started: Instant::now(),
+            done: false,
+        }
+    }
 }
 
 /// The removal thread; [`Discard::finish`] waits for what is queued.
@@ -138,11 +153,19 @@ pub fn remove_in_steps(created: &Created, out: &dyn Fn(Event), slow: Option<Dura
         .write(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(&created.path);
+    // Already gone (or not openable: then not ours to truncate), or another file now: nothing
+    // to remove, which is said too (the screen counted the file as queued).
+    let done = || {
+        out(Event::Done {
+            path: created.path.clone(),
+            elapsed: started.elapsed(),
+        })
+    };
     let Ok(file) = file else {
-        return; // already gone (or not openable: then not ours to truncate)
+        return done();
     };
     if !created.is_same(&file) {
-        return;
+        return done();
     }
     let total_bytes = file.metadata().map_or(0, |m| m.len());
     let report = |left_bytes: u64| {
@@ -151,6 +174,7 @@ pub fn remove_in_steps(created: &Created, out: &dyn Fn(Event), slow: Option<Dura
             total_bytes,
             left_bytes,
             started,
+            done: false,
         }));
     };
     report(total_bytes);

@@ -382,6 +382,19 @@ impl WriteScratch {
     }
 }
 
+impl WriteScratch {
+    /// The run given `path` ended: if it never used the file (its start was passed over for a
+    /// later one, or refused — a run replaces its claimed file with one of its own), the empty
+    /// file `claim` made is removed now rather than at exit, and forgotten either way.
+    /// Returns whether a file was removed.
+    pub fn release_unused(&mut self, path: &Path) -> bool {
+        let Some(i) = self.claimed.iter().position(|c| c.path == path) else {
+            return false;
+        };
+        self.claimed.remove(i).remove()
+    }
+}
+
 impl Drop for WriteScratch {
     fn drop(&mut self) {
         // Only the inodes this process created: a file put in their place since is left alone.
@@ -519,6 +532,32 @@ mod tests {
         );
         assert!(taken.is_symlink());
         assert_eq!(std::fs::read(&target).unwrap(), b"user data");
+    }
+
+    #[test]
+    fn a_claimed_file_no_run_used_is_removed_when_its_run_ends_and_a_replaced_one_is_left() {
+        let d = tempfile::tempdir().unwrap();
+        let mut s = WriteScratch::new(d.path().join(".f.diskscope-scratch"));
+        // Two starts, the first passed over for the second: its empty file goes at once.
+        let unused = s.claim().unwrap();
+        let used = s.claim().unwrap();
+        assert!(s.release_unused(&unused));
+        assert!(
+            !unused.exists(),
+            "an unused scratch file does not wait for the exit"
+        );
+        // The second run replaced its file with its own (as the runner does with --force):
+        // that one is the run's to remove, not this.
+        std::fs::remove_file(&used).unwrap();
+        std::fs::write(&used, b"the run's file").unwrap();
+        assert!(!s.release_unused(&used));
+        assert_eq!(std::fs::read(&used).unwrap(), b"the run's file");
+        assert!(!s.release_unused(&used), "forgotten once released");
+        drop(s);
+        assert!(
+            used.exists(),
+            "not removed at exit either: it is not the claimed inode"
+        );
     }
 
     #[test]

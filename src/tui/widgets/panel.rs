@@ -61,14 +61,16 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         Line::from(
             [
                 pair("direct ", if s.direct { "on" } else { "off" }.into()),
-                pair(
-                    "  sync ",
-                    if s.op == crate::config::Op::Write {
-                        s.sync.as_str().into()
-                    } else {
-                        "-".into()
-                    },
-                ),
+                match (s.op, s.sync) {
+                    (crate::config::Op::Write, sync) => pair("  sync ", sync.as_str().into()),
+                    (_, crate::tui::settings::WriteSync::None) => pair("  sync ", "-".into()),
+                    // Set with `f` while reading: said, so the next write's durability is not
+                    // a surprise.
+                    (_, sync) => vec![
+                        Span::styled("  sync ", key),
+                        Span::styled(format!("{} for w", sync.as_str()), key),
+                    ],
+                },
             ]
             .concat(),
         ),
