@@ -148,7 +148,7 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
             lines,
         };
         for line in exports.write(&results)? {
-            eprintln!("{line}");
+            crate::eprintln_shown!("{line}");
         }
     }
     Ok(0)

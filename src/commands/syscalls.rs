@@ -30,7 +30,7 @@ pub fn execute(a: &SyscallsParams) -> anyhow::Result<i32> {
         document,
     };
     for line in exports.write(&out)? {
-        eprintln!("{line}");
+        crate::eprintln_shown!("{line}");
     }
     Ok(0)
 }
