@@ -385,6 +385,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("interrupt", 0),
     ("mounts", 0),
     ("fsguard", 1),
+    ("kernel", 1),
     ("config", 2),
     ("measure", 3),
     ("engine", 4),

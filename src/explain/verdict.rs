@@ -801,6 +801,7 @@ mod tests {
             device: Some("vda".into()),
             rows,
             latency: vec![],
+            kernel: None,
             reading: Reading {
                 bytes_ratio: Some(BytesRatio {
                     device: "vda".into(),

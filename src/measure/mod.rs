@@ -12,6 +12,7 @@ pub mod burst;
 pub mod clock;
 pub mod device;
 pub mod histogram;
+pub mod kernel;
 pub mod pacer;
 pub mod result;
 pub mod snapshot;

@@ -59,6 +59,10 @@ pub fn optional_columns(specs: &[RunSpec]) -> Vec<String> {
                 // Filled after the run, from its timeline (`runner::Ended::result`).
                 r.resp_p99_no_burst_us = Some(0.0);
             }
+            if let Some(by) = spec.kernel {
+                // Filled after the run, from its timeline (`runner::Ended::result`).
+                r.set_kernel(&crate::measure::kernel::KernelSection::absent_of(by));
+            }
             r
         })
         .collect();

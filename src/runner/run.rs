@@ -9,6 +9,7 @@ use super::workers::Workers;
 use crate::config::RunSpec;
 use crate::fsguard::Created;
 use crate::measure::device::Sampler;
+use crate::measure::kernel::KernelTrack;
 use crate::measure::timeline::DEFAULT_INTERVAL;
 use crate::measure::{Aggregate, RunResult, Snapshot, Timeline, TimelineBuilder};
 use std::fs::File;
@@ -111,9 +112,19 @@ impl Run {
         stop: Arc<AtomicBool>,
     ) -> anyhow::Result<Run> {
         let meta = prepared.meta();
+        let mut notes = prepared.notes;
+        // The kernel view is attached before the clock (loading takes milliseconds); its first
+        // read, like the device's first sample, is time 0 of the run.
+        let kernel = meta.spec.kernel.map(|by| kernel_track(&meta.spec.path, by));
+        if let Some(why) = kernel.as_ref().and_then(KernelTrack::absent_reason) {
+            notes.push(format!("kernel view: absent: {why}"));
+        }
         // The device's first sample is time 0 of the run, taken just before the workers start.
-        let timeline =
+        let mut timeline =
             TimelineBuilder::from_env(DEFAULT_INTERVAL, Sampler::for_file(&meta.spec.path));
+        if let Some(k) = kernel {
+            timeline.set_kernel(k);
+        }
         let switches_start = voluntary_switches();
         let spawned = Workers::spawn(
             prepared.jobs,
@@ -140,7 +151,7 @@ impl Run {
         Ok(Run {
             experiment: experiment.to_string(),
             meta,
-            notes: prepared.notes,
+            notes,
             aggregate: Aggregate::new(workers.count),
             workers,
             drained: false,
@@ -388,6 +399,20 @@ impl Run {
     }
 }
 
+/// The kernel view of a run on `path`, filtered `by` process or device: started now, or
+/// absent with its reason.
+fn kernel_track(path: &std::path::Path, by: crate::kernel::FilterBy) -> KernelTrack {
+    use crate::kernel::{Filter, FilterBy, KernelView};
+    let filter = match by {
+        FilterBy::Process => Filter::process(path),
+        FilterBy::Device => Filter::device(path),
+    };
+    match KernelView::start(&filter) {
+        Ok(view) => KernelTrack::new(view),
+        Err(why) => KernelTrack::absent(by, why.to_string()),
+    }
+}
+
 /// This process's voluntary context switches (every thread, ended ones included).
 fn voluntary_switches() -> Option<u64> {
     // SAFETY: getrusage writes one rusage struct into the zeroed one it is given and reads
@@ -490,6 +515,9 @@ impl Ended {
                     .burst
                     .map_or(f64::NAN, |b| b.p99_without_us),
             );
+        }
+        if let Some(k) = &self.timeline.kernel {
+            r.set_kernel(k);
         }
         r.timeline = Some(self.timeline.clone());
         if r.error.is_empty() && self.verdict.is_ok() {
