@@ -40,6 +40,7 @@ pub mod sys;
 pub mod tracefs;
 
 pub use hist::{Counts, Hist, Summary, Word};
+pub use prog::Direction;
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
@@ -144,6 +145,9 @@ pub struct Filter {
     pub device: Option<BlockDev>,
     /// The process whose bios count ([`FilterBy::Process`]): this one's thread group.
     pub tgid: u32,
+    /// Only bios of this direction (a read run's reads: not the write-back of a file its
+    /// process wrote before); `None`: both.
+    pub direction: Option<Direction>,
 }
 
 impl Filter {
@@ -153,6 +157,7 @@ impl Filter {
             by: FilterBy::Process,
             device: BlockDev::of_path(path),
             tgid: std::process::id(),
+            direction: None,
         }
     }
 
@@ -257,6 +262,10 @@ impl Attach {
     }
 }
 
+/// Environment variable that chooses how a run's view attaches: `raw` or `perf` (anything
+/// else: the best there is). For comparing the two (tests, `bench/kernel-cost.sh`).
+pub const ATTACH_ENV: &str = "DISKSCOPE_KERNEL_ATTACH";
+
 /// Reads the seven events from tracefs.
 fn events() -> Result<Vec<tracefs::Event>, Absent> {
     let root = tracefs::root().ok_or(Absent::NoTracefs)?;
@@ -306,6 +315,7 @@ pub fn check() -> Result<Attach, Absent> {
     let src = source(None)?;
     let p = prog::Params {
         select: prog::Select::Process { tgid: 1 },
+        direction: None,
         partition: None,
         inflight_fd: -1,
         stats_fd: -1,
@@ -390,6 +400,7 @@ impl KernelView {
         .map_err(map_err("requests in flight"))?;
         let params = prog::Params {
             select,
+            direction: filter.direction,
             partition,
             inflight_fd: inflight.as_raw_fd(),
             stats_fd: stats.as_raw_fd(),

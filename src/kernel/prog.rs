@@ -45,10 +45,21 @@ pub enum Select {
     Device { disk: u32, partition: Option<u32> },
 }
 
+/// Which direction of bios start an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// `REQ_OP_READ`.
+    Read,
+    /// `REQ_OP_WRITE`.
+    Write,
+}
+
 /// What the generator needs beyond the layouts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Params {
     pub select: Select,
+    /// Only bios of this direction; `None`: every bio.
+    pub direction: Option<Direction>,
     /// A partition's number and its disk's (kernel `dev_t`s), for the record source: a bio
     /// event names the partition a bio was sent to, a request event the disk, so a bio's
     /// device is translated before it is used as a key. `None` when the file's device is a
@@ -91,6 +102,7 @@ pub struct RawLayout {
     bio_bdev: Member,
     bio_sector: Member,
     bio_size: Member,
+    bio_opf: Member,
     bdev_disk: Member,
     bdev_dev: Member,
 }
@@ -149,6 +161,7 @@ impl RawLayout {
             bio_bdev: field("bio", &["bi_bdev"], &[8])?,
             bio_sector: field("bio", &["bi_iter", "bi_sector"], &[8])?,
             bio_size: field("bio", &["bi_iter", "bi_size"], &[4])?,
+            bio_opf: field("bio", &["bi_opf"], &[4])?,
             bdev_disk: field("block_device", &["bd_disk"], &[8])?,
             bdev_dev: field("block_device", &["bd_dev"], &[4])?,
         })
@@ -175,6 +188,8 @@ const KEY2: i16 = -56;
 const EXTRA: i16 = -64;
 /// The device number a bio was sent to (4 bytes, then 4 of zero).
 const DEVNUM: i16 = -72;
+/// A bio's operation: 0 read, 1 write, others (flush, discard, ...) above (8 bytes).
+const OP: i16 = -80;
 /// Bytes copied from a structure by `bpf_probe_read_kernel`.
 const SCRATCH: i16 = -160;
 const SCRATCH_BYTES: usize = 80;
@@ -202,9 +217,13 @@ enum Extra {
     Bytes,
     /// `block_rq_complete`: nonzero on an error (0 when the source has no error).
     Error,
-    /// `block_bio_queue`: the device number the bio was sent to, at [`DEVNUM`].
+    /// `block_bio_queue`: the device number the bio was sent to, at [`DEVNUM`], and its
+    /// operation at [`OP`].
     DevNum,
 }
+
+/// `REQ_OP_MASK`: a bio's operation is the low 8 bits of its `bi_opf`.
+const REQ_OP_MASK: i32 = 0xff;
 
 fn record_field(e: &Event, name: &'static str, size: usize) -> Result<i16, LayoutError> {
     match e.field(name) {
@@ -276,7 +295,16 @@ fn load_bio(
     match src {
         Source::Raw(l) => {
             a.load(Size::DW, Reg::R7, Reg::R6, 8 * l.ptr_arg[ev] as i16);
-            let at = read_fields(a, Reg::R7, &[l.bio_bdev, l.bio_sector, l.bio_size]);
+            let at = read_fields(
+                a,
+                Reg::R7,
+                &[l.bio_bdev, l.bio_sector, l.bio_size, l.bio_opf],
+            );
+            if extra == Extra::DevNum {
+                a.load(Size::W, Reg::R1, Reg::R10, at[3])
+                    .alu_imm(Alu::And, Reg::R1, REQ_OP_MASK)
+                    .store(Size::DW, Reg::R10, OP, Reg::R1);
+            }
             a.load(Size::DW, Reg::R1, Reg::R10, at[1])
                 .store(Size::DW, Reg::R10, KEY + 8, Reg::R1)
                 .load(Size::W, Reg::R2, Reg::R10, at[2])
@@ -308,6 +336,7 @@ fn load_bio(
                     DEVNUM + 4,
                     0,
                 );
+                record_op(a, e)?;
             }
             if let Some((part, disk)) = p.partition {
                 let whole = a.label();
@@ -337,6 +366,35 @@ fn load_bio(
             }
         }
     }
+    Ok(())
+}
+
+/// The record source's operation, from `rwbs` (`R`, `W`, `FWS` for a write with a flush
+/// first, `D` discard, ...): 0 read, 1 write, 2 anything else, at [`OP`] (clobbers r2, r3).
+fn record_op(a: &mut Asm, e: &Event) -> Result<(), GenError> {
+    let rwbs = match e.field("rwbs") {
+        Some(f) if f.size >= 2 && f.offset < 4096 => f.offset as i16,
+        _ => {
+            return Err(LayoutError {
+                place: format!("tracepoint {}", e.name),
+                field: "rwbs",
+                size: 10,
+            }
+            .into())
+        }
+    };
+    let (second, known) = (a.label(), a.label());
+    a.load(Size::B, Reg::R2, Reg::R6, rwbs)
+        .jump_imm(Cond::Ne, Reg::R2, i32::from(b'F'), second)
+        .load(Size::B, Reg::R2, Reg::R6, rwbs + 1)
+        .bind(second)
+        .mov_imm(Reg::R3, 0)
+        .jump_imm(Cond::Eq, Reg::R2, i32::from(b'R'), known)
+        .mov_imm(Reg::R3, 1)
+        .jump_imm(Cond::Eq, Reg::R2, i32::from(b'W'), known)
+        .mov_imm(Reg::R3, 2)
+        .bind(known)
+        .store(Size::DW, Reg::R10, OP, Reg::R3);
     Ok(())
 }
 
@@ -521,6 +579,14 @@ fn bio_queue(src: &Source, p: &Params, ev: usize) -> Result<Vec<Insn>, GenError>
             a.jump32_imm(Cond::Eq, Reg::R1, part, mine);
         }
         a.jump32_imm(Cond::Ne, Reg::R1, disk, out).bind(mine);
+    }
+    if let Some(d) = p.direction {
+        let op = match d {
+            Direction::Read => 0,
+            Direction::Write => 1,
+        };
+        a.load(Size::DW, Reg::R1, Reg::R10, OP)
+            .jump_imm(Cond::Ne, Reg::R1, op, out);
     }
     a.call(Helper::KtimeGetNs)
         .store(Size::DW, Reg::R10, VALUE, Reg::R0)

@@ -185,6 +185,10 @@ impl KernelTrack {
             missed_events,
             left_issued,
             left_unissued: left.len() as u64 - left_issued,
+            attach: self.view.as_ref().map(|v| v.attach()),
+            app_p50_us: None,
+            software_p50_us: None,
+            facts: Vec::new(),
         }
     }
 }
@@ -220,6 +224,26 @@ pub struct KernelSection {
     /// Bios still recorded, never issued as a request of their own (merged in a way no
     /// tracepoint showed, or sent to another device).
     pub left_unissued: u64,
+    /// How the programs were attached (`raw-tracepoint`, `perf-tracepoint`).
+    pub attach: Option<crate::kernel::Attach>,
+    /// The run's own latency p50, µs, and what is left of it above the block layer's and the
+    /// device's p50s (the software's share: system call, copy, wake-up), µs.
+    pub app_p50_us: Option<f64>,
+    pub software_p50_us: Option<f64>,
+    /// What the view shows about the run, in words.
+    pub facts: Vec<KernelFact>,
+}
+
+/// Queueing "dominates" when the block layer's p50 exceeds the device's and is at least this
+/// long (below it, both are the submission path's few microseconds).
+pub const QUEUE_DOMINATES_MIN_US: f64 = 20.0;
+
+/// Something the kernel view shows about the run, in words, with a stable code.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KernelFact {
+    /// `page_cache`, `split`, `queue_dominates`.
+    pub code: &'static str,
+    pub text: String,
 }
 
 impl KernelSection {
@@ -227,6 +251,121 @@ impl KernelSection {
     pub fn absent_of(by: FilterBy) -> KernelSection {
         KernelTrack::absent(by, String::new()).finish()
     }
+
+    /// Adds what needs the run's own figures: its operations, bytes and p50 (µs), the
+    /// software's share of that p50, and the facts.
+    pub fn with_run(mut self, ops: u64, bytes: u64, lat_p50_us: f64) -> KernelSection {
+        let Some(t) = self.total else { return self };
+        self.app_p50_us = Some(lat_p50_us);
+        self.software_p50_us = Some(lat_p50_us - t.queue_p50_us - t.device_p50_us);
+        self.facts = facts(&t, self.filter, ops, bytes);
+        self
+    }
+
+    /// The lines for stderr (none when absent: the run's notes said why, once).
+    pub fn lines(&self) -> Vec<String> {
+        let Some(t) = &self.total else {
+            return Vec::new();
+        };
+        let whose = match self.filter {
+            FilterBy::Process => "the run's requests",
+            FilterBy::Device => "every request",
+        };
+        let on = self.device.as_deref().unwrap_or("its disk");
+        let mut out = vec![format!(
+            "kernel view ({whose} to {on}): {} requests, {:.1} KiB each as issued, {} merges, \
+             {} splits | block layer p50 {:.1} µs p99 {:.1} µs | device p50 {:.1} µs p99 {:.1} µs",
+            t.requests,
+            t.issued_mean_bytes / 1024.0,
+            t.merges,
+            t.splits,
+            t.queue_p50_us,
+            t.queue_p99_us,
+            t.device_p50_us,
+            t.device_p99_us
+        )];
+        if let (Some(app), Some(sw)) = (self.app_p50_us, self.software_p50_us) {
+            if t.completed > 0 {
+                out.push(format!(
+                    "kernel view: of the run's p50 {app:.1} µs, {:.1} µs block layer + {:.1} µs \
+                     device; {sw:.1} µs above them is the software's: the system call, the \
+                     filesystem and io_uring before the block layer, the copy, the wake-up",
+                    t.queue_p50_us, t.device_p50_us
+                ));
+            }
+        }
+        if self.missed_events > 0 {
+            out.push(format!(
+                "kernel view: the kernel skipped {} of the view's program runs (an event came \
+                 while the same program ran on that CPU): their requests lack a time or a count",
+                self.missed_events
+            ));
+        }
+        if self.left_issued > 0 {
+            out.push(format!(
+                "kernel view: {} requests were still in flight when the run ended (read-ahead or \
+                 write-back the run started) or their completion was not seen: counted, without \
+                 times",
+                self.left_issued
+            ));
+        }
+        out.extend(
+            self.facts
+                .iter()
+                .map(|f| format!("kernel view: {}", f.text)),
+        );
+        out
+    }
+}
+
+/// The facts of a run's totals `t`: its `ops` operations moving `bytes`.
+fn facts(t: &Summary, filter: FilterBy, ops: u64, bytes: u64) -> Vec<KernelFact> {
+    let mut out = Vec::new();
+    let issued_bytes = t.issued_mean_bytes * t.requests as f64;
+    if filter == FilterBy::Process && ops > 0 {
+        if t.requests == 0 {
+            out.push(KernelFact {
+                code: "page_cache",
+                text: format!(
+                    "none of the run's {ops} operations reached the device: the page cache \
+                     served them all"
+                ),
+            });
+        } else if bytes > 0 && issued_bytes < 0.9 * bytes as f64 {
+            out.push(KernelFact {
+                code: "page_cache",
+                text: format!(
+                    "requests to the device carried {:.0}% of the run's bytes: the rest never \
+                     reached it (the page cache served them)",
+                    100.0 * issued_bytes / bytes as f64
+                ),
+            });
+        }
+    }
+    if t.splits > 0 && t.requests > 0 {
+        out.push(KernelFact {
+            code: "split",
+            text: format!(
+                "{} bios were split ({:.0} per 100 requests; {:.1} KiB a request as issued): \
+                 the block layer cut them at the device's limits, max_sectors_kb or \
+                 max_segments, which a buffer in many physical pieces reaches first",
+                t.splits,
+                100.0 * t.splits as f64 / t.requests as f64,
+                t.issued_mean_bytes / 1024.0
+            ),
+        });
+    }
+    if t.queue_p50_us > t.device_p50_us && t.queue_p50_us >= QUEUE_DOMINATES_MIN_US {
+        out.push(KernelFact {
+            code: "queue_dominates",
+            text: format!(
+                "queueing dominates: a request waited p50 {:.1} µs in the block layer \
+                 (scheduler, tags, plug) against {:.1} µs in the device",
+                t.queue_p50_us, t.device_p50_us
+            ),
+        });
+    }
+    out
 }
 
 #[cfg(test)]

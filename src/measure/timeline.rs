@@ -451,6 +451,14 @@ impl TimelineBuilder {
             _ => None,
         };
         let interval_s = self.interval_ns as f64 / 1e9;
+        let kernel = kernel.map(|k| {
+            let mut all = new_latency_histogram();
+            for b in &self.bins {
+                let _ = all.add(&b.latency);
+            }
+            let ops = self.bins.iter().map(|b| b.ops).sum();
+            k.with_run(ops, file_bytes, LatencySummary::of(&all).p50_us)
+        });
         let series = full_intervals(&rows, interval_s);
         let reading = Reading {
             bytes_ratio,
@@ -606,6 +614,9 @@ impl Timeline {
                     .into(),
             ),
             (None, Some(_)) => {}
+        }
+        if let Some(k) = &self.kernel {
+            out.extend(k.lines());
         }
         if let Some(s) = &r.level_shift {
             out.push(format!(

@@ -115,7 +115,7 @@ impl Run {
         let mut notes = prepared.notes;
         // The kernel view is attached before the clock (loading takes milliseconds); its first
         // read, like the device's first sample, is time 0 of the run.
-        let kernel = meta.spec.kernel.map(|by| kernel_track(&meta.spec.path, by));
+        let kernel = meta.spec.kernel.map(|by| kernel_track(&meta.spec, by));
         if let Some(why) = kernel.as_ref().and_then(KernelTrack::absent_reason) {
             notes.push(format!("kernel view: absent: {why}"));
         }
@@ -399,15 +399,27 @@ impl Run {
     }
 }
 
-/// The kernel view of a run on `path`, filtered `by` process or device: started now, or
-/// absent with its reason.
-fn kernel_track(path: &std::path::Path, by: crate::kernel::FilterBy) -> KernelTrack {
-    use crate::kernel::{Filter, FilterBy, KernelView};
-    let filter = match by {
-        FilterBy::Process => Filter::process(path),
-        FilterBy::Device => Filter::device(path),
+/// The kernel view of a run of `spec`, filtered `by` process or device and by the run's
+/// direction: started now, or absent with its reason.
+fn kernel_track(spec: &RunSpec, by: crate::kernel::FilterBy) -> KernelTrack {
+    use crate::config::Op;
+    use crate::kernel::{Direction, Filter, FilterBy, KernelView};
+    let mut filter = match by {
+        FilterBy::Process => Filter::process(&spec.path),
+        FilterBy::Device => Filter::device(&spec.path),
     };
-    match KernelView::start(&filter) {
+    // The run's direction only (a mix: both).
+    filter.direction = match (spec.op, spec.is_mixed()) {
+        (_, true) => None,
+        (Op::Read, false) => Some(Direction::Read),
+        (Op::Write, false) => Some(Direction::Write),
+    };
+    let how = match std::env::var(crate::kernel::ATTACH_ENV).as_deref() {
+        Ok("perf") => Some(crate::kernel::Attach::PerfTracepoint),
+        Ok("raw") => Some(crate::kernel::Attach::RawTracepoint),
+        _ => None,
+    };
+    match KernelView::start_with(&filter, how) {
         Ok(view) => KernelTrack::new(view),
         Err(why) => KernelTrack::absent(by, why.to_string()),
     }

@@ -44,6 +44,7 @@ impl SweepKind for Throughput {
             "rate",
             "arrival",
             "one_pass",
+            "kernel",
         ]
     }
 
