@@ -287,7 +287,9 @@ fn source(how: Option<Attach>) -> Result<prog::Source, Absent> {
     let raw = || -> Result<prog::Source, Absent> {
         let btf =
             btf::Btf::load(Path::new(btf::VMLINUX)).map_err(|e| Absent::Btf(e.to_string()))?;
-        Ok(prog::Source::Raw(prog::RawLayout::from_btf(&btf)?))
+        Ok(prog::Source::Raw(Box::new(prog::RawLayout::from_btf(
+            &btf,
+        )?)))
     };
     match how {
         Some(Attach::RawTracepoint) => raw(),

@@ -172,7 +172,7 @@ impl RawLayout {
 #[derive(Debug, Clone)]
 pub enum Source {
     /// Raw tracepoints (`BPF_PROG_TYPE_RAW_TRACEPOINT`): the kernel's structures, through BTF.
-    Raw(RawLayout),
+    Raw(Box<RawLayout>),
     /// Perf tracepoints (`BPF_PROG_TYPE_TRACEPOINT`): the records tracefs describes, in
     /// [`EVENTS`]' order.
     Record(Vec<Event>),
