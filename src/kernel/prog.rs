@@ -744,3 +744,69 @@ fn complete(src: &Source, p: &Params, ev: usize) -> Result<Vec<Insn>, GenError> 
     delete(&mut a, p, KEY);
     Ok(finish(a, out)?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::sys;
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    /// The bucket code run by the kernel itself (a raw tracepoint program that files its
+    /// argument, run with `BPF_PROG_TEST_RUN`) lands every value where [`hist::bucket_of`]
+    /// says: the bucket edges, both sides of each octave, and past the top.
+    #[test]
+    fn the_kernel_files_each_time_in_the_bucket_the_reader_expects() {
+        if let Err(why) = super::super::check() {
+            eprintln!("skipped: kernel view unavailable: {why}");
+            return;
+        }
+        let map = sys::map_create(
+            sys::MapType::PercpuArray,
+            4,
+            (hist::WORDS * 8) as u32,
+            1,
+            "ds_test",
+        )
+        .unwrap();
+        let p = Params {
+            select: Select::Process { tgid: 0 },
+            direction: None,
+            partition: None,
+            inflight_fd: -1,
+            stats_fd: map.as_raw_fd(),
+        };
+        let mut a = Asm::new();
+        let out = a.label();
+        a.mov(Reg::R6, Reg::R1);
+        stats(&mut a, &p, out);
+        a.load(Size::DW, Reg::R1, Reg::R6, 0);
+        emit_bucket(&mut a, hist::DEVICE_BASE);
+        let insns = finish(a, out).unwrap();
+        let prog = sys::prog_load(sys::ProgType::RawTracepoint, &insns, c"GPL", "ds_bucket")
+            .unwrap_or_else(|e| panic!("{}: {}", e.error, e.log));
+        let cpus = sys::possible_cpus().unwrap();
+        let mut values: Vec<u64> = (0..40u32)
+            .flat_map(|k| {
+                let o = 1u64 << k;
+                [o, o + o / 8, o + o / 2, 2 * o - 1, o.saturating_sub(1)]
+            })
+            .collect();
+        values.extend([0, 1, 15, 16, 17, 1 << 40, u64::MAX]);
+        let mut before = super::super::Counts::default();
+        for v in values {
+            if let Err(e) = sys::test_run_raw(&prog, &[v]) {
+                eprintln!("skipped: BPF_PROG_TEST_RUN of a raw tracepoint program: {e}");
+                return;
+            }
+            let mut raw = vec![0u8; cpus * hist::WORDS * 8];
+            sys::map_lookup(&map, &0u32.to_ne_bytes(), &mut raw).unwrap();
+            let now = super::super::Counts::from_per_cpu(&raw, cpus);
+            let d = now.since(&before);
+            let filed: Vec<usize> = (0..hist::BUCKETS)
+                .filter(|i| d.device.buckets[*i] > 0)
+                .collect();
+            assert_eq!(filed, vec![hist::bucket_of(v)], "value {v}");
+            before = now;
+        }
+    }
+}

@@ -351,6 +351,40 @@ pub fn attach_raw_tracepoint(name: &CStr, prog: &OwnedFd) -> io::Result<OwnedFd>
     unsafe { bpf(BPF_RAW_TRACEPOINT_OPEN, &mut attr) }.map(owned)
 }
 
+const BPF_PROG_TEST_RUN: libc::c_int = 10;
+
+#[repr(C)]
+#[derive(Default)]
+struct TestRunAttr {
+    prog_fd: u32,
+    retval: u32,
+    data_size_in: u32,
+    data_size_out: u32,
+    data_in: u64,
+    data_out: u64,
+    repeat: u32,
+    duration: u32,
+    ctx_size_in: u32,
+    ctx_size_out: u32,
+    ctx_in: u64,
+    ctx_out: u64,
+}
+
+/// Runs a raw tracepoint program once with `args` as its arguments (`BPF_PROG_TEST_RUN`,
+/// Linux 5.10); its return value.
+pub fn test_run_raw(prog: &OwnedFd, args: &[u64]) -> io::Result<u32> {
+    let mut attr = TestRunAttr {
+        prog_fd: prog.as_raw_fd() as u32,
+        ctx_size_in: std::mem::size_of_val(args) as u32,
+        ctx_in: args.as_ptr() as u64,
+        ..Default::default()
+    };
+    // SAFETY: ctx_in points at `args`, live for the call, of the size given; nothing is written
+    // back (no output buffers).
+    unsafe { bpf(BPF_PROG_TEST_RUN, &mut attr) }?;
+    Ok(attr.retval)
+}
+
 /// The number of possible CPUs (`/sys/devices/system/cpu/possible`, `0-3` or `0,2-5`): a
 /// per-CPU map's value holds one slot for each.
 pub fn possible_cpus() -> io::Result<usize> {
