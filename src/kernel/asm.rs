@@ -112,6 +112,7 @@ pub enum Alu {
     And = 0x50,
     Lsh = 0x60,
     Rsh = 0x70,
+    Xor = 0xa0,
     Mov = 0xb0,
 }
 
@@ -284,6 +285,23 @@ impl Asm {
             off,
             0,
         ))
+    }
+
+    /// `dst = imm` for any 64-bit constant (two instruction slots).
+    pub fn load_imm64(&mut self, dst: Reg, imm: u64) -> &mut Asm {
+        self.push(Insn::new(
+            CLASS_LD | MODE_IMM | Size::DW.bits(),
+            dst,
+            Reg::R0,
+            0,
+            imm as u32 as i32,
+        ));
+        self.push(Insn {
+            code: 0,
+            regs: 0,
+            off: 0,
+            imm: (imm >> 32) as u32 as i32,
+        })
     }
 
     /// `dst = the map whose descriptor is fd` (two instruction slots).

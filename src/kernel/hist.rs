@@ -73,10 +73,13 @@ pub enum Word {
     /// A bio started where a request of the run was still recorded (same device and sector):
     /// the older record was replaced.
     Collisions,
+    /// A bio's record took the place of another request's: both places its key hashes to
+    /// were taken (by requests in flight, or stale ones whose end was never seen).
+    Evictions,
 }
 
 impl Word {
-    pub const ALL: [Word; 12] = [
+    pub const ALL: [Word; 13] = [
         Word::Requests,
         Word::Issued,
         Word::IssuedBytes,
@@ -89,6 +92,7 @@ impl Word {
         Word::Errors,
         Word::Unissued,
         Word::Collisions,
+        Word::Evictions,
     ];
 
     /// Index of this counter's word in the per-CPU value.

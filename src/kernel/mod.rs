@@ -329,10 +329,6 @@ pub fn check() -> Result<Attach, Absent> {
     })
 }
 
-/// Most requests of the run the in-flight map holds at once (an LRU map: a record whose
-/// completion was never seen is dropped first when it is full).
-pub const INFLIGHT_ENTRIES: u32 = 32 * 1024;
-
 /// The running view: programs attached, counters growing. Drop it to detach everything.
 #[derive(Debug)]
 pub struct KernelView {
@@ -389,14 +385,16 @@ impl KernelView {
             4,
             (hist::WORDS * 8) as u32,
             1,
+            0,
             "ds_kclock",
         )
         .map_err(map_err("per-CPU counters"))?;
         let inflight = sys::map_create(
-            sys::MapType::LruHash,
-            16,
-            16,
-            INFLIGHT_ENTRIES,
+            sys::MapType::Array,
+            4,
+            prog::SLOT_BYTES,
+            prog::SLOTS,
+            sys::MAP_MMAPABLE,
             "ds_inflight",
         )
         .map_err(map_err("requests in flight"))?;
@@ -479,22 +477,19 @@ impl KernelView {
             .collect()
     }
 
-    /// The requests still recorded in flight: (disk: its `dev_t` or its `struct gendisk`
-    /// address, sector, entered ns, issued ns; 0 when
-    /// not issued). After a run's I/O has all completed, each is a completion the view missed
-    /// or a bio that never became a request of its own.
+    /// The requests still recorded in flight: (disk: its `dev_t` or its request queue's
+    /// address, sector, entered ns, issued ns; 0 when not issued), read from the mapped table
+    /// at once. After a run's I/O has all completed, each is a completion the view missed, a
+    /// bio that never became a request of its own, or read-ahead or write-back still going.
     pub fn in_flight(&self) -> std::io::Result<Vec<(u64, u64, u64, u64)>> {
-        let keys = sys::map_keys(&self.inflight, 16, INFLIGHT_ENTRIES as usize)?;
-        let mut out = Vec::with_capacity(keys.len());
-        for k in keys {
-            let mut v = [0u8; 16];
-            if sys::map_lookup(&self.inflight, &k, &mut v).is_err() {
-                continue;
-            }
-            let u = |b: &[u8]| u64::from_ne_bytes(b.try_into().expect("8 bytes"));
-            out.push((u(&k[..8]), u(&k[8..]), u(&v[..8]), u(&v[8..])));
-        }
-        Ok(out)
+        let table =
+            sys::map_read_mapped(&self.inflight, (prog::SLOTS * prog::SLOT_BYTES) as usize)?;
+        let u = |b: &[u8]| u64::from_ne_bytes(b.try_into().expect("8 bytes"));
+        Ok(table
+            .chunks_exact(prog::SLOT_BYTES as usize)
+            .map(|r| (u(&r[..8]), u(&r[8..16]), u(&r[16..24]), u(&r[24..32])))
+            .filter(|r| r.2 != 0)
+            .collect())
     }
 
     /// How many tracepoints are attached.

@@ -17,7 +17,8 @@
 //! kernel's own `struct bio *` / `struct request *`, whose fields are read with
 //! `bpf_probe_read_kernel` at offsets from BTF ([`RawLayout`]); the perf tracepoints of the
 //! fallback hand them a record whose layout tracefs describes ([`Source::Record`]). The disk in
-//! a key is the `struct gendisk` pointer in the first, the disk's `dev_t` in the second.
+//! a key is its `struct request_queue` pointer in the first (a request's `q`, a bio's block
+//! device's `bd_queue`: one read fewer than the `gendisk`), the disk's `dev_t` in the second.
 
 use super::asm::{Alu, Asm, AsmError, Cond, Helper, Insn, Label, Reg, Size};
 use super::btf::{Arg, Btf, Member};
@@ -98,12 +99,11 @@ pub struct RawLayout {
     rq_q: Member,
     rq_sector: Member,
     rq_bytes: Member,
-    queue_disk: Member,
     bio_bdev: Member,
     bio_sector: Member,
     bio_size: Member,
     bio_opf: Member,
-    bdev_disk: Member,
+    bdev_queue: Member,
     bdev_dev: Member,
 }
 
@@ -157,12 +157,11 @@ impl RawLayout {
             rq_q: field("request", &["q"], &[8])?,
             rq_sector: field("request", &["__sector"], &[8])?,
             rq_bytes: field("request", &["__data_len"], &[4])?,
-            queue_disk: field("request_queue", &["disk"], &[8])?,
             bio_bdev: field("bio", &["bi_bdev"], &[8])?,
             bio_sector: field("bio", &["bi_iter", "bi_sector"], &[8])?,
             bio_size: field("bio", &["bi_iter", "bi_size"], &[4])?,
             bio_opf: field("bio", &["bi_opf"], &[4])?,
-            bdev_disk: field("block_device", &["bd_disk"], &[8])?,
+            bdev_queue: field("block_device", &["bd_queue"], &[8])?,
             bdev_dev: field("block_device", &["bd_dev"], &[4])?,
         })
     }
@@ -193,8 +192,9 @@ const OP: i16 = -80;
 /// Bytes copied from a structure by `bpf_probe_read_kernel`.
 const SCRATCH: i16 = -160;
 const SCRATCH_BYTES: usize = 80;
-const BPF_ANY: i32 = 0;
-const BPF_NOEXIST: i32 = 1;
+/// The two table indexes of the key being looked up (u32 each).
+const WAY0: i16 = -168;
+const WAY1: i16 = -164;
 /// `bpf_probe_read_kernel` (Linux 5.5).
 const PROBE_READ_KERNEL: i32 = 113;
 
@@ -319,12 +319,25 @@ fn load_bio(
                 }
                 _ => {}
             }
+            // The bio's block device: its queue (the key's) and, for the device filter, its
+            // number, in one read where they lie close.
             a.load(Size::DW, Reg::R7, Reg::R10, at[0]);
+            let fields: &[Member] = if extra == Extra::DevNum {
+                &[l.bdev_queue, l.bdev_dev]
+            } else {
+                &[l.bdev_queue]
+            };
+            let at = read_fields(a, Reg::R7, fields);
+            a.load(Size::DW, Reg::R1, Reg::R10, at[0])
+                .store(Size::DW, Reg::R10, KEY, Reg::R1);
             if extra == Extra::DevNum {
-                a.store_imm(Size::DW, Reg::R10, DEVNUM, 0);
-                probe_read(a, DEVNUM, 4, Reg::R7, l.bdev_dev.offset);
+                a.load(Size::W, Reg::R1, Reg::R10, at[1]).store(
+                    Size::DW,
+                    Reg::R10,
+                    DEVNUM,
+                    Reg::R1,
+                );
             }
-            probe_read(a, KEY, 8, Reg::R7, l.bdev_disk.offset);
         }
         Source::Record(events) => {
             let e = &events[ev];
@@ -422,8 +435,8 @@ fn load_rq(a: &mut Asm, src: &Source, ev: usize, extra: Extra) -> Result<(), Gen
                 a.load(size_of(&l.rq_bytes), Reg::R1, Reg::R10, at[2])
                     .store(Size::DW, Reg::R10, EXTRA, Reg::R1);
             }
-            a.load(Size::DW, Reg::R7, Reg::R10, at[0]);
-            probe_read(a, KEY, 8, Reg::R7, l.queue_disk.offset);
+            a.load(Size::DW, Reg::R1, Reg::R10, at[0])
+                .store(Size::DW, Reg::R10, KEY, Reg::R1);
         }
         Source::Record(events) => {
             let e = &events[ev];
@@ -466,26 +479,114 @@ pub fn programs(src: &Source, p: &Params) -> Result<Vec<Program>, GenError> {
     Ok(out)
 }
 
-/// r0 = lookup(inflight, key at `at`).
-fn lookup(a: &mut Asm, p: &Params, at: i16) {
-    a.load_map_fd(Reg::R1, p.inflight_fd);
-    stack_ptr(a, Reg::R2, at);
-    a.call(Helper::MapLookupElem);
+/// log2 of the in-flight table's entries ([`SLOTS`]).
+pub const SLOT_BITS: u32 = 16;
+/// Entries of the in-flight table: 2 MiB of 32-byte records, two places per key.
+pub const SLOTS: u32 = 1 << SLOT_BITS;
+/// Bytes of one record: the key (disk, sector), the entry time, the issue time.
+pub const SLOT_BYTES: u32 = 32;
+const SLOT_KEY: i16 = 0;
+const SLOT_SECTOR: i16 = 8;
+const SLOT_START: i16 = 16;
+const SLOT_ISSUE: i16 = 24;
+/// Fibonacci hashing's multiplier (2^64 / golden ratio).
+const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// Writes the two table indexes of the key at `key_at` to [`WAY0`] and [`WAY1`]: a
+/// multiplicative hash of the sector and the disk, rounded down to even (clobbers r1, r2).
+fn ways(a: &mut Asm, key_at: i16) {
+    a.load(Size::DW, Reg::R1, Reg::R10, key_at + 8)
+        .load(Size::DW, Reg::R2, Reg::R10, key_at)
+        .alu_imm(Alu::Rsh, Reg::R2, 4)
+        .alu_reg(Alu::Xor, Reg::R1, Reg::R2)
+        .load_imm64(Reg::R2, GOLDEN)
+        .alu_reg(Alu::Mul, Reg::R1, Reg::R2)
+        .alu_imm(Alu::Rsh, Reg::R1, 64 - SLOT_BITS as i32)
+        .alu_imm(Alu::And, Reg::R1, -2)
+        .store(Size::W, Reg::R10, WAY0, Reg::R1)
+        .alu_imm(Alu::Add, Reg::R1, 1)
+        .store(Size::W, Reg::R10, WAY1, Reg::R1);
 }
 
-/// r0 = delete(inflight, key at `at`): 0 when there was one.
-fn delete(a: &mut Asm, p: &Params, at: i16) {
+/// r0 = the record at the index stored at `way` (to `miss` if none: never, the index is in
+/// range, but the verifier wants the check). An array map's lookup, which the kernel inlines:
+/// no hashing, no lock.
+fn record(a: &mut Asm, p: &Params, way: i16, miss: Label) {
     a.load_map_fd(Reg::R1, p.inflight_fd);
-    stack_ptr(a, Reg::R2, at);
-    a.call(Helper::MapDeleteElem);
+    stack_ptr(a, Reg::R2, way);
+    a.call(Helper::MapLookupElem)
+        .jump_imm(Cond::Eq, Reg::R0, 0, miss);
 }
 
-/// r0 = update(inflight, key at `at`, value at [`VALUE`], flags).
-fn update(a: &mut Asm, p: &Params, at: i16, flags: i32) {
-    a.load_map_fd(Reg::R1, p.inflight_fd);
-    stack_ptr(a, Reg::R2, at);
-    stack_ptr(a, Reg::R3, VALUE);
-    a.mov_imm(Reg::R4, flags).call(Helper::MapUpdateElem);
+/// Jumps to `no` unless the record at `rec` holds the key at `key_at` (clobbers r1, r2).
+fn holds(a: &mut Asm, rec: Reg, key_at: i16, no: Label) {
+    a.load(Size::DW, Reg::R1, rec, SLOT_KEY)
+        .load(Size::DW, Reg::R2, Reg::R10, key_at)
+        .jump_reg(Cond::Ne, Reg::R1, Reg::R2, no)
+        .load(Size::DW, Reg::R1, rec, SLOT_SECTOR)
+        .load(Size::DW, Reg::R2, Reg::R10, key_at + 8)
+        .jump_reg(Cond::Ne, Reg::R1, Reg::R2, no);
+}
+
+/// `into` = the record of the key at `key_at`, or to `miss` when neither of its places holds
+/// it (the request is not the run's).
+fn find(a: &mut Asm, p: &Params, key_at: i16, into: Reg, miss: Label) {
+    let (second, found) = (a.label(), a.label());
+    ways(a, key_at);
+    record(a, p, WAY0, miss);
+    holds(a, Reg::R0, key_at, second);
+    a.mov(into, Reg::R0).jump(found).bind(second);
+    record(a, p, WAY1, miss);
+    holds(a, Reg::R0, key_at, miss);
+    a.mov(into, Reg::R0).bind(found);
+}
+
+/// Empties the record at `rec`.
+fn clear(a: &mut Asm, rec: Reg) {
+    for off in [SLOT_KEY, SLOT_SECTOR, SLOT_START, SLOT_ISSUE] {
+        a.store_imm(Size::DW, rec, off, 0);
+    }
+}
+
+/// Records the key at `key_at` with the times at [`VALUE`] (entry, issue): in the place that
+/// holds it already (a collision: counted), else in an empty one, else in place of the older
+/// of the two (an eviction: counted). Needs r7 (the counters); clobbers r1-r5, r8, r9.
+fn insert(a: &mut Asm, p: &Params, key_at: i16, out: Label) {
+    let (same, write, check1, take1, older) =
+        (a.label(), a.label(), a.label(), a.label(), a.label());
+    ways(a, key_at);
+    record(a, p, WAY0, out);
+    a.mov(Reg::R8, Reg::R0);
+    record(a, p, WAY1, out);
+    a.mov(Reg::R9, Reg::R0);
+    holds(a, Reg::R8, key_at, check1);
+    a.jump(same).bind(check1);
+    let free = a.label();
+    holds(a, Reg::R9, key_at, free);
+    a.mov(Reg::R8, Reg::R9).jump(same).bind(free);
+    a.load(Size::DW, Reg::R1, Reg::R8, SLOT_START)
+        .jump_imm(Cond::Eq, Reg::R1, 0, write)
+        .load(Size::DW, Reg::R1, Reg::R9, SLOT_START)
+        .jump_imm(Cond::Eq, Reg::R1, 0, take1);
+    count(a, Word::Evictions);
+    a.load(Size::DW, Reg::R1, Reg::R8, SLOT_START)
+        .load(Size::DW, Reg::R2, Reg::R9, SLOT_START)
+        .jump_reg(Cond::Le, Reg::R1, Reg::R2, write)
+        .jump(older);
+    a.bind(same);
+    // A record of the run at the same sector: the older one is stale or about to be mixed up
+    // with this one; this bio's replaces it.
+    count(a, Word::Collisions);
+    a.jump(write);
+    a.bind(take1).bind(older).mov(Reg::R8, Reg::R9).bind(write);
+    a.load(Size::DW, Reg::R1, Reg::R10, key_at)
+        .store(Size::DW, Reg::R8, SLOT_KEY, Reg::R1)
+        .load(Size::DW, Reg::R1, Reg::R10, key_at + 8)
+        .store(Size::DW, Reg::R8, SLOT_SECTOR, Reg::R1)
+        .load(Size::DW, Reg::R1, Reg::R10, VALUE)
+        .store(Size::DW, Reg::R8, SLOT_START, Reg::R1)
+        .load(Size::DW, Reg::R1, Reg::R10, VALUE + 8)
+        .store(Size::DW, Reg::R8, SLOT_ISSUE, Reg::R1);
 }
 
 /// r7 = this CPU's counters, or to `out` (never: the array's one element always exists, but
@@ -593,12 +694,7 @@ fn bio_queue(src: &Source, p: &Params, ev: usize) -> Result<Vec<Insn>, GenError>
         .store_imm(Size::DW, Reg::R10, VALUE + 8, 0);
     stats(&mut a, p, out);
     count(&mut a, Word::Bios);
-    update(&mut a, p, KEY, BPF_NOEXIST);
-    a.jump_imm(Cond::Eq, Reg::R0, 0, out);
-    // A record of the run at the same sector: the older one is stale or about to be mixed up
-    // with this one; this bio's replaces it.
-    count(&mut a, Word::Collisions);
-    update(&mut a, p, KEY, BPF_ANY);
+    insert(&mut a, p, KEY, out);
     Ok(finish(a, out)?)
 }
 
@@ -612,15 +708,14 @@ fn split(src: &Source, p: &Params, ev: usize) -> Result<Vec<Insn>, GenError> {
         .store(Size::DW, Reg::R10, KEY2, Reg::R1)
         .load(Size::DW, Reg::R1, Reg::R10, EXTRA)
         .store(Size::DW, Reg::R10, KEY2 + 8, Reg::R1);
-    lookup(&mut a, p, KEY);
-    a.jump_imm(Cond::Eq, Reg::R0, 0, out)
-        .load(Size::DW, Reg::R1, Reg::R0, 0)
+    find(&mut a, p, KEY, Reg::R8, out);
+    // The rest of the bio keeps the time it entered the block layer.
+    a.load(Size::DW, Reg::R1, Reg::R8, SLOT_START)
         .store(Size::DW, Reg::R10, VALUE, Reg::R1)
         .store_imm(Size::DW, Reg::R10, VALUE + 8, 0);
-    // The rest of the bio keeps the time it entered the block layer.
-    update(&mut a, p, KEY2, BPF_ANY);
     stats(&mut a, p, out);
     count(&mut a, Word::Splits);
+    insert(&mut a, p, KEY2, out);
     Ok(finish(a, out)?)
 }
 
@@ -629,8 +724,8 @@ fn back_merge(src: &Source, p: &Params, ev: usize) -> Result<Vec<Insn>, GenError
     let out = a.label();
     a.mov(Reg::R6, Reg::R1);
     load_bio(&mut a, src, p, ev, Extra::None)?;
-    delete(&mut a, p, KEY);
-    a.jump_imm(Cond::Ne, Reg::R0, 0, out);
+    find(&mut a, p, KEY, Reg::R8, out);
+    clear(&mut a, Reg::R8);
     stats(&mut a, p, out);
     count(&mut a, Word::Merges);
     Ok(finish(a, out)?)
@@ -639,7 +734,7 @@ fn back_merge(src: &Source, p: &Params, ev: usize) -> Result<Vec<Insn>, GenError
 fn front_merge(src: &Source, p: &Params, ev: usize) -> Result<Vec<Insn>, GenError> {
     let mut a = Asm::new();
     let out = a.label();
-    let counted = a.label();
+    let alone = a.label();
     a.mov(Reg::R6, Reg::R1);
     load_bio(&mut a, src, p, ev, Extra::Sectors)?;
     // KEY2: the request the bio joins, which starts where the bio ends.
@@ -649,20 +744,19 @@ fn front_merge(src: &Source, p: &Params, ev: usize) -> Result<Vec<Insn>, GenErro
         .load(Size::DW, Reg::R2, Reg::R10, EXTRA)
         .alu_reg(Alu::Add, Reg::R1, Reg::R2)
         .store(Size::DW, Reg::R10, KEY2 + 8, Reg::R1);
-    delete(&mut a, p, KEY);
-    a.jump_imm(Cond::Ne, Reg::R0, 0, out);
-    lookup(&mut a, p, KEY2);
-    a.jump_imm(Cond::Eq, Reg::R0, 0, counted)
-        .load(Size::DW, Reg::R1, Reg::R0, 0)
-        .store(Size::DW, Reg::R10, VALUE, Reg::R1)
-        .load(Size::DW, Reg::R1, Reg::R0, 8)
-        .store(Size::DW, Reg::R10, VALUE + 8, Reg::R1);
-    // The request now starts at the bio's sector: its record moves there.
-    update(&mut a, p, KEY, BPF_ANY);
-    delete(&mut a, p, KEY2);
-    a.bind(counted);
+    find(&mut a, p, KEY, Reg::R8, out);
+    clear(&mut a, Reg::R8);
     stats(&mut a, p, out);
     count(&mut a, Word::Merges);
+    find(&mut a, p, KEY2, Reg::R8, alone);
+    // The request now starts at the bio's sector: its record moves there.
+    a.load(Size::DW, Reg::R1, Reg::R8, SLOT_START)
+        .store(Size::DW, Reg::R10, VALUE, Reg::R1)
+        .load(Size::DW, Reg::R1, Reg::R8, SLOT_ISSUE)
+        .store(Size::DW, Reg::R10, VALUE + 8, Reg::R1);
+    clear(&mut a, Reg::R8);
+    insert(&mut a, p, KEY, out);
+    a.bind(alone);
     Ok(finish(a, out)?)
 }
 
@@ -671,8 +765,8 @@ fn rq_merge(src: &Source, p: &Params, ev: usize) -> Result<Vec<Insn>, GenError> 
     let out = a.label();
     a.mov(Reg::R6, Reg::R1);
     load_rq(&mut a, src, ev, Extra::None)?;
-    delete(&mut a, p, KEY);
-    a.jump_imm(Cond::Ne, Reg::R0, 0, out);
+    find(&mut a, p, KEY, Reg::R8, out);
+    clear(&mut a, Reg::R8);
     stats(&mut a, p, out);
     count(&mut a, Word::Merges);
     Ok(finish(a, out)?)
@@ -684,16 +778,13 @@ fn issue(src: &Source, p: &Params, ev: usize) -> Result<Vec<Insn>, GenError> {
     let first = a.label();
     a.mov(Reg::R6, Reg::R1);
     load_rq(&mut a, src, ev, Extra::Bytes)?;
-    lookup(&mut a, p, KEY);
-    a.jump_imm(Cond::Eq, Reg::R0, 0, out)
-        .mov(Reg::R8, Reg::R0)
-        .call(Helper::KtimeGetNs)
-        .mov(Reg::R9, Reg::R0);
+    find(&mut a, p, KEY, Reg::R8, out);
+    a.call(Helper::KtimeGetNs).mov(Reg::R9, Reg::R0);
     stats(&mut a, p, out);
     // The last issue starts the device's time: a request the driver gave back (requeued)
     // waited in the block layer again until it was issued again.
-    a.load(Size::DW, Reg::R1, Reg::R8, 8)
-        .store(Size::DW, Reg::R8, 8, Reg::R9)
+    a.load(Size::DW, Reg::R1, Reg::R8, SLOT_ISSUE)
+        .store(Size::DW, Reg::R8, SLOT_ISSUE, Reg::R9)
         .jump_imm(Cond::Eq, Reg::R1, 0, first);
     count(&mut a, Word::Requeues);
     a.jump(out).bind(first);
@@ -714,25 +805,22 @@ fn complete(src: &Source, p: &Params, ev: usize) -> Result<Vec<Insn>, GenError> 
     let remove = a.label();
     a.mov(Reg::R6, Reg::R1);
     load_rq(&mut a, src, ev, Extra::Error)?;
-    lookup(&mut a, p, KEY);
-    a.jump_imm(Cond::Eq, Reg::R0, 0, out)
-        .mov(Reg::R8, Reg::R0)
-        .call(Helper::KtimeGetNs)
-        .mov(Reg::R9, Reg::R0);
+    find(&mut a, p, KEY, Reg::R8, out);
+    a.call(Helper::KtimeGetNs).mov(Reg::R9, Reg::R0);
     stats(&mut a, p, out);
-    a.load(Size::DW, Reg::R2, Reg::R8, 8)
+    a.load(Size::DW, Reg::R2, Reg::R8, SLOT_ISSUE)
         .jump_imm(Cond::Ne, Reg::R2, 0, issued);
     count(&mut a, Word::Unissued);
     a.jump(remove).bind(issued);
     // Queue: entry -> last issue.
     a.mov(Reg::R1, Reg::R2)
-        .load(Size::DW, Reg::R3, Reg::R8, 0)
+        .load(Size::DW, Reg::R3, Reg::R8, SLOT_START)
         .alu_reg(Alu::Sub, Reg::R1, Reg::R3)
         .atomic_add(Reg::R7, word_off(Word::QueueSumNs.index()), Reg::R1);
     emit_bucket(&mut a, hist::QUEUE_BASE);
     // Device: last issue -> now.
     a.mov(Reg::R1, Reg::R9)
-        .load(Size::DW, Reg::R2, Reg::R8, 8)
+        .load(Size::DW, Reg::R2, Reg::R8, SLOT_ISSUE)
         .alu_reg(Alu::Sub, Reg::R1, Reg::R2)
         .atomic_add(Reg::R7, word_off(Word::DeviceSumNs.index()), Reg::R1);
     emit_bucket(&mut a, hist::DEVICE_BASE);
@@ -741,7 +829,7 @@ fn complete(src: &Source, p: &Params, ev: usize) -> Result<Vec<Insn>, GenError> 
         .jump32_imm(Cond::Eq, Reg::R1, 0, remove);
     count(&mut a, Word::Errors);
     a.bind(remove);
-    delete(&mut a, p, KEY);
+    clear(&mut a, Reg::R8);
     Ok(finish(a, out)?)
 }
 
@@ -765,6 +853,7 @@ mod tests {
             4,
             (hist::WORDS * 8) as u32,
             1,
+            0,
             "ds_test",
         )
         .unwrap();

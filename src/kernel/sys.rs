@@ -21,9 +21,12 @@ const BPF_OBJ_GET_INFO_BY_FD: libc::c_int = 15;
 /// `enum bpf_map_type` values used here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MapType {
+    Array = 2,
     PercpuArray = 6,
-    LruHash = 9,
 }
+
+/// `BPF_F_MMAPABLE`: an array map whose values user space can map and read directly.
+pub const MAP_MMAPABLE: u32 = 1 << 10;
 
 /// The kinds of program the view loads (`enum bpf_prog_type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +94,7 @@ pub fn map_create(
     key_size: u32,
     value_size: u32,
     max_entries: u32,
+    flags: u32,
     name: &str,
 ) -> io::Result<OwnedFd> {
     let mut attr = MapCreateAttr {
@@ -98,6 +102,7 @@ pub fn map_create(
         key_size,
         value_size,
         max_entries,
+        map_flags: flags,
         ..Default::default()
     };
     copy_name(&mut attr.map_name, name);
@@ -147,31 +152,30 @@ pub fn map_update(map: &OwnedFd, key: &[u8], value: &[u8]) -> io::Result<()> {
     unsafe { bpf(BPF_MAP_UPDATE_ELEM, &mut attr) }.map(|_| ())
 }
 
-const BPF_MAP_GET_NEXT_KEY: libc::c_int = 4;
-
-/// Every key of a hash map (at most `limit`), by `BPF_MAP_GET_NEXT_KEY`; `key_size` bytes
-/// each. Entries added or removed meanwhile may be seen or not.
-pub fn map_keys(map: &OwnedFd, key_size: usize, limit: usize) -> io::Result<Vec<Vec<u8>>> {
-    let mut out: Vec<Vec<u8>> = Vec::new();
-    let mut next = vec![0u8; key_size];
-    while out.len() < limit {
-        let prev = out.last();
-        let mut attr = ElemAttr {
-            map_fd: map.as_raw_fd() as u32,
-            _pad: 0,
-            // A null key asks for the first one.
-            key: prev.map_or(0, |k| k.as_ptr() as u64),
-            value: next.as_mut_ptr() as u64,
-            flags: 0,
-        };
-        // SAFETY: key (or null) and the next-key buffer are live buffers of the map's key size.
-        match unsafe { bpf(BPF_MAP_GET_NEXT_KEY, &mut attr) } {
-            Ok(_) => out.push(next.clone()),
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => break,
-            Err(e) => return Err(e),
-        }
+/// A copy of the first `len` bytes of a map made with [`MAP_MMAPABLE`] (an array's values,
+/// back to back), read through a shared read-only mapping that is gone when this returns.
+pub fn map_read_mapped(map: &OwnedFd, len: usize) -> io::Result<Vec<u8>> {
+    // SAFETY: a fresh read-only shared mapping of `len` bytes of the map's descriptor; the
+    // kernel checks the length against the map, and nothing else refers to the mapping.
+    let at = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            map.as_raw_fd(),
+            0,
+        )
+    };
+    if at == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
     }
-    Ok(out)
+    // SAFETY: `at` is a live mapping of `len` readable bytes until the munmap below. The
+    // programs may write it meanwhile: the copy is of plain integers, any value is valid.
+    let copy = unsafe { std::slice::from_raw_parts(at as *const u8, len) }.to_vec();
+    // SAFETY: unmaps exactly the mapping made above, which no reference outlives.
+    unsafe { libc::munmap(at, len) };
+    Ok(copy)
 }
 
 #[repr(C)]

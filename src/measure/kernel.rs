@@ -168,6 +168,11 @@ impl KernelTrack {
             .and_then(|v| v.in_flight().ok())
             .unwrap_or_default();
         let left_issued = left.iter().filter(|e| e.3 != 0).count() as u64;
+        let stats = self
+            .view
+            .as_ref()
+            .map(|v| v.program_stats())
+            .unwrap_or_default();
         KernelSection {
             filter: self.filter,
             device: self.device.clone(),
@@ -186,6 +191,13 @@ impl KernelTrack {
             left_issued,
             left_unissued: left.len() as u64 - left_issued,
             attach: self.view.as_ref().map(|v| v.attach()),
+            program_run_ns: stats.iter().map(|(_, s)| s.run_time_ns).sum(),
+            program_runs: stats.iter().map(|(_, s)| s.run_cnt).sum(),
+            programs: stats
+                .iter()
+                .filter(|(_, s)| s.run_cnt > 0)
+                .map(|(e, s)| (*e, s.run_cnt, s.run_time_ns))
+                .collect(),
             app_p50_us: None,
             software_p50_us: None,
             facts: Vec::new(),
@@ -226,6 +238,13 @@ pub struct KernelSection {
     pub left_unissued: u64,
     /// How the programs were attached (`raw-tracepoint`, `perf-tracepoint`).
     pub attach: Option<crate::kernel::Attach>,
+    /// Time the kernel spent in the view's programs and their runs, every event of the
+    /// machine's (others' I/O too), counted only while `kernel.bpf_stats_enabled` is 1 (else
+    /// 0): the view's own cost (`bench/kernel-cost.sh`).
+    pub program_run_ns: u64,
+    pub program_runs: u64,
+    /// Each program's share of those: (event, runs, ns); empty while the sysctl is 0.
+    pub programs: Vec<(&'static str, u64, u64)>,
     /// The run's own latency p50, µs, and what is left of it above the block layer's and the
     /// device's p50s (the software's share: system call, copy, wake-up), µs.
     pub app_p50_us: Option<f64>,
@@ -272,6 +291,17 @@ impl KernelSection {
             FilterBy::Device => "every request",
         };
         let on = self.device.as_deref().unwrap_or("its disk");
+        if t.requests == 0 {
+            let mut out = vec![format!(
+                "kernel view ({whose} to {on}): no request reached the device"
+            )];
+            out.extend(
+                self.facts
+                    .iter()
+                    .map(|f| format!("kernel view: {}", f.text)),
+            );
+            return out;
+        }
         let mut out = vec![format!(
             "kernel view ({whose} to {on}): {} requests, {:.1} KiB each as issued, {} merges, \
              {} splits | block layer p50 {:.1} µs p99 {:.1} µs | device p50 {:.1} µs p99 {:.1} µs",
