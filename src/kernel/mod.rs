@@ -4,31 +4,38 @@
 //! histograms, read once per interval ([`KernelView::read`]), never copied out per event.
 //!
 //! **How it is built, and why so.** The programs are emitted from Rust by a typed assembler
-//! ([`asm`]), loaded with `bpf(2)` and attached to the tracepoints with `perf_event_open(2)`
-//! (`PERF_TYPE_TRACEPOINT`, the id from tracefs) and `PERF_EVENT_IOC_SET_BPF` ([`sys`]). Each
-//! tracepoint's record layout is read from its tracefs `format` file at start ([`tracefs`]), so
-//! the programs need no BTF and no CO-RE, and the crate needs no clang, libbpf, libelf or
-//! bpf-linker: `cargo build` with Rust alone builds it, and it works on any kernel with the
-//! block tracepoints and BPF tracepoint programs (4.7+; the counters of missed runs need 5.12).
+//! ([`asm`]) and loaded with `bpf(2)` ([`sys`]): the crate needs no clang, libbpf, libelf or
+//! bpf-linker, and `cargo build` with Rust alone builds it. They attach as raw tracepoints
+//! (`BPF_RAW_TRACEPOINT_OPEN`) and read the kernel's `struct bio` / `struct request` with
+//! `bpf_probe_read_kernel` at the offsets the running kernel's BTF gives ([`btf`]: what CO-RE
+//! does inside libbpf, done here at start). Where BTF is missing they attach to the same
+//! tracepoints through perf (`perf_event_open(PERF_TYPE_TRACEPOINT)` + `PERF_EVENT_IOC_SET_BPF`)
+//! and read the records at the offsets tracefs states ([`tracefs`]). Raw is preferred because
+//! a perf tracepoint's program is skipped, uncounted, whenever any BPF tracing program is
+//! already running on that CPU (the kernel's `bpf_prog_active`): a softirq's batch of
+//! completions that lands during a submission's program is lost whole (~0.1% of completions at
+//! 4K QD32 here, the very requests bpftrace lost beside it), while a raw tracepoint only skips
+//! a program interrupted by itself, and counts it.
 //!
-//! **What is measured.** A request is known by its disk and first sector, the fields every
-//! block tracepoint carries (the request pointer is not in the records). Its clock starts when
-//! the bio that makes it enters the block layer (`block_bio_queue`), not at `block_rq_insert`:
-//! a request issued directly (scheduler `none`) is never inserted, and the wait for a
-//! scheduler tag (`nr_requests` reached) happens before the request exists — both are block
-//! layer queueing the user asks about. Queue time is entry → issue (`block_rq_issue`: plug,
-//! tag wait, scheduler, dispatch); device time is issue → completion (`block_rq_complete`).
-//! `prog`'s module doc follows a request through splits and merges.
+//! **What is measured.** A request is known by its disk and first sector (the only identity
+//! the perf records carry too). Its clock starts when the bio that makes it enters the block
+//! layer (`block_bio_queue`), not at `block_rq_insert`: a request issued directly (scheduler
+//! `none`) is never inserted, and the wait for a scheduler tag (`nr_requests` reached)
+//! happens before the request exists — both are block layer queueing the user asks about.
+//! Queue time is entry → issue (`block_rq_issue`: plug, tag wait, scheduler, dispatch);
+//! device time is issue → completion (`block_rq_complete`). `prog`'s module doc follows a
+//! request through splits and merges.
 //!
 //! **Which requests are the run's** ([`Filter`]): by process, the bios this process's threads
 //! submit (io_uring's workers are threads of the process, so they count; the kernel's
 //! writeback and journal threads do not); by device, every bio sent to the file's disk, the
 //! run's or not. The process filter is the default: it is exact on a shared disk.
 //!
-//! **What it needs.** Root, or CAP_BPF with CAP_PERFMON (CAP_SYS_ADMIN also does), tracefs
-//! mounted, the seven block tracepoints. [`check`] says which is missing, as an [`Absent`].
+//! **What it needs.** Root, or CAP_BPF with CAP_PERFMON (CAP_SYS_ADMIN also does), the seven
+//! block tracepoints, and BTF (`/sys/kernel/btf/vmlinux`) or, failing it, tracefs mounted.
+//! [`check`] says which is missing, as an [`Absent`].
 //!
-//! **Cleanup.** Every map, program and perf event is an `OwnedFd` inside [`KernelView`]:
+//! **Cleanup.** Every map, program and attachment is an `OwnedFd` inside [`KernelView`]:
 //! dropping it (also while unwinding from a panic, and at process exit) closes them, which
 //! detaches the programs. Nothing is pinned; nothing outlives the process.
 

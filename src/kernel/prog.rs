@@ -1,17 +1,20 @@
 //! The seven programs of the kernel view, generated for this kernel's layouts and the run's
 //! filter (see the module doc of `kernel` for what each measures and why).
 //!
-//! A request is known by its disk and first sector. An entry in the in-flight map (`inflight`:
-//! key `{disk: u64, sector: u64}`, value `{start_ns, issue_ns}`) is made when one of the run's
-//! bios enters the block layer (`block_bio_queue`, in the submitting thread, so the process
-//! filter is a comparison of `bpf_get_current_pid_tgid() >> 32`), follows the bio through a
-//! split (the rest of the bio starts where the split-off part ends) and a front merge (the
-//! request then starts at the bio's sector), is dropped by a merge (`block_bio_backmerge`,
-//! `block_rq_merge`), stamped at issue (`block_rq_issue`, any context) and read and removed at
-//! completion (`block_rq_complete`, often in an interrupt). Requests without an entry are not
-//! the run's and cost one failed lookup. Counters go to a per-CPU array (one element of
-//! [`hist::WORDS`] words) by atomic adds, so a program interrupted by another on the same CPU
-//! loses nothing.
+//! A request is known by its disk and first sector. A record in the in-flight table
+//! (`inflight`: [`SLOTS`] records of `{disk, sector, start_ns, issue_ns}`, two places per key
+//! chosen by a multiplicative hash, so finding one is two inlined array lookups: no hashing
+//! helper, no lock) is made when one of the run's bios enters the block layer
+//! (`block_bio_queue`, in the submitting thread, so the process filter is a comparison of
+//! `bpf_get_current_pid_tgid() >> 32`), follows the bio through a split (the rest of the bio
+//! starts where the split-off part ends) and a front merge (the request then starts at the
+//! bio's sector), is dropped by a merge (`block_bio_backmerge`, `block_rq_merge`), stamped at
+//! issue (`block_rq_issue`, any context) and read and emptied at completion
+//! (`block_rq_complete`, often in an interrupt). Requests without a record are not the run's
+//! and cost two failed compares. When both places of a key are taken, the older record gives
+//! way (counted: [`Word::Evictions`]); a stale one (a completion never seen) is thus
+//! overwritten in time. Counters go to a per-CPU array (one element of [`hist::WORDS`] words)
+//! by atomic adds, so a program interrupted by another on the same CPU loses nothing.
 //!
 //! Where the fields come from is the [`Source`]: raw tracepoints hand the programs the
 //! kernel's own `struct bio *` / `struct request *`, whose fields are read with

@@ -187,6 +187,7 @@ impl KernelTrack {
             errors: total.get(Word::Errors),
             unissued: total.get(Word::Unissued),
             collisions: total.get(Word::Collisions),
+            evictions: total.get(Word::Evictions),
             missed_events,
             left_issued,
             left_unissued: left.len() as u64 - left_issued,
@@ -226,6 +227,9 @@ pub struct KernelSection {
     pub unissued: u64,
     /// Bios that started where a request of the run was still recorded.
     pub collisions: u64,
+    /// Records that gave way to a new bio's because both places of its key were taken (by
+    /// requests in flight: they lose their times; or by stale records).
+    pub evictions: u64,
     /// Tracepoint events the kernel did not run the view's programs for (another BPF program
     /// was running on that CPU when an interrupt's event came): a completion missed leaves its
     /// request counted (at issue) without times.
