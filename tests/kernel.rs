@@ -189,6 +189,8 @@ struct Split {
     queue_us: f64,
     device_us: f64,
     software_us: f64,
+    queue_p99_us: f64,
+    device_p99_us: f64,
     facts: Vec<String>,
     row: Value,
 }
@@ -226,23 +228,25 @@ fn split_at(f: &Path, threads: &str, ops: &str) -> Split {
         queue_us: row["kernel_queue_p50_us"].as_f64().unwrap(),
         device_us: row["kernel_device_p50_us"].as_f64().unwrap(),
         software_us: row["kernel_software_p50_us"].as_f64().unwrap(),
+        queue_p99_us: row["kernel_queue_p99_us"].as_f64().unwrap(),
+        device_p99_us: row["kernel_device_p99_us"].as_f64().unwrap(),
         facts,
         row,
     }
 }
 
-/// 128 threads reading through 4 requests: most of a request's life is the wait for one.
+/// 128 threads reading through 4 requests: the requests that wait for one are the block
+/// layer's tail.
 ///
 /// The device must be slow next to the CPUs, or the threads wait for a CPU rather than for a
 /// request and there is no queue to see: a loop device over a file in `/dev/shm` answers in
 /// ~7 µs, and on 2 shared cores its 32 readers spent ~450 µs each in the software, 1 µs in the
 /// block layer. So the loop device here reads its image with direct I/O from the disk under
-/// the temporary directory (a real device's time per request, no CPU spent waiting) and the
-/// reads are 256K, not folded into a checksum (`--checksum none`: less CPU per read). The tags are taken in no fixed order (a thread that comes when one is free
-/// takes it before the sleepers are run), so on CPUs other work holds the median of the wait
-/// can be short while its p99 is long; the run is tried up to 3 times. When every try spent
-/// its median in the software rather than the block layer, the premise (threads waiting for
-/// requests, not for CPUs) did not hold, and the test skips saying so with the numbers.
+/// the temporary directory (a real device's time per request) and the reads are 256K, not
+/// folded into a checksum (`--checksum none`: less CPU per read). Tags are not handed out in
+/// turn (a thread that frees one takes the next before the sleepers run), so the median
+/// request need not wait while the others wait long: the test asserts on the p99, and on the
+/// fact only where the median waited too.
 #[test]
 fn queueing_dominates_on_a_device_with_four_requests_and_128_threads_reading() {
     if let Some(why) = unavailable() {
@@ -263,47 +267,39 @@ fn queueing_dominates_on_a_device_with_four_requests_and_128_threads_reading() {
     let f = fs.mnt().join("data");
     write_varied_file(&f, 128 << 20, 5);
     std::fs::File::open(&f).unwrap().sync_all().unwrap();
-    let mut tries = Vec::new();
-    let mut dominated = false;
-    for _ in 0..3 {
-        let s = split_at(&f, "128", "3000");
-        let seen = format!(
-            "block layer p50 {} µs, device p50 {} µs, software p50 {} µs",
-            s.queue_us, s.device_us, s.software_us
-        );
-        eprintln!("128 threads: {seen}");
-        if s.queue_us > 4.0 * s.device_us {
-            assert!(
-                s.facts.contains(&"queue_dominates".to_string()),
-                "{seen}, facts {:?}: {}",
-                s.facts,
-                s.row
-            );
-            dominated = true;
-            break;
-        }
-        tries.push((s, seen));
-    }
-    if !dominated {
-        if tries.iter().all(|(s, _)| s.software_us > s.queue_us) {
-            let seen: Vec<&str> = tries.iter().map(|(_, seen)| seen.as_str()).collect();
-            eprintln!(
-                "skipped: in every try the median request did not wait in the block layer (the \
-                 software's p50 above the block layer's: {seen:?}): the threads were held \
-                 elsewhere (CPUs, or tags taken again by the threads that just freed them)"
-            );
-            return;
-        }
-        let (s, seen) = &tries[0];
-        panic!(
-            "the threads waited in the block layer, yet its p50 is not 4x the device's \
-             (first try: {seen}; all: {:?}): {}",
-            tries.iter().map(|(_, seen)| seen).collect::<Vec<_>>(),
+    // 128 threads for 4 requests. Measured here: the median request does not wait (the threads
+    // that just freed a request take the next one at once, ~2 µs), but the others sleep for one:
+    // tens of ms at p99 against a device p99 near 1 ms. So the tail of the block layer's time is
+    // the tag wait, and that is what must show; where the median waits too, the fact must say so.
+    let s = split_at(&f, "128", "3000");
+    let seen = format!(
+        "block layer p50 {} / p99 {} µs, device p50 {} / p99 {} µs, software p50 {} µs",
+        s.queue_us, s.queue_p99_us, s.device_us, s.device_p99_us, s.software_us
+    );
+    eprintln!("128 threads: {seen}");
+    assert!(
+        s.queue_p99_us > 4.0 * s.device_p99_us,
+        "128 threads on 4 requests, yet the block layer's p99 is not 4x the device's: {seen}: {}",
+        s.row
+    );
+    if s.queue_us > 4.0 * s.device_us {
+        assert!(
+            s.facts.contains(&"queue_dominates".to_string()),
+            "{seen}, facts {:?}: {}",
+            s.facts,
             s.row
         );
     }
+    let many = s;
     // One in flight: nothing to wait for.
     let s = split_at(&f, "1", "2000");
+    assert!(
+        s.queue_p99_us < many.queue_p99_us / 10.0,
+        "one thread: block layer p99 {} µs, with 128: {} µs: {}",
+        s.queue_p99_us,
+        many.queue_p99_us,
+        s.row
+    );
     assert!(
         s.queue_us < s.device_us,
         "queue p50 {} µs, device p50 {} µs: {}",
