@@ -383,6 +383,28 @@ pub struct RunSpec {
     /// run (or is a batch's own test file), never an existing or explored one. `None`: pure
     /// reads or pure writes, as `op` says.
     pub mix_read_pct: Option<u32>,
+    /// The kernel view (`--kernel`, `crate::kernel`): each block request of the run timed in
+    /// the block layer and the device, filtered by process or by device; `None`: off. An
+    /// observation, not a setting of the I/O: the run does the same I/O either way.
+    pub kernel: Option<crate::kernel::FilterBy>,
+}
+
+/// Reads the kernel view's filter (`--kernel=process|device`, a sweep's `kernel` key).
+pub fn parse_kernel_filter(text: &str, key: &str) -> Result<crate::kernel::FilterBy, UsageError> {
+    use crate::kernel::FilterBy;
+    FilterBy::ALL
+        .into_iter()
+        .find(|f| f.name() == text.trim())
+        .ok_or_else(|| {
+            UsageError::new(
+                key,
+                format!(
+                    "'{}' is not a filter of the kernel view; give process (the run's own \
+                     requests) or device (every request to the file's disk)",
+                    crate::text::shown(text)
+                ),
+            )
+        })
 }
 
 impl RunSpec {
@@ -416,6 +438,7 @@ impl RunSpec {
             rate_iops: None,
             arrival: Arrival::Constant,
             mix_read_pct: None,
+            kernel: None,
         }
     }
 

@@ -228,6 +228,34 @@ pub struct RunResult {
     /// the CPU, so `xor` is empty); left out at the default `xor`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checksum: Option<Checksum>,
+    /// The kernel view (`--kernel`, `crate::kernel`) only; `None` without it and then left out
+    /// of the CSV, so a run without the view keeps its header. Whose requests were counted
+    /// (`process`: the run's own; `device`: every request to the file's disk), then the run's
+    /// requests as issued to the driver, the block layer's queue time (the bio's entry to the
+    /// issue) and the device's time (issue to completion) as p50 and p99, microseconds, the
+    /// mean size of a request as issued, bytes, merges and splits; and the software's share:
+    /// the run's `lat_p50_us` minus the queue's and the device's p50s, microseconds. Empty
+    /// cells where the view was asked for but absent (why: the timeline's `kernel.absent`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_filter: Option<crate::kernel::FilterBy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_requests: Option<Option<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_queue_p50_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_queue_p99_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_device_p50_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_device_p99_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_issued_mean_bytes: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_merges: Option<Option<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_splits: Option<Option<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_software_p50_us: Option<f64>,
     /// The run's own facts (`crate::facts`, issue 36): its own I/O, the others' on its device,
     /// what the file is made of, what the cache held, who else ran, the device chain. Its
     /// columns follow the others (their own names, `crate::facts::Section`); `None` (no
@@ -411,6 +439,34 @@ impl RunResult {
     /// header of a file whose later rows are not known when it is made.
     pub fn every_optional_column() -> Vec<String> {
         Self::optional_columns_of(&[Self::with_every_optional_column()])
+    }
+
+    /// Fills the kernel view's columns from its section of the run (after
+    /// [`RunResult::set_latency`]: the software's share is taken from `lat_p50_us`); empty
+    /// cells where the view was absent or saw no request.
+    pub fn set_kernel(&mut self, k: &super::kernel::KernelSection) {
+        self.kernel_filter = Some(k.filter);
+        let t = k.total.filter(|t| t.requests > 0 || t.completed > 0);
+        let f = |get: fn(&crate::kernel::Summary) -> f64| t.as_ref().map_or(f64::NAN, get);
+        self.kernel_requests = Some(t.map(|t| t.requests));
+        self.kernel_queue_p50_us = Some(f(|t| t.queue_p50_us));
+        self.kernel_queue_p99_us = Some(f(|t| t.queue_p99_us));
+        self.kernel_device_p50_us = Some(f(|t| t.device_p50_us));
+        self.kernel_device_p99_us = Some(f(|t| t.device_p99_us));
+        self.kernel_issued_mean_bytes = Some(f(|t| t.issued_mean_bytes));
+        self.kernel_merges = Some(t.map(|t| t.merges));
+        self.kernel_splits = Some(t.map(|t| t.splits));
+        self.kernel_software_p50_us =
+            Some(self.lat_p50_us - f(|t| t.queue_p50_us) - f(|t| t.device_p50_us));
+    }
+
+    /// The kernel view's columns, in order (for a header declared before the run).
+    pub fn kernel_columns() -> Vec<String> {
+        let mut r = RunResult::default();
+        r.set_kernel(&super::kernel::KernelSection::absent_of(
+            crate::kernel::FilterBy::Process,
+        ));
+        Self::optional_columns_of(&[r])
     }
 
     /// Copies the latency percentiles in.
