@@ -234,7 +234,7 @@ pub fn lines(s: &KernelSection, per_s: Option<f64>, waiting: bool) -> Vec<Line<'
     }
     let Some(t) = s.total.filter(|_| !waiting) else {
         return vec![Line::styled(
-            "starting: the first read comes within a second",
+            "waiting for the running setting's first read (once a second)",
             dim,
         )];
     };
@@ -330,9 +330,9 @@ mod tests {
         let mut c = Counts::default();
         c.queue.buckets[bucket_of(queue_ns)] = n;
         c.device.buckets[bucket_of(device_ns)] = n;
-        c.words[Word::Issued.index()] = n;
-        c.words[Word::Requests.index()] = n;
-        c.words[Word::IssuedBytes.index()] = n * 65536;
+        c.words[Word::Issued as usize] = n;
+        c.words[Word::Requests as usize] = n;
+        c.words[Word::IssuedBytes as usize] = n * 65536;
         c
     }
 
