@@ -829,7 +829,7 @@ fn capital_l_shows_the_kernel_panel_at_200x60() {
     assert!(ok, "no throughput shown:\n{s}");
     // O_DIRECT: every read is a request to the device.
     send("d");
-    let (ok, s) = tmux.wait_for(limit, |s| s.contains("direct  on"));
+    let (ok, s) = tmux.wait_for(limit, |s| s.contains("direct on "));
     assert!(ok, "d did not turn O_DIRECT on:\n{s}");
     send("L");
     let unavailable = diskscope::kernel::check().err().map(|e| e.to_string());
