@@ -36,8 +36,15 @@ use std::time::Instant;
 /// The panel's title (the e2e test looks for it).
 pub const TITLE: &str = " kernel view (L) ";
 
-/// Rows the panel takes, borders included: four figures and one line of context.
-pub const PANEL_HEIGHT: u16 = 7;
+/// Rows the panel takes, borders included: four figures and [`CONTEXT_ROWS`] of context (what
+/// the figures are, or what the view shows about the run).
+pub const PANEL_HEIGHT: u16 = 6 + CONTEXT_ROWS as u16;
+
+/// Rows of context under the figures.
+pub const CONTEXT_ROWS: usize = 3;
+
+/// Width of a figure's label (`software `).
+const LABEL_W: usize = 9;
 
 /// Rows the log keeps under the panel; below that the panel is not drawn.
 pub const LOG_KEEPS_ROWS: u16 = 5;
@@ -134,10 +141,14 @@ impl KernelPanel {
             s.errors = c.get(Word::Errors);
             s.unissued = c.get(Word::Unissued);
         }
-        match app_p50_us {
+        let mut s = match app_p50_us {
             Some(p50) if ops > 0 => s.with_run(ops, bytes, p50),
             _ => s,
-        }
+        };
+        // The counts lag the run's operations by up to a read (a second): bytes that did not
+        // reach the device yet by the view's count are not the page cache's.
+        s.facts.retain(|f| f.code != "page_cache");
+        s
     }
 }
 
@@ -152,8 +163,11 @@ impl App {
             .screen_size
             .is_some_and(|(w, _)| w < crate::tui::ui::SIDE_BY_SIDE_WIDTH);
         self.message = match (self.kernel.on, narrow) {
-            (true, false) => "kernel view on: the block layer's and the device's times of this                               process's requests (needs root and BTF), above the log"
-                .into(),
+            (true, false) => {
+                "kernel view on: the block layer's and the device's times of this process's \
+                              requests (needs root and BTF), above the log"
+                    .into()
+            }
             (true, true) => format!(
                 "kernel view on: its panel shows from {} columns (above the log)",
                 crate::tui::ui::SIDE_BY_SIDE_WIDTH
@@ -223,7 +237,12 @@ fn us(v: f64) -> String {
 
 /// The panel's lines for `s` (`per_s`: the last read's requests per second; `waiting`: no
 /// read of the live run yet).
-pub fn lines(s: &KernelSection, per_s: Option<f64>, waiting: bool) -> Vec<Line<'static>> {
+pub fn lines(
+    s: &KernelSection,
+    per_s: Option<f64>,
+    waiting: bool,
+    width: usize,
+) -> Vec<Line<'static>> {
     let dim = Style::default().fg(Color::DarkGray);
     let bold = Style::default().add_modifier(Modifier::BOLD);
     if let Some(why) = &s.absent {
@@ -240,7 +259,7 @@ pub fn lines(s: &KernelSection, per_s: Option<f64>, waiting: bool) -> Vec<Line<'
     };
     let pair = |name: &str, p50: f64, p99: f64| {
         Line::from(vec![
-            Span::styled(format!("{name:<12}"), dim),
+            Span::styled(format!("{name:<LABEL_W$}"), dim),
             Span::raw("p50 "),
             Span::styled(format!("{:>6}", us(p50)), bold),
             Span::raw("  p99 "),
@@ -248,11 +267,11 @@ pub fn lines(s: &KernelSection, per_s: Option<f64>, waiting: bool) -> Vec<Line<'
         ])
     };
     let mut out = vec![
-        pair("block layer", t.queue_p50_us, t.queue_p99_us),
+        pair("queue", t.queue_p50_us, t.queue_p99_us),
         pair("device", t.device_p50_us, t.device_p99_us),
     ];
     let mut sw = vec![
-        Span::styled(format!("{:<12}", "software"), dim),
+        Span::styled(format!("{:<LABEL_W$}", "software"), dim),
         Span::raw("p50 "),
         Span::styled(
             format!("{:>6}", us(s.software_p50_us.unwrap_or(f64::NAN))),
@@ -264,7 +283,7 @@ pub fn lines(s: &KernelSection, per_s: Option<f64>, waiting: bool) -> Vec<Line<'
     }
     out.push(Line::from(sw));
     let mut req = vec![
-        Span::styled(format!("{:<12}", "requests"), dim),
+        Span::styled(format!("{:<LABEL_W$}", "requests"), dim),
         Span::styled(fmt_rate(t.requests as f64), bold),
     ];
     if let Some(r) = per_s {
@@ -272,7 +291,7 @@ pub fn lines(s: &KernelSection, per_s: Option<f64>, waiting: bool) -> Vec<Line<'
     }
     if t.requests > 0 {
         req.push(Span::raw(format!(
-            "  {:.1} KiB each",
+            "  {:.0} KiB each",
             t.issued_mean_bytes / 1024.0
         )));
     }
@@ -280,11 +299,17 @@ pub fn lines(s: &KernelSection, per_s: Option<f64>, waiting: bool) -> Vec<Line<'
     let context = match s.facts.first() {
         Some(f) => shown(&f.text).into_owned(),
         None => format!(
-            "this process's requests to {}, since the setting began",
+            "queue: bio → issue, device: issue → done; this process's requests to {}, since \
+             the setting began",
             shown(s.device.as_deref().unwrap_or("its disk"))
         ),
     };
-    out.push(Line::styled(context, dim));
+    let rows = super::wrap_words(&context, width, width);
+    out.extend(
+        rows.into_iter()
+            .take(CONTEXT_ROWS)
+            .map(|r| Line::styled(r, dim)),
+    );
     out
 }
 
@@ -299,7 +324,7 @@ pub fn render_section(
     let block = frame(TITLE);
     let inner = block.inner(area);
     block.render(area, buf);
-    Paragraph::new(lines(s, per_s, waiting)).render(inner, buf);
+    Paragraph::new(lines(s, per_s, waiting, inner.width as usize)).render(inner, buf);
 }
 
 #[cfg(test)]
@@ -360,13 +385,13 @@ mod tests {
         let text = screen(&s, p.per_s(), 60);
         assert!(text.contains("kernel view (L)"), "{text}");
         for want in [
-            "block layer",
+            "queue    p50",
             &format!("p50 {:>6}", fmt_us(t.queue_p50_us)),
             &format!("p50 {:>6}", fmt_us(t.device_p50_us)),
             &format!("p99 {:>6}", fmt_us(t.device_p99_us)),
             &format!("p50 {:>6}", fmt_us(sw)),
             "of the run's 530µs",
-            "requests    1500  500/s  64.0 KiB each",
+            "requests 1500  500/s  64 KiB each",
             "to vda",
         ] {
             assert!(text.contains(want), "{want:?} missing in\n{text}");
@@ -384,7 +409,7 @@ mod tests {
             Instant::now(),
         );
         let s = p.section(None, 0, 0, None);
-        let ls = lines(&s, None, false);
+        let ls = lines(&s, None, false, 60);
         assert_eq!(ls.len(), 1);
         let text = screen(&s, None, 70);
         assert!(text.contains("absent: needs root (or CAP_BPF"), "{text}");
