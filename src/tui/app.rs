@@ -183,7 +183,7 @@ pub struct App {
     /// When the explorer started: the log's clock.
     pub clock: std::time::Instant,
     /// The kernel panel (`L`): on or off, and what the live run's kernel view counted.
-    pub kernel: super::widgets::kernel::KernelPanel,
+    pub kernel: super::kernel_view::KernelPanel,
     /// An action the event loop must carry out without a key (the set's next test).
     pending: Option<Action>,
     next_id: u64,
@@ -1539,5 +1539,35 @@ impl super::rows::TableView for App {
     }
     fn delta_pct(&self, r: &RunResult) -> Option<f64> {
         App::delta_pct(self, r)
+    }
+}
+
+impl App {
+    /// `L`: turns the kernel view on or off for the current setting; a running setting restarts
+    /// with it (a new row: the view is attached before the run's clock), a KDiskMark set's test
+    /// keeps going and its next one has it.
+    pub fn toggle_kernel(&mut self) -> Action {
+        self.kernel.on = !self.kernel.on;
+        self.kernel.clear();
+        let narrow = self
+            .screen_size
+            .is_some_and(|(w, _)| w < super::kernel_view::SHOWN_FROM_WIDTH);
+        self.message = match (self.kernel.on, narrow) {
+            (true, false) => {
+                "kernel view on: the block layer's and the device's times of this process's \
+                              requests (needs root and BTF), above the log"
+                    .into()
+            }
+            (true, true) => format!(
+                "kernel view on: its panel shows from {} columns (above the log)",
+                super::kernel_view::SHOWN_FROM_WIDTH
+            ),
+            (false, _) => "kernel view off".into(),
+        };
+        if self.paused || self.live.is_none() || self.kdm_running() {
+            Action::None
+        } else {
+            self.start()
+        }
     }
 }

@@ -25,6 +25,7 @@ pub mod event;
 pub mod export;
 pub mod history;
 pub mod kdiskmark;
+pub mod kernel_view;
 pub mod keys;
 pub mod rows;
 pub mod save;
@@ -399,7 +400,15 @@ impl Writes {
 
 /// Carries out what a key asked for.
 fn perform(action: Action, app: &mut App, session: &Session, writes: &mut Writes) {
-    let action = app.kernel.attach(action);
+    // With the kernel panel on, the run attaches the view, as `run --kernel` (this process's
+    // requests) does.
+    let action = match action {
+        Action::Start { id, mut spec } if app.kernel.on => {
+            spec.kernel = Some(crate::kernel::FilterBy::Process);
+            Action::Start { id, spec }
+        }
+        a => a,
+    };
     match action {
         Action::None | Action::Quit => {}
         Action::Start { id, mut spec } if spec.op == crate::config::Op::Write => {

@@ -20,7 +20,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 pub use super::widgets::{MIN_HEIGHT, MIN_WIDTH};
 /// From this width on, latency and results sit side by side.
-pub const SIDE_BY_SIDE_WIDTH: u16 = 150;
+pub const SIDE_BY_SIDE_WIDTH: u16 = super::kernel_view::SHOWN_FROM_WIDTH;
 
 impl Widget for &App {
     fn render(self, area: Rect, buf: &mut Buffer) {
