@@ -5,7 +5,8 @@
 //! that says what happened (exit 1, no XOR on stdout), never a signal death, never a wrong XOR.
 
 use crate::util::{is_root, p, tmp, write_varied_file};
-use diskscope::config::{Method, Pattern, RunSpec};
+use diskscope::config::spec::RunSpec;
+use diskscope::config::{Method, Pattern};
 use diskscope::runner::run_blocking;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -185,10 +186,10 @@ fn a_file_rewritten_in_place_during_a_read_is_an_error_not_an_xor() {
     let f = p(&dir, "f");
     write_varied_file(&f, 4 << 20, 3);
     let mut spec = RunSpec::new(&f);
-    spec.method = Method::Pread;
-    spec.block_size_bytes = 4096;
-    spec.pattern = Pattern::Random;
-    spec.duration = Some(Duration::from_millis(600));
+    spec.setup.method = Method::Pread;
+    spec.setup.block_size_bytes = 4096;
+    spec.setup.pattern = Pattern::Random;
+    spec.target.duration = Some(Duration::from_millis(600));
     let writer = {
         let f = f.clone();
         std::thread::spawn(move || {
@@ -210,9 +211,9 @@ fn a_file_that_grows_during_a_read_is_an_error_not_an_xor() {
     let f = p(&dir, "f");
     write_varied_file(&f, 4 << 20, 4);
     let mut spec = RunSpec::new(&f);
-    spec.block_size_bytes = 4096;
-    spec.pattern = Pattern::Random;
-    spec.duration = Some(Duration::from_millis(600));
+    spec.setup.block_size_bytes = 4096;
+    spec.setup.pattern = Pattern::Random;
+    spec.target.duration = Some(Duration::from_millis(600));
     let grower = {
         let f = f.clone();
         std::thread::spawn(move || {
@@ -476,9 +477,9 @@ fn a_run_never_reports_less_time_than_its_operations_took() {
     let f = p(&dir, "f");
     write_varied_file(&f, 16 << 20, 6);
     let mut spec = RunSpec::new(&f);
-    spec.block_size_bytes = 256 << 10;
+    spec.setup.block_size_bytes = 256 << 10;
     for method in [Method::Read, Method::Pread, Method::Mmap, Method::IoUring] {
-        spec.method = method;
+        spec.setup.method = method;
         for _ in 0..10 {
             let o = run_blocking(&spec, "t", Arc::new(AtomicBool::new(false)), |_, _| {}).unwrap();
             let r = &o.result;

@@ -65,7 +65,7 @@ fn feed_run(app: &mut App, id: u64, intervals: u64, mib_per_interval: u64, lat_u
     });
     for i in 1..=intervals {
         let mut latency = new_latency_histogram();
-        let ops = mib_per_interval * MIB / spec.block_size_bytes;
+        let ops = mib_per_interval * MIB / spec.setup.block_size_bytes;
         latency.record_n(lat_us * 1000, ops).unwrap();
         app.apply(Update::Snapshot {
             id,
@@ -234,8 +234,8 @@ fn arrow_keys_double_and_halve_the_block_size_and_restart_the_run() {
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Right)) else {
         panic!("right arrow must restart");
     };
-    assert_eq!(spec.block_size_bytes, 2 * MIB);
-    assert!(spec.loop_range && spec.duration.is_none());
+    assert_eq!(spec.setup.block_size_bytes, 2 * MIB);
+    assert!(spec.target.loop_range && spec.target.duration.is_none());
     a.handle_key(key(KeyCode::Left));
     a.handle_key(key(KeyCode::Left));
     assert_eq!(a.settings.block_size_bytes, MIB / 2);
@@ -263,13 +263,13 @@ fn thread_method_direct_and_pattern_keys_change_the_spec() {
         panic!("d must restart with O_DIRECT");
     };
     assert_eq!(
-        (spec.method, spec.direct, spec.threads),
+        (spec.setup.method, spec.setup.direct, spec.setup.threads),
         (Method::Read, true, 2)
     );
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('p'))) else {
         panic!("p must restart");
     };
-    assert_eq!(spec.pattern.as_str(), "random");
+    assert_eq!(spec.setup.pattern.as_str(), "random");
 }
 
 #[test]
@@ -279,13 +279,13 @@ fn c_toggles_cold_which_evicts_before_reading_and_shows_on_screen() {
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('c'))) else {
         panic!("c must restart");
     };
-    assert_eq!(spec.cache, CacheMode::Cold);
+    assert_eq!(spec.setup.cache, CacheMode::Cold);
     assert!(a.wants_cold());
     assert!(render(&a, 80, 24).contains("cache  cold"));
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('c'))) else {
         panic!("c must restart");
     };
-    assert_eq!(spec.cache, CacheMode::AsIs);
+    assert_eq!(spec.setup.cache, CacheMode::AsIs);
     assert!(render(&a, 80, 24).contains("cache  as is"));
 }
 
@@ -296,8 +296,11 @@ fn w_sends_writes_to_the_scratch_file_never_the_explored_file() {
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('w'))) else {
         panic!("w must restart");
     };
-    assert_eq!(spec.op, Op::Write);
-    assert_eq!(spec.path, Path::new("/data/.big.bin.diskscope-scratch"));
+    assert_eq!(spec.setup.op, Op::Write);
+    assert_eq!(
+        spec.target.path,
+        Path::new("/data/.big.bin.diskscope-scratch")
+    );
     assert!(render(&a, 80, 24).contains("writing /data/.big.bin.diskscope-scratch"));
 }
 
@@ -312,7 +315,7 @@ fn space_pauses_and_changes_made_while_paused_wait_for_resume() {
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char(' '))) else {
         panic!("space must resume");
     };
-    assert_eq!(spec.block_size_bytes, 2 * MIB);
+    assert_eq!(spec.setup.block_size_bytes, 2 * MIB);
 }
 
 #[test]
@@ -456,7 +459,10 @@ fn f_cycles_writes_through_fsync_at_the_end_and_o_dsync_and_rows_say_which() {
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('f'))) else {
         panic!("f must restart");
     };
-    assert!(!spec.fsync && !spec.dsync, "{spec:?}");
+    assert!(
+        !spec.setup.write_sync.fsync() && !spec.setup.write_sync.dsync(),
+        "{spec:?}"
+    );
     assert!(
         a.message.contains("once w switches to writes"),
         "{}",
@@ -466,14 +472,20 @@ fn f_cycles_writes_through_fsync_at_the_end_and_o_dsync_and_rows_say_which() {
     let Action::Start { id: fsync_id, spec } = a.handle_key(key(KeyCode::Char('w'))) else {
         panic!("w must restart");
     };
-    assert_eq!(spec.op, Op::Write);
-    assert!(spec.fsync && !spec.dsync, "{spec:?}");
+    assert_eq!(spec.setup.op, Op::Write);
+    assert!(
+        spec.setup.write_sync.fsync() && !spec.setup.write_sync.dsync(),
+        "{spec:?}"
+    );
     feed_run(&mut a, fsync_id, 5, 100, 20);
     // f again: O_DSYNC; the fsync run ends as a row saying so.
     let Action::Start { id: dsync_id, spec } = a.handle_key(key(KeyCode::Char('f'))) else {
         panic!("f must restart");
     };
-    assert!(spec.dsync && !spec.fsync, "{spec:?}");
+    assert!(
+        spec.setup.write_sync.dsync() && !spec.setup.write_sync.fsync(),
+        "{spec:?}"
+    );
     assert!(a.message.contains("O_DSYNC"), "{}", a.message);
     end_run(&mut a, fsync_id, 0, 1);
     // At least 100 operations, so the row is not transient.
@@ -482,7 +494,10 @@ fn f_cycles_writes_through_fsync_at_the_end_and_o_dsync_and_rows_say_which() {
     let Action::Start { id: plain_id, spec } = a.handle_key(key(KeyCode::Char('f'))) else {
         panic!("f must restart");
     };
-    assert!(!spec.dsync && !spec.fsync, "{spec:?}");
+    assert!(
+        !spec.setup.write_sync.dsync() && !spec.setup.write_sync.fsync(),
+        "{spec:?}"
+    );
     assert!(a.message.contains("writes: plain"), "{}", a.message);
     end_run(&mut a, dsync_id, 0, 1);
     feed_run(&mut a, plain_id, 5, 100, 20);
@@ -590,14 +605,14 @@ fn b_takes_an_exact_block_size_from_one_byte_to_one_gib() {
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Enter)) else {
         panic!("Enter must restart with the typed size");
     };
-    assert_eq!(spec.block_size_bytes, 12 << 10);
+    assert_eq!(spec.setup.block_size_bytes, 12 << 10);
     assert!(render(&a, 80, 24).contains("block  12K"));
     a.handle_key(key(KeyCode::Char('b')));
     a.handle_key(key(KeyCode::Char('3')));
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Enter)) else {
         panic!("3 bytes is a block size");
     };
-    assert_eq!(spec.block_size_bytes, 3);
+    assert_eq!(spec.setup.block_size_bytes, 3);
     // Too large: refused with the range, nothing restarts.
     a.handle_key(key(KeyCode::Char('b')));
     for c in "2G".chars() {
@@ -666,8 +681,12 @@ fn k_runs_the_kdiskmark_set_test_after_test_and_shows_a_card() {
         let Action::Start { id, spec } = action else {
             panic!("each test starts the next: {action:?}");
         };
-        assert!(spec.direct && spec.duration.is_some());
-        names.push((spec.op, spec.block_size_bytes, spec.queue_depth));
+        assert!(spec.setup.direct && spec.target.duration.is_some());
+        names.push((
+            spec.setup.op,
+            spec.setup.block_size_bytes,
+            spec.setup.queue_depth,
+        ));
         // Keys other than k wait until the set ends.
         assert_eq!(a.handle_key(key(KeyCode::Right)), Action::None);
         feed_run(&mut a, id, 5, 50, 20);
@@ -683,7 +702,10 @@ fn k_runs_the_kdiskmark_set_test_after_test_and_shows_a_card() {
     let Action::Start { spec, .. } = action else {
         panic!("the explorer resumes");
     };
-    assert_eq!((spec.block_size_bytes, spec.duration), (MIB, None));
+    assert_eq!(
+        (spec.setup.block_size_bytes, spec.target.duration),
+        (MIB, None)
+    );
     assert!(a.show_kdm);
     let screen = render(&a, 80, 24);
     for want in [
@@ -783,7 +805,10 @@ fn k_during_the_set_cancels_it_without_a_row_for_the_cut_test() {
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('k'))) else {
         panic!("k cancels and resumes the explorer");
     };
-    assert_eq!((spec.block_size_bytes, spec.duration), (MIB, None));
+    assert_eq!(
+        (spec.setup.block_size_bytes, spec.target.duration),
+        (MIB, None)
+    );
     end_run(&mut a, id, 0, 1);
     assert!(a.rows.is_empty(), "{:?}", a.rows);
     assert!(!a.kdm_running() && a.message.contains("cancelled"));
@@ -1719,10 +1744,10 @@ fn capital_m_cycles_the_buffer_memory_and_skips_malloc_under_o_direct() {
         other => panic!("expected a start, got {other:?}"),
     };
     let spec = spec_of(a.handle_key(key(KeyCode::Char('M'))));
-    assert_eq!(spec.buffers, Buffers::Plain);
+    assert_eq!(spec.setup.buffers, Buffers::Plain);
     assert!(a.message.contains("buffers plain"), "{}", a.message);
     assert_eq!(
-        spec_of(a.handle_key(key(KeyCode::Char('M')))).buffers,
+        spec_of(a.handle_key(key(KeyCode::Char('M')))).setup.buffers,
         Buffers::Malloc
     );
     // O_DIRECT refuses malloc's unaligned buffers, as --buffers does.
@@ -1730,7 +1755,7 @@ fn capital_m_cycles_the_buffer_memory_and_skips_malloc_under_o_direct() {
     assert!(!a.settings.direct, "{}", a.message);
     assert!(a.message.contains("malloc"), "{}", a.message);
     assert_eq!(
-        spec_of(a.handle_key(key(KeyCode::Char('M')))).buffers,
+        spec_of(a.handle_key(key(KeyCode::Char('M')))).setup.buffers,
         Buffers::Thp
     );
     spec_of(a.handle_key(key(KeyCode::Char('d'))));
@@ -1738,11 +1763,11 @@ fn capital_m_cycles_the_buffer_memory_and_skips_malloc_under_o_direct() {
     spec_of(a.handle_key(key(KeyCode::Char('M'))));
     spec_of(a.handle_key(key(KeyCode::Char('M'))));
     assert_eq!(
-        spec_of(a.handle_key(key(KeyCode::Char('M')))).buffers,
+        spec_of(a.handle_key(key(KeyCode::Char('M')))).setup.buffers,
         Buffers::Plain
     );
     assert_eq!(
-        spec_of(a.handle_key(key(KeyCode::Char('M')))).buffers,
+        spec_of(a.handle_key(key(KeyCode::Char('M')))).setup.buffers,
         Buffers::Thp,
         "malloc is skipped under O_DIRECT"
     );
@@ -1763,7 +1788,7 @@ fn capital_r_takes_a_rate_for_an_open_loop_and_the_histogram_shows_service_besid
     };
     let id = match type_in(&mut a, "2000") {
         Action::Start { id, spec } => {
-            assert_eq!(spec.rate_iops, Some(2000.0));
+            assert_eq!(spec.setup.rate(), Some(2000.0));
             id
         }
         other => panic!("{other:?}"),
@@ -1818,11 +1843,11 @@ fn capital_r_takes_a_rate_for_an_open_loop_and_the_histogram_shows_service_besid
     }
     // A throughput is divided by the block size (1 MiB); 0 is the closed loop again.
     match type_in(&mut a, "50M/s") {
-        Action::Start { spec, .. } => assert_eq!(spec.rate_iops, Some(50.0)),
+        Action::Start { spec, .. } => assert_eq!(spec.setup.rate(), Some(50.0)),
         other => panic!("{other:?}"),
     }
     match type_in(&mut a, "0") {
-        Action::Start { spec, .. } => assert_eq!(spec.rate_iops, None),
+        Action::Start { spec, .. } => assert_eq!(spec.setup.rate(), None),
         other => panic!("{other:?}"),
     }
     assert!(a.message.contains("closed loop"), "{}", a.message);
@@ -1855,7 +1880,7 @@ fn feed_mixed(app: &mut App, id: u64, intervals: u64, reads: u64, writes: u64) {
         workers: 1,
         notes: vec![],
     });
-    let bs = spec.block_size_bytes;
+    let bs = spec.setup.block_size_bytes;
     for i in 1..=intervals {
         let share = |ops: u64, lat_ns: u64| {
             let mut latency = new_latency_histogram();
@@ -1895,14 +1920,14 @@ fn w_steps_from_read_to_write_to_a_mix_and_capital_w_types_its_share() {
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('w'))) else {
         panic!("w starts a write")
     };
-    assert_eq!((spec.op, spec.mix_read_pct), (Op::Write, None));
+    assert_eq!((spec.setup.op, spec.setup.mix_read_pct), (Op::Write, None));
     // The second w mixes at fio's default share, on the scratch file like a write.
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('w'))) else {
         panic!("w starts a mix")
     };
-    assert_eq!(spec.mix_read_pct, Some(50), "fio's rwmixread default");
-    assert_eq!(spec.path, a.scratch);
-    assert_ne!(spec.path, a.file);
+    assert_eq!(spec.setup.mix_read_pct, Some(50), "fio's rwmixread default");
+    assert_eq!(spec.target.path, a.scratch);
+    assert_ne!(spec.target.path, a.file);
     assert!(a.message.starts_with("mix 50/50"), "{}", a.message);
     let screen = render(&a, 80, 24);
     assert!(screen.contains("op     mix 50/50"), "{screen}");
@@ -1915,7 +1940,7 @@ fn w_steps_from_read_to_write_to_a_mix_and_capital_w_types_its_share() {
         panic!("w starts a read")
     };
     assert_eq!(
-        (spec.op, spec.mix_read_pct, spec.path),
+        (spec.setup.op, spec.setup.mix_read_pct, spec.target.path),
         (Op::Read, None, a.file.clone())
     );
     // W 70 Enter: a 70/30 mix at once, and w comes back to 70 after that.
@@ -1927,13 +1952,16 @@ fn w_steps_from_read_to_write_to_a_mix_and_capital_w_types_its_share() {
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Enter)) else {
         panic!("Enter starts the mix")
     };
-    assert_eq!((spec.op, spec.mix_read_pct), (Op::Write, Some(70)));
+    assert_eq!(
+        (spec.setup.op, spec.setup.mix_read_pct),
+        (Op::Write, Some(70))
+    );
     a.handle_key(key(KeyCode::Char('w')));
     a.handle_key(key(KeyCode::Char('w')));
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('w'))) else {
         panic!("w starts the mix again")
     };
-    assert_eq!(spec.mix_read_pct, Some(70));
+    assert_eq!(spec.setup.mix_read_pct, Some(70));
     // A share out of range is refused in one line and changes nothing.
     a.handle_key(key(KeyCode::Char('W')));
     a.handle_key(key(KeyCode::Char('0')));
@@ -2059,7 +2087,7 @@ fn feed_open_loop(app: &mut App, id: u64, intervals: u64, ops: u64, resp_us: u64
                 worker: 0,
                 at_ns: i * 100_000_000,
                 interval_ns: 100_000_000,
-                bytes: ops * spec.block_size_bytes,
+                bytes: ops * spec.setup.block_size_bytes,
                 ops,
                 latency: service,
                 ops_log: Vec::new(),
@@ -2210,7 +2238,7 @@ fn a_rate_typed_as_a_throughput_keeps_its_bytes_per_second_when_the_block_size_c
     let mut a = app();
     a.start();
     match type_rate(&mut a, "50 MiB/s") {
-        Action::Start { spec, .. } => assert_eq!(spec.rate_iops, Some(50.0)),
+        Action::Start { spec, .. } => assert_eq!(spec.setup.rate(), Some(50.0)),
         other => panic!("{other:?}"),
     }
     assert!(
@@ -2220,7 +2248,7 @@ fn a_rate_typed_as_a_throughput_keeps_its_bytes_per_second_when_the_block_size_c
     );
     // ← halves the block: the same 50 MiB/s is now 100 ops/s, and the note says both.
     match a.handle_key(key(KeyCode::Left)) {
-        Action::Start { spec, .. } => assert_eq!(spec.rate_iops, Some(100.0)),
+        Action::Start { spec, .. } => assert_eq!(spec.setup.rate(), Some(100.0)),
         other => panic!("{other:?}"),
     }
     assert!(
@@ -2234,7 +2262,7 @@ fn a_rate_typed_as_a_throughput_keeps_its_bytes_per_second_when_the_block_size_c
     assert_eq!(a.settings.rate_iops(), Some(12_800.0));
     // Ops/s typed stay ops/s: 2000/s at any block size, its bytes shown beside.
     match type_rate(&mut a, "2000/s") {
-        Action::Start { spec, .. } => assert_eq!(spec.rate_iops, Some(2000.0)),
+        Action::Start { spec, .. } => assert_eq!(spec.setup.rate(), Some(2000.0)),
         other => panic!("{other:?}"),
     }
     assert!(a.message.contains("(7.81 MiB/s at 4K)"), "{}", a.message);

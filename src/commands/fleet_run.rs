@@ -66,7 +66,7 @@ pub fn execute(a: &RunArgs, mut fleet: Fleet) -> anyhow::Result<i32> {
     let stop = AtomicBool::new(false);
     let end = point::run_point(&mut fleet, 1, &spec, "run", &stop);
     let failed = |why: String, created: &[PathBuf], follower: i32| -> anyhow::Result<i32> {
-        let removed = if spec.op == Op::Write {
+        let removed = if spec.setup.op == Op::Write {
             remove_created(created)
         } else {
             Vec::new()
@@ -151,8 +151,11 @@ pub fn execute(a: &RunArgs, mut fleet: Fleet) -> anyhow::Result<i32> {
 
 /// `--json` under mpirun: the document every command writes (context of rank 0's file, the
 /// setup, every rank's row and the `all` row) with the fleet's `timeline` (per rank and all).
-fn fleet_document(spec: &crate::config::RunSpec, rows: &[RunResult]) -> anyhow::Result<String> {
-    let ctx = crate::explain::context::Context::collect(&spec.path);
+fn fleet_document(
+    spec: &crate::config::spec::RunSpec,
+    rows: &[RunResult],
+) -> anyhow::Result<String> {
+    let ctx = crate::explain::context::Context::collect(&spec.target.path);
     let setup = crate::explain::json::setup_of(spec);
     let doc = crate::explain::json::document("run", &ctx, setup, rows, &[], &[])?;
     let mut v: serde_json::Value = serde_json::from_str(&doc)?;

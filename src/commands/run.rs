@@ -2,7 +2,8 @@
 //! stdout, alone; throughput and the setup on stderr. With `--checksum none` stdout stays empty
 //! (the data was never read back, so there is no XOR to print) and stderr says so.
 
-use crate::config::{Op, RunSpec};
+use crate::config::spec::RunSpec;
+use crate::config::Op;
 use crate::fsguard::Created;
 use crate::lab::println_stdout;
 use crate::lab::throughput::{spec_of, summary_line, RunArgs};
@@ -28,8 +29,10 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
         &t.interval,
         t.log_ops.as_deref(),
     )?;
-    let existed = spec.path.exists();
-    let size_before = std::fs::metadata(&spec.path).map(|m| m.len()).unwrap_or(0);
+    let existed = spec.target.path.exists();
+    let size_before = std::fs::metadata(&spec.target.path)
+        .map(|m| m.len())
+        .unwrap_or(0);
     let stop = Arc::new(AtomicBool::new(false));
     // Ctrl-C (and SIGTERM, SIGHUP) stops the workers within one operation; the run then ends
     // here, where a write's partial file is removed (or kept with --keep-partial) and said so.
@@ -86,7 +89,7 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
         println_stdout(&format_xor(x))?;
     }
     eprintln!("{}", summary_line(&spec, r));
-    if !spec.checksum.xors() {
+    if !spec.setup.checksum.xors() {
         eprintln!("{}", crate::lab::throughput::CHECKSUM_NONE_LINE);
     }
     for line in crate::lab::throughput::mix_lines(r) {
@@ -99,7 +102,7 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
         let total = crate::fio::total_bytes_of(&spec, size_before);
         eprintln!("{}", crate::fio::fio_command(&spec, total));
     }
-    for line in crate::explain::stderr_lines(&spec.path, r) {
+    for line in crate::explain::stderr_lines(&spec.target.path, r) {
         eprintln!("{line}");
     }
     for line in crate::explain::verdict::lines_of(r) {
@@ -120,8 +123,8 @@ fn interrupted_message(
     existed: bool,
     keep_partial: bool,
 ) -> String {
-    let p = spec.path.display();
-    if spec.op != Op::Write {
+    let p = spec.target.path.display();
+    if spec.setup.op != Op::Write {
         return format!("interrupted: stopped reading {p} before the end; no XOR is printed");
     }
     let Some(created) = created else {
@@ -162,7 +165,7 @@ fn cleanup_failed_write(
     existed: bool,
     e: anyhow::Error,
 ) -> anyhow::Error {
-    if spec.op != Op::Write {
+    if spec.setup.op != Op::Write {
         return e;
     }
     let Some(failed) = e.downcast_ref::<RunFailed>() else {
@@ -174,7 +177,7 @@ fn cleanup_failed_write(
         "write failed"
     };
     let Some(created) = created else {
-        return anyhow::anyhow!("{what} writing {}: {failed}", spec.path.display());
+        return anyhow::anyhow!("{what} writing {}: {failed}", spec.target.path.display());
     };
     let fate = if !created.is_intact() {
         "the path no longer names the file this run created, so it was left alone"
@@ -190,7 +193,7 @@ fn cleanup_failed_write(
     };
     anyhow::anyhow!(
         "{what} writing {}: {}; {} bytes of {} were written; {fate}{replaced}",
-        spec.path.display(),
+        spec.target.path.display(),
         failed.message,
         failed.bytes_done,
         failed.bytes_planned

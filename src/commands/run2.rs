@@ -68,10 +68,10 @@ pub fn execute(a: &Run2Args) -> anyhow::Result<i32> {
         )));
     }
     let mut spec = run2_spec(a)?;
-    let bs = spec.block_size_bytes;
+    let bs = spec.setup.block_size_bytes;
     let mut last = None;
     let end = search(bs, a.target, |count| {
-        spec.block_count = Some(count);
+        spec.target.block_count = Some(count);
         let o = Run::start(&spec, "run2", Arc::new(AtomicBool::new(false)))?
             .finish()
             .map_err(RunError::into_anyhow)?;
@@ -100,7 +100,7 @@ pub fn execute(a: &Run2Args) -> anyhow::Result<i32> {
                 s.bytes as f64 / (1024.0 * 1024.0) / s.seconds.max(1e-9)
             );
             if let Some(o) = &last {
-                for line in crate::explain::stderr_lines(&spec.path, &o.result) {
+                for line in crate::explain::stderr_lines(&spec.target.path, &o.result) {
                     eprintln!("{line}");
                 }
                 for line in crate::explain::verdict::lines_of(&o.result) {

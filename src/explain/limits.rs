@@ -30,7 +30,8 @@ use super::profile::{
     self, memory_words, now_unix_s, same_memory, DeviceCeiling, MemoryCeiling, MemoryLevel,
     MethodCost, Profile, Provenance, Spread, PROFILE_VERSION,
 };
-use crate::config::{usage, Buffers, CacheMode, Method, Pattern, RunSpec};
+use crate::config::spec::RunSpec;
+use crate::config::{usage, Buffers, CacheMode, Method, Pattern};
 use crate::measure::RunResult;
 use crate::runner::run_blocking;
 use crate::text::{shown, shown_path};
@@ -253,10 +254,10 @@ fn run_read(spec: &RunSpec, stop: &Arc<AtomicBool>) -> anyhow::Result<RunResult>
 /// A time-bound read spec of the file.
 fn timed(path: &Path, method: Method, bs: u64, d: Duration) -> RunSpec {
     let mut s = RunSpec::new(path);
-    s.method = method;
-    s.block_size_bytes = bs;
-    s.duration = Some(d);
-    s.loop_range = true;
+    s.setup.method = method;
+    s.setup.block_size_bytes = bs;
+    s.target.duration = Some(d);
+    s.target.loop_range = true;
     s
 }
 
@@ -550,9 +551,9 @@ fn read_levels(
     for want in [Buffers::Plain, Buffers::Thp] {
         for &bs in &sizes {
             let mut s = timed(path, Method::Read, bs, d / TRIES);
-            s.threads = threads;
-            s.cache = CacheMode::Warm;
-            s.buffers = want;
+            s.setup.threads = threads;
+            s.setup.cache = CacheMode::Warm;
+            s.setup.buffers = want;
             let mut tries = Vec::new();
             let mut got = want;
             for _ in 0..TRIES {
@@ -652,8 +653,8 @@ pub fn measure(
     for &m in Method::ALL {
         pb.set_message(format!("{m}: 1-byte reads"));
         let mut s = timed(&path, m, 1, budget.per_op_step / TRIES);
-        s.block_count = Some(1 << 20);
-        s.cache = CacheMode::Warm;
+        s.target.block_count = Some(1 << 20);
+        s.setup.cache = CacheMode::Warm;
         let tries: anyhow::Result<Vec<f64>> = (0..TRIES + 2)
             .map(|_| run_read(&s, stop).map(|r| r.iops))
             .collect();
@@ -727,10 +728,10 @@ pub fn measure(
     // of the tries where the eviction held.
     pb.set_message("device: cold readahead (1M reads)");
     let mut s = RunSpec::new(&path);
-    s.method = Method::Read;
-    s.cache = CacheMode::Cold;
-    s.block_count = Some(file_bytes.div_ceil(1 << 20));
-    s.duration = Some(budget.device_step * 2 / TRIES);
+    s.setup.method = Method::Read;
+    s.setup.cache = CacheMode::Cold;
+    s.target.block_count = Some(file_bytes.div_ceil(1 << 20));
+    s.target.duration = Some(budget.device_step * 2 / TRIES);
     let mut readahead_tries = Vec::new();
     let mut readahead_note = None;
     for _ in 0..TRIES {
@@ -822,10 +823,10 @@ fn device_ceiling(
     for (i, (m, bs, qd, pat, what)) in direct_specs.into_iter().enumerate() {
         pb.set_message(format!("device: {what} (O_DIRECT, {words} buffers)"));
         let mut s = timed(path, m, bs, budget.device_step / TRIES);
-        s.direct = true;
-        s.queue_depth = qd;
-        s.pattern = pat;
-        s.buffers = buffers;
+        s.setup.direct = true;
+        s.setup.queue_depth = qd;
+        s.setup.pattern = pat;
+        s.setup.buffers = buffers;
         // Best of the tries: a device shared with other guests has stalls that are not its
         // ceiling. Sequential figures are MiB/s, random ones IOPS.
         let tries: anyhow::Result<Vec<RunResult>> =

@@ -35,7 +35,8 @@
 //! prediction and [`missing_ceiling`] says which memory is missing and which the profile has.
 
 use super::profile::{memory_words, resolved, Profile};
-use crate::config::{Buffers, CacheMode, Method, Op, Pattern, RunSpec};
+use crate::config::spec::RunSpec;
+use crate::config::{Buffers, CacheMode, Method, Op, Pattern};
 use crate::measure::RunResult;
 use crate::size::format_size;
 use serde::{Deserialize, Serialize};
@@ -110,15 +111,15 @@ impl Point {
     /// The point of a spec (cold when the spec asks for cold or cold-all).
     pub fn of_spec(spec: &RunSpec) -> Point {
         Point {
-            method: spec.method,
-            op: spec.op,
-            block_size_bytes: spec.block_size_bytes,
-            threads: spec.threads,
-            queue_depth: crate::engine::caps(spec.method).queue_depth(spec.queue_depth),
-            cold: matches!(spec.cache, CacheMode::Cold | CacheMode::ColdAll),
-            direct: spec.direct,
-            random: spec.pattern == Pattern::Random,
-            buffers: resolved(spec.buffers, spec.direct),
+            method: spec.setup.method,
+            op: spec.setup.op,
+            block_size_bytes: spec.setup.block_size_bytes,
+            threads: spec.setup.threads,
+            queue_depth: crate::engine::caps(spec.setup.method).queue_depth(spec.setup.queue_depth),
+            cold: matches!(spec.setup.cache, CacheMode::Cold | CacheMode::ColdAll),
+            direct: spec.setup.direct,
+            random: spec.setup.pattern == Pattern::Random,
+            buffers: resolved(spec.setup.buffers, spec.setup.direct),
         }
     }
 

@@ -101,7 +101,7 @@ fn start_of(
         ));
     }
     if m.mix_read_pct.is_some() && m.rate_iops.is_some() {
-        // `run` refuses the same (config::check_mix): no open loop of a mix yet.
+        // `run` refuses the same (config::spec::check_mix): no open loop of a mix yet.
         return Err(refuse(
             "rate_iops",
             "the explorer does not mix reads and writes at a rate; remove rate_iops, or the mix (rw)",

@@ -7,9 +7,8 @@
 use super::error::FioError;
 use super::options::{canonical, fio_time, Opts, KNOWN, REFUSED};
 use super::parse::{Job, Opt};
-use crate::config::{
-    Arrival, Buffers, CacheMode, Method, Op, Pattern, RunSpec, SubmitPolicy, TOML_NAMES,
-};
+use crate::config::spec::{RunSpec, TOML_NAMES};
+use crate::config::{Arrival, Buffers, CacheMode, Method, Op, Pattern, SubmitPolicy};
 use crate::size::format_size;
 use crate::sweep::files::FilePlan;
 use std::path::{Path, PathBuf};
@@ -768,45 +767,44 @@ fn region<'a>(
 pub fn spec_of(m: &Mapped, file: &FilePlan) -> Result<RunSpec, FioError> {
     let bs = m.block_size_bytes.max(1);
     let mut s = RunSpec::new(&file.path);
-    s.op = m.op;
-    s.pattern = m.pattern;
-    s.method = m.method;
-    s.block_size_bytes = m.block_size_bytes;
-    s.threads = m.threads;
-    s.queue_depth = m.queue_depth;
-    s.direct = m.direct;
-    s.cache = m.cache;
-    s.duration = m.runtime;
-    s.fsync = m.fsync;
-    s.dsync = m.dsync;
-    s.rate_iops = m.rate_iops;
-    s.arrival = m.arrival;
-    s.mix_read_pct = m.mix_read_pct;
+    s.setup.op = m.op;
+    s.setup.pattern = m.pattern;
+    s.setup.method = m.method;
+    s.setup.block_size_bytes = m.block_size_bytes;
+    s.setup.threads = m.threads;
+    s.setup.queue_depth = m.queue_depth;
+    s.setup.direct = m.direct;
+    s.setup.cache = m.cache;
+    s.target.duration = m.runtime;
+    s.setup.write_sync = crate::config::WriteSync::of(m.fsync, m.dsync);
+    s.setup.rate_iops = m.rate_iops.map(crate::config::Iops);
+    s.setup.arrival = m.arrival;
+    s.setup.mix_read_pct = m.mix_read_pct;
     if crate::engine::caps(m.method).queued {
-        s.submit = m.submit;
-        s.buffers = m.buffers;
+        s.setup.submit = m.submit;
+        s.setup.buffers = m.buffers;
     }
     if let Some(seed) = m.seed {
-        s.seed = seed;
+        s.safety.seed = seed;
     }
     let region = m
         .region_bytes
         .unwrap_or(file.size_bytes)
         .min(file.size_bytes);
     let covers_file = region + bs * m.threads as u64 > file.size_bytes;
-    s.block_count = if m.time_based {
+    s.target.block_count = if m.time_based {
         if covers_file && m.op == Op::Read {
             None
         } else {
-            s.loop_range = true;
+            s.target.loop_range = true;
             Some((region / bs).max(1))
         }
     } else {
         Some(m.number_ios.unwrap_or(region.div_ceil(bs)).max(1))
     };
     if m.op == Op::Write {
-        s.force = true;
-        s.overwrite_in_place = true;
+        s.safety.force = true;
+        s.safety.overwrite_in_place = true;
     }
     s.validate(&TOML_NAMES).map_err(|e| {
         let has = |k: &str| {

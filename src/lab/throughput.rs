@@ -5,9 +5,8 @@
 //! the same [`RunSpec`] from their TOML axes (`sweep::points`), so a flag and a key are checked by
 //! the same `RunSpec::validate`.
 
-use crate::config::{
-    parse_block_size, parse_count, CacheMode, Method, Op, Pattern, RunSpec, CLI_NAMES,
-};
+use crate::config::spec::{RunSpec, CLI_NAMES};
+use crate::config::{parse_block_size, parse_count, CacheMode, Method, Op, Pattern};
 use crate::measure::result::Schedule;
 use crate::measure::RunResult;
 use crate::size::format_bytes_approx;
@@ -185,20 +184,20 @@ pub struct Run2Args {
 
 /// Applies the shared I/O options to a spec (names in errors are the CLI flags).
 pub fn apply_io_opts(spec: &mut RunSpec, io: &IoOpts) -> anyhow::Result<()> {
-    spec.method = Method::parse(io.method.as_deref().unwrap_or("read"), "--method")?;
-    spec.cache = CacheMode::parse(&io.cache, "--cache")?;
-    spec.pattern = Pattern::parse(&io.pattern, "--pattern")?;
-    spec.threads = io.threads;
-    spec.direct = io.direct;
-    spec.queue_depth = io.queue_depth;
-    spec.max_memory_bytes = io
+    spec.setup.method = Method::parse(io.method.as_deref().unwrap_or("read"), "--method")?;
+    spec.setup.cache = CacheMode::parse(&io.cache, "--cache")?;
+    spec.setup.pattern = Pattern::parse(&io.pattern, "--pattern")?;
+    spec.setup.threads = io.threads;
+    spec.setup.direct = io.direct;
+    spec.setup.queue_depth = io.queue_depth;
+    spec.safety.max_memory_bytes = io
         .max_memory
         .as_deref()
         .map(crate::config::parse_max_memory)
         .transpose()?;
-    spec.submit = crate::config::SubmitPolicy::parse(&io.submit, "--submit")?;
-    spec.buffers = crate::config::Buffers::parse(&io.buffers, "--buffers")?;
-    spec.checksum = crate::config::Checksum::parse(&io.checksum, "--checksum")?;
+    spec.setup.submit = crate::config::SubmitPolicy::parse(&io.submit, "--submit")?;
+    spec.setup.buffers = crate::config::Buffers::parse(&io.buffers, "--buffers")?;
+    spec.setup.checksum = crate::config::Checksum::parse(&io.checksum, "--checksum")?;
     Ok(())
 }
 
@@ -206,28 +205,28 @@ pub fn apply_io_opts(spec: &mut RunSpec, io: &IoOpts) -> anyhow::Result<()> {
 pub fn spec_of(a: &RunArgs) -> anyhow::Result<RunSpec> {
     let mut spec = RunSpec::new(&a.file);
     let writes = a.write || a.mix.is_some();
-    spec.op = if writes { Op::Write } else { Op::Read };
-    spec.mix_read_pct = a.mix.as_deref().map(parse_mix).transpose()?;
-    spec.block_size_bytes = parse_block_size(&a.block_size, "BLOCK_SIZE")?;
-    spec.block_count = Some(parse_count(&a.block_count, "BLOCK_COUNT")?);
+    spec.setup.op = if writes { Op::Write } else { Op::Read };
+    spec.setup.mix_read_pct = a.mix.as_deref().map(parse_mix).transpose()?;
+    spec.setup.block_size_bytes = parse_block_size(&a.block_size, "BLOCK_SIZE")?;
+    spec.target.block_count = Some(parse_count(&a.block_count, "BLOCK_COUNT")?);
     apply_io_opts(&mut spec, &a.io)?;
     if spec.is_mixed() && a.io.method.is_none() {
         // `run`'s default method is read(2), which has one file position and no mix; a mix
         // without --method runs pread, fio's psync.
-        spec.method = Method::Pread;
+        spec.setup.method = Method::Pread;
     }
-    spec.force = a.force;
-    spec.fsync = a.fsync;
-    spec.dsync = a.dsync;
-    spec.prealloc = crate::config::Prealloc::parse(&a.prealloc, "--prealloc")?;
-    spec.arrival = crate::config::Arrival::parse(&a.arrival, "--arrival")?;
-    spec.rate_iops = a
+    spec.safety.force = a.force;
+    spec.setup.write_sync = crate::config::WriteSync::of(a.fsync, a.dsync);
+    spec.setup.prealloc = crate::config::Prealloc::parse(&a.prealloc, "--prealloc")?;
+    spec.setup.arrival = crate::config::Arrival::parse(&a.arrival, "--arrival")?;
+    spec.setup.rate_iops = a
         .rate
         .as_deref()
-        .map(|r| crate::measure::pacer::parse_rate(r, spec.block_size_bytes, "--rate"))
+        .map(|r| crate::measure::pacer::parse_rate(r, spec.setup.block_size_bytes, "--rate"))
         .transpose()
-        .map_err(crate::config::usage)?;
-    if spec.rate_iops.is_none() && spec.arrival != crate::config::Arrival::Constant {
+        .map_err(crate::config::usage)?
+        .map(crate::config::Iops);
+    if spec.setup.rate().is_none() && spec.setup.arrival != crate::config::Arrival::Constant {
         return Err(crate::config::usage(
             "--arrival: applies to open-loop runs; add --rate N (operations per second)",
         ));
@@ -243,7 +242,7 @@ pub fn spec_of(a: &RunArgs) -> anyhow::Result<RunSpec> {
 }
 
 /// Parses `--mix` (percent of operations that read, a whole number; `70` or `70%`). The range
-/// (1 to 99) and the conflicts are `config::check_mix`'s.
+/// (1 to 99) and the conflicts are `config::spec::check_mix`'s.
 pub fn parse_mix(text: &str) -> Result<u32, crate::config::UsageError> {
     text.trim()
         .trim_end_matches('%')
@@ -264,9 +263,9 @@ pub fn parse_mix(text: &str) -> Result<u32, crate::config::UsageError> {
 /// changes only the count).
 pub fn run2_spec(a: &Run2Args) -> anyhow::Result<RunSpec> {
     let mut spec = RunSpec::new(&a.file);
-    spec.block_size_bytes = parse_block_size(&a.block_size, "BLOCK_SIZE")?;
+    spec.setup.block_size_bytes = parse_block_size(&a.block_size, "BLOCK_SIZE")?;
     apply_io_opts(&mut spec, &a.io)?;
-    spec.block_count = Some(1);
+    spec.target.block_count = Some(1);
     spec.validate(&CLI_NAMES)?;
     Ok(spec)
 }
@@ -427,20 +426,20 @@ pub fn summary_line(spec: &RunSpec, r: &RunResult) -> String {
         crate::size::format_size(r.block_size_bytes),
         if r.direct { " O_DIRECT" } else { "" },
     );
-    if spec.op == Op::Write {
-        let cache = if spec.cache == CacheMode::AsIs {
+    if spec.setup.op == Op::Write {
+        let cache = if spec.setup.cache == CacheMode::AsIs {
             String::new()
         } else {
             format!(", cache {}", r.cache)
         };
         return format!(
             "{head} | {}, {threads}, {}, buffers {}{cache}",
-            if spec.is_mixed() && spec.method == Method::Pread {
+            if spec.is_mixed() && spec.setup.method == Method::Pread {
                 "pread/pwrite"
             } else {
-                write_call(spec.method)
+                write_call(spec.setup.method)
             },
-            sync_label(spec.fsync, spec.dsync),
+            sync_label(spec.setup.write_sync.fsync(), spec.setup.write_sync.dsync()),
             r.buffers.as_str(),
         );
     }

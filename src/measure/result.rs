@@ -15,8 +15,8 @@ use crate::config::{
     Arrival, Buffers, CacheMode, Checksum, Layout, Method, Op, Pattern, Prealloc, SubmitPolicy,
     WriteSync,
 };
+pub use crate::config::{Label, MethodLabel, Named, MIX_OPERATION};
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
 /// The name of this machine, as results and contexts record it.
 pub fn host_name() -> String {
@@ -234,9 +234,6 @@ pub struct RunResult {
     pub timeline: Option<std::sync::Arc<super::timeline::Timeline>>,
 }
 
-/// The `operation` text of a mixed workload (not an [`Op`]: a mix both reads and writes).
-pub const MIX_OPERATION: &str = "mix";
-
 /// An open-loop run whose backlog at the end exceeds this many seconds of its schedule fell
 /// behind (see [`RunResult::fell_behind`]).
 pub const FELL_BEHIND_BACKLOG_S: f64 = 0.010;
@@ -413,136 +410,6 @@ impl RunResult {
         self.lat_p99_us = s.p99_us;
         self.lat_p999_us = s.p999_us;
         self.lat_max_us = s.max_us;
-    }
-}
-
-/// A setting's enum with its column text: the names of [`crate::config`]'s `named_enum!`s.
-pub trait Named: Copy + PartialEq + 'static {
-    /// Every value, in the enum's order.
-    const ALL: &'static [Self];
-    /// The column text (the serde name).
-    fn name(self) -> &'static str;
-}
-
-macro_rules! named {
-    ($($t:ty),+) => {$(
-        impl Named for $t {
-            const ALL: &'static [Self] = <$t>::ALL;
-            fn name(self) -> &'static str {
-                self.as_str()
-            }
-        }
-    )+};
-}
-named!(Op, Method, Pattern, CacheMode, Buffers);
-
-/// A recorded setting: one of diskscope's values, or text from outside the enum kept verbatim
-/// (see the module doc). Written as the plain text (`Known` as its serde name), read back as
-/// `Known` when the text is exactly one of the enum's names and as `Other` otherwise, so a value
-/// never changes on the way through a file. It compares equal to its enum value
-/// (`r.operation == Op::Write`); two labels compare, hash and order by their text, like the
-/// strings they replace.
-#[derive(Debug, Clone)]
-pub enum Label<T> {
-    /// One of diskscope's values.
-    Known(T),
-    /// Text from outside the enum: a program (`dd`), a locality layout or order, or empty
-    /// when the setup is unknown.
-    Other(String),
-}
-
-/// The `method` column: an engine's [`Method`], or a program or layout name.
-pub type MethodLabel = Label<Method>;
-
-impl<T: Named> Label<T> {
-    /// The label of `text`: `Known` when it is exactly one of the enum's names.
-    pub fn of_text(text: &str) -> Self {
-        T::ALL
-            .iter()
-            .find(|v| v.name() == text)
-            .map_or_else(|| Label::Other(text.to_string()), |v| Label::Known(*v))
-    }
-
-    /// The enum value, when it is one.
-    pub fn known(&self) -> Option<T> {
-        match self {
-            Label::Known(v) => Some(*v),
-            Label::Other(_) => None,
-        }
-    }
-
-    /// The column text.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Label::Known(v) => v.name(),
-            Label::Other(text) => text,
-        }
-    }
-}
-
-impl<T> Default for Label<T> {
-    /// Unknown: an empty cell.
-    fn default() -> Self {
-        Label::Other(String::new())
-    }
-}
-
-impl<T> From<T> for Label<T> {
-    fn from(v: T) -> Self {
-        Label::Known(v)
-    }
-}
-
-impl<T: PartialEq> PartialEq<T> for Label<T> {
-    fn eq(&self, other: &T) -> bool {
-        matches!(self, Label::Known(v) if v == other)
-    }
-}
-
-impl<T: Named> PartialEq for Label<T> {
-    fn eq(&self, other: &Self) -> bool {
-        self.as_str() == other.as_str()
-    }
-}
-
-impl<T: Named> Eq for Label<T> {}
-
-impl<T: Named> std::hash::Hash for Label<T> {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        self.as_str().hash(h);
-    }
-}
-
-impl<T: Named> fmt::Display for Label<T> {
-    /// The column text, padded as asked (`{:<9}` in the summary tables).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.as_str())
-    }
-}
-
-impl<T: Named> PartialOrd for Label<T> {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl<T: Named> Ord for Label<T> {
-    /// By the text, as the string columns sorted before.
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.as_str().cmp(other.as_str())
-    }
-}
-
-impl<T: Named> Serialize for Label<T> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-impl<'de, T: Named> Deserialize<'de> for Label<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        Ok(Label::of_text(&text))
     }
 }
 

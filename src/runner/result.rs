@@ -3,7 +3,8 @@
 //! those too) has the same setup columns as one that finished.
 
 use super::prepare::PreparedMeta;
-use crate::config::{Arrival, Checksum, Op, Pattern, Prealloc, RunSpec, SubmitPolicy, WriteSync};
+use crate::config::spec::RunSpec;
+use crate::config::{Arrival, Checksum, Op, Pattern, Prealloc, SubmitPolicy, WriteSync};
 use crate::measure::{Aggregate, LatencySummary, RunResult};
 use crate::xor::format_xor;
 use std::time::Duration;
@@ -14,29 +15,30 @@ pub use crate::measure::result::host_name;
 pub fn setup_result(spec: &RunSpec, file_size_bytes: u64) -> RunResult {
     RunResult {
         host: host_name(),
-        file: spec.path.display().to_string(),
+        file: spec.target.path.display().to_string(),
         file_size_bytes,
-        operation: spec.op.into(),
-        method: spec.method.into(),
-        pattern: spec.pattern.into(),
-        cache: spec.cache.into(),
-        direct: spec.direct,
-        block_size_bytes: spec.block_size_bytes,
-        threads: spec.threads,
+        operation: spec.setup.op.into(),
+        method: spec.setup.method.into(),
+        pattern: spec.setup.pattern.into(),
+        cache: spec.setup.cache.into(),
+        direct: spec.setup.direct,
+        block_size_bytes: spec.setup.block_size_bytes,
+        threads: spec.setup.threads,
         // Synchronous methods have one operation in flight per thread, whatever was asked.
-        queue_depth: crate::engine::caps(spec.method).queue_depth(spec.queue_depth),
+        queue_depth: crate::engine::caps(spec.setup.method).queue_depth(spec.setup.queue_depth),
         rep: 1,
-        buffers: spec.buffers.into(),
+        buffers: spec.setup.buffers.into(),
         // The settings a default run does not show: `None` at the default or where the
         // setting does not apply (see `RunResult::write_sync`).
         write_sync: Some(spec.write_sync()).filter(|w| *w != WriteSync::None),
-        submit: (crate::engine::caps(spec.method).queued && spec.submit != SubmitPolicy::DEFAULT)
-            .then_some(spec.submit),
-        prealloc: (spec.op == Op::Write && spec.prealloc != Prealloc::Native)
-            .then_some(spec.prealloc),
-        arrival: (spec.rate_iops.is_some() && spec.arrival != Arrival::Constant)
-            .then_some(spec.arrival),
-        checksum: (spec.checksum != Checksum::DEFAULT).then_some(spec.checksum),
+        submit: (crate::engine::caps(spec.setup.method).queued
+            && spec.setup.submit != SubmitPolicy::DEFAULT)
+            .then_some(spec.setup.submit),
+        prealloc: (spec.setup.op == Op::Write && spec.setup.prealloc != Prealloc::Native)
+            .then_some(spec.setup.prealloc),
+        arrival: (spec.setup.rate().is_some() && spec.setup.arrival != Arrival::Constant)
+            .then_some(spec.setup.arrival),
+        checksum: (spec.setup.checksum != Checksum::DEFAULT).then_some(spec.setup.checksum),
         ..Default::default()
     }
 }
@@ -50,11 +52,11 @@ pub fn optional_columns(specs: &[RunSpec]) -> Vec<String> {
         .iter()
         .map(|spec| {
             let mut r = setup_result(spec, 0);
-            if let Some(pct) = spec.mix_read_pct {
+            if let Some(pct) = spec.setup.mix_read_pct {
                 r.set_mixed(pct, &crate::measure::snapshot::MixedSnapshot::new());
                 r.mix_read_pct_done = Some(0.0);
             }
-            if let Some(asked) = spec.rate_iops {
+            if let Some(asked) = spec.setup.rate() {
                 r.set_open_loop(asked, 0, &LatencySummary::default());
                 // Filled after the run, from its timeline (`runner::Ended::result`).
                 r.resp_p99_no_burst_us = Some(0.0);
@@ -83,7 +85,7 @@ pub fn make_result(
         residency_before_pct: prepared_meta
             .residency_before
             .map_or(f64::NAN, |r| r.percent()),
-        xor: match (agg.xor(), spec.pattern) {
+        xor: match (agg.xor(), spec.setup.pattern) {
             // A mix reads data its own writes change under it: no XOR of it means anything.
             _ if spec.is_mixed() => String::new(),
             (Some(x), _) => format_xor(x),
@@ -102,10 +104,10 @@ pub fn make_result(
     };
     r.set_rates();
     r.set_latency(&LatencySummary::of(&agg.latency));
-    if let Some(pct) = spec.mix_read_pct {
+    if let Some(pct) = spec.setup.mix_read_pct {
         r.set_mixed(pct, &agg.mixed.clone().unwrap_or_default());
     }
-    if let Some(asked) = spec.rate_iops {
+    if let Some(asked) = spec.setup.rate() {
         let response = agg.response.as_ref().map(LatencySummary::of);
         r.set_open_loop(asked, agg.backlog_ops, &response.unwrap_or_default());
     }
@@ -120,28 +122,27 @@ mod tests {
     #[test]
     fn a_result_records_the_settings_a_default_run_does_not_show() {
         let mut w = RunSpec::new("/x");
-        w.op = Op::Write;
+        w.setup.op = Op::Write;
         let r = setup_result(&w, 0);
         assert_eq!(
             (r.write_sync, r.submit, r.prealloc, r.arrival),
             (None, None, None, None)
         );
-        w.fsync = true;
-        w.dsync = true;
-        w.prealloc = Prealloc::None;
-        w.rate_iops = Some(100.0);
-        w.arrival = Arrival::Poisson;
+        w.setup.write_sync = WriteSync::DsyncAndFsync;
+        w.setup.prealloc = Prealloc::None;
+        w.setup.rate_iops = Some(crate::config::Iops(100.0));
+        w.setup.arrival = Arrival::Poisson;
         let r = setup_result(&w, 0);
         assert_eq!(r.write_sync, Some(WriteSync::DsyncAndFsync));
         assert_eq!(r.prealloc, Some(Prealloc::None));
         assert_eq!(r.arrival, Some(Arrival::Poisson));
         // A read has no write sync; a pread has no submission policy.
         let mut read = RunSpec::new("/x");
-        read.fsync = true;
-        read.submit = SubmitPolicy::Batch;
+        read.setup.write_sync = WriteSync::FsyncAtEnd;
+        read.setup.submit = SubmitPolicy::Batch;
         let r = setup_result(&read, 0);
         assert_eq!((r.write_sync, r.submit), (None, None));
-        read.method = Method::IoUring;
+        read.setup.method = Method::IoUring;
         assert_eq!(setup_result(&read, 0).submit, Some(SubmitPolicy::Batch));
     }
 
@@ -150,12 +151,12 @@ mod tests {
         let pread = RunSpec::new("/x");
         assert!(optional_columns(std::slice::from_ref(&pread)).is_empty());
         let mut uring = pread.clone();
-        uring.method = Method::IoUring;
-        uring.submit = SubmitPolicy::Batch;
+        uring.setup.method = Method::IoUring;
+        uring.setup.submit = SubmitPolicy::Batch;
         assert_eq!(optional_columns(&[pread.clone(), uring]), ["submit"]);
         let mut mixed = pread.clone();
-        mixed.op = Op::Write;
-        mixed.mix_read_pct = Some(70);
+        mixed.setup.op = Op::Write;
+        mixed.setup.mix_read_pct = Some(70);
         assert_eq!(
             optional_columns(&[pread, mixed]),
             RunResult::mixed_columns()

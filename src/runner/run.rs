@@ -6,7 +6,7 @@ use super::prepare::{prepare, test_hook, Prepared, PreparedMeta};
 use super::result::make_result;
 use super::watch::FileWatch;
 use super::workers::Workers;
-use crate::config::RunSpec;
+use crate::config::spec::RunSpec;
 use crate::fsguard::Created;
 use crate::measure::device::Sampler;
 use crate::measure::timeline::DEFAULT_INTERVAL;
@@ -113,14 +113,18 @@ impl Run {
         let meta = prepared.meta();
         // The device's first sample is time 0 of the run, taken just before the workers start.
         let timeline =
-            TimelineBuilder::from_env(DEFAULT_INTERVAL, Sampler::for_file(&meta.spec.path));
+            TimelineBuilder::from_env(DEFAULT_INTERVAL, Sampler::for_file(&meta.spec.target.path));
         let switches_start = voluntary_switches();
         let spawned = Workers::spawn(
             prepared.jobs,
-            prepared.spec.method,
-            prepared.spec.duration,
+            prepared.spec.setup.method,
+            prepared.spec.target.duration,
             stop,
-            prepared.spec.rate_iops.map(|r| (r, prepared.spec.arrival)),
+            prepared
+                .spec
+                .setup
+                .rate()
+                .map(|r| (r, prepared.spec.setup.arrival)),
         );
         let workers = match spawned {
             Ok(w) => w,
@@ -182,9 +186,12 @@ impl Run {
     /// come); the last interval ends now. The same computation as the finished run's.
     pub fn timeline_so_far(&self) -> Timeline {
         let spec = &self.meta.spec;
-        self.timeline
-            .clone()
-            .finish(self.now_ns(), spec.op, spec.direct, self.aggregate.bytes)
+        self.timeline.clone().finish(
+            self.now_ns(),
+            spec.setup.op,
+            spec.setup.direct,
+            self.aggregate.bytes,
+        )
     }
 
     /// Nanoseconds since the run's origin.
@@ -341,7 +348,7 @@ impl Run {
         let worker_user_ns = self.workers.user_cpu_ns.clone();
         let (elapsed, failure) = join(
             self.workers,
-            self.meta.spec.fsync,
+            self.meta.spec.setup.write_sync.fsync(),
             self.sync_file.as_ref(),
             self.watch.as_ref(),
             self.created.as_ref(),
@@ -349,8 +356,8 @@ impl Run {
         // The last sample after the workers ended and a write's fsync: both are the run's I/O.
         let timeline = self.timeline.finish(
             started.elapsed().as_nanos() as u64,
-            self.meta.spec.op,
-            self.meta.spec.direct,
+            self.meta.spec.setup.op,
+            self.meta.spec.setup.direct,
             self.aggregate.bytes,
         );
         // The workers' own user-space CPU time (diskscope's code, not the kernel's I/O work, nor
@@ -414,14 +421,14 @@ fn judge_run(
     use crate::explain::verdict::{dirty_bytes, judge, Observed};
     let spec = &meta.spec;
     let r = make_result(meta, experiment, agg, elapsed.unwrap_or_default());
-    let ctx = crate::explain::context::Context::collect(&spec.path);
-    let profile = crate::explain::profile_for(&spec.path);
+    let ctx = crate::explain::context::Context::collect(&spec.target.path);
+    let profile = crate::explain::profile_for(&spec.target.path);
     let seen = Observed {
         dirty_end_bytes: std::fs::read_to_string("/proc/meminfo")
             .ok()
             .and_then(|m| dirty_bytes(&m)),
         ram_below: Observed::ram_below(&ctx),
-        synced: spec.fsync || spec.dsync,
+        synced: spec.setup.write_sync.fsync() || spec.setup.write_sync.dsync(),
         ..during
     };
     judge(
@@ -523,9 +530,9 @@ mod tests {
         let path = dir.path().join("data");
         std::fs::write(&path, vec![7u8; 4 << 20]).unwrap();
         let mut spec = RunSpec::new(&path);
-        spec.block_size_bytes = 4096;
-        spec.block_count = Some(1024);
-        spec.threads = 2;
+        spec.setup.block_size_bytes = 4096;
+        spec.target.block_count = Some(1024);
+        spec.setup.threads = 2;
         let mut run = Run::start(&spec, "t", Arc::new(AtomicBool::new(false))).unwrap();
         run.set_timeline_interval(Duration::from_millis(100));
         while !matches!(run.poll(Duration::from_millis(50)), Step::Ended) {}
@@ -550,10 +557,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out");
         let mut spec = RunSpec::new(&path);
-        spec.op = Op::Write;
-        spec.block_size_bytes = 4096;
-        spec.block_count = Some(64);
-        spec.threads = 4;
+        spec.setup.op = Op::Write;
+        spec.setup.block_size_bytes = 4096;
+        spec.target.block_count = Some(64);
+        spec.setup.threads = 4;
         let (tx, rx) = std::sync::mpsc::channel();
         let p = path.clone();
         std::thread::spawn(move || {

@@ -121,7 +121,7 @@ impl PointRunner for FleetRunner {
         if let Some(x) = plan
             .experiments
             .iter()
-            .find(|x| x.points.iter().any(|s| s.rate_iops.is_some()))
+            .find(|x| x.points.iter().any(|s| s.setup.rate().is_some()))
         {
             // The ranks' rows are merged into a point's `all` row by their service-time
             // histograms; their schedules and response times are not merged (yet).
@@ -206,7 +206,7 @@ impl PointRunner for FleetRunner {
     }
 
     fn columns(&self, x: &Experiment) -> Columns {
-        if x.points.iter().any(crate::config::RunSpec::is_mixed) {
+        if x.points.iter().any(crate::config::spec::RunSpec::is_mixed) {
             Columns::FleetMixedRuns
         } else {
             Columns::FleetRuns
@@ -241,7 +241,7 @@ impl PointRunner for FleetRunner {
                     progress.begin(&format!("{label} rep {rep}/{}", x.reps));
                 }
                 let end = point::run_point(&mut fleet, self.seq.get(), spec, &x.name, stop);
-                if spec.op == Op::Write && makes_file {
+                if spec.setup.op == Op::Write && makes_file {
                     fleet.while_alive(|| files::after_write(&mine, &AtomicBool::new(false)))?;
                 }
                 if stop.load(Ordering::Relaxed) {

@@ -13,7 +13,8 @@ pub use super::segment::{Segment, XorSeen};
 use super::session::Update;
 use super::settings::{Settings, WriteSync};
 use crate::cache::Residency;
-use crate::config::{Op, Pattern, RunSpec};
+use crate::config::spec::RunSpec;
+use crate::config::{Op, Pattern};
 use crate::measure::{Aggregate, RunResult, SnapshotKind};
 use crate::xor::format_xor;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -1290,7 +1291,7 @@ pub enum Why {
 
 /// Why the model has nothing to say about `spec`.
 fn not_modelled(spec: &RunSpec) -> String {
-    if spec.op == Op::Write {
+    if spec.setup.op == Op::Write {
         "writes are not modelled (the profile measures reads)".to_string()
     } else {
         "the profile lacks the ceilings these settings need (see `diskscope limits`)".to_string()

@@ -5,7 +5,8 @@
 //! adjustment either changes the settings or returns a one-line reason why it did not (shown in
 //! the status line), never a half-applied state.
 
-use crate::config::{CacheMode, Method, Op, Pattern, RunSpec, UsageError};
+use crate::config::spec::RunSpec;
+use crate::config::{CacheMode, Method, Op, Pattern, UsageError};
 use std::path::Path;
 
 /// Smallest block size the arrow keys reach (O_DIRECT needs a multiple of 512); `b` reaches
@@ -212,32 +213,34 @@ impl Settings {
     pub fn spec(&self, file: &Path, scratch: &Path, file_size_bytes: u64) -> RunSpec {
         let write = self.op == Op::Write;
         let mut spec = RunSpec::new(if write { scratch } else { file });
-        spec.op = self.op;
-        spec.method = self.method;
-        spec.block_size_bytes = self.block_size_bytes;
-        spec.threads = self.threads;
-        spec.queue_depth = crate::engine::caps(self.method).queue_depth(self.queue_depth);
-        spec.direct = self.direct;
-        spec.cache = if self.cold && !write {
+        spec.setup.op = self.op;
+        spec.setup.method = self.method;
+        spec.setup.block_size_bytes = self.block_size_bytes;
+        spec.setup.threads = self.threads;
+        spec.setup.queue_depth = crate::engine::caps(self.method).queue_depth(self.queue_depth);
+        spec.setup.direct = self.direct;
+        spec.setup.cache = if self.cold && !write {
             CacheMode::Cold
         } else {
             CacheMode::AsIs
         };
-        spec.pattern = self.pattern;
-        spec.buffers = self.buffers;
-        spec.rate_iops = self.rate_iops();
+        spec.setup.pattern = self.pattern;
+        spec.setup.buffers = self.buffers;
+        spec.setup.rate_iops = self.rate_iops().map(crate::config::Iops);
         // Cold sequential reads run one pass at a time (the session evicts and starts the next
         // pass), so every pass starts cold; everything else loops until stopped.
-        spec.loop_range = !(self.cold && !write && self.pattern == Pattern::Sequential);
-        spec.duration = self.run_ms.map(std::time::Duration::from_millis);
+        spec.target.loop_range = !(self.cold && !write && self.pattern == Pattern::Sequential);
+        spec.target.duration = self.run_ms.map(std::time::Duration::from_millis);
         if write {
-            spec.fsync = self.sync == WriteSync::FsyncAtEnd;
-            spec.dsync = self.sync == WriteSync::Dsync;
+            spec.setup.write_sync = crate::config::WriteSync::of(
+                self.sync == WriteSync::FsyncAtEnd,
+                self.sync == WriteSync::Dsync,
+            );
             let span = file_size_bytes.clamp(self.block_size_bytes, MAX_WRITE_SPAN_BYTES);
-            spec.block_count = Some(span.div_ceil(self.block_size_bytes));
+            spec.target.block_count = Some(span.div_ceil(self.block_size_bytes));
             // The scratch file is ours: replace it on every restart.
-            spec.force = true;
-            spec.mix_read_pct = self.mix_read_pct;
+            spec.safety.force = true;
+            spec.setup.mix_read_pct = self.mix_read_pct;
         }
         spec
     }
@@ -262,7 +265,7 @@ impl Settings {
 
     /// Checks the settings the way `run` checks its flags.
     pub fn validate(&self) -> Result<(), UsageError> {
-        let names = crate::config::Names {
+        let names = crate::config::spec::Names {
             block_size: "block size",
             block_count: "block count",
             threads: "threads",
@@ -604,13 +607,13 @@ mod tests {
         };
         s.cycle_sync();
         let spec = s.spec(Path::new("/f"), Path::new("/s"), 1 << 20);
-        assert!(spec.fsync && !spec.dsync);
+        assert!(spec.setup.write_sync.fsync() && !spec.setup.write_sync.dsync());
         s.cycle_sync();
         let spec = s.spec(Path::new("/f"), Path::new("/s"), 1 << 20);
-        assert!(!spec.fsync && spec.dsync);
+        assert!(!spec.setup.write_sync.fsync() && spec.setup.write_sync.dsync());
         s.op = Op::Read;
         let spec = s.spec(Path::new("/f"), Path::new("/s"), 1 << 20);
-        assert!(!spec.fsync && !spec.dsync);
+        assert!(!spec.setup.write_sync.fsync() && !spec.setup.write_sync.dsync());
     }
 
     #[test]
@@ -634,10 +637,10 @@ mod tests {
             ..Settings::default()
         };
         let spec = s.spec(Path::new("/data/f"), Path::new("/data/.f.scratch"), 8 << 20);
-        assert_eq!(spec.path, Path::new("/data/.f.scratch"));
-        assert_eq!(spec.block_count, Some(8));
-        assert!(spec.force && spec.loop_range);
-        assert_eq!(spec.cache, CacheMode::AsIs);
+        assert_eq!(spec.target.path, Path::new("/data/.f.scratch"));
+        assert_eq!(spec.target.block_count, Some(8));
+        assert!(spec.safety.force && spec.target.loop_range);
+        assert_eq!(spec.setup.cache, CacheMode::AsIs);
     }
 
     #[test]
@@ -649,8 +652,8 @@ mod tests {
         assert_eq!((s.op, s.mix_read_pct), (Op::Write, Some(50)));
         assert_eq!(s.short(), "mix 50/50 pread 1M");
         let spec = s.spec(Path::new("/data/f"), Path::new("/data/.f.scratch"), 8 << 20);
-        assert_eq!(spec.path, Path::new("/data/.f.scratch"));
-        assert_eq!(spec.mix_read_pct, Some(50));
+        assert_eq!(spec.target.path, Path::new("/data/.f.scratch"));
+        assert_eq!(spec.setup.mix_read_pct, Some(50));
         assert!(s.validate().is_ok());
         assert_eq!(s.cycle_op(DEFAULT_MIX_READ_PCT), None);
         assert_eq!((s.op, s.mix_read_pct), (Op::Read, None));
@@ -732,9 +735,9 @@ mod tests {
         };
         let spec = s.spec(Path::new("/f"), Path::new("/s"), 1 << 30);
         assert_eq!(
-            (spec.cache, spec.path.as_path()),
+            (spec.setup.cache, spec.target.path.as_path()),
             (CacheMode::Cold, Path::new("/f"))
         );
-        assert_eq!(spec.duration, None);
+        assert_eq!(spec.target.duration, None);
     }
 }

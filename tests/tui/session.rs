@@ -127,7 +127,7 @@ fn random_writes_loop_until_stopped_like_reads() {
     };
     // 256 KiB: 64 blocks; a run that stopped after one file's worth would do 64 operations.
     let spec = settings.spec(&f, &scratch, 256 << 10);
-    assert_eq!(spec.block_count, Some(64));
+    assert_eq!(spec.target.block_count, Some(64));
     let mut session = Session::spawn().unwrap();
     session.send(Command::Start { id: 1, spec });
     let (mut ops, mut stopped_early) = (0u64, false);
@@ -290,11 +290,11 @@ fn buffers_beyond_the_memory_budget_are_refused_naming_the_keys_and_the_explorer
     let Action::Start { spec, .. } = app.handle_key(key(KeyCode::Down)) else {
         panic!("↓ after a refusal did nothing: {}", app.message);
     };
-    assert!(spec.threads < 64, "{}", spec.threads);
+    assert!(spec.setup.threads < 64, "{}", spec.setup.threads);
     let Action::Start { spec, .. } = app.handle_key(key(KeyCode::Char('['))) else {
         panic!("[ after a refusal did nothing: {}", app.message);
     };
-    assert!(spec.queue_depth < 64, "{}", spec.queue_depth);
+    assert!(spec.setup.queue_depth < 64, "{}", spec.setup.queue_depth);
     app.settings.threads = 2;
     app.settings.queue_depth = 2;
     app.settings.block_size_bytes = 1 << 20;

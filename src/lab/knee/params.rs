@@ -3,7 +3,8 @@
 //! checked [`Plan`] they make: the search's settings and the spec every point starts from.
 
 use super::search::Settings;
-use crate::config::{parse_block_size, Arrival, CacheMode, Method, Pattern, RunSpec, UsageError};
+use crate::config::spec::RunSpec;
+use crate::config::{parse_block_size, Arrival, CacheMode, Method, Pattern, UsageError};
 use serde::Deserialize;
 use std::path::Path;
 use std::time::Duration;
@@ -190,22 +191,22 @@ impl KneeParams {
         let n = |k: &str| syn.name(k);
         let target_us = parse_time_us(&self.p99).map_err(|m| UsageError::new(n("p99"), m))?;
         let mut spec = RunSpec::new(file);
-        spec.block_size_bytes = parse_block_size(&self.block, &n("block"))?;
-        spec.method = Method::parse(&self.method, &n("method"))?;
-        spec.threads = self.threads;
-        spec.queue_depth = if spec.method == Method::IoUring {
+        spec.setup.block_size_bytes = parse_block_size(&self.block, &n("block"))?;
+        spec.setup.method = Method::parse(&self.method, &n("method"))?;
+        spec.setup.threads = self.threads;
+        spec.setup.queue_depth = if spec.setup.method == Method::IoUring {
             self.queue_depth
         } else {
             1
         };
         crate::config::check_queue_depth(self.queue_depth, &n("queue_depth"))?;
-        spec.direct = self.direct;
-        spec.pattern = Pattern::parse(&self.pattern, &n("pattern"))?;
-        spec.cache = CacheMode::parse(&self.cache, &n("cache"))?;
-        spec.arrival = Arrival::parse(&self.arrival, &n("arrival"))?;
+        spec.setup.direct = self.direct;
+        spec.setup.pattern = Pattern::parse(&self.pattern, &n("pattern"))?;
+        spec.setup.cache = CacheMode::parse(&self.cache, &n("cache"))?;
+        spec.setup.arrival = Arrival::parse(&self.arrival, &n("arrival"))?;
         let secs = crate::config::check_seconds(self.seconds, &n("seconds"))?;
-        spec.duration = Some(secs);
-        spec.loop_range = true;
+        spec.target.duration = Some(secs);
+        spec.target.loop_range = true;
         if self.min_ops == 0 || self.min_ops > 10_000_000 {
             return Err(UsageError::new(
                 n("min_ops"),
@@ -245,14 +246,14 @@ impl KneeParams {
 }
 
 /// The settings `RunSpec::validate` names, as the knee's flags and keys.
-const FLAG_NAMES: crate::config::Names = crate::config::Names {
+const FLAG_NAMES: crate::config::spec::Names = crate::config::spec::Names {
     block_size: "--block",
     block_count: "--min-ops",
     threads: "--threads",
     queue_depth: "--qd",
     direct: "--direct",
 };
-const KEY_NAMES: crate::config::Names = crate::config::Names {
+const KEY_NAMES: crate::config::spec::Names = crate::config::spec::Names {
     block_size: "block",
     block_count: "min_ops",
     threads: "threads",
@@ -335,7 +336,7 @@ mod tests {
         let plan = params().plan(Path::new("f"), Syntax::Flag).unwrap();
         assert_eq!(plan.settings.target_p99_us, 2000.0);
         assert_eq!(
-            plan.base.queue_depth, 1,
+            plan.base.setup.queue_depth, 1,
             "pread has one operation in flight"
         );
         assert_eq!(plan.point_duration(None).as_secs_f64(), 1.0);

@@ -40,8 +40,8 @@ impl<'a> RunProbe<'a> {
         rate: Option<f64>,
     ) -> anyhow::Result<(RunResult, Option<Histogram<u64>>)> {
         let mut spec = self.plan.base.clone();
-        spec.rate_iops = rate;
-        spec.duration = Some(self.plan.point_duration(rate));
+        spec.setup.rate_iops = rate.map(crate::config::Iops);
+        spec.target.duration = Some(self.plan.point_duration(rate));
         let t = Instant::now();
         let outcome = Run::start(&spec, &self.experiment, self.stop.clone())?
             .run_to_end(|_, _| {})
