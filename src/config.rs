@@ -818,4 +818,46 @@ mod tests {
         let e = Method::parse("aio", "--method").unwrap_err().to_string();
         assert!(e.contains("read, pread, mmap, io_uring, buffered"), "{e}");
     }
+
+    #[test]
+    fn a_label_is_its_enum_value_for_the_enum_names_and_verbatim_text_otherwise() {
+        assert_eq!(Label::<CacheMode>::of_text("cold-all"), CacheMode::ColdAll);
+        assert_eq!(
+            Label::<CacheMode>::of_text("cold-all").known(),
+            Some(CacheMode::ColdAll)
+        );
+        assert_eq!(
+            Label::<Method>::of_text("io_uring").known(),
+            Some(Method::IoUring)
+        );
+        for other in ["dd", "packed", "", "IO_URING"] {
+            let l = Label::<Method>::of_text(other);
+            assert_eq!(l.known(), None, "{other}");
+            assert_eq!(l.as_str(), other);
+        }
+        assert_eq!(
+            Label::<Op>::default().as_str(),
+            "",
+            "unknown is an empty cell"
+        );
+    }
+
+    #[test]
+    fn labels_compare_with_their_enum_and_order_and_pad_like_their_text() {
+        let write: Label<Op> = Op::Write.into();
+        assert!(write == Op::Write && write != Op::Read);
+        assert!(Label::<Pattern>::of_text("trace") != Pattern::Random);
+        let mut v: Vec<MethodLabel> = ["pread", "dd", "buffered", "io_uring"]
+            .into_iter()
+            .map(Label::of_text)
+            .collect();
+        v.sort();
+        let text: Vec<&str> = v.iter().map(|l| l.as_str()).collect();
+        assert_eq!(text, ["buffered", "dd", "io_uring", "pread"]);
+        // The summary table aligns its columns with `{:<9}`.
+        assert_eq!(
+            format!("[{:<9}]", Label::from(Method::Pread)),
+            "[pread    ]"
+        );
+    }
 }

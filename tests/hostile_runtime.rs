@@ -485,13 +485,13 @@ fn a_run_never_reports_less_time_than_its_operations_took() {
             let r = &o.result;
             // Half the operations took at least the median, and one thread does them one
             // after another; 5% for the rounding of the tally and the histogram.
-            let floor_s = (r.ops / 2) as f64 * r.lat_p50_us * 1e-6 * 0.95;
+            let floor_s = (r.figures.ops / 2) as f64 * r.figures.lat_p50_us * 1e-6 * 0.95;
             assert!(
-                r.seconds >= floor_s,
+                r.figures.seconds >= floor_s,
                 "{method}: {} s reported, but {} ops with a p50 of {} µs take at least {floor_s} s",
-                r.seconds,
-                r.ops,
-                r.lat_p50_us
+                r.figures.seconds,
+                r.figures.ops,
+                r.figures.lat_p50_us
             );
         }
     }

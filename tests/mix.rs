@@ -121,8 +121,8 @@ fn the_per_direction_histograms_count_every_operation_once() {
         agg.latency.len()
     );
     let r = &outcome.result;
-    assert_eq!(r.read_ops, Some(m.read.ops));
-    assert_eq!(r.write_ops, Some(m.write.ops));
+    assert_eq!(r.mix.as_ref().map(|m| m.read_ops), Some(m.read.ops));
+    assert_eq!(r.mix.as_ref().map(|m| m.write_ops), Some(m.write.ops));
 }
 
 #[test]

@@ -154,8 +154,8 @@ fn a_slow_schedule_never_holds_a_time_bounded_run_past_its_end() {
             .unwrap();
     // Generous: the point is "not 100 s".
     assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
-    assert!(o.result.ops <= 2, "{}", o.result.ops);
-    assert_eq!(o.result.rate_iops_asked, Some(0.01));
+    assert!(o.result.figures.ops <= 2, "{}", o.result.figures.ops);
+    assert_eq!(o.result.setup.rate(), Some(0.01));
 }
 
 #[test]

@@ -22,7 +22,7 @@ fn xor_via_library(path: &Path, method: Method, threads: usize, bs: u64, direct:
     spec.validate(&CLI_NAMES).unwrap();
     let o = run_blocking(&spec, "test", Arc::new(AtomicBool::new(false)), |_, _| {})
         .unwrap_or_else(|e| panic!("{method} t{threads} bs{bs}: {e:#}"));
-    o.result.xor
+    o.result.figures.xor
 }
 
 #[test]
@@ -91,7 +91,7 @@ fn xor_is_the_same_warm_and_cold() {
         spec.setup.cache = cache;
         spec.setup.threads = 2;
         let o = run_blocking(&spec, "t", Arc::new(AtomicBool::new(false)), |_, _| {}).unwrap();
-        assert_eq!(o.result.xor, want, "{cache}");
+        assert_eq!(o.result.figures.xor, want, "{cache}");
     }
 }
 
@@ -112,10 +112,17 @@ fn written_files_read_back_with_the_xor_the_write_printed() {
                 .unwrap_or_else(|e| panic!("{method}: {e:#}"));
             let data = std::fs::read(&f).unwrap();
             assert_eq!(data.len() as u64, bs * count, "{method} size");
-            assert_eq!(w.result.xor, reference_xor(&data), "{method} write xor");
+            assert_eq!(
+                w.result.figures.xor,
+                reference_xor(&data),
+                "{method} write xor"
+            );
             // Read back with another method and thread count.
             let other = Method::ALL[(i + 1) % Method::ALL.len()];
-            assert_eq!(xor_via_library(&f, other, 2, 4096, false), w.result.xor);
+            assert_eq!(
+                xor_via_library(&f, other, 2, 4096, false),
+                w.result.figures.xor
+            );
         }
     }
 }
@@ -216,8 +223,8 @@ fn random_offsets_stay_in_the_file_and_do_the_asked_count() {
     spec.setup.method = Method::IoUring;
     spec.setup.queue_depth = 16;
     let o = run_blocking(&spec, "t", Arc::new(AtomicBool::new(false)), |_, _| {}).unwrap();
-    assert_eq!(o.result.ops, 500);
-    assert_eq!(o.result.bytes, 500 * 4096);
+    assert_eq!(o.result.figures.ops, 500);
+    assert_eq!(o.result.figures.bytes, 500 * 4096);
 }
 
 /// Runs `run` with `args` and expects a one-line error with `code` that contains `needle`.
@@ -606,17 +613,20 @@ fn a_time_bound_ends_the_run_on_time() {
     spec.target.duration = Some(std::time::Duration::from_millis(300));
     let o = run_blocking(&spec, "t", Arc::new(AtomicBool::new(false)), |_, _| {}).unwrap();
     assert!(
-        o.result.seconds >= 0.29 && o.result.seconds < 0.6,
+        o.result.figures.seconds >= 0.29 && o.result.figures.seconds < 0.6,
         "{}",
-        o.result.seconds
+        o.result.figures.seconds
     );
     assert!(
-        o.result.bytes > 1 << 20,
+        o.result.figures.bytes > 1 << 20,
         "looped over the file: {}",
-        o.result.bytes
+        o.result.figures.bytes
     );
     // It looped, yet the XOR is still the file's (first pass only).
-    assert_eq!(o.result.xor, reference_xor(&std::fs::read(&f).unwrap()));
+    assert_eq!(
+        o.result.figures.xor,
+        reference_xor(&std::fs::read(&f).unwrap())
+    );
 }
 
 #[test]
@@ -653,11 +663,11 @@ fn tiny_reads_still_time_every_operation() {
         let o = run_blocking(&spec, "t", Arc::new(AtomicBool::new(false)), |_, _| {}).unwrap();
         assert_eq!(
             o.aggregate.latency.len(),
-            o.result.ops,
+            o.result.figures.ops,
             "{method}: one latency per op"
         );
         assert!(
-            o.result.lat_p50_us > 0.0 && o.result.lat_p50_us < 1000.0,
+            o.result.figures.lat_p50_us > 0.0 && o.result.figures.lat_p50_us < 1000.0,
             "{o:?}"
         );
     }

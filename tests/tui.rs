@@ -328,11 +328,15 @@ fn a_changed_setting_leaves_the_previous_figures_as_a_row_with_its_xor() {
     assert_eq!(a.rows.len(), 1);
     let row = &a.rows[0];
     assert_eq!(
-        (row.block_size_bytes, row.experiment.as_str()),
+        (row.setup.block_size_bytes, row.identity.experiment.as_str()),
         (MIB, "tui")
     );
-    assert!((row.mib_s - 1000.0).abs() < 1.0, "{}", row.mib_s);
-    assert_eq!(row.xor, "deadbeef");
+    assert!(
+        (row.figures.mib_s - 1000.0).abs() < 1.0,
+        "{}",
+        row.figures.mib_s
+    );
+    assert_eq!(row.figures.xor, "deadbeef");
     feed_run(&mut a, second, 10, 200, 50);
     let screen = render(&a, 80, 24);
     assert!(screen.contains("XOR deadbeef (1×)"), "{screen}");
@@ -342,7 +346,7 @@ fn a_changed_setting_leaves_the_previous_figures_as_a_row_with_its_xor() {
     assert_eq!(a.handle_key(key(KeyCode::Char('s'))), Action::Save);
     let rows = a.rows_to_save();
     assert_eq!(rows.len(), 2);
-    assert_eq!(rows[1].experiment, "tui-live");
+    assert_eq!(rows[1].identity.experiment, "tui-live");
 }
 
 #[test]
@@ -503,12 +507,12 @@ fn f_cycles_writes_through_fsync_at_the_end_and_o_dsync_and_rows_say_which() {
     feed_run(&mut a, plain_id, 5, 100, 20);
     finish_live(&mut a, plain_id, 1);
     // The rows say it in their typed column, not in their name.
-    let syncs: Vec<_> = a.rows.iter().map(|r| r.write_sync).collect();
+    let syncs: Vec<_> = a.rows.iter().map(|r| r.setup.write_sync).collect();
     assert_eq!(
         syncs,
         [Some(WriteSync::FsyncAtEnd), Some(WriteSync::Dsync), None]
     );
-    assert!(a.rows.iter().all(|r| r.experiment == "tui"));
+    assert!(a.rows.iter().all(|r| r.identity.experiment == "tui"));
     let flags: Vec<String> = a
         .rows
         .iter()
@@ -719,6 +723,7 @@ fn k_runs_the_kdiskmark_set_test_after_test_and_shows_a_card() {
     }
     assert_eq!(a.rows.len(), 8);
     assert!(a.rows_to_save()[0]
+        .identity
         .experiment
         .starts_with("tui-kdiskmark SEQ1M Q8T1"));
 }
@@ -1122,11 +1127,15 @@ fn the_results_cursor_scrolls_to_rows_out_of_view_and_o_sorts_and_h_hides_the_ro
     a.handle_key(key(KeyCode::Home));
     assert!(first_row(&a, 80, 24).contains("▶"));
     // Sorting by throughput puts the fastest finished row first (after the live row).
-    let fastest = a.rows.iter().map(|r| r.mib_s).fold(0.0f64, f64::max);
+    let fastest = a
+        .rows
+        .iter()
+        .map(|r| r.figures.mib_s)
+        .fold(0.0f64, f64::max);
     a.handle_key(key(KeyCode::Char('o')));
     assert!(a.message.contains("sorted by MiB/s"), "{}", a.message);
     let body = diskscope::tui::widgets::results::body(&a);
-    assert_eq!(a.rows[body[1].2.unwrap()].mib_s, fastest);
+    assert_eq!(a.rows[body[1].2.unwrap()].figures.mib_s, fastest);
     // h hides the row under the cursor; H shows it again.
     a.handle_key(key(KeyCode::Char('J')));
     let before = diskscope::tui::widgets::results::row_count(&a);
@@ -1485,9 +1494,17 @@ fn a_warm_reads_figures_leave_out_its_first_pass_and_rows_show_the_warm_up_and_t
         error: None,
     });
     let r = &a.rows[0];
-    assert!((r.mib_s - 5000.0).abs() < 1.0, "{}", r.mib_s);
-    assert!((r.seconds - 2.0).abs() < 1e-6, "{}", r.seconds);
-    assert_eq!(r.xor, "00000007", "the XOR is the whole segment's");
+    assert!(
+        (r.figures.mib_s - 5000.0).abs() < 1.0,
+        "{}",
+        r.figures.mib_s
+    );
+    assert!(
+        (r.figures.seconds - 2.0).abs() < 1e-6,
+        "{}",
+        r.figures.seconds
+    );
+    assert_eq!(r.figures.xor, "00000007", "the XOR is the whole segment's");
     let extra = &a.row_extra[0];
     assert_eq!((extra.warmup_s, extra.warmup_over), (Some(1.0), true));
     let screen = render(&a, 200, 60);
@@ -1525,8 +1542,12 @@ fn a_suspect_row_is_flagged_and_says_why_with_the_run_commands_verdict() {
     a.handle_key(key(KeyCode::Char('c')));
     end_run(&mut a, id, 0, 2);
     let r = &a.rows[0];
-    assert_eq!(r.verdict, "suspect", "{r:?}");
-    assert!(r.reasons.contains("not_a_disk"), "{}", r.reasons);
+    assert_eq!(r.judgement.verdict, "suspect", "{r:?}");
+    assert!(
+        r.judgement.reasons.contains("not_a_disk"),
+        "{}",
+        r.judgement.reasons
+    );
     assert!(
         a.message.contains("is suspect (not_a_disk"),
         "{}",
@@ -2025,12 +2046,16 @@ fn a_mix_shows_each_directions_histogram_throughput_and_share_and_its_row_says_t
     end_run(&mut a, id, 0, 2);
     assert_eq!(a.rows.len(), 1);
     let r = &a.rows[0];
-    assert_eq!(r.operation.as_str(), "mix");
+    assert_eq!(r.setup.op.as_str(), "mix");
     assert_eq!(
-        (r.mix_read_pct_asked, r.read_ops, r.write_ops),
+        (
+            r.setup.mix_read_pct,
+            r.mix.as_ref().map(|m| m.read_ops),
+            r.mix.as_ref().map(|m| m.write_ops)
+        ),
         (Some(70), Some(210), Some(90))
     );
-    assert!((r.mix_read_pct_done.unwrap() - 70.0).abs() < 1e-9);
+    assert!((r.mix.as_ref().and_then(|m| m.mix_read_pct_done).unwrap() - 70.0).abs() < 1e-9);
     let said = a
         .log
         .iter()

@@ -75,7 +75,7 @@ pub fn execute(a: &Run2Args) -> anyhow::Result<i32> {
         let o = Run::start(&spec, "run2", Arc::new(AtomicBool::new(false)))?
             .finish()
             .map_err(RunError::into_anyhow)?;
-        let done = (o.result.bytes, o.result.seconds);
+        let done = (o.result.figures.bytes, o.result.figures.seconds);
         last = Some(o);
         Ok(done)
     })?;

@@ -310,17 +310,26 @@ mod tests {
         m.write.bytes = 3 << 12;
         m.write.latency.record(90_000).unwrap();
         let mut row = crate::measure::RunResult {
-            experiment: recs[0].setup.experiment.clone(),
-            method: crate::config::Method::Pread.into(),
-            pattern: Pattern::Random.into(),
-            cache: CacheMode::AsIs.into(),
-            block_size_bytes: 4096,
-            threads: 1,
-            queue_depth: 1,
-            rep: 1,
-            seconds: 1.0,
-            bytes: 10 << 12,
-            ops: 10,
+            identity: crate::measure::result::Identity {
+                experiment: recs[0].setup.experiment.clone(),
+                rep: 1,
+                ..Default::default()
+            },
+            setup: crate::config::RecordedSetup {
+                method: crate::config::Method::Pread.into(),
+                pattern: Pattern::Random.into(),
+                cache: CacheMode::AsIs.into(),
+                block_size_bytes: 4096,
+                threads: 1,
+                queue_depth: 1,
+                ..Default::default()
+            },
+            figures: crate::measure::result::Figures {
+                seconds: 1.0,
+                bytes: 10 << 12,
+                ops: 10,
+                ..Default::default()
+            },
             ..Default::default()
         };
         row.set_rates();

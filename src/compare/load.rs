@@ -252,15 +252,24 @@ mod tests {
         use crate::config::Method;
         use crate::measure::RunResult;
         let base = RunResult {
-            experiment: "e".into(),
-            host: "h".into(),
-            file: "/f".into(),
-            block_size_bytes: 4096,
-            threads: 1,
-            queue_depth: 1,
-            rep: 1,
-            mib_s: 10.0,
-            lat_p99_us: 7.0,
+            identity: crate::measure::result::Identity {
+                experiment: "e".into(),
+                host: "h".into(),
+                file: "/f".into(),
+                rep: 1,
+                ..Default::default()
+            },
+            setup: crate::config::RecordedSetup {
+                block_size_bytes: 4096,
+                threads: 1,
+                queue_depth: 1,
+                ..Default::default()
+            },
+            figures: crate::measure::result::Figures {
+                mib_s: 10.0,
+                lat_p99_us: 7.0,
+                ..Default::default()
+            },
             ..Default::default()
         };
         let mut rows = Vec::new();
@@ -269,10 +278,13 @@ mod tests {
                 for &pattern in Pattern::ALL {
                     for &cache in CacheMode::ALL {
                         rows.push(RunResult {
-                            operation: operation.into(),
-                            method: method.into(),
-                            pattern: pattern.into(),
-                            cache: cache.into(),
+                            setup: crate::config::RecordedSetup {
+                                op: operation.into(),
+                                method: method.into(),
+                                pattern: pattern.into(),
+                                cache: cache.into(),
+                                ..base.clone().setup
+                            },
                             ..base.clone()
                         });
                     }
@@ -280,21 +292,30 @@ mod tests {
             }
         }
         rows.push(RunResult {
-            operation: Op::Read.into(),
-            method: Label::of_text("dd"),
-            pattern: Pattern::Sequential.into(),
-            cache: CacheMode::Cold.into(),
+            setup: crate::config::RecordedSetup {
+                op: Op::Read.into(),
+                method: Label::of_text("dd"),
+                pattern: Pattern::Sequential.into(),
+                cache: CacheMode::Cold.into(),
+                ..base.clone().setup
+            },
             ..base.clone()
         });
         rows.push(RunResult {
-            operation: Op::Read.into(),
-            method: Label::of_text("packed"),
-            pattern: Label::of_text("trace"),
-            cache: CacheMode::Warm.into(),
+            setup: crate::config::RecordedSetup {
+                op: Op::Read.into(),
+                method: Label::of_text("packed"),
+                pattern: Label::of_text("trace"),
+                cache: CacheMode::Warm.into(),
+                ..base.clone().setup
+            },
             ..base.clone()
         });
         rows.push(RunResult {
-            error: "the experiment failed before its setup was known".into(),
+            figures: crate::measure::result::Figures {
+                error: "the experiment failed before its setup was known".into(),
+                ..base.figures.clone()
+            },
             ..base
         });
         rows
@@ -330,11 +351,20 @@ mod tests {
         };
         assert_eq!(
             column(&text, "operation"),
-            text_of(|r| r.operation.to_string())
+            text_of(|r| r.setup.op.to_string())
         );
-        assert_eq!(column(&text, "method"), text_of(|r| r.method.to_string()));
-        assert_eq!(column(&text, "pattern"), text_of(|r| r.pattern.to_string()));
-        assert_eq!(column(&text, "cache"), text_of(|r| r.cache.to_string()));
+        assert_eq!(
+            column(&text, "method"),
+            text_of(|r| r.setup.method.to_string())
+        );
+        assert_eq!(
+            column(&text, "pattern"),
+            text_of(|r| r.setup.pattern.to_string())
+        );
+        assert_eq!(
+            column(&text, "cache"),
+            text_of(|r| r.setup.cache.to_string())
+        );
         let cache = column(&text, "cache");
         for name in ["as-is", "warm", "cold", "cold-all"] {
             assert!(cache.iter().any(|c| c == name), "{name} in {cache:?}");
@@ -371,20 +401,24 @@ mod tests {
                     .find(|rec| {
                         let s = &rec.setup;
                         (s.operation.known(), s.method.known(), s.pattern.known())
-                            == (r.operation.known(), r.method.known(), r.pattern.known())
-                            && s.cache.known() == r.cache.known()
+                            == (
+                                r.setup.op.known(),
+                                r.setup.method.known(),
+                                r.setup.pattern.known(),
+                            )
+                            && s.cache.known() == r.setup.cache.known()
                             && (s.operation.as_str(), s.method.as_str())
-                                == (r.operation.as_str(), r.method.as_str())
+                                == (r.setup.op.as_str(), r.setup.method.as_str())
                             && (s.pattern.as_str(), s.cache.as_str())
-                                == (r.pattern.as_str(), r.cache.as_str())
+                                == (r.setup.pattern.as_str(), r.setup.cache.as_str())
                     })
                     .unwrap_or_else(|| panic!("{input:?} lost the point of {r:?}"));
-                let kind = match r.method {
+                let kind = match r.setup.method {
                     Label::Known(_) => Kind::Throughput,
                     Label::Other(_) => Kind::Other,
                 };
                 assert_eq!(rec.setup.kind, kind, "{r:?}");
-                assert_eq!(rec.failed_reps, usize::from(!r.error.is_empty()));
+                assert_eq!(rec.failed_reps, usize::from(!r.figures.error.is_empty()));
             }
         }
     }

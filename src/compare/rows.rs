@@ -127,16 +127,16 @@ impl Setup {
     /// The point a sweep's typed row belongs to (the report labels its rows the same way).
     pub fn of_result(r: &crate::measure::RunResult) -> Setup {
         Setup {
-            experiment: r.experiment.clone(),
-            kind: Kind::of_method(&r.method),
-            method: r.method.clone(),
-            block_size_bytes: r.block_size_bytes,
-            threads: r.threads,
-            queue_depth: r.queue_depth,
-            cache: r.cache.clone(),
-            direct: r.direct,
-            operation: r.operation.clone(),
-            pattern: r.pattern.clone(),
+            experiment: r.identity.experiment.clone(),
+            kind: Kind::of_method(&r.setup.method),
+            method: r.setup.method.clone(),
+            block_size_bytes: r.setup.block_size_bytes,
+            threads: r.setup.threads,
+            queue_depth: r.setup.queue_depth,
+            cache: r.setup.cache.clone(),
+            direct: r.setup.direct,
+            operation: r.setup.op.clone(),
+            pattern: r.setup.pattern.clone(),
         }
     }
 

@@ -558,8 +558,8 @@ fn read_levels(
             let mut got = want;
             for _ in 0..TRIES {
                 let r = run_read(&s, stop)?;
-                got = r.buffers.known().unwrap_or(want);
-                tries.push(r.mib_s);
+                got = r.setup.buffers.known().unwrap_or(want);
+                tries.push(r.figures.mib_s);
             }
             let known = levels
                 .iter()
@@ -656,7 +656,7 @@ pub fn measure(
         s.target.block_count = Some(1 << 20);
         s.setup.cache = CacheMode::Warm;
         let tries: anyhow::Result<Vec<f64>> = (0..TRIES + 2)
-            .map(|_| run_read(&s, stop).map(|r| r.iops))
+            .map(|_| run_read(&s, stop).map(|r| r.figures.iops))
             .collect();
         match tries.map(|t| best_and_spread(&t)) {
             Ok((ops_per_s, sp)) => {
@@ -736,11 +736,11 @@ pub fn measure(
     let mut readahead_note = None;
     for _ in 0..TRIES {
         match run_read(&s, stop) {
-            Ok(r) if r.residency_before_pct < 10.0 => readahead_tries.push(r.mib_s),
+            Ok(r) if r.figures.residency_before_pct < 10.0 => readahead_tries.push(r.figures.mib_s),
             Ok(r) => {
                 readahead_note = Some(format!(
                     "cold readahead not measured: {:.0}% of the file stayed cached after eviction",
-                    r.residency_before_pct
+                    r.figures.residency_before_pct
                 ))
             }
             Err(e) if stop.load(Ordering::Relaxed) => return Err(e),
@@ -835,13 +835,19 @@ fn device_ceiling(
             Ok(rs) => {
                 let figures: Vec<f64> = rs
                     .iter()
-                    .map(|r| if i < 2 { r.mib_s } else { r.iops })
+                    .map(|r| {
+                        if i < 2 {
+                            r.figures.mib_s
+                        } else {
+                            r.figures.iops
+                        }
+                    })
                     .collect();
                 let (best, sp) = best_and_spread(&figures);
                 // The memory of the 1 MiB requests names the ceiling (a 4 KiB buffer is one
                 // page whatever was asked).
                 if i == 0 {
-                    if let Some(b) = rs.last().and_then(|r| r.buffers.known()) {
+                    if let Some(b) = rs.last().and_then(|r| r.setup.buffers.known()) {
                         dev.buffers = b;
                     }
                 }

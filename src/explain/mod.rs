@@ -109,10 +109,10 @@ pub fn stderr_lines(file: &Path, r: &RunResult) -> Vec<String> {
 /// profile is doubtful.
 pub fn annotate(r: &mut RunResult) {
     static WARNED: std::sync::Once = std::sync::Once::new();
-    if let Some((_, Some(doubt))) = profile_for(Path::new(&r.file)) {
+    if let Some((_, Some(doubt))) = profile_for(Path::new(&r.identity.file)) {
         WARNED.call_once(|| eprintln!("warning: {doubt}"));
     }
-    let e = explain_file_result(Path::new(&r.file), r);
+    let e = explain_file_result(Path::new(&r.identity.file), r);
     fill_bound_columns(r, e.as_ref());
 }
 
@@ -120,10 +120,10 @@ pub fn annotate(r: &mut RunResult) {
 /// value, the share reached, and in `bound_hint` what to look at below half the bound or, above
 /// the bound by more than the profile's error, that the profile does not explain the run.
 pub fn fill_bound_columns(r: &mut RunResult, e: Option<&Explanation>) {
-    r.bound = e.map(|e| e.prediction.bound.to_string());
-    r.bound_mib_s = e.map(|e| e.prediction.bound_mib_s);
-    r.pct_of_bound = e.map(|e| e.pct_of_bound);
-    r.bound_hint = e.and_then(|e| match e.explained {
+    r.judgement.bound = e.map(|e| e.prediction.bound.to_string());
+    r.judgement.bound_mib_s = e.map(|e| e.prediction.bound_mib_s);
+    r.judgement.pct_of_bound = e.map(|e| e.pct_of_bound);
+    r.judgement.bound_hint = e.and_then(|e| match e.explained {
         true => e.hint.clone(),
         false => Some(model::NOT_EXPLAINED.to_string()),
     });

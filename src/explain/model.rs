@@ -131,26 +131,29 @@ impl Point {
     /// the profile includes the XOR, so it would bound such a run too low and call its figure
     /// faster than the machine goes.
     pub fn of_result(r: &RunResult) -> Option<Point> {
-        if r.checksum == Some(crate::config::Checksum::None) {
+        if r.setup.checksum == Some(crate::config::Checksum::None) {
             return None;
         }
-        let cold = match r.cache.known() {
+        let cold = match r.setup.cache.known() {
             Some(CacheMode::Warm) => false,
             Some(CacheMode::Cold | CacheMode::ColdAll) => true,
-            Some(CacheMode::AsIs) | None => r.residency_before_pct < 50.0,
+            Some(CacheMode::AsIs) | None => r.figures.residency_before_pct < 50.0,
         };
         Some(Point {
             // A command's program or a locality layout is not a method the model knows.
-            method: r.method.known()?,
-            op: r.operation.known()?,
-            block_size_bytes: r.block_size_bytes,
-            threads: r.threads.max(1),
-            queue_depth: r.queue_depth.max(1),
+            method: r.setup.method.known()?,
+            op: r.setup.op.known()?,
+            block_size_bytes: r.setup.block_size_bytes,
+            threads: r.setup.threads.max(1),
+            queue_depth: r.setup.queue_depth.max(1),
             cold,
-            direct: r.direct,
-            random: r.pattern == Pattern::Random,
+            direct: r.setup.direct,
+            random: r.setup.pattern == Pattern::Random,
             // A result written before the column: the memory `auto` gave then.
-            buffers: resolved(r.buffers.known().unwrap_or(Buffers::Auto), r.direct),
+            buffers: resolved(
+                r.setup.buffers.known().unwrap_or(Buffers::Auto),
+                r.setup.direct,
+            ),
         })
     }
 }
@@ -450,10 +453,10 @@ impl Explanation {
 
 /// Explains a measured result (None without a usable point or prediction).
 pub fn explain_result(p: &Profile, r: &RunResult) -> Option<Explanation> {
-    if !r.error.is_empty() || r.seconds <= 0.0 {
+    if !r.figures.error.is_empty() || r.figures.seconds <= 0.0 {
         return None;
     }
-    explain(p, &Point::of_result(r)?, r.mib_s)
+    explain(p, &Point::of_result(r)?, r.figures.mib_s)
 }
 
 /// What to look at when a point reaches less than half its bound.
@@ -789,29 +792,44 @@ mod tests {
     #[test]
     fn a_warm_run_over_part_of_a_file_is_warm_whatever_the_whole_file_residency() {
         let r = RunResult {
-            operation: Op::Read.into(),
-            method: Method::Read.into(),
-            cache: CacheMode::Warm.into(),
-            block_size_bytes: 1,
-            threads: 1,
-            queue_depth: 1,
-            residency_before_pct: 0.1,
+            setup: crate::config::RecordedSetup {
+                op: Op::Read.into(),
+                method: Method::Read.into(),
+                cache: CacheMode::Warm.into(),
+                block_size_bytes: 1,
+                threads: 1,
+                queue_depth: 1,
+                ..Default::default()
+            },
+            figures: crate::measure::result::Figures {
+                residency_before_pct: 0.1,
+                ..Default::default()
+            },
             ..Default::default()
         };
         assert!(!Point::of_result(&r).unwrap().cold);
         let as_is = RunResult {
-            cache: CacheMode::AsIs.into(),
+            setup: crate::config::RecordedSetup {
+                cache: CacheMode::AsIs.into(),
+                ..r.clone().setup
+            },
             ..r.clone()
         };
         assert!(Point::of_result(&as_is).unwrap().cold);
         let cold = RunResult {
-            cache: CacheMode::Cold.into(),
-            residency_before_pct: 100.0,
+            setup: crate::config::RecordedSetup {
+                cache: CacheMode::Cold.into(),
+                ..r.setup.clone()
+            },
+            figures: crate::measure::result::Figures {
+                residency_before_pct: 100.0,
+                ..r.figures.clone()
+            },
             ..r
         };
         assert!(Point::of_result(&cold).unwrap().cold);
         let mut unxored = cold.clone();
-        unxored.checksum = Some(crate::config::Checksum::None);
+        unxored.setup.checksum = Some(crate::config::Checksum::None);
         assert_eq!(
             Point::of_result(&unxored),
             None,

@@ -233,26 +233,31 @@ impl Verdict {
 
     /// Writes the `verdict`, `reasons` and `why` columns of `r`.
     pub fn fill(&self, r: &mut RunResult) {
-        r.verdict = self.verdict.as_str().to_string();
-        r.reasons = self.codes();
-        r.why = self.sentences();
+        r.judgement.verdict = self.verdict.as_str().to_string();
+        r.judgement.reasons = self.codes();
+        r.judgement.why = self.sentences();
     }
 }
 
 /// The stderr lines of a result's `verdict`, `reasons` and `why` columns (none when it was not
 /// judged).
 pub fn lines_of(r: &RunResult) -> Vec<String> {
-    match r.verdict.as_str() {
+    match r.judgement.verdict.as_str() {
         "" => vec![],
         "ok" => vec!["verdict: ok".to_string()],
         v => {
-            let codes: Vec<&str> = r.reasons.split(';').filter(|c| !c.is_empty()).collect();
+            let codes: Vec<&str> = r
+                .judgement
+                .reasons
+                .split(';')
+                .filter(|c| !c.is_empty())
+                .collect();
             let mut out = vec![format!(
                 "verdict: {} ({})",
                 crate::text::shown(v),
                 crate::text::shown(&codes.join(", "))
             )];
-            let mut why = r.why.split(" | ");
+            let mut why = r.judgement.why.split(" | ");
             for c in codes {
                 let s = why.next().unwrap_or("");
                 out.push(format!(
@@ -372,8 +377,8 @@ pub fn judge(
             reasons.push(Reason { code, sentence });
         }
     };
-    let op = r.operation.known();
-    let cache = r.cache.known();
+    let op = r.setup.op.known();
+    let cache = r.setup.cache.known();
     let cold = matches!(cache, Some(CacheMode::Cold | CacheMode::ColdAll));
     let warm = cache == Some(CacheMode::Warm);
     let read = op == Some(Op::Read);
@@ -416,7 +421,7 @@ pub fn judge(
     // Cache, not disk; compression.
     let compressing = compresses(ctx);
     if let Some(b) = ratio.filter(|b| b.file_bytes >= MIN_JUDGED_BYTES) {
-        let meant_for_device = (read && (cold || r.direct)) || (write && r.direct);
+        let meant_for_device = (read && (cold || r.setup.direct)) || (write && r.setup.direct);
         let short = b.ratio < CACHE_RATIO;
         if short && (meant_for_device || (write && seen.synced)) {
             if let Some(how) = &compressing {
@@ -432,7 +437,7 @@ pub fn judge(
                     ),
                 );
             } else if meant_for_device {
-                let what = if r.direct { "O_DIRECT" } else { "cold" };
+                let what = if r.setup.direct { "O_DIRECT" } else { "cold" };
                 say(
                     Code::CacheNotDisk,
                     format!(
@@ -448,7 +453,7 @@ pub fn judge(
                 );
             }
         }
-        if warm && read && !r.direct && b.ratio > WARM_DEVICE_RATIO {
+        if warm && read && !r.setup.direct && b.ratio > WARM_DEVICE_RATIO {
             say(
                 Code::CacheEvicted,
                 format!(
@@ -463,8 +468,8 @@ pub fn judge(
             );
         }
         // Someone else was there.
-        let sequential = r.pattern.known() == Some(Pattern::Sequential);
-        let limit = if r.direct {
+        let sequential = r.setup.pattern.known() == Some(Pattern::Sequential);
+        let limit = if r.setup.direct {
             Some(DIRECT_OTHER_RATIO)
         } else if sequential && ((read && cold) || (write && seen.synced)) {
             Some(BUFFERED_OTHER_RATIO)
@@ -488,7 +493,7 @@ pub fn judge(
     }
     if read
         && cold
-        && r.residency_before_pct > COLD_RESIDENT_PCT
+        && r.figures.residency_before_pct > COLD_RESIDENT_PCT
         && compressing.is_none()
         && !in_ram
     {
@@ -497,17 +502,17 @@ pub fn judge(
             format!(
                 "{:.0}% of the file was in the page cache when the cold run started: eviction \
                  failed (another process maps or locks the file), so reads came from memory",
-                r.residency_before_pct
+                r.figures.residency_before_pct
             ),
         );
     }
 
     // Writes that ended in the page cache.
-    if write && !r.direct && !seen.synced && r.bytes >= MIN_JUDGED_BYTES {
+    if write && !r.setup.direct && !seen.synced && r.figures.bytes >= MIN_JUDGED_BYTES {
         let by_ratio = ratio.map(|b| b.ratio < DIRTY_SHARE);
         let by_dirty = seen
             .dirty_end_bytes
-            .map(|d| d as f64 >= DIRTY_SHARE * r.bytes as f64);
+            .map(|d| d as f64 >= DIRTY_SHARE * r.figures.bytes as f64);
         let figures = match (ratio, seen.dirty_end_bytes) {
             (Some(b), _) => format!(
                 "the device {} wrote {:.2}× the run's bytes ({} of {}) by its end",
@@ -519,7 +524,7 @@ pub fn judge(
             (None, Some(d)) => format!(
                 "{} were dirty in the page cache at its end, of {} written",
                 fmt_bytes(d),
-                fmt_bytes(r.bytes)
+                fmt_bytes(r.figures.bytes)
             ),
             (None, None) => String::new(),
         };
@@ -547,7 +552,7 @@ pub fn judge(
                     "{:.1} MiB/s is {:.1}× the machine's measured ceiling for this path ({} \
                      {:.1} MiB/s), beyond the profile's error ({err}): faster than this machine \
                      goes, so the data did not come from where the run says",
-                    r.mib_s,
+                    r.figures.mib_s,
                     e.pct_of_bound / 100.0,
                     e.prediction.bound,
                     e.prediction.bound_mib_s
@@ -557,18 +562,19 @@ pub fn judge(
     }
 
     // The generator was the bottleneck.
-    let meant_for_device = cold || r.direct || write;
-    if meant_for_device || r.block_size_bytes < SMALL_BLOCK_BYTES {
-        let workers = r.threads.max(1).min(ctx.cpu_count.max(1)) as f64;
+    let meant_for_device = cold || r.setup.direct || write;
+    if meant_for_device || r.setup.block_size_bytes < SMALL_BLOCK_BYTES {
+        let workers = r.setup.threads.max(1).min(ctx.cpu_count.max(1)) as f64;
         let share = seen
             .cpu_s
-            .filter(|_| r.seconds >= MIN_SECONDS)
-            .map(|cpu| cpu / (r.seconds * workers));
+            .filter(|_| r.figures.seconds >= MIN_SECONDS)
+            .map(|cpu| cpu / (r.figures.seconds * workers));
         // Buffered writes never wait in their workers (the device's work is in the fsync).
         let sleeps = seen
             .voluntary_switches
-            .filter(|_| read && r.ops >= NEVER_WAITED_MIN_OPS);
+            .filter(|_| read && r.figures.ops >= NEVER_WAITED_MIN_OPS);
         let fix = if r
+            .setup
             .method
             .known()
             .is_some_and(|m| crate::engine::caps(m).queued)
@@ -581,10 +587,12 @@ pub fn judge(
             (Some(share), _) if share >= CPU_BOUND_SHARE => Some(format!(
                 "the workers spent {share:.2} of a core each in diskscope's own code"
             )),
-            (_, Some(n)) if n.saturating_mul(NEVER_WAITED_OPS_PER_SLEEP) <= r.ops => Some(format!(
-                "the workers slept {n} times in {} operations (they never waited for a device)",
-                r.ops
-            )),
+            (_, Some(n)) if n.saturating_mul(NEVER_WAITED_OPS_PER_SLEEP) <= r.figures.ops => {
+                Some(format!(
+                    "the workers slept {n} times in {} operations (they never waited for a device)",
+                    r.figures.ops
+                ))
+            }
             _ => None,
         };
         if let Some(why) = why {
@@ -659,29 +667,29 @@ pub fn judge(
     }
 
     // Too little to say anything.
-    if r.seconds < MIN_SECONDS {
+    if r.figures.seconds < MIN_SECONDS {
         say(
             Code::TooShort,
             format!(
                 "{:.3} s is shorter than the {MIN_SECONDS} s warm-up (thread start, first \
                  faults, the queue filling): use more blocks",
-                r.seconds
+                r.figures.seconds
             ),
         );
-    } else if r.ops < MIN_OPS {
+    } else if r.figures.ops < MIN_OPS {
         say(
             Code::TooShort,
             format!(
                 "{} operations are too few for a stable figure (at least {MIN_OPS}: the mean \
                  of fewer is uncertain by more than ±20%): use more or smaller blocks",
-                r.ops
+                r.figures.ops
             ),
         );
     }
 
     // O_DIRECT requests split by the buffers' physical layout.
     let segments = ctx.device.as_ref().and_then(|d| Some((d, d.max_segments?)));
-    if let (true, Some(l), Some((d, max))) = (r.direct, &seen.buffer_layout, segments) {
+    if let (true, Some(l), Some((d, max))) = (r.setup.direct, &seen.buffer_layout, segments) {
         let split = l.split(max);
         if split > 0 && split as f64 >= SPLIT_SHARE * l.pieces.len() as f64 {
             say(
@@ -700,16 +708,16 @@ pub fn judge(
     }
 
     // Small test area.
-    if read && cold && !r.direct {
+    if read && cold && !r.setup.direct {
         if let Some(ra_kb) = ctx.device.as_ref().and_then(|d| d.read_ahead_kb) {
             let ra = ra_kb * 1024;
-            if r.file_size_bytes > 0 && r.file_size_bytes <= ra {
+            if r.identity.file_size_bytes > 0 && r.identity.file_size_bytes <= ra {
                 say(
                     Code::SmallTestArea,
                     format!(
                         "a cold read of a {} file, within one read-ahead window ({} KiB): the \
                          first read fetches it all, the rest come from memory",
-                        fmt_bytes(r.file_size_bytes),
+                        fmt_bytes(r.identity.file_size_bytes),
                         ra_kb
                     ),
                 );
@@ -737,21 +745,30 @@ mod tests {
     /// A clean cold O_DIRECT 1 MiB read: 1 GiB in 2 s on an ext4 disk.
     fn clean() -> RunResult {
         RunResult {
-            file: "/d/f".into(),
-            file_size_bytes: 1 << 30,
-            operation: Op::Read.into(),
-            method: Method::Pread.into(),
-            pattern: Pattern::Sequential.into(),
-            cache: CacheMode::Cold.into(),
-            direct: true,
-            block_size_bytes: MIB,
-            threads: 1,
-            queue_depth: 1,
-            bytes: 1 << 30,
-            seconds: 2.0,
-            mib_s: 512.0,
-            ops: 1024,
-            residency_before_pct: 0.0,
+            identity: crate::measure::result::Identity {
+                file: "/d/f".into(),
+                file_size_bytes: 1 << 30,
+                ..Default::default()
+            },
+            setup: crate::config::RecordedSetup {
+                op: Op::Read.into(),
+                method: Method::Pread.into(),
+                pattern: Pattern::Sequential.into(),
+                cache: CacheMode::Cold.into(),
+                direct: true,
+                block_size_bytes: MIB,
+                threads: 1,
+                queue_depth: 1,
+                ..Default::default()
+            },
+            figures: crate::measure::result::Figures {
+                bytes: 1 << 30,
+                seconds: 2.0,
+                mib_s: 512.0,
+                ops: 1024,
+                residency_before_pct: 0.0,
+                ..Default::default()
+            },
             ..Default::default()
         }
     }
@@ -846,8 +863,14 @@ mod tests {
     fn an_open_loop_p99_set_by_one_stall_is_suspect_and_one_high_all_along_is_not() {
         use crate::measure::burst::Burst;
         let r = RunResult {
-            rate_iops_asked: Some(3000.0),
-            resp_p99_us: Some(45_000.0),
+            setup: crate::config::RecordedSetup {
+                rate_iops: Some(crate::config::Iops(3000.0)),
+                ..clean().setup
+            },
+            open_loop: Some(crate::measure::result::OpenLoop {
+                resp_p99_us: 45_000.0,
+                ..Default::default()
+            }),
             ..clean()
         };
         let mut t = timeline(&[512.0, 512.0], 1 << 30, (1 << 30) + (1 << 20));
@@ -888,10 +911,16 @@ mod tests {
     #[test]
     fn a_clean_warm_read_at_a_full_core_is_ok_since_it_measures_the_page_cache() {
         let r = RunResult {
-            cache: CacheMode::Warm.into(),
-            direct: false,
-            mib_s: 4096.0,
-            bytes: 8 << 30,
+            setup: crate::config::RecordedSetup {
+                cache: CacheMode::Warm.into(),
+                direct: false,
+                ..clean().setup
+            },
+            figures: crate::measure::result::Figures {
+                mib_s: 4096.0,
+                bytes: 8 << 30,
+                ..clean().figures
+            },
             ..clean()
         };
         let t = timeline(&[4096.0, 4096.0], 8 << 30, 0);
@@ -919,8 +948,14 @@ mod tests {
         }
         // A file in RAM is always cached: that is not said twice as a failed eviction.
         let cached = RunResult {
-            direct: false,
-            residency_before_pct: 100.0,
+            setup: crate::config::RecordedSetup {
+                direct: false,
+                ..clean().setup
+            },
+            figures: crate::measure::result::Figures {
+                residency_before_pct: 100.0,
+                ..clean().figures
+            },
             ..clean()
         };
         let v = judged(&cached, None, &on("tmpfs", ""), &Observed::default());
@@ -946,8 +981,14 @@ mod tests {
         assert!(v.reasons[0].sentence.contains("O_DIRECT"), "{v:?}");
         // Eviction that failed shows in the residency before the run, too.
         let resident = RunResult {
-            direct: false,
-            residency_before_pct: 100.0,
+            setup: crate::config::RecordedSetup {
+                direct: false,
+                ..clean().setup
+            },
+            figures: crate::measure::result::Figures {
+                residency_before_pct: 100.0,
+                ..clean().figures
+            },
             ..clean()
         };
         let v = judged(&resident, None, &disk(), &Observed::default());
@@ -971,8 +1012,11 @@ mod tests {
         assert_eq!(codes(&v), [Code::Compressed]);
         assert!(v.reasons[0].sentence.contains("compress=zstd:3"), "{v:?}");
         let w = RunResult {
-            operation: Op::Write.into(),
-            direct: false,
+            setup: crate::config::RecordedSetup {
+                op: Op::Write.into(),
+                direct: false,
+                ..clean().setup
+            },
             ..clean()
         };
         let synced = Observed {
@@ -990,8 +1034,11 @@ mod tests {
     #[test]
     fn a_warm_read_with_the_device_busy_reading_had_its_cache_evicted_under_it() {
         let r = RunResult {
-            cache: CacheMode::Warm.into(),
-            direct: false,
+            setup: crate::config::RecordedSetup {
+                cache: CacheMode::Warm.into(),
+                direct: false,
+                ..clean().setup
+            },
             ..clean()
         };
         let t = timeline(&[512.0, 512.0], 1 << 30, 300 << 20);
@@ -1008,9 +1055,12 @@ mod tests {
     #[test]
     fn buffered_writes_without_sync_that_stayed_dirty_end_in_the_page_cache() {
         let w = RunResult {
-            operation: Op::Write.into(),
-            direct: false,
-            cache: CacheMode::AsIs.into(),
+            setup: crate::config::RecordedSetup {
+                op: Op::Write.into(),
+                direct: false,
+                cache: CacheMode::AsIs.into(),
+                ..clean().setup
+            },
             ..clean()
         };
         let t = timeline(&[512.0, 512.0], 1 << 30, 100 << 20);
@@ -1041,8 +1091,11 @@ mod tests {
         let p = Profile::synthetic_example();
         // The synthetic device does 1 GiB/s at QD 1 sequential: 5 GiB/s cold direct is not it.
         let fast = RunResult {
-            mib_s: 5120.0,
-            bytes: 10 << 30,
+            figures: crate::measure::result::Figures {
+                mib_s: 5120.0,
+                bytes: 10 << 30,
+                ..clean().figures
+            },
             ..clean()
         };
         let v = judge(&fast, None, &disk(), Some(&p), &Observed::default());
@@ -1063,10 +1116,16 @@ mod tests {
         assert!(v.reasons[0].sentence.contains("0.95 of a core"), "{v:?}");
         assert!(v.reasons[0].sentence.contains("io_uring"), "{v:?}");
         let one_byte = RunResult {
-            cache: CacheMode::Warm.into(),
-            direct: false,
-            block_size_bytes: 1,
-            ops: 1_000_000,
+            setup: crate::config::RecordedSetup {
+                cache: CacheMode::Warm.into(),
+                direct: false,
+                block_size_bytes: 1,
+                ..clean().setup
+            },
+            figures: crate::measure::result::Figures {
+                ops: 1_000_000,
+                ..clean().figures
+            },
             ..clean()
         };
         assert!(judged(&one_byte, None, &disk(), &busy).has(Code::GeneratorBound));
@@ -1085,7 +1144,10 @@ mod tests {
         assert!(!judged(&one_byte, None, &disk(), &waited).has(Code::GeneratorBound));
         // Four threads on two cores: the share is of the cores there are.
         let four = RunResult {
-            threads: 4,
+            setup: crate::config::RecordedSetup {
+                threads: 4,
+                ..clean().setup
+            },
             ..clean()
         };
         let two_cores = Observed {
@@ -1108,8 +1170,11 @@ mod tests {
         assert!(v.reasons[0].sentence.contains("3.00×"), "{v:?}");
         // A random buffered read's read-ahead may read many times the run: not judged.
         let random = RunResult {
-            direct: false,
-            pattern: Pattern::Random.into(),
+            setup: crate::config::RecordedSetup {
+                direct: false,
+                pattern: Pattern::Random.into(),
+                ..clean().setup
+            },
             ..clean()
         };
         assert_eq!(
@@ -1139,20 +1204,35 @@ mod tests {
     #[test]
     fn a_run_shorter_than_its_warm_up_or_with_too_few_operations_is_too_short() {
         let short = RunResult {
-            seconds: 0.01,
+            figures: crate::measure::result::Figures {
+                seconds: 0.01,
+                ..clean().figures
+            },
             ..clean()
         };
         let v = judged(&short, None, &disk(), &Observed::default());
         assert_eq!(codes(&v), [Code::TooShort]);
-        let few = RunResult { ops: 10, ..clean() };
+        let few = RunResult {
+            figures: crate::measure::result::Figures {
+                ops: 10,
+                ..clean().figures
+            },
+            ..clean()
+        };
         assert!(judged(&few, None, &disk(), &Observed::default()).has(Code::TooShort));
     }
 
     #[test]
     fn a_cold_read_of_a_file_within_the_read_ahead_window_is_a_small_test_area() {
         let small = RunResult {
-            direct: false,
-            file_size_bytes: 64 << 10,
+            identity: crate::measure::result::Identity {
+                file_size_bytes: 64 << 10,
+                ..clean().identity
+            },
+            setup: crate::config::RecordedSetup {
+                direct: false,
+                ..clean().setup
+            },
             ..clean()
         };
         let v = judged(&small, None, &disk(), &Observed::default());
@@ -1193,7 +1273,10 @@ mod tests {
         assert!(codes(&judged(&clean(), None, &ctx, &seen(vec![1; 32]))).is_empty());
         assert!(codes(&judged(&clean(), None, &disk(), &seen(vec![256; 32]))).is_empty());
         let buffered = RunResult {
-            direct: false,
+            setup: crate::config::RecordedSetup {
+                direct: false,
+                ..clean().setup
+            },
             ..clean()
         };
         assert!(codes(&judged(&buffered, None, &ctx, &seen(vec![256; 32]))).is_empty());
@@ -1221,7 +1304,11 @@ mod tests {
         let mut r = RunResult::default();
         v.fill(&mut r);
         assert_eq!(
-            (r.verdict.as_str(), r.reasons.as_str(), r.why.as_str()),
+            (
+                r.judgement.verdict.as_str(),
+                r.judgement.reasons.as_str(),
+                r.judgement.why.as_str()
+            ),
             ("suspect", "not_a_disk;too_short", "a | b")
         );
         assert_eq!(v.lines()[0], "verdict: suspect (not_a_disk, too_short)");

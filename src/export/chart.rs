@@ -50,16 +50,16 @@ impl Dim {
     /// The row's value of this dimension.
     fn of(self, r: &RunResult) -> Value {
         match self {
-            Dim::Experiment => Value::Experiment(r.experiment.clone()),
-            Dim::Operation => Value::Operation(r.operation.clone()),
-            Dim::Method => Value::Method(r.method.clone()),
-            Dim::Pattern => Value::Pattern(r.pattern.clone()),
-            Dim::Cache => Value::Cache(r.cache.clone()),
-            Dim::Direct => Value::Direct(r.direct),
-            Dim::BlockSize => Value::BlockSize(r.block_size_bytes),
-            Dim::Threads => Value::Threads(r.threads),
-            Dim::QueueDepth => Value::QueueDepth(r.queue_depth),
-            Dim::Rate => Value::Rate(r.rate_iops_asked.map_or(0, |v| v.round() as u64)),
+            Dim::Experiment => Value::Experiment(r.identity.experiment.clone()),
+            Dim::Operation => Value::Operation(r.setup.op.clone()),
+            Dim::Method => Value::Method(r.setup.method.clone()),
+            Dim::Pattern => Value::Pattern(r.setup.pattern.clone()),
+            Dim::Cache => Value::Cache(r.setup.cache.clone()),
+            Dim::Direct => Value::Direct(r.setup.direct),
+            Dim::BlockSize => Value::BlockSize(r.setup.block_size_bytes),
+            Dim::Threads => Value::Threads(r.setup.threads),
+            Dim::QueueDepth => Value::QueueDepth(r.setup.queue_depth),
+            Dim::Rate => Value::Rate(r.setup.rate().map_or(0, |v| v.round() as u64)),
         }
     }
 
@@ -289,7 +289,7 @@ fn distinct(rows: &[&RunResult], dim: Dim) -> Vec<Value> {
 /// try for the x axis, in order. None when no row succeeded.
 pub fn throughput_chart(title: &str, rows: &[RunResult], x_pref: &[Dim]) -> Option<Chart> {
     throughput_chart_with(title, rows, x_pref, &|r: &RunResult| {
-        crate::explain::profile_for(std::path::Path::new(&r.file)).map(|(p, _)| p)
+        crate::explain::profile_for(std::path::Path::new(&r.identity.file)).map(|(p, _)| p)
     })
 }
 
@@ -302,7 +302,7 @@ pub fn throughput_chart_with(
     x_pref: &[Dim],
     profile_of: &dyn Fn(&RunResult) -> Option<crate::explain::profile::Profile>,
 ) -> Option<Chart> {
-    let rows: Vec<&RunResult> = rows.iter().filter(|r| r.error.is_empty()).collect();
+    let rows: Vec<&RunResult> = rows.iter().filter(|r| r.figures.error.is_empty()).collect();
     if rows.is_empty() {
         return None;
     }
@@ -367,7 +367,7 @@ pub fn throughput_chart_with(
                     let v: Vec<f64> = rows
                         .iter()
                         .filter(|r| key_of(r) == *k && x_of(r) == *c)
-                        .map(|r| r.mib_s)
+                        .map(|r| r.figures.mib_s)
                         .collect();
                     (!v.is_empty()).then(|| Stats::of(&v))
                 })
@@ -381,13 +381,16 @@ pub fn throughput_chart_with(
                 .iter()
                 .filter(|r| key_of(r) == *k && x_of(r) == *c)
                 .collect();
-            let sus: Vec<&&&RunResult> = bar.iter().filter(|r| r.verdict == "suspect").collect();
+            let sus: Vec<&&&RunResult> = bar
+                .iter()
+                .filter(|r| r.judgement.verdict == "suspect")
+                .collect();
             if sus.is_empty() {
                 continue;
             }
             let mut codes: Vec<String> = Vec::new();
             for r in &sus {
-                for code in r.reasons.split(';').filter(|c| !c.is_empty()) {
+                for code in r.judgement.reasons.split(';').filter(|c| !c.is_empty()) {
                     if !codes.iter().any(|k| k == code) {
                         codes.push(code.to_string());
                     }
@@ -420,7 +423,7 @@ pub fn throughput_chart_with(
     let mut subtitle = subtitle_of(rows.iter().copied());
     if let Some(storage) = rows
         .first()
-        .and_then(|r| crate::explain::storage_of(std::path::Path::new(&r.file)))
+        .and_then(|r| crate::explain::storage_of(std::path::Path::new(&r.identity.file)))
     {
         subtitle = format!("{storage} · {subtitle}");
     }
@@ -483,13 +486,13 @@ pub fn subtitle_of<'a>(rows: impl Iterator<Item = &'a RunResult>) -> String {
     let mut files: Vec<(&str, u64)> = Vec::new();
     let mut reps = 0u32;
     for r in rows {
-        if !r.host.is_empty() && !hosts.contains(&r.host.as_str()) {
-            hosts.push(&r.host);
+        if !r.identity.host.is_empty() && !hosts.contains(&r.identity.host.as_str()) {
+            hosts.push(&r.identity.host);
         }
-        if !r.file.is_empty() && !files.iter().any(|f| f.0 == r.file) {
-            files.push((&r.file, r.file_size_bytes));
+        if !r.identity.file.is_empty() && !files.iter().any(|f| f.0 == r.identity.file) {
+            files.push((&r.identity.file, r.identity.file_size_bytes));
         }
-        reps = reps.max(r.rep);
+        reps = reps.max(r.identity.rep);
     }
     let mut parts: Vec<String> = Vec::new();
     if !hosts.is_empty() {
@@ -613,12 +616,21 @@ mod tests {
 
     fn row(bs: u64, cache: CacheMode, mib_s: f64) -> RunResult {
         RunResult {
-            experiment: "e".into(),
-            method: Method::Pread.into(),
-            cache: cache.into(),
-            block_size_bytes: bs,
-            threads: 1,
-            mib_s,
+            identity: crate::measure::result::Identity {
+                experiment: "e".into(),
+                ..Default::default()
+            },
+            setup: crate::config::RecordedSetup {
+                method: Method::Pread.into(),
+                cache: cache.into(),
+                block_size_bytes: bs,
+                threads: 1,
+                ..Default::default()
+            },
+            figures: crate::measure::result::Figures {
+                mib_s,
+                ..Default::default()
+            },
             ..Default::default()
         }
     }
@@ -651,9 +663,9 @@ mod tests {
     #[test]
     fn settings_fixed_by_the_x_value_do_not_split_series() {
         let mut a = row(1 << 20, CacheMode::Warm, 1.0);
-        a.experiment = "seq".into();
+        a.identity.experiment = "seq".into();
         let mut b = row(4096, CacheMode::Warm, 2.0);
-        b.experiment = "rnd".into();
+        b.identity.experiment = "rnd".into();
         let c = throughput_chart("t", &[a, b], &[Dim::Experiment]).unwrap();
         assert_eq!(c.series.len(), 1);
         assert_eq!(c.categories.len(), 2);

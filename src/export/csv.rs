@@ -441,23 +441,23 @@ struct PointKey<'a> {
 
 fn point_key(r: &RunResult) -> PointKey<'_> {
     PointKey {
-        experiment: &r.experiment,
-        operation: &r.operation,
-        method: &r.method,
-        pattern: &r.pattern,
-        cache: &r.cache,
-        direct: r.direct,
-        block_size_bytes: r.block_size_bytes,
-        threads: r.threads,
-        queue_depth: r.queue_depth,
-        mix_read_pct: r.mix_read_pct_asked,
-        buffers: Some(&r.buffers),
-        write_sync: r.write_sync,
-        submit: r.submit,
-        prealloc: r.prealloc,
-        rate_iops_asked: r.rate_iops_asked,
-        arrival: r.arrival,
-        checksum: r.checksum,
+        experiment: &r.identity.experiment,
+        operation: &r.setup.op,
+        method: &r.setup.method,
+        pattern: &r.setup.pattern,
+        cache: &r.setup.cache,
+        direct: r.setup.direct,
+        block_size_bytes: r.setup.block_size_bytes,
+        threads: r.setup.threads,
+        queue_depth: r.setup.queue_depth,
+        mix_read_pct: r.setup.mix_read_pct,
+        buffers: Some(&r.setup.buffers),
+        write_sync: r.setup.write_sync,
+        submit: r.setup.submit,
+        prealloc: r.setup.prealloc,
+        rate_iops_asked: r.setup.rate(),
+        arrival: r.setup.arrival,
+        checksum: r.setup.checksum,
     }
 }
 
@@ -520,21 +520,21 @@ fn summarize_points(rows: &[RunResult]) -> (Vec<PointKey<'_>>, Vec<RunSummary>) 
     let summaries = groups
         .into_iter()
         .map(|(_, v)| {
-            let ok: Vec<&&RunResult> = v.iter().filter(|r| r.error.is_empty()).collect();
-            let mib = Stats::of(&ok.iter().map(|r| r.mib_s).collect::<Vec<_>>());
-            let iops = Stats::of(&ok.iter().map(|r| r.iops).collect::<Vec<_>>());
-            let lat = Stats::of(&ok.iter().map(|r| r.lat_p50_us).collect::<Vec<_>>());
+            let ok: Vec<&&RunResult> = v.iter().filter(|r| r.figures.error.is_empty()).collect();
+            let mib = Stats::of(&ok.iter().map(|r| r.figures.mib_s).collect::<Vec<_>>());
+            let iops = Stats::of(&ok.iter().map(|r| r.figures.iops).collect::<Vec<_>>());
+            let lat = Stats::of(&ok.iter().map(|r| r.figures.lat_p50_us).collect::<Vec<_>>());
             let f = v[0];
             RunSummary {
-                experiment: f.experiment.clone(),
-                operation: f.operation.clone(),
-                method: f.method.clone(),
-                pattern: f.pattern.clone(),
-                cache: f.cache.clone(),
-                direct: f.direct,
-                block_size_bytes: f.block_size_bytes,
-                threads: f.threads,
-                queue_depth: f.queue_depth,
+                experiment: f.identity.experiment.clone(),
+                operation: f.setup.op.clone(),
+                method: f.setup.method.clone(),
+                pattern: f.setup.pattern.clone(),
+                cache: f.setup.cache.clone(),
+                direct: f.setup.direct,
+                block_size_bytes: f.setup.block_size_bytes,
+                threads: f.setup.threads,
+                queue_depth: f.setup.queue_depth,
                 reps: ok.len(),
                 failed: v.len() - ok.len(),
                 mean_mib_s: mib.mean,
@@ -546,17 +546,17 @@ fn summarize_points(rows: &[RunResult]) -> (Vec<PointKey<'_>>, Vec<RunSummary>) 
                 median_lat_p50_us: lat.median,
                 error: v
                     .iter()
-                    .map(|r| r.error.clone())
+                    .map(|r| r.figures.error.clone())
                     .find(|e| !e.is_empty())
                     .unwrap_or_default(),
-                buffers: Some(Some(f.buffers.clone())),
-                write_sync: Some(f.write_sync),
-                submit: Some(f.submit),
-                prealloc: Some(f.prealloc),
-                rate_iops_asked: Some(f.rate_iops_asked),
-                arrival: Some(f.arrival),
-                mix_read_pct_asked: Some(f.mix_read_pct_asked),
-                checksum: Some(f.checksum),
+                buffers: Some(Some(f.setup.buffers.clone())),
+                write_sync: Some(f.setup.write_sync),
+                submit: Some(f.setup.submit),
+                prealloc: Some(f.setup.prealloc),
+                rate_iops_asked: Some(f.setup.rate()),
+                arrival: Some(f.setup.arrival),
+                mix_read_pct_asked: Some(f.setup.mix_read_pct),
+                checksum: Some(f.setup.checksum),
             }
         })
         .collect();
@@ -615,10 +615,19 @@ mod tests {
 
     fn row(bs: u64, rep: u32, mib_s: f64) -> RunResult {
         RunResult {
-            experiment: "e".into(),
-            block_size_bytes: bs,
-            rep,
-            mib_s,
+            identity: crate::measure::result::Identity {
+                experiment: "e".into(),
+                rep,
+                ..Default::default()
+            },
+            setup: crate::config::RecordedSetup {
+                block_size_bytes: bs,
+                ..Default::default()
+            },
+            figures: crate::measure::result::Figures {
+                mib_s,
+                ..Default::default()
+            },
             ..Default::default()
         }
     }
@@ -626,7 +635,7 @@ mod tests {
     #[test]
     fn summaries_group_repetitions_by_point_and_skip_failed_ones() {
         let mut failed = row(4096, 4, 0.0);
-        failed.error = "boom".into();
+        failed.figures.error = "boom".into();
         let rows = vec![
             row(4096, 1, 10.0),
             row(4096, 2, 30.0),
@@ -656,31 +665,31 @@ mod tests {
         let base = row(4096, 1, 10.0);
         let mut differ: Vec<(&str, RunResult)> = Vec::new();
         let mut r = base.clone();
-        r.buffers = Label::Known(Buffers::Malloc);
+        r.setup.buffers = Label::Known(Buffers::Malloc);
         differ.push(("buffers", r));
         let mut r = base.clone();
-        r.write_sync = Some(WriteSync::Dsync);
+        r.setup.write_sync = Some(WriteSync::Dsync);
         differ.push(("write_sync", r));
         let mut r = base.clone();
-        r.submit = Some(SubmitPolicy::Batch);
+        r.setup.submit = Some(SubmitPolicy::Batch);
         differ.push(("submit", r));
         let mut r = base.clone();
-        r.prealloc = Some(Prealloc::None);
+        r.setup.prealloc = Some(Prealloc::None);
         differ.push(("prealloc", r));
         let mut r = base.clone();
-        r.rate_iops_asked = Some(1000.0);
+        r.setup.rate_iops = Some(crate::config::Iops(1000.0));
         differ.push(("rate_iops_asked", r));
         let mut r = base.clone();
-        r.arrival = Some(Arrival::Poisson);
+        r.setup.arrival = Some(Arrival::Poisson);
         differ.push(("arrival", r));
         let mut r = base.clone();
         r.set_mixed(70, &crate::measure::snapshot::MixedSnapshot::new());
         differ.push(("mix_read_pct_asked", r));
         let mut r = base.clone();
-        r.checksum = Some(Checksum::None);
+        r.setup.checksum = Some(Checksum::None);
         differ.push(("checksum", r));
         let mut plain = base.clone();
-        plain.buffers = Label::Known(Buffers::Plain);
+        plain.setup.buffers = Label::Known(Buffers::Plain);
         for (column, other) in differ {
             let mut first = base.clone();
             if column == "buffers" {
@@ -721,8 +730,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("rows.csv");
         let mut uring = row(4096, 1, 1.0);
-        uring.submit = Some(SubmitPolicy::Batch);
-        uring.rate_iops_asked = Some(123.456789);
+        uring.setup.submit = Some(SubmitPolicy::Batch);
+        uring.setup.rate_iops = Some(crate::config::Iops(123.456789));
         let pread = row(4096, 2, 2.0);
         let extra = RunResult::optional_columns_of(&[uring.clone(), pread.clone()]);
         assert_eq!(
@@ -763,8 +772,8 @@ mod tests {
         assert_eq!(round_float(0.000123456789), "0.000123457");
         assert_eq!(round_float(f64::NAN), "", "not known is an empty cell");
         let mut r = row(4096, 1, 1.5624820879999999);
-        r.seconds = 0.30000000000000004;
-        r.lat_p50_us = 12.345678901;
+        r.figures.seconds = 0.30000000000000004;
+        r.figures.lat_p50_us = 12.345678901;
         let text = through_sink(&[r]);
         assert!(!text.contains("1.5624820879999999"), "{text}");
         assert!(
@@ -777,7 +786,7 @@ mod tests {
     #[test]
     fn latency_a_command_did_not_measure_is_empty_not_zero() {
         let mut dd = row(1 << 20, 1, 900.0);
-        dd.method = Label::of_text("dd");
+        dd.setup.method = Label::of_text("dd");
         let text = through_sink(std::slice::from_ref(&dd));
         assert_eq!(text, to_csv_tidy(&[dd]).unwrap());
         let mut r = ::csv::Reader::from_reader(text.as_bytes());

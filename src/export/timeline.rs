@@ -34,16 +34,16 @@ impl RunKey {
     /// The key of `r` (the device is its timeline's).
     pub fn of(r: &RunResult) -> RunKey {
         RunKey {
-            experiment: crate::text::csv_cell(&r.experiment).into_owned(),
-            operation: r.operation.clone(),
-            method: r.method.clone(),
-            pattern: r.pattern.clone(),
-            cache: r.cache.clone(),
-            direct: r.direct,
-            block_size_bytes: r.block_size_bytes,
-            threads: r.threads,
-            queue_depth: r.queue_depth,
-            rep: r.rep,
+            experiment: crate::text::csv_cell(&r.identity.experiment).into_owned(),
+            operation: r.setup.op.clone(),
+            method: r.setup.method.clone(),
+            pattern: r.setup.pattern.clone(),
+            cache: r.setup.cache.clone(),
+            direct: r.setup.direct,
+            block_size_bytes: r.setup.block_size_bytes,
+            threads: r.setup.threads,
+            queue_depth: r.setup.queue_depth,
+            rep: r.identity.rep,
             device: r
                 .timeline
                 .as_ref()
@@ -118,7 +118,7 @@ impl RespColumns {
 /// (empty for a closed-loop run's rows); otherwise the header is the closed-loop one.
 pub fn to_timeline_csv(runs: &[&RunResult]) -> anyhow::Result<String> {
     let rows = timeline_rows(runs);
-    if !runs.iter().any(|r| r.rate_iops_asked.is_some()) {
+    if !runs.iter().any(|r| r.setup.rate().is_some()) {
         return super::csv::to_csv_tidy(&rows);
     }
     let rows: Vec<(RunKey, IntervalRow, RespColumns)> = rows
@@ -287,8 +287,11 @@ mod tests {
             kind: SnapshotKind::Interval,
         });
         let mut r = RunResult {
-            experiment: "=x".into(),
-            rep: 2,
+            identity: crate::measure::result::Identity {
+                experiment: "=x".into(),
+                rep: 2,
+                ..Default::default()
+            },
             ..Default::default()
         };
         r.timeline = Some(std::sync::Arc::new(b.finish(

@@ -18,22 +18,27 @@ pub const SIZE_PX: (u32, u32) = (1000, 900);
 fn run_label(r: &RunResult) -> String {
     let mut s = format!(
         "{} {} t{}",
-        r.method,
-        crate::size::format_size(r.block_size_bytes),
-        r.threads
+        r.setup.method,
+        crate::size::format_size(r.setup.block_size_bytes),
+        r.setup.threads
     );
-    if r.queue_depth > 1 {
-        s += &format!(" qd{}", r.queue_depth);
+    if r.setup.queue_depth > 1 {
+        s += &format!(" qd{}", r.setup.queue_depth);
     }
-    if let Some(rate) = r.rate_iops_asked {
+    if let Some(rate) = r.setup.rate() {
         s += &format!(" @{rate:.0}/s");
     }
-    s = format!("{s} rep {}", r.rep);
+    s = format!("{s} rep {}", r.identity.rep);
     // A fleet's row: which rank, and how far apart the ranks started (the time axis is the
     // fleet's clock, from the earliest rank's start).
-    if let Some(rank) = &r.rank {
+    if let Some(rank) = r.fleet.as_ref().map(|f| &f.rank) {
         s = format!("rank {} {s}", crate::text::shown(rank));
-        if let Some(skew) = r.start_skew_us.flatten().filter(|v| *v > 0.0) {
+        if let Some(skew) = r
+            .fleet
+            .as_ref()
+            .and_then(|f| f.start_skew_us)
+            .filter(|v| *v > 0.0)
+        {
             s += &format!(
                 " (start skew {})",
                 super::axis::fmt_us(skew, super::axis::UsStyle::Fixed)
@@ -232,7 +237,7 @@ fn draw(
         .x_label_area_size(36)
         .y_label_area_size(70)
         .caption(
-            if runs.iter().any(|r| r.rank.is_some()) {
+            if runs.iter().any(|r| r.fleet.is_some()) {
                 "throughput (a vertical line: level shift; shaded from 0: the ranks' start skew, \
                  time 0 is the first rank's start)"
             } else {
@@ -245,7 +250,12 @@ fn draw(
     for (i, (r, t)) in runs.iter().zip(&timelines).enumerate() {
         let color = COLORS[i % COLORS.len()];
         // A fleet's start skew, shaded on the time axis from 0 to the last rank's start.
-        if let Some(skew_s) = r.start_skew_us.flatten().map(|v| v / 1e6) {
+        if let Some(skew_s) = r
+            .fleet
+            .as_ref()
+            .and_then(|f| f.start_skew_us)
+            .map(|v| v / 1e6)
+        {
             cc.draw_series(std::iter::once(Rectangle::new(
                 [(0.0, 0.0), (skew_s.min(x1), top * 0.04)],
                 color.mix(0.5).filled(),
@@ -322,9 +332,15 @@ mod tests {
             });
         }
         let mut r = RunResult {
-            block_size_bytes: 4096,
-            threads: 1,
-            rep: 1,
+            identity: crate::measure::result::Identity {
+                rep: 1,
+                ..Default::default()
+            },
+            setup: crate::config::RecordedSetup {
+                block_size_bytes: 4096,
+                threads: 1,
+                ..Default::default()
+            },
             ..Default::default()
         };
         r.timeline = Some(std::sync::Arc::new(b.finish(

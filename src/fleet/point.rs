@@ -244,17 +244,17 @@ pub fn run_point(
         // The workers' figures stand, but the run's time does not.
         Err(e) => {
             result = make_result(&ended.meta, experiment, &ended.aggregate, Duration::ZERO);
-            result.error = match e {
+            result.figures.error = match e {
                 RunError::Failed(f) => f.message.clone(),
                 RunError::Other(e) => format!("{e:#}"),
             };
         }
     }
     let agg = ended.aggregate;
-    result.host = fleet.host().to_string();
+    result.identity.host = fleet.host().to_string();
     // `cold-all` ran as a host-wide drop plus `cold` per rank: report what was asked.
-    result.cache = spec.setup.cache.into();
-    let error = (!result.error.is_empty()).then(|| result.error.clone());
+    result.setup.cache = spec.setup.cache.into();
+    let error = (!result.figures.error.is_empty()).then(|| result.figures.error.clone());
     // The timeline travels beside the row (the row's CSV has no place for it).
     let timeline = result.timeline.take().map(|t| (*t).clone());
     let report = RankReport {
@@ -509,12 +509,16 @@ mod tests {
             "{}",
             slow.stopped_by
         );
-        assert!(slow.result.bytes < 64 << 20, "{}", slow.result.bytes);
+        assert!(
+            slow.result.figures.bytes < 64 << 20,
+            "{}",
+            slow.result.figures.bytes
+        );
         assert_eq!(slow.xor_full, None);
         let all = crate::fleet::aggregate::aggregate_row(reports, 3, Layout::FilePerProcess);
-        let sum: u64 = reports.iter().map(|r| r.result.bytes).sum();
-        assert_eq!(all.bytes, sum);
-        assert_eq!(all.stopped_early, Some(true));
+        let sum: u64 = reports.iter().map(|r| r.result.figures.bytes).sum();
+        assert_eq!(all.figures.bytes, sum);
+        assert_eq!(all.fleet.as_ref().map(|f| f.stopped_early), Some(true));
         assert!(got[1].is_ok() && got[2].is_ok());
     }
 
@@ -535,8 +539,8 @@ mod tests {
         });
         let reports = got[0].as_ref().unwrap();
         for r in reports {
-            assert_eq!(r.result.cache, CacheMode::ColdAll);
-            assert_eq!(r.result.bytes, 8192);
+            assert_eq!(r.result.setup.cache, CacheMode::ColdAll);
+            assert_eq!(r.result.figures.bytes, 8192);
         }
     }
 

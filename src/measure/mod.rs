@@ -10,6 +10,7 @@
 pub mod aggregate;
 pub mod burst;
 pub mod clock;
+pub mod columns;
 pub mod device;
 pub mod histogram;
 pub mod pacer;

@@ -488,18 +488,20 @@ impl Ended {
             &self.aggregate,
             self.elapsed.unwrap_or_default(),
         );
-        if r.resp_p99_us.is_some() {
+        if r.open_loop.is_some() {
             // On every open-loop row, NaN (an empty cell, null in JSON) where the run was too
             // short to say, so the rows of one experiment share their columns.
-            r.resp_p99_no_burst_us = Some(
-                self.timeline
-                    .reading
-                    .burst
-                    .map_or(f64::NAN, |b| b.p99_without_us),
-            );
+            if let Some(o) = &mut r.open_loop {
+                o.resp_p99_no_burst_us = Some(
+                    self.timeline
+                        .reading
+                        .burst
+                        .map_or(f64::NAN, |b| b.p99_without_us),
+                );
+            }
         }
         r.timeline = Some(self.timeline.clone());
-        if r.error.is_empty() && self.verdict.is_ok() {
+        if r.figures.error.is_empty() && self.verdict.is_ok() {
             self.judgement.fill(&mut r);
         }
         r
@@ -541,12 +543,12 @@ mod tests {
         let t = outcome.result.timeline.as_ref().expect("a timeline");
         assert_eq!(
             so_far.rows.iter().map(|r| r.ops).sum::<u64>(),
-            outcome.result.ops
+            outcome.result.figures.ops
         );
         assert_eq!(t.interval_s, 0.1);
         assert_eq!(
             t.rows.iter().map(|r| r.ops).sum::<u64>(),
-            outcome.result.ops
+            outcome.result.figures.ops
         );
         assert_eq!(t.rows.iter().map(|r| r.bytes).sum::<u64>(), 4 << 20);
         assert_eq!(t.total_latency(), outcome.aggregate.latency);

@@ -186,23 +186,32 @@ pub fn run_command(
     let stderr_text = err_rx.recv_timeout(STDERR_WAIT).unwrap_or_default();
     let program = program_of(&text);
     let mut r = RunResult {
-        host: host_name(),
-        file: spec.target.path.display().to_string(),
-        file_size_bytes: file.size_bytes,
-        operation: Op::Read.into(),
-        method: Label::of_text(&program),
-        pattern: Pattern::Sequential.into(),
-        cache: spec.setup.cache.into(),
-        block_size_bytes: bs,
-        block_count: count,
-        threads: 1,
-        queue_depth: 1,
-        bytes: cmd
-            .bytes
-            .unwrap_or(bs.saturating_mul(count).min(file.size_bytes)),
-        seconds: ended.duration_since(started).as_secs_f64(),
-        ops: count,
-        residency_before_pct: residency.map_or(f64::NAN, |r| r.percent()),
+        identity: crate::measure::result::Identity {
+            host: host_name(),
+            file: spec.target.path.display().to_string(),
+            file_size_bytes: file.size_bytes,
+            ..Default::default()
+        },
+        setup: crate::config::RecordedSetup {
+            op: Op::Read.into(),
+            method: Label::of_text(&program),
+            pattern: Pattern::Sequential.into(),
+            cache: spec.setup.cache.into(),
+            block_size_bytes: bs,
+            threads: 1,
+            queue_depth: 1,
+            ..Default::default()
+        },
+        figures: crate::measure::result::Figures {
+            block_count: count,
+            bytes: cmd
+                .bytes
+                .unwrap_or(bs.saturating_mul(count).min(file.size_bytes)),
+            seconds: ended.duration_since(started).as_secs_f64(),
+            ops: count,
+            residency_before_pct: residency.map_or(f64::NAN, |r| r.percent()),
+            ..Default::default()
+        },
         ..Default::default()
     };
     r.set_rates();
@@ -212,7 +221,7 @@ pub fn run_command(
             .rev()
             .find(|l| !l.trim().is_empty())
             .unwrap_or("");
-        r.error = format!("`{text}` failed ({status}): {last}");
+        r.figures.error = format!("`{text}` failed ({status}): {last}");
     }
     Ok(Some(r))
 }

@@ -54,8 +54,8 @@ pub fn run_points(
                 Ok(None) => return Ok(()),
                 Err(e) => failed_result(spec, file, x.command.as_ref(), e),
             };
-            r.experiment = x.name.clone();
-            r.rep = rep;
+            r.identity.experiment = x.name.clone();
+            r.identity.rep = rep;
             for w in warnings {
                 progress.note(&format!("{label} rep {rep}: {w}"));
             }
@@ -115,7 +115,7 @@ pub fn run_point(
         Err(RunError::Other(e)) => return Err(e),
     };
     if warm {
-        r.cache = CacheMode::Warm.into();
+        r.setup.cache = CacheMode::Warm.into();
     }
     Ok(Some(r))
 }
@@ -128,15 +128,12 @@ fn failed_result(
     command: Option<&CommandPlan>,
     e: anyhow::Error,
 ) -> RunResult {
-    let setup = crate::runner::setup_result(spec, file.size_bytes);
-    RunResult {
-        method: match command {
-            Some(cmd) => Label::of_text(&super::command::program_of(&cmd.template)),
-            None => setup.method.clone(),
-        },
-        error: format!("{e:#}").replace('\n', " "),
-        ..setup
+    let mut r = crate::runner::setup_result(spec, file.size_bytes);
+    if let Some(cmd) = command {
+        r.setup.method = Label::of_text(&super::command::program_of(&cmd.template));
     }
+    r.figures.error = format!("{e:#}").replace('\n', " ");
+    r
 }
 
 /// `exp: read pread warm 4K x1` for progress lines.
@@ -167,15 +164,20 @@ pub fn point_label(exp: &str, s: &RunSpec) -> String {
 }
 
 fn run_outcome(r: &RunResult) -> String {
-    if !r.error.is_empty() {
-        format!("FAILED: {}", r.error)
-    } else if let (Some(asked), Some(p99)) = (r.rate_iops_asked, r.resp_p99_us) {
+    if !r.figures.error.is_empty() {
+        format!("FAILED: {}", r.figures.error)
+    } else if let (Some(asked), Some(p99)) =
+        (r.setup.rate(), r.open_loop.as_ref().map(|o| o.resp_p99_us))
+    {
         // Open loop: the rate it kept and the response time its users waited.
         format!(
             "{:.1} MiB/s, {:.0} of {asked:.0} IOPS, response p99 {p99:.0} µs (service {:.0} µs){}",
-            r.mib_s,
-            r.rate_iops_achieved.unwrap_or(r.iops),
-            r.lat_p99_us,
+            r.figures.mib_s,
+            r.open_loop
+                .as_ref()
+                .map(|o| o.rate_iops_achieved)
+                .unwrap_or(r.figures.iops),
+            r.figures.lat_p99_us,
             if r.fell_behind() == Some(true) {
                 ", fell behind"
             } else {
@@ -183,6 +185,6 @@ fn run_outcome(r: &RunResult) -> String {
             }
         )
     } else {
-        format!("{:.1} MiB/s, {:.0} IOPS", r.mib_s, r.iops)
+        format!("{:.1} MiB/s, {:.0} IOPS", r.figures.mib_s, r.figures.iops)
     }
 }

@@ -47,7 +47,7 @@ pub fn documents(o: &SweepOutcome) -> anyhow::Result<Vec<Export>> {
     let runs: Vec<&RunResult> = done.iter().flat_map(|(_, c)| &c.runs).collect();
     let explanations: Vec<Option<Explanation>> = runs
         .iter()
-        .map(|r| crate::explain::explain_file_result(Path::new(&r.file), r))
+        .map(|r| crate::explain::explain_file_result(Path::new(&r.identity.file), r))
         .collect();
     let syscalls: Vec<&crate::export::SyscallRow> =
         done.iter().flat_map(|(_, c)| &c.syscalls).collect();

@@ -79,7 +79,7 @@ pub const MIN_ROW_OPS: u64 = 100;
 /// Whether a finished row is too short to compare (under [`MIN_ROW_SECONDS`] or
 /// [`MIN_ROW_OPS`]).
 pub fn is_transient(r: &RunResult) -> bool {
-    r.seconds < MIN_ROW_SECONDS || r.ops < MIN_ROW_OPS
+    r.figures.seconds < MIN_ROW_SECONDS || r.figures.ops < MIN_ROW_OPS
 }
 
 /// Event-log entries kept.
@@ -1108,8 +1108,11 @@ impl App {
                 // Judged on the segment's whole time: a warm-up left out of the figures does
                 // not make a 1.5 s segment transient.
                 let whole = RunResult {
-                    seconds,
-                    ops: seg.agg.ops,
+                    figures: crate::measure::result::Figures {
+                        seconds,
+                        ops: seg.agg.ops,
+                        ..Default::default()
+                    },
                     ..Default::default()
                 };
                 if is_transient(&whole) && !self.keep_transient {
@@ -1118,8 +1121,8 @@ impl App {
                     self.message = format!(
                         "{} ran {:.2} s, {} ops: transient, not kept (under {MIN_ROW_SECONDS} s or {MIN_ROW_OPS} ops; t keeps such rows)",
                         crate::tui::widgets::results::setting_label(&row),
-                        row.seconds,
-                        row.ops
+                        row.figures.seconds,
+                        row.figures.ops
                     );
                     return None;
                 }

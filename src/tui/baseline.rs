@@ -27,8 +27,8 @@ impl BaselineRecord {
     pub fn of(r: &RunResult) -> Self {
         BaselineRecord {
             setup: setup_key(r),
-            mib_s: r.mib_s,
-            p99_us: r.lat_p99_us,
+            mib_s: r.figures.mib_s,
+            p99_us: r.figures.lat_p99_us,
         }
     }
 }
@@ -152,14 +152,14 @@ impl serde::Serialize for SetupKey {
 /// The setup a row measured.
 pub fn setup_key(r: &RunResult) -> SetupKey {
     SetupKey {
-        operation: r.operation.clone(),
-        method: r.method.clone(),
-        pattern: r.pattern.clone(),
-        cache: r.cache.clone(),
-        direct: r.direct,
-        block_size_bytes: r.block_size_bytes,
-        threads: r.threads,
-        queue_depth: r.queue_depth,
+        operation: r.setup.op.clone(),
+        method: r.setup.method.clone(),
+        pattern: r.setup.pattern.clone(),
+        cache: r.setup.cache.clone(),
+        direct: r.setup.direct,
+        block_size_bytes: r.setup.block_size_bytes,
+        threads: r.setup.threads,
+        queue_depth: r.setup.queue_depth,
     }
 }
 
@@ -183,7 +183,7 @@ impl Baseline {
     pub fn from_results(rows: &[RunResult]) -> Baseline {
         Baseline::Records(
             rows.iter()
-                .filter(|r| r.error.is_empty() && r.ops > 0)
+                .filter(|r| r.figures.error.is_empty() && r.figures.ops > 0)
                 .map(BaselineRecord::of)
                 .collect::<Vec<_>>()
                 .into(),
@@ -202,7 +202,7 @@ impl Baseline {
     /// Throughput of `r` relative to its reference, percent (`+12.0` = 12% faster).
     pub fn delta_pct(&self, r: &RunResult) -> Option<f64> {
         let b = self.reference(r)?;
-        (b.mib_s > 0.0).then(|| (r.mib_s / b.mib_s - 1.0) * 100.0)
+        (b.mib_s > 0.0).then(|| (r.figures.mib_s / b.mib_s - 1.0) * 100.0)
     }
 
     /// A one-line description for the status line and the exports.
@@ -221,15 +221,21 @@ mod tests {
 
     fn row(bs: u64, mib_s: f64) -> RunResult {
         RunResult {
-            operation: Op::Read.into(),
-            method: Method::Pread.into(),
-            pattern: Pattern::Sequential.into(),
-            cache: CacheMode::AsIs.into(),
-            block_size_bytes: bs,
-            threads: 1,
-            queue_depth: 1,
-            mib_s,
-            ops: 10,
+            setup: crate::config::RecordedSetup {
+                op: Op::Read.into(),
+                method: Method::Pread.into(),
+                pattern: Pattern::Sequential.into(),
+                cache: CacheMode::AsIs.into(),
+                block_size_bytes: bs,
+                threads: 1,
+                queue_depth: 1,
+                ..Default::default()
+            },
+            figures: crate::measure::result::Figures {
+                mib_s,
+                ops: 10,
+                ..Default::default()
+            },
             ..Default::default()
         }
     }
@@ -268,9 +274,9 @@ mod tests {
         let csv = dir.join("tui-saved.csv");
         let mut saved = vec![row(4096, 100.0), row(4096, 300.0), row(1 << 20, 800.0)];
         for (i, r) in saved.iter_mut().enumerate() {
-            r.experiment = "tui".into();
-            r.rep = i as u32 + 1;
-            r.lat_p99_us = 50.0;
+            r.identity.experiment = "tui".into();
+            r.identity.rep = i as u32 + 1;
+            r.figures.lat_p99_us = 50.0;
         }
         crate::tui::save::append_rows(&csv, &saved).unwrap();
         let b = Baseline::from_saved(&csv);

@@ -16,7 +16,7 @@ pub fn figure(app: &App) -> SessionFigure {
     let mut table = vec![results::headers(app)];
     if let Some(live) = &app.live {
         if let Some(r) = live.result(&live.experiment, live.seconds()) {
-            if r.ops > 0 {
+            if r.figures.ops > 0 {
                 table.push(results::cells(app, "▶", &r, Some(&live.extra(false))));
             }
         }

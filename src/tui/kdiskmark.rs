@@ -156,7 +156,8 @@ impl KdmRun {
 /// The test name of a row made by the set (`RND4K Q32T1`), kept in its experiment column
 /// (`tui-kdiskmark RND4K Q32T1`) so it survives the fallbacks and the CSV.
 pub fn test_name(r: &RunResult) -> Option<&str> {
-    r.experiment
+    r.identity
+        .experiment
         .strip_prefix(EXPERIMENT)
         .and_then(|rest| rest.strip_prefix(' '))
 }

@@ -227,7 +227,7 @@ pub async fn ensure_default_file(dir: &Path) -> anyhow::Result<PathBuf> {
         }
     };
     match outcome {
-        Ok(o) if o.result.bytes == DEFAULT_FILE_BYTES => {
+        Ok(o) if o.result.figures.bytes == DEFAULT_FILE_BYTES => {
             // Never over a file that appeared meanwhile: RENAME_NOREPLACE fails instead.
             if let Err(e) = rename_noreplace(&partial, path) {
                 created.remove();
@@ -599,7 +599,7 @@ mod tests {
         spec.safety.force = true;
         let stop = Arc::new(AtomicBool::new(false));
         let outcome = runner::run_blocking(&spec, "t", stop, |_, _| {}).unwrap();
-        assert_eq!(outcome.result.bytes, 4 << 20);
+        assert_eq!(outcome.result.figures.bytes, 4 << 20);
         assert_eq!(not_our_default_file(&path, 4 << 20), None);
     }
 

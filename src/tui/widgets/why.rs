@@ -155,13 +155,13 @@ pub fn render_detail(app: &App, area: Rect, buf: &mut Buffer) {
         .get(at)
         .and_then(|(_, _, i)| *i)
         .and_then(|i| app.rows.get(i))
-        .filter(|r| r.verdict == "suspect")
+        .filter(|r| r.judgement.verdict == "suspect")
     {
         why.push(Span::styled(
             format!(
                 " │ ⚠ {} suspect: {}",
                 super::results::setting_label(r),
-                shown(&r.why)
+                shown(&r.judgement.why)
             ),
             warn(),
         ));
