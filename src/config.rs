@@ -607,6 +607,20 @@ impl Default for Setup<Recorded> {
 }
 
 impl<F: Form> Setup<F> {
+    /// The columns of the settings every table of points shows, the first of the setup's (a
+    /// summary, a timeline's run key, compare's points): the others are columns of their own
+    /// where a point has them.
+    pub const SHOWN_COLUMNS: [&'static str; 8] = [
+        "operation",
+        "method",
+        "pattern",
+        "cache",
+        "direct",
+        "block_size_bytes",
+        "threads",
+        "queue_depth",
+    ];
+
     /// Whether it mixes reads and writes (see [`Setup::mix_read_pct`]).
     pub fn is_mixed(&self) -> bool {
         self.mix_read_pct.is_some()
@@ -648,19 +662,19 @@ impl Setup<Recorded> {
         })
     }
 
-    /// Only the settings every table of points shows (operation to queue depth), the others
+    /// Only the settings every table of points shows ([`Setup::SHOWN_COLUMNS`]), the others
     /// left out: the setup compare, the explorer's baseline and a timeline's run key match on.
     pub fn shown(&self) -> Setup<Recorded> {
         Setup {
-            buffers: Label::default(),
-            rate_iops: None,
-            mix_read_pct: None,
-            write_sync: None,
-            submit: None,
-            prealloc: None,
-            arrival: None,
-            checksum: None,
-            ..self.clone()
+            op: self.op.clone(),
+            method: self.method.clone(),
+            pattern: self.pattern.clone(),
+            cache: self.cache.clone(),
+            direct: self.direct,
+            block_size_bytes: self.block_size_bytes,
+            threads: self.threads,
+            queue_depth: self.queue_depth,
+            ..Default::default()
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Matching OLD and NEW point by point and judging each difference.
 //!
-//! A point of OLD matches the point of NEW with the same [`Setup`] (a hash map of NEW's points,
+//! A point of OLD matches the point of NEW with the same [`Point`] (a hash map of NEW's points,
 //! so matching a million points costs a million look-ups, not a million squared); points found
 //! on one side only are kept in [`Comparison::only_old`] / [`Comparison::only_new`] in their
 //! input order so the report can list them. For each matched point and each metric (throughput,
@@ -11,7 +11,7 @@
 //! [`SPREAD_INCONCLUSIVE`]× or more makes a non-significant result "inconclusive" rather than "no
 //! significant change", and outliers of each side (modified z-score) are reported beside it.
 
-use super::load::{Record, Setup};
+use super::load::{Point, Record};
 use super::rank;
 use crate::measure::stats::Stats;
 use std::collections::HashMap;
@@ -160,7 +160,7 @@ impl MetricDiff {
 /// A point measured in both OLD and NEW.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PointDiff {
-    pub setup: Setup,
+    pub point: Point,
     pub mib_s: MetricDiff,
     pub p99: MetricDiff,
     pub failed_old: usize,
@@ -205,16 +205,16 @@ impl PointDiff {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comparison {
     pub matched: Vec<PointDiff>,
-    pub only_old: Vec<Setup>,
-    pub only_new: Vec<Setup>,
+    pub only_old: Vec<Point>,
+    pub only_new: Vec<Point>,
 }
 
 impl Comparison {
     /// Metrics significantly worse by more than `pct` percent (throughput down, latency up).
-    pub fn regressions(&self, pct: f64) -> Vec<(&Setup, &MetricDiff)> {
+    pub fn regressions(&self, pct: f64) -> Vec<(&Point, &MetricDiff)> {
         self.matched
             .iter()
-            .flat_map(|p| p.metrics().map(|m| (&p.setup, m)))
+            .flat_map(|p| p.metrics().map(|m| (&p.point, m)))
             .filter(|(_, m)| m.verdict == Verdict::Slower && m.delta_pct.abs() > pct)
             .collect()
     }
@@ -327,13 +327,13 @@ pub fn diff_metric(metric: Metric, old: &[f64], new: &[f64]) -> MetricDiff {
 /// Matches `old` and `new` on their setups: matched points and points only in OLD in OLD's
 /// order, points only in NEW in NEW's order.
 pub fn compare(old: &[Record], new: &[Record]) -> Comparison {
-    let new_by_setup: HashMap<&Setup, &Record> = new.iter().map(|n| (&n.setup, n)).collect();
+    let new_by_setup: HashMap<&Point, &Record> = new.iter().map(|n| (&n.point, n)).collect();
     let mut matched = Vec::new();
     let mut only_old = Vec::new();
     for o in old {
-        match new_by_setup.get(&o.setup) {
+        match new_by_setup.get(&o.point) {
             Some(n) => matched.push(PointDiff {
-                setup: o.setup.clone(),
+                point: o.point.clone(),
                 mib_s: diff_metric(Metric::MibS, &o.mib_s, &n.mib_s),
                 p99: diff_metric(Metric::P99Us, &o.lat_p99_us, &n.lat_p99_us),
                 failed_old: o.failed_reps,
@@ -343,14 +343,14 @@ pub fn compare(old: &[Record], new: &[Record]) -> Comparison {
                 shifts_old: o.level_shifts.clone(),
                 shifts_new: n.level_shifts.clone(),
             }),
-            None => only_old.push(o.setup.clone()),
+            None => only_old.push(o.point.clone()),
         }
     }
-    let old_setups: std::collections::HashSet<&Setup> = old.iter().map(|o| &o.setup).collect();
+    let old_setups: std::collections::HashSet<&Point> = old.iter().map(|o| &o.point).collect();
     let only_new = new
         .iter()
-        .filter(|n| !old_setups.contains(&n.setup))
-        .map(|n| n.setup.clone())
+        .filter(|n| !old_setups.contains(&n.point))
+        .map(|n| n.point.clone())
         .collect();
     Comparison {
         matched,

@@ -14,8 +14,8 @@
 //! directory holding neither CSVs nor `sweep.json` is read as fio documents, one run each.
 
 use super::rows::{add_row, check_row, Points, Row, REQUIRED};
-pub use super::rows::{Bound, InputKind, Kind, LoadError, Record, Setup};
-use serde::Deserialize;
+pub use super::rows::{Bound, InputKind, Kind, LoadError, Point, Record};
+use crate::measure::columns::Cells;
 use std::path::{Path, PathBuf};
 
 /// Loads `path` (a result directory or a CSV) into one record per point, sorted by setup.
@@ -91,7 +91,7 @@ pub fn records_of(rows: &[crate::measure::RunResult]) -> Result<Vec<Record>, Str
     let mut points = Points::new();
     for (i, r) in rows.iter().enumerate() {
         let v = serde_json::to_value(r).map_err(|e| format!("row {i}: {e}"))?;
-        let row = Row::deserialize(&v).map_err(|e| format!("row {i}: {e}"))?;
+        let row = Row::of_json(&v).map_err(|e| format!("row {i}: {e}"))?;
         check_row(&row).map_err(|m| format!("row {i}: {m}"))?;
         add_row(&mut points, row);
     }
@@ -131,9 +131,15 @@ fn read_csv(path: &Path, points: &mut Points) -> Result<(), LoadError> {
         .read_record(&mut record)
         .map_err(|e| row_error(path, &e))?
     {
-        let r: Row = record
+        let mut r: Row = record
             .deserialize(Some(&headers))
             .map_err(|e| row_error(path, &e))?;
+        r.set_setup(&Cells::of_record(&headers, &record))
+            .map_err(|message| LoadError::Row {
+                path: path.into(),
+                line: record.position().map(|p| p.line()).unwrap_or(0),
+                message,
+            })?;
         check_row(&r).map_err(|message| LoadError::Row {
             path: path.into(),
             line: record.position().map(|p| p.line()).unwrap_or(0),
@@ -183,13 +189,13 @@ fn read_json(path: &Path, points: &mut Points) -> Result<(), LoadError> {
     }
     let mut only = None;
     for (i, v) in results.iter().enumerate() {
-        let r = Row::deserialize(v).map_err(|e| {
+        let r = Row::of_json(v).map_err(|e| {
             json_err(format!(
                 "results[{i}]: {e} (a `{command}` document is not a throughput result)"
             ))
         })?;
         check_row(&r).map_err(|m| json_err(format!("results[{i}]: {m}")))?;
-        only = (results.len() == 1).then(|| (r.setup(), r.rep));
+        only = (results.len() == 1).then(|| (r.point(), r.rep));
         add_row(points, r);
     }
     super::timeline::read_json(&doc, only, points);
@@ -239,11 +245,11 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let recs = load(&path).unwrap();
         assert_eq!(recs.len(), 2);
-        assert_eq!(recs[0].setup.block_size_bytes, 4096);
+        assert_eq!(recs[0].point.setup.block_size_bytes, 4096);
         assert_eq!(recs[0].mib_s, vec![10.0, 12.0]);
         assert_eq!(recs[0].lat_p99_us, vec![7.5, 7.5]);
         assert_eq!(recs[0].failed_reps, 1);
-        assert_eq!(recs[0].setup.kind, Kind::Throughput);
+        assert_eq!(recs[0].point.kind(), Kind::Throughput);
     }
 
     /// Rows with every value of every setting enum, and text from outside them (a program, a
@@ -399,17 +405,17 @@ mod tests {
                 let rec = recs
                     .iter()
                     .find(|rec| {
-                        let s = &rec.setup;
-                        (s.operation.known(), s.method.known(), s.pattern.known())
+                        let s = &rec.point;
+                        (s.setup.op.known(), s.setup.method.known(), s.setup.pattern.known())
                             == (
                                 r.setup.op.known(),
                                 r.setup.method.known(),
                                 r.setup.pattern.known(),
                             )
-                            && s.cache.known() == r.setup.cache.known()
-                            && (s.operation.as_str(), s.method.as_str())
+                            && s.setup.cache.known() == r.setup.cache.known()
+                            && (s.setup.op.as_str(), s.setup.method.as_str())
                                 == (r.setup.op.as_str(), r.setup.method.as_str())
-                            && (s.pattern.as_str(), s.cache.as_str())
+                            && (s.setup.pattern.as_str(), s.setup.cache.as_str())
                                 == (r.setup.pattern.as_str(), r.setup.cache.as_str())
                     })
                     .unwrap_or_else(|| panic!("{input:?} lost the point of {r:?}"));
@@ -417,7 +423,7 @@ mod tests {
                     Label::Known(_) => Kind::Throughput,
                     Label::Other(_) => Kind::Other,
                 };
-                assert_eq!(rec.setup.kind, kind, "{r:?}");
+                assert_eq!(rec.point.kind(), kind, "{r:?}");
                 assert_eq!(rec.failed_reps, usize::from(!r.figures.error.is_empty()));
             }
         }

@@ -17,7 +17,7 @@ pub mod rows;
 pub mod stats;
 mod timeline;
 
-pub use load::{load, InputKind, LoadError, Record, Setup};
+pub use load::{load, InputKind, LoadError, Point, Record};
 
 use crate::config::usage;
 use clap::{ArgGroup, Args};
@@ -87,9 +87,9 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
         return Err(usage(format!(
             "OLD and NEW share no point (different sweeps?): OLD has {} (first: {}), NEW has {} (first: {}); compare runs of the same sweep",
             old.len(),
-            crate::text::shown(&old[0].setup.label()),
+            crate::text::shown(&old[0].point.label()),
             new.len(),
-            crate::text::shown(&new[0].setup.label())
+            crate::text::shown(&new[0].point.label())
         )));
     }
     let text = if a.markdown {
@@ -123,7 +123,7 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
                 let caveat = c
                     .matched
                     .iter()
-                    .find(|p| &p.setup == *s)
+                    .find(|p| &p.point == *s)
                     .and_then(|p| p.verdicts_differ())
                     .map(|d| format!("; but {d}"))
                     .unwrap_or_default();

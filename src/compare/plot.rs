@@ -7,7 +7,7 @@
 //! sweep; this one draws pairs and verdicts, and neither should have to know the other's shape.
 
 use super::diff::{Comparison, Metric, MetricDiff, Verdict};
-use super::load::Setup;
+use super::load::Point;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -22,19 +22,19 @@ const SLOWER: RGBColor = RGBColor(200, 30, 30);
 const NEUTRAL: RGBColor = RGBColor(90, 90, 90);
 
 /// Labels that tell the points apart: only the settings that vary among them.
-pub fn short_labels(setups: &[&Setup]) -> Vec<String> {
-    type Field = fn(&Setup) -> String;
+pub fn short_labels(setups: &[&Point]) -> Vec<String> {
+    type Field = fn(&Point) -> String;
     let fields: [Field; 10] = [
         |s| s.experiment.clone(),
-        |s| s.kind.as_str().into(),
-        |s| s.operation.to_string(),
-        |s| s.method.to_string(),
-        |s| crate::size::format_size(s.block_size_bytes),
-        |s| s.pattern.to_string(),
-        |s| s.cache.to_string(),
-        |s| format!("T{}", s.threads),
-        |s| format!("QD{}", s.queue_depth),
-        |s| (if s.direct { "O_DIRECT" } else { "cached" }).into(),
+        |s| s.kind().as_str().into(),
+        |s| s.setup.op.to_string(),
+        |s| s.setup.method.to_string(),
+        |s| crate::size::format_size(s.setup.block_size_bytes),
+        |s| s.setup.pattern.to_string(),
+        |s| s.setup.cache.to_string(),
+        |s| format!("T{}", s.setup.threads),
+        |s| format!("QD{}", s.setup.queue_depth),
+        |s| (if s.setup.direct { "O_DIRECT" } else { "cached" }).into(),
     ];
     let varying: Vec<&Field> = fields
         .iter()
@@ -91,7 +91,7 @@ fn draw(
 ) -> Result<(), Box<dyn std::error::Error>> {
     root.fill(&WHITE)?;
     let diffs: Vec<&MetricDiff> = c.matched.iter().map(|p| pick(p, metric)).collect();
-    let setups: Vec<&Setup> = c.matched.iter().map(|p| &p.setup).collect();
+    let setups: Vec<&Point> = c.matched.iter().map(|p| &p.point).collect();
     let labels = short_labels(&setups);
     let values: Vec<f64> = diffs
         .iter()

@@ -4,30 +4,37 @@
 //! ([`IntervalRow`]: time, bytes, rates, latency percentiles, device and CPU). Floats are
 //! rounded and unknown figures left empty as in every CSV diskscope writes.
 
-use crate::config::{usage, CacheMode, Method, Op, Pattern};
+use crate::config::{usage, RecordedSetup};
 use crate::fsguard::Created;
-use crate::measure::result::Label;
+use crate::measure::columns::Part;
 use crate::measure::timeline::{parse_interval, IntervalRow};
 use crate::measure::RunResult;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// The setup columns of a run, repeated on each of its intervals.
-#[derive(Debug, Clone, Default, Serialize)]
+/// The setup columns of a run, repeated on each of its intervals: its experiment, the settings
+/// every table shows (`RecordedSetup::shown`), its repetition and the device of its counters.
+#[derive(Debug, Clone, Default)]
 pub struct RunKey {
     pub experiment: String,
-    pub operation: Label<Op>,
-    pub method: Label<Method>,
-    pub pattern: Label<Pattern>,
-    pub cache: Label<CacheMode>,
-    pub direct: bool,
-    pub block_size_bytes: u64,
-    pub threads: usize,
-    pub queue_depth: u32,
+    pub setup: RecordedSetup,
     pub rep: u32,
     /// The device whose counters the row's `dev_` columns are (empty: no device).
     pub device: String,
+}
+
+impl Serialize for RunKey {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let shown = RecordedSetup::SHOWN_COLUMNS;
+        let mut st = s.serialize_struct("RunKey", shown.len() + 3)?;
+        st.serialize_field("experiment", &self.experiment)?;
+        Part::of(Some(&self.setup)).emit(&mut st, shown.last().copied())?;
+        st.serialize_field("rep", &self.rep)?;
+        st.serialize_field("device", &self.device)?;
+        st.end()
+    }
 }
 
 impl RunKey {
@@ -35,14 +42,7 @@ impl RunKey {
     pub fn of(r: &RunResult) -> RunKey {
         RunKey {
             experiment: crate::text::csv_cell(&r.identity.experiment).into_owned(),
-            operation: r.setup.op.clone(),
-            method: r.setup.method.clone(),
-            pattern: r.setup.pattern.clone(),
-            cache: r.setup.cache.clone(),
-            direct: r.setup.direct,
-            block_size_bytes: r.setup.block_size_bytes,
-            threads: r.setup.threads,
-            queue_depth: r.setup.queue_depth,
+            setup: r.setup.shown(),
             rep: r.identity.rep,
             device: r
                 .timeline
@@ -265,6 +265,7 @@ pub fn timeline_value(t: &crate::measure::timeline::Timeline) -> anyhow::Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Op;
     use crate::measure::device::Sampler;
     use crate::measure::{new_latency_histogram, Snapshot, SnapshotKind, TimelineBuilder};
     use std::time::Duration;

@@ -50,6 +50,31 @@ impl<'a, T: Serialize> Part<'a, T> {
         self.fields.iter().filter(|(_, on)| *on).map(|(n, _)| *n)
     }
 
+    /// The names of all its fields, written or not, in order.
+    pub fn fields(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.fields.iter().map(|(n, _)| *n)
+    }
+
+    /// The text of its field `name` as a table shows it (`fsync`, `1000`, `70`); `None` where
+    /// it is left out or not plain.
+    pub fn text_of(&self, name: &str) -> Option<String> {
+        let (value, i) = (
+            self.value?,
+            self.fields.iter().position(|(n, _)| *n == name)?,
+        );
+        let mut capture = Capture(None);
+        value
+            .serialize(Forward {
+                into: &mut capture,
+                from: i,
+                to: i + 1,
+                at: 0,
+                empty: None,
+            })
+            .ok()?;
+        capture.0
+    }
+
     /// Whether it has a field `name`, written or not.
     pub fn has(&self, name: &str) -> bool {
         self.fields.iter().any(|(n, _)| *n == name)
@@ -158,11 +183,17 @@ impl Cells {
         )
     }
 
+    /// Whether the row has a column `name` (empty or not).
+    pub fn has(&self, name: &str) -> bool {
+        self.0.contains_key(name)
+    }
+
     /// The part `T` from the cells it names (the others ignored).
     pub fn part<T: DeserializeOwned, E: de::Error>(&self) -> Result<T, E> {
-        T::deserialize(de::value::MapDeserializer::<_, CellError>::new(
-            self.0.iter().map(|(k, v)| (k.as_str(), v)),
-        ))
+        T::deserialize(CellsAccess {
+            cells: self.0.iter(),
+            value: None,
+        })
         .map_err(|e| E::custom(e.0))
     }
 
@@ -242,6 +273,50 @@ impl<'de> de::Deserialize<'de> for Cell {
             }
         }
         d.deserialize_any(V)
+    }
+}
+
+/// The cells of a row as a map, each value's error naming its column.
+struct CellsAccess<'a> {
+    cells: std::collections::btree_map::Iter<'a, String, Cell>,
+    value: Option<(&'a str, &'a Cell)>,
+}
+
+impl<'de> de::Deserializer<'de> for CellsAccess<'de> {
+    type Error = CellError;
+    fn deserialize_any<V: Visitor<'de>>(self, v: V) -> Result<V::Value, CellError> {
+        v.visit_map(self)
+    }
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier
+        ignored_any
+    }
+}
+
+impl<'de> MapAccess<'de> for CellsAccess<'de> {
+    type Error = CellError;
+    fn next_key_seed<K: de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, CellError> {
+        let Some((k, v)) = self.cells.next() else {
+            return Ok(None);
+        };
+        self.value = Some((k, v));
+        seed.deserialize(de::value::BorrowedStrDeserializer::new(k))
+            .map(Some)
+    }
+    fn next_value_seed<V: de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: V,
+    ) -> Result<V::Value, CellError> {
+        let (k, v) = self
+            .value
+            .take()
+            .ok_or_else(|| CellError("a value before its key".into()))?;
+        seed.deserialize(v)
+            .map_err(|e| CellError(format!("column {k}: {e}")))
     }
 }
 
@@ -401,6 +476,135 @@ impl<'de> de::Deserializer<'de> for &'de Cell {
     serde::forward_to_deserialize_any! {
         u128 i128 bytes byte_buf unit unit_struct seq tuple tuple_struct map struct identifier
         ignored_any
+    }
+}
+
+/// Keeps the text of the one field written into it ([`Part::text_of`]).
+struct Capture(Option<String>);
+
+impl SerializeStruct for Capture {
+    type Ok = ();
+    type Error = NotAStruct;
+    fn serialize_field<T: ?Sized + Serialize>(
+        &mut self,
+        _: &'static str,
+        value: &T,
+    ) -> Result<(), NotAStruct> {
+        self.0 = value.serialize(Text)?;
+        Ok(())
+    }
+    fn end(self) -> Result<(), NotAStruct> {
+        Ok(())
+    }
+}
+
+/// A plain value as text: numbers as `Display` writes them, an enum as its serde name, `None`
+/// for a left-out value; anything else is not plain.
+struct Text;
+
+macro_rules! text_of_display {
+    ($($method:ident $t:ty),+) => {$(
+        fn $method(self, v: $t) -> Result<Option<String>, NotAStruct> {
+            Ok(Some(v.to_string()))
+        }
+    )+};
+}
+
+impl Serializer for Text {
+    type Ok = Option<String>;
+    type Error = NotAStruct;
+    type SerializeSeq = Impossible<Option<String>, NotAStruct>;
+    type SerializeTuple = Impossible<Option<String>, NotAStruct>;
+    type SerializeTupleStruct = Impossible<Option<String>, NotAStruct>;
+    type SerializeTupleVariant = Impossible<Option<String>, NotAStruct>;
+    type SerializeMap = Impossible<Option<String>, NotAStruct>;
+    type SerializeStruct = Impossible<Option<String>, NotAStruct>;
+    type SerializeStructVariant = Impossible<Option<String>, NotAStruct>;
+    text_of_display!(
+        serialize_bool bool, serialize_i8 i8, serialize_i16 i16, serialize_i32 i32,
+        serialize_i64 i64, serialize_u8 u8, serialize_u16 u16, serialize_u32 u32,
+        serialize_u64 u64, serialize_f32 f32, serialize_f64 f64, serialize_char char,
+        serialize_str &str
+    );
+    fn serialize_bytes(self, _: &[u8]) -> Result<Option<String>, NotAStruct> {
+        Err(NotAStruct)
+    }
+    fn serialize_none(self) -> Result<Option<String>, NotAStruct> {
+        Ok(None)
+    }
+    fn serialize_some<T: ?Sized + Serialize>(self, v: &T) -> Result<Option<String>, NotAStruct> {
+        v.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<Option<String>, NotAStruct> {
+        Ok(None)
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> Result<Option<String>, NotAStruct> {
+        Ok(None)
+    }
+    fn serialize_unit_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+    ) -> Result<Option<String>, NotAStruct> {
+        Ok(Some(variant.to_string()))
+    }
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        v: &T,
+    ) -> Result<Option<String>, NotAStruct> {
+        v.serialize(self)
+    }
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Result<Option<String>, NotAStruct> {
+        Err(NotAStruct)
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, NotAStruct> {
+        Err(NotAStruct)
+    }
+    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, NotAStruct> {
+        Err(NotAStruct)
+    }
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleStruct, NotAStruct> {
+        Err(NotAStruct)
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, NotAStruct> {
+        Err(NotAStruct)
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, NotAStruct> {
+        Err(NotAStruct)
+    }
+    fn serialize_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStruct, NotAStruct> {
+        Err(NotAStruct)
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant, NotAStruct> {
+        Err(NotAStruct)
     }
 }
 

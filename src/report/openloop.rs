@@ -51,7 +51,7 @@ pub struct WorstInterval {
 
 /// A row's point without its rate, in the words of the summary table's labels.
 fn setup_label(r: &RunResult) -> String {
-    crate::compare::rows::Setup::of_result(r).label()
+    crate::compare::rows::Point::of_result(r).label()
 }
 
 /// `@500/s`: the rate a label carries.
@@ -172,9 +172,9 @@ pub fn records_by_rate(runs: &[RunResult]) -> Vec<Record> {
             let mut recs = crate::compare::load::records_of(&rows).unwrap_or_default();
             if let Some(bits) = key {
                 for rec in &mut recs {
-                    rec.setup.experiment = format!(
+                    rec.point.experiment = format!(
                         "{} {}",
-                        rec.setup.experiment,
+                        rec.point.experiment,
                         rate_suffix(f64::from_bits(bits))
                     );
                 }
@@ -356,8 +356,8 @@ mod tests {
         // The summary table's records: the closed loop and each rate apart.
         let recs = records_by_rate(&runs);
         assert_eq!(recs.len(), 3, "{recs:?}");
-        assert!(recs.iter().any(|r| r.setup.experiment == "x @2000/s"));
-        assert!(recs.iter().any(|r| r.setup.experiment == "x"));
+        assert!(recs.iter().any(|r| r.point.experiment == "x @2000/s"));
+        assert!(recs.iter().any(|r| r.point.experiment == "x"));
         let mut page = Page::new("t", "s");
         table(&mut page, &pts);
         let html = page.finish("t");

@@ -2,14 +2,13 @@
 //!
 //! Two sources, one shape: a row of this session pinned with `B`, or a list of records supplied
 //! from outside (a previous run's results, e.g. `diskscope --baseline RESULTS` through the compare
-//! module). A record says what a *setup* achieved: a [`SetupKey`] (operation, method, order,
-//! cache, O_DIRECT, block size, threads, queue depth, as the rows' enums) so a row finds its own
+//! module). A record says what a *setup* achieved: a [`SetupKey`] (the settings every table shows,
+//! operation to queue depth, as the rows record them) so a row finds its own
 //! reference in a list; a pinned row is the reference of every row. The list keeps an index by
 //! setup ([`BaselineRecords`]), so a baseline of a million saved points costs one hash look-up
 //! per row drawn, not a scan of the list.
 
-use crate::config::{CacheMode, Op, Pattern};
-use crate::measure::result::{Label, MethodLabel};
+use crate::config::RecordedSetup;
 use crate::measure::RunResult;
 use std::collections::HashMap;
 use std::fmt;
@@ -38,18 +37,8 @@ impl BaselineRecord {
     /// (the experiment name does not take part: a row matches a setup, not a sweep).
     fn of_compared(r: &crate::compare::Record) -> Option<Self> {
         let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-        let s = &r.setup;
         Some(BaselineRecord {
-            setup: SetupKey {
-                operation: s.operation.clone(),
-                method: s.method.clone(),
-                pattern: s.pattern.clone(),
-                cache: s.cache.clone(),
-                direct: s.direct,
-                block_size_bytes: s.block_size_bytes,
-                threads: s.threads,
-                queue_depth: s.queue_depth,
-            },
+            setup: SetupKey(r.point.setup.shown()),
             mib_s: mean(&r.mib_s)?,
             p99_us: mean(&r.lat_p99_us).unwrap_or(0.0),
         })
@@ -111,33 +100,26 @@ impl PartialEq for BaselineRecords {
     }
 }
 
-/// The setup a row measured: rows and records match on these values. Shown (status line,
-/// exports) as `read pread sequential as-is buffered 1M t1 qd1`.
+/// The setup a row measured: rows and records match on the settings every table shows
+/// ([`RecordedSetup::shown`]). Shown (status line, exports) as `read pread sequential as-is
+/// buffered 1M t1 qd1`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct SetupKey {
-    pub operation: Label<Op>,
-    pub method: MethodLabel,
-    pub pattern: Label<Pattern>,
-    pub cache: Label<CacheMode>,
-    pub direct: bool,
-    pub block_size_bytes: u64,
-    pub threads: usize,
-    pub queue_depth: u32,
-}
+pub struct SetupKey(pub RecordedSetup);
 
 impl fmt::Display for SetupKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = &self.0;
         write!(
             f,
             "{} {} {} {} {} {} t{} qd{}",
-            self.operation,
-            self.method,
-            self.pattern,
-            self.cache,
-            if self.direct { "direct" } else { "buffered" },
-            crate::size::format_size(self.block_size_bytes),
-            self.threads,
-            self.queue_depth
+            s.op,
+            s.method,
+            s.pattern,
+            s.cache,
+            if s.direct { "direct" } else { "buffered" },
+            crate::size::format_size(s.block_size_bytes),
+            s.threads,
+            s.queue_depth
         )
     }
 }
@@ -151,16 +133,7 @@ impl serde::Serialize for SetupKey {
 
 /// The setup a row measured.
 pub fn setup_key(r: &RunResult) -> SetupKey {
-    SetupKey {
-        operation: r.setup.op.clone(),
-        method: r.setup.method.clone(),
-        pattern: r.setup.pattern.clone(),
-        cache: r.setup.cache.clone(),
-        direct: r.setup.direct,
-        block_size_bytes: r.setup.block_size_bytes,
-        threads: r.setup.threads,
-        queue_depth: r.setup.queue_depth,
-    }
+    SetupKey(r.setup.shown())
 }
 
 impl Baseline {
