@@ -601,25 +601,38 @@ fn the_explorer_starts_on_the_settings_of_a_jobs_first_section() {
     assert_eq!(
         s,
         Settings {
-            op: Op::Read,
-            method: Method::IoUring,
-            block_size_bytes: 8192,
-            threads: 2,
-            queue_depth: 16,
-            direct: true,
-            cold: s.cold,
-            pattern: Pattern::Random,
-            sync: WriteSync::None,
+            setup: diskscope::config::Setup {
+                op: Op::Read,
+                method: Method::IoUring,
+                block_size_bytes: 8192,
+                threads: 2,
+                queue_depth: 16,
+                direct: true,
+                cache: if s.cold() {
+                    diskscope::config::CacheMode::Cold
+                } else {
+                    diskscope::config::CacheMode::AsIs
+                },
+                pattern: Pattern::Random,
+                write_sync: WriteSync::None,
+                buffers: diskscope::config::Buffers::DEFAULT,
+                mix_read_pct: None,
+                ..diskscope::config::Setup::default()
+            },
             run_ms: Some(3000),
-            buffers: diskscope::config::Buffers::DEFAULT,
             rate: None,
-            mix_read_pct: None,
         }
     );
     std::fs::write(&job, "[w]\nrw=write\nbs=1m\nioengine=psync\nfdatasync=1\n").unwrap();
     let w = diskscope::cli::explorer_settings(&job, &data).unwrap();
     assert_eq!(
-        (w.op, w.method, w.block_size_bytes, w.pattern, w.sync),
+        (
+            w.setup.op,
+            w.setup.method,
+            w.setup.block_size_bytes,
+            w.setup.pattern,
+            w.setup.write_sync
+        ),
         (
             Op::Write,
             Method::Pread,
@@ -651,7 +664,12 @@ fn a_randrw_or_rw_job_starts_the_explorer_mixing_at_its_share_on_the_scratch_fil
         let s = diskscope::cli::explorer_settings(&job, &data)
             .unwrap_or_else(|e| panic!("{text}: {e:#}"));
         assert_eq!(
-            (s.op, s.mix_read_pct, s.pattern, s.is_mixed()),
+            (
+                s.setup.op,
+                s.setup.mix_read_pct,
+                s.setup.pattern,
+                s.is_mixed()
+            ),
             (Op::Write, Some(pct), pattern, true),
             "{text}"
         );

@@ -588,8 +588,11 @@ fn the_explorer_on_mmap_reports_a_truncated_file_instead_of_dying() {
     let f = p(&dir, "explored");
     write_varied_file(&f, 8 << 20, 8);
     let settings = diskscope::tui::settings::Settings {
-        method: Method::Mmap,
-        block_size_bytes: 64 << 10,
+        setup: diskscope::config::Setup {
+            method: Method::Mmap,
+            block_size_bytes: 64 << 10,
+            ..diskscope::tui::settings::Settings::default().setup
+        },
         ..Default::default()
     };
     let mut session = Session::spawn().unwrap();
@@ -944,8 +947,11 @@ fn the_explorer_never_removes_a_file_put_in_place_of_its_write_scratch_file() {
     let scratch = p(&dir, ".explored.diskscope-scratch");
     std::fs::write(&scratch, b"").unwrap(); // what WriteScratch::claim creates
     let settings = diskscope::tui::settings::Settings {
-        op: diskscope::config::Op::Write,
-        block_size_bytes: 4 << 10,
+        setup: diskscope::config::Setup {
+            op: diskscope::config::Op::Write,
+            block_size_bytes: 4 << 10,
+            ..diskscope::tui::settings::Settings::default().setup
+        },
         ..Default::default()
     };
     let mut session = Session::spawn().unwrap();

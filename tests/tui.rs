@@ -197,10 +197,10 @@ fn closing_the_help_or_the_kdiskmark_card_does_not_also_run_the_key() {
         assert!(!a.show_kdm);
     }
     assert!(
-        !a.settings.cold && !a.quit,
+        !a.settings.cold() && !a.quit,
         "a closing key changed a setting"
     );
-    assert_eq!(a.settings.block_size_bytes, MIB);
+    assert_eq!(a.settings.setup.block_size_bytes, MIB);
 }
 
 #[test]
@@ -238,7 +238,7 @@ fn arrow_keys_double_and_halve_the_block_size_and_restart_the_run() {
     assert!(spec.target.loop_range && spec.target.duration.is_none());
     a.handle_key(key(KeyCode::Left));
     a.handle_key(key(KeyCode::Left));
-    assert_eq!(a.settings.block_size_bytes, MIB / 2);
+    assert_eq!(a.settings.setup.block_size_bytes, MIB / 2);
     assert!(render(&a, 80, 24).contains("block  512K"));
 }
 
@@ -249,15 +249,15 @@ fn thread_method_direct_and_pattern_keys_change_the_spec() {
     a.handle_key(key(KeyCode::Up));
     a.handle_key(key(KeyCode::Char('+')));
     a.handle_key(key(KeyCode::Down));
-    assert_eq!(a.settings.threads, 2);
+    assert_eq!(a.settings.setup.threads, 2);
     a.handle_key(key(KeyCode::Char('m')));
-    assert_eq!(a.settings.method, Method::Mmap);
+    assert_eq!(a.settings.setup.method, Method::Mmap);
     // mmap cannot use O_DIRECT: refused with a reason, no restart.
     assert_eq!(a.handle_key(key(KeyCode::Char('d'))), Action::None);
     assert!(a.message.contains("O_DIRECT"), "{}", a.message);
     a.handle_key(key(KeyCode::Char('m')));
     a.handle_key(key(KeyCode::Char('m')));
-    assert_eq!(a.settings.method, Method::Buffered);
+    assert_eq!(a.settings.setup.method, Method::Buffered);
     a.handle_key(key(KeyCode::Char('m')));
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('d'))) else {
         panic!("d must restart with O_DIRECT");
@@ -395,7 +395,7 @@ fn finish_live(app: &mut App, id: u64, seconds: u64) {
 #[test]
 fn iops_at_a_million_and_at_ten_million_keep_their_magnitude_in_the_table() {
     let mut a = app();
-    a.settings.block_size_bytes = 4096;
+    a.settings.setup.block_size_bytes = 4096;
     let id = started_id(&a.start());
     // 368 MiB of 4 KiB per 100 ms: 942 080 operations per second.
     feed_run(&mut a, id, 10, 368, 1);
@@ -407,7 +407,7 @@ fn iops_at_a_million_and_at_ten_million_keep_their_magnitude_in_the_table() {
     );
     finish_live(&mut a, id, 1);
     let mut b = app();
-    b.settings.block_size_bytes = 512;
+    b.settings.setup.block_size_bytes = 512;
     let id = started_id(&b.start());
     // 500 MiB of 512 B per 100 ms: 10.24 M operations per second.
     feed_run(&mut b, id, 10, 500, 1);
@@ -419,8 +419,8 @@ fn iops_at_a_million_and_at_ten_million_keep_their_magnitude_in_the_table() {
 #[test]
 fn io_uring_rows_at_different_queue_depths_read_differently() {
     let mut a = app();
-    a.settings.method = Method::IoUring;
-    a.settings.block_size_bytes = 16 << 10;
+    a.settings.setup.method = Method::IoUring;
+    a.settings.setup.block_size_bytes = 16 << 10;
     let first = started_id(&a.start());
     feed_run(&mut a, first, 5, 100, 20);
     let second = started_id(&a.handle_key(key(KeyCode::Char(']'))));
@@ -451,7 +451,7 @@ fn writes_are_labelled_with_the_write_call() {
     finish_live(&mut a, id, 1);
     let table = diskscope::tui::widgets::results::table_text(&a);
     assert!(table.contains("pwrite 1M"), "{table}");
-    a.settings.method = Method::Read;
+    a.settings.setup.method = Method::Read;
     assert_eq!(a.settings.short(), "write write 1M");
 }
 
@@ -624,12 +624,12 @@ fn b_takes_an_exact_block_size_from_one_byte_to_one_gib() {
     }
     assert_eq!(a.handle_key(key(KeyCode::Enter)), Action::None);
     assert!(a.message.contains("1 B to 1G"), "{}", a.message);
-    assert_eq!(a.settings.block_size_bytes, 3);
+    assert_eq!(a.settings.setup.block_size_bytes, 3);
     // Esc leaves the size alone.
     a.handle_key(key(KeyCode::Char('b')));
     a.handle_key(key(KeyCode::Char('9')));
     assert_eq!(a.handle_key(key(KeyCode::Esc)), Action::None);
-    assert_eq!(a.settings.block_size_bytes, 3);
+    assert_eq!(a.settings.setup.block_size_bytes, 3);
 }
 
 #[test]
@@ -1773,14 +1773,14 @@ fn capital_m_cycles_the_buffer_memory_and_skips_malloc_under_o_direct() {
     );
     // O_DIRECT refuses malloc's unaligned buffers, as --buffers does.
     a.handle_key(key(KeyCode::Char('d')));
-    assert!(!a.settings.direct, "{}", a.message);
+    assert!(!a.settings.setup.direct, "{}", a.message);
     assert!(a.message.contains("malloc"), "{}", a.message);
     assert_eq!(
         spec_of(a.handle_key(key(KeyCode::Char('M')))).setup.buffers,
         Buffers::Thp
     );
     spec_of(a.handle_key(key(KeyCode::Char('d'))));
-    assert!(a.settings.direct);
+    assert!(a.settings.setup.direct);
     spec_of(a.handle_key(key(KeyCode::Char('M'))));
     spec_of(a.handle_key(key(KeyCode::Char('M'))));
     assert_eq!(
@@ -1988,15 +1988,18 @@ fn w_steps_from_read_to_write_to_a_mix_and_capital_w_types_its_share() {
     a.handle_key(key(KeyCode::Char('0')));
     assert_eq!(a.handle_key(key(KeyCode::Enter)), Action::None);
     assert!(a.message.contains("between 1 and 99"), "{}", a.message);
-    assert_eq!(a.settings.mix_read_pct, Some(70));
+    assert_eq!(a.settings.setup.mix_read_pct, Some(70));
     // mmap cannot mix: m to it turns the mix into writes and says so; w then passes over the
     // mix to reads.
-    a.settings.method = Method::Pread;
+    a.settings.setup.method = Method::Pread;
     a.handle_key(key(KeyCode::Char('m')));
     assert!(a.message.contains("mix off, writing"), "{}", a.message);
-    assert_eq!((a.settings.op, a.settings.mix_read_pct), (Op::Write, None));
+    assert_eq!(
+        (a.settings.setup.op, a.settings.setup.mix_read_pct),
+        (Op::Write, None)
+    );
     a.handle_key(key(KeyCode::Char('w')));
-    assert_eq!(a.settings.op, Op::Read);
+    assert_eq!(a.settings.setup.op, Op::Read);
     assert!(a.message.contains("no mix"), "{}", a.message);
 }
 
@@ -2171,8 +2174,8 @@ fn type_rate(a: &mut App, text: &str) -> Action {
 fn an_open_loop_the_device_cannot_keep_up_with_says_behind_live_in_its_row_and_at_exit() {
     let mut a = app();
     a.start();
-    a.settings.direct = true;
-    a.settings.block_size_bytes = 4096;
+    a.settings.setup.direct = true;
+    a.settings.setup.block_size_bytes = 4096;
     // 1M/s asked, 4k done per 100 ms (40k/s), 96k more behind every 100 ms.
     let id = started_id(&type_rate(&mut a, "1000000"));
     feed_open_loop(&mut a, id, 20, 4_000, 900, 96_000);
@@ -2283,7 +2286,7 @@ fn a_rate_typed_as_a_throughput_keeps_its_bytes_per_second_when_the_block_size_c
         a.message
     );
     // Typed at 4K it stays 50 MiB/s: 12800 ops/s.
-    a.settings.block_size_bytes = 4096;
+    a.settings.setup.block_size_bytes = 4096;
     assert_eq!(a.settings.rate_iops(), Some(12_800.0));
     // Ops/s typed stay ops/s: 2000/s at any block size, its bytes shown beside.
     match type_rate(&mut a, "2000/s") {
@@ -2294,7 +2297,7 @@ fn a_rate_typed_as_a_throughput_keeps_its_bytes_per_second_when_the_block_size_c
     a.handle_key(key(KeyCode::Right));
     assert_eq!(a.settings.rate_iops(), Some(2000.0));
     // The live line shows what was typed and the ops/s it means at the block size.
-    a.settings.block_size_bytes = 1 << 20;
+    a.settings.setup.block_size_bytes = 1 << 20;
     let id = started_id(&type_rate(&mut a, "50M/s"));
     feed_open_loop(&mut a, id, 12, 5, 80, 0);
     let screen = render(&a, 120, 40);
@@ -2303,9 +2306,9 @@ fn a_rate_typed_as_a_throughput_keeps_its_bytes_per_second_when_the_block_size_c
         "{screen}"
     );
     // A throughput whose ops/s would pass the pacer's bound at a tiny block is refused there.
-    a.settings.block_size_bytes = 4096;
+    a.settings.setup.block_size_bytes = 4096;
     type_rate(&mut a, "100G/s");
-    a.settings.block_size_bytes = 4096;
+    a.settings.setup.block_size_bytes = 4096;
     assert!(a.handle_key(key(KeyCode::Char('b'))) == Action::None);
     for c in "1".chars() {
         a.handle_key(key(KeyCode::Char(c)));
@@ -2313,7 +2316,7 @@ fn a_rate_typed_as_a_throughput_keeps_its_bytes_per_second_when_the_block_size_c
     a.handle_key(key(KeyCode::Enter));
     assert!(a.message.contains("over the 1e9"), "{}", a.message);
     assert_eq!(
-        a.settings.block_size_bytes, 4096,
+        a.settings.setup.block_size_bytes, 4096,
         "a refused block changes nothing"
     );
 }

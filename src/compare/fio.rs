@@ -267,7 +267,10 @@ mod tests {
             assert_eq!(seq.point.setup.pattern.known(), Some(Pattern::Sequential));
             assert_eq!(rand.point.setup.pattern.known(), Some(Pattern::Random));
             assert_eq!(seq.point.setup.method.as_str(), "fio:psync");
-            assert_eq!((seq.point.setup.threads, seq.point.setup.queue_depth), (1, 1));
+            assert_eq!(
+                (seq.point.setup.threads, seq.point.setup.queue_depth),
+                (1, 1)
+            );
             assert!(!seq.point.setup.direct);
             for r in [seq, rand] {
                 assert_eq!(r.mib_s.len(), 1);

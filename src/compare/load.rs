@@ -406,13 +406,15 @@ mod tests {
                     .iter()
                     .find(|rec| {
                         let s = &rec.point;
-                        (s.setup.op.known(), s.setup.method.known(), s.setup.pattern.known())
-                            == (
-                                r.setup.op.known(),
-                                r.setup.method.known(),
-                                r.setup.pattern.known(),
-                            )
-                            && s.setup.cache.known() == r.setup.cache.known()
+                        (
+                            s.setup.op.known(),
+                            s.setup.method.known(),
+                            s.setup.pattern.known(),
+                        ) == (
+                            r.setup.op.known(),
+                            r.setup.method.known(),
+                            r.setup.pattern.known(),
+                        ) && s.setup.cache.known() == r.setup.cache.known()
                             && (s.setup.op.as_str(), s.setup.method.as_str())
                                 == (r.setup.op.as_str(), r.setup.method.as_str())
                             && (s.setup.pattern.as_str(), s.setup.cache.as_str())

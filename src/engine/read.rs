@@ -117,7 +117,7 @@ pub const CAPS: Caps = Caps {
 
 impl Engine for ReadEngine {
     fn run(&self, job: &mut WorkerJob, ctx: &mut WorkerCtx) -> anyhow::Result<bool> {
-        if job.op == Op::Write {
+        if job.setup.op == Op::Write {
             return write_run(job, ctx);
         }
         privatize(job)?;

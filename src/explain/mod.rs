@@ -157,17 +157,21 @@ pub fn fast_explanation(
         _ => return None,
     };
     let pt = Point {
-        method,
-        op: crate::config::Op::Read,
-        block_size_bytes: bs.max(1),
-        // The direct road serves all its streams from one ring: its depth is the queue depth.
-        threads: if direct { 1 } else { threads.max(1) },
-        queue_depth: if direct { queue_depth.max(1) } else { 1 },
+        setup: crate::config::Setup {
+            method,
+            op: crate::config::Op::Read,
+            block_size_bytes: bs.max(1),
+            // The direct road serves all its streams from one ring: its depth is the queue
+            // depth.
+            threads: if direct { 1 } else { threads.max(1) },
+            queue_depth: if direct { queue_depth.max(1) } else { 1 },
+            direct,
+            // fast's buffers are what `auto` gives: huge pages for O_DIRECT, plain pages
+            // otherwise.
+            buffers: profile::resolved(crate::config::Buffers::Auto, direct),
+            ..crate::config::Setup::default()
+        },
         cold,
-        direct,
-        random: false,
-        // fast's buffers are what `auto` gives: huge pages for O_DIRECT, plain pages otherwise.
-        buffers: profile::resolved(crate::config::Buffers::Auto, direct),
     };
     let measured = bytes as f64 / (1024.0 * 1024.0) / seconds.max(1e-9);
     model::explain(&p, &pt, measured)

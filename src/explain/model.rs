@@ -36,7 +36,7 @@
 
 use super::profile::{memory_words, resolved, Profile};
 use crate::config::spec::RunSpec;
-use crate::config::{Buffers, CacheMode, Method, Op, Pattern};
+use crate::config::{Buffers, CacheMode, Op, Pattern, Setup};
 use crate::measure::RunResult;
 use crate::size::format_size;
 use serde::{Deserialize, Serialize};
@@ -89,37 +89,26 @@ impl fmt::Display for Bound {
     }
 }
 
-/// The settings of a point that the model looks at.
+/// The settings of a point that the model looks at: its setup (queue depth as run, the
+/// buffers' memory resolved as a run resolves `auto`) and whether its data was cold.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
-    pub method: Method,
-    pub op: Op,
-    pub block_size_bytes: u64,
-    pub threads: usize,
-    /// Requests in flight per thread (io_uring); 1 for synchronous methods.
-    pub queue_depth: u32,
+    pub setup: Setup,
     /// The data is not in the page cache (cold) when read.
     pub cold: bool,
-    pub direct: bool,
-    pub random: bool,
-    /// The memory of the read buffers (plain, malloc, thp or hugetlb; `auto` resolved as a run
-    /// resolves it where the run does not say). Unused for mmap, which has no buffer.
-    pub buffers: Buffers,
 }
 
 impl Point {
     /// The point of a spec (cold when the spec asks for cold or cold-all).
     pub fn of_spec(spec: &RunSpec) -> Point {
+        let s = &spec.setup;
         Point {
-            method: spec.setup.method,
-            op: spec.setup.op,
-            block_size_bytes: spec.setup.block_size_bytes,
-            threads: spec.setup.threads,
-            queue_depth: crate::engine::caps(spec.setup.method).queue_depth(spec.setup.queue_depth),
-            cold: matches!(spec.setup.cache, CacheMode::Cold | CacheMode::ColdAll),
-            direct: spec.setup.direct,
-            random: spec.setup.pattern == Pattern::Random,
-            buffers: resolved(spec.setup.buffers, spec.setup.direct),
+            setup: Setup {
+                queue_depth: crate::engine::caps(s.method).queue_depth(s.queue_depth),
+                buffers: resolved(s.buffers, s.direct),
+                ..*s
+            },
+            cold: matches!(s.cache, CacheMode::Cold | CacheMode::ColdAll),
         }
     }
 
@@ -129,32 +118,39 @@ impl Point {
     ///
     /// `None` for a run that did not XOR its data (`--checksum none`): every memory ceiling of
     /// the profile includes the XOR, so it would bound such a run too low and call its figure
-    /// faster than the machine goes.
+    /// faster than the machine goes. `None` too for a command's program or a locality layout,
+    /// which are not methods the model knows.
     pub fn of_result(r: &RunResult) -> Option<Point> {
-        if r.setup.checksum == Some(crate::config::Checksum::None) {
+        let s = &r.setup;
+        if s.checksum == Some(crate::config::Checksum::None) {
             return None;
         }
-        let cold = match r.setup.cache.known() {
+        let cold = match s.cache.known() {
             Some(CacheMode::Warm) => false,
             Some(CacheMode::Cold | CacheMode::ColdAll) => true,
             Some(CacheMode::AsIs) | None => r.figures.residency_before_pct < 50.0,
         };
         Some(Point {
-            // A command's program or a locality layout is not a method the model knows.
-            method: r.setup.method.known()?,
-            op: r.setup.op.known()?,
-            block_size_bytes: r.setup.block_size_bytes,
-            threads: r.setup.threads.max(1),
-            queue_depth: r.setup.queue_depth.max(1),
+            setup: Setup {
+                // A command's program, a locality layout or a mix is not what the model knows.
+                op: s.op.known()?,
+                method: s.method.known()?,
+                pattern: s.pattern.known().unwrap_or(Pattern::Sequential),
+                block_size_bytes: s.block_size_bytes,
+                threads: s.threads.max(1),
+                queue_depth: s.queue_depth.max(1),
+                direct: s.direct,
+                // A result written before the column: the memory `auto` gave then.
+                buffers: resolved(s.buffers.known().unwrap_or(Buffers::Auto), s.direct),
+                ..Setup::default()
+            },
             cold,
-            direct: r.setup.direct,
-            random: r.setup.pattern == Pattern::Random,
-            // A result written before the column: the memory `auto` gave then.
-            buffers: resolved(
-                r.setup.buffers.known().unwrap_or(Buffers::Auto),
-                r.setup.direct,
-            ),
         })
+    }
+
+    /// Whether its offsets are random.
+    pub fn random(&self) -> bool {
+        self.setup.pattern == Pattern::Random
     }
 }
 
@@ -245,8 +241,8 @@ fn device_seconds_per_op(p: &Profile, pt: &Point, bytes: f64, qd: f64) -> Option
 /// The device figures that bound `pt`: for O_DIRECT those measured with the point's buffer
 /// memory; for cached reads (the kernel reads into its own pages) any.
 fn device_of<'a>(p: &'a Profile, pt: &Point) -> Option<&'a super::profile::DeviceCeiling> {
-    if pt.direct {
-        p.device_for(pt.buffers)
+    if pt.setup.direct {
+        p.device_for(pt.setup.buffers)
     } else {
         p.devices.first()
     }
@@ -257,7 +253,7 @@ fn device_of<'a>(p: &'a Profile, pt: &Point) -> Option<&'a super::profile::Devic
 /// measured with huge-page buffers only; ...)`. None when the memory is covered, or when the
 /// point needs no buffer ceiling (mmap, writes) or lacks something else.
 pub fn missing_ceiling(p: &Profile, pt: &Point) -> Option<String> {
-    if pt.op != Op::Read || crate::engine::caps(pt.method).maps_file {
+    if pt.setup.op != Op::Read || crate::engine::caps(pt.setup.method).maps_file {
         return None;
     }
     let have = |list: Vec<Buffers>| -> String {
@@ -268,8 +264,8 @@ pub fn missing_ceiling(p: &Profile, pt: &Point) -> Option<String> {
             format!("{} buffers only", words.join(" and "))
         }
     };
-    let (what, measured) = if pt.direct || (pt.cold && pt.random) {
-        if !pt.direct || p.devices.is_empty() || p.device_for(pt.buffers).is_some() {
+    let (what, measured) = if pt.setup.direct || (pt.cold && pt.random()) {
+        if !pt.setup.direct || p.devices.is_empty() || p.device_for(pt.setup.buffers).is_some() {
             return None;
         }
         (
@@ -278,9 +274,9 @@ pub fn missing_ceiling(p: &Profile, pt: &Point) -> Option<String> {
         )
     } else {
         let cpus = p.context.cpu_count.max(1);
-        let mem = p.memory_for(pt.threads.max(1).min(cpus))?;
+        let mem = p.memory_for(pt.setup.threads.max(1).min(cpus))?;
         if mem
-            .copy_xor_mib_s(pt.block_size_bytes, pt.buffers)
+            .copy_xor_mib_s(pt.setup.block_size_bytes, pt.setup.buffers)
             .is_some()
         {
             return None;
@@ -289,34 +285,34 @@ pub fn missing_ceiling(p: &Profile, pt: &Point) -> Option<String> {
     };
     Some(format!(
         "no bound: the limits profile has no {what} with {} buffers (it was measured with {measured}, and a ceiling measured with one memory does not bound a run with another); pass a `--buffers` it has, or run `diskscope limits --refresh` to measure both",
-        memory_words(pt.buffers)
+        memory_words(pt.setup.buffers)
     ))
 }
 
 /// Predicts the bound of `pt` from the ceilings in `p`; None when the profile lacks what the
 /// point needs (a write, a direct read without device figures).
 pub fn predict(p: &Profile, pt: &Point) -> Option<Prediction> {
-    if pt.op != Op::Read || pt.block_size_bytes == 0 {
+    if pt.setup.op != Op::Read || pt.setup.block_size_bytes == 0 {
         return None;
     }
-    let bytes = pt.block_size_bytes as f64;
+    let bytes = pt.setup.block_size_bytes as f64;
     // The cores the profile was measured with, and no more than this process has now.
     let cpus = p
         .context
         .cpu_count
         .max(1)
         .min(p.cores_now.unwrap_or(usize::MAX).max(1));
-    let threads = pt.threads.max(1);
+    let threads = pt.setup.threads.max(1);
     let running = threads.min(cpus) as f64;
     let mem = p.memory_for(threads.min(cpus))?;
     // Per thread: the memory ceilings are sums over the threads measured together.
     let per_thread = |total_mib_s: f64| total_mib_s * MIB / mem.threads.max(1) as f64;
-    let t_call = 1.0 / p.ops_per_s(pt.method)?;
+    let t_call = 1.0 / p.ops_per_s(pt.setup.method)?;
     // read(2) and friends copy from the cache into the buffer, then XOR it (fast while the
     // buffer fits a CPU cache); mmap and O_DIRECT reads only XOR, from memory.
-    let copies = crate::engine::caps(pt.method).copies(pt.direct);
+    let copies = crate::engine::caps(pt.setup.method).copies(pt.setup.direct);
     let memory_mib_s = if copies {
-        mem.copy_xor_mib_s(pt.block_size_bytes, pt.buffers)?
+        mem.copy_xor_mib_s(pt.setup.block_size_bytes, pt.setup.buffers)?
     } else {
         mem.xor_mib_s
     };
@@ -344,10 +340,10 @@ pub fn predict(p: &Profile, pt: &Point) -> Option<Prediction> {
         _ => None,
     };
     let mut error_pct = cpu_error;
-    let ops_per_s = if pt.direct || (pt.cold && pt.random) {
+    let ops_per_s = if pt.setup.direct || (pt.cold && pt.random()) {
         error_pct = with(spread.map(|s| s.device_pct));
-        let per_thread_qd = if crate::engine::caps(pt.method).queued {
-            pt.queue_depth.max(1) as f64
+        let per_thread_qd = if crate::engine::caps(pt.setup.method).queued {
+            pt.setup.queue_depth.max(1) as f64
         } else {
             1.0
         };
@@ -386,7 +382,7 @@ pub fn predict(p: &Profile, pt: &Point) -> Option<Prediction> {
         bound,
         bound_mib_s: ops_per_s * bytes / MIB,
         ops_per_s,
-        block_size_bytes: pt.block_size_bytes,
+        block_size_bytes: pt.setup.block_size_bytes,
         error_pct,
         detail,
     })
@@ -399,7 +395,10 @@ pub fn predict_curve(p: &Profile, base: &Point, block_sizes: &[u64]) -> Vec<(u64
         .iter()
         .filter_map(|&bs| {
             let pt = Point {
-                block_size_bytes: bs,
+                setup: Setup {
+                    block_size_bytes: bs,
+                    ..base.setup
+                },
                 ..*base
             };
             predict(p, &pt).map(|pr| (bs, pr))
@@ -463,21 +462,21 @@ pub fn explain_result(p: &Profile, r: &RunResult) -> Option<Explanation> {
 fn hint_for(p: &Profile, pt: &Point) -> String {
     let dev = p.context.device.as_ref();
     let lbs = dev.and_then(|d| d.logical_block_size_bytes).unwrap_or(512);
-    if pt.direct && !pt.block_size_bytes.is_multiple_of(lbs.max(4096)) {
+    if pt.setup.direct && !pt.setup.block_size_bytes.is_multiple_of(lbs.max(4096)) {
         return format!(
             "misaligned requests: O_DIRECT blocks of {} are not a multiple of 4 KiB, so the device does read-modify or split work",
-            format_size(pt.block_size_bytes)
+            format_size(pt.setup.block_size_bytes)
         );
     }
     if let Some(max_kb) = dev.and_then(|d| d.max_sectors_kb) {
-        if (pt.direct || pt.cold) && pt.block_size_bytes > max_kb * 1024 {
+        if (pt.setup.direct || pt.cold) && pt.setup.block_size_bytes > max_kb * 1024 {
             return format!(
                 "split requests: {} blocks exceed max_sectors_kb ({max_kb} KiB), so each read becomes several device requests",
-                format_size(pt.block_size_bytes)
+                format_size(pt.setup.block_size_bytes)
             );
         }
     }
-    if pt.cold && !pt.direct {
+    if pt.cold && !pt.setup.direct {
         return "page cache churn: readahead pages evicted before use (memory pressure) or another process reading the same device".to_string();
     }
     "another process competing for CPU or memory bandwidth (check top), CPU frequency scaling, or a misaligned buffer".to_string()
@@ -537,18 +536,18 @@ pub fn one_liner(
         Bound::Syscall => format!(
             "{} × {}{threads}",
             format_rate(pr.ops_per_s, "ops/s"),
-            format_size(pt.block_size_bytes)
+            format_size(pt.setup.block_size_bytes)
         ),
         Bound::Memory => {
-            let copies = crate::engine::caps(pt.method).copies(pt.direct);
+            let copies = crate::engine::caps(pt.setup.method).copies(pt.setup.direct);
             format!(
                 "{} {}{threads} ({}{})",
                 if copies { "copy + XOR at" } else { "XOR at" },
                 format_mib_s(d.memory_mib_s, d.memory_mib_s, true),
                 format_rate(pr.ops_per_s, "ops/s"),
                 // Named where it is not the default (plain pages), to keep the usual line short.
-                if copies && pt.buffers != Buffers::Plain {
-                    format!(", into {} buffers", memory_words(pt.buffers))
+                if copies && pt.setup.buffers != Buffers::Plain {
+                    format!(", into {} buffers", memory_words(pt.setup.buffers))
                 } else {
                     String::new()
                 }
@@ -557,10 +556,10 @@ pub fn one_liner(
         Bound::DeviceIops | Bound::DeviceBandwidth => format!(
             "{} × {} at QD {:.0}{}",
             format_rate(pr.ops_per_s, "IOPS"),
-            format_size(pt.block_size_bytes),
+            format_size(pt.setup.block_size_bytes),
             d.device_qd.max(1.0),
-            if pt.direct {
-                format!(", {} buffers", memory_words(pt.buffers))
+            if pt.setup.direct {
+                format!(", {} buffers", memory_words(pt.setup.buffers))
             } else {
                 String::new()
             }
@@ -598,6 +597,7 @@ pub fn one_liner(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Method;
 
     /// `Profile::synthetic_example`: 1 M read calls/s, copy 8 GiB/s and XOR 8 GiB/s on one
     /// thread (4 GiB/s together, 16 on 4), a device of 100 µs per 4 KiB request and 1 GiB/s at
@@ -608,15 +608,18 @@ mod tests {
 
     fn warm_read(bs: u64) -> Point {
         Point {
-            method: Method::Read,
-            op: Op::Read,
-            block_size_bytes: bs,
-            threads: 1,
-            queue_depth: 1,
+            setup: Setup {
+                method: Method::Read,
+                op: Op::Read,
+                block_size_bytes: bs,
+                threads: 1,
+                queue_depth: 1,
+                direct: false,
+                pattern: Pattern::Sequential,
+                buffers: Buffers::Plain,
+                ..Setup::default()
+            },
             cold: false,
-            direct: false,
-            random: false,
-            buffers: Buffers::Plain,
         }
     }
 
@@ -653,7 +656,10 @@ mod tests {
         let four = predict(
             &p,
             &Point {
-                threads: 4,
+                setup: Setup {
+                    threads: 4,
+                    ..warm_read(1).setup
+                },
                 ..warm_read(1)
             },
         )
@@ -662,7 +668,10 @@ mod tests {
         let eight = predict(
             &p,
             &Point {
-                threads: 8,
+                setup: Setup {
+                    threads: 8,
+                    ..warm_read(1).setup
+                },
                 ..warm_read(1)
             },
         )
@@ -678,11 +687,13 @@ mod tests {
         let small = predict(
             &p,
             &Point {
-                direct: true,
-                buffers: Buffers::Thp,
+                setup: Setup {
+                    direct: true,
+                    buffers: Buffers::Thp,
+                    pattern: Pattern::Random,
+                    ..warm_read(4096).setup
+                },
                 cold: true,
-                random: true,
-                ..warm_read(4096)
             },
         )
         .unwrap();
@@ -694,10 +705,12 @@ mod tests {
         let big = predict(
             &p,
             &Point {
-                direct: true,
-                buffers: Buffers::Thp,
+                setup: Setup {
+                    direct: true,
+                    buffers: Buffers::Thp,
+                    ..warm_read(4 << 20).setup
+                },
                 cold: true,
-                ..warm_read(4 << 20)
             },
         )
         .unwrap();
@@ -709,13 +722,15 @@ mod tests {
         let deep = predict(
             &p,
             &Point {
-                method: Method::IoUring,
-                direct: true,
-                buffers: Buffers::Thp,
+                setup: Setup {
+                    method: Method::IoUring,
+                    direct: true,
+                    buffers: Buffers::Thp,
+                    pattern: Pattern::Random,
+                    queue_depth: 32,
+                    ..warm_read(4096).setup
+                },
                 cold: true,
-                random: true,
-                queue_depth: 32,
-                ..warm_read(4096)
             },
         )
         .unwrap();
@@ -746,7 +761,10 @@ mod tests {
         assert!(predict(
             &p,
             &Point {
-                op: Op::Write,
+                setup: Setup {
+                    op: Op::Write,
+                    ..warm_read(4096).setup
+                },
                 ..warm_read(4096)
             }
         )
@@ -755,8 +773,11 @@ mod tests {
         assert!(predict(
             &p,
             &Point {
-                direct: true,
-                buffers: Buffers::Thp,
+                setup: Setup {
+                    direct: true,
+                    buffers: Buffers::Thp,
+                    ..warm_read(4096).setup
+                },
                 ..warm_read(4096)
             }
         )
@@ -921,11 +942,13 @@ mod tests {
         let mut p = synthetic();
         p.spread.as_mut().unwrap().device_pct = Some(30.0);
         let direct = Point {
-            direct: true,
-            buffers: Buffers::Thp,
+            setup: Setup {
+                direct: true,
+                buffers: Buffers::Thp,
+                pattern: Pattern::Random,
+                ..warm_read(4096).setup
+            },
             cold: true,
-            random: true,
-            ..warm_read(4096)
         };
         assert_eq!(predict(&p, &direct).unwrap().error_pct, Some(30.0));
         assert_eq!(predict(&p, &warm_read(4096)).unwrap().error_pct, Some(10.0));
@@ -944,7 +967,10 @@ mod tests {
             predict(
                 &p,
                 &Point {
-                    threads,
+                    setup: Setup {
+                        threads,
+                        ..warm_read(64 << 20).setup
+                    },
                     ..warm_read(64 << 20)
                 },
             )
@@ -958,7 +984,10 @@ mod tests {
         let e = explain(
             &p,
             &Point {
-                threads: 8,
+                setup: Setup {
+                    threads: 8,
+                    ..warm_read(64 << 20).setup
+                },
                 ..warm_read(64 << 20)
             },
             one,
@@ -971,12 +1000,14 @@ mod tests {
     fn a_run_whose_buffer_memory_has_no_ceiling_is_told_so_instead_of_bounded_by_another() {
         let p = synthetic();
         let direct = |buffers| Point {
-            method: Method::IoUring,
-            queue_depth: 32,
-            direct: true,
+            setup: Setup {
+                method: Method::IoUring,
+                queue_depth: 32,
+                direct: true,
+                buffers,
+                ..warm_read(1 << 20).setup
+            },
             cold: true,
-            buffers,
-            ..warm_read(1 << 20)
         };
         // The synthetic device was measured with huge-page buffers only.
         assert!(predict(&p, &direct(Buffers::Thp)).is_some());
@@ -997,7 +1028,10 @@ mod tests {
             buffers: Buffers::Plain,
         }];
         let warm = |buffers| Point {
-            buffers,
+            setup: Setup {
+                buffers,
+                ..warm_read(1 << 20).setup
+            },
             ..warm_read(1 << 20)
         };
         let plain = predict(&p, &warm(Buffers::Plain)).unwrap();
@@ -1011,7 +1045,10 @@ mod tests {
         );
         // mmap has no buffer: no ceiling is missing for it.
         let mmap = Point {
-            method: Method::Mmap,
+            setup: Setup {
+                method: Method::Mmap,
+                ..warm(Buffers::Thp).setup
+            },
             ..warm(Buffers::Thp)
         };
         assert_eq!(missing_ceiling(&p, &mmap), None);

@@ -62,7 +62,7 @@ impl Prepared {
     pub fn meta(&self) -> PreparedMeta {
         let mut spec = self.spec.clone();
         // The spec of what runs: the memory the buffers got (`auto` resolved).
-        if let Some(b) = self.jobs.first().and_then(|j| j.buffers.as_ref()) {
+        if let Some(b) = self.jobs.first().and_then(|j| j.slots.as_ref()) {
             spec.setup.buffers = b.kind().setting();
         }
         PreparedMeta {
@@ -498,10 +498,10 @@ fn prepare_opened(
     crate::engine::setup::lay_out_mix(spec, &probe, total, write_data.as_deref(), &mut notes)?;
     let jobs = plan_jobs(spec, anchor, total, shares, &fits, loop_range, write_data)?;
     let layout =
-        crate::engine::setup::buffer_layout(spec, jobs.iter().filter_map(|j| j.buffers.as_ref()));
+        crate::engine::setup::buffer_layout(spec, jobs.iter().filter_map(|j| j.slots.as_ref()));
     notes.extend(crate::engine::setup::buffer_note(
         spec,
-        jobs.first().and_then(|j| j.buffers.as_ref()),
+        jobs.first().and_then(|j| j.slots.as_ref()),
         layout.as_ref(),
     ));
     Ok((probe, residency_before, jobs, notes, layout))
@@ -554,22 +554,19 @@ fn plan_jobs(
         jobs.push(WorkerJob {
             worker: w,
             file: reopen(anchor, spec, spec.setup.op == Op::Write)?,
-            op: spec.setup.op,
-            block_size,
+            setup: crate::config::Setup {
+                block_size_bytes: block_size as u64,
+                queue_depth,
+                ..spec.setup
+            },
             range: share.range,
             span: total,
-            pattern: spec.setup.pattern,
             loop_range,
             max_ops: share.max_ops,
-            queue_depth,
             seed: spec.safety.seed,
-            direct: spec.setup.direct,
-            submit: spec.setup.submit,
             // Sized by what the budget fitted to this worker, never by the spec's raw values.
-            buffers: crate::engine::setup::worker_slots(spec, block_size, queue_depth)?,
+            slots: crate::engine::setup::worker_slots(spec, block_size, queue_depth)?,
             write_data: write_data.clone(),
-            mix_read_pct: spec.setup.mix_read_pct,
-            checksum: spec.setup.checksum,
         });
     }
     Ok(jobs)

@@ -166,7 +166,7 @@ impl Segment {
         {
             self.full_passes += 1;
         }
-        let over = match self.settings.pattern {
+        let over = match self.settings.setup.pattern {
             // A looping read's first pass is over once it moved the file's bytes; a chained
             // (pass by pass) one says so with its final snapshots.
             Pattern::Sequential => {
@@ -317,7 +317,7 @@ impl Segment {
 impl Warmup {
     /// A read with the cache as is, through the page cache, warms up; nothing else does.
     pub fn of(s: &Settings) -> Self {
-        if s.op == Op::Read && !s.cold && !s.direct {
+        if s.setup.op == Op::Read && !s.cold() && !s.setup.direct {
             Warmup::Running
         } else {
             Warmup::None

@@ -215,11 +215,11 @@ pub fn status_line(app: &App, width: usize) -> Line<'static> {
     } else {
         ("STOPPED", Color::Red)
     };
-    let path = match app.settings.op {
+    let path = match app.settings.setup.op {
         crate::config::Op::Read => shown_path(&app.file).into_owned(),
         crate::config::Op::Write => shown_path(&app.scratch).into_owned(),
     };
-    let before = match app.settings.op {
+    let before = match app.settings.setup.op {
         crate::config::Op::Read => String::new(),
         // A mix reads what it writes: the scratch file, never the explored one.
         crate::config::Op::Write if app.settings.is_mixed() => "mixing ".to_string(),

@@ -93,7 +93,7 @@ pub fn lines(app: &App) -> Vec<Line<'static>> {
             Span::styled(
                 ratio_text(
                     fb - fa,
-                    match app.settings.op {
+                    match app.settings.setup.op {
                         // A mix moves the file's bytes both ways.
                         crate::config::Op::Write if app.settings.is_mixed() => {
                             d.dev_read_bytes + d.dev_write_bytes

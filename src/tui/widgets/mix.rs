@@ -47,6 +47,7 @@ pub fn heading(units_mb: bool, name: &str, d: &DirectionShare, seconds: f64) -> 
 pub fn done_line(seg: &Segment) -> Option<Line<'static>> {
     let asked = seg
         .settings
+        .setup
         .mix_read_pct
         .filter(|_| seg.settings.is_mixed())?;
     let dim = Style::default().fg(Color::DarkGray);

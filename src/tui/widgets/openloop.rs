@@ -43,7 +43,7 @@ pub fn is_behind(asked_iops: f64, backlog: u64) -> bool {
 /// for a closed loop.
 pub fn live_line(seg: &Segment, width: usize) -> Option<Line<'static>> {
     let rate = seg.settings.rate?;
-    let bs = seg.settings.block_size_bytes;
+    let bs = seg.settings.setup.block_size_bytes;
     let asked_iops = rate.iops_at(bs);
     let dim = Style::default().fg(Color::DarkGray);
     let backlog = seg.backlog_now();
