@@ -14,16 +14,15 @@
 //! a file residency is [`ResidencyUnknown`], never a made-up number.
 //!
 //! The calls go through rustix's safe wrappers; what stays `unsafe` is what rustix does not
-//! cover: `cachestat(2)` (a raw `syscall` with pointers to its structs), `mincore(2)` and the
-//! mapping it inspects.
+//! cover: `mincore(2)` and the mapping it inspects (`cachestat(2)`, a raw `syscall`, is
+//! `crate::facts::pagecache`'s, which reads every state it counts).
 
 use crate::config::CacheMode;
+use crate::facts::pagecache::cached_pages;
 use anyhow::{bail, Context};
-use memmap2::MmapOptions;
-use rustix::fs::{accessat, fadvise, Access, Advice, AtFlags, CWD};
+use rustix::fs::{fadvise, Advice};
 use std::fs::File;
 use std::num::NonZeroU64;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
@@ -49,51 +48,11 @@ fn page_size() -> u64 {
     rustix::param::page_size() as u64
 }
 
-/// The `cachestat` system call number (the same on every architecture with the unified table).
-const SYS_CACHESTAT: libc::c_long = 451;
-
-#[repr(C)]
-struct CachestatRange {
-    off: u64,
-    len: u64,
-}
-
-#[repr(C)]
-#[derive(Default)]
-struct Cachestat {
-    nr_cache: u64,
-    nr_dirty: u64,
-    nr_writeback: u64,
-    nr_evicted: u64,
-    nr_recently_evicted: u64,
-}
-
 /// Cached pages of `len` bytes of `file` from `off` (`len` 0: to the end of the file), from
-/// `cachestat(2)`; `None` where the kernel lacks it (or refuses it for this file).
+/// `cachestat(2)` (`crate::facts::pagecache`); `None` where the kernel lacks it (or refuses it
+/// for this file).
 pub fn cachestat_pages(file: &File, off: u64, len: u64) -> Option<u64> {
-    cachestat(file, off, len).ok()
-}
-
-/// `cachestat(2)`, or the errno it failed with.
-fn cachestat(file: &File, off: u64, len: u64) -> Result<u64, i32> {
-    let range = CachestatRange { off, len };
-    let mut stat = Cachestat::default();
-    // SAFETY: both pointers refer to live, correctly laid out structs for the duration of the
-    // call; flags must be 0.
-    let rc = unsafe {
-        libc::syscall(
-            SYS_CACHESTAT,
-            file.as_raw_fd(),
-            &range as *const CachestatRange,
-            &mut stat as *mut Cachestat,
-            0u32,
-        )
-    };
-    if rc == 0 {
-        Ok(stat.nr_cache)
-    } else {
-        Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
-    }
+    cached_pages(file, off, len).ok()
 }
 
 /// Residency could not be measured truthfully.
@@ -112,25 +71,7 @@ impl std::error::Error for ResidencyUnknown {}
 const NOT_WRITABLE: &str = "the kernel reports it only to users who may write the file \
      (cachestat refuses, mincore says every page is cached)";
 
-/// Whether `mincore(2)` tells the truth about `file`'s page cache: since Linux 5.0 it does only
-/// for a caller who owns the file or may write it (or root); for anyone else it reports every
-/// page as resident, to close a side channel.
-pub fn mincore_is_truthful(file: &File) -> bool {
-    // faccessat only checks permissions (with the effective ids) of the file the descriptor
-    // link names; it opens nothing.
-    let writable = accessat(
-        CWD,
-        format!("/proc/self/fd/{}", file.as_raw_fd()),
-        Access::WRITE_OK,
-        AtFlags::EACCESS,
-    )
-    .is_ok();
-    writable
-        || file.metadata().is_ok_and(|m| {
-            use std::os::unix::fs::MetadataExt;
-            m.uid() == rustix::process::geteuid().as_raw()
-        })
-}
+pub use crate::facts::pagecache::mincore_is_truthful;
 
 /// Measures the page-cache residency of an open file: `cachestat`, else `mincore`. Fails with
 /// [`ResidencyUnknown`] where neither can tell (a file this user may not write): a made-up 100%
@@ -138,7 +79,7 @@ pub fn mincore_is_truthful(file: &File) -> bool {
 pub fn residency_of(file: &File) -> anyhow::Result<Residency> {
     let meta = file.metadata().context("fstat")?;
     if meta.is_file() {
-        match cachestat(file, 0, 0) {
+        match cached_pages(file, 0, 0) {
             Ok(cached) => {
                 let total_pages = meta.len().div_ceil(page_size());
                 return Ok(Residency {
@@ -166,44 +107,17 @@ pub fn residency_of(file: &File) -> anyhow::Result<Residency> {
 
 /// Measures the page-cache residency of an open file with `mincore(2)`.
 pub fn residency_by_mincore(file: &File) -> anyhow::Result<Residency> {
-    let len = file.metadata().context("fstat")?.len();
-    let page = page_size();
-    let total_pages = len.div_ceil(page);
-    if len == 0 || !file.metadata()?.is_file() {
-        return Ok(Residency {
-            resident_pages: 0,
-            total_pages,
-        });
-    }
-    const CHUNK: u64 = 1 << 30;
-    let mut resident = 0u64;
-    let mut vec = Vec::new();
-    let mut off = 0u64;
-    while off < len {
-        let map_len = CHUNK.min(len - off) as usize;
-        // SAFETY: a read-only shared mapping that we never dereference; mincore only inspects
-        // the page tables / page cache behind it.
-        let map = unsafe { MmapOptions::new().offset(off).len(map_len).map(file) }
-            .context("mmap for mincore")?;
-        let pages = (map_len as u64).div_ceil(page) as usize;
-        vec.resize(pages, 0u8);
-        // SAFETY: `map` is a live mapping of `map_len` bytes and `vec` has one byte per page.
-        let rc = unsafe { libc::mincore(map.as_ptr() as *mut _, map_len, vec.as_mut_ptr()) };
-        if rc != 0 {
-            return Err(std::io::Error::last_os_error()).context("mincore");
-        }
-        resident += vec.iter().filter(|b| **b & 1 == 1).count() as u64;
-        off += map_len as u64;
-    }
+    let (resident_pages, total_pages) = crate::facts::pagecache::mincore_pages(file)?;
     Ok(Residency {
-        resident_pages: resident,
+        resident_pages,
         total_pages,
     })
 }
 
 /// Measures the page-cache residency of `path`.
 pub fn residency(path: &Path) -> anyhow::Result<Residency> {
-    let f = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let f =
+        File::open(path).with_context(|| format!("opening {}", crate::text::shown_path(path)))?;
     residency_of(&f)
 }
 
@@ -257,7 +171,8 @@ pub fn prepare(path: &Path, mode: CacheMode, len: u64) -> anyhow::Result<()> {
     if mode == CacheMode::AsIs {
         return Ok(());
     }
-    let f = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let f =
+        File::open(path).with_context(|| format!("opening {}", crate::text::shown_path(path)))?;
     prepare_open(&f, mode, len)
 }
 
@@ -279,6 +194,13 @@ pub fn prepare_open(f: &File, mode: CacheMode, len: u64) -> anyhow::Result<()> {
 /// Above this share of resident pages a "cold" run was not cold.
 pub const COLD_TOLERANCE_PCT: f64 = 1.0;
 
+/// Whether a run in cache mode `mode` that started with `resident_pct` of its file cached was
+/// not cold: the one test behind both the warning ([`cold_warning`]) and the verdict's
+/// `not_cold`, so the two never disagree.
+pub fn not_cold(mode: CacheMode, resident_pct: f64) -> bool {
+    matches!(mode, CacheMode::Cold | CacheMode::ColdAll) && resident_pct > COLD_TOLERANCE_PCT
+}
+
 /// A warning when a cold run's file is still cached, or when whether it is cannot be known
 /// (`residency` `None`): never a claim the measurement cannot back.
 pub fn cold_warning(mode: CacheMode, residency: Option<&Residency>) -> Option<String> {
@@ -291,7 +213,7 @@ pub fn cold_warning(mode: CacheMode, residency: Option<&Residency>) -> Option<St
             "note: residency unknown, so whether the run was cold is unknown: {NOT_WRITABLE}"
         ));
     };
-    (r.percent() > COLD_TOLERANCE_PCT).then(|| {
+    not_cold(mode, r.percent()).then(|| {
         format!(
             "warning: the run was not cold: {:.1}% of the file was still in the page cache \
              (pages mapped or locked by another process cannot be evicted)",

@@ -33,9 +33,10 @@ pub const VERSION: &str = concat!(
 pub struct Cli {
     /// File to explore in the live UI (read only; a 1 GiB scratch file is made when omitted)
     pub file: Option<PathBuf>,
-    /// Run a sweep file headless and write CSVs and plots (a TOML sweep, or a fio job file or
-    /// fio command lines: docs/fio.md)
-    #[arg(long, value_name = "SWEEP.toml")]
+    /// Run a sweep headless and write CSVs and plots: a TOML sweep file, a fio job file or fio
+    /// command lines (docs/fio.md), or a built-in preset by name (`diskscope presets`; a file of
+    /// that name wins)
+    #[arg(long, value_name = "SWEEP.toml|PRESET")]
     pub batch: Option<PathBuf>,
     /// Output directory of --batch (default: diskscope-results/<sweep name>/)
     #[arg(long, value_name = "DIR", requires = "batch")]
@@ -93,7 +94,7 @@ pub enum Command {
     Knee(crate::lab::knee::KneeArgs),
     /// Many small files vs one packed file, in sequential, random and trace order
     Locality(crate::locality::LocalityParams),
-    /// Compare two runs point by point: Δ%, 95% confidence interval, faster/slower verdicts
+    /// Compare two runs: Δ%, 95% interval, faster/slower/no change; or two setups (--pair)
     Compare(crate::compare::CompareArgs),
     /// Fleet runs: throughput by number of clients, from the CSVs of several fleet runs
     #[cfg(feature = "mpi")]
@@ -107,6 +108,8 @@ pub enum Command {
     },
     /// Measure this machine's ceilings for a file's device once and store them as a profile
     Limits(crate::explain::limits::LimitsArgs),
+    /// List the built-in sweeps `--batch NAME` runs, one line each
+    Presets,
     /// Print a shell completion script: `source <(diskscope completions bash)`
     Completions {
         /// The shell to complete in
@@ -121,22 +124,26 @@ pub enum Command {
 }
 
 /// Parses arguments for a binary; on error prints one line and exits 2 (help/version exit 0).
+/// First checks the standard streams ([`check_std_streams`]): every binary starts here.
 pub fn parse_or_exit<P: Parser>() -> P {
+    check_std_streams();
     match P::try_parse() {
         Ok(p) => p,
         Err(e) => {
             use clap::error::ErrorKind;
-            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
-                || e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-            {
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                // On stdout, checked: help sent to a full disk is an error, not exit 0.
+                use std::io::IsTerminal;
+                let text = if std::io::stdout().is_terminal() {
+                    e.render().ansi().to_string()
+                } else {
+                    e.render().to_string()
+                };
+                exit_with(write_stdout(text.as_bytes()).map(|()| 0));
+            }
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
                 let _ = e.print();
-                std::process::exit(
-                    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                        2
-                    } else {
-                        0
-                    },
-                );
+                std::process::exit(2);
             }
             let line = crate::text::shown(&one_line(&e.to_string())).into_owned();
             let _ = writeln!(std::io::stderr(), "{line} (see --help)");
@@ -160,8 +167,45 @@ fn one_line(text: &str) -> String {
     }
 }
 
-/// Ends the process with the exit code of `r`, printing an error in one line.
+/// Writes `bytes` to stdout, checked (see [`crate::text::write_stdout`]).
+pub use crate::text::write_stdout;
+
+/// Refuses a stdout that was closed when the process started (`>&-`): every result would be
+/// lost without an error. Rust's runtime reopens a closed descriptor 0, 1 or 2 on `/dev/null`
+/// (read-write) before `main`, so that no file opened later takes its number and receives what
+/// was meant for the terminal; that is what is recognised here: `/dev/null` open for reading
+/// *and* writing, which a shell's `> /dev/null` (write-only) never is. Discarding output on
+/// purpose (`> /dev/null`) runs as before.
+pub fn check_std_streams() {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    // SAFETY: F_GETFL on a descriptor number only reads its flags; no memory is involved.
+    let flags = unsafe { libc::fcntl(1, libc::F_GETFL) };
+    let read_write = flags != -1 && flags & libc::O_ACCMODE == libc::O_RDWR;
+    let dev_null = |m: &std::fs::Metadata| {
+        m.file_type().is_char_device()
+            && std::fs::metadata("/dev/null").is_ok_and(|n| n.rdev() == m.rdev())
+    };
+    if read_write && std::fs::metadata("/dev/stdout").is_ok_and(|m| dev_null(&m)) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "error: stdout is closed, so the output would be lost; redirect it (to /dev/null to \
+             discard it)"
+        );
+        std::process::exit(1);
+    }
+}
+
+/// Ends the process with the exit code of `r`, printing an error in one line. Before a
+/// successful exit, what is still buffered for stdout is flushed and checked: output lost on a
+/// full disk (`> /dev/full`) is an error, a closed pipe (`| head`) is not (ripgrep's rule).
 pub fn exit_with(r: anyhow::Result<i32>) -> ! {
+    use anyhow::Context;
+    let r = r.and_then(|code| {
+        std::io::stdout()
+            .flush()
+            .context("writing to stdout")
+            .map(|()| code)
+    });
     match r {
         Ok(code) => std::process::exit(code),
         Err(e) => {
@@ -218,6 +262,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         #[cfg(not(feature = "mpi"))]
         Some(Command::Clients { .. }) => Err(crate::fleet::needs_mpi("clients")),
         Some(Command::Limits(a)) => crate::explain::limits::execute(&a),
+        Some(Command::Presets) => crate::sweep::presets::execute(),
         Some(Command::Completions { shell }) => print_completions(shell),
         Some(Command::Man { subcommand }) => print_man_page(subcommand.as_deref()),
         None => match cli.batch {
@@ -310,7 +355,7 @@ fn print_completions(shell: clap_complete::Shell) -> anyhow::Result<i32> {
     use clap::CommandFactory;
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "diskscope", &mut out);
-    std::io::Write::write_all(&mut std::io::stdout().lock(), &out)?;
+    write_stdout(&out)?;
     Ok(0)
 }
 
@@ -339,32 +384,43 @@ fn print_man_page(subcommand: Option<&str>) -> anyhow::Result<i32> {
     };
     let mut out = Vec::new();
     clap_mangen::Man::new(page).render(&mut out)?;
-    std::io::Write::write_all(&mut std::io::stdout().lock(), &out)?;
+    write_stdout(&out)?;
     Ok(0)
 }
 
-/// Standalone `run` binary: `run FILE -r|-w BLOCK_SIZE BLOCK_COUNT`.
+/// The `run` binary (the same as `diskscope run`): `run FILE -r|-w BLOCK_SIZE BLOCK_COUNT`.
 #[derive(Debug, Parser)]
-#[command(name = "run", version)]
+#[command(
+    name = "run",
+    version = VERSION,
+    about = "Read or write BLOCK_COUNT blocks of BLOCK_SIZE bytes and print the XOR (the same as \
+             `diskscope run`)"
+)]
 pub struct RunBin {
     #[command(flatten)]
     pub args: RunArgs,
 }
 
-/// Standalone `run2` binary.
+/// The `run2` binary (the same as `diskscope run2`).
 #[derive(Debug, Parser)]
-#[command(name = "run2", version)]
+#[command(
+    name = "run2",
+    version = VERSION,
+    about = "Find a block count that takes at least --target seconds to read, and print the XOR \
+             (the same as `diskscope run2`)"
+)]
 pub struct Run2Bin {
     #[command(flatten)]
     pub args: Run2Args,
 }
 
-/// Standalone `fast` binary.
+/// The `fast` binary (the same as `diskscope fast`).
 #[derive(Debug, Parser)]
 #[command(
     name = "fast",
-    version,
-    about = "XOR a whole file as fast as this machine allows (the XOR on stdout, how on stderr)"
+    version = VERSION,
+    about = "XOR a whole file as fast as this machine allows (the XOR on stdout, how on stderr; \
+             the same as `diskscope fast`)"
 )]
 pub struct FastBin {
     #[command(flatten)]

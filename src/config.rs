@@ -753,6 +753,29 @@ impl SubmitPolicy {
     pub const DEFAULT: SubmitPolicy = SubmitPolicy::Each;
 }
 
+/// The lowest open-loop rate diskscope runs, operations per second (over all threads). Below
+/// it an open loop paces so few operations that its percentiles rest on a handful of them, and a
+/// rate such as `1e-300` (or `1 B/s` at 4K blocks) would pace one operation in days or in never:
+/// it is refused in one line instead of printing made-up figures.
+pub const MIN_RATE_IOPS: f64 = 1.0;
+
+/// Checks an open-loop rate of `iops` operations per second against [`MIN_RATE_IOPS`], naming
+/// `key` (the highest rate is bounded where rates are read, `measure::pacer::parse_rate`).
+pub fn check_rate_iops(iops: f64, key: &str) -> Result<(), UsageError> {
+    if iops.is_finite() && iops >= MIN_RATE_IOPS {
+        return Ok(());
+    }
+    Err(UsageError::new(
+        key,
+        format!(
+            "must be at least {MIN_RATE_IOPS} operation per second, got {iops:e}: below that an \
+             open loop's percentiles rest on a handful of operations and one operation can be \
+             due in days; ask for at least 1 IOPS (a throughput of at least one block per \
+             second)"
+        ),
+    ))
+}
+
 /// The methods a mixed workload runs with: the ones whose engines choose each operation's
 /// direction per block (fio's `psync` and `io_uring`).
 pub const MIX_METHODS: &[Method] = &[Method::Pread, Method::IoUring];

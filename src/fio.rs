@@ -331,14 +331,12 @@ fn fio_filename(path: &str) -> String {
     path.replace(':', "\\:")
 }
 
-/// Quotes `s` for a POSIX shell when it holds anything beyond a safe set.
+/// Quotes `s` for a shell when it holds anything beyond a safe set; text with a control
+/// character (an escape sequence in a path) is written in ANSI-C quotes, so the printed line
+/// stays one valid shell word per argument and never carries a raw control to the terminal
+/// (see [`crate::fsguard::shell_quote`]).
 pub fn shell_quote(s: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "-_=./,:@%+".contains(c);
-    if !s.is_empty() && s.chars().all(safe) {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
+    crate::fsguard::shell_quote(s)
 }
 
 #[cfg(test)]

@@ -39,6 +39,97 @@ pub fn mark(file: &File, value: &str) -> bool {
     .is_ok()
 }
 
+/// The [`MARK_XATTR`] value of a test file made by diskscope (a batch's `[file] create`, a fio
+/// job's file, `run -w`'s output): the device and inode it was created as, so that a copy of it
+/// (`cp -a` keeps extended attributes) or a file renamed into its place carries no proof.
+pub fn test_file_mark(dev: u64, ino: u64) -> String {
+    format!("test-file dev={dev} ino={ino}")
+}
+
+/// Marks the new `file` as a test file diskscope made ([`test_file_mark`]); returns whether the
+/// file system kept the mark.
+pub fn mark_test_file(file: &File) -> bool {
+    file.metadata()
+        .is_ok_and(|m| mark(file, &test_file_mark(m.dev(), m.ino())))
+}
+
+/// `file`'s [`MARK_XATTR`] value, if it has one (at most 128 bytes are read: ours are short).
+pub fn mark_of(file: &File) -> Option<String> {
+    let mut buf = [0u8; 128];
+    let n = rustix::fs::fgetxattr(file, MARK_XATTR, &mut buf[..]).ok()?;
+    Some(String::from_utf8_lossy(&buf[..n.min(buf.len())]).into_owned())
+}
+
+/// Whether the open `file` carries the test-file mark of its own device and inode: the record
+/// made when diskscope created it. Only half the proof that a file is diskscope's to rewrite;
+/// the other half is that its content is still what diskscope wrote (`sweep::files`).
+pub fn has_test_file_mark(file: &File) -> bool {
+    let Ok(m) = file.metadata() else { return false };
+    mark_of(file).as_deref() == Some(test_file_mark(m.dev(), m.ino()).as_str())
+}
+
+/// Files a batch writes into in place (its test file, or the user's file with `write = true`),
+/// each with the device and inode it had when the batch checked it. Every descriptor a run opens
+/// by one of these paths is compared ([`check_registered`]): a file renamed over the path
+/// between two experiments is refused, never written.
+static REGISTERED: std::sync::Mutex<Vec<(PathBuf, u64, u64)>> = std::sync::Mutex::new(Vec::new());
+
+/// Records that `path` must keep naming the file `file` is open on (see [`check_registered`]).
+pub fn register_file(path: &Path, file: &File) -> std::io::Result<()> {
+    let m = file.metadata()?;
+    if let Ok(mut list) = REGISTERED.lock() {
+        list.retain(|(p, _, _)| p != path);
+        list.push((path.to_path_buf(), m.dev(), m.ino()));
+    }
+    Ok(())
+}
+
+/// Forgets `path` (the batch is done with it).
+pub fn unregister_file(path: &Path) {
+    if let Ok(mut list) = REGISTERED.lock() {
+        list.retain(|(p, _, _)| p != path);
+    }
+}
+
+/// Checks that `file`, just opened by `path`, is the file registered for that path (same device
+/// and inode); a path nobody registered passes. The error says what was found instead.
+pub fn check_registered(path: &Path, file: &File) -> Result<(), SwappedFile> {
+    let expected = REGISTERED.lock().ok().and_then(|list| {
+        list.iter()
+            .find(|(p, _, _)| p == path)
+            .map(|&(_, d, i)| (d, i))
+    });
+    let Some((dev, ino)) = expected else {
+        return Ok(());
+    };
+    let found = file.metadata().map(|m| (m.dev(), m.ino())).ok();
+    if found == Some((dev, ino)) {
+        return Ok(());
+    }
+    Err(SwappedFile {
+        path: path.to_path_buf(),
+        expected: (dev, ino),
+        found,
+    })
+}
+
+/// [`check_registered`]'s refusal: `path` now names another file than the one checked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{} is no longer the file this batch checked (inode {} expected, {} found: another file was \
+     renamed over it); nothing was written to it",
+    crate::text::shown_path(.path),
+    .expected.1,
+    .found.map_or("none".to_string(), |f| f.1.to_string())
+)]
+pub struct SwappedFile {
+    pub path: PathBuf,
+    /// Device and inode when the batch checked it.
+    pub expected: (u64, u64),
+    /// Device and inode of what the path names now.
+    pub found: Option<(u64, u64)>,
+}
+
 /// A file this process created, identified by its inode so removal can prove it is still ours.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Created {
@@ -99,7 +190,7 @@ pub fn create_exclusive(path: &Path) -> std::io::Result<(File, Created)> {
 
 /// One line saying why an exclusive creation failed, naming the path and what to do.
 pub fn create_error(path: &Path, e: &std::io::Error) -> String {
-    let p = path.display();
+    let p = crate::text::shown_path(path);
     match e.raw_os_error() {
         Some(libc::EEXIST) => {
             format!("{p} already exists; diskscope never replaces a file it did not create: remove it or pick another path")
@@ -107,7 +198,7 @@ pub fn create_error(path: &Path, e: &std::io::Error) -> String {
         Some(libc::ELOOP) => format!("{p} is a symbolic link; diskscope never writes through one: remove it or pick another path"),
         Some(libc::ENOENT) => format!(
             "the directory of {p} does not exist; create it first (mkdir -p {})",
-            shell_quote(&path.parent().unwrap_or(Path::new(".")).display().to_string())
+            shell_quote_path(path.parent().unwrap_or(Path::new(".")))
         ),
         Some(libc::EACCES) | Some(libc::EPERM) => {
             format!("permission denied creating {p}; pick a directory you can write to")
@@ -117,17 +208,48 @@ pub fn create_error(path: &Path, e: &std::io::Error) -> String {
     }
 }
 
-/// Quotes `s` for a POSIX shell when it holds anything but plain path characters, so a
-/// suggested command can be pasted as is.
+/// Quotes `s` for a shell when it holds anything but plain path characters, so a suggested
+/// command can be pasted as is. Text with a control character (an escape sequence in a file
+/// name) is written in ANSI-C quotes (`$'a\033]0;x'`, bash, zsh, ksh, busybox and dash 0.5.12
+/// read them), so the quoted word reproduces the text and never carries a raw control to the
+/// terminal it is printed on.
 pub fn shell_quote(s: &str) -> String {
     if !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c))
     {
         s.to_string()
+    } else if s.chars().any(crate::text::is_unsafe_char) {
+        ansi_c_quote(s.as_bytes())
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
     }
+}
+
+/// [`shell_quote`] for a path, whose bytes need not be UTF-8: such a path is written in ANSI-C
+/// quotes with its bytes as `\xNN`, so the word names exactly that file.
+pub fn shell_quote_path(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    match path.to_str() {
+        Some(s) => shell_quote(s),
+        None => ansi_c_quote(path.as_os_str().as_bytes()),
+    }
+}
+
+/// `$'...'` with every byte that is not printable ASCII as `\xNN` (so every unsafe character,
+/// and any byte of a multi-byte one, stays text), `\` and `'` escaped.
+fn ansi_c_quote(bytes: &[u8]) -> String {
+    let mut out = String::from("$'");
+    for &b in bytes {
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            b'\'' => out.push_str("\\'"),
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out.push('\'');
+    out
 }
 
 /// The nearest ancestor of `path` (itself included) that exists; `.` for a relative path with
@@ -171,7 +293,7 @@ pub fn ensure_free(path: &Path, need_bytes: u64, key: &str) -> Result<(), NoRoom
 #[error(
     "{key}: needs {} but {} has only {} free; ask for less or use another directory",
     crate::size::format_bytes_approx(*.need_bytes),
-    .dir.display(),
+    crate::text::shown_path(.dir),
     crate::size::format_bytes_approx(*.free_bytes)
 )]
 pub struct NoRoom {
@@ -209,7 +331,7 @@ fn lock_pid(text: &str) -> Option<u32> {
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
     /// The lock file (or its temporary name) could not be made, written or read.
-    #[error("{key}: cannot lock {}: {}", .dir.display(), create_error(.path, .error))]
+    #[error("{key}: cannot lock {}: {}", crate::text::shown_path(.dir), create_error(.path, .error))]
     Io {
         key: String,
         dir: PathBuf,
@@ -217,13 +339,13 @@ pub enum LockError {
         error: std::io::Error,
     },
     /// Our own new lock file could not be locked.
-    #[error("{key}: cannot lock {}", .dir.display())]
+    #[error("{key}: cannot lock {}", crate::text::shown_path(.dir))]
     NotLocked { key: String, dir: PathBuf },
     /// Another process holds the lock (`pid` from the lock file, when it is ours).
     #[error(
         "{key}: another diskscope {} {} (pid {}); wait for it to finish or pick another {key}",
         if .key == "--dir" { "locality run is using" } else { "batch is writing to" },
-        .dir.display(),
+        crate::text::shown_path(.dir),
         .pid.map_or("unknown".to_string(), |p| p.to_string())
     )]
     Held {
@@ -235,7 +357,7 @@ pub enum LockError {
     #[error(
         "{key}: {} {why}, so it is not provably a diskscope lock file; it was left \
          untouched: remove it if it is a leftover, or pick another {key}",
-        .path.display()
+        crate::text::shown_path(.path)
     )]
     NotOurs {
         key: String,
@@ -243,7 +365,7 @@ pub enum LockError {
         why: &'static str,
     },
     /// The lock file was replaced under us again and again.
-    #[error("{key}: could not lock {} (the lock file keeps changing)", .dir.display())]
+    #[error("{key}: could not lock {} (the lock file keeps changing)", crate::text::shown_path(.dir))]
     KeepsChanging { key: String, dir: PathBuf },
 }
 
@@ -439,7 +561,7 @@ pub enum OutputError {
     #[error("{0}")]
     Refused(String),
     /// `--force` could not remove the file there.
-    #[error("--force: cannot replace {}: {error}", .path.display())]
+    #[error("--force: cannot replace {}: {error}", crate::text::shown_path(.path))]
     Replace {
         path: PathBuf,
         error: std::io::Error,
@@ -460,21 +582,110 @@ pub fn output_refusal(path: &Path, force: bool, flag: &str) -> Option<String> {
         Some(format!(
             "{} is a symbolic link; diskscope never writes through one (not even with --force): \
              remove it or pick another {flag}",
-            path.display()
+            crate::text::shown_path(path)
         ))
     } else if !m.file_type().is_file() {
         Some(format!(
             "{} exists and is not a regular file; remove it or pick another {flag}",
-            path.display()
+            crate::text::shown_path(path)
         ))
     } else if !force {
         Some(format!(
             "{} already exists; pass --force to replace it, or pick another {flag}",
-            path.display()
+            crate::text::shown_path(path)
         ))
     } else {
         None
     }
+}
+
+/// Bytes an output written after a run is assumed to need when checked before it
+/// ([`check_new_output`]): a file system with less free is full for it.
+pub const OUTPUT_ROOM_BYTES: u64 = 64 << 10;
+
+/// What would keep an output written *after* a run (a `--timeline` CSV, a `--svg` figure) from
+/// being written, found *before* the run so no measuring is lost: the path names a directory
+/// (it ends in `/`, or a directory is there), something is there already (a symbolic link
+/// always; a regular file unless `force`), its directory is missing, not a directory, not
+/// writable (permissions, a read-only file system), or its file system is full; or the path is
+/// the file the run measures (`measured`). `None` when it may be written. `flag` names the
+/// option, for the one-line message.
+pub fn check_new_output(
+    path: &Path,
+    force: bool,
+    flag: &str,
+    measured: Option<&Path>,
+) -> Option<String> {
+    use std::os::unix::ffi::OsStrExt;
+    let p = crate::text::shown_path(path);
+    if path.as_os_str().as_bytes().ends_with(b"/") || path.is_dir() {
+        return Some(format!(
+            "{flag}: {p} is a directory (name); give a file name for it"
+        ));
+    }
+    if measured.is_some_and(|m| same_place(m, path)) {
+        return Some(format!(
+            "{flag}: {p} is the file the run measures; give the {flag} output another name"
+        ));
+    }
+    if let Some(refusal) = output_refusal(path, force, flag) {
+        return Some(format!("{flag}: {refusal}"));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let d = crate::text::shown_path(dir);
+    match std::fs::metadata(dir) {
+        Err(_) => {
+            return Some(format!(
+                "{flag}: the directory {d} does not exist; create it first (mkdir -p {})",
+                shell_quote_path(dir)
+            ))
+        }
+        Ok(m) if !m.is_dir() => return Some(format!("{flag}: {d} is not a directory")),
+        Ok(_) => {}
+    }
+    if let Err(e) = rustix::fs::access(
+        dir,
+        rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK,
+    ) {
+        let why = if e == rustix::io::Errno::ROFS {
+            "is on a read-only file system".to_string()
+        } else {
+            format!("cannot be written ({})", std::io::Error::from(e))
+        };
+        return Some(format!(
+            "{flag}: the directory {d} {why}; pick another place for {p}"
+        ));
+    }
+    if let Some(free) = free_bytes(dir).filter(|f| *f < OUTPUT_ROOM_BYTES) {
+        return Some(format!(
+            "{flag}: the file system of {d} is full ({} free); free some space or pick another \
+             place for {p}",
+            crate::size::format_bytes_approx(free)
+        ));
+    }
+    None
+}
+
+/// Whether `a` and `b` name the same file: the same inode when both exist, else the same name
+/// in the same (canonical) directory.
+pub fn same_place(a: &Path, b: &Path) -> bool {
+    if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+        return (x.dev(), x.ino()) == (y.dev(), y.ino());
+    }
+    let place = |p: &Path| {
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        Some((
+            std::fs::canonicalize(dir).ok()?,
+            p.file_name()?.to_os_string(),
+        ))
+    };
+    matches!((place(a), place(b)), (Some(x), Some(y)) if x == y)
 }
 
 /// Writes `bytes` to a new output file (see [`create_output`]); the message names the file. A
@@ -490,7 +701,7 @@ pub fn write_output_with(
     if let Err(e) = f.write_all(bytes) {
         // A cut figure or summary is worse than none, and this file is ours to remove.
         created.remove();
-        anyhow::bail!("writing {}: {e}", path.display());
+        anyhow::bail!("writing {}: {e}", crate::text::shown_path(path));
     }
     Ok(())
 }
@@ -580,7 +791,7 @@ pub enum InputProblem {
 impl InputProblem {
     /// The message after `key: `, naming `path`.
     fn line(&self, path: &Path) -> String {
-        let p = path.display();
+        let p = crate::text::shown_path(path);
         match self {
             InputProblem::DanglingLink => {
                 format!("{p} is a symbolic link to nothing; point it at a file")
@@ -600,7 +811,7 @@ impl InputProblem {
             InputProblem::PseudoFile => format!(
                 "{p} is a /proc or /sys pseudo-file whose size is not its length; copy it \
                  to a regular file first (cp {} copy.bin)",
-                shell_quote(&p.to_string())
+                shell_quote_path(path)
             ),
         }
     }
@@ -770,6 +981,57 @@ fn is_pseudo_fs(path: &Path) -> bool {
     t == PROC_SUPER_MAGIC || t == SYSFS_MAGIC
 }
 
+/// The most bytes a text input (a sweep, a fio job file or one it includes) may hold: far more
+/// than any real one, and little enough that reading it can never exhaust memory. A huge (or
+/// sparse) file named by mistake is refused by its size before a byte is read.
+pub const MAX_TEXT_INPUT_BYTES: u64 = 16 << 20;
+
+/// Why [`read_text_bounded`] returned no text; the caller names the file (and flag).
+#[derive(Debug, thiserror::Error)]
+pub enum TextReadError {
+    #[error(
+        "is {}, more than the {} a text input may hold; is it the right file?",
+        crate::size::format_bytes_approx(*.size_bytes),
+        crate::size::format_bytes_approx(*.max_bytes)
+    )]
+    TooLarge { size_bytes: u64, max_bytes: u64 },
+    /// Not UTF-8: the 1-based line holding the first bad byte, and the byte.
+    #[error("not UTF-8 text (byte 0x{byte:02x} on line {line}); give a text file")]
+    NotUtf8 { line: usize, byte: u8 },
+    #[error("cannot read it: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Reads the text file at `path`, at most `max_bytes` of it (its size is checked first, then the
+/// read itself stops past the limit, for a file that grows): a file too large, or not UTF-8
+/// (with the line of the first bad byte), is an error, never an allocation of its whole size.
+pub fn read_text_bounded(path: &Path, max_bytes: u64) -> Result<String, TextReadError> {
+    let f = File::open(path)?;
+    let size_bytes = f.metadata()?.len();
+    if size_bytes > max_bytes {
+        return Err(TextReadError::TooLarge {
+            size_bytes,
+            max_bytes,
+        });
+    }
+    let mut bytes = Vec::with_capacity(size_bytes as usize);
+    f.take(max_bytes + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(TextReadError::TooLarge {
+            size_bytes: bytes.len() as u64,
+            max_bytes,
+        });
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        TextReadError::NotUtf8 {
+            line: bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1,
+            byte: bytes[at],
+        }
+    })
+}
+
 /// A record of `file`, which this process opened at `path` (created it, or with `--force`
 /// validated and truncated it), so that removing `path` later proves it still names that inode.
 /// Added for `run -w` (src/runner/prepare.rs): the partial-file cleanup is inode-checked.
@@ -896,8 +1158,12 @@ mod tests {
 
     #[test]
     fn shell_quoting_leaves_plain_paths_and_quotes_the_rest() {
+        use std::os::unix::ffi::OsStrExt;
         assert_eq!(shell_quote("/tmp/a.bin"), "/tmp/a.bin");
         assert_eq!(shell_quote("my file"), "'my file'");
         assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote("a\u{1b}]0;x\u{7}"), "$'a\\x1b]0;x\\x07'");
+        let p = std::ffi::OsStr::from_bytes(b"o\xff'\\");
+        assert_eq!(shell_quote_path(Path::new(p)), "$'o\\xff\\'\\\\'");
     }
 }

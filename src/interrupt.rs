@@ -76,7 +76,7 @@ fn state() -> &'static State {
             call(due(s));
         });
         if let Err(e) = installed {
-            eprintln!("note: Ctrl-C will not stop cleanly: {e}");
+            crate::eprintln_shown!("note: Ctrl-C will not stop cleanly: {e}");
         }
         State {
             stop: Arc::new(AtomicBool::new(false)),

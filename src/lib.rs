@@ -18,6 +18,8 @@
 //! * [`runner`] — the one run lifecycle ([`runner::Run`]): prepare, threads, stop, snapshots, verdict.
 //! * [`measure`] — clock, histograms, snapshots, aggregation, [`measure::RunResult`], statistics.
 //! * [`mounts`] — /proc/self/mountinfo parsed, and the mount holding a path.
+//! * [`facts`] — the run's own facts: its I/O accounting, the file's extents, its page cache,
+//!   pressure stalls, the device chain; read before and after the timed part.
 //! * [`cache`] — warm / cold / cold-all and page-cache residency (`mincore`).
 //! * [`sigbus`] — guarded mappings: SIGBUS on a mapping becomes an error, not a signal death.
 //! * [`interrupt`] — the one Ctrl-C / SIGTERM / SIGHUP handler and the process's stop flag.
@@ -40,6 +42,7 @@ pub mod config;
 pub mod engine;
 pub mod explain;
 pub mod export;
+pub mod facts;
 pub mod fio;
 pub mod fiojob;
 pub mod fleet;
@@ -49,6 +52,7 @@ pub mod lab;
 pub mod locality;
 pub mod measure;
 pub mod mounts;
+pub mod oom;
 pub mod pattern;
 pub mod report;
 pub mod runner;

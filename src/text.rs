@@ -9,6 +9,8 @@
 //! * [`shown`] escapes every control character (C0, DEL, C1 and the Unicode bidi/format controls
 //!   that reorder what a terminal draws) as `\u{..}`-style text, so the text stays one line and
 //!   draws exactly as its characters.
+//! * [`shown_lines`] does the same for a block of lines (newlines and tabs stay): every
+//!   line the crate prints passes through it ([`eprintln_shown!`] and its siblings).
 //! * [`shown_path`] does the same for a path, whose bytes need not be UTF-8 (invalid bytes become
 //!   `\xNN`).
 //! * [`csv_cell`] neutralises a cell that a spreadsheet would run as a formula (OWASP's advice: a
@@ -51,6 +53,83 @@ pub fn shown(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// Text of one or more lines made safe for a terminal: like [`shown`], but newlines and tabs
+/// stay (a printed block keeps its lines and columns). Every line diskscope prints on stdout or
+/// stderr passes through this, so an escape sequence from a path, a job name or a field that
+/// reached a message on any way is written out, never run by the terminal.
+pub fn shown_lines(text: &str) -> Cow<'_, str> {
+    let unsafe_here = |c: char| c != '\n' && c != '\t' && is_unsafe_char(c);
+    if !text.chars().any(unsafe_here) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_here(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// `eprintln!` with the whole text through [`shown_lines`]: the crate's way of printing a
+/// message on stderr (an architecture test keeps bare `eprintln!` with arguments out of src/).
+#[macro_export]
+macro_rules! eprintln_shown {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        // A message for a stderr that is gone (closed, full) is dropped, never a panic.
+        let _ = ::std::writeln!(
+            ::std::io::stderr(),
+            "{}",
+            $crate::text::shown_lines(&::std::format!($($arg)*))
+        );
+    }};
+}
+
+/// `eprint!` through [`shown_lines`] (see [`eprintln_shown!`]).
+#[macro_export]
+macro_rules! eprint_shown {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::write!(
+            ::std::io::stderr(),
+            "{}",
+            $crate::text::shown_lines(&::std::format!($($arg)*))
+        );
+    }};
+}
+
+/// `println!` through [`shown_lines`] (see [`eprintln_shown!`]).
+#[macro_export]
+macro_rules! println_shown {
+    ($($arg:tt)*) => {
+        ::std::println!("{}", $crate::text::shown_lines(&::std::format!($($arg)*)))
+    };
+}
+
+/// `print!` through [`shown_lines`] (see [`eprintln_shown!`]).
+#[macro_export]
+macro_rules! print_shown {
+    ($($arg:tt)*) => {
+        ::std::print!("{}", $crate::text::shown_lines(&::std::format!($($arg)*)))
+    };
+}
+
+/// Writes `bytes` to stdout and flushes it: the one way diskscope's results reach stdout, so
+/// every write is checked. An error says it was stdout (`writing to stdout: No space left on
+/// device`); a broken pipe stays a `BrokenPipe` error, which the front end takes for success
+/// (`cli::exit_with`, ripgrep's rule).
+pub fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
+    use anyhow::Context;
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .context("writing to stdout")
 }
 
 /// A path as text that is safe to show: invalid UTF-8 bytes as `\xNN`, control characters escaped.
@@ -137,6 +216,15 @@ mod tests {
         assert_eq!(csv_cell("-3.5"), "-3.5");
         assert_eq!(csv_cell("+1e3"), "+1e3");
         assert_eq!(csv_cell("-inf"), "-inf");
+    }
+
+    #[test]
+    fn printed_blocks_keep_their_lines_but_no_escape_sequence() {
+        assert_eq!(
+            shown_lines("a\u{1b}[31m\tb\nc\u{7}"),
+            "a\\u{1b}[31m\tb\nc\\u{7}"
+        );
+        assert!(matches!(shown_lines("x\ny"), Cow::Borrowed(_)));
     }
 
     #[test]

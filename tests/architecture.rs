@@ -388,9 +388,13 @@ const LAYERS: &[(&str, u8)] = &[
     ("sigbus", 0),
     ("interrupt", 0),
     ("mounts", 0),
+    ("oom", 0),
     ("fsguard", 1),
     ("config", 2),
     ("measure", 3),
+    // The run's own facts (per-task I/O, extents, cachestat, PSI, the device chain): read by
+    // the runner around the timed part, carried by the result, judged by explain.
+    ("facts", 3),
     ("engine", 4),
     ("cache", 5),
     ("runner", 6),
@@ -414,9 +418,6 @@ const LAYERS: &[(&str, u8)] = &[
 const LAYER_DEBT: &[(&str, &str)] = &[
     // The `clients` plot writes its file through the report's exclusive writer.
     ("fleet::clients", "report"),
-    // Every run is judged where it ends (issue 23), so the CLI, batch, explorer and fleet rows all
-    // carry a verdict; the judge should be handed to the runner instead of imported by it.
-    ("runner::run", "explain"),
 ];
 
 #[test]

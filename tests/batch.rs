@@ -61,7 +61,7 @@ fn col(header: &[String], name: &str) -> usize {
 }
 
 /// The columns the issue asks for, in the order of the result type.
-const RUN_COLUMNS: [&str; 35] = [
+const RUN_COLUMNS: [&str; 54] = [
     "experiment",
     "host",
     "file",
@@ -97,6 +97,26 @@ const RUN_COLUMNS: [&str; 35] = [
     "verdict",
     "reasons",
     "why",
+    // The run's own facts (issue 36), after every other column.
+    "run_read_bytes",
+    "run_write_bytes",
+    "others_read_bytes",
+    "others_write_bytes",
+    "below_read_bytes",
+    "below_write_bytes",
+    "hole_bytes",
+    "unwritten_bytes",
+    "encoded_bytes",
+    "shared_bytes",
+    "cached_before_pct",
+    "cached_after_pct",
+    "dirty_after_bytes",
+    "psi_cpu_some_pct",
+    "psi_io_some_pct",
+    "psi_memory_some_pct",
+    "steal_pct",
+    "device_chain",
+    "read_ahead_kb",
 ];
 
 #[test]
@@ -144,6 +164,11 @@ fn every_valid_fixture_and_ready_sweep_is_accepted_and_its_plan_printed() {
 #[test]
 fn every_invalid_fixture_fails_in_one_line_naming_the_key_and_line() {
     let out = tmp();
+    // Some fixtures name a user's file by a relative path (`Cargo.toml`): one in the directory
+    // they run in, not the checkout's.
+    let work = p(&out, "work");
+    std::fs::create_dir(&work).unwrap();
+    std::fs::write(work.join("Cargo.toml"), "[package]\nname = \"theirs\"\n").unwrap();
     for f in fixtures("invalid") {
         let want = expectation(&f);
         let a = bin("diskscope")
@@ -152,6 +177,7 @@ fn every_invalid_fixture_fails_in_one_line_naming_the_key_and_line() {
             .arg("--dry-run")
             .arg("--out")
             .arg(out.path())
+            .current_dir(&work)
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&a.stderr);
@@ -371,8 +397,7 @@ fn ctrl_c_stops_within_a_second_leaving_valid_csvs_and_no_test_file() {
         &d,
         "[file]\ncreate = \"4M\"\n[[experiment]]\nname = \"long\"\nkind = \"throughput\"\nblock_size = \"64K\"\nreps = 50\nseconds = 0.3\n",
     );
-    let exe = assert_cmd::cargo::cargo_bin("diskscope");
-    let mut child = std::process::Command::new(exe)
+    let mut child = crate::util::command("diskscope")
         .arg("--batch")
         .arg(&sweep)
         .arg("--out")

@@ -3,12 +3,11 @@
 
 use crate::util::{bin, p, tmp, write_varied_file};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::Command;
 
 /// `run ARGS` under an address-space limit of `limit_bytes` (`prlimit --as`): (exit code or
 /// `None` for a signal, the signal, stderr).
 fn run_under_rlimit_as(limit_bytes: u64, args: &[&str]) -> (Option<i32>, Option<i32>, String) {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("run"));
+    let mut cmd = crate::util::command("run");
     cmd.args(args).env("RUST_BACKTRACE", "0");
     // SAFETY: setrlimit is async-signal-safe and touches only the child's own limits; nothing
     // else runs between fork and exec.

@@ -263,7 +263,7 @@ fn a_file_changed_under_a_run_without_checksum_is_still_an_error() {
         let hook = tmp();
         let f = p(&dir, "in.bin");
         write_varied_file(&f, 1 << 20, 6);
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("run"))
+        let mut child = crate::util::command("run")
             .arg(&f)
             .args(["-r", "4K", "256", "--method", method, "--checksum", "none"])
             .env("DISKSCOPE_TEST_HOOK_DIR", hook.path())

@@ -337,7 +337,7 @@ fn ctrl_c_during_limits_removes_the_test_file_and_stores_no_profile() {
     let cache = p(&dir, "cache");
     let work = p(&dir, "work");
     std::fs::create_dir(&work).unwrap();
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+    let mut child = crate::util::command("diskscope")
         .args(["limits", "--quick"])
         .current_dir(&work)
         .env("XDG_CACHE_HOME", &cache)
@@ -521,7 +521,11 @@ fn locality_json_holds_every_pass_with_its_percentiles_and_the_summary() {
 /// significant digits the CSV writes).
 fn same_as_json(header: &[String], row: &csv::StringRecord, json: &serde_json::Value) -> bool {
     header.iter().zip(row.iter()).all(|(h, cell)| {
-        let v = &json[h];
+        // The run's facts are a nested section in JSON, columns of their own in the CSV.
+        let v = match json.get(h) {
+            Some(v) => v,
+            None => &json["facts"][h],
+        };
         match v {
             serde_json::Value::Null => cell.is_empty(),
             serde_json::Value::Number(n) => cell

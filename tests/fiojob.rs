@@ -468,7 +468,7 @@ fn a_job_that_would_write_into_a_file_diskscope_did_not_create_is_refused_and_th
         stderr.starts_with(&format!("error: {}:5: option `rw`: ", job.display())),
         "{stderr}"
     );
-    assert!(stderr.contains("did not create it"), "{stderr}");
+    assert!(stderr.contains("is not a diskscope test file"), "{stderr}");
     assert_eq!(std::fs::read(dir.path().join("mine.dat")).unwrap(), data);
     assert!(!dir.path().join("out").exists());
 }

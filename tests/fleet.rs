@@ -43,6 +43,8 @@ fn mpirun(scratch: &Path) -> Command {
     let session = scratch.join(format!("ompi-{}", N.fetch_add(1, Ordering::SeqCst)));
     std::fs::create_dir(&session).unwrap();
     let mut c = Command::new("mpirun");
+    // The ranks inherit mpirun's environment and directory: the sandbox's.
+    crate::util::hermetic(&mut c);
     c.env("OMPI_MCA_orte_tmpdir_base", &session);
     c.arg("--oversubscribe");
     if is_root() {
@@ -405,7 +407,7 @@ fn a_rank_killed_mid_point_is_named_by_rank_0_within_the_timeout() {
 
 /// A plain (local) `--batch` of `sweep` into `out`, bounded like the fleet runs.
 fn local_batch(sweep: &Path, out: &Path) -> Output {
-    let mut c = Command::new(bin_path("diskscope"));
+    let mut c = crate::util::command("diskscope");
     c.arg("--batch").arg(sweep).arg("--out").arg(out);
     c.stdin(Stdio::null());
     run_bounded(c, Duration::from_secs(120)).0

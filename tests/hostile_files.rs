@@ -253,7 +253,7 @@ fn fast_still_reads_a_pipe_given_as_dev_stdin_to_its_end() {
     let t = tmp();
     let f = t.path().join("data");
     let data = crate::util::write_varied_file(&f, 100_000, 3);
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("fast"))
+    let mut child = crate::util::command("fast")
         .arg("/dev/stdin")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -358,10 +358,11 @@ fn explore_with_keys(file: &Path, steps: &[(&str, &str)]) -> Option<String> {
         }
     }
     let _kill = Kill(&socket);
-    let exe = assert_cmd::cargo::cargo_bin("diskscope");
+    let exe = crate::util::command("diskscope");
     let shell = format!(
-        "{} {}; echo EXITED:$?; sleep 30",
-        exe.display(),
+        "{}{} {}; echo EXITED:$?; sleep 30",
+        crate::util::Sandbox::new().shell_prefix(),
+        exe.get_program().to_string_lossy(),
         file.display()
     );
     tmux(&[
@@ -480,7 +481,7 @@ fn a_second_batch_on_the_same_out_is_refused_and_the_first_finishes_intact() {
         "[file]\ncreate = \"1M\"\n[[experiment]]\nname = \"slow\"\nkind = \"throughput\"\nblock_size = \"64K\"\nreps = 4\nseconds = 0.5\n",
     );
     let out_dir = t.path().join("out");
-    let mut first = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+    let mut first = crate::util::command("diskscope")
         .args([
             "--batch",
             s.to_str().unwrap(),
@@ -611,7 +612,7 @@ fn sigkill_of_the_batch_leaves_no_command_running_behind() {
         "[file]\ncreate = \"64K\"\n[[experiment]]\nname = \"o\"\nkind = \"command\"\ncommand = \"sleep 47.123 & sleep 47.123\"\ntimeout = 60\nreps = 1\n",
     );
     let out_dir = t.path().join("out");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+    let mut child = crate::util::command("diskscope")
         .args([
             "--batch",
             s.to_str().unwrap(),
@@ -1137,7 +1138,7 @@ fn a_second_batch_on_the_same_test_file_is_refused_while_the_first_uses_it() {
         ),
     );
     let a_out = t.path().join("a");
-    let mut a = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+    let mut a = crate::util::command("diskscope")
         .args([
             "--batch",
             s.to_str().unwrap(),
@@ -1222,7 +1223,7 @@ fn syscalls_without_a_file_leaves_no_temp_file_whatever_signal_stops_it() {
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         let tmpdir = t.path().join(format!("tmp-{sig}"));
         std::fs::create_dir_all(&tmpdir).unwrap();
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+        let mut child = crate::util::command("diskscope")
             .args(["syscalls", "--seconds", "3"])
             .env("TMPDIR", &tmpdir)
             .stdout(std::process::Stdio::null())
@@ -1391,7 +1392,7 @@ fn a_second_signal_keeps_stopping_gracefully_and_leaves_no_lock() {
         "[file]\ncreate = \"1M\"\n[[experiment]]\nname = \"slow\"\nkind = \"throughput\"\nblock_size = \"64K\"\nreps = 20\nseconds = 0.5\n",
     );
     let out_dir = t.path().join("out");
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+    let child = crate::util::command("diskscope")
         .args([
             "--batch",
             s.to_str().unwrap(),
@@ -1427,7 +1428,7 @@ fn two_locality_runs_on_one_dir_do_not_destroy_each_other() {
     let dir = t.path().join("L");
     let d = dir.to_str().unwrap();
     let args = ["locality", "--dir", d, "--files", "20000", "--reps", "3"];
-    let mut a = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+    let mut a = crate::util::command("diskscope")
         .args(args)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -1505,9 +1506,12 @@ fn the_explorers_default_file_checks_free_space_before_writing() {
     }
     // `script` gives the explorer the terminal it needs.
     let shell = format!(
-        "TMPDIR={} {}",
+        "{}TMPDIR={} {}",
+        crate::util::Sandbox::new().shell_prefix(),
         small.display(),
-        assert_cmd::cargo::cargo_bin("diskscope").display()
+        crate::util::command("diskscope")
+            .get_program()
+            .to_string_lossy()
     );
     let started = Instant::now();
     let run = assert_cmd::Command::new("script")
@@ -1623,4 +1627,689 @@ fn a_bad_key_in_any_kind_fails_the_dry_run_naming_file_line_and_key_before_any_i
             "{kind}: made a test file"
         );
     }
+}
+
+// ---- third round (issue 34): a file is diskscope's to rewrite only with proof --------------
+
+/// `run F -w 1M 16`: a 16 MiB test file of diskscope's own, marked when it was created.
+fn make_test_file(f: &Path) {
+    let made = bounded("run", &[f.to_str().unwrap(), "-w", "1M", "16"], SECS_30);
+    assert_eq!(made.status.code(), Some(0), "{}", stderr(&made));
+}
+
+/// `text` written at `offset` of `f`, in place.
+fn poke(f: &Path, offset: u64, text: &[u8]) {
+    use std::os::unix::fs::FileExt;
+    let h = std::fs::OpenOptions::new().write(true).open(f).unwrap();
+    h.write_all_at(text, offset).unwrap();
+}
+
+/// A fio job file `name` in `dir` with one job of `rw` on `file`.
+fn fio_job(dir: &Path, name: &str, rw: &str, file: &Path) -> std::path::PathBuf {
+    let job = dir.join(name);
+    write(
+        &job,
+        &format!(
+            "[j]\nrw={rw}\nfilename={}\nbs=64k\nsize=16m\nruntime=200ms\ntime_based=1\n",
+            file.display()
+        ),
+    );
+    job
+}
+
+/// A sweep that writes into `[file] path = F, create = "16M"`.
+fn write_sweep(dir: &Path, name: &str, file: &Path) -> std::path::PathBuf {
+    sweep_file(
+        dir,
+        name,
+        &format!(
+            "[file]\npath = \"{}\"\ncreate = \"16M\"\nkeep = true\n[[experiment]]\nname = \"w\"\n\
+             kind = \"throughput\"\noperation = \"write\"\nblock_size = \"1M\"\nreps = 1\n\
+             seconds = 0.1\n",
+            file.display()
+        ),
+    )
+}
+
+#[test]
+fn a_file_that_only_looks_like_a_test_file_is_never_overwritten_by_a_job_or_a_sweep() {
+    let t = tmp();
+    let sixteen = 16u64 << 20;
+    // Where the user's bytes go: the middle, the second 4 KiB block, the very last byte (a
+    // sample of both ends used to be taken as proof).
+    let pokes = [
+        ("middle", 8u64 << 20),
+        ("second-block", 4096 + 100),
+        ("last-byte", sixteen - 1),
+    ];
+    let mut tried = 0;
+    for (where_, offset) in pokes {
+        let f = t.path().join(format!("tf-{where_}.bin"));
+        make_test_file(&f);
+        poke(&f, offset, b"\xffUSER");
+        let before = std::fs::read(&f).unwrap();
+        let mut attacks: Vec<(String, Output)> = Vec::new();
+        for rw in ["write", "randwrite", "randrw", "rw"] {
+            let job = fio_job(t.path(), &format!("{where_}-{rw}.fio"), rw, &f);
+            let out_dir = t.path().join(format!("out-{where_}-{rw}"));
+            attacks.push((format!("fio rw={rw}"), batch(&job, &out_dir, &[])));
+        }
+        let s = write_sweep(t.path(), &format!("{where_}.toml"), &f);
+        attacks.push((
+            "sweep create".into(),
+            batch(&s, &t.path().join(format!("out-{where_}-sweep")), &[]),
+        ));
+        for (what, out) in attacks {
+            tried += 1;
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(2), "{where_} {what}: {err}");
+            assert!(
+                err.contains(f.to_str().unwrap()),
+                "{where_} {what}: names the file: {err}"
+            );
+            assert!(
+                err.contains("is not what diskscope wrote") || err.contains("holds"),
+                "{where_} {what}: says why: {err}"
+            );
+            assert_eq!(err.lines().count(), 1, "{where_} {what}: one line: {err}");
+            assert!(
+                std::fs::read(&f).unwrap() == before,
+                "{where_} {what}: the user's bytes were overwritten"
+            );
+        }
+    }
+    // The pattern alone, without the mark diskscope sets when it creates a file (a copy, or the
+    // user's own file that happens to hold the pattern): no record, no rewrite.
+    let orig = t.path().join("orig.bin");
+    make_test_file(&orig);
+    let copy = t.path().join("copy.bin");
+    std::fs::copy(&orig, &copy).unwrap();
+    for (what, out) in [
+        (
+            "fio",
+            batch(
+                &fio_job(t.path(), "copy.fio", "write", &copy),
+                &t.path().join("oc1"),
+                &[],
+            ),
+        ),
+        (
+            "sweep",
+            batch(
+                &write_sweep(t.path(), "copy.toml", &copy),
+                &t.path().join("oc2"),
+                &[],
+            ),
+        ),
+    ] {
+        tried += 1;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "copy {what}: {err}");
+        assert!(err.contains("no diskscope mark"), "copy {what}: {err}");
+    }
+    // A file renamed into the place of a genuine test file carries the other inode's mark.
+    let moved = t.path().join("moved.bin");
+    make_test_file(&moved);
+    let place = t.path().join("place.bin");
+    let xattr_copy = std::process::Command::new("cp")
+        .args(["--preserve=xattr"])
+        .arg(&moved)
+        .arg(&place)
+        .status()
+        .unwrap();
+    assert!(xattr_copy.success());
+    let out = batch(
+        &write_sweep(t.path(), "place.toml", &place),
+        &t.path().join("op"),
+        &[],
+    );
+    tried += 1;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no diskscope mark"),
+        "{}",
+        stderr(&out)
+    );
+    // A genuine test file, untouched since `run -w` made it, is still reused (and kept).
+    let out = batch(
+        &write_sweep(t.path(), "orig.toml", &orig),
+        &t.path().join("oo"),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("never removed"));
+    assert!(
+        !stderr(&out).contains("creating the test file"),
+        "{}",
+        stderr(&out)
+    );
+    let job = fio_job(t.path(), "orig.fio", "randwrite", &orig);
+    let out = batch(&job, &t.path().join("oo2"), &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Reused, not created: it does not say it creates it.
+    assert!(
+        !stderr(&out).contains("creating the test file"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::metadata(&orig).unwrap().len(), sixteen);
+    eprintln!("attacks tried and held: {tried}");
+}
+
+/// A sweep with a read experiment, then a write experiment, on `[file] FILE_LINE`.
+fn read_then_write_sweep(dir: &Path, name: &str, file_line: &str) -> std::path::PathBuf {
+    sweep_file(
+        dir,
+        name,
+        &format!(
+            "[file]\n{file_line}\n[[experiment]]\nname = \"r\"\nkind = \"throughput\"\n\
+             block_size = \"64K\"\nreps = 1\nseconds = 0.2\n[[experiment]]\nname = \"w\"\n\
+             kind = \"throughput\"\noperation = \"write\"\nblock_size = \"64K\"\nreps = 1\n\
+             seconds = 0.2\n"
+        ),
+    )
+}
+
+#[test]
+fn a_users_file_renamed_over_the_test_file_between_experiments_is_never_written() {
+    use crate::hostile_runtime::{finish, Hook};
+    let t = tmp();
+    let cases: Vec<(&str, std::path::PathBuf, Option<std::path::PathBuf>)> = {
+        let made = t.path().join("made.bin");
+        let kept = t.path().join("kept.bin");
+        make_test_file(&kept);
+        let users = t.path().join("users.bin");
+        crate::util::write_varied_file(&users, 1 << 20, 9);
+        let job_file = t.path().join("job.bin");
+        let job = t.path().join("swap.fio");
+        write(
+            &job,
+            &format!(
+                "[r]\nrw=read\nfilename={}\nbs=64k\nsize=1m\nruntime=200ms\ntime_based=1\n\n\
+                 [w]\nstonewall\nrw=write\nfilename={}\nbs=64k\nsize=1m\n",
+                job_file.display(),
+                job_file.display()
+            ),
+        );
+        vec![
+            (
+                "created by this batch",
+                read_then_write_sweep(
+                    t.path(),
+                    "made.toml",
+                    &format!("path = \"{}\"\ncreate = \"1M\"", made.display()),
+                ),
+                Some(made),
+            ),
+            (
+                "kept and reused",
+                read_then_write_sweep(
+                    t.path(),
+                    "kept.toml",
+                    &format!(
+                        "path = \"{}\"\ncreate = \"16M\"\nkeep = true",
+                        kept.display()
+                    ),
+                ),
+                Some(kept),
+            ),
+            (
+                "the user's, write = true",
+                read_then_write_sweep(
+                    t.path(),
+                    "users.toml",
+                    &format!("path = \"{}\"\nwrite = true", users.display()),
+                ),
+                Some(users),
+            ),
+            ("a fio job's, created by this batch", job, Some(job_file)),
+        ]
+    };
+    for (i, (what, plan, file)) in cases.into_iter().enumerate() {
+        let file = file.unwrap();
+        let hook = Hook::at("before-open");
+        let out_dir = t.path().join(format!("out{i}"));
+        let mut child = hook.spawn(
+            "diskscope",
+            &[
+                "--batch",
+                plan.to_str().unwrap(),
+                "--out",
+                out_dir.to_str().unwrap(),
+            ],
+        );
+        hook.reached(&mut child);
+        // The batch checked its file; now another file of the user's takes its name.
+        let user = t.path().join(format!("precious{i}.bin"));
+        let data = crate::util::write_varied_file(&user, 1 << 20, 7);
+        std::fs::rename(&user, &file).unwrap();
+        hook.go();
+        let out = finish(child);
+        let err = stderr(&out);
+        assert_eq!(
+            std::fs::read(&file).unwrap(),
+            data,
+            "{what}: the file renamed over the test file was written: {err}"
+        );
+        assert_ne!(out.status.code(), Some(0), "{what}: {err}");
+        assert!(
+            err.contains("no longer the file this batch checked"),
+            "{what}: {err}"
+        );
+        // No write row recorded as a success.
+        let w = out_dir.join("w.csv");
+        if w.exists() {
+            for row in crate::util::csv_file_maps(&w) {
+                assert!(
+                    !row["error"].is_empty(),
+                    "{what}: a write row without an error"
+                );
+            }
+        }
+        // What is at the path now is the user's: never removed.
+        assert!(file.exists(), "{what}: removed");
+    }
+}
+
+// ---- third round (issue 34): inputs read with a limit, allocation failure in one line -------
+
+/// `diskscope ARGS` under an address-space limit of `as_bytes` (`prlimit --as`), bounded.
+fn under_as_limit(args: &[&std::ffi::OsStr], as_bytes: u64) -> Output {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = crate::util::command("diskscope");
+    cmd.args(args);
+    // SAFETY: between fork and exec only setrlimit (async-signal-safe) runs, on a stack value.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: as_bytes,
+                rlim_max: as_bytes,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let started = Instant::now();
+    let out = cmd.output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "took {:?}",
+        started.elapsed()
+    );
+    out
+}
+
+#[test]
+fn huge_inputs_are_refused_by_size_and_an_allocation_that_fails_is_one_line() {
+    let t = tmp();
+    let mut tried = 0;
+    // A fio job file that includes a 3 GiB sparse file, with and without --dry-run; and a
+    // "sweep" that is itself such a file.
+    let huge = t.path().join("huge.inc");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(3 << 30)
+        .unwrap();
+    let job = t.path().join("inc.fio");
+    write(
+        &job,
+        &format!(
+            "[global]\ninclude {}\n[j]\nrw=read\nfilename={}\nsize=64k\n",
+            huge.display(),
+            t.path().join("data.bin").display()
+        ),
+    );
+    let big_sweep = t.path().join("big.toml");
+    std::fs::File::create(&big_sweep)
+        .unwrap()
+        .set_len(3 << 30)
+        .unwrap();
+    for (what, input, dry) in [
+        ("include, dry run", &job, true),
+        ("include", &job, false),
+        ("sweep, dry run", &big_sweep, true),
+    ] {
+        let started = Instant::now();
+        let out = batch(
+            input,
+            &t.path().join("out"),
+            if dry { &["--dry-run"][..] } else { &[][..] },
+        );
+        tried += 1;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+        assert_eq!(err.lines().count(), 1, "{what}: {err}");
+        assert!(err.contains("more than the 16"), "{what}: {err}");
+        assert!(
+            err.contains(if input == &job {
+                "huge.inc"
+            } else {
+                "big.toml"
+            }),
+            "{what}: {err}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{what}: read it first"
+        );
+    }
+    // compare of a CSV too large for the address space it may use: one line, exit 1, not
+    // an abort (SIGABRT, 134).
+    let s = sweep_file(
+        t.path(),
+        "one.toml",
+        "[file]\ncreate = \"64K\"\n[[experiment]]\nname = \"r\"\nkind = \"throughput\"\n\
+         block_size = \"16K\"\nreps = 1\nseconds = 0.05\n",
+    );
+    let out = batch(&s, &t.path().join("one"), &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Read and written with the csv crate: a cell (bound_hint) may hold quoted commas.
+    let mut one = csv::Reader::from_path(t.path().join("one/r.csv")).unwrap();
+    let header = one.headers().unwrap().clone();
+    let row = one.records().next().unwrap().unwrap();
+    let bs_col = header.iter().position(|c| c == "block_size_bytes").unwrap();
+    let mut big = csv::Writer::from_writer(Vec::new());
+    big.write_record(&header).unwrap();
+    for i in 0..100_000u64 {
+        // Every row its own point: the loaded records grow with the file.
+        let mut cells: Vec<String> = row.iter().map(str::to_string).collect();
+        cells[bs_col] = (512 * (i + 1)).to_string();
+        big.write_record(&cells).unwrap();
+    }
+    let big_csv = t.path().join("big.csv");
+    std::fs::write(&big_csv, big.into_inner().unwrap()).unwrap();
+    let out = under_as_limit(
+        &["compare".as_ref(), big_csv.as_os_str(), big_csv.as_os_str()],
+        100_000_000,
+    );
+    tried += 1;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("error: out of memory"), "{err}");
+    eprintln!("attacks tried and held: {tried}");
+}
+
+#[test]
+fn a_job_file_that_is_not_utf8_is_named_with_its_line_not_as_a_sweep() {
+    let t = tmp();
+    let data = t.path().join("data.bin");
+    crate::util::write_varied_file(&data, 1 << 16, 1);
+    let job = t.path().join("bad.fio");
+    let mut bytes = format!("[j]\nrw=read\nfilename={}\n", data.display()).into_bytes();
+    bytes.extend_from_slice(b"bs=4k\xff\xfe\n");
+    std::fs::write(&job, &bytes).unwrap();
+    let out = batch(&job, &t.path().join("out"), &["--dry-run"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!err.contains("SWEEP.toml"), "{err}");
+    assert!(err.contains("bad.fio:4: not UTF-8"), "{err}");
+    // The same in an included file: the include's own file and line.
+    let inc = t.path().join("opts.inc");
+    std::fs::write(&inc, b"bs=4k\niodepth=1\x80\n").unwrap();
+    let job = t.path().join("inc.fio");
+    write(
+        &job,
+        &format!(
+            "[j]\ninclude {}\nrw=read\nfilename={}\n",
+            inc.display(),
+            data.display()
+        ),
+    );
+    let out = batch(&job, &t.path().join("out"), &["--dry-run"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("opts.inc") && err.contains(":2: not UTF-8"),
+        "{err}"
+    );
+}
+
+// ---- third round (issue 34): every output name of a plan is known before the first run -----
+
+#[test]
+fn fio_jobs_whose_files_would_meet_are_told_apart_before_anything_runs() {
+    let t = tmp();
+    let data = t.path().join("data.bin");
+    crate::util::write_varied_file(&data, 1 << 16, 2);
+    let mut tried = 0;
+    // `x`'s timeline is x-timeline.csv/.svg, the results and figure of a job named
+    // `x-timeline`; `y`'s ranks timeline is the timeline of `y-ranks`. In either order.
+    for (i, (jobs, want)) in [
+        (["x", "x-timeline"], ["x.csv", "x-timeline-2.csv"]),
+        (["x-timeline", "x"], ["x-timeline.csv", "x-2.csv"]),
+        (["y", "y-ranks"], ["y.csv", "y-ranks-2.csv"]),
+        (["context", "sweep"], ["context.csv", "sweep.csv"]),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let job = t.path().join(format!("j{i}.fio"));
+        write(
+            &job,
+            &format!(
+                "[global]\nfilename={}\nsize=64k\nbs=16k\nruntime=300ms\ntime_based=1\n\
+                 [{}]\nrw=read\n[{}]\nrw=read\n",
+                data.display(),
+                jobs[0],
+                jobs[1]
+            ),
+        );
+        for force in [false, true] {
+            let out_dir = t.path().join(format!("out{i}-{force}"));
+            let out = batch(
+                &job,
+                &out_dir,
+                if force { &["--force"][..] } else { &[][..] },
+            );
+            tried += 1;
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(0), "{jobs:?}: {err}");
+            // Each job's own results, one repetition each: no output replaced another.
+            for c in want {
+                let rows = crate::util::csv_file_maps(&out_dir.join(c));
+                assert_eq!(rows.len(), 1, "{jobs:?}: {c}");
+                assert!(
+                    rows[0].contains_key("rep"),
+                    "{jobs:?}: {c} is not a results CSV"
+                );
+            }
+        }
+    }
+    eprintln!("attacks tried and held: {tried}");
+}
+
+// ---- third round (issue 34): outputs written after a run are checked before it -------------
+
+/// A tmpfs of `size` mounted at a fresh directory under `dir` with `opts`; unmounted on drop.
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: &Path, name: &str, opts: &str) -> Option<Tmpfs> {
+        if !crate::util::is_root() {
+            eprintln!("skipped: mounting a tmpfs needs root");
+            return None;
+        }
+        let at = dir.join(name);
+        std::fs::create_dir_all(&at).unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", opts, "tmpfs"])
+            .arg(&at)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("skipped: could not mount a tmpfs");
+            return None;
+        }
+        Some(Tmpfs(at))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn timeline_and_figure_outputs_that_cannot_be_written_are_refused_before_the_run() {
+    let t = tmp();
+    let f = t.path().join("data.bin");
+    let data = crate::util::write_varied_file(&f, 1 << 20, 6);
+    let fs = f.to_str().unwrap();
+    let mut cases: Vec<(String, Vec<String>, &str)> = vec![
+        (
+            "missing directory".into(),
+            vec![
+                fs.into(),
+                "-r".into(),
+                "4K".into(),
+                "64".into(),
+                "--timeline".into(),
+                t.path().join("no/such/t.csv").display().to_string(),
+            ],
+            "does not exist",
+        ),
+        (
+            "a path ending in /".into(),
+            vec![
+                fs.into(),
+                "-r".into(),
+                "4K".into(),
+                "64".into(),
+                "--timeline".into(),
+                format!("{}/", t.path().join("t.csv").display()),
+            ],
+            "directory",
+        ),
+        (
+            "a directory".into(),
+            vec![
+                fs.into(),
+                "-r".into(),
+                "4K".into(),
+                "64".into(),
+                "--timeline".into(),
+                t.path().display().to_string(),
+            ],
+            "directory",
+        ),
+        (
+            "the measured file".into(),
+            vec![
+                fs.into(),
+                "-r".into(),
+                "4K".into(),
+                "64".into(),
+                "--timeline".into(),
+                fs.into(),
+            ],
+            "the file the run measures",
+        ),
+        (
+            "the written file".into(),
+            vec![
+                t.path().join("w.bin").display().to_string(),
+                "-w".into(),
+                "4K".into(),
+                "16".into(),
+                "--timeline".into(),
+                t.path().join("w.bin").display().to_string(),
+            ],
+            "the file the run measures",
+        ),
+        (
+            "the measured file as --log-ops".into(),
+            vec![
+                fs.into(),
+                "-r".into(),
+                "4K".into(),
+                "64".into(),
+                "--log-ops".into(),
+                fs.into(),
+            ],
+            "the file the run measures",
+        ),
+    ];
+    let ro = Tmpfs::mount(t.path(), "ro", "ro,size=1m");
+    if let Some(ro) = &ro {
+        cases.push((
+            "a read-only file system".into(),
+            vec![
+                fs.into(),
+                "-r".into(),
+                "4K".into(),
+                "64".into(),
+                "--timeline".into(),
+                ro.0.join("t.csv").display().to_string(),
+            ],
+            "read-only",
+        ));
+    }
+    let full = Tmpfs::mount(t.path(), "full", "size=256k");
+    if let Some(full) = &full {
+        // Filled to its last block.
+        let _ = std::fs::write(full.0.join("filler"), vec![1u8; 1 << 20]);
+        cases.push((
+            "a full file system".into(),
+            vec![
+                fs.into(),
+                "-r".into(),
+                "4K".into(),
+                "64".into(),
+                "--timeline".into(),
+                full.0.join("t.csv").display().to_string(),
+            ],
+            "full",
+        ));
+    }
+    let mut tried = 0;
+    for (what, args, says) in &cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let started = Instant::now();
+        let out = bounded("run", &args, SECS_30);
+        tried += 1;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+        assert_eq!(err.lines().count(), 1, "{what}: {err}");
+        assert!(err.contains(says), "{what}: {err}");
+        assert!(
+            out.stdout.is_empty(),
+            "{what}: the run ran (an XOR was printed)"
+        );
+        assert!(started.elapsed() < Duration::from_secs(10), "{what}");
+    }
+    assert_eq!(
+        std::fs::read(&f).unwrap(),
+        data,
+        "the measured file changed"
+    );
+    assert!(!t.path().join("w.bin").exists(), "the write ran");
+    // knee --svg into a missing directory: refused before the search, not after it.
+    let started = Instant::now();
+    let out = bounded(
+        "diskscope",
+        &[
+            "knee",
+            fs,
+            "--p99",
+            "2ms",
+            "--svg",
+            t.path().join("no/k.svg").to_str().unwrap(),
+        ],
+        SECS_30,
+    );
+    tried += 1;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--svg") && err.contains("does not exist"),
+        "{err}"
+    );
+    assert!(!err.contains("IOPS offered"), "measured first: {err}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    drop((ro, full));
+    eprintln!("attacks tried and held: {tried}");
 }

@@ -4,7 +4,7 @@
 //! intact, no XOR that matches neither version of a file without a warning, a one-line error,
 //! never a hang or a panic.
 
-use crate::util::{bin_for_any_user, is_root, p, reference_xor, tmp, write_varied_file};
+use crate::util::{is_root, p, reference_xor, tmp, write_varied_file};
 use std::ffi::CString;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 const LIMIT: Duration = Duration::from_secs(20);
 
 fn command(bin: &str) -> Command {
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin(bin));
+    let mut c = crate::util::command(bin);
     c.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -381,8 +381,7 @@ fn fast_and_run_at_the_thread_limit_say_spawning_a_worker_thread_and_exit_1() {
         ("run", vec![fs, "-r", "4K", "16", "-t", "2"]),
     ];
     for (name, args) in cases {
-        let exe = bin_for_any_user(dir.path(), name);
-        let mut c = Command::new(exe);
+        let mut c = crate::util::command_for_any_user(dir.path(), name);
         c.args(&args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 const LIMIT: Duration = Duration::from_secs(60);
 
 fn spawn(bin: &str, args: &[&str]) -> Child {
-    Command::new(assert_cmd::cargo::cargo_bin(bin))
+    crate::util::command(bin)
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -549,7 +549,7 @@ fn residency_is_unknown_not_a_false_warm_for_a_file_the_user_cannot_write() {
     std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     use std::os::unix::process::CommandExt;
-    let out = Command::new(crate::util::bin_for_any_user(dir.path(), "run"))
+    let out = crate::util::command_for_any_user(dir.path(), "run")
         .arg(&f)
         .args(["-r", "4K", "16", "--cache", "cold"])
         .uid(65534)
@@ -562,7 +562,7 @@ fn residency_is_unknown_not_a_false_warm_for_a_file_the_user_cannot_write() {
     assert!(!stderr.contains("was not cold"), "{stderr}");
     assert!(!stderr.contains("% resident before"), "{stderr}");
     // fast cannot know either: it says so and reads through the page cache, XOR intact.
-    let out = Command::new(crate::util::bin_for_any_user(dir.path(), "fast"))
+    let out = crate::util::command_for_any_user(dir.path(), "fast")
         .arg(&f)
         .arg("-v")
         .uid(65534)
@@ -645,7 +645,7 @@ impl Hook {
     }
 
     pub(crate) fn spawn(&self, bin: &str, args: &[&str]) -> Child {
-        Command::new(assert_cmd::cargo::cargo_bin(bin))
+        crate::util::command(bin)
             .args(args)
             .env("DISKSCOPE_TEST_HOOK_DIR", self.dir.path())
             .env("DISKSCOPE_TEST_HOOK_POINT", self.point)
@@ -904,9 +904,14 @@ fn the_explorer_stopped_by_sigterm_exits_143() {
     let dir = tmp();
     let f = p(&dir, "explored");
     write_varied_file(&f, 1 << 20, 2);
+    let sandbox = crate::util::Sandbox::new();
     let cmd = format!(
-        "exec {} {}",
-        assert_cmd::cargo::cargo_bin("diskscope").display(),
+        "cd {} && exec {}{} {}",
+        crate::util::shell_quote(&sandbox.work),
+        sandbox.shell_env(),
+        crate::util::command("diskscope")
+            .get_program()
+            .to_string_lossy(),
         f.display()
     );
     let mut script = Command::new("script")
@@ -986,4 +991,333 @@ fn fast_on_an_empty_file_says_it_is_empty() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "00000000");
     assert!(stderr.contains("the file is empty"), "{stderr}");
     assert!(!stderr.contains("no size known"), "{stderr}");
+}
+
+// ---- third round (issue 34): figures made up from runs too small to hold them --------------
+
+/// `diskscope ARGS`, bounded to 20 s (every refusal here comes before any measuring).
+fn quick(args: &[&std::ffi::OsStr]) -> Output {
+    let started = Instant::now();
+    let out = finish(
+        crate::util::command("diskscope")
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "refused only after {:?}",
+        started.elapsed()
+    );
+    out
+}
+
+#[test]
+fn open_loop_rates_below_the_minimum_and_knee_points_too_short_for_a_p99_are_refused() {
+    let dir = tmp();
+    let f = p(&dir, "data");
+    write_varied_file(&f, 1 << 20, 3);
+    let os = |s: &str| std::ffi::OsString::from(s);
+    let mut tried = 0;
+    // The command line: a plain number and a throughput.
+    for rate in ["1e-300", "5e-324", "1e-5", "0.5", "1 B/s", "1000 B/s"] {
+        let args = [
+            os("run"),
+            f.clone().into(),
+            os("-r"),
+            os("4K"),
+            os("64"),
+            os("--rate"),
+            os(rate),
+        ];
+        let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        let out = quick(&refs);
+        tried += 1;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--rate {rate}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "--rate {rate}: {stderr}");
+        assert!(stderr.contains("--rate"), "{stderr}");
+        assert!(out.stdout.is_empty(), "--rate {rate}: printed a figure");
+    }
+    // A sweep's `rate` (a fio job's `rate_iops=` is a whole number, at least 1).
+    for (i, rate) in ["1e-300", "5e-324", "\"1 B/s\""].iter().enumerate() {
+        let sweep = p(&dir, &format!("s{i}.toml"));
+        std::fs::write(
+            &sweep,
+            format!(
+                "[file]\ncreate = \"1M\"\n[[experiment]]\nname = \"x\"\nkind = \"throughput\"\n\
+                 rate = {rate}\n"
+            ),
+        )
+        .unwrap();
+        let out = quick(&[
+            os("--batch").as_os_str(),
+            sweep.as_os_str(),
+            os("--dry-run").as_os_str(),
+        ]);
+        tried += 1;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "rate = {rate}: {stderr}");
+        assert!(stderr.contains("key `rate`"), "{stderr}");
+    }
+    // knee: points of a nanosecond hold one operation; no knee from them.
+    for secs in ["1e-9", "0.001", "0.05"] {
+        let out = quick(&[
+            os("knee").as_os_str(),
+            f.as_os_str(),
+            os("--p99").as_os_str(),
+            os("2ms").as_os_str(),
+            os("--seconds").as_os_str(),
+            os(secs).as_os_str(),
+        ]);
+        tried += 1;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--seconds {secs}: {stderr}");
+        assert!(out.stdout.is_empty(), "--seconds {secs}: printed a knee");
+        assert!(
+            stderr.contains("--seconds") && stderr.contains("p99"),
+            "{stderr}"
+        );
+    }
+    eprintln!("attacks tried and held: {tried}");
+}
+
+// ---- third round (issue 34): a killed explorer's scratch file, while it is still a zombie ---
+
+/// The state letter of process `pid` (`Z` for a zombie).
+fn proc_state_letter(pid: u32) -> Option<char> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    text[text.rfind(')')? + 1..]
+        .split_whitespace()
+        .next()?
+        .chars()
+        .next()
+}
+
+#[test]
+fn a_scratch_file_of_a_session_killed_a_moment_ago_is_recognised_while_it_is_a_zombie() {
+    use diskscope::tui::scratch::{leftovers, scratch_marker};
+    let d = tmp();
+    let explored = p(&d, "f");
+    std::fs::write(&explored, b"data").unwrap();
+    // A scratch file marked by `pid` as the explorer marks its own (pid and start time).
+    let scratch = |pid: u32, marker: &str| -> Option<PathBuf> {
+        let path = p(&d, &format!(".f.diskscope-scratch.{pid}.1"));
+        let (f, _) = diskscope::fsguard::create_exclusive(&path).unwrap();
+        diskscope::fsguard::mark(&f, marker).then_some(path)
+    };
+    // The session: killed with SIGKILL and not reaped yet, as right after `kill -9` from a
+    // shell that has not waited for it.
+    let mut session = Command::new("sleep").arg("100").spawn().unwrap();
+    let pid = session.id();
+    let Some(dead) = scratch(pid, &scratch_marker(pid)) else {
+        eprintln!("skipped: this file system keeps no user extended attributes");
+        let _ = session.kill();
+        let _ = session.wait();
+        return;
+    };
+    // A live process whose pid a marker names with another start time: the pid was reused.
+    let mut other = Command::new("sleep").arg("100").spawn().unwrap();
+    let reused = scratch(
+        other.id(),
+        &format!("explorer-scratch pid={} start=1", other.id()),
+    )
+    .unwrap();
+    // And a live session's own file, marked now: never a leftover.
+    let mut live = Command::new("sleep").arg("100").spawn().unwrap();
+    let live_file = scratch(live.id(), &scratch_marker(live.id())).unwrap();
+    session.kill().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while proc_state_letter(pid) != Some('Z') {
+        assert!(
+            Instant::now() < deadline,
+            "the killed session never became a zombie"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut found: Vec<PathBuf> = leftovers(&explored)
+        .into_iter()
+        .map(|(c, _)| c.path)
+        .collect();
+    found.sort();
+    let mut want = vec![dead, reused];
+    want.sort();
+    assert_eq!(
+        found, want,
+        "a zombie's (or a reused pid's) scratch file was taken for a live one"
+    );
+    assert!(live_file.exists());
+    for c in [&mut session, &mut other, &mut live] {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+}
+
+// ---- third round (issue 34): output lost without an error ----------------------------------
+
+/// How stdout is given to the command.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Stdout {
+    /// `> /dev/full`: every write fails with ENOSPC.
+    Full,
+    /// `>&-`: closed before the program starts.
+    Closed,
+    /// `| true`: a pipe whose reader is gone (EPIPE): success, as ripgrep treats it.
+    BrokenPipe,
+}
+
+fn run_with_stdout(args: &[std::ffi::OsString], how: Stdout, env: &[(&str, &Path)]) -> Output {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = crate::util::command("diskscope");
+    cmd.args(args).stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    match how {
+        Stdout::Full => {
+            cmd.stdout(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open("/dev/full")
+                    .unwrap(),
+            );
+        }
+        Stdout::Closed => {
+            cmd.stdout(Stdio::null());
+            // SAFETY: only close(2), async-signal-safe, runs between fork and exec.
+            unsafe {
+                cmd.pre_exec(|| {
+                    libc::close(1);
+                    Ok(())
+                });
+            }
+        }
+        Stdout::BrokenPipe => {
+            cmd.stdout(Stdio::piped());
+        }
+    }
+    let mut child = cmd.spawn().unwrap();
+    // The reader goes away at once.
+    drop(child.stdout.take());
+    finish(child)
+}
+
+#[test]
+fn output_lost_on_a_full_or_closed_stdout_is_an_error_and_a_broken_pipe_is_not() {
+    let d = tmp();
+    let f = p(&d, "data");
+    write_varied_file(&f, 1 << 20, 4);
+    let cache = p(&d, "cache");
+    crate::util::store_synthetic_profile(&cache, d.path(), 1.0);
+    let sweep = p(&d, "s.toml");
+    std::fs::write(
+        &sweep,
+        format!(
+            "[file]\npath = \"{}\"\n[[experiment]]\nname = \"r\"\nkind = \"throughput\"\n\
+             block_size = \"64K\"\nreps = 2\nseconds = 0.05\n",
+            f.display()
+        ),
+    )
+    .unwrap();
+    let results = p(&d, "results");
+    let made = crate::util::command("diskscope")
+        .arg("--batch")
+        .arg(&sweep)
+        .arg("--out")
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let os = |s: &str| std::ffi::OsString::from(s);
+    let fo = f.clone().into_os_string();
+    let ro = results.clone().into_os_string();
+    let commands: Vec<Vec<std::ffi::OsString>> = vec![
+        vec![os("--help")],
+        vec![os("--version")],
+        vec![os("run"), os("--help")],
+        vec![os("completions"), os("bash")],
+        vec![os("man")],
+        vec![os("man"), os("run")],
+        vec![os("compare"), ro.clone(), ro.clone()],
+        vec![os("compare"), os("--csv"), ro.clone(), ro.clone()],
+        vec![os("compare"), os("--markdown"), ro.clone(), ro.clone()],
+        vec![
+            os("knee"),
+            fo.clone(),
+            os("--p99"),
+            os("1s"),
+            os("--seconds"),
+            os("0.1"),
+            os("--min-ops"),
+            os("50"),
+            os("--max-points"),
+            os("1"),
+        ],
+        vec![os("limits"), fo.clone()],
+        vec![os("limits"), os("--json"), fo.clone()],
+        vec![os("syscalls"), fo.clone(), os("--seconds"), os("0.01")],
+        vec![os("fast"), fo.clone()],
+        vec![os("run"), fo.clone(), os("-r"), os("64K"), os("4")],
+        vec![
+            os("--batch"),
+            sweep.clone().into(),
+            os("--dry-run"),
+            os("--out"),
+            p(&d, "o").into(),
+        ],
+    ];
+    let mut commands = commands;
+    // A batch that measures: its plan goes to stdout first, so a lost stdout stops it before
+    // it measures (each mode its own --out).
+    for how in ["full", "closed", "pipe"] {
+        commands.push(vec![
+            os("--batch"),
+            sweep.clone().into(),
+            os("--out"),
+            p(&d, how).into(),
+        ]);
+    }
+    let mut tried = 0;
+    for args in &commands {
+        for how in [Stdout::Full, Stdout::Closed, Stdout::BrokenPipe] {
+            let out = run_with_stdout(args, how, &[("XDG_CACHE_HOME", &cache)]);
+            tried += 1;
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let what = format!("{args:?} {how:?}");
+            assert!(
+                out.status.code().is_some(),
+                "{what}: killed by a signal: {stderr}"
+            );
+            assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+            match how {
+                Stdout::Full => {
+                    assert_eq!(out.status.code(), Some(1), "{what}: {stderr}");
+                    assert!(
+                        stderr
+                            .lines()
+                            .any(|l| l.starts_with("error: writing") && l.contains("to stdout")),
+                        "{what}: {stderr}"
+                    );
+                }
+                Stdout::Closed => {
+                    assert_eq!(out.status.code(), Some(1), "{what}: {stderr}");
+                    assert!(
+                        stderr.contains("error: stdout is closed"),
+                        "{what}: {stderr}"
+                    );
+                }
+                Stdout::BrokenPipe => {
+                    assert_eq!(out.status.code(), Some(0), "{what}: {stderr}");
+                    assert!(!stderr.contains("error:"), "{what}: {stderr}");
+                }
+            }
+        }
+    }
+    eprintln!("attacks tried and held: {tried}");
 }

@@ -429,7 +429,7 @@ fn the_command_rejects_bad_input_in_one_line_naming_the_argument() {
 fn ctrl_c_during_generation_removes_the_partial_layout() {
     let t = tmp();
     let dir = t.path().join("set");
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskscope"))
+    let child = crate::util::command("diskscope")
         .args([
             "locality",
             "--dir",

@@ -114,36 +114,50 @@ fn every_preset_sweep_writes_the_same_csv_columns_and_setup_values_as_before() {
         .collect();
     names.sort();
     assert!(names.len() >= 5, "presets: {names:?}");
+    // Every preset at once, each in its own process and directory: the runs wait on the disk
+    // and on their timers far more than on the CPU, so side by side they take about as long as
+    // the longest instead of the sum (63 s one after another on a loaded 2-core machine).
+    let runs: Vec<_> = names
+        .into_iter()
+        .map(|preset| {
+            std::thread::spawn(move || {
+                let stem = preset.file_stem().unwrap().to_string_lossy().to_string();
+                let dir = tmp();
+                let sweep = dir.path().join("sweep.toml");
+                std::fs::write(&sweep, shrink(&std::fs::read_to_string(&preset).unwrap())).unwrap();
+                let o = bin("diskscope")
+                    .args(["--batch", "sweep.toml", "--out", "out"])
+                    .current_dir(dir.path())
+                    .timeout(Duration::from_secs(180))
+                    .output()
+                    .unwrap();
+                assert!(
+                    o.status.success(),
+                    "{stem}: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                );
+                let mut csvs: BTreeMap<String, String> = BTreeMap::new();
+                for e in std::fs::read_dir(dir.path().join("out")).unwrap() {
+                    let path = e.unwrap().path();
+                    let name = path.file_name().unwrap().to_string_lossy().to_string();
+                    // A timeline's row count is the run's length in intervals, not its setup.
+                    if path.extension().is_some_and(|e| e == "csv")
+                        && !name.ends_with("-timeline.csv")
+                    {
+                        csvs.insert(name, digest_csv(&path));
+                    }
+                }
+                let got: String = csvs
+                    .iter()
+                    .map(|(name, d)| format!("## {name}\n{d}"))
+                    .collect();
+                (stem, got)
+            })
+        })
+        .collect();
     let mut failures = Vec::new();
-    for preset in names {
-        let stem = preset.file_stem().unwrap().to_string_lossy().to_string();
-        let dir = tmp();
-        let sweep = dir.path().join("sweep.toml");
-        std::fs::write(&sweep, shrink(&std::fs::read_to_string(&preset).unwrap())).unwrap();
-        let o = bin("diskscope")
-            .args(["--batch", "sweep.toml", "--out", "out"])
-            .current_dir(dir.path())
-            .timeout(Duration::from_secs(120))
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "{stem}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let mut csvs: BTreeMap<String, String> = BTreeMap::new();
-        for e in std::fs::read_dir(dir.path().join("out")).unwrap() {
-            let path = e.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().to_string();
-            // A timeline's row count is the run's length in intervals, not its setup.
-            if path.extension().is_some_and(|e| e == "csv") && !name.ends_with("-timeline.csv") {
-                csvs.insert(name, digest_csv(&path));
-            }
-        }
-        let got: String = csvs
-            .iter()
-            .map(|(name, d)| format!("## {name}\n{d}"))
-            .collect();
+    for run in runs {
+        let (stem, got) = run.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
         check_golden(&format!("{stem}.txt"), &got, &mut failures);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -180,13 +194,69 @@ fn the_classic_command_lines_print_the_same_stdout_as_before() {
     got += &run(&["fast", "f"]);
     let syscalls = run(&["syscalls", "f", "--seconds", "0.01", "--csv"]);
     // The header and the calls measured, not their costs.
-    got += &syscalls
-        .lines()
-        .map(|l| l.split(',').take(1).collect::<Vec<_>>().join(","))
+    let mut calls = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(syscalls.as_bytes());
+    got += &calls
+        .records()
+        .map(|r| r.unwrap()[0].to_string())
         .collect::<Vec<_>>()
         .join("\n");
     got.push('\n');
     let mut failures = Vec::new();
     check_golden("classic-stdout.txt", &got, &mut failures);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn a_preset_runs_by_name_from_any_directory_and_a_file_of_that_name_wins() {
+    let dir = tmp();
+    // By name, from a directory that has no sweep in it.
+    let o = bin("diskscope")
+        .args(["--batch", "kdiskmark", "--dry-run"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.starts_with("sweep kdiskmark"), "{out}");
+    // `diskscope presets`: one line per preset, each runnable by its name.
+    let o = bin("diskscope").arg("presets").output().unwrap();
+    let list = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success());
+    let names: Vec<&str> = list
+        .lines()
+        .filter(|l| !l.starts_with("run one"))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"quick") && names.contains(&"part3-block-size"),
+        "{list}"
+    );
+    // A file of the same name in the working directory wins over the preset.
+    std::fs::write(
+        dir.path().join("quick"),
+        "name = \"mine\"\n[[experiment]]\nname = \"s\"\nkind = \"syscalls\"\nreps = 1\nseconds = 0.01\n",
+    )
+    .unwrap();
+    let o = bin("diskscope")
+        .args(["--batch", "quick", "--dry-run"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("sweep mine"));
+    // Neither a file nor a preset: one line naming the presets, exit 2.
+    let o = bin("diskscope")
+        .args(["--batch", "kdiskmrk"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("kdiskmrk") && err.contains("part4-cold-warm"),
+        "{err}"
+    );
 }

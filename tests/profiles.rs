@@ -267,7 +267,8 @@ fn a_run_above_its_bound_beyond_the_profiles_spread_says_the_profile_does_not_ex
         "{r}"
     );
 
-    // A profile stored before the spread was kept: its error is unknown, and said so.
+    // A profile stored before the spread was kept: its error is unknown, so it bounds nothing
+    // and the line doubts the profile, not the run; the verdict has no above_ceiling.
     plant(&cache, dir.path(), 1e-3, |v| {
         let o = v.as_object_mut().unwrap();
         o.remove("spread");
@@ -275,14 +276,58 @@ fn a_run_above_its_bound_beyond_the_profiles_spread_says_the_profile_does_not_ex
     });
     let (_, err) = run(&f, &cache, &[]);
     assert!(
-        err.contains("the profile's error is unknown") && err.contains("does not explain this run"),
+        err.contains("no trustworthy ceiling for this path (its error is unknown"),
         "{err}"
     );
+    assert!(!err.contains("above_ceiling"), "{err}");
     assert!(
         err.contains("warning: the limits profile may not hold"),
         "{err}"
     );
     assert!(shares(&err).iter().all(|&p| p <= 100.0), "{err}");
+}
+
+#[test]
+fn a_ceiling_family_with_wide_tries_or_measured_under_pressure_bounds_nothing() {
+    let dir = tmp();
+    let cache = p(&dir, "cache");
+    let f = data(&dir);
+    for (what, edit) in [
+        (
+            "spread 74%",
+            Box::new(|v: &mut serde_json::Value| {
+                v["spread"]["methods_pct"] = 74.0.into();
+            }) as Box<dyn FnOnce(&mut serde_json::Value)>,
+        ),
+        (
+            "measured under load",
+            Box::new(|v: &mut serde_json::Value| {
+                v["spread"]["stalls"]["methods"]["cpu_some_pct"] = 80.0.into();
+            }),
+        ),
+    ] {
+        // A thousand times slower than this machine: the run is far above every bound.
+        plant(&cache, dir.path(), 1e-3, edit);
+        let (json, err) = run(&f, &cache, &["--json"]);
+        assert!(
+            err.contains("no trustworthy ceiling for this path") && err.contains(what),
+            "{what}: {err}"
+        );
+        assert!(!err.contains("above_ceiling"), "{what}: {err}");
+        let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let r = &doc["results"][0];
+        assert!(
+            !r["reasons"].as_str().unwrap().contains("above_ceiling"),
+            "{r}"
+        );
+        assert!(
+            r["bound_hint"]
+                .as_str()
+                .unwrap()
+                .contains("no trustworthy ceiling"),
+            "{r}"
+        );
+    }
 }
 
 #[test]

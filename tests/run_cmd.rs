@@ -267,19 +267,20 @@ fn bad_sizes_counts_threads_and_methods_are_usage_errors_naming_the_argument() {
 fn missing_files_directories_and_refused_o_direct_are_clear_errors() {
     let dir = tmp();
     let missing = p(&dir, "nope");
+    // A FILE that cannot be used as given is bad usage (exit 2), like any argument.
     expect_error(
         &[missing.to_str().unwrap(), "-r", "4K", "1"],
-        1,
+        2,
         "does not exist",
     );
     expect_error(
         &[dir.path().to_str().unwrap(), "-r", "4K", "1"],
-        1,
+        2,
         "is a directory",
     );
     expect_error(
         &[dir.path().to_str().unwrap(), "-w", "4K", "1"],
-        1,
+        2,
         "is a directory",
     );
     // procfs (which also refuses O_DIRECT) is refused before any open, naming the file.
@@ -301,9 +302,8 @@ fn an_unreadable_file_is_a_permission_error() {
     write_varied_file(&f, 100, 1);
     std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let exe = crate::util::bin_for_any_user(dir.path(), "run");
     use std::os::unix::process::CommandExt;
-    let out = std::process::Command::new(exe)
+    let out = crate::util::command_for_any_user(dir.path(), "run")
         .arg(&f)
         .args(["-r", "4K", "1"])
         .uid(65534)
@@ -311,7 +311,8 @@ fn an_unreadable_file_is_a_permission_error() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    // A FILE that cannot be used as given is bad usage, as any argument: nothing was measured.
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("permission denied"), "{stderr}");
 }
 
@@ -346,9 +347,10 @@ fn block_devices_are_never_written() {
         eprintln!("skipped: mknod failed here");
         return;
     }
+    // A FILE that cannot be used as given is bad usage (exit 2): nothing was written.
     expect_error(
         &[dev.to_str().unwrap(), "-w", "4K", "1", "--force"],
-        1,
+        2,
         "block device",
     );
 }
@@ -450,7 +452,7 @@ fn io_uring_unavailable_is_an_error_that_names_another_method() {
     let dir = tmp();
     let f = p(&dir, "u");
     write_varied_file(&f, 10_000, 2);
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("run"));
+    let mut cmd = crate::util::command("run");
     cmd.arg(&f).args(["-r", "4K", "2", "--method", "io_uring"]);
     without_io_uring(&mut cmd);
     let out = cmd.output().unwrap();
@@ -458,7 +460,7 @@ fn io_uring_unavailable_is_an_error_that_names_another_method() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("io_uring is not available") && stderr.contains("--method pread"));
     // The other methods still work in the same sandbox.
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("run"));
+    let mut cmd = crate::util::command("run");
     cmd.arg(&f).args(["-r", "4K", "2", "--method", "pread"]);
     without_io_uring(&mut cmd);
     assert!(cmd.output().unwrap().status.success());
@@ -544,12 +546,13 @@ fn a_closed_stdout_pipe_is_not_an_error() {
     let dir = tmp();
     let f = p(&dir, "pipe");
     write_varied_file(&f, 10_000, 1);
-    let exe = assert_cmd::cargo::cargo_bin("run");
+    let exe = crate::util::command("run");
     let status = std::process::Command::new("sh")
         .arg("-c")
         .arg(format!(
-            "'{}' '{}' -r 4K 3 | true",
-            exe.display(),
+            "{}'{}' '{}' -r 4K 3 | true",
+            crate::util::Sandbox::new().shell_prefix(),
+            exe.get_program().to_string_lossy(),
             f.display()
         ))
         .status()
@@ -716,4 +719,104 @@ fn negative_durations_are_range_errors_naming_the_flag() {
         .code(2);
     let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(stderr.contains("--target: must be"), "{stderr}");
+}
+
+#[test]
+fn one_exit_code_rule_a_file_that_is_not_there_is_bad_usage_for_every_command() {
+    // 0 ok, 1 a run failed, 2 bad usage: a FILE (or sweep, trace, result) that cannot be used
+    // as given is bad usage like any argument, whichever command is given it.
+    let dir = tmp();
+    let m = p(&dir, "missing.dat");
+    let m = m.to_str().unwrap();
+    let cases: [(&str, Vec<&str>); 12] = [
+        ("run", vec![m, "-r", "4K", "10"]),
+        ("run2", vec![m, "4K"]),
+        ("fast", vec![m]),
+        ("diskscope", vec![m]),
+        ("diskscope", vec!["run", m, "-r", "4K", "10"]),
+        ("diskscope", vec!["run2", m, "4K"]),
+        ("diskscope", vec!["fast", m]),
+        ("diskscope", vec!["knee", m, "--p99", "1ms"]),
+        ("diskscope", vec!["syscalls", m]),
+        ("diskscope", vec!["limits", m]),
+        ("diskscope", vec!["compare", m, m]),
+        ("diskscope", vec!["--batch", m]),
+    ];
+    for (name, args) in cases {
+        let out = bin(name).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name} {args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{name} {args:?}: {err}");
+        assert!(err.contains("missing.dat"), "{name} {args:?}: {err}");
+    }
+}
+
+#[test]
+fn every_argument_of_every_command_and_binary_is_described_in_help() {
+    use clap::CommandFactory;
+    fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+        if cmd.is_hide_set() {
+            return;
+        }
+        let path = format!("{path} {}", cmd.get_name());
+        if cmd.get_about().is_none() {
+            missing.push(format!("{path}: no about"));
+        }
+        for a in cmd.get_arguments() {
+            let builtin = matches!(a.get_id().as_str(), "help" | "version");
+            if !a.is_hide_set() && !builtin && a.get_help().is_none() {
+                missing.push(format!("{path}: {}", a.get_id()));
+            }
+        }
+        for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+            walk(sub, &path, missing);
+        }
+    }
+    let mut missing = Vec::new();
+    walk(&diskscope::cli::Cli::command(), "", &mut missing);
+    walk(&diskscope::cli::RunBin::command(), "", &mut missing);
+    walk(&diskscope::cli::Run2Bin::command(), "", &mut missing);
+    walk(&diskscope::cli::FastBin::command(), "", &mut missing);
+    assert!(missing.is_empty(), "undescribed:\n{}", missing.join("\n"));
+    for name in ["run", "run2", "fast"] {
+        let out = bin(name).arg("--help").output().unwrap();
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success());
+        assert!(
+            !help.starts_with("Standalone") && help.contains(&format!("diskscope {name}")),
+            "{name}: {help}"
+        );
+    }
+    let out = bin("diskscope")
+        .args(["compare", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains("sweep.json") && help.contains("fio"),
+        "{help}"
+    );
+}
+
+#[test]
+fn every_subcommand_has_a_man_page_that_names_its_options() {
+    use clap::CommandFactory;
+    let cli = diskscope::cli::Cli::command();
+    for sub in cli.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let name = sub.get_name();
+        if name == "help" {
+            continue;
+        }
+        let out = bin("diskscope").args(["man", name]).output().unwrap();
+        assert!(out.status.success(), "man {name}");
+        let page = String::from_utf8_lossy(&out.stdout);
+        assert!(page.contains(&format!("diskscope\\-{name}")), "man {name}");
+        for a in sub.get_arguments().filter(|a| !a.is_hide_set()) {
+            if let Some(long) = a.get_long() {
+                // roff escapes the dashes: \-\-target
+                let flag = format!("\\-\\-{}", long.replace('-', "\\-"));
+                assert!(page.contains(&flag), "man {name} lacks {flag}");
+            }
+        }
+    }
 }

@@ -144,13 +144,13 @@ fn fast_rejects_bad_flags_and_missing_files_in_one_line() {
             "{args:?}: {err}"
         );
     }
-    let out = bin("fast").arg(p(&dir, "missing")).assert().code(1);
+    let out = bin("fast").arg(p(&dir, "missing")).assert().code(2);
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(
         err.contains("does not exist") && err.lines().count() == 1,
         "{err}"
     );
-    let out = bin("fast").arg(dir.path()).assert().code(1);
+    let out = bin("fast").arg(dir.path()).assert().code(2);
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(err.contains("directory"), "{err}");
 }

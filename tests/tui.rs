@@ -2,8 +2,11 @@
 //! (key → action → new settings). The session thread on a real file is in `tui/session.rs`; the
 //! real binary, driven through tmux, in `tui/e2e.rs`.
 
+mod defects;
 mod docs;
 mod e2e;
+mod layout;
+mod memory;
 mod plots;
 mod session;
 
@@ -531,10 +534,10 @@ fn the_sparkline_states_the_window_it_shows_with_a_y_scale() {
         let screen = render(&a, width, 24);
         assert!(screen.contains("last 60 s"), "{width} columns:\n{screen}");
         assert!(!screen.contains("last minute"), "{screen}");
-        assert!(
-            screen.contains("5000┤") && screen.contains("0┤"),
-            "{screen}"
-        );
+        // A flat 5000 stands on zero, its level a tick.
+        let areas = diskscope::tui::ui::areas(&a, ratatui::layout::Rect::new(0, 0, width, 24));
+        let ticks = axis_ticks(&region(&screen, areas.throughput));
+        assert_eq!(ticks, vec![5000.0, 0.0], "{screen}");
     }
     // Four seconds of history are titled four seconds.
     let mut b = app();
@@ -979,7 +982,20 @@ fn a_scratch_file_being_removed_shows_its_progress_and_q_says_what_it_waits_for(
         total_bytes: 1 << 30,
         left_bytes: 512 * MIB,
         started: std::time::Instant::now(),
+        done: false,
     }));
+    // A second file queued behind it counts in what is left and in the total.
+    let queued = PathBuf::from("/data/.big.bin.diskscope-scratch.7.2");
+    a.apply(Update::Removing(Removal::queued(queued.clone(), 1 << 30)));
+    assert!(
+        render(&a, 80, 24).contains("removing scratch: 1.50 GiB left"),
+        "{}",
+        render(&a, 80, 24)
+    );
+    a.apply(Update::Removed {
+        path: queued,
+        elapsed: Duration::from_secs(1),
+    });
     let screen = render(&a, 80, 24);
     assert!(screen.contains("removing scratch: 512"), "{screen}");
     a.quitting = true;
@@ -993,7 +1009,11 @@ fn a_scratch_file_being_removed_shows_its_progress_and_q_says_what_it_waits_for(
         elapsed: Duration::from_secs(3),
     });
     assert!(a.removing.is_empty());
-    assert!(render(&a, 80, 24).contains("quitting: stopping the run"));
+    assert!(
+        render(&a, 80, 24).contains("quitting: stopping the run, "),
+        "{}",
+        render(&a, 80, 24)
+    );
 }
 
 /// An app with a minute of history and `rows` finished rows (each 1 s of `p` toggles).
@@ -1103,7 +1123,11 @@ fn the_chart_histogram_and_table_grow_with_the_terminal_and_the_table_shows_ever
         );
         // No figure is cut: the throughput and its scale are whole.
         assert!(screen.contains("now 5000 MiB/s"), "{w}x{h}:\n{screen}");
-        assert!(screen.contains("5000┤"), "{w}x{h}:\n{screen}");
+        let ticks = axis_ticks(&chart);
+        assert!(
+            ticks.first().is_some_and(|t| *t >= 5000.0) && ticks.contains(&0.0),
+            "{w}x{h}: {ticks:?}\n{screen}"
+        );
     }
 }
 
@@ -1166,8 +1190,10 @@ fn the_device_panel_shows_the_device_rates_and_the_ratio_of_file_to_device_bytes
             read_ios: i * 1000,
             read_sectors: i * 1000 * 2048,
             read_ticks_ms: i * 500,
-            in_flight: 4,
+            in_flight: 9,
             io_ticks_ms: i * 100,
+            // Four requests in flight on average: 400 ms of them per 100 ms.
+            time_in_queue_ms: i * 400,
             ..Default::default()
         }),
         cpu: None,
@@ -1184,17 +1210,33 @@ fn the_device_panel_shows_the_device_rates_and_the_ratio_of_file_to_device_bytes
         });
     }
     let screen = render(&a, 200, 60);
+    let areas = diskscope::tui::ui::areas(&a, ratatui::layout::Rect::new(0, 0, 200, 60));
+    let panel = region(&screen, areas.device).join("\n");
+    // iostat's figures with their units: the time-averaged queue (aqu-sz 4.00), not the 9 in
+    // flight at the last sample.
     for want in [
-        "device, last second",
-        "vda r 10.0k 10000",
+        "device vda, last second",
+        "read   10.0k/s  10000 MiB/s 0.50 ms",
         "file/dev 0.50×",
         "util 100%",
-        "req 1M aqu 4 await 0.50ms",
+        "aqu-sz 4.00",
+        "areq-sz 1.00 MiB",
     ] {
-        assert!(screen.contains(want), "missing {want:?}:\n{screen}");
+        assert!(panel.contains(want), "missing {want:?}:\n{panel}");
+    }
+    // Under the lines, the history of util, await and aqu-sz, each with its scale.
+    for want in ["util", "100%", "await", "≤0.50ms", "aqu-sz", "≤4.00"] {
+        assert!(panel.contains(want), "missing {want:?}:\n{panel}");
+    }
+    assert!(panel.contains("████"), "{panel}");
+    // At 120x40 its four lines are whole.
+    let areas = diskscope::tui::ui::areas(&a, ratatui::layout::Rect::new(0, 0, 120, 40));
+    let panel = region(&render(&a, 120, 40), areas.device).join("\n");
+    for want in ["read ", "write ", "util 100%", "file/dev 0.50×"] {
+        assert!(panel.contains(want), "120x40: missing {want:?}:\n{panel}");
     }
     // No room for it at 80x24: the settings keep theirs.
-    assert!(!render(&a, 80, 24).contains("device, last second"));
+    assert!(!render(&a, 80, 24).contains("device vda, last second"));
     // A file with no block device says so.
     a.apply(Update::Device {
         device: None,
@@ -1510,7 +1552,7 @@ fn a_warm_reads_figures_leave_out_its_first_pass_and_rows_show_the_warm_up_and_t
     let screen = render(&a, 200, 60);
     let row = screen
         .lines()
-        .find(|l| l.contains("✓pread 1M") || l.contains(" pread 1M"))
+        .find(|l| (l.contains("✓pread 1M") || l.contains(" pread 1M")) && l.contains('%'))
         .unwrap_or("");
     assert!(
         row.contains("±4.1%") && row.contains("1.00s"),
@@ -1610,7 +1652,7 @@ fn the_latency_histogram_gets_finer_with_room_marks_p50_and_p99_and_l_switches_t
     };
     let (small, _) = bars(80, 24, &a);
     let (big, screen) = bars(200, 60, &a);
-    assert!(big.len() > small.len() * 2, "{small:?}\n{big:?}");
+    assert!(big.len() > small.len(), "{small:?}\n{big:?}");
     assert!(big.iter().any(|l| l.contains("p50")), "{screen}");
     assert!(big.iter().any(|l| l.contains("p99")), "{screen}");
     // The tail bucket of 2 is one column linearly, several on the log scale.
@@ -1634,57 +1676,113 @@ fn the_latency_histogram_gets_finer_with_room_marks_p50_and_p99_and_l_switches_t
 }
 
 #[test]
-fn the_chart_marks_where_a_setting_changed_and_the_svg_too_and_a_util_strip_runs_under_it() {
-    use diskscope::measure::device::{DiskStat, Sample};
+fn the_chart_marks_where_a_setting_changed_on_a_row_of_its_own_and_the_svg_too() {
     let mut a = app();
     let first = started_id(&a.start());
     feed_run(&mut a, first, 100, 300, 200);
     let second = started_id(&a.handle_key(key(KeyCode::Right)));
     end_run(&mut a, first, 0, 10);
     feed_run(&mut a, second, 100, 600, 200);
-    assert_eq!(a.marks.len(), 2, "{:?}", a.marks);
-    assert_eq!(a.marks[1], (100, "read pread 2M".to_string()));
-    // Half busy: 50 ms of io_ticks per 100 ms.
-    for i in 0..=50u64 {
-        a.apply(Update::Device {
-            device: Some("vda".into()),
-            sample: Sample {
-                at_ns: i * 100_000_000,
-                disk: Some(DiskStat {
-                    io_ticks_ms: i * 50,
-                    ..Default::default()
-                }),
-                cpu: None,
-            },
-        });
-    }
-    for (w, h) in [(80u16, 24u16), (200, 60)] {
+    let marks = a.history.marks(diskscope::tui::history::Span::Minute);
+    assert_eq!(marks, vec![(0, "read pread 1M"), (100, "read pread 2M")]);
+    for (w, h) in [(80u16, 24u16), (120, 40), (200, 60)] {
         let screen = render(&a, w, h);
         let areas = diskscope::tui::ui::areas(&a, ratatui::layout::Rect::new(0, 0, w, h));
         let chart = region(&screen, areas.throughput);
-        let marks: usize = chart.iter().map(|l| l.matches('▼').count()).sum();
+        // The marks' row (at 80x24, where the chart has three rows, the time axis) holds the
+        // marks and their labels, no bar.
+        let mark = if h < 40 { '▲' } else { '▼' };
+        let marks: usize = chart.iter().map(|l| l.matches(mark).count()).sum();
         assert_eq!(marks, 2, "{w}x{h}:\n{}", chart.join("\n"));
-        if h >= 60 {
-            assert!(
-                chart.iter().any(|l| l.contains("▼read pread 1M")),
-                "{}",
-                chart.join("\n")
-            );
+        let row = chart
+            .iter()
+            .find(|l| l.contains(mark))
+            .expect("a marks row");
+        assert!(!row.contains('█') && !row.contains('┤'), "{w}x{h}: {row}");
+        if h >= 40 {
+            assert!(row.contains("▼read pread 1M"), "{}", chart.join("\n"));
             assert!(
                 chart.iter().any(|l| l.contains('┊')),
                 "{}",
                 chart.join("\n")
             );
-            let strip = chart
-                .iter()
-                .find(|l| l.contains("util%┤"))
-                .expect("a util strip");
-            assert!(strip.contains("▄▄▄▄"), "50% util: {strip}");
         }
     }
     let svg = diskscope::export::session_svg::render(&diskscope::tui::export::figure(&a));
     assert_eq!(svg.matches("stroke-dasharray=\"4 3\"").count(), 2, "{svg}");
     assert!(svg.contains("read pread 2M"));
+}
+
+/// The numbers of the chart's y axis (the gutter's labels before `┤`) in `chart`'s lines, top
+/// first, up to the first latency label (a unit after the number).
+fn axis_ticks(chart: &[String]) -> Vec<f64> {
+    chart
+        .iter()
+        .filter_map(|l| {
+            let end = l.find('┤')?;
+            let label = l[..end].trim_start_matches('│').trim();
+            label.parse::<f64>().ok()
+        })
+        .collect()
+}
+
+#[test]
+fn the_chart_has_a_scaled_axis_with_three_ticks_and_a_p99_line_over_time() {
+    let mut a = app();
+    let first = started_id(&a.start());
+    // 17000 MiB/s, then 13600: a change between two high levels.
+    feed_run(&mut a, first, 150, 1700, 200);
+    let second = started_id(&a.handle_key(key(KeyCode::Right)));
+    end_run(&mut a, first, 0, 15);
+    feed_run(&mut a, second, 150, 1360, 2000);
+    for (w, h) in [(120u16, 40u16), (200, 60), (300, 90)] {
+        let screen = render(&a, w, h);
+        let areas = diskscope::tui::ui::areas(&a, ratatui::layout::Rect::new(0, 0, w, h));
+        let chart = region(&screen, areas.throughput);
+        let ticks = axis_ticks(&chart);
+        assert!(ticks.len() >= 3, "{w}x{h}: {ticks:?}\n{}", chart.join("\n"));
+        assert!(
+            ticks.windows(2).all(|t| t[0] > t[1]),
+            "{w}x{h}: top first: {ticks:?}"
+        );
+        let lowest = *ticks.last().unwrap();
+        assert!(
+            lowest > 5000.0 && lowest <= 13_600.0,
+            "{w}x{h}: the axis starts near the data, not at 0: {ticks:?}"
+        );
+        // The latency lines: braille dots under the bars, on a log axis in µs/ms.
+        let braille = chart
+            .iter()
+            .flat_map(|l| l.chars())
+            .filter(|c| ('\u{2801}'..='\u{28ff}').contains(c))
+            .count();
+        assert!(
+            braille > 20,
+            "{w}x{h}: no latency line:\n{}",
+            chart.join("\n")
+        );
+        assert!(
+            chart.iter().any(|l| l.contains("ms┤")) && chart.iter().any(|l| l.contains("µs┤")),
+            "{w}x{h}: the latency axis:\n{}",
+            chart.join("\n")
+        );
+        assert!(
+            screen.contains("p99 2.00ms") || screen.contains("p99 2.01ms"),
+            "{screen}"
+        );
+    }
+    // `v` shows the last 10 minutes, then the hour, then the minute again.
+    a.handle_key(key(KeyCode::Char('v')));
+    assert!(
+        render(&a, 200, 60).contains("last 30 s, 1 s per bar"),
+        "{}",
+        render(&a, 200, 60)
+    );
+    a.handle_key(key(KeyCode::Char('v')));
+    assert!(render(&a, 200, 60).contains("last 30 s, 10 s per bar"));
+    a.handle_key(key(KeyCode::Char('v')));
+    let screen = render(&a, 200, 60);
+    assert!(screen.contains("last 30 s, 0."), "{screen}");
 }
 
 #[test]

@@ -22,9 +22,183 @@ pub fn write_varied_file(path: &Path, len: usize, salt: u8) -> Vec<u8> {
     data
 }
 
-/// A `Command` for one of the crate's binaries.
+/// A `Command` for one of the crate's binaries, hermetic (see [`hermetic`]).
 pub fn bin(name: &str) -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin(name).unwrap()
+    assert_cmd::Command::from_std(command(name))
+}
+
+/// A `std::process::Command` for one of the crate's binaries, hermetic (see [`hermetic`]): for a
+/// test that spawns a child and waits on it itself.
+pub fn command(name: &str) -> std::process::Command {
+    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin(name));
+    hermetic(&mut c);
+    c
+}
+
+/// The private directories of one spawned binary: its `HOME`, its cache (`XDG_CACHE_HOME`,
+/// which is `HOME/.cache`) and its working directory, all empty and made for it alone.
+pub struct Sandbox {
+    pub home: PathBuf,
+    pub cache: PathBuf,
+    pub work: PathBuf,
+}
+
+impl Sandbox {
+    /// Fresh directories under this test process's sandbox root (removed when the process
+    /// exits).
+    pub fn new() -> Sandbox {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let at = sandbox_root().join(NEXT.fetch_add(1, Ordering::Relaxed).to_string());
+        let home = at.join("home");
+        let s = Sandbox {
+            cache: home.join(".cache"),
+            work: at.join("work"),
+            home,
+        };
+        std::fs::create_dir_all(&s.cache).unwrap();
+        std::fs::create_dir_all(&s.work).unwrap();
+        s
+    }
+
+    /// Fresh directories under `parent` (a test's own directory, removed with it), searchable
+    /// by every user: for a binary a test runs as another user (`uid(65534)`).
+    pub fn under(parent: &Path) -> Sandbox {
+        use std::os::unix::fs::PermissionsExt;
+        let at = tempfile::Builder::new()
+            .prefix("sandbox")
+            .tempdir_in(parent)
+            .unwrap()
+            .keep();
+        std::fs::set_permissions(&at, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let home = at.join("home");
+        let s = Sandbox {
+            cache: home.join(".cache"),
+            work: at.join("work"),
+            home,
+        };
+        std::fs::create_dir_all(&s.cache).unwrap();
+        std::fs::create_dir_all(&s.work).unwrap();
+        s
+    }
+
+    /// `cmd` runs with these directories as its home, cache and working directory, and without
+    /// the variables of the invoking user's that change what the binaries do.
+    pub fn apply<'c>(&self, cmd: &'c mut std::process::Command) -> &'c mut std::process::Command {
+        for v in INHERITED_BUT_NOT_WANTED {
+            cmd.env_remove(v);
+        }
+        cmd.env("HOME", &self.home)
+            .env("XDG_CACHE_HOME", &self.cache)
+            .current_dir(&self.work)
+    }
+
+    /// The same for a binary a shell starts (under tmux, `script` or `sh -c`): the start of its
+    /// command line, `cd W && env -u … HOME=H XDG_CACHE_HOME=C `.
+    pub fn shell_prefix(&self) -> String {
+        format!("cd {} && {}", shell_quote(&self.work), self.shell_env())
+    }
+
+    /// [`Sandbox::shell_prefix`] without the `cd`, for a test that picks the directory itself:
+    /// `env -u … HOME=H XDG_CACHE_HOME=C `.
+    pub fn shell_env(&self) -> String {
+        let unset: String = INHERITED_BUT_NOT_WANTED
+            .iter()
+            .map(|v| format!("-u {v} "))
+            .collect();
+        format!(
+            "env {unset}HOME={} XDG_CACHE_HOME={} ",
+            shell_quote(&self.home),
+            shell_quote(&self.cache)
+        )
+    }
+}
+
+/// `path` quoted for a POSIX shell.
+pub fn shell_quote(path: &Path) -> String {
+    format!("'{}'", path.display().to_string().replace('\'', "'\\''"))
+}
+
+/// Variables of the user's environment a test's binary must not see: where results and the
+/// limits profile go (set anew by [`Sandbox::apply`]), the colour switch the explorer obeys, the
+/// terminal size help text wraps to, and diskscope's own knobs (a test that wants one sets it).
+const INHERITED_BUT_NOT_WANTED: &[&str] = &[
+    "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "NO_COLOR",
+    "COLUMNS",
+    "LINES",
+    "DISKSCOPE_KDM_SECONDS",
+    "DISKSCOPE_TEST_HOOK_DIR",
+    "DISKSCOPE_TEST_HOOK_POINT",
+    "DISKSCOPE_TEST_SLOW_REMOVAL_MS",
+];
+
+/// Makes `cmd` hermetic: a new [`Sandbox`] as its home, cache and working directory, so a test
+/// never reads or writes the invoking user's (a profile stored by `diskscope limits` in
+/// `~/.cache`, rows saved under `./diskscope-results/`). A test that needs a particular cache
+/// or directory sets it after this (`.env("XDG_CACHE_HOME", …)`, `.current_dir(…)`).
+pub fn hermetic(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    Sandbox::new().apply(cmd)
+}
+
+/// This test process's directory of sandboxes, made before `main` (see
+/// [`HERMETIC_PROCESS`]) and removed when the process exits (an `atexit` handler: libtest ends
+/// by returning from `main` or by `process::exit`, both of which run it).
+fn sandbox_root() -> &'static Path {
+    static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    extern "C" fn remove_root() {
+        if let Some(root) = ROOT.get() {
+            let _ = std::fs::remove_dir_all(root);
+        }
+    }
+    ROOT.get_or_init(|| {
+        let root = tempfile::Builder::new()
+            .prefix("diskscope-test-homes")
+            .tempdir()
+            .unwrap()
+            .keep();
+        // SAFETY: `remove_root` is an `extern "C" fn()` that takes nothing and does not unwind
+        // (remove_dir_all returns its error); atexit only records the pointer.
+        unsafe { libc::atexit(remove_root) };
+        root
+    })
+}
+
+/// Runs [`hermetic_process`] before `main`, as the C runtime runs every function in
+/// `.init_array` (what the `ctor` crate does): libtest has no hook before it starts the test
+/// threads, and the environment may be changed only while no other thread can read it.
+#[used]
+#[link_section = ".init_array"]
+static HERMETIC_PROCESS: extern "C" fn() = hermetic_process;
+
+/// Makes the whole test process hermetic, for the library code tests call in-process (a run's
+/// verdict reads the limits profile, the explorer's `s` saves under the working directory) and
+/// for any child that is not started through [`command`]: its `HOME` and `XDG_CACHE_HOME` are a
+/// [`Sandbox`] of its own, and so is its working directory (the tests find the checkout's files
+/// through `CARGO_MANIFEST_DIR`). Without a sandbox the tests must not run at all: it aborts.
+extern "C" fn hermetic_process() {
+    let made = std::panic::catch_unwind(Sandbox::new);
+    let Ok(s) = made else {
+        eprintln!("tests: could not make a sandbox HOME under the temp directory; not running");
+        std::process::abort();
+    };
+    // SAFETY (of the environment writes below, safe functions in this edition whose only
+    // hazard is a concurrent reader): this runs from `.init_array`, before `main`, when the
+    // process has one thread.
+    for v in INHERITED_BUT_NOT_WANTED {
+        std::env::remove_var(v);
+    }
+    std::env::set_var("HOME", &s.home);
+    std::env::set_var("XDG_CACHE_HOME", &s.cache);
+    if std::env::set_current_dir(&s.work).is_err() {
+        eprintln!(
+            "tests: could not enter the sandbox {}; not running",
+            s.work.display()
+        );
+        std::process::abort();
+    }
 }
 
 /// `diskscope --batch SWEEP [FLAGS] --out OUT`, run to its end (the caller judges the output).
@@ -45,6 +219,22 @@ pub fn tmp() -> tempfile::TempDir {
         .prefix("diskscope-test")
         .tempdir()
         .unwrap()
+}
+
+/// A fresh temporary directory in RAM (`/dev/shm`) where there is one, else [`tmp`]: for a test
+/// that checks the bytes a run writes, not the disk's speed (5 × 64 MiB written to a busy disk
+/// took 100 s, most of it waiting for writeback throttling).
+pub fn tmp_in_ram() -> tempfile::TempDir {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() {
+        if let Ok(d) = tempfile::Builder::new()
+            .prefix("diskscope-test")
+            .tempdir_in(shm)
+        {
+            return d;
+        }
+    }
+    tmp()
 }
 
 /// `dir/name` as a PathBuf.
@@ -73,6 +263,14 @@ pub fn bin_for_any_user(dir: &Path, name: &str) -> PathBuf {
     to
 }
 
+/// A hermetic `Command` for [`bin_for_any_user`]'s copy of `name` in `dir`: its home, cache and
+/// working directory are a [`Sandbox::under`] `dir`, which another user can enter.
+pub fn command_for_any_user(dir: &Path, name: &str) -> std::process::Command {
+    let mut c = std::process::Command::new(bin_for_any_user(dir, name));
+    Sandbox::under(dir).apply(&mut c);
+    c
+}
+
 /// Whether we run as root (some tests need it and skip with a printed reason otherwise).
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
@@ -83,15 +281,20 @@ pub fn is_root() -> bool {
 /// `XDG_CACHE_HOME`), as `diskscope limits` would (measured now, so it is not stale), its CPU and
 /// memory ceilings multiplied by `scale`.
 pub fn store_synthetic_profile(cache: &Path, dir: &Path, scale: f64) {
+    store_scaled_profile(cache, dir, scale, scale);
+}
+
+/// [`store_synthetic_profile`] with the per-operation and the memory ceilings scaled apart.
+pub fn store_scaled_profile(cache: &Path, dir: &Path, methods_scale: f64, memory_scale: f64) {
     use diskscope::explain::context::Context;
     use diskscope::explain::profile::{now_unix_s, profile_file_name, Profile};
     let mut p = Profile::synthetic_example();
     for m in &mut p.methods {
-        m.ops_per_s *= scale;
+        m.ops_per_s *= methods_scale;
     }
     for m in &mut p.memory {
-        m.copy_mib_s *= scale;
-        m.xor_mib_s *= scale;
+        m.copy_mib_s *= memory_scale;
+        m.xor_mib_s *= memory_scale;
     }
     p.context = Context::collect(dir);
     p.measured_unix_s = now_unix_s();
@@ -131,6 +334,11 @@ impl LoopFs {
     /// `mkfs` (program and arguments; the device is appended) on a 160 MiB image in `dir`,
     /// mounted with `mount_args`.
     pub fn make(dir: &Path, mkfs: &[&str], mount_args: &[&str]) -> Option<LoopFs> {
+        LoopFs::make_sized(dir, 160, mkfs, mount_args)
+    }
+
+    /// [`LoopFs::make`] on an image of `mib` MiB.
+    pub fn make_sized(dir: &Path, mib: u64, mkfs: &[&str], mount_args: &[&str]) -> Option<LoopFs> {
         if !is_root() {
             eprintln!("skipped: needs root to make a loop device");
             return None;
@@ -154,7 +362,7 @@ impl LoopFs {
         let img = dir.path().join("fs.img");
         std::fs::File::create(&img)
             .unwrap()
-            .set_len(160 << 20)
+            .set_len(mib << 20)
             .unwrap();
         let out = std::process::Command::new("losetup")
             .args(["-f", "--show"])
@@ -205,6 +413,31 @@ impl LoopFs {
         self.dev.trim_start_matches("/dev/")
     }
 
+    /// Unmounts and mounts the filesystem again with `mount_args` (false if it could not).
+    pub fn remount(&mut self, mount_args: &[&str]) -> bool {
+        let mnt = self.mnt();
+        let off = std::process::Command::new("umount")
+            .arg(&mnt)
+            .status()
+            .is_ok_and(|s| s.success());
+        self.mounted = !off;
+        if !off {
+            return false;
+        }
+        self.mounted = std::process::Command::new("mount")
+            .args(mount_args)
+            .arg(&self.dev)
+            .arg(&mnt)
+            .status()
+            .is_ok_and(|s| s.success());
+        self.mounted
+    }
+
+    /// The image file behind the loop device.
+    pub fn image(&self) -> PathBuf {
+        self.dir.path().join("fs.img")
+    }
+
     /// Sets the device's read-ahead.
     pub fn set_read_ahead_kb(&self, kb: u64) {
         let q = format!("/sys/block/{}/queue/read_ahead_kb", self.name());
@@ -213,16 +446,25 @@ impl LoopFs {
 }
 
 impl Drop for LoopFs {
+    /// Unmounts (lazily when something still holds the mount, so a failed test never leaves
+    /// it) and detaches the device, whatever the test did.
     fn drop(&mut self) {
-        if self.mounted {
-            let _ = std::process::Command::new("umount")
-                .arg(self.mnt())
-                .status();
+        let run = |args: &[&str]| {
+            std::process::Command::new(args[0])
+                .args(&args[1..])
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        let mnt = self.mnt().display().to_string();
+        if self.mounted && !run(&["umount", &mnt]) {
+            run(&["umount", "-l", &mnt]);
         }
-        let _ = std::process::Command::new("losetup")
-            .arg("-d")
-            .arg(&self.dev)
-            .status();
+        if !run(&["losetup", "-d", &self.dev]) {
+            // Busy a moment (the lazy unmount finishing): once more after a sync.
+            run(&["sync"]);
+            run(&["losetup", "-d", &self.dev]);
+        }
     }
 }
 

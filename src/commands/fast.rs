@@ -10,6 +10,8 @@ use std::path::Path;
 use std::time::Instant;
 
 pub fn execute(a: &FastArgs) -> anyhow::Result<i32> {
+    // The run's facts: the first look before the clock starts, the second after it stops.
+    let facts = crate::facts::Gatherer::start(&a.file);
     let started = Instant::now();
     // Ctrl-C (and SIGTERM, SIGHUP) ends fast at once with 130, whatever its threads are blocked
     // in (a pipe that never ends, a slow disk): it only reads, so there is nothing to undo. The
@@ -18,7 +20,7 @@ pub fn execute(a: &FastArgs) -> anyhow::Result<i32> {
     // default, which ends it too.
     let file = a.file.clone();
     crate::interrupt::on_signal(move |_| {
-        eprintln!(
+        crate::eprintln_shown!(
             "interrupted: stopped reading {} before the end; no XOR is printed",
             crate::text::shown_path(&file)
         );
@@ -28,44 +30,47 @@ pub fn execute(a: &FastArgs) -> anyhow::Result<i32> {
     let verbose = a.verbose;
     let report = xor_file(&a.file, &settings, &mut |line| {
         if verbose {
-            eprintln!("fast: {line}");
+            crate::eprintln_shown!("fast: {line}");
         }
     })?;
     let seconds = started.elapsed().as_secs_f64();
+    let facts = std::sync::Arc::new(facts.finish(crate::facts::RunSide::default()));
     for w in &report.warnings {
-        eprintln!("fast: {w}");
+        crate::eprintln_shown!("fast: {w}");
     }
     let (road, t, bs) = (report.road.as_str(), report.threads, report.block_bytes);
     let qd = report.queue_depth;
     let e = crate::explain::fast_explanation(&a.file, road, t, bs, qd, report.bytes, seconds);
-    let verdict = fast_verdict(&a.file, &report, qd, seconds);
+    let verdict = fast_verdict(&a.file, &report, qd, seconds, facts);
     if a.json {
         let doc = fast_document(&a.file, &report, qd, seconds, e.as_ref(), &verdict)?;
         println_stdout(&doc)?;
     } else {
         println_stdout(&format_xor(report.xor))?;
     }
-    eprintln!("{}", report.summary(seconds));
-    eprintln!("{}", crate::explain::context_line(&a.file));
+    crate::eprintln_shown!("{}", report.summary(seconds));
+    crate::eprintln_shown!("{}", crate::explain::context_line(&a.file));
     if let Some(e) = e {
-        eprintln!("fast: {}", e.line);
+        crate::eprintln_shown!("fast: {}", e.line);
     }
     for line in verdict.lines() {
-        eprintln!("fast: {line}");
+        crate::eprintln_shown!("fast: {line}");
     }
     Ok(0)
 }
 
-/// The verdict of a `fast` pass (issue 23): its road as a result (no timeline, no CPU time:
-/// fast times one whole pass), judged on the file's context and profile.
+/// The verdict of a `fast` pass (issues 23, 36): its road as a result (no timeline, no worker
+/// CPU time: fast times one whole pass), judged from the pass's own facts (its I/O, the file's
+/// extents, who else ran), the file's context and profile.
 fn fast_verdict(
     file: &Path,
     report: &Report,
     queue_depth: u32,
     seconds: f64,
+    facts: std::sync::Arc<crate::facts::Facts>,
 ) -> crate::explain::verdict::Verdict {
     use crate::config::{CacheMode, Method, Op, Pattern};
-    use crate::explain::verdict::{judge, Observed};
+    use crate::explain::verdict::judge;
     let road = report.road.as_str();
     let (method, cache, direct, bs) = match road {
         "mmap" => (Method::Mmap, CacheMode::AsIs, false, 8 << 20),
@@ -112,16 +117,13 @@ fn fast_verdict(
             residency_before_pct: f64::NAN,
             ..Default::default()
         },
+        facts: Some(facts.section()),
         ..Default::default()
     };
     r.set_rates();
     let ctx = crate::explain::context::Context::collect(file);
     let profile = crate::explain::profile_for(file);
-    let seen = Observed {
-        ram_below: Observed::ram_below(&ctx),
-        ..Default::default()
-    };
-    judge(&r, None, &ctx, profile.as_ref().map(|(p, _)| p), &seen)
+    judge(&r, Some(&facts), &ctx, profile.as_ref().map(|(p, _)| p))
 }
 
 /// The document of a `fast` run: its road and setup, the XOR and the figures (fast keeps no

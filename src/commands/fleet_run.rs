@@ -49,12 +49,10 @@ pub fn execute(a: &RunArgs, mut fleet: Fleet) -> anyhow::Result<i32> {
                      its own); run without mpirun to log every operation",
                 ));
             }
-            if let Some(p) = timeline_csv.filter(|p| std::fs::symlink_metadata(p).is_ok()) {
-                return Err(crate::config::usage(format!(
-                    "--timeline: {} already exists; give a new file name (diskscope does not \
-                     replace it)",
-                    crate::text::shown_path(p)
-                )));
+            if let Some(refusal) = timeline_csv.and_then(|p| {
+                crate::fsguard::check_new_output(p, false, "--timeline", Some(&spec.target.path))
+            }) {
+                return Err(crate::config::usage(refusal));
             }
             Ok(interval)
         });
@@ -113,23 +111,23 @@ pub fn execute(a: &RunArgs, mut fleet: Fleet) -> anyhow::Result<i32> {
             Some(v) => format!(" | {v}"),
             None => String::new(),
         };
-        eprintln!(
+        crate::eprintln_shown!(
             "rank {} ({}): {}{stopped}{verdict}",
             rep.rank,
             crate::text::shown(&r.identity.host),
             summary_line(&spec, r)
         );
     }
-    eprintln!("{}", fleet_line(all, fleet.hosts()));
+    crate::eprintln_shown!("{}", fleet_line(all, fleet.hosts()));
     if let Some(mix) = crate::fleet::aggregate::mix_line(all) {
-        eprintln!("{mix}");
+        crate::eprintln_shown!("{mix}");
     }
     for line in crate::explain::verdict::lines_of(all) {
-        eprintln!("{line}");
+        crate::eprintln_shown!("{line}");
     }
     if let Some(t) = &all.timeline {
         for line in t.reading_lines_for_stderr() {
-            eprintln!("fleet timeline: {line}");
+            crate::eprintln_shown!("fleet timeline: {line}");
         }
     }
     if let Some(p) = timeline_csv {
@@ -141,7 +139,7 @@ pub fn execute(a: &RunArgs, mut fleet: Fleet) -> anyhow::Result<i32> {
             "--timeline",
             crate::config::usage,
         )?;
-        eprintln!(
+        crate::eprintln_shown!(
             "timeline: {} (every rank's intervals on the fleet's clock, then rank all's)",
             crate::text::shown_path(p)
         );

@@ -1,9 +1,13 @@
 //! `run FILE -r|-w BLOCK_SIZE BLOCK_COUNT`: the lab's first program. Prints the XOR of the data on
 //! stdout, alone; throughput and the setup on stderr. With `--checksum none` stdout stays empty
-//! (the data was never read back, so there is no XOR to print) and stderr says so.
+//! (the data was never read back, so there is no XOR to print) and stderr says so. The result
+//! goes into files with `--export-csv/json/svg/html` ([`RunResults`], through the one export
+//! path), checked before the run starts.
 
 use crate::config::spec::RunSpec;
 use crate::config::Op;
+use crate::export::figure::Figure;
+use crate::export::manager::{ExportManager, Exportable, Format};
 use crate::fsguard::Created;
 use crate::lab::println_stdout;
 use crate::lab::throughput::{spec_of, summary_line, RunArgs};
@@ -18,16 +22,29 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
     // Under mpirun/srun (built with `--features mpi`): the point on every rank, src/fleet/.
     #[cfg(feature = "mpi")]
     if let Some(fleet) = crate::fleet::join(a.fleet.options()?)? {
+        if a.export.any() {
+            return Err(crate::config::usage(
+                "--export-*: not under mpirun (a fleet's rows are one per rank); run a sweep with \
+                 --out for a fleet's files",
+            ));
+        }
         return super::fleet_run::execute(a, fleet);
     }
     #[cfg(not(feature = "mpi"))]
     a.fleet.refuse_any()?;
     let spec = spec_of(a)?;
     let t = &a.timeline;
+    // Every output is refused before the run (and before --log-ops is created), not after.
+    let exports = ExportManager::new("run", &a.export, &Format::ALL, a.force)?
+        .besides(Some(&spec.target.path), "FILE")
+        .besides(t.timeline_csv.as_deref(), "--timeline")
+        .besides(t.log_ops.as_deref(), "--log-ops");
+    exports.check()?;
     let mut timeline = crate::export::timeline::TimelineOutputs::open(
         t.timeline_csv.as_deref(),
         &t.interval,
         t.log_ops.as_deref(),
+        &spec.target.path,
     )?;
     let existed = spec.target.path.exists();
     let size_before = std::fs::metadata(&spec.target.path)
@@ -63,15 +80,17 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
     };
     if interrupted.load(Ordering::SeqCst) && started {
         let msg = interrupted_message(&spec, created.as_ref(), existed, a.keep_partial);
-        eprintln!("{msg}");
+        crate::eprintln_shown!("{msg}");
         return Ok(EXIT_INTERRUPTED);
     }
-    let outcome = match result {
+    let mut outcome = match result {
         Ok(o) => o,
         Err(e) => return Err(cleanup_failed_write(&spec, created.as_ref(), existed, e)),
     };
+    // Judged once, after measuring, before anything is printed or exported.
+    let judged = crate::explain::judge_result(&mut outcome.result);
     for n in &outcome.notes {
-        eprintln!("{n}");
+        crate::eprintln_shown!("{n}");
     }
     let r = &outcome.result;
     // `None` only with `--checksum none`: no worker folded an XOR, so none is printed.
@@ -79,39 +98,103 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
         .aggregate
         .xor()
         .or_else(|| outcome.aggregate.xor_of_read_data());
-    if a.json {
+    // The document names where it ran: made here, once, for stdout and --export-json.
+    let document = if a.json || a.export.export_json.is_some() {
         let doc = crate::explain::json::run_document("run", &spec, r, &outcome.notes)?;
-        println_stdout(&crate::export::timeline::with_timeline(&doc, r)?)?;
+        Some(crate::export::timeline::with_timeline(&doc, r)?)
+    } else {
+        None
+    };
+    if let (true, Some(doc)) = (a.json, &document) {
+        println_stdout(doc)?;
     } else if let Some(mix) = crate::lab::throughput::mix_answer(r) {
         // A mix has no XOR that means anything (see `mix_answer`): its answer is the mix done.
         println_stdout(&mix)?;
     } else if let Some(x) = xor {
         println_stdout(&format_xor(x))?;
     }
-    eprintln!("{}", summary_line(&spec, r));
+    crate::eprintln_shown!("{}", summary_line(&spec, r));
     if !spec.setup.checksum.xors() {
-        eprintln!("{}", crate::lab::throughput::CHECKSUM_NONE_LINE);
+        crate::eprintln_shown!("{}", crate::lab::throughput::CHECKSUM_NONE_LINE);
     }
     for line in crate::lab::throughput::mix_lines(r) {
-        eprintln!("{line}");
+        crate::eprintln_shown!("{line}");
     }
     for line in crate::lab::throughput::open_loop_lines(r) {
-        eprintln!("{line}");
+        crate::eprintln_shown!("{line}");
     }
     if a.fio {
         let total = crate::fio::total_bytes_of(&spec, size_before);
-        eprintln!("{}", crate::fio::fio_command(&spec, total));
+        crate::eprintln_shown!("{}", crate::fio::fio_command(&spec, total));
     }
     for line in crate::explain::stderr_lines(&spec.target.path, r) {
-        eprintln!("{line}");
+        crate::eprintln_shown!("{line}");
     }
     for line in crate::explain::verdict::lines_of(r) {
-        eprintln!("{line}");
+        crate::eprintln_shown!("{line}");
+    }
+    for note in judged.iter().flat_map(|v| &v.notes) {
+        crate::eprintln_shown!("  note: {note}");
     }
     for line in timeline.finish(r, outcome.ops_log_error.as_deref())? {
-        eprintln!("{line}");
+        crate::eprintln_shown!("{line}");
+    }
+    if !exports.is_empty() {
+        let mut lines = vec![summary_line(&spec, r)];
+        lines.extend(crate::lab::throughput::mix_lines(r));
+        lines.extend(crate::lab::throughput::open_loop_lines(r));
+        lines.extend(crate::explain::verdict::lines_of(r));
+        let results = RunResults {
+            file: &spec.target.path,
+            result: r,
+            document,
+            lines,
+        };
+        for line in exports.write(&results)? {
+            crate::eprintln_shown!("{line}");
+        }
     }
     Ok(0)
+}
+
+/// A finished run, as every format writes it.
+pub struct RunResults<'a> {
+    pub file: &'a std::path::Path,
+    pub result: &'a crate::measure::RunResult,
+    /// The `--json` document, made by the front end (it names the machine).
+    pub document: Option<String>,
+    /// What the run said on stderr: the summary and the verdict.
+    pub lines: Vec<String>,
+}
+
+impl Exportable for RunResults<'_> {
+    fn title(&self) -> String {
+        format!("run {}", crate::text::shown_path(self.file))
+    }
+
+    fn lines(&self) -> Vec<String> {
+        self.lines.clone()
+    }
+
+    /// The result row, under a sweep's per-repetition columns.
+    fn csv(&self) -> anyhow::Result<Option<Vec<u8>>> {
+        Ok(Some(
+            crate::export::csv::to_csv_tidy(std::slice::from_ref(self.result))?.into_bytes(),
+        ))
+    }
+
+    fn json(&self) -> anyhow::Result<Option<Vec<u8>>> {
+        Ok(self
+            .document
+            .as_ref()
+            .map(|d| format!("{d}\n").into_bytes()))
+    }
+
+    /// The timeline (latency, throughput, device util % over time); None for a run shorter
+    /// than one interval.
+    fn figure(&self) -> Option<Figure> {
+        crate::export::timeline_svg::figure(&format!("{}: timeline", self.title()), &[self.result])
+    }
 }
 
 /// What happened to the output of a run stopped by a signal: a write's partial file (the one
@@ -123,7 +206,7 @@ fn interrupted_message(
     existed: bool,
     keep_partial: bool,
 ) -> String {
-    let p = spec.target.path.display();
+    let p = crate::text::shown_path(&spec.target.path);
     if spec.setup.op != Op::Write {
         return format!("interrupted: stopped reading {p} before the end; no XOR is printed");
     }
@@ -177,7 +260,10 @@ fn cleanup_failed_write(
         "write failed"
     };
     let Some(created) = created else {
-        return anyhow::anyhow!("{what} writing {}: {failed}", spec.target.path.display());
+        return anyhow::anyhow!(
+            "{what} writing {}: {failed}",
+            crate::text::shown_path(&spec.target.path)
+        );
     };
     let fate = if !created.is_intact() {
         "the path no longer names the file this run created, so it was left alone"
@@ -193,7 +279,7 @@ fn cleanup_failed_write(
     };
     anyhow::anyhow!(
         "{what} writing {}: {}; {} bytes of {} were written; {fate}{replaced}",
-        spec.target.path.display(),
+        crate::text::shown_path(&spec.target.path),
         failed.message,
         failed.bytes_done,
         failed.bytes_planned

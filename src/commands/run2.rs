@@ -63,7 +63,7 @@ pub fn execute(a: &Run2Args) -> anyhow::Result<i32> {
         return Err(usage(format!(
             "FILE: {} is empty, so no block count can take {} s to read; make a file with data, \
              e.g. `run BIGFILE -w 1M 1024`, and time that",
-            a.file.display(),
+            crate::text::shown_path(&a.file),
             a.target
         )));
     }
@@ -72,9 +72,10 @@ pub fn execute(a: &Run2Args) -> anyhow::Result<i32> {
     let mut last = None;
     let end = search(bs, a.target, |count| {
         spec.target.block_count = Some(count);
-        let o = Run::start(&spec, "run2", Arc::new(AtomicBool::new(false)))?
+        let mut o = Run::start(&spec, "run2", Arc::new(AtomicBool::new(false)))?
             .finish()
             .map_err(RunError::into_anyhow)?;
+        crate::explain::judge_result(&mut o.result);
         let done = (o.result.figures.bytes, o.result.figures.seconds);
         last = Some(o);
         Ok(done)
@@ -87,7 +88,7 @@ pub fn execute(a: &Run2Args) -> anyhow::Result<i32> {
                 )?)?,
                 _ => println_stdout(&s.block_count.to_string())?,
             }
-            eprintln!(
+            crate::eprintln_shown!(
                 "file size {} bytes ({}), {} blocks of {} = {} bytes read in {:.3} s: {:.1} MiB/s",
                 std::fs::metadata(&a.file).map(|m| m.len()).unwrap_or(0),
                 crate::size::format_bytes_approx(
@@ -101,19 +102,25 @@ pub fn execute(a: &Run2Args) -> anyhow::Result<i32> {
             );
             if let Some(o) = &last {
                 for line in crate::explain::stderr_lines(&spec.target.path, &o.result) {
-                    eprintln!("{line}");
+                    crate::eprintln_shown!("{line}");
                 }
                 for line in crate::explain::verdict::lines_of(&o.result) {
-                    eprintln!("{line}");
+                    crate::eprintln_shown!("{line}");
                 }
             }
             Ok(0)
         }
         SearchEnd::FileTooSmall(s) => {
             let memory = crate::runner::mem_available_bytes();
-            eprintln!(
+            crate::eprintln_shown!(
                 "error: {}",
-                too_small_advice(&a.file.display().to_string(), s, bs, a.target, memory)
+                too_small_advice(
+                    crate::text::shown_path(&a.file).as_ref(),
+                    s,
+                    bs,
+                    a.target,
+                    memory
+                )
             );
             Ok(1)
         }

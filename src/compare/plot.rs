@@ -3,23 +3,24 @@
 //! of its verdict. The y axis turns logarithmic when the values span more than
 //! [`LOG_SPAN`]× (a 4 KiB and a 16 MiB block size on one figure), so small bars stay readable.
 //!
-//! Kept apart from `crate::export::svg` on purpose: that renderer draws one bar per series of a
-//! sweep; this one draws pairs and verdicts, and neither should have to know the other's shape.
+//! Its own builder, apart from a sweep's bar chart (`crate::export::svg`): that one draws one
+//! bar per series of a sweep; this one draws pairs and verdicts. Both are
+//! [`Figure`]s drawn by the one renderer.
 
 use super::diff::{Comparison, Metric, MetricDiff, Verdict};
 use super::load::Point;
-use plotters::coord::Shift;
-use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
+use crate::export::figure::{
+    Anchor, Axis, Bar, Bars, Color, Corner, Figure, Legend, Panel, Text, Ticks,
+};
 
 /// A y range wider than this ratio is drawn on a log axis.
 pub const LOG_SPAN: f64 = 50.0;
 
-const OLD_COLOR: RGBColor = RGBColor(120, 144, 176);
-const NEW_COLOR: RGBColor = RGBColor(255, 127, 14);
-const FASTER: RGBColor = RGBColor(30, 130, 50);
-const SLOWER: RGBColor = RGBColor(200, 30, 30);
-const NEUTRAL: RGBColor = RGBColor(90, 90, 90);
+const OLD_COLOR: Color = Color(120, 144, 176);
+const NEW_COLOR: Color = Color(255, 127, 14);
+const FASTER: Color = Color(30, 130, 50);
+const SLOWER: Color = Color(200, 30, 30);
+const NEUTRAL: Color = Color(90, 90, 90);
 
 /// Labels that tell the points apart: only the settings that vary among them.
 pub fn short_labels(setups: &[&Point]) -> Vec<String> {
@@ -71,25 +72,14 @@ fn pick(p: &super::diff::PointDiff, metric: Metric) -> &MetricDiff {
 
 /// The SVG of one metric, or `None` when no matched point measured it.
 pub fn render(c: &Comparison, metric: Metric, title: &str) -> anyhow::Result<Option<String>> {
-    if !has_data(c, metric) {
-        return Ok(None);
-    }
-    let width = (200 + 110 * c.matched.len() as u32).clamp(720, 2400);
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, (width, 520)).into_drawing_area();
-        draw(c, metric, title, &root).map_err(|e| anyhow::anyhow!("drawing {title}: {e}"))?;
-    }
-    Ok(Some(out))
+    Ok(figure(c, metric, title).map(|f| f.to_svg()))
 }
 
-fn draw(
-    c: &Comparison,
-    metric: Metric,
-    title: &str,
-    root: &DrawingArea<SVGBackend<'_>, Shift>,
-) -> Result<(), Box<dyn std::error::Error>> {
-    root.fill(&WHITE)?;
+/// The figure of one metric, or `None` when no matched point measured it.
+pub fn figure(c: &Comparison, metric: Metric, title: &str) -> Option<Figure> {
+    if !has_data(c, metric) {
+        return None;
+    }
     let diffs: Vec<&MetricDiff> = c.matched.iter().map(|p| pick(p, metric)).collect();
     let setups: Vec<&Point> = c.matched.iter().map(|p| &p.point).collect();
     let labels = short_labels(&setups);
@@ -111,133 +101,86 @@ fn draw(
         },
         if log { ", log scale" } else { "" }
     );
-    let mut builder = ChartBuilder::on(root);
-    builder
-        .caption(title, ("sans-serif", 20))
-        .margin(14)
-        .x_label_area_size(40)
-        .y_label_area_size(72);
-    if log {
-        let mut cc = builder.build_cartesian_2d(-0.5..n - 0.5, (lo / 1.5..hi * 2.0).log_scale())?;
-        cc.configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_desc(&y_desc)
-            .y_label_formatter(&|v| super::render::num(*v))
-            .light_line_style(RGBColor(242, 242, 242))
-            .label_style(("sans-serif", 12))
-            .draw()?;
-        bars(&mut cc, root, &diffs, &labels, lo / 1.5, hi * 2.0)?;
+    let (floor, top) = if log {
+        (lo / 1.5, hi * 2.0)
     } else {
-        let top = if hi > 0.0 { hi * 1.18 } else { 1.0 };
-        let mut cc = builder.build_cartesian_2d(-0.5..n - 0.5, 0.0..top)?;
-        cc.configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_desc(&y_desc)
-            .y_label_formatter(&|v| super::render::num(*v))
-            .light_line_style(RGBColor(242, 242, 242))
-            .label_style(("sans-serif", 12))
-            .draw()?;
-        bars(&mut cc, root, &diffs, &labels, 0.0, top)?;
-    }
-    root.present()?;
-    Ok(())
-}
-
-fn bars<Y>(
-    cc: &mut ChartContext<
-        '_,
-        SVGBackend<'_>,
-        Cartesian2d<plotters::coord::types::RangedCoordf64, Y>,
-    >,
-    root: &DrawingArea<SVGBackend<'_>, Shift>,
-    diffs: &[&MetricDiff],
-    labels: &[String],
-    floor: f64,
-    top: f64,
-) -> Result<(), Box<dyn std::error::Error>>
-where
-    Y: Ranged<ValueType = f64>,
-{
-    let label_style = TextStyle::from(("sans-serif", 12).into_font())
-        .color(&BLACK)
-        .pos(Pos::new(HPos::Center, VPos::Top));
-    let delta_style = |color: &'static RGBColor| {
-        TextStyle::from(("sans-serif", 13).into_font())
-            .color(color)
-            .pos(Pos::new(HPos::Center, VPos::Bottom))
+        (0.0, if hi > 0.0 { hi * 1.18 } else { 1.0 })
     };
+    let y = if log {
+        Axis::log(y_desc)
+    } else {
+        Axis::linear(y_desc)
+    }
+    .range(floor, top)
+    .grid();
+    let x = Axis::linear("").range(-0.5, n - 0.5).ticks(Ticks::Labels(
+        labels
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (i as f64, l.clone()))
+            .collect(),
+    ));
     let w = 0.36;
-    for (i, (m, label)) in diffs.iter().zip(labels).enumerate() {
-        let x = i as f64;
-        let (px, py) = cc.backend_coord(&(x, floor));
-        root.draw(&Text::new(label.clone(), (px, py + 6), label_style.clone()))?;
-        let sides = [
-            (m.old, x - w / 2.0 - 0.02, OLD_COLOR),
-            (m.new, x + w / 2.0 + 0.02, NEW_COLOR),
-        ];
-        for (st, mid, color) in sides {
-            if st.n == 0 || st.mean <= floor {
-                continue;
-            }
-            cc.draw_series(std::iter::once(Rectangle::new(
-                [(mid - w / 2.0, floor), (mid + w / 2.0, st.mean)],
-                color.filled(),
-            )))?;
-            let cap = w * 0.2;
-            let (lo, hi) = (st.min.max(floor), st.max.min(top));
-            for path in [
-                vec![(mid, lo), (mid, hi)],
-                vec![(mid - cap, lo), (mid + cap, lo)],
-                vec![(mid - cap, hi), (mid + cap, hi)],
-            ] {
-                cc.draw_series(std::iter::once(PathElement::new(
-                    path,
-                    BLACK.stroke_width(1),
-                )))?;
-            }
-            cc.draw_series(std::iter::once(Circle::new(
-                (mid, st.median),
-                3,
-                BLACK.filled(),
-            )))?;
-        }
-        let color: &'static RGBColor = match m.verdict {
-            Verdict::Faster => &FASTER,
-            Verdict::Slower => &SLOWER,
-            _ => &NEUTRAL,
+    let side = |pick: fn(&MetricDiff) -> crate::measure::stats::Stats, offset: f64| -> Vec<Bar> {
+        diffs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, m)| {
+                let st = pick(m);
+                if st.n == 0 || st.mean <= floor {
+                    return None;
+                }
+                let mid = i as f64 + offset;
+                Some(Bar {
+                    whisker: Some((st.min.max(floor), st.max.min(top))),
+                    dot: Some(st.median),
+                    ..Bar::new(mid - w / 2.0, mid + w / 2.0, st.mean)
+                })
+            })
+            .collect()
+    };
+    let mut panel = Panel::new(x, y)
+        .height(400.0)
+        .legend(Legend::Prefer(Corner::UpperLeft))
+        .layer(Bars {
+            name: Some("OLD".into()),
+            color: OLD_COLOR,
+            opacity: 1.0,
+            bars: side(|m| m.old, -w / 2.0 - 0.02),
+        })
+        .layer(Bars {
+            name: Some("NEW".into()),
+            color: NEW_COLOR,
+            opacity: 1.0,
+            bars: side(|m| m.new, w / 2.0 + 0.02),
+        });
+    for (i, m) in diffs.iter().enumerate() {
+        let color = match m.verdict {
+            Verdict::Faster => FASTER,
+            Verdict::Slower => SLOWER,
+            _ => NEUTRAL,
         };
         let peak = m.old.max.max(m.new.max).min(top);
         if peak > floor && m.delta_pct.is_finite() {
-            let (tx, ty) = cc.backend_coord(&(x, peak));
             let mark = match m.verdict {
                 Verdict::Faster => " ▲",
                 Verdict::Slower => " ▼",
                 _ => "",
             };
-            root.draw(&Text::new(
-                format!("{:+.1}%{mark}", m.delta_pct),
-                (tx, ty - 4),
-                delta_style(color),
-            ))?;
+            panel = panel.layer(
+                Text::new(i as f64, peak, format!("{:+.1}%{mark}", m.delta_pct))
+                    .color(color)
+                    .size(13.0)
+                    .anchor(Anchor::Middle)
+                    .offset(0.0, -4.0),
+            );
         }
     }
-    // Legend: two swatches in the top-left corner of the plot area.
-    let (lx, ly) = cc.backend_coord(&(-0.5, top));
-    for (k, (name, color)) in [("OLD", OLD_COLOR), ("NEW", NEW_COLOR)].iter().enumerate() {
-        let y = ly + 8 + 18 * k as i32;
-        root.draw(&Rectangle::new(
-            [(lx + 10, y), (lx + 24, y + 12)],
-            color.filled(),
-        ))?;
-        root.draw(&Text::new(
-            name.to_string(),
-            (lx + 30, y),
-            TextStyle::from(("sans-serif", 13).into_font()).color(&BLACK),
-        ))?;
-    }
-    Ok(())
+    let width = (200.0 + 110.0 * n).clamp(720.0, 2400.0);
+    Some(Figure {
+        width_px: width,
+        ..Figure::new(title).panel(panel)
+    })
 }
 
 #[cfg(test)]
@@ -263,6 +206,7 @@ mod tests {
             &[rec(4096, vec![12.0, 13.0]), rec(8192, vec![1900.0, 2200.0])],
         );
         let svg = render(&wide, Metric::MibS, "wide").unwrap().unwrap();
+        crate::export::figure::svg::check(&svg).unwrap();
         assert!(svg.contains("log scale"));
         // No latency was measured: no latency figure.
         assert!(render(&wide, Metric::P99Us, "p99").unwrap().is_none());

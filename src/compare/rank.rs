@@ -326,22 +326,31 @@ fn median(v: &[f64]) -> f64 {
 /// [`OUTLIER_Z`]), in the order given. When more than half the values are equal (MAD = 0), every
 /// value that differs from the median is one. Fewer than three values have no outliers.
 pub fn outliers(v: &[f64]) -> Vec<f64> {
+    outlier_scores(v).into_iter().map(|(i, _)| v[i]).collect()
+}
+
+/// The outliers of `v` as [`outliers`] finds them, by index in `v` with each one's modified
+/// z-score |0.6745·(x − median)/MAD| (infinite when MAD = 0), so a caller can name the
+/// repetition, its value and by how much it passed the rule.
+pub fn outlier_scores(v: &[f64]) -> Vec<(usize, f64)> {
     if v.len() < 3 {
         return Vec::new();
     }
     let med = median(v);
     let dev: Vec<f64> = v.iter().map(|x| (x - med).abs()).collect();
     let mad = median(&dev);
-    v.iter()
-        .zip(&dev)
-        .filter(|(_, d)| {
-            if mad > 0.0 {
-                0.6745 * **d / mad > OUTLIER_Z
+    dev.iter()
+        .enumerate()
+        .filter_map(|(i, d)| {
+            let z = if mad > 0.0 {
+                0.6745 * d / mad
+            } else if *d > 0.0 {
+                f64::INFINITY
             } else {
-                **d > 0.0
-            }
+                0.0
+            };
+            (z > OUTLIER_Z).then_some((i, z))
         })
-        .map(|(x, _)| *x)
         .collect()
 }
 

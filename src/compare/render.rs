@@ -7,7 +7,7 @@
 //! through [`md_cell`] (and `|` cannot end a cell), and the CSV through [`csv_cell`] (a cell that
 //! begins like a formula gets a leading `'`; numbers stay numbers).
 
-use super::diff::{Comparison, MetricDiff, PointDiff, Verdict};
+use super::diff::{Comparison, MetricDiff, Outlier, PointDiff, Verdict};
 use super::load::Point;
 use crate::config::{Label, RecordedSetup};
 use crate::measure::columns::Part;
@@ -16,7 +16,7 @@ use serde::Serialize;
 use std::borrow::Cow;
 
 /// How the verdicts are reached, in one paragraph (the HTML report prints it under its table).
-pub const METHOD_NOTE: &str = "Each metric is compared on the logarithms of the repetitions, so a change is a ratio: Δ% is the Hodges–Lehmann estimate (the median of the pairwise NEW/OLD ratios, minus one) with its distribution-free 95% interval, which stays above −100%. The verdict is faster or slower when the Mann–Whitney U test rejects \"no change\" at the 5% level (exact for small samples) and the interval excludes zero; otherwise no significant change, or inconclusive when a side's repetitions spread over 2× or more, or too few repetitions when no outcome could reach 5% (3 against 3). Ranks are used because one outlying repetition must not hide a change where every NEW repetition is below every OLD one.";
+pub const METHOD_NOTE: &str = "Each metric is compared on the logarithms of the repetitions, so a change is a ratio: Δ% is the Hodges–Lehmann estimate (the median of the pairwise NEW/OLD ratios, minus one) with its distribution-free 95% interval, which stays above −100%. The verdict is faster or slower when the Mann–Whitney U test rejects \"no change\" at the 5% level (exact for small samples) and the interval excludes zero; no change when the whole interval lies inside the margin (±5% unless --margin says otherwise: an equivalence test); otherwise inconclusive, with why: too few repetitions (and about how many would decide) or a spread too wide for the margin; too few repetitions when no outcome could reach 5% (3 against 3). A repetition the outlier rule (modified z-score > 3.5) flags is left out of the verdict and named, at most a quarter of a side and from 5 repetitions up. Ranks are used because one outlying repetition must not hide a change where every NEW repetition is below every OLD one.";
 
 /// Numbers with three significant digits or so: `1234`, `12.3`, `0.123`.
 pub fn num(v: f64) -> String {
@@ -56,7 +56,7 @@ pub fn cells(p: &PointDiff, m: &MetricDiff) -> [String; 9] {
     let measured = m.verdict != Verdict::NotMeasured;
     let v = |x: f64| if measured { num(x) } else { "-".into() };
     [
-        p.point.label(),
+        p.label(),
         m.metric.unit().into(),
         v(m.old.mean),
         v(m.old.median),
@@ -91,20 +91,41 @@ fn rows(c: &Comparison) -> Vec<[String; 9]> {
         .collect()
 }
 
-/// Lines listing the points found on one side only.
+/// Lines listing the points found on one side only (for chosen pairs: those without a partner).
 pub fn unmatched_lines(c: &Comparison) -> Vec<String> {
+    let (a, b) = if c.pairing.is_some() {
+        ("A without a partner in B", "B without a partner in A")
+    } else {
+        ("only in OLD", "only in NEW")
+    };
     let mut v = Vec::new();
     for s in &c.only_old {
-        v.push(format!("only in OLD: {}", s.label()));
+        v.push(format!("{a}: {}", s.label()));
     }
     for s in &c.only_new {
-        v.push(format!("only in NEW: {}", s.label()));
+        v.push(format!("{b}: {}", s.label()));
     }
     v
 }
 
-/// Warnings about outliers, hyperfine style: one line per point, metric and side that has any
-/// (`warning: x: read pread 1M ...: MiB/s: OLD has 1 outlier of 8 repetitions (1110) ...`).
+/// `rep 3 = 1110`.
+fn outlier_text(o: &Outlier) -> String {
+    format!("{} = {}", o.name(), num(o.value))
+}
+
+/// `5.2`, or `∞ (MAD 0)` when more than half the side is one value.
+fn z_text(z: f64) -> String {
+    if z.is_finite() {
+        format!("{z:.1}")
+    } else {
+        "∞ (more than half the side is one value)".into()
+    }
+}
+
+/// The outlier rule's lines: each repetition it left out of the spread, named (`outlier: x: …:
+/// MiB/s: OLD rep 8 = 1110 (modified z-score 66.8 > 3.5, of 8 repetitions): left out of the
+/// spread; …`), and, hyperfine style, one line per side for outliers it kept because there were
+/// too many or too few repetitions to leave any out.
 pub fn warning_lines(c: &Comparison) -> Vec<String> {
     let mut v = Vec::new();
     for p in &c.matched {
@@ -119,10 +140,31 @@ pub fn warning_lines(c: &Comparison) -> Vec<String> {
                 if list.is_empty() {
                     continue;
                 }
-                let values: Vec<String> = list.iter().map(|x| num(*x)).collect();
+                if list.iter().all(|o| o.dropped) {
+                    for o in list.iter() {
+                        v.push(format!(
+                            "outlier: {}: {}: {side} {} (modified z-score {} > 3.5, of {n} repetitions): left out of the spread; kept in Δ and its interval, which ranks protect from it",
+                            p.label(),
+                            m.metric.unit(),
+                            outlier_text(o),
+                            z_text(o.z),
+                        ));
+                    }
+                    continue;
+                }
+                let values: Vec<String> = list.iter().map(outlier_text).collect();
+                let why = if n < super::diff::MIN_REPS_TO_DROP {
+                    format!(
+                        "kept: fewer than {} repetitions",
+                        super::diff::MIN_REPS_TO_DROP
+                    )
+                } else {
+                    "kept: more than a quarter of the side, which is then not one steady condition"
+                        .into()
+                };
                 v.push(format!(
-                    "warning: {}: {}: {side} has {} outlier{} of {n} repetitions ({}; modified z-score > 3.5): something else ran or the cache state changed during the run",
-                    p.point.label(),
+                    "warning: {}: {}: {side} has {} outlier{} of {n} repetitions ({}; modified z-score > 3.5), {why}: something else ran or the cache state changed during the run",
+                    p.label(),
                     m.metric.unit(),
                     list.len(),
                     if list.len() == 1 { "" } else { "s" },
@@ -139,7 +181,7 @@ pub fn warning_lines(c: &Comparison) -> Vec<String> {
 pub fn note_lines(c: &Comparison) -> Vec<String> {
     let mut v = Vec::new();
     for p in &c.matched {
-        let label = p.point.label();
+        let label = p.label();
         if let Some(d) = p.verdicts_differ() {
             v.push(format!(
                 "note: {label}: {d}: a change between them may be what made one suspect, not what you changed"
@@ -165,7 +207,8 @@ pub fn note_lines(c: &Comparison) -> Vec<String> {
     v
 }
 
-/// One line counting verdicts.
+/// One line counting verdicts (of each point's throughput and p99 latency), and the points that
+/// need more repetitions.
 pub fn tally(c: &Comparison) -> String {
     let count = |v: Verdict| {
         c.matched
@@ -178,8 +221,22 @@ pub fn tally(c: &Comparison) -> String {
         0 => String::new(),
         n => format!(", {n} inconclusive"),
     };
+    let margin = c
+        .matched
+        .first()
+        .map(|p| super::diff::margin_text(p.mib_s.margin_pct))
+        .unwrap_or_else(|| super::diff::margin_text(super::diff::DEFAULT_MARGIN_PCT));
+    let few = c
+        .matched
+        .iter()
+        .filter(|p| p.metrics().iter().any(|m| m.wants_more_reps()))
+        .count();
+    let few = match few {
+        0 => String::new(),
+        n => format!("; {n} of them with too few repetitions"),
+    };
     format!(
-        "{} matched points: {} faster, {} slower, {} no significant change{inconclusive} (throughput and p99 latency; Mann–Whitney U at 5%, Hodges–Lehmann 95% CI); {} only in OLD, {} only in NEW",
+        "{} matched points: {} faster, {} slower, {} no change (within {margin}){inconclusive} (throughput and p99 latency; Mann–Whitney U at 5%, Hodges–Lehmann 95% CI){few}; {} only in OLD, {} only in NEW",
         c.matched.len(),
         count(Verdict::Faster),
         count(Verdict::Slower),
@@ -223,7 +280,12 @@ pub fn table(c: &Comparison) -> String {
         }
         s.trim_end().to_string() + "\n"
     };
-    let mut out = line(&HEADER.map(String::from));
+    let mut out = String::new();
+    if let Some(h) = &c.pairing {
+        out += &shown(h);
+        out.push('\n');
+    }
+    out += &line(&HEADER.map(String::from));
     let mut last = String::new();
     for mut r in rows {
         if r[0] == last {
@@ -249,7 +311,11 @@ pub fn table(c: &Comparison) -> String {
 /// A GitHub-flavoured Markdown table (every cell through [`md_cell`]).
 pub fn markdown(c: &Comparison) -> String {
     let esc = |s: &str| md_cell(s).into_owned();
-    let mut out = format!("| {} |\n", HEADER.join(" | "));
+    let mut out = match &c.pairing {
+        Some(h) => format!("{}\n\n", esc(h)),
+        None => String::new(),
+    };
+    out += &format!("| {} |\n", HEADER.join(" | "));
     out += "|---|---|---:|---:|---:|---:|---:|---:|---|\n";
     for r in rows(c) {
         let mut r: Vec<String> = r.iter().map(|c| esc(c)).collect();
@@ -326,6 +392,15 @@ struct CsvFigures<'a> {
     new_verdict: Cow<'a, str>,
     /// `verdicts differ: ...` and level shifts in a side's timeline, `; `-separated.
     note: String,
+    /// The equivalence margin of `no change`, percent.
+    margin_pct: Option<f64>,
+    /// For `inconclusive`: about how many repetitions a side would decide.
+    reps_to_decide: Option<usize>,
+    /// Repetitions the outlier rule left out of the spread: `rep 8 = 1110 (z 66.8)`, `; `-separated.
+    old_dropped: String,
+    new_dropped: String,
+    /// For a chosen pair of different setups: what NEW's point differs in (`block_size 4K → 64K`).
+    pair: Cow<'a, str>,
 }
 
 impl<'a> CsvRow<'a> {
@@ -360,12 +435,36 @@ fn csv_note(p: &PointDiff) -> String {
     parts.join("; ")
 }
 
+/// The dropped outliers of a side as a cell: `rep 8 = 1110 (z 66.8)`.
+fn dropped_cell(list: &[Outlier]) -> String {
+    let v: Vec<String> = list
+        .iter()
+        .filter(|o| o.dropped)
+        .map(|o| format!("{} (z {})", outlier_text(o), z_text(o.z)))
+        .collect();
+    v.join("; ")
+}
+
 /// CSV text, header first.
 pub fn csv(c: &Comparison) -> anyhow::Result<String> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
+    for row in csv_rows(c) {
+        w.serialize(row)?;
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}
+
+/// The rows of [`csv`] as JSON objects, each under the CSV's column names (cells that could
+/// start a spreadsheet formula are neutralised the same way).
+pub fn json_rows(c: &Comparison) -> anyhow::Result<serde_json::Value> {
+    Ok(serde_json::to_value(csv_rows(c))?)
+}
+
+fn csv_rows(c: &Comparison) -> Vec<CsvRow<'_>> {
+    let mut rows = Vec::new();
     for p in &c.matched {
         for m in p.metrics() {
-            w.serialize(CsvRow::of(
+            rows.push(CsvRow::of(
                 &p.point,
                 CsvFigures {
                     metric: m.metric.key(),
@@ -387,20 +486,33 @@ pub fn csv(c: &Comparison) -> anyhow::Result<String> {
                     old_verdict: csv_cell(p.verdict_old.as_deref().unwrap_or("")),
                     new_verdict: csv_cell(p.verdict_new.as_deref().unwrap_or("")),
                     note: csv_cell(&csv_note(p)).into_owned(),
+                    margin_pct: Some(m.margin_pct),
+                    reps_to_decide: m.reps_to_decide,
+                    old_dropped: dropped_cell(&m.outliers_old),
+                    new_dropped: dropped_cell(&m.outliers_new),
+                    pair: match &p.new_point {
+                        Some(n) => Cow::Owned(
+                            csv_cell(&super::pair::differences_text(&super::pair::differences(
+                                &p.point, n,
+                            )))
+                            .into_owned(),
+                        ),
+                        None => Cow::Borrowed(""),
+                    },
                 },
-            ))?;
+            ));
         }
     }
     for (side, list) in [("only_old", &c.only_old), ("only_new", &c.only_new)] {
         for s in list {
-            w.serialize(CsvRow::of(
+            rows.push(CsvRow::of(
                 s,
                 CsvFigures {
                     verdict: side,
                     ..Default::default()
                 },
-            ))?;
+            ));
         }
     }
-    Ok(String::from_utf8(w.into_inner()?)?)
+    rows
 }

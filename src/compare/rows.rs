@@ -219,6 +219,9 @@ pub struct Record {
     pub point: Point,
     /// Throughput of each successful repetition, MiB/s.
     pub mib_s: Vec<f64>,
+    /// The `rep` column of each successful repetition, beside `mib_s` (0 where the input has
+    /// none), so a repetition the outlier rule leaves out can be named.
+    pub reps: Vec<u32>,
     /// p99 latency of single operations of each successful repetition, microseconds.
     pub lat_p99_us: Vec<f64>,
     /// Repetitions that failed.
@@ -318,6 +321,7 @@ impl Record {
                 },
             },
             lat_p99_us: vec![p99_us; mib_s.len()],
+            reps: (1..=mib_s.len() as u32).collect(),
             mib_s,
             failed_reps: 0,
             hosts: vec![],
@@ -609,6 +613,7 @@ fn add_one(points: &mut Points, r: Row) {
             record: Record {
                 point: key.clone(),
                 mib_s: Vec::new(),
+                reps: Vec::new(),
                 lat_p99_us: Vec::new(),
                 failed_reps: 0,
                 hosts: Vec::new(),
@@ -642,6 +647,7 @@ fn add_one(points: &mut Points, r: Row) {
     match r.mib_s {
         Some(mib_s) if r.error.is_empty() && mib_s.is_finite() => {
             rec.mib_s.push(mib_s);
+            rec.reps.push(r.rep);
             rec.lat_p99_us.push(r.lat_p99_us.unwrap_or(0.0));
             rec.verdicts.add(&r.verdict, &r.reasons);
             if let Some(why) = shift {

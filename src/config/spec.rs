@@ -147,6 +147,9 @@ impl RunSpec {
         if let Some(pct) = s.mix_read_pct {
             check_mix(self, pct, mix_name(names))?;
         }
+        if let Some(r) = s.rate() {
+            super::check_rate_iops(r, rate_name(names))?;
+        }
         if s.pattern == Pattern::Random
             && t.block_count.is_none()
             && t.duration.is_none()
@@ -158,6 +161,15 @@ impl RunSpec {
             ));
         }
         Ok(())
+    }
+}
+
+/// The name of the rate setting in the words of `names` (`--rate`, `rate`).
+fn rate_name(names: &Names) -> &'static str {
+    if names.threads.starts_with("--") {
+        "--rate"
+    } else {
+        "rate"
     }
 }
 

@@ -25,6 +25,10 @@ pub struct PreallocFailed {
 /// Write data is pre-generated only when it takes at most this share of the available memory.
 const WRITE_DATA_MAX_SHARE_OF_AVAILABLE: u64 = 4;
 
+/// Most bytes of pregenerated data a write that loops until stopped holds (rounded up to whole
+/// blocks): its data repeats every this many bytes ([`WriteData::ring`]).
+pub const WRITE_RING_BYTES: u64 = 64 << 20;
+
 /// I/O slots a worker of `spec` uses at `queue_depth` (see [`super::caps::Caps::slots`]).
 pub fn slots_per_worker(spec: &RunSpec, queue_depth: u32) -> usize {
     super::caps(spec.setup.method).slots(queue_depth)
@@ -134,12 +138,27 @@ pub fn write_data(
         return None;
     }
     let memory = write_data_memory(spec);
-    match WriteData::generate(
-        spec.safety.seed,
-        total_bytes as usize,
-        memory.backing,
-        memory.skew,
-    ) {
+    // A write that loops until stopped takes its data from a ring of at most
+    // WRITE_RING_BYTES (whole blocks, so no block straddles its end), not from a copy of its
+    // whole region held for as long as it runs.
+    let ring_bytes =
+        WRITE_RING_BYTES.div_ceil(spec.setup.block_size_bytes.max(1)) * spec.setup.block_size_bytes;
+    let made = if spec.target.loop_range && total_bytes > ring_bytes {
+        WriteData::ring(
+            spec.safety.seed,
+            ring_bytes as usize,
+            memory.backing,
+            memory.skew,
+        )
+    } else {
+        WriteData::generate(
+            spec.safety.seed,
+            total_bytes as usize,
+            memory.backing,
+            memory.skew,
+        )
+    };
+    match made {
         Ok(d) => {
             // Only where the data's memory is not what was asked (`auto` asks for nothing).
             if !spec.setup.direct && matches!(spec.setup.buffers, Buffers::Plain | Buffers::Malloc)
@@ -156,7 +175,7 @@ pub fn write_data(
                     } else {
                         String::new()
                     },
-                    crate::size::format_bytes_approx(total_bytes),
+                    crate::size::format_bytes_approx(d.len() as u64),
                 ));
             }
             Some(Arc::new(d))
@@ -231,7 +250,7 @@ pub fn preallocate(
                 notes.push(format!(
                     "note: --prealloc native: the filesystem of {} cannot preallocate ({e}); \
                      the writes allocate the blocks",
-                    spec.target.path.display()
+                    crate::text::shown_path(&spec.target.path)
                 ));
                 return Ok(());
             }
@@ -409,5 +428,40 @@ mod tests {
         assert!(d.covers(9_000, 1_000) && !d.covers(9_001, 1_000));
         s.setup.op = Op::Read;
         assert!(write_data(&s, 10_000, &mut notes).is_none());
+    }
+
+    #[test]
+    fn a_looping_write_takes_its_data_from_a_ring_of_whole_blocks() {
+        let mut notes = Vec::new();
+        let mut s = write_spec(std::path::Path::new("/x"), Prealloc::Native);
+        s.setup.block_size_bytes = 3 << 20;
+        s.target.loop_range = true;
+        let total = 1u64 << 30;
+        let d = write_data(&s, total, &mut notes).expect("a ring fits in memory");
+        let ring = WRITE_RING_BYTES.div_ceil(3 << 20) * (3 << 20);
+        assert_eq!(
+            d.len() as u64,
+            ring,
+            "a ring of whole blocks, not the region"
+        );
+        let block = 3 << 20;
+        // Every block of the region is covered, and block k gets the ring's bytes at k % ring.
+        for k in [0u64, 1, 21, 22, 340] {
+            let off = k * block as u64;
+            assert!(d.covers(off, block), "block {k}");
+            assert_eq!(d.at(off, 16), d.at(off % ring, 16));
+        }
+        let mut want = vec![0u8; 4096];
+        crate::pattern::fill(s.safety.seed, 0, &mut want);
+        assert_eq!(
+            d.at(ring, 4096),
+            &want[..],
+            "the ring starts over at its end"
+        );
+        // A write that stops by itself keeps its region's bytes.
+        s.target.loop_range = false;
+        let d = write_data(&s, 80 << 20, &mut notes).unwrap();
+        assert_eq!(d.len(), 80 << 20);
+        assert!(!d.covers(80 << 20, 4096));
     }
 }

@@ -71,7 +71,7 @@ pub struct Device {
 }
 
 /// Filesystems whose contents live in RAM.
-pub const RAM_FS: &[&str] = &["tmpfs", "ramfs", "hugetlbfs", "devtmpfs"];
+pub use crate::facts::RAM_FS;
 /// Filesystems reached over a network (prefix match also catches `fuse.*`, `nfs4`).
 pub const NET_FS: &[&str] = &[
     "nfs",
@@ -297,8 +297,8 @@ pub fn scratch_dir(temp: &Path, disk: Option<&Path>, needed_bytes: u64) -> Scrat
             note: Some(format!(
                 "{} is in RAM (tmpfs), so the scratch file goes to {} to measure a disk; give \
                  a FILE (or set TMPDIR) to choose",
-                temp.display(),
-                disk.display()
+                crate::text::shown_path(temp),
+                crate::text::shown_path(disk)
             )),
         };
     }
@@ -307,7 +307,7 @@ pub fn scratch_dir(temp: &Path, disk: Option<&Path>, needed_bytes: u64) -> Scrat
         note: Some(format!(
             "the scratch file is in {} on tmpfs: it lives in RAM, so its numbers (cold ones too) \
              measure memory, not a disk; give a FILE on a disk",
-            temp.display()
+            crate::text::shown_path(temp)
         )),
     }
 }

@@ -28,7 +28,7 @@
 use super::context::Context;
 use super::profile::{
     self, memory_words, now_unix_s, same_memory, DeviceCeiling, MemoryCeiling, MemoryLevel,
-    MethodCost, Profile, Provenance, Spread, PROFILE_VERSION,
+    MethodCost, Profile, Provenance, Spread, Stall, Stalls, PROFILE_VERSION,
 };
 use crate::config::spec::RunSpec;
 use crate::config::{usage, Buffers, CacheMode, Method, Pattern};
@@ -38,7 +38,6 @@ use crate::text::{shown, shown_path};
 use anyhow::{bail, Context as _};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::hint::black_box;
-use std::io::Write;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -126,19 +125,19 @@ pub fn execute(a: &LimitsArgs) -> anyhow::Result<i32> {
     if !a.refresh {
         if let Some(p) = &stored {
             print_profile(p, a.json)?;
-            eprintln!(
+            crate::eprintln_shown!(
                 "limits: stored profile {} (measured {} s ago); --refresh measures again",
                 path.as_deref().map(shown_path).unwrap_or_default(),
                 now_unix_s().saturating_sub(p.measured_unix_s)
             );
             if let Some(s) = p.doubts(&ctx, now_unix_s()) {
-                eprintln!("warning: {s}");
+                crate::eprintln_shown!("warning: {s}");
             }
             return Ok(0);
         }
     }
     for w in &ctx.warnings {
-        eprintln!("warning: {}", shown(w));
+        crate::eprintln_shown!("warning: {}", shown(w));
     }
     let budget = if a.quick { QUICK } else { FULL };
     let stop = stop_flag();
@@ -156,22 +155,20 @@ pub fn execute(a: &LimitsArgs) -> anyhow::Result<i32> {
     let kept = stored.filter(|old| !quick_may_replace(old, &p, &ctx));
     print_profile(&p, a.json)?;
     if let Some(old) = kept {
-        eprintln!(
-            "limits: measured in {:.1} s; --quick did not replace the full profile {} (measured {} s ago, quiet and fresh): run `diskscope limits --refresh` without --quick to measure it again",
+        crate::eprintln_shown!("limits: measured in {:.1} s; --quick did not replace the full profile {} (measured {} s ago, quiet and fresh): run `diskscope limits --refresh` without --quick to measure it again",
             started.elapsed().as_secs_f64(),
             path.as_deref().map(shown_path).unwrap_or_default(),
-            now_unix_s().saturating_sub(old.measured_unix_s)
-        );
+            now_unix_s().saturating_sub(old.measured_unix_s));
         return Ok(0);
     }
     let path = profile::store(&p)?;
-    eprintln!(
+    crate::eprintln_shown!(
         "limits: measured in {:.1} s, stored {}",
         started.elapsed().as_secs_f64(),
         shown_path(&path)
     );
     if let Some(s) = p.doubts(&ctx, now_unix_s()) {
-        eprintln!("warning: {s}");
+        crate::eprintln_shown!("warning: {s}");
     }
     Ok(0)
 }
@@ -193,7 +190,7 @@ fn quick_may_replace(old: &Profile, new: &Profile, now: &Context) -> bool {
         (None, true) => "measured under load",
         (None, false) => return false,
     };
-    eprintln!(
+    crate::eprintln_shown!(
         "limits: --quick replaces the full profile, which was {why}; its figures are less precise"
     );
     true
@@ -214,7 +211,7 @@ fn create_test_file(dir: &Path, bytes: u64, stop: &AtomicBool) -> anyhow::Result
     if free < bytes.saturating_mul(2) {
         bail!(
             "not enough free space in {} for a {} MiB test file ({} MiB free); free some space or give FILE",
-            dir.display(),
+            crate::text::shown_path(dir),
             bytes >> 20,
             free >> 20
         );
@@ -225,7 +222,7 @@ fn create_test_file(dir: &Path, bytes: u64, stop: &AtomicBool) -> anyhow::Result
         .create_new(true)
         .custom_flags(libc::O_NOFOLLOW)
         .open(&path)
-        .with_context(|| format!("creating the test file {}", path.display()))?;
+        .with_context(|| format!("creating the test file {}", crate::text::shown_path(&path)))?;
     let owned = OwnedFile(path);
     let mut buf = vec![0u8; 1 << 20];
     let mut off = 0;
@@ -235,8 +232,12 @@ fn create_test_file(dir: &Path, bytes: u64, stop: &AtomicBool) -> anyhow::Result
         }
         let n = (buf.len() as u64).min(bytes - off) as usize;
         crate::pattern::fill(crate::pattern::DEFAULT_SEED, off, &mut buf[..n]);
-        f.write_all_at(&buf[..n], off)
-            .with_context(|| format!("writing the test file {}", owned.0.display()))?;
+        f.write_all_at(&buf[..n], off).with_context(|| {
+            format!(
+                "writing the test file {}",
+                crate::text::shown_path(&owned.0)
+            )
+        })?;
         off += n as u64;
     }
     f.sync_all().context("syncing the test file")?;
@@ -384,6 +385,34 @@ fn self_cpu_s() -> f64 {
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
+/// The pressure stalls from a start (`since`) to now: what a family of ceilings was measured
+/// under (`profile::Stall`). A kernel without PSI gives none.
+struct StallWatch {
+    pressure: crate::facts::pressure::Pressure,
+    started: Instant,
+}
+
+impl StallWatch {
+    fn start() -> StallWatch {
+        StallWatch {
+            pressure: crate::facts::pressure::Pressure::now(),
+            started: Instant::now(),
+        }
+    }
+
+    fn finish(&self) -> Option<Stall> {
+        use crate::facts::pressure::share_pct;
+        let now = crate::facts::pressure::Pressure::now();
+        let us = self.started.elapsed().as_secs_f64() * 1e6;
+        let a = &self.pressure;
+        Some(Stall {
+            cpu_some_pct: share_pct(a.cpu_some_us, now.cpu_some_us, us)?,
+            io_some_pct: share_pct(a.io_some_us, now.io_some_us, us).unwrap_or(0.0),
+            memory_some_pct: share_pct(a.memory_some_us, now.memory_some_us, us).unwrap_or(0.0),
+        })
+    }
+}
+
 /// What the machine did while `limits` measured: a snapshot at the start, compared at the end.
 struct LoadWatch {
     ticks: Option<CpuTicks>,
@@ -511,6 +540,42 @@ fn memory_ceiling(src: &[u8], threads: usize, d: Duration) -> (MemoryCeiling, f6
         read_levels: Vec::new(),
     };
     (m, copy_spread.max(xor_spread))
+}
+
+/// The memory family measured again, now, for `threads` threads: copy and XOR of a 64 MiB
+/// buffer, [`TRIES`] tries of 100 ms each (under a second in all), with their spread and the
+/// stalls they ran under. A stored memory ceiling is only as good as the quiet it was measured
+/// in, and this one can be had in a second, so a result that lands above its memory bound is
+/// judged against the machine as it is now (`explain::judge_result`): each ceiling of that
+/// thread count becomes the better of the stored and the fresh one, the copy levels scaled by
+/// the same factor, and the family's spread and stalls are the fresh tries'.
+pub fn refresh_memory(p: &mut Profile, threads: usize) {
+    let src_bytes = 64usize << 20;
+    if crate::engine::setup::mem_available_bytes().unwrap_or(0) < (src_bytes as u64) * 8 {
+        return;
+    }
+    let threads = threads.max(1);
+    let mut src = vec![0u8; src_bytes];
+    crate::pattern::fill(crate::pattern::DEFAULT_SEED, 0, &mut src);
+    let watch = StallWatch::start();
+    let (fresh, sp) = memory_ceiling(&src, threads, Duration::from_millis(100) * TRIES);
+    let stall = watch.finish();
+    let Some(m) = p.memory.iter_mut().find(|m| m.threads == threads) else {
+        return;
+    };
+    let gain = ((fresh.copy_mib_s / m.copy_mib_s.max(1e-9))
+        .min(fresh.xor_mib_s / m.xor_mib_s.max(1e-9)))
+    .max(1.0);
+    m.copy_mib_s = m.copy_mib_s.max(fresh.copy_mib_s);
+    m.xor_mib_s = m.xor_mib_s.max(fresh.xor_mib_s);
+    for l in &mut m.read_levels {
+        l.copy_xor_mib_s *= gain;
+    }
+    if let Some(s) = p.spread.as_mut() {
+        s.memory_pct = sp;
+        let stalls = s.stalls.get_or_insert_with(Stalls::default);
+        stalls.memory = stall;
+    }
 }
 
 /// What reading a cached file costs per byte, beyond the call, at three block sizes: one whose
@@ -643,12 +708,14 @@ pub fn measure(
     if file_bytes < 1 << 20 {
         return Err(usage(format!(
             "FILE: {} has {file_bytes} bytes; limits needs at least 1 MiB to read",
-            path.display()
+            crate::text::shown_path(&path)
         )));
     }
     pb.inc(1);
 
+    let mut stalls = Stalls::default();
     // 1. Per-operation cost: 1-byte reads of the first MiB, cached.
+    let watch_family = StallWatch::start();
     let mut methods = Vec::new();
     for &m in Method::ALL {
         pb.set_message(format!("{m}: 1-byte reads"));
@@ -672,7 +739,10 @@ pub fn measure(
         pb.inc(1);
     }
 
+    stalls.methods = watch_family.finish();
+
     // 2. Memory ceilings.
+    let watch_family = StallWatch::start();
     let mut memory = Vec::new();
     let src_bytes = budget
         .memory_src_bytes
@@ -702,8 +772,11 @@ pub fn measure(
         }
     }
 
+    stalls.memory = watch_family.finish();
+
     // 3. The device with O_DIRECT, into huge-page buffers (what `auto` gives O_DIRECT) and
     // into plain pages (a 1 MiB request into 4 KiB pages may be split).
+    let watch_family = StallWatch::start();
     let mut devices: Vec<DeviceCeiling> = Vec::new();
     for want in [Buffers::Auto, Buffers::Plain] {
         let d = device_ceiling(&path, budget, want, stop, &pb, &mut notes, &mut spread)?;
@@ -723,10 +796,12 @@ pub fn measure(
     if devices.is_empty() {
         spread.device_pct = None;
     }
+    stalls.device = watch_family.finish();
 
     // 4. Cold readahead: buffered sequential reads of a file just dropped from the cache, best
     // of the tries where the eviction held.
     pb.set_message("device: cold readahead (1M reads)");
+    let watch_family = StallWatch::start();
     let mut s = RunSpec::new(&path);
     s.setup.method = Method::Read;
     s.setup.cache = CacheMode::Cold;
@@ -747,6 +822,8 @@ pub fn measure(
             Err(e) => readahead_note = Some(format!("cold readahead not measured: {e:#}")),
         }
     }
+    stalls.readahead = watch_family.finish();
+    spread.stalls = Some(stalls);
     let cold_readahead_mib_s = if readahead_tries.is_empty() {
         notes.extend(readahead_note);
         None
@@ -889,12 +966,9 @@ pub fn print_profile(p: &Profile, json: bool) -> anyhow::Result<()> {
     let text = if json {
         serde_json::to_string_pretty(p)? + "\n"
     } else {
-        table(p)
+        crate::text::shown_lines(&table(p)).into_owned()
     };
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
-    Ok(())
+    crate::text::write_stdout(text.as_bytes())
 }
 
 /// The human table of a profile.

@@ -51,6 +51,65 @@ pub fn profile_for(file: &Path) -> Option<Loaded> {
         .clone()
 }
 
+/// Judges a result measured by the runner (or `fast`): the stage after measuring and before
+/// exporting, called once by each front end. Collects the file's context and profile, judges
+/// the result from its own facts (`verdict::judge`) and writes the `verdict`, `reasons` and
+/// `why` columns. A failed run, or a row no measurement of ours made (a command's), is not
+/// judged (`None`, the columns stay empty).
+pub fn judge_result(r: &mut RunResult) -> Option<verdict::Verdict> {
+    if !r.figures.error.is_empty() {
+        return None;
+    }
+    let facts = r.facts.as_ref()?.full.clone()?;
+    let file = Path::new(&r.identity.file);
+    let ctx = Context::collect(file);
+    let profile = profile_for(file).map(|(p, _)| refreshed(p, r, file));
+    let v = verdict::judge(r, Some(&facts), &ctx, profile.as_ref());
+    v.fill(r);
+    Some(v)
+}
+
+/// The profile to judge `r` by: as stored, or, where `r` lands above a memory bound (the one
+/// family measured again in a second), with its memory ceiling measured again now
+/// (`limits::refresh_memory`), so a ceiling stored from a loaded sitting never makes a warm
+/// run look faster than the machine. The ceilings measured again replace the stored ones for
+/// the rest of this process ([`profile_for`] gives them from then on), so the bound line, the
+/// bound columns and the verdict all read the same profile.
+fn refreshed(mut p: Profile, r: &RunResult, file: &Path) -> Profile {
+    let above_memory = model::explain_result(&p, r)
+        .is_some_and(|e| !e.explained && e.prediction.bound == model::Bound::Memory);
+    if above_memory {
+        let threads = r
+            .setup
+            .threads
+            .min(p.cores_now.unwrap_or(usize::MAX))
+            .max(1);
+        let measured = p.memory_for(threads).map_or(threads, |m| m.threads);
+        limits::refresh_memory(&mut p, measured);
+        if let Ok(mut guard) = LOADED.lock() {
+            if let Some(Some((stored, _))) = guard.as_mut().and_then(|m| m.get_mut(file)) {
+                *stored = p.clone();
+            }
+        }
+    }
+    p
+}
+
+/// The explorer's message for a judged row labelled `label`: the reasons of a suspect one, or,
+/// for one that is ok but whose profile is in doubt, the note that says so, so the message
+/// blames the profile, never the data, when the profile is what is wrong. `None` when there is
+/// nothing to say.
+pub fn judged_message(label: &str, v: &verdict::Verdict) -> Option<String> {
+    if v.verdict == verdict::Kind::Suspect {
+        return Some(format!(
+            "{label} is suspect ({}): {}",
+            v.codes().replace(';', ", "),
+            v.sentences()
+        ));
+    }
+    v.notes.first().map(|n| format!("{label}: {n}"))
+}
+
 /// The file's storage for a plot subtitle: `ext4 on vda`, with the RAM/network warning when
 /// there is one (`tmpfs: in RAM`). Looked up on the nearest existing ancestor when the file is
 /// gone (a sweep's test file is removed before its plots are drawn); cached per path.
@@ -76,6 +135,21 @@ pub fn storage_of(file: &Path) -> Option<String> {
             Some(s)
         })
         .clone()
+}
+
+/// Where `rows` were measured, as the exporters need it: the storage under each file and the
+/// `limits` profile of its device, read once here (through the caches above, filled when each
+/// run was judged) and handed to the exporters, which read nothing themselves.
+pub fn provenance_of<'a>(
+    rows: impl IntoIterator<Item = &'a RunResult>,
+) -> crate::export::provenance::Provenance {
+    crate::export::provenance::Provenance::gather(rows, |file| {
+        crate::export::provenance::FileFacts {
+            storage: storage_of(file),
+            profile: profile_for(file).map(|(p, _)| p),
+            ..Default::default()
+        }
+    })
 }
 
 /// The explanation of a result of a run on `file`, when a profile exists and the model covers it.
@@ -110,7 +184,7 @@ pub fn stderr_lines(file: &Path, r: &RunResult) -> Vec<String> {
 pub fn annotate(r: &mut RunResult) {
     static WARNED: std::sync::Once = std::sync::Once::new();
     if let Some((_, Some(doubt))) = profile_for(Path::new(&r.identity.file)) {
-        WARNED.call_once(|| eprintln!("warning: {doubt}"));
+        WARNED.call_once(|| crate::eprintln_shown!("warning: {doubt}"));
     }
     let e = explain_file_result(Path::new(&r.identity.file), r);
     fill_bound_columns(r, e.as_ref());
@@ -123,9 +197,10 @@ pub fn fill_bound_columns(r: &mut RunResult, e: Option<&Explanation>) {
     r.judgement.bound = e.map(|e| e.prediction.bound.to_string());
     r.judgement.bound_mib_s = e.map(|e| e.prediction.bound_mib_s);
     r.judgement.pct_of_bound = e.map(|e| e.pct_of_bound);
-    r.judgement.bound_hint = e.and_then(|e| match e.explained {
-        true => e.hint.clone(),
-        false => Some(model::NOT_EXPLAINED.to_string()),
+    r.judgement.bound_hint = e.and_then(|e| match (e.explained, &e.prediction.doubt) {
+        (true, _) => e.hint.clone(),
+        (false, Some(doubt)) => Some(model::untrusted(doubt)),
+        (false, None) => Some(model::NOT_EXPLAINED.to_string()),
     });
 }
 

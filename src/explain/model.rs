@@ -72,6 +72,17 @@ pub enum Bound {
 }
 
 impl Bound {
+    /// The family of ceilings that sets this bound.
+    pub fn family(self) -> super::profile::Family {
+        use super::profile::Family;
+        match self {
+            Bound::Syscall => Family::Methods,
+            Bound::Memory => Family::Memory,
+            Bound::DeviceBandwidth | Bound::DeviceIops => Family::Device,
+            Bound::Readahead => Family::Readahead,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Bound::Syscall => "syscall-bound",
@@ -169,6 +180,11 @@ pub struct Prediction {
     /// ceilings it used, percent; None when the profile did not keep it (unknown error).
     #[serde(rename = "profile_error_pct")]
     pub error_pct: Option<f64>,
+    /// Why the bound's family of ceilings cannot be trusted (`Profile::family_doubt`: tries
+    /// spread wide, measured under load); None when it can. A bound in doubt bounds nothing:
+    /// a result above it says so about the profile, never about the data.
+    #[serde(rename = "profile_doubt", skip_serializing_if = "Option::is_none")]
+    pub doubt: Option<String>,
     /// The ceilings the prediction was made from, for the explanation line.
     #[serde(skip)]
     detail: Detail,
@@ -384,6 +400,7 @@ pub fn predict(p: &Profile, pt: &Point) -> Option<Prediction> {
         ops_per_s,
         block_size_bytes: pt.setup.block_size_bytes,
         error_pct,
+        doubt: p.family_doubt(bound.family()),
         detail,
     })
 }
@@ -443,6 +460,9 @@ impl Explanation {
             format_mib_s(pr.bound_mib_s, pr.bound_mib_s, true)
         );
         match (self.explained, self.pct_of_bound > 100.0, pr.error_pct) {
+            (false, _, _) if pr.doubt.is_some() => {
+                format!("{head} · over it; profile untrusted: limits --refresh")
+            }
             (false, _, _) => format!("{head} · over it: limits --refresh"),
             (true, true, Some(err)) => format!("{head} · {:.0}% (±{err:.0}%)", self.pct_of_bound),
             _ => format!("{head} · {:.0}%", self.pct_of_bound),
@@ -514,6 +534,14 @@ pub fn format_mib_s(v: f64, scale_of: f64, unit: bool) -> String {
     }
 }
 
+/// What a result above a bound in doubt is told: the profile, not the data, is what to fix.
+pub fn untrusted(doubt: &str) -> String {
+    format!(
+        "no trustworthy ceiling for this path ({doubt}), so the profile, not the run, is what \
+         to doubt: `diskscope limits --refresh` on a quiet machine"
+    )
+}
+
 /// The one line: `syscall-bound: 1.9 M ops/s × 4 KiB = 7.4 GiB/s; measured 6.5 (88%)`, with the
 /// hint appended when there is one.
 pub fn one_liner(
@@ -576,6 +604,10 @@ pub fn one_liner(
         format_mib_s(measured_mib_s, pr.bound_mib_s, false)
     };
     let share = match (is_explained(pr, pct), pct > 100.0, pr.error_pct) {
+        (false, _, _) if pr.doubt.is_some() => format!(
+            "measured {measured}, above it: {}",
+            untrusted(pr.doubt.as_deref().unwrap_or_default())
+        ),
         (true, true, Some(err)) => {
             format!("measured {measured} ({pct:.0}%, within the profile's ±{err:.0}%)")
         }
@@ -920,18 +952,21 @@ mod tests {
     }
 
     #[test]
-    fn a_profile_without_spread_has_an_unknown_error_and_explains_nothing_over_its_bound() {
+    fn a_profile_without_spread_has_an_unknown_error_and_bounds_nothing_over_it() {
         let mut p = synthetic();
         p.spread = None;
         let e = explain(&p, &warm_read(4096), 1e6).unwrap();
         assert_eq!(e.prediction.error_pct, None);
         assert!(!e.explained);
+        // Above a ceiling of unknown error, the line doubts the profile, never the run.
         assert!(
-            e.line.contains("the profile's error is unknown"),
+            e.line
+                .contains("no trustworthy ceiling for this path (its error is unknown"),
             "{}",
             e.line
         );
-        assert!(e.line.contains(NOT_EXPLAINED), "{}", e.line);
+        assert!(!e.line.contains(NOT_EXPLAINED), "{}", e.line);
+        assert!(e.short().contains("profile untrusted"), "{}", e.short());
         let below = explain(&p, &warm_read(4096), 1000.0).unwrap();
         assert!(below.explained, "{}", below.line);
         assert!(!below.line.contains(NOT_EXPLAINED), "{}", below.line);

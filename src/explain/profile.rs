@@ -62,6 +62,15 @@ pub const LOADED_STEAL_PCT: f64 = 10.0;
 
 /// The spread of every ceiling of [`Profile::synthetic_example`], percent.
 pub const SYNTHETIC_SPREAD_PCT: f64 = 10.0;
+/// A family of ceilings whose tries spread wider than this bounds nothing: its best try is a
+/// guess within a factor that wide. A quiet machine's tries stay within ~10% (the lab VM's
+/// quiet profile: 3–9%); on a shared one they moved 74–89% (issue 36).
+pub const WIDE_SPREAD_PCT: f64 = 25.0;
+/// A family measured while some task waited for a CPU more than this share of the time was
+/// measured under load: its ceiling may be low however tight its tries.
+pub const LOADED_CPU_SOME_PCT: f64 = 25.0;
+/// ... or waited for memory (reclaim, refaults) more than this share.
+pub const LOADED_MEMORY_SOME_PCT: f64 = 10.0;
 
 /// Cost of one operation of a method, measured with 1-byte reads of a cached file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -244,6 +253,60 @@ pub struct Spread {
     pub device_pct: Option<f64>,
     /// Cold readahead; None when it was not measured.
     pub readahead_pct: Option<f64>,
+    /// The pressure stalls during each family's measurement; None in a profile stored before
+    /// they were kept.
+    #[serde(default)]
+    pub stalls: Option<Stalls>,
+}
+
+/// The share of a family's measurement during which some task waited for a CPU, for I/O, for
+/// memory (pressure stall information, `crate::facts::pressure`), percent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stall {
+    pub cpu_some_pct: f64,
+    pub io_some_pct: f64,
+    pub memory_some_pct: f64,
+}
+
+impl Stall {
+    /// Whether the measurement ran under load (CPU or memory; I/O stalls are the device
+    /// measurement's own waits).
+    pub fn loaded(&self) -> bool {
+        self.cpu_some_pct > LOADED_CPU_SOME_PCT || self.memory_some_pct > LOADED_MEMORY_SOME_PCT
+    }
+}
+
+/// The stalls of each family of ceilings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stalls {
+    pub methods: Option<Stall>,
+    pub memory: Option<Stall>,
+    pub device: Option<Stall>,
+    pub readahead: Option<Stall>,
+}
+
+/// A family of ceilings: the tries behind one kind of bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// Per-operation costs (syscall-bound points).
+    Methods,
+    /// Copy and XOR (memory-bound points).
+    Memory,
+    /// O_DIRECT device figures.
+    Device,
+    /// Cold readahead.
+    Readahead,
+}
+
+impl Family {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::Methods => "per-operation",
+            Family::Memory => "memory",
+            Family::Device => "device",
+            Family::Readahead => "readahead",
+        }
+    }
 }
 
 /// Where and under what a profile was measured.
@@ -425,6 +488,12 @@ impl Profile {
                 memory_pct: SYNTHETIC_SPREAD_PCT,
                 device_pct: Some(SYNTHETIC_SPREAD_PCT),
                 readahead_pct: Some(SYNTHETIC_SPREAD_PCT),
+                stalls: Some(Stalls {
+                    methods: Some(Stall::default()),
+                    memory: Some(Stall::default()),
+                    device: Some(Stall::default()),
+                    readahead: Some(Stall::default()),
+                }),
             }),
             provenance: Some(Provenance {
                 file: "synthetic".to_string(),
@@ -574,6 +643,52 @@ impl Profile {
             .then(|| format!("{}; run `diskscope limits --refresh`", parts.join("; ")))
     }
 
+    /// Why the ceilings of `family` bound nothing, in words (`measured under load: CPU pressure
+    /// 63% while it was measured`, `its device ceilings spread 74% over 3 tries`); None when
+    /// they can be trusted: tries within [`WIDE_SPREAD_PCT`], measured with little pressure.
+    /// A profile from before stalls were kept is judged by its load (`Provenance`); one from
+    /// before spreads were kept has an unknown error and bounds nothing.
+    pub fn family_doubt(&self, family: Family) -> Option<String> {
+        let Some(spread) = &self.spread else {
+            return Some("its error is unknown: stored before limits kept its spread".into());
+        };
+        let (pct, stall) = match family {
+            Family::Methods => (
+                Some(spread.methods_pct),
+                spread.stalls.and_then(|s| s.methods),
+            ),
+            Family::Memory => (
+                Some(spread.memory_pct),
+                spread.stalls.and_then(|s| s.memory),
+            ),
+            Family::Device => (spread.device_pct, spread.stalls.and_then(|s| s.device)),
+            Family::Readahead => (
+                spread.readahead_pct,
+                spread.stalls.and_then(|s| s.readahead),
+            ),
+        };
+        let name = family.as_str();
+        if let Some(pct) = pct.filter(|p| *p > WIDE_SPREAD_PCT) {
+            return Some(format!(
+                "its {name} ceilings spread {pct:.0}% over {} tries, more than {WIDE_SPREAD_PCT:.0}%",
+                spread.tries
+            ));
+        }
+        match (stall, &self.provenance) {
+            (Some(st), _) if st.loaded() => Some(format!(
+                "measured under load: while its {name} ceilings were measured, tasks waited                  for a CPU {:.0}% and for memory {:.0}% of the time",
+                st.cpu_some_pct, st.memory_some_pct
+            )),
+            (Some(_), _) => None,
+            (None, Some(pv)) if pv.under_load() => Some(format!(
+                "measured under load: other processes used {:.0}% of the CPUs, {:.0}% stolen",
+                pv.others_cpu_pct, pv.steal_pct
+            )),
+            (None, Some(_)) => None,
+            (None, None) => Some("the load it was measured under is unknown".into()),
+        }
+    }
+
     /// Operations per second of one thread of `method` (the closest method measured otherwise).
     pub fn ops_per_s(&self, method: Method) -> Option<f64> {
         self.methods
@@ -650,14 +765,28 @@ pub fn now_unix_s() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// `$XDG_CACHE_HOME/diskscope/profiles` or `~/.cache/diskscope/profiles`.
+/// `$XDG_CACHE_HOME/diskscope/profiles` or `~/.cache/diskscope/profiles`: the one place a
+/// profile is stored ([`store`]) and read ([`load_for`]). In the crate's own unit tests there
+/// is none, so no test reads or writes the profile of the user who runs them (the integration
+/// tests give each binary its own `HOME` and `XDG_CACHE_HOME`).
 pub fn profile_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
+    if cfg!(test) {
+        return None;
+    }
+    profile_dir_in(std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME"))
+}
+
+/// [`profile_dir`] for these values of `XDG_CACHE_HOME` and `HOME` (an empty or relative
+/// `XDG_CACHE_HOME` is ignored, as the XDG base directory specification says).
+fn profile_dir_in(
+    xdg_cache_home: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+) -> Option<PathBuf> {
+    let base = xdg_cache_home
         .filter(|v| !v.is_empty() && Path::new(v).is_absolute())
         .map(PathBuf::from)
         .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
+            home.filter(|v| !v.is_empty())
                 .map(|h| PathBuf::from(h).join(".cache"))
         })?;
     Some(base.join("diskscope").join("profiles"))
@@ -793,7 +922,7 @@ fn warn_once(path: &Path, line: &str) {
     };
     if !warned.iter().any(|w| w == path) {
         warned.push(path.to_path_buf());
-        eprintln!("{line}");
+        crate::eprintln_shown!("{line}");
     }
 }
 
@@ -804,7 +933,8 @@ pub fn store(p: &Profile) -> anyhow::Result<PathBuf> {
     let path = profile_path(&p.context)
         .context("no cache directory: set HOME or XDG_CACHE_HOME to store the profile")?;
     let dir = path.parent().context("profile path has no parent")?;
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("creating {}", crate::text::shown_path(dir)))?;
     let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
     let text = serde_json::to_string_pretty(p)?;
     {
@@ -813,17 +943,37 @@ pub fn store(p: &Profile) -> anyhow::Result<PathBuf> {
             .write(true)
             .create_new(true)
             .open(&tmp)
-            .with_context(|| format!("creating {}", tmp.display()))?;
+            .with_context(|| format!("creating {}", crate::text::shown_path(&tmp)))?;
         f.write_all(text.as_bytes())?;
         f.sync_all()?;
     }
-    std::fs::rename(&tmp, &path).with_context(|| format!("storing {}", path.display()))?;
+    std::fs::rename(&tmp, &path)
+        .with_context(|| format!("storing {}", crate::text::shown_path(&path)))?;
     Ok(path)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_profile_lives_under_xdg_cache_home_else_home_and_never_in_a_unit_test() {
+        let os = |s: &str| Some(std::ffi::OsString::from(s));
+        assert_eq!(
+            profile_dir_in(os("/c"), os("/h")),
+            Some(PathBuf::from("/c/diskscope/profiles"))
+        );
+        for xdg in [None, os(""), os("relative/cache")] {
+            assert_eq!(
+                profile_dir_in(xdg, os("/h")),
+                Some(PathBuf::from("/h/.cache/diskscope/profiles"))
+            );
+        }
+        assert_eq!(profile_dir_in(None, os("")), None);
+        assert_eq!(profile_dir_in(None, None), None);
+        // This process is a unit test: the user's cache is out of reach.
+        assert_eq!(profile_dir(), None);
+    }
 
     fn profile_on(kernel: &str, measured_unix_s: u64) -> Profile {
         Profile {

@@ -4,12 +4,14 @@
 //! that varies within a category becomes a series. So "throughput vs block size", "cold vs warm
 //! side by side" and "block size x threads" are the same builder on different sweeps.
 //!
-//! When a `diskscope limits` profile exists for the measured file's device, block-size charts
-//! also carry the model's prediction per series ([`ModelLine`]), drawn as a line over the bars:
-//! where it bends the bound changes (syscall- to memory- or device-bound), and a bar far below
-//! it is a point worth a second look.
+//! When the front end knows a `diskscope limits` profile for the measured file's device (its
+//! [`Provenance`], handed in: nothing here reads the machine), block-size charts also carry the
+//! model's prediction per series ([`ModelLine`]), drawn as a line over the bars: where it bends
+//! the bound changes (syscall- to memory- or device-bound), and a bar far below it is a point
+//! worth a second look.
 
 use super::csv::SyscallRow;
+use super::provenance::Provenance;
 use crate::config::{CacheMode, Op, Pattern};
 use crate::measure::result::{Label, MethodLabel};
 use crate::measure::stats::Stats;
@@ -286,21 +288,14 @@ fn distinct(rows: &[&RunResult], dim: Dim) -> Vec<Value> {
 }
 
 /// Throughput (MiB/s) chart of result rows; failed rows are left out. `x_pref`: dimensions to
-/// try for the x axis, in order. None when no row succeeded.
-pub fn throughput_chart(title: &str, rows: &[RunResult], x_pref: &[Dim]) -> Option<Chart> {
-    throughput_chart_with(title, rows, x_pref, &|r: &RunResult| {
-        crate::explain::profile_for(std::path::Path::new(&r.identity.file)).map(|(p, _)| p)
-    })
-}
-
-/// [`throughput_chart`] with the profile of a row's file given by `profile_of` (the stored
-/// `limits` profile there; a synthetic one in tests). Block-size charts get a model line per
-/// series the profile covers, and the subtitle names the file's filesystem and device.
-pub fn throughput_chart_with(
+/// try for the x axis, in order. None when no row succeeded. `known` is where the rows were
+/// measured, gathered by the front end: block-size charts get a model line per series its
+/// `limits` profile covers, and the subtitle names the file's filesystem and device.
+pub fn throughput_chart(
     title: &str,
     rows: &[RunResult],
     x_pref: &[Dim],
-    profile_of: &dyn Fn(&RunResult) -> Option<crate::explain::profile::Profile>,
+    known: &Provenance,
 ) -> Option<Chart> {
     let rows: Vec<&RunResult> = rows.iter().filter(|r| r.figures.error.is_empty()).collect();
     if rows.is_empty() {
@@ -414,17 +409,14 @@ pub fn throughput_chart_with(
             .enumerate()
             .filter_map(|(si, k)| {
                 let first = rows.iter().find(|r| key_of(r) == *k)?;
-                model_line(si, first, &cats, &profile_of(first)?)
+                model_line(si, first, &cats, known.profile(&first.identity.file)?)
             })
             .collect()
     } else {
         Vec::new()
     };
     let mut subtitle = subtitle_of(rows.iter().copied());
-    if let Some(storage) = rows
-        .first()
-        .and_then(|r| crate::explain::storage_of(std::path::Path::new(&r.identity.file)))
-    {
+    if let Some(storage) = rows.first().and_then(|r| known.storage(&r.identity.file)) {
         subtitle = format!("{storage} · {subtitle}");
     }
     Some(Chart {
@@ -643,7 +635,7 @@ mod tests {
             row(4096, CacheMode::Cold, 3.0),
             row(4096, CacheMode::Cold, 5.0),
         ];
-        let c = throughput_chart("t", &rows, &[Dim::BlockSize]).unwrap();
+        let c = throughput_chart("t", &rows, &[Dim::BlockSize], &Provenance::none()).unwrap();
         assert_eq!(
             c.categories
                 .iter()
@@ -666,7 +658,7 @@ mod tests {
         a.identity.experiment = "seq".into();
         let mut b = row(4096, CacheMode::Warm, 2.0);
         b.identity.experiment = "rnd".into();
-        let c = throughput_chart("t", &[a, b], &[Dim::Experiment]).unwrap();
+        let c = throughput_chart("t", &[a, b], &[Dim::Experiment], &Provenance::none()).unwrap();
         assert_eq!(c.series.len(), 1);
         assert_eq!(c.categories.len(), 2);
     }

@@ -80,7 +80,35 @@ fn record_of<T: Serialize>(row: &T) -> anyhow::Result<Vec<String>> {
         .records()
         .next()
         .ok_or_else(|| anyhow::anyhow!("a row serialized to nothing"))??;
-    Ok(rec.iter().map(str::to_string).collect())
+    Ok(rec.iter().map(|c| cell(c).into_owned()).collect())
+}
+
+/// Every cell of every CSV diskscope writes passes through here ([`record_of`], [`to_csv`]):
+/// a text that a spreadsheet would run as a formula (a path `=1+2.bin`, a fio job named
+/// `@SUM(A1)`, a cell starting with `+`, `-`, a tab or a carriage return) gets a leading `'`,
+/// and control characters are escaped ([`crate::text::csv_cell`]). Numbers stay numbers.
+pub fn cell(text: &str) -> std::borrow::Cow<'_, str> {
+    crate::text::csv_cell(text)
+}
+
+/// CSV text (header first) with every cell below the header through [`cell`].
+pub fn guarded(bytes: &[u8]) -> anyhow::Result<String> {
+    let mut r = ::csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(bytes);
+    let mut w = ::csv::WriterBuilder::new()
+        .flexible(true)
+        .from_writer(Vec::new());
+    for (i, rec) in r.records().enumerate() {
+        let rec = rec?;
+        if i == 0 {
+            w.write_record(&rec)?;
+        } else {
+            w.write_record(rec.iter().map(|c| cell(c).into_owned()))?;
+        }
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
 }
 
 /// The record of `row` as written: floats rounded, unmeasured latency empty.
@@ -185,7 +213,7 @@ impl CsvSink {
                 anyhow::bail!(
                     "{}: a row with {} columns under a header of {} (an open-loop and a \
                      closed-loop run in one experiment); put them in two experiments",
-                    self.path.display(),
+                    crate::text::shown_path(&self.path),
                     record.len(),
                     self.header.len()
                 );
@@ -211,7 +239,7 @@ impl CsvSink {
                 .and_then(|_| self.file.seek(std::io::SeekFrom::Start(self.len_bytes)));
             anyhow::bail!(
                 "writing {}: {e}{}",
-                self.path.display(),
+                crate::text::shown_path(&self.path),
                 if cut.is_ok() {
                     "; the file keeps the rows written before"
                 } else {
@@ -260,40 +288,30 @@ pub fn tidy_under<T: Serialize + Default>(
     Ok(place(&own, tidy(row)?, header, base))
 }
 
-/// The column names of one row as serde writes it (a field skipped when `None` is absent).
+/// The column names of one row as serde writes it (a field skipped when `None` is absent; a
+/// nested section's fields in its place, `crate::measure::columns`).
 pub fn header_of_row<T: Serialize>(row: &T) -> anyhow::Result<Vec<String>> {
-    let mut w = ::csv::Writer::from_writer(Vec::new());
-    w.serialize(row)?;
-    let text = String::from_utf8(w.into_inner()?)?;
-    let first = text.lines().next().unwrap_or_default();
-    Ok(::csv::Reader::from_reader(format!("{first}\n").as_bytes())
-        .headers()?
-        .iter()
-        .map(str::to_string)
-        .collect())
+    Ok(crate::measure::columns::names(row)?)
 }
 
 /// The column names of `T` (from serde).
 pub fn header_of<T: Serialize + Default>() -> anyhow::Result<Vec<String>> {
-    let mut w = ::csv::Writer::from_writer(Vec::new());
-    w.serialize(T::default())?;
-    let bytes = w.into_inner()?;
-    let text = String::from_utf8(bytes)?;
-    let first = text.lines().next().unwrap_or_default();
-    Ok(::csv::Reader::from_reader(format!("{first}\n").as_bytes())
-        .headers()?
-        .iter()
-        .map(str::to_string)
-        .collect())
+    header_of_row(&T::default())
 }
 
 /// Serializes rows to CSV text (header first), as serde writes them.
 pub fn to_csv<T: Serialize>(rows: &[T]) -> anyhow::Result<String> {
-    let mut w = ::csv::Writer::from_writer(Vec::new());
+    let mut w = ::csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    if let Some(first) = rows.first() {
+        // The first row's names (a nested section's in place), which the csv crate cannot give.
+        w.write_record(header_of_row(first)?)?;
+    }
     for r in rows {
         w.serialize(r)?;
     }
-    Ok(String::from_utf8(w.into_inner()?)?)
+    guarded(&w.into_inner()?)
 }
 
 /// Serializes rows to CSV text (header first, records as [`tidy`] writes them); empty for no

@@ -8,13 +8,19 @@
 //! the caller creates exclusively. The outcome type is the caller's (the sweep's `SweepOutcome`,
 //! a layer above this one), so the trait is generic over it and this layer names no front end.
 //!
-//! Plots go through one data model ([`chart::Chart`]: categories on x, one bar per series with
-//! mean bar, median dot and min–max whisker) so every figure of the lab is the same renderer fed
-//! by a different grouping.
+//! Every figure is a [`figure::Figure`] (title, panels with linear or log axes, lines, points,
+//! bars with whiskers, bands, rules, text, a legend that fits, notes) drawn by the one renderer
+//! ([`figure::svg`]); a sweep's bars are built from one data model ([`chart::Chart`]: categories
+//! on x, one bar per series with mean bar, median dot and min–max whisker), so every bar figure
+//! of the lab is the same builder fed by a different grouping.
 
 pub mod axis;
 pub mod chart;
 pub mod csv;
+pub mod figure;
+pub mod html;
+pub mod manager;
+pub mod provenance;
 pub mod session_svg;
 pub mod svg;
 pub mod table;

@@ -1,11 +1,13 @@
-//! The explorer's session as one SVG page (`e`): throughput over time, the latency histogram of
-//! the current setting, and the results table — what a screenshot shows, but scalable, with
-//! exact numbers and a subtitle saying where and when it was measured. Written by hand (plain
-//! `<path>`, `<rect>` and `<text>`), a pure function of [`SessionFigure`], so it is testable
-//! without a terminal.
+//! The explorer's session as one SVG page (`e`): the session's throughput over the chart's span
+//! with its setting changes, one row's whole run (throughput, and latency p50 and p99 on a log
+//! axis) with its verdict, the latency histogram of the current setting, and the results table
+//! — what a screenshot shows, but scalable, with exact numbers and a subtitle and context line
+//! saying where and when it was measured. A [`Figure`] drawn by
+//! the one renderer, a pure function of [`SessionFigure`], so it is testable without a
+//! terminal.
 
-use super::axis::{fmt_tick, linear_ticks};
-use std::fmt::Write;
+use super::axis::{fmt_tick, linear_ticks, log_ticks};
+use super::figure::{Axis, Bar, Bars, Color, Figure, Legend, Line, Panel, Rule, Table, Ticks};
 
 /// Everything the page shows.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -24,185 +26,267 @@ pub struct SessionFigure {
     pub histogram: Vec<(String, u64)>,
     /// Header first.
     pub table: Vec<Vec<String>>,
+    /// Where the file lives: filesystem, device and warnings (one line).
+    pub context: String,
+    /// One row's whole run, when one is kept.
+    pub row: Option<RowFigure>,
 }
 
-const W: f64 = 1000.0;
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+/// One row over its whole run, at the resolution it was kept at.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RowFigure {
+    /// The row's setting (`pread 1M`), and `live` while it runs.
+    pub label: String,
+    /// Seconds per point.
+    pub bin_s: f64,
+    /// Throughput per point, in the figure's unit.
+    pub series: Vec<f64>,
+    /// Latency p50 and p99 per point, µs (NaN where a point had no operations).
+    pub p50_us: Vec<f64>,
+    pub p99_us: Vec<f64>,
+    /// `ok`, or `suspect (codes): sentences`; empty when not judged.
+    pub verdict: String,
 }
 
 /// The SVG document.
 pub fn render(f: &SessionFigure) -> String {
-    let table_h = 22.0 * f.table.len() as f64 + 40.0;
-    let h = 90.0 + 260.0 + 40.0 + 240.0 + 40.0 + table_h;
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" viewBox="0 0 {W} {h}" font-family="sans-serif">
-<rect width="{W}" height="{h}" fill="white"/>
-<text x="{}" y="32" font-size="22" text-anchor="middle">{}</text>
-<text x="{}" y="56" font-size="13" fill="#555" text-anchor="middle">{}</text>
-"##,
-        W / 2.0,
-        esc(&f.title),
-        W / 2.0,
-        esc(&f.subtitle)
-    );
+    figure(f).to_svg()
+}
+
+/// The page as a figure.
+pub fn figure(f: &SessionFigure) -> Figure {
     // Throughput over time.
-    let (x0, y0, pw, ph) = (80.0, 90.0, W - 120.0, 220.0);
-    let _ = writeln!(
-        s,
-        r#"<text x="{x0}" y="{}" font-size="15">throughput over time ({}, one point per {} s)</text>"#,
-        y0 - 8.0,
-        esc(&f.unit),
-        fmt_tick(f.bin_s)
-    );
+    let n = f.series.len();
+    let total_s = n as f64 * f.bin_s;
     let max = f.series.iter().copied().fold(0.0f64, f64::max);
     let (ticks, top) = linear_ticks(if max > 0.0 { max } else { 1.0 });
-    for t in &ticks {
-        let y = y0 + ph - t / top * ph;
-        let _ = writeln!(
-            s,
-            "<line x1=\"{x0}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/><text x=\"{}\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"end\">{}</text>",
-            x0 + pw,
-            x0 - 6.0,
-            y + 4.0,
-            fmt_tick(*t)
-        );
-    }
-    let n = f.series.len();
+    let (x_ticks, _) = linear_ticks(if total_s > 0.0 { total_s } else { 1.0 });
+    let mut throughput = Panel::new(
+        Axis::linear("seconds (oldest shown = 0)")
+            .range(0.0, if total_s > 0.0 { total_s } else { 1.0 })
+            .ticks(Ticks::At(
+                x_ticks.into_iter().filter(|t| *t <= total_s).collect(),
+            )),
+        Axis::linear("")
+            .range(0.0, top)
+            .ticks(Ticks::At(ticks))
+            .grid(),
+    )
+    .height(220.0)
+    .legend(Legend::Hidden)
+    .caption(format!(
+        "throughput over time ({}, one point per {} s)",
+        f.unit,
+        fmt_tick(f.bin_s)
+    ))
+    .empty_text("no throughput recorded");
     if n > 0 {
-        let total_s = n as f64 * f.bin_s;
-        let mut d = String::new();
-        for (i, v) in f.series.iter().enumerate() {
-            let x = x0 + (i as f64 + 0.5) / n as f64 * pw;
-            let y = y0 + ph - v / top * ph;
-            let _ = write!(d, "{}{x:.1},{y:.1} ", if i == 0 { "M" } else { "L" });
-        }
-        let _ = writeln!(
-            s,
-            "<path d=\"{d}\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1.5\"/>"
-        );
+        let at = |i: usize| (i as f64 + 0.5) * f.bin_s;
+        throughput = throughput.layer(Line::new(
+            Color::BLUE,
+            f.series
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (at(i), *v))
+                .collect(),
+        ));
         for (i, label) in f.marks.iter().filter(|(i, _)| *i < n) {
-            let x = x0 + (*i as f64 + 0.5) / n as f64 * pw;
-            let _ = writeln!(
-                s,
-                "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{y0}\" y2=\"{}\" stroke=\"#d62728\" stroke-dasharray=\"4 3\"/><text x=\"{:.1}\" y=\"{}\" font-size=\"11\" fill=\"#d62728\">{}</text>",
-                y0 + ph,
-                x + 3.0,
-                y0 + 12.0,
-                esc(label)
+            throughput = throughput.layer(
+                Rule::vertical(at(*i), Color::RED)
+                    .dashed(4.0, 3.0)
+                    .label(label.clone(), 0.0),
             );
         }
-        let (xt, _) = linear_ticks(total_s);
-        for t in xt.iter().filter(|t| **t <= total_s) {
-            let x = x0 + t / total_s * pw;
-            let _ = writeln!(
-                s,
-                "<text x=\"{x:.1}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">{}</text>",
-                y0 + ph + 16.0,
-                fmt_tick(*t)
-            );
-        }
-    } else {
-        let _ = writeln!(
-            s,
-            "<text x=\"{}\" y=\"{}\" font-size=\"13\" fill=\"#555\" text-anchor=\"middle\">no throughput recorded</text>",
-            x0 + pw / 2.0,
-            y0 + ph / 2.0
-        );
     }
-    let _ = writeln!(
-        s,
-        "<line x1=\"{x0}\" x2=\"{x0}\" y1=\"{y0}\" y2=\"{}\" stroke=\"black\"/><line x1=\"{x0}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"black\"/><text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">seconds (oldest shown = 0)</text>",
-        y0 + ph,
-        x0 + pw,
-        y0 + ph,
-        y0 + ph,
-        x0 + pw / 2.0,
-        y0 + ph + 34.0
-    );
     // Latency histogram.
-    let hy = y0 + ph + 80.0;
-    let hh = 180.0;
-    let _ = writeln!(
-        s,
-        "<text x=\"{x0}\" y=\"{}\" font-size=\"15\">latency per operation of the current setting (operations per bucket; buckets named by their lower bound)</text>",
-        hy - 8.0
-    );
     let most = f.histogram.iter().map(|b| b.1).max().unwrap_or(0);
     let nb = f.histogram.len();
-    if nb > 0 && most > 0 {
-        let bw = pw / nb as f64;
-        for (i, (label, count)) in f.histogram.iter().enumerate() {
-            // 88% of the height: the tallest bar's label stays below the section title.
-            let bh = *count as f64 / most as f64 * hh * 0.88;
-            let x = x0 + i as f64 * bw;
-            let _ = writeln!(
-                s,
-                "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{bh:.1}\" fill=\"#9467bd\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\">{}</text><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\">{}</text>",
-                x + bw * 0.1,
-                hy + hh - bh,
-                bw * 0.8,
-                x + bw / 2.0,
-                hy + hh + 14.0,
-                esc(label),
-                x + bw / 2.0,
-                hy + hh - bh - 3.0,
-                fmt_tick(*count as f64)
-            );
-        }
-    } else {
-        let _ = writeln!(
-            s,
-            "<text x=\"{}\" y=\"{}\" font-size=\"13\" fill=\"#555\" text-anchor=\"middle\">no operations in the current setting</text>",
-            x0 + pw / 2.0,
-            hy + hh / 2.0
-        );
-    }
-    // Results table, monospace, columns as wide as their widest cell.
-    let ty = hy + hh + 60.0;
-    let _ = writeln!(
-        s,
-        "<text x=\"{x0}\" y=\"{}\" font-size=\"15\">results</text>",
-        ty - 8.0
-    );
-    let cols = f.table.first().map(Vec::len).unwrap_or(0);
-    let widths: Vec<usize> = (0..cols)
-        .map(|c| {
-            f.table
+    let mut histogram = Panel::new(
+        Axis::linear("")
+            .range(0.0, nb.max(1) as f64)
+            .ticks(Ticks::Labels(
+                f.histogram
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (label, _))| (i as f64 + 0.5, label.clone()))
+                    .collect(),
+            )),
+        // 88% of the height: the tallest bar's label stays inside.
+        Axis::linear("")
+            .range(0.0, most.max(1) as f64 / 0.88)
+            .ticks(Ticks::Hidden),
+    )
+    .height(180.0)
+    .legend(Legend::Hidden)
+    .caption(
+        "latency per operation of the current setting (operations per bucket; buckets named by \
+         their lower bound)",
+    )
+    .empty_text("no operations in the current setting");
+    if most > 0 {
+        histogram = histogram.layer(Bars {
+            name: None,
+            color: Color(148, 103, 189),
+            opacity: 1.0,
+            bars: f
+                .histogram
                 .iter()
-                .map(|r| r.get(c).map(|v| v.chars().count()).unwrap_or(0))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for (ri, row) in f.table.iter().enumerate() {
-        let line: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(c, v)| {
-                if c <= 2 {
-                    format!("{v:<w$}", w = widths[c])
-                } else {
-                    format!("{v:>w$}", w = widths[c])
-                }
-            })
-            .collect();
-        let weight = if ri == 0 { " font-weight=\"bold\"" } else { "" };
-        let _ = writeln!(
-            s,
-            "<text x=\"{x0}\" y=\"{:.1}\" font-size=\"13\" font-family=\"monospace\" xml:space=\"preserve\"{weight}>{}</text>",
-            ty + 14.0 + 22.0 * ri as f64,
-            esc(&line.join("  "))
-        );
+                .enumerate()
+                .map(|(i, (_, count))| Bar {
+                    label: Some(fmt_tick(*count as f64)),
+                    ..Bar::new(i as f64 + 0.1, i as f64 + 0.9, *count as f64)
+                })
+                .collect(),
+        });
     }
-    s.push_str("</svg>\n");
-    s
+    let mut fig = Figure::new(f.title.clone()).subtitle(f.subtitle.clone());
+    // The context, wrapped between words so a long one stays on the page.
+    for line in wrap(&f.context, CONTEXT_CHARS) {
+        fig = fig.subtitle(line);
+    }
+    fig = fig.panel(throughput);
+    if let Some(row) = &f.row {
+        for p in row_panels(row, &f.unit) {
+            fig = fig.panel(p);
+        }
+        if !row.verdict.is_empty() {
+            let color = if row.verdict == "ok" {
+                Color::GREEN
+            } else {
+                Color::RED
+            };
+            fig = fig.note(format!("verdict of {}: {}", row.label, row.verdict), color);
+        }
+    }
+    fig = fig.panel(histogram);
+    // Results table, monospace, columns as wide as their widest cell.
+    fig.table = Some(Table {
+        caption: "results".into(),
+        rows: f.table.clone(),
+        left_columns: 3,
+    });
+    fig
+}
+
+/// Characters of the context per line (11 px sans-serif on a 1000 px page).
+const CONTEXT_CHARS: usize = 160;
+
+/// `text` broken between words into lines of at most `max` characters (a longer word alone).
+fn wrap(text: &str, max: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        match lines.last_mut() {
+            Some(cur) if cur.chars().count() + 1 + word.chars().count() <= max => {
+                cur.push(' ');
+                cur.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
+/// Latency p50 and p99 colours of a row (apart from the throughput's blue).
+const P50: Color = Color(227, 119, 194);
+const P99: Color = Color(23, 190, 207);
+
+/// The finite stretches of `v` as lines (a point without operations breaks a line instead of
+/// dropping it to zero), at `x(i)`.
+fn stretches(v: &[f64], x: impl Fn(usize) -> f64, color: Color, name: &str) -> Vec<Line> {
+    let mut out: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
+    for (i, val) in v.iter().enumerate() {
+        if val.is_finite() && *val > 0.0 {
+            out.last_mut().expect("one").push((x(i), *val));
+        } else if !out.last().expect("one").is_empty() {
+            out.push(Vec::new());
+        }
+    }
+    out.into_iter()
+        .filter(|p| !p.is_empty())
+        .enumerate()
+        .map(|(i, p)| {
+            let l = Line::new(color, p).width(2.0);
+            if i == 0 {
+                l.name(name)
+            } else {
+                l
+            }
+        })
+        .collect()
+}
+
+/// The row's section: its throughput over its whole run, and its latency p50 and p99 (log
+/// axis), captioned by the row and the run's length.
+fn row_panels(row: &RowFigure, unit: &str) -> Vec<Panel> {
+    let n = row.series.len();
+    let total_s = (n as f64 * row.bin_s).max(row.bin_s).max(1e-9);
+    let at = |i: usize| (i as f64 + 0.5) * row.bin_s;
+    let (x_ticks, _) = linear_ticks(total_s);
+    let time = || {
+        Axis::linear("seconds since the row started")
+            .range(0.0, total_s)
+            .ticks(Ticks::At(
+                x_ticks.iter().copied().filter(|t| *t <= total_s).collect(),
+            ))
+    };
+    let max = row.series.iter().copied().fold(0.0f64, f64::max);
+    let (ticks, top) = linear_ticks(if max > 0.0 { max } else { 1.0 });
+    let mut tp = Panel::new(
+        time(),
+        Axis::linear(unit.to_string())
+            .range(0.0, top)
+            .ticks(Ticks::At(ticks))
+            .grid(),
+    )
+    .height(150.0)
+    .legend(Legend::Hidden)
+    .caption(format!(
+        "the row {} over its whole run ({} s, one point per {} s)",
+        row.label,
+        fmt_tick(n as f64 * row.bin_s),
+        fmt_tick(row.bin_s)
+    ))
+    .empty_text("no throughput recorded");
+    if n > 0 {
+        tp = tp.layer(Line::new(
+            Color::BLUE,
+            row.series
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (at(i), *v))
+                .collect(),
+        ));
+    }
+    let lat = row
+        .p50_us
+        .iter()
+        .chain(&row.p99_us)
+        .copied()
+        .filter(|v| v.is_finite() && *v > 0.0);
+    let (lo, hi) = lat.fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
+    let (lo, hi) = if lo.is_finite() {
+        (lo, hi)
+    } else {
+        (1.0, 10.0)
+    };
+    let lt = log_ticks(lo, hi);
+    let mut lp = Panel::new(
+        time(),
+        Axis::log("µs — log scale")
+            .range(lt[0], (hi * 1.5).max(lt[lt.len() - 1]))
+            .ticks(Ticks::At(lt))
+            .grid(),
+    )
+    .height(150.0)
+    .caption(format!("the row {}: latency p50 and p99", row.label))
+    .empty_text("no operations");
+    for l in stretches(&row.p50_us, at, P50, "p50")
+        .into_iter()
+        .chain(stretches(&row.p99_us, at, P99, "p99"))
+    {
+        lp = lp.layer(l);
+    }
+    vec![tp, lp]
 }
 
 #[cfg(test)]
@@ -223,13 +307,47 @@ mod tests {
                 vec!["setting".into(), "MiB/s".into()],
                 vec!["pread 1M".into(), "15".into()],
             ],
+            context: "ext4 on vda".into(),
+            row: None,
         };
         let svg = render(&f);
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
         assert!(svg.contains("host a &amp; b"));
-        assert!(svg.contains("<path d=\"M"));
+        assert!(svg.contains("<polyline"));
         assert_eq!(svg.matches("fill=\"#9467bd\"").count(), 2);
+        crate::export::figure::svg::check(&svg).unwrap();
         assert!(svg.contains("pread 1M"));
         assert!(svg.contains("stroke-dasharray=\"4 3\"") && svg.contains("read pread 4K"));
+    }
+
+    #[test]
+    fn a_rows_section_draws_its_throughput_and_p50_and_p99_lines_and_its_verdict() {
+        let f = SessionFigure {
+            unit: "MiB/s".into(),
+            row: Some(RowFigure {
+                label: "pwrite 1M".into(),
+                bin_s: 0.24,
+                series: vec![3000.0, 3100.0, 2900.0, 3000.0, 3050.0],
+                p50_us: vec![200.0, 205.0, f64::NAN, 210.0, 215.0],
+                p99_us: vec![900.0, 950.0, f64::NAN, 1200.0, 1100.0],
+                verdict: "suspect (writes_in_page_cache): buffered writes".into(),
+            }),
+            ..Default::default()
+        };
+        let svg = render(&f);
+        assert!(
+            svg.contains("the row pwrite 1M over its whole run (1.2 s"),
+            "{svg}"
+        );
+        assert!(svg.contains("verdict of pwrite 1M: suspect (writes_in_page_cache)"));
+        assert!(svg.contains("#e377c2") && svg.contains("#17becf"));
+        crate::export::figure::svg::check(&svg).unwrap();
+        // A point without operations breaks the latency lines instead of dropping to zero:
+        // the throughput line and two stretches each of p50 and p99.
+        assert_eq!(
+            svg.matches("<polyline").count(),
+            5,
+            "throughput and two latency lines in two stretches: {svg}"
+        );
     }
 }

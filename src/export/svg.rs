@@ -1,42 +1,25 @@
-//! Renders a [`Chart`] to SVG text with plotters' SVG backend (no font files needed: text is
-//! written as SVG `<text>` and laid out by the viewer). Each category gets a group of bars, one
-//! per series: the bar is the mean, the dark dot the median, the whisker spans min to max, and
-//! the mean is written above the whisker where the bar is wide enough for it.
+//! A sweep's bar chart ([`Chart`]) as a [`Figure`], drawn by the one renderer
+//! ([`super::figure::render`]). Each category gets a group of bars, one per series: the bar is
+//! the mean, the dark dot the median, the whisker spans min to max, and the mean is written
+//! above the whisker where the bar is wide enough for it; a suspect bar is hollow, its reasons
+//! in a note. Over block-size bars the model's prediction is a dark line per series, the bound
+//! named where each stretch starts.
 //!
 //! The y axis is linear, or log10 when asked or when the means span more than ~50×
 //! ([`YScale::Auto`]): block-size sweeps from 1 B to 128 MiB span four decades, and on a linear
-//! axis the small blocks' bars are invisible. Ticks are drawn here rather than by plotters so
-//! they are round numbers without `.0` noise (`2000`, `20k`; decades on a log axis).
+//! axis the small blocks' bars are invisible. Ticks are round numbers without `.0` noise
+//! (`2000`, `20k`; decades on a log axis).
 
 use super::axis::{fmt_tick, linear_ticks, log_ticks, wants_log};
 use super::chart::{Chart, YScale};
-use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
+use super::figure::{Axis, Bar, Bars, Color, Corner, Figure, Legend, Line, Panel, Text, Ticks};
 
-/// Image size, pixels.
-pub const SIZE_PX: (u32, u32) = (1000, 560);
-
-/// Height of the title and subtitle band, pixels.
-const HEADER_PX: u32 = 58;
-
-/// The series colours of every figure (matplotlib's tab10), so a run keeps its colour across
-/// the bar and timeline figures.
-pub(super) const COLORS: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-];
+/// Width of the figure and height of its plot, pixels.
+pub const SIZE_PX: (u32, u32) = (1000, 400);
 
 /// The SVG document of `chart`.
 pub fn render(chart: &Chart) -> anyhow::Result<String> {
-    let mut out = String::new();
-    draw(chart, &mut out).map_err(|e| anyhow::anyhow!("drawing {}: {e}", chart.title))?;
-    Ok(out)
+    Ok(figure(chart).to_svg())
 }
 
 /// A bar's value label: three significant digits (four below 10 000), no `.0` noise (`8031`,
@@ -140,25 +123,8 @@ impl YAxis {
     }
 }
 
-fn draw(chart: &Chart, out: &mut String) -> Result<(), Box<dyn std::error::Error>> {
-    let root = SVGBackend::with_string(out, SIZE_PX).into_drawing_area();
-    root.fill(&WHITE)?;
-    let (header, body) = root.split_vertically(HEADER_PX);
-    let centre = |size: u32| {
-        TextStyle::from(("sans-serif", size).into_font()).pos(Pos::new(HPos::Center, VPos::Top))
-    };
-    header.draw(&Text::new(
-        chart.title.clone(),
-        (SIZE_PX.0 as i32 / 2, 8),
-        centre(22).color(&BLACK),
-    ))?;
-    if !chart.subtitle.is_empty() {
-        header.draw(&Text::new(
-            chart.subtitle.clone(),
-            (SIZE_PX.0 as i32 / 2, 36),
-            centre(13).color(&RGBColor(85, 85, 85)),
-        ))?;
-    }
+/// The figure of `chart`.
+pub fn figure(chart: &Chart) -> Figure {
     let mut pos: Vec<f64> = chart.categories.iter().map(|c| c.pos).collect();
     pos.sort_by(f64::total_cmp);
     let gap = pos
@@ -167,238 +133,129 @@ fn draw(chart: &Chart, out: &mut String) -> Result<(), Box<dyn std::error::Error
         .filter(|d| *d > 0.0)
         .fold(f64::INFINITY, f64::min);
     let gap = if gap.is_finite() { gap } else { 1.0 };
-    let (x0, x1) = (pos[0] - 0.6 * gap, pos[pos.len() - 1] + 0.6 * gap);
+    let (x0, x1) = match (pos.first(), pos.last()) {
+        (Some(a), Some(b)) => (a - 0.6 * gap, b + 0.6 * gap),
+        _ => (0.0, 1.0),
+    };
     let y = YAxis::of(chart);
-    let labels: Vec<(f64, String)> = chart
-        .categories
-        .iter()
-        .map(|c| (c.pos, c.label.clone()))
-        .collect();
     let y_desc = if y.log {
         format!("{} — log scale", chart.y_label)
     } else {
         chart.y_label.clone()
     };
-    // Suspect bars' footnote (issue 23), below the plot.
-    let footnote = chart.suspect_footnote(150);
-    let footer_px = if footnote.is_empty() {
-        0
+    let (lo, hi) = if y.log {
+        (10f64.powf(y.lo), 10f64.powf(y.hi))
     } else {
-        8 + 16 * footnote.len() as u32
+        (y.lo, y.hi)
     };
-    let (body, footer) = body.split_vertically(SIZE_PX.1 - HEADER_PX - footer_px);
-    for (i, line) in footnote.iter().enumerate() {
-        footer.draw(&Text::new(
-            line.clone(),
-            (14, 2 + 16 * i as i32),
-            TextStyle::from(("sans-serif", 12).into_font())
-                .color(&RGBColor(150, 30, 30))
-                .pos(Pos::new(HPos::Left, VPos::Top)),
-        ))?;
+    let y_axis = if y.log {
+        Axis::log(y_desc)
+    } else {
+        Axis::linear(y_desc)
     }
-    let mut cc = ChartBuilder::on(&body)
-        .margin(12)
-        .margin_top(4)
-        .x_label_area_size(48)
-        .y_label_area_size(70)
-        .build_cartesian_2d(x0..x1, y.lo..y.hi)?;
-    // Ticks and labels are drawn below: x labels exactly under the categories, y ticks round.
-    cc.configure_mesh()
-        .disable_x_mesh()
-        .disable_y_mesh()
-        .x_labels(0)
-        .y_labels(0)
-        .x_desc(&chart.x_label)
-        .y_desc(&y_desc)
-        .label_style(("sans-serif", 12))
-        .draw()?;
-    let tick_style = TextStyle::from(("sans-serif", 12).into_font())
-        .color(&BLACK)
-        .pos(Pos::new(HPos::Right, VPos::Center));
-    for t in &y.ticks {
-        let at = y.at(*t);
-        cc.draw_series(std::iter::once(PathElement::new(
-            vec![(x0, at), (x1, at)],
-            RGBColor(221, 221, 221).stroke_width(1),
-        )))?;
-        let (px, py) = cc.backend_coord(&(x0, at));
-        body.draw(&Text::new(
-            fmt_tick(*t),
-            (px - 6, py - HEADER_PX as i32),
-            tick_style.clone(),
-        ))?;
-    }
-    let label_style = TextStyle::from(("sans-serif", 12).into_font())
-        .color(&BLACK)
-        .pos(Pos::new(HPos::Center, VPos::Top));
-    for (p, l) in &labels {
-        let (px, py) = cc.backend_coord(&(*p, y.lo));
-        body.draw(&Text::new(
-            l.clone(),
-            (px, py + 6 - HEADER_PX as i32),
-            label_style.clone(),
-        ))?;
-    }
-    let value_style = TextStyle::from(("sans-serif", 11).into_font())
-        .color(&RGBColor(40, 40, 40))
-        .pos(Pos::new(HPos::Center, VPos::Bottom));
+    .range(lo, hi)
+    .ticks(Ticks::At(y.ticks.clone()))
+    .grid();
+    let x_axis = Axis::linear(chart.x_label.clone())
+        .range(x0, x1)
+        .ticks(Ticks::Labels(
+            chart
+                .categories
+                .iter()
+                .map(|c| (c.pos, c.label.clone()))
+                .collect(),
+        ));
+    let with_legend = !chart.model.is_empty()
+        || chart.series.len() > 1
+        || chart.series.first().is_some_and(|s| s.name != "all");
+    // Block-size bars rise to the right; with a model line the upper left is free.
+    let legend = match (with_legend, chart.model.is_empty()) {
+        (false, _) => Legend::Hidden,
+        (true, true) => Legend::Prefer(Corner::UpperRight),
+        (true, false) => Legend::Prefer(Corner::UpperLeft),
+    };
+    let mut panel = Panel::new(x_axis, y_axis)
+        .height(f64::from(SIZE_PX.1))
+        .legend(legend);
     let n = chart.series.len().max(1) as f64;
     let bar_w = 0.8 * gap / n;
-    let bar_px = {
-        let (a, _) = cc.backend_coord(&(x0, y.lo));
-        let (b, _) = cc.backend_coord(&(x0 + bar_w, y.lo));
-        (b - a) as f64
-    };
     for (si, s) in chart.series.iter().enumerate() {
-        let color = COLORS[si % COLORS.len()];
         let left = |c: f64| c - 0.4 * gap + si as f64 * bar_w;
-        let cells: Vec<(f64, crate::measure::stats::Stats)> = chart
-            .categories
-            .iter()
-            .zip(&s.cells)
-            .filter_map(|(c, cell)| cell.map(|st| (c.pos, st)))
-            .collect();
-        // A suspect bar is hollow: its outline in the series' colour, no fill.
-        let hollow: Vec<bool> = chart
+        let bars = chart
             .categories
             .iter()
             .enumerate()
             .zip(&s.cells)
-            .filter(|(_, cell)| cell.is_some())
-            .map(|((ci, _), _)| chart.suspect_at(si, ci).is_some())
-            .collect();
-        cc.draw_series(cells.iter().zip(&hollow).map(|((c, st), hollow)| {
-            let style = if *hollow {
-                color.stroke_width(2)
-            } else {
-                color.mix(0.75).filled()
-            };
-            Rectangle::new(
-                [
-                    (left(*c) + bar_w * 0.06, y.lo),
-                    (left(*c) + bar_w * 0.94, y.at(st.mean)),
-                ],
-                style,
-            )
-        }))?
-        .label(s.name.clone())
-        .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], color.filled()));
-        cc.draw_series(cells.iter().flat_map(|(c, st)| {
-            let mid = left(*c) + bar_w / 2.0;
-            let cap = bar_w * 0.2;
-            let (lo, hi) = (y.at(st.min), y.at(st.max));
-            [
-                PathElement::new(vec![(mid, lo), (mid, hi)], BLACK.stroke_width(1)),
-                PathElement::new(
-                    vec![(mid - cap, lo), (mid + cap, lo)],
-                    BLACK.stroke_width(1),
-                ),
-                PathElement::new(
-                    vec![(mid - cap, hi), (mid + cap, hi)],
-                    BLACK.stroke_width(1),
-                ),
-            ]
-        }))?;
-        cc.draw_series(cells.iter().map(|(c, st)| {
-            Circle::new((left(*c) + bar_w / 2.0, y.at(st.median)), 3, BLACK.filled())
-        }))?;
-        // Value labels where the bar is wide enough (plotters writes 11 px as ~8.9 px: about
-        // 5 px per digit).
-        for (c, st) in &cells {
-            let text = fmt_value(st.mean);
-            if (text.chars().count() as f64) * 5.0 + 2.0 > bar_px {
-                continue;
-            }
-            let (px, py) = cc.backend_coord(&(left(*c) + bar_w / 2.0, y.at(st.max.max(st.mean))));
-            body.draw(&Text::new(
-                text,
-                (px, py - 3 - HEADER_PX as i32),
-                value_style.clone(),
-            ))?;
-        }
-    }
-    draw_model(chart, &mut cc, &body, &y, gap, bar_w)?;
-    if !chart.model.is_empty()
-        || chart.series.len() > 1
-        || chart.series.first().is_some_and(|s| s.name != "all")
-    {
-        cc.configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .label_font(("sans-serif", 13))
-            // Block-size bars rise to the right; with a model line the upper left is free.
-            .position(if chart.model.is_empty() {
-                SeriesLabelPosition::UpperRight
-            } else {
-                SeriesLabelPosition::UpperLeft
+            .filter_map(|((ci, c), cell)| cell.map(|st| (ci, c.pos, st)))
+            .map(|(ci, c, st)| Bar {
+                base: None,
+                // A suspect bar is hollow: its outline in the series' colour, no fill.
+                hollow: chart.suspect_at(si, ci).is_some(),
+                whisker: Some((st.min, st.max)),
+                dot: Some(st.median),
+                label: Some(fmt_value(st.mean)),
+                ..Bar::new(left(c) + bar_w * 0.06, left(c) + bar_w * 0.94, st.mean)
             })
-            .draw()?;
+            .collect();
+        panel = panel.layer(Bars {
+            name: Some(s.name.clone()),
+            color: Color::series(si),
+            opacity: 0.75,
+            bars,
+        });
     }
-    root.present()?;
-    Ok(())
+    for m in &chart.model {
+        panel = model(panel, chart, m, gap, bar_w);
+    }
+    let mut fig = Figure::new(chart.title.clone())
+        .subtitle(chart.subtitle.clone())
+        .panel(panel);
+    // Suspect bars' footnote (issue 23), below the plot.
+    for line in chart.suspect_footnote(130) {
+        fig = fig.note(line, Color::WARN);
+    }
+    fig
 }
 
-/// The model's prediction over each series' bars: a line through the bars' centres (dark, in
+/// The model's prediction over a series' bars: a line through the bars' centres (dark, in
 /// the series' colour), the bound named where each stretch starts, so the bend from
 /// syscall- to memory- or device-bound reads off the plot.
-fn draw_model<DB: DrawingBackend>(
+fn model(
+    mut panel: Panel,
     chart: &Chart,
-    cc: &mut ChartContext<
-        '_,
-        DB,
-        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
-    >,
-    body: &DrawingArea<DB, plotters::coord::Shift>,
-    y: &YAxis,
+    m: &super::chart::ModelLine,
     gap: f64,
     bar_w: f64,
-) -> Result<(), Box<dyn std::error::Error>>
-where
-    DB::ErrorType: 'static,
-{
-    let label_style = TextStyle::from(("sans-serif", 11).into_font())
-        .color(&RGBColor(20, 20, 20))
-        .pos(Pos::new(HPos::Left, VPos::Bottom));
-    for m in &chart.model {
-        let shift = -0.4 * gap + (m.series as f64 + 0.5) * bar_w;
-        let color = COLORS[m.series % COLORS.len()];
-        let dark = RGBColor(color.0 / 2, color.1 / 2, color.2 / 2);
-        let pts: Vec<(f64, f64)> = m
-            .points
-            .iter()
-            .map(|(x, v, _)| (x + shift, y.at(*v)))
-            .collect();
-        let name = match chart.series.get(m.series) {
-            Some(s) if chart.model.len() > 1 => format!("model: {}", s.name),
-            _ => "model (limits profile)".to_string(),
-        };
-        cc.draw_series(std::iter::once(PathElement::new(
-            pts.clone(),
-            dark.stroke_width(2),
-        )))?
-        .label(name)
-        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], dark.stroke_width(2)));
-        // The bound at the start of each stretch.
-        let mut last = None;
-        for ((_, v, bound), p) in m.points.iter().zip(&pts) {
-            if last == Some(*bound) {
-                continue;
-            }
-            last = Some(*bound);
-            let (px, py) = cc.backend_coord(p);
-            let text = format!("{bound} ({} MiB/s)", fmt_value(*v));
-            // Above the line, on a light box so bars and whiskers do not cross the words
-            // (plotters writes 11 px text at about 5 px per character).
-            let (tx, ty) = (px + 4, py - 6 - HEADER_PX as i32);
-            let w = text.chars().count() as i32 * 5 + 6;
-            body.draw(&Rectangle::new(
-                [(tx - 2, ty - 13), (tx + w, ty + 2)],
-                WHITE.mix(0.85).filled(),
-            ))?;
-            body.draw(&Text::new(text, (tx, ty), label_style.clone()))?;
+) -> Panel {
+    let shift = -0.4 * gap + (m.series as f64 + 0.5) * bar_w;
+    let dark = Color::series(m.series).darker();
+    let name = match chart.series.get(m.series) {
+        Some(s) if chart.model.len() > 1 => format!("model: {}", s.name),
+        _ => "model (limits profile)".to_string(),
+    };
+    panel = panel.layer(
+        Line::new(
+            dark,
+            m.points.iter().map(|(x, v, _)| (x + shift, *v)).collect(),
+        )
+        .width(2.0)
+        .name(name),
+    );
+    // The bound at the start of each stretch, above the line on a light box so bars and
+    // whiskers do not cross the words.
+    let mut last = None;
+    for (x, v, bound) in &m.points {
+        if last == Some(*bound) {
+            continue;
         }
+        last = Some(*bound);
+        panel = panel.layer(
+            Text::new(x + shift, *v, format!("{bound} ({} MiB/s)", fmt_value(*v)))
+                .offset(4.0, -6.0)
+                .boxed(),
+        );
     }
-    Ok(())
+    panel
 }
 
 #[cfg(test)]
@@ -447,10 +304,11 @@ mod tests {
         assert!(svg.contains("3 repetitions per point"));
         // Value labels of the means; ticks without ".0".
         assert!(
-            svg.contains("\n1.5\n") && svg.contains("\n5\n"),
+            svg.contains(">1.5</text>") && svg.contains(">5</text>"),
             "value labels"
         );
-        assert!(!svg.contains(".0\n</text>"), "tick noise");
+        assert!(!svg.contains(".0</text>"), "tick noise");
+        crate::export::figure::svg::check(&svg).unwrap();
     }
 
     #[test]
@@ -512,7 +370,7 @@ mod tests {
         assert_eq!(y.ticks, vec![0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0]);
         let svg = render(&c).unwrap();
         assert!(
-            svg.contains("log scale") && svg.contains("\n10k\n"),
+            svg.contains("log scale") && svg.contains(">10k</text>"),
             "decade ticks"
         );
         c.y_scale = YScale::Linear;
@@ -533,9 +391,10 @@ mod tests {
         let refs: Vec<(f64, &str)> = many.iter().map(|(v, l)| (*v, l.as_str())).collect();
         let svg = render(&one_series(&refs)).unwrap();
         assert!(
-            !svg.contains("\n12345\n"),
-            "a 5-digit label cannot fit a 6 px bar"
+            !svg.contains(">12.3k</text>"),
+            "a 5-character label cannot fit a 6 px bar"
         );
+        crate::export::figure::svg::check(&svg).unwrap();
         assert_eq!(fmt_value(8031.12), "8031");
         assert_eq!(fmt_value(10_512.0), "10.5k");
         assert_eq!(fmt_value(12.51), "12.5");
@@ -581,12 +440,14 @@ mod tests {
 
     #[test]
     fn a_block_size_plot_draws_the_model_over_the_bars_and_names_where_the_bound_turns() {
-        use crate::export::chart::{throughput_chart_with, Dim};
+        use crate::export::chart::{throughput_chart, Dim};
+        use crate::export::provenance::Provenance;
         let rows = block_size_rows();
-        let chart = throughput_chart_with("part 3", &rows, &[Dim::BlockSize], &|_| {
-            Some(crate::explain::profile::Profile::synthetic_example())
-        })
-        .unwrap();
+        let known = Provenance::everywhere(
+            None,
+            Some(crate::explain::profile::Profile::synthetic_example()),
+        );
+        let chart = throughput_chart("part 3", &rows, &[Dim::BlockSize], &known).unwrap();
         assert_eq!(chart.model.len(), 1);
         let bounds: Vec<_> = chart.model[0].points.iter().map(|p| p.2).collect();
         use crate::explain::model::Bound;
@@ -612,7 +473,8 @@ mod tests {
             chart.model[0].points.len()
         );
         // Without a profile: the same bars, no model.
-        let plain = throughput_chart_with("part 3", &rows, &[Dim::BlockSize], &|_| None).unwrap();
+        let plain =
+            throughput_chart("part 3", &rows, &[Dim::BlockSize], &Provenance::none()).unwrap();
         assert!(plain.model.is_empty());
         let svg = render(&plain).unwrap();
         assert!(!svg.contains("model (limits profile)") && !svg.contains("-bound ("));

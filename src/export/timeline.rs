@@ -145,24 +145,46 @@ pub struct TimelineOutputs {
 impl TimelineOutputs {
     /// Checks the flags (`--timeline`, `--interval`, `--log-ops`) and creates the log; turns the
     /// workers' per-operation log on when one is asked for.
+    /// `measured`: the run's FILE, which neither output may be.
     pub fn open(
         csv: Option<&Path>,
         interval: &str,
         log_ops: Option<&Path>,
+        measured: &Path,
     ) -> anyhow::Result<TimelineOutputs> {
         let interval = parse_interval(interval, "--interval")?;
+        // Everything that would keep the CSV (written after the run) from being written is
+        // found now, before the measuring: a missing or read-only directory, a directory name,
+        // a full file system, a file already there, the measured file itself.
         if let Some(p) = csv {
-            if std::fs::symlink_metadata(p).is_ok() {
+            if crate::fsguard::same_place(p, measured) {
+                return Err(usage(format!(
+                    "--timeline: {} is the file the run measures; give the timeline another name",
+                    crate::text::shown_path(p)
+                )));
+            }
+            if std::fs::symlink_metadata(p).is_ok() && !p.is_dir() {
                 return Err(usage(format!(
                     "--timeline: {} already exists; give a new file name (diskscope does not \
                      replace it)",
                     crate::text::shown_path(p)
                 )));
             }
+            if let Some(refusal) =
+                crate::fsguard::check_new_output(p, false, "--timeline", Some(measured))
+            {
+                return Err(usage(refusal));
+            }
         }
         let log = match log_ops {
-            Some(p) if Some(p) == csv => {
+            Some(p) if csv.is_some_and(|c| crate::fsguard::same_place(c, p)) => {
                 return Err(usage("--log-ops: give it another file than --timeline"))
+            }
+            Some(p) if crate::fsguard::same_place(p, measured) => {
+                return Err(usage(format!(
+                    "--log-ops: {} is the file the run measures; give the log another name",
+                    crate::text::shown_path(p)
+                )))
             }
             Some(p) => Some(
                 crate::fsguard::create_output(p, false, "--log-ops")

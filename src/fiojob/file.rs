@@ -7,7 +7,7 @@ use super::map::Mapped;
 use super::parse::Job;
 use crate::config::Op;
 use crate::size::format_size;
-use crate::sweep::files::{is_our_test_file, FilePlan};
+use crate::sweep::files::{test_file_proof, FilePlan};
 use std::path::PathBuf;
 
 fn at_header(job: &Job, option: &str, message: &str) -> FioError {
@@ -80,15 +80,19 @@ pub fn plan_file(mapped: &mut [Mapped]) -> Result<FilePlan, FioError> {
                     crate::text::shown_path(&path)
                 )));
             }
-            let ours = is_our_test_file(&path, len);
-            if let Some(w) = writes {
-                if !ours {
-                    let loc = w.rw.map_or(w.job.header.clone(), |o| o.loc.clone());
-                    return Err(FioError::refused(&loc, "rw", &format!(
-                        "{} exists and diskscope did not create it: writing would overwrite it; name a file that does not exist yet (diskscope creates it and removes it afterwards)",
-                        crate::text::shown_path(&path)
-                    )));
-                }
+            // Read-only jobs read any file; writes need the proof (mark and every byte).
+            let proof = if writes.is_some() {
+                test_file_proof(&path, len)
+            } else {
+                Err(crate::sweep::files::NotOurs::NoMark)
+            };
+            let ours = proof.is_ok();
+            if let (Some(w), Err(why)) = (writes, proof) {
+                let loc = w.rw.map_or(w.job.header.clone(), |o| o.loc.clone());
+                return Err(FioError::refused(&loc, "rw", &format!(
+                    "{} exists and is not a diskscope test file: {why}; writing would overwrite it; name a file that does not exist yet (diskscope creates it and removes it afterwards)",
+                    crate::text::shown_path(&path)
+                )));
             }
             Ok(FilePlan {
                 path,

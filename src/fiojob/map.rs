@@ -107,7 +107,7 @@ pub fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped
     let (submit, seed) = details(&opts, method, queue_depth, pattern, &mut notes)?;
     let buffers = buffers_of(&opts, direct, &mut notes)?;
     let (rate_iops, arrival) = rate_of(&opts, threads, &mut notes)?;
-    let region = region(&opts, threads, pattern, &mut notes)?;
+    let region = region(&opts, threads, pattern, time_based, &mut notes)?;
     // fio's `name` option renames the job (from [global] too).
     let name = opts
         .get("name")
@@ -670,6 +670,7 @@ fn region<'a>(
     opts: &Opts<'a>,
     threads: usize,
     pattern: Pattern,
+    time_based: bool,
     notes: &mut Vec<String>,
 ) -> Result<Region<'a>, FioError> {
     if let Some((n, o)) = opts.int("nrfiles")? {
@@ -708,10 +709,19 @@ fn region<'a>(
             }
             _ => return Err(FioError::refused(&o.loc, &o.key, "diskscope splits the range evenly over the threads; write offset_increment equal to size, or remove it")),
         }
-    } else if threads > 1 && pattern == Pattern::Sequential {
-        notes.push(format!(
-            "fio's {threads} jobs each read or write the whole range; diskscope's {threads} threads split it, one part each (offset_increment=size says the same to fio)"
-        ));
+    } else if threads > 1 {
+        // fio's numjobs clones are each a whole job; diskscope's threads are one job's workers.
+        // Where that changes what runs, the `threads ← numjobs` line says so in figures.
+        let differs = numjobs_difference(
+            threads,
+            pattern,
+            time_based,
+            size.map(|(s, _)| s).filter(|s| *s > 0),
+        );
+        match notes.iter_mut().find(|n| n.starts_with("threads ")) {
+            Some(line) => *line = format!("{line}: {differs}"),
+            None => notes.push(differs),
+        }
     }
     if let Some((s, o)) = size.filter(|(s, _)| *s > 0) {
         notes.push(format!("range {} ← {}", format_size(s), from(o)));
@@ -750,6 +760,43 @@ fn region<'a>(
         number_ios,
         target,
     })
+}
+
+/// How `numjobs=threads` differs between fio and diskscope, for the plan: fio starts `threads`
+/// clones of the job, each doing all of it (its `size` from offset 0, or its `runtime`);
+/// diskscope runs one job with `threads` workers that share it (a sequential range split into
+/// one part each; a random one drawn from by all, its bytes shared).
+fn numjobs_difference(
+    threads: usize,
+    pattern: Pattern,
+    time_based: bool,
+    size: Option<u64>,
+) -> String {
+    let n = threads as u64;
+    let range = match (pattern, size) {
+        (Pattern::Sequential, Some(s)) => format!(
+            "fio's {n} clones each go over the whole {} (the same offsets {n} times); diskscope's {n} threads split it into {n} parts of {}, each offset once",
+            format_size(s),
+            format_size(s / n)
+        ),
+        (Pattern::Sequential, None) => format!(
+            "fio's {n} clones each go over the whole file; diskscope's {n} threads split it into {n} parts, each offset once"
+        ),
+        (Pattern::Random, _) => format!(
+            "fio's {n} clones and diskscope's {n} threads all draw offsets from the whole range"
+        ),
+    };
+    let bytes = match (time_based, size) {
+        (true, _) => "both run for the runtime".to_string(),
+        (false, Some(s)) => format!(
+            "fio moves {} ({n} × {}), diskscope {} in all",
+            format_size(s.saturating_mul(n)),
+            format_size(s),
+            format_size(s)
+        ),
+        (false, None) => format!("fio moves {n} times the bytes diskscope moves"),
+    };
+    format!("{range}; {bytes} (offset_increment=size makes fio split the range as diskscope does)")
 }
 
 /// The point of a job on the batch's file.

@@ -171,8 +171,23 @@ fn read(path: &Path, display: &str, from: Option<&Loc>) -> Result<String, FioErr
         },
     };
     crate::fsguard::check_input(path, "JOB.fio").map_err(|e| fail(e.to_string()))?;
-    std::fs::read_to_string(path)
-        .map_err(|e| fail(format!("cannot read {}: {e}; check the path", display)))
+    // Bounded: an include of a huge (or sparse) file is refused by its size, never read whole.
+    crate::fsguard::read_text_bounded(path, crate::fsguard::MAX_TEXT_INPUT_BYTES).map_err(|e| {
+        match e {
+            // The file's own line: where the bad byte is.
+            crate::fsguard::TextReadError::NotUtf8 { line, byte } => FioError::Syntax {
+                loc: Loc {
+                    file: display.to_string(),
+                    line,
+                },
+                message: format!("not UTF-8 text (byte 0x{byte:02x}); a fio job file is text"),
+            },
+            crate::fsguard::TextReadError::Io(e) => {
+                fail(format!("cannot read {display}: {e}; check the path"))
+            }
+            e => fail(format!("{display} {e}")),
+        }
+    })
 }
 
 struct IniParser<'e> {

@@ -45,20 +45,35 @@ pub fn plan(
     let file = plan_file(&mut mapped)?;
     let mut experiments: Vec<Experiment> = Vec::new();
     let mut names = std::collections::HashSet::new();
+    // Every file name the plan will write into --out, checked before the first run: the
+    // documents beside the CSVs, then each job's files as it is named. Two jobs whose files
+    // would meet (`x`'s timeline is `x-timeline.csv`, the results of a job named `x-timeline`)
+    // are told apart here, not found when the second one writes after the measuring.
+    let mut outputs: std::collections::HashSet<String> =
+        ["compare.svg", "context.json", "sweep.json"]
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+    let kind: crate::sweep::experiment::Kind = &crate::sweep::kinds::throughput::Throughput;
     for m in &mapped {
         let spec = spec_of(m, &file)?;
         let mut name = m.name.clone();
         let mut n = 2;
         // `a-summary` would collide with `a`'s summary file: keep the names apart.
         // `compare` would write compare.svg, the figure of all the jobs together.
-        while !names.insert(name.clone())
+        while names.contains(&name)
             || name.ends_with("-summary")
             || name.ends_with("-fio")
             || name == "compare"
+            || crate::sweep::experiment::output_names(&name, kind)
+                .iter()
+                .any(|o| outputs.contains(o))
         {
             name = format!("{}-{n}", m.name);
             n += 1;
         }
+        names.insert(name.clone());
+        outputs.extend(crate::sweep::experiment::output_names(&name, kind));
         let mut notes = m.notes.clone();
         if name != m.job.name {
             notes.insert(
@@ -163,6 +178,35 @@ mod tests {
         // size=0 is fio's default: the whole file (here, one that does not exist: no size).
         let e = plan_of("[a]\nfilename=/nonexistent-diskscope-dir/f.dat\nsize=0\n").unwrap_err();
         assert!(e.contains("no job gives its size"), "{e}");
+    }
+
+    #[test]
+    fn numjobs_says_in_the_threads_line_where_fios_clones_and_diskscopes_threads_differ() {
+        let notes = |text: &str| {
+            plan_of(text).unwrap().experiments[0]
+                .notes
+                .iter()
+                .find(|n| n.starts_with("threads "))
+                .cloned()
+                .unwrap()
+        };
+        let seq =
+            notes("[a]\nfilename=/nonexistent-diskscope-dir/f.dat\nsize=64m\nnumjobs=2\nrw=read\n");
+        assert!(
+            seq.starts_with(
+                "threads 2 ← numjobs=2 (j.fio:4): fio's 2 clones each go over the whole 64M"
+            ) && seq.contains("split it into 2 parts of 32M")
+                && seq.contains("fio moves 128M (2 × 64M), diskscope 64M in all"),
+            "{seq}"
+        );
+        let rand = notes("[a]\nfilename=/nonexistent-diskscope-dir/f.dat\nsize=64m\nnumjobs=2\nrw=randread\nruntime=5\ntime_based\n");
+        assert!(
+            rand.contains("all draw offsets from the whole range; both run for the runtime"),
+            "{rand}"
+        );
+        // offset_increment=size: fio splits the range too; nothing differs.
+        let split = notes("[a]\nfilename=/nonexistent-diskscope-dir/f.dat\nsize=64m\nnumjobs=2\noffset_increment=64m\n");
+        assert!(!split.contains("fio's 2 clones"), "{split}");
     }
 
     #[test]

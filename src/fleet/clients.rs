@@ -29,14 +29,18 @@ pub struct ClientsArgs {
 pub fn aggregate_rows(paths: &[PathBuf]) -> anyhow::Result<Vec<RunResult>> {
     let mut rows = Vec::new();
     for p in paths {
-        let mut rd = ::csv::Reader::from_path(p)
-            .map_err(|e| usage(format!("CSV: cannot read {}: {e}", p.display())))?;
+        let mut rd = ::csv::Reader::from_path(p).map_err(|e| {
+            usage(format!(
+                "CSV: cannot read {}: {e}",
+                crate::text::shown_path(p)
+            ))
+        })?;
         let mut any_fleet = false;
         for (i, r) in rd.deserialize::<RunResult>().enumerate() {
             let r = r.map_err(|e| {
                 usage(format!(
                     "CSV: {}:{}: not a diskscope results row: {e}",
-                    p.display(),
+                    crate::text::shown_path(p),
                     i + 2
                 ))
             })?;
@@ -48,7 +52,7 @@ pub fn aggregate_rows(paths: &[PathBuf]) -> anyhow::Result<Vec<RunResult>> {
         if !any_fleet {
             return Err(usage(format!(
                 "CSV: {} has no rank column; give the CSV of a fleet run (mpirun ... --batch)",
-                p.display()
+                crate::text::shown_path(p)
             )));
         }
     }
@@ -129,15 +133,15 @@ pub fn execute(a: &ClientsArgs) -> anyhow::Result<i32> {
             "CSV: no successful aggregate (rank = all) rows in the given files",
         ));
     };
-    crate::report::write_new(
+    crate::export::manager::write_file(
         &a.out,
         crate::export::svg::render(&chart)?.as_bytes(),
         a.force,
         "--out",
     )?;
-    eprintln!(
+    crate::eprintln_shown!(
         "wrote {} ({} points x {} client counts)",
-        a.out.display(),
+        crate::text::shown_path(&a.out),
         chart.series.len(),
         chart.categories.len()
     );

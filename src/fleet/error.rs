@@ -92,7 +92,7 @@ pub(crate) fn abort_error(why: String, lost: bool) -> FleetError {
 /// they say so and exit 1.
 pub fn follower_status(e: &FleetError) -> i32 {
     if e.lost_rank_0() {
-        eprintln!("error: {e}");
+        crate::eprintln_shown!("error: {e}");
         1
     } else {
         0

@@ -99,7 +99,7 @@ fn now_unix_ns() -> u64 {
 /// same error a single `run -w` gives. Returns whether this run created it.
 fn create_shared(spec: &RunSpec) -> anyhow::Result<bool> {
     use std::os::unix::fs::OpenOptionsExt;
-    let p = spec.target.path.display();
+    let p = crate::text::shown_path(&spec.target.path);
     if spec.safety.overwrite_in_place && spec.target.path.is_file() {
         return Ok(false); // batch mode's own test file: overwritten in place
     }
@@ -250,6 +250,8 @@ pub fn run_point(
             };
         }
     }
+    // Each rank's row is judged where it ran, from its own facts.
+    crate::explain::judge_result(&mut result);
     let agg = ended.aggregate;
     result.identity.host = fleet.host().to_string();
     // `cold-all` ran as a host-wide drop plus `cold` per rank: report what was asked.

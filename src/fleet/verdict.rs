@@ -1,18 +1,18 @@
 //! The verdict of a fleet's `all` row (issue 23): can the fleet's number be trusted?
 //!
-//! Each rank judged its own run where it ran ([`crate::explain::verdict::judge`], in the runner:
-//! its file's filesystem and device, its CPU time, its dirty bytes), and its row arrives with
+//! Each rank judged its own run where it ran ([`crate::explain::verdict::judge`], from its own
+//! facts: its file's filesystem and device, its own I/O, its CPU time), and its row arrives with
 //! `verdict`, `reasons` and `why` filled. The aggregate is suspect when any rank is — a fleet
 //! figure that includes one rank served from the page cache is not a disk figure either — with
 //! each reason said once, naming the ranks that gave it. On top of that the aggregate is judged
 //! on what only it has: the merged timeline (a level shift or spread of the whole fleet, which
 //! no single rank may show) and its own length and operation count. That judgement is
-//! [`judge`] with no context, profile or observation: those describe one host, and the ranks
+//! [`judge`] with no facts, context or profile: those describe one host, and the ranks
 //! already applied them where they hold.
 
 use super::wire::RankReport;
 use crate::explain::context::Context;
-use crate::explain::verdict::{judge, Code, Kind, Observed, Reason, Verdict};
+use crate::explain::verdict::{judge, Code, Reason, Verdict};
 use crate::measure::RunResult;
 
 /// The reasons of a judged row (its `reasons` codes with their `why` sentences).
@@ -67,13 +67,7 @@ pub fn of_all(row: &RunResult, reports: &[RankReport]) -> Option<Verdict> {
             }
         })
         .collect();
-    let own = judge(
-        row,
-        row.timeline.as_deref(),
-        &Context::default(),
-        None,
-        &Observed::default(),
-    );
+    let own = judge(row, None, &Context::default(), None);
     for r in own.reasons {
         if !out.iter().any(|o| o.code == r.code) {
             out.push(Reason {
@@ -82,14 +76,7 @@ pub fn of_all(row: &RunResult, reports: &[RankReport]) -> Option<Verdict> {
             });
         }
     }
-    Some(Verdict {
-        verdict: if out.is_empty() {
-            Kind::Ok
-        } else {
-            Kind::Suspect
-        },
-        reasons: out,
-    })
+    Some(Verdict::of(out))
 }
 
 /// Writes [`of_all`] into the row's `verdict`, `reasons` and `why` (empty when not judged).

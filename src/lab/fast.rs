@@ -33,7 +33,7 @@ mod roads;
 
 use crate::config::{check_block_size, check_queue_depth, check_threads, parse_block_size, usage};
 use crate::size::format_size;
-use anyhow::{anyhow, bail};
+use anyhow::anyhow;
 use clap::Args;
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom};
@@ -258,7 +258,7 @@ pub struct FastArgs {
 }
 
 fn open_file(path: &Path) -> anyhow::Result<File> {
-    let p = path.display();
+    let p = crate::text::shown_path(path);
     // Before `open`: a named FIFO blocks in open and a character device never ends. A pipe named
     // through an open descriptor (/dev/stdin) is read to its end, opened without blocking.
     let pipe = match std::fs::metadata(path) {
@@ -277,15 +277,18 @@ fn open_file(path: &Path) -> anyhow::Result<File> {
     let f = opened.map_err(|e| match e {
         crate::fsguard::OpenError::Refused(refused) => usage(refused.to_string()),
         crate::fsguard::OpenError::Io(e) => match e.raw_os_error() {
-            Some(libc::ENOENT) => anyhow!("FILE: {p} does not exist; check the path"),
-            Some(libc::EACCES) | Some(libc::EPERM) => {
-                anyhow!("FILE: permission denied opening {p}; check its permissions")
-            }
+            // A FILE that cannot be used as given is bad usage (exit 2), like every argument.
+            Some(libc::ENOENT) => usage(format!("FILE: {p} does not exist; check the path")),
+            Some(libc::EACCES) | Some(libc::EPERM) => usage(format!(
+                "FILE: permission denied opening {p}; check its permissions"
+            )),
             _ => anyhow!("FILE: cannot open {p}: {e}"),
         },
     })?;
     if f.metadata()?.is_dir() {
-        bail!("FILE: {p} is a directory; give a regular file");
+        return Err(usage(format!(
+            "FILE: {p} is a directory; give a regular file"
+        )));
     }
     Ok(f)
 }
@@ -314,7 +317,7 @@ pub fn xor_file(
     crate::runner::test_hook("fast-before-check");
     if let Some(w) = &watch {
         w.check_unchanged()
-            .map_err(|changed| anyhow!("FILE {}: {changed}", path.display()))?;
+            .map_err(|changed| anyhow!("FILE {}: {changed}", crate::text::shown_path(path)))?;
     }
     Ok(report)
 }

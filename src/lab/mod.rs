@@ -19,12 +19,7 @@ pub mod knee;
 pub mod syscalls;
 pub mod throughput;
 
-use std::io::Write;
-
 /// Prints one line on stdout; a closed pipe surfaces as a BrokenPipe error (exit 0 upstream).
 pub fn println_stdout(line: &str) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{line}")?;
-    out.flush()?;
-    Ok(())
+    crate::text::write_stdout(format!("{}\n", crate::text::shown_lines(line)).as_bytes())
 }

@@ -13,7 +13,7 @@
 
 use crate::config::usage;
 use crate::explain::context::NET_FS;
-use crate::explain::verdict::{Code, Kind, Reason, Verdict, MIN_OPS, MIN_SECONDS};
+use crate::explain::verdict::{Code, Reason, Verdict, MIN_OPS, MIN_SECONDS};
 use anyhow::Context;
 use clap::Args;
 use serde::Deserialize;
@@ -29,6 +29,12 @@ use std::time::{Duration, Instant};
 /// Calls between two clock reads.
 const BATCH: u64 = 256;
 
+/// The calling thread's time waiting on a run queue, ns (`/proc/thread-self/schedstat`).
+fn thread_run_delay_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// One measured system call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SyscallResult {
@@ -42,6 +48,13 @@ pub struct SyscallResult {
     pub calls_per_s: f64,
     /// Nanoseconds per call.
     pub ns_per_call: f64,
+    /// Share of the measurement during which some task waited for a CPU (pressure stall
+    /// information), percent; and the measuring thread's own wait for one, a share of its time
+    /// (`schedstat`). Not columns: they feed the verdict's `cpu_contended`.
+    #[serde(skip)]
+    pub psi_cpu_some_pct: Option<f64>,
+    #[serde(skip)]
+    pub own_cpu_wait_share: Option<f64>,
     /// Can the figure be trusted as this call's cost (issue 23): `ok` or `suspect`, with the
     /// reason codes and their sentences (see [`judge_call`]).
     pub verdict: String,
@@ -92,14 +105,15 @@ pub fn judge_call(r: &SyscallResult, fs_type: Option<&str>) -> Verdict {
             ),
         });
     }
-    Verdict {
-        verdict: if reasons.is_empty() {
-            Kind::Ok
-        } else {
-            Kind::Suspect
-        },
-        reasons,
+    if let Some(s) =
+        crate::explain::verdict::contention(r.psi_cpu_some_pct, r.own_cpu_wait_share, None)
+    {
+        reasons.push(Reason {
+            code: Code::CpuContended,
+            sentence: s,
+        });
     }
+    Verdict::of(reasons)
 }
 
 /// Judges every result ([`judge_call`]) of calls made on a file on `fs_type`.
@@ -117,6 +131,8 @@ fn measure(
     budget: Duration,
     mut call: impl FnMut() -> std::io::Result<()>,
 ) -> anyhow::Result<SyscallResult> {
+    let pressure = crate::facts::pressure::Pressure::now();
+    let wait = thread_run_delay_ns();
     let start = Instant::now();
     let mut calls = 0u64;
     loop {
@@ -129,10 +145,20 @@ fn measure(
         }
     }
     let seconds = start.elapsed().as_secs_f64();
+    let psi_cpu_some_pct = crate::facts::pressure::share_pct(
+        pressure.cpu_some_us,
+        crate::facts::pressure::Pressure::now().cpu_some_us,
+        seconds * 1e6,
+    );
+    let own_cpu_wait_share = wait
+        .zip(thread_run_delay_ns())
+        .map(|(a, b)| b.saturating_sub(a) as f64 / 1e9 / seconds.max(1e-9));
     Ok(SyscallResult {
         syscall: name.to_string(),
         calls,
         seconds,
+        psi_cpu_some_pct,
+        own_cpu_wait_share,
         calls_per_s: calls as f64 / seconds,
         ns_per_call: seconds * 1e9 / calls as f64,
         verdict: String::new(),
@@ -156,14 +182,27 @@ pub fn measure_all(file: &Path, budget: Duration) -> anyhow::Result<Vec<SyscallR
     )
     .map_err(|e| match e {
         crate::fsguard::OpenError::Refused(refused) => usage(refused.to_string()),
-        crate::fsguard::OpenError::Io(e) => {
-            anyhow::Error::new(e).context(format!("FILE: cannot open {}", file.display()))
+        // A FILE that cannot be used as given is bad usage (exit 2), like every argument.
+        crate::fsguard::OpenError::Io(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::ENOENT | libc::EACCES | libc::EPERM | libc::EISDIR)
+            ) =>
+        {
+            usage(format!(
+                "FILE: cannot open {}: {e}",
+                crate::text::shown_path(file)
+            ))
         }
+        crate::fsguard::OpenError::Io(e) => anyhow::Error::new(e).context(format!(
+            "FILE: cannot open {}",
+            crate::text::shown_path(file)
+        )),
     })?;
     if f.metadata()?.len() == 0 {
         return Err(usage(format!(
             "FILE: {} is empty; the read tests need at least 1 byte",
-            file.display()
+            crate::text::shown_path(file)
         )));
     }
     // The same file, not whatever the path names by now.
@@ -236,7 +275,9 @@ fn measure_open(mut f: File, g: File, budget: Duration) -> anyhow::Result<Vec<Sy
             }
             Ok(())
         })?),
-        Err(e) => eprintln!("note: io_uring nop skipped: io_uring is not available here ({e})"),
+        Err(e) => crate::eprintln_shown!(
+            "note: io_uring nop skipped: io_uring is not available here ({e})"
+        ),
     }
     Ok(out)
 }
@@ -289,6 +330,16 @@ pub struct SyscallsParams {
     #[arg(long, conflicts_with = "csv")]
     #[serde(skip)]
     pub json: bool,
+    /// The calls as CSV (--export-csv; what --csv prints), the --json document
+    /// (--export-json), the figure of their cost (--export-svg) or a page with both
+    /// (--export-html), each into a new file
+    #[command(flatten)]
+    #[serde(skip)]
+    pub export: crate::export::manager::ExportArgs,
+    /// Replace existing --export-* files
+    #[arg(long)]
+    #[serde(skip)]
+    pub force: bool,
 }
 
 fn default_seconds() -> f64 {
@@ -330,7 +381,7 @@ fn measure_params(p: &SyscallsParams) -> anyhow::Result<(PathBuf, Vec<SyscallRes
                 anyhow::anyhow!(
                     "writing the temp file {}: {e}; set TMPDIR to a directory with 1 MiB free, \
                      or give a FILE",
-                    path.display()
+                    crate::text::shown_path(&path)
                 )
             })?;
             Ok((dir, measure_open(f, g, budget)?))
@@ -349,10 +400,25 @@ mod tests {
             seconds,
             calls_per_s: calls as f64 / seconds,
             ns_per_call: seconds * 1e9 / calls as f64,
+            psi_cpu_some_pct: None,
+            own_cpu_wait_share: None,
             verdict: String::new(),
             reasons: String::new(),
             why: String::new(),
         }
+    }
+
+    #[test]
+    fn a_call_measured_while_its_thread_waited_for_a_cpu_is_cpu_contended() {
+        let mut r = result("getpid", 1 << 20, 0.5);
+        r.psi_cpu_some_pct = Some(90.0);
+        r.own_cpu_wait_share = Some(0.4);
+        let v = judge_call(&r, Some("ext4"));
+        assert_eq!(v.codes(), "cpu_contended");
+        assert!(v.sentences().contains("90%"), "{}", v.sentences());
+        // A busy machine that never took this thread's CPU: nothing to say.
+        r.own_cpu_wait_share = Some(0.01);
+        assert_eq!(judge_call(&r, Some("ext4")).codes(), "");
     }
 
     #[test]

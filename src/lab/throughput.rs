@@ -100,7 +100,7 @@ pub struct RunArgs {
     pub block_count: String,
     #[command(flatten)]
     pub io: IoOpts,
-    /// Replace an existing file when writing
+    /// Replace an existing file when writing, and existing --export-* files
     #[arg(long)]
     pub force: bool,
     /// fsync the file at the end of a write (timed)
@@ -140,6 +140,11 @@ pub struct RunArgs {
     /// With --rate: how the intended starts are spaced, constant or poisson
     #[arg(long, default_value = "constant", value_name = "ARRIVAL")]
     pub arrival: String,
+    /// The result row as CSV (--export-csv; a sweep's per-repetition columns), the --json
+    /// document (--export-json), the timeline figure (--export-svg) or a page with all of them
+    /// (--export-html), each into a new file (--force replaces an existing one)
+    #[command(flatten)]
+    pub export: crate::export::manager::ExportArgs,
 }
 
 /// The timeline flags of `run` (see `measure::timeline`).
@@ -162,6 +167,7 @@ pub struct TimelineOpts {
 /// `run2 FILE BLOCK_SIZE [--target SECONDS]`
 #[derive(Debug, Args)]
 pub struct Run2Args {
+    /// File to read (read only): it must be big enough to take --target seconds
     pub file: PathBuf,
     /// Bytes per read: 4096, 4K, 1M
     #[arg(value_name = "BLOCK_SIZE", allow_negative_numbers = true)]
@@ -231,7 +237,8 @@ pub fn spec_of(a: &RunArgs) -> anyhow::Result<RunSpec> {
             "--arrival: applies to open-loop runs; add --rate N (operations per second)",
         ));
     }
-    if !writes && (a.force || a.fsync || a.dsync || a.keep_partial) {
+    // --force also lets --export-* replace an old file, on a read too.
+    if !writes && ((a.force && !a.export.any()) || a.fsync || a.dsync || a.keep_partial) {
         return Err(crate::config::usage(
             "--force, --fsync, --dsync and --keep-partial apply to writes (-w); remove them or \
              use -w",

@@ -64,7 +64,7 @@ pub fn prepare_cache(layout: &Layout, kind: LayoutKind, mode: CacheMode) -> anyh
                 for p in &layout.paths {
                     open(p)?
                         .read_exact(&mut buf)
-                        .with_context(|| format!("warming {}", p.display()))?;
+                        .with_context(|| format!("warming {}", crate::text::shown_path(p)))?;
                 }
             }
             LayoutKind::Packed => {
@@ -95,13 +95,13 @@ pub fn evict_layout(layout: &Layout) -> anyhow::Result<()> {
         let f = open(p)?;
         rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed)
             .map_err(std::io::Error::from)
-            .with_context(|| format!("evicting {} (posix_fadvise)", p.display()))?;
+            .with_context(|| format!("evicting {} (posix_fadvise)", crate::text::shown_path(p)))?;
     }
     Ok(())
 }
 
 fn open(p: &std::path::Path) -> anyhow::Result<File> {
-    File::open(p).with_context(|| format!("opening {}", p.display()))
+    File::open(p).with_context(|| format!("opening {}", crate::text::shown_path(p)))
 }
 
 /// Share of a layout's pages in the page cache, percent.
@@ -163,7 +163,7 @@ pub fn run_pass(
             LayoutKind::Packed => format!(
                 "reading id {id} at offset {} of {}",
                 layout.offsets[id],
-                layout.packed_path.display()
+                crate::text::shown_path(&layout.packed_path)
             ),
         })?;
         let ns = clock.delta_ns(t0, t1).max(1);

@@ -53,13 +53,20 @@ pub fn load_trace(
             let name = syntax.name("trace");
             // A FIFO would block the read forever: refuse anything that cannot end first.
             crate::fsguard::check_input(path, &name).map_err(|e| usage(e.to_string()))?;
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| usage(format!("{name}: cannot read {}: {e}", path.display())))?;
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                usage(format!(
+                    "{name}: cannot read {}: {e}",
+                    crate::text::shown_path(path)
+                ))
+            })?;
             let ids = parse_trace(&text, p.files).map_err(|e| {
                 let sep = if e.line == 0 { ":" } else { "" };
-                usage(format!("{name}: {}{sep} {e}", path.display()))
+                usage(format!(
+                    "{name}: {}{sep} {e}",
+                    crate::text::shown_path(path)
+                ))
             })?;
-            (ids, format!("from {}", path.display()))
+            (ids, format!("from {}", crate::text::shown_path(path)))
         }
         None => {
             let sp = SynthParams::default_for(p.files, p.seed);
@@ -190,7 +197,7 @@ pub fn run(
                     anyhow::bail!(
                         "the dir and packed layouts in {} returned different data; remove them \
                          with --clean and run again",
-                        layout.dir.display()
+                        crate::text::shown_path(&layout.dir)
                     );
                 }
             }

@@ -17,13 +17,13 @@ pub fn write_index(path: &Path, offsets: &[u64], file_size_bytes: u64) -> anyhow
     let (mut f, _) = crate::fsguard::create_exclusive(path)
         .map_err(|e| anyhow::anyhow!(crate::fsguard::create_error(path, &e)))?;
     std::io::Write::write_all(&mut f, text.as_bytes())
-        .with_context(|| format!("writing {}", path.display()))
+        .with_context(|| format!("writing {}", crate::text::shown_path(path)))
 }
 
 /// Reads an index back: the offset of every id `0..files`, each checked to fit the packed file.
 pub fn read_index(path: &Path, files: u32, file_size_bytes: u64) -> anyhow::Result<Vec<u64>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading {}", crate::text::shown_path(path)))?;
     let packed_len = files as u64 * file_size_bytes;
     let mut offsets = Vec::with_capacity(files as usize);
     for (i, line) in text.lines().enumerate() {
@@ -33,7 +33,7 @@ pub fn read_index(path: &Path, files: u32, file_size_bytes: u64) -> anyhow::Resu
         let bad = || {
             anyhow::anyhow!(
                 "{} line {}: '{line}' is not `id offset length`",
-                path.display(),
+                crate::text::shown_path(path),
                 i + 1
             )
         };
@@ -51,7 +51,7 @@ pub fn read_index(path: &Path, files: u32, file_size_bytes: u64) -> anyhow::Resu
     if offsets.len() != files as usize {
         bail!(
             "{}: {} entries for {files} files; run with --clean to regenerate",
-            path.display(),
+            crate::text::shown_path(path),
             offsets.len()
         );
     }

@@ -133,7 +133,11 @@ enum DirState {
 }
 
 fn dir_error(dir: &Path, syntax: Syntax, why: String) -> anyhow::Error {
-    UsageError::new(syntax.name("dir"), format!("{}: {why}", dir.display())).into()
+    UsageError::new(
+        syntax.name("dir"),
+        format!("{}: {why}", crate::text::shown_path(dir)),
+    )
+    .into()
 }
 
 /// Reads the manifest strictly: it must be a regular file (not a link) that parses as ours.
@@ -187,10 +191,10 @@ fn write_manifest(dir: &Path, m: &Manifest, first: bool) -> anyhow::Result<()> {
             .truncate(true)
             .custom_flags(libc::O_NOFOLLOW)
             .open(&path)
-            .with_context(|| format!("rewriting {}", path.display()))?
+            .with_context(|| format!("rewriting {}", crate::text::shown_path(&path)))?
     };
     f.write_all(text.as_bytes())
-        .with_context(|| format!("writing {}", path.display()))
+        .with_context(|| format!("writing {}", crate::text::shown_path(&path)))
 }
 
 /// Every path (relative to the layout directory) that the layout `m` describes generates:
@@ -218,10 +222,11 @@ fn foreign_entry(dir: &Path, m: &Manifest) -> anyhow::Result<Option<PathBuf>> {
     let mut stack = vec![PathBuf::new()];
     while let Some(rel) = stack.pop() {
         let abs = dir.join(&rel);
-        for entry in
-            std::fs::read_dir(&abs).with_context(|| format!("reading {}", abs.display()))?
+        for entry in std::fs::read_dir(&abs)
+            .with_context(|| format!("reading {}", crate::text::shown_path(&abs)))?
         {
-            let entry = entry.with_context(|| format!("reading {}", abs.display()))?;
+            let entry =
+                entry.with_context(|| format!("reading {}", crate::text::shown_path(&abs)))?;
             let ft = entry.file_type()?;
             let child = rel.join(entry.file_name());
             let top_file = rel.as_os_str().is_empty()
@@ -272,7 +277,7 @@ fn inspect(dir: &Path, syntax: Syntax) -> anyhow::Result<DirState> {
             format!(
                 "holds {}, which the locality layout did not create; nothing there was \
                  changed: move it out or use another {}",
-                f.display(),
+                crate::text::shown_path(&f),
                 syntax.name("dir")
             ),
         ));
@@ -291,15 +296,14 @@ pub fn is_ours(dir: &Path) -> bool {
 fn remove_exact(dir: &Path, m: &Manifest, keep_manifest: bool) -> anyhow::Result<()> {
     let remove_file = |p: &Path| -> anyhow::Result<()> {
         match std::fs::symlink_metadata(p) {
-            Ok(md) if md.file_type().is_file() => {
-                std::fs::remove_file(p).with_context(|| format!("removing {}", p.display()))
-            }
+            Ok(md) if md.file_type().is_file() => std::fs::remove_file(p)
+                .with_context(|| format!("removing {}", crate::text::shown_path(p))),
             Ok(_) => Err(anyhow::anyhow!(
                 "{} changed into something diskscope did not make; left it",
-                p.display()
+                crate::text::shown_path(p)
             )),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(e).with_context(|| format!("removing {}", p.display())),
+            Err(e) => Err(e).with_context(|| format!("removing {}", crate::text::shown_path(p))),
         }
     };
     let (dirs, _) = generated_paths(m.files, m.fanout);
@@ -315,13 +319,16 @@ fn remove_exact(dir: &Path, m: &Manifest, keep_manifest: bool) -> anyhow::Result
         match std::fs::remove_dir(&p) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e).with_context(|| format!("removing {}", p.display())),
+            Err(e) => {
+                return Err(e).with_context(|| format!("removing {}", crate::text::shown_path(&p)))
+            }
         }
     }
     if !keep_manifest {
         remove_file(&dir.join(MANIFEST_NAME))?;
         if m.created_dir && is_empty_dir(dir)? {
-            std::fs::remove_dir(dir).with_context(|| format!("removing {}", dir.display()))?;
+            std::fs::remove_dir(dir)
+                .with_context(|| format!("removing {}", crate::text::shown_path(dir)))?;
         }
     }
     Ok(())
@@ -394,18 +401,23 @@ pub fn lock_dir(dir: &Path, key: &str, create: bool) -> anyhow::Result<Option<Di
             }
         }
         std::fs::create_dir_all(parent)
-            .with_context(|| format!("{key}: creating {}", parent.display()))?;
-        let p = open_dir(parent).with_context(|| format!("{key}: opening {}", parent.display()))?;
+            .with_context(|| format!("{key}: creating {}", crate::text::shown_path(parent)))?;
+        let p = open_dir(parent)
+            .with_context(|| format!("{key}: opening {}", crate::text::shown_path(parent)))?;
         // Waits only while another run creates its directory here, a moment.
         let _ = rustix::fs::flock(&p, rustix::fs::FlockOperation::LockExclusive);
         match std::fs::create_dir(dir) {
             Ok(()) => created = true,
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(e).with_context(|| format!("{key}: creating {}", dir.display())),
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("{key}: creating {}", crate::text::shown_path(dir)))
+            }
         }
         drop(p);
     }
-    let d = open_dir(dir).with_context(|| format!("{key}: opening {}", dir.display()))?;
+    let d = open_dir(dir)
+        .with_context(|| format!("{key}: opening {}", crate::text::shown_path(dir)))?;
     let lock = DirFlock {
         _dir: d,
         created,
@@ -416,7 +428,7 @@ pub fn lock_dir(dir: &Path, key: &str, create: bool) -> anyhow::Result<Option<Di
         return Err(crate::config::usage(format!(
             "{key}: another diskscope locality run is using {}; wait for it to finish or pick \
              another {key}",
-            dir.display()
+            crate::text::shown_path(dir)
         )));
     }
     Ok(Some(lock))
@@ -474,7 +486,7 @@ pub fn ensure_in(
             Some(o) => {
                 log(format!(
                     "layout in {} has other parameters; regenerating",
-                    dir.display()
+                    crate::text::shown_path(dir)
                 ));
                 remove_exact(dir, o, true)?;
                 first_manifest = false;
@@ -483,7 +495,7 @@ pub fn ensure_in(
                 // Checked before creating the directory, so a refusal leaves nothing behind.
                 check_space(dir, spec, true)?;
                 std::fs::create_dir_all(dir)
-                    .with_context(|| format!("creating {}", dir.display()))?;
+                    .with_context(|| format!("creating {}", crate::text::shown_path(dir)))?;
             }
         }
         check_space(dir, spec, true)?;
@@ -499,14 +511,14 @@ pub fn ensure_in(
             "generated {} files of {} in {} ({:.2} s)",
             spec.files,
             crate::size::format_size(spec.file_size_bytes),
-            dir.display(),
+            crate::text::shown_path(dir),
             t0.elapsed().as_secs_f64()
         ));
     }
     if packed_ok {
         log(format!(
             "reusing the layout in {} ({} files, packed in {} order)",
-            dir.display(),
+            crate::text::shown_path(dir),
             spec.files,
             spec.pack_label
         ));
@@ -515,7 +527,8 @@ pub fn ensure_in(
         for name in [PACKED_NAME, INDEX_NAME] {
             let p = dir.join(name);
             if std::fs::symlink_metadata(&p).is_ok_and(|md| md.is_file()) {
-                std::fs::remove_file(&p).with_context(|| format!("removing {}", p.display()))?;
+                std::fs::remove_file(&p)
+                    .with_context(|| format!("removing {}", crate::text::shown_path(&p)))?;
             }
         }
         check_space(dir, spec, false)?;
@@ -528,7 +541,7 @@ pub fn ensure_in(
         write_manifest(dir, &m, false)?;
         log(format!(
             "wrote {} ({} order) and its index {}",
-            packed_path.display(),
+            crate::text::shown_path(&packed_path),
             spec.pack_label,
             INDEX_NAME
         ));
@@ -548,7 +561,7 @@ pub fn ensure_in(
 
 fn is_empty_dir(dir: &Path) -> anyhow::Result<bool> {
     Ok(std::fs::read_dir(dir)
-        .with_context(|| format!("reading {}", dir.display()))?
+        .with_context(|| format!("reading {}", crate::text::shown_path(dir)))?
         .next()
         .is_none())
 }
@@ -590,7 +603,7 @@ pub fn check_space_of(
                 "the layout needs about {} but {} has {} free; use fewer {}, a smaller {} or \
                  another {}",
                 crate::size::format_bytes_approx(need),
-                dir.display(),
+                crate::text::shown_path(dir),
                 crate::size::format_bytes_approx(free),
                 n("files"),
                 n("file_size"),
@@ -614,7 +627,7 @@ fn interrupted() -> anyhow::Error {
 
 /// Flushes the whole file system of `dir`, so writeback never overlaps a measurement.
 pub fn sync_fs(dir: &Path) -> anyhow::Result<()> {
-    let d = File::open(dir).with_context(|| format!("opening {}", dir.display()))?;
+    let d = File::open(dir).with_context(|| format!("opening {}", crate::text::shown_path(dir)))?;
     rustix::fs::syncfs(&d)
         .map_err(std::io::Error::from)
         .context("syncfs")
@@ -625,7 +638,7 @@ fn write_tree(dir: &Path, spec: &LayoutSpec, stop: &AtomicBool) -> anyhow::Resul
         let leaf = dir.join(small_file_rel(bucket, spec.fanout));
         let parent = leaf.parent().expect("a small file has a directory");
         std::fs::create_dir_all(parent)
-            .with_context(|| format!("creating {}", parent.display()))?;
+            .with_context(|| format!("creating {}", crate::text::shown_path(parent)))?;
     }
     let mut buf = vec![0u8; spec.file_size_bytes as usize];
     for id in 0..spec.files {
@@ -636,7 +649,7 @@ fn write_tree(dir: &Path, spec: &LayoutSpec, stop: &AtomicBool) -> anyhow::Resul
         let path = dir.join(small_file_rel(id, spec.fanout));
         create_new(&path)?
             .write_all(&buf)
-            .with_context(|| format!("writing {}", path.display()))?;
+            .with_context(|| format!("writing {}", crate::text::shown_path(&path)))?;
     }
     sync_fs(dir)
 }
@@ -654,11 +667,11 @@ fn write_packed(dir: &Path, spec: &LayoutSpec, stop: &AtomicBool) -> anyhow::Res
         offsets[id as usize] = i as u64 * spec.file_size_bytes;
         fill_content(id, &mut buf);
         out.write_all(&buf)
-            .with_context(|| format!("writing {}", path.display()))?;
+            .with_context(|| format!("writing {}", crate::text::shown_path(&path)))?;
     }
     out.into_inner()
         .map_err(|e| e.into_error())
-        .with_context(|| format!("writing {}", path.display()))?;
+        .with_context(|| format!("writing {}", crate::text::shown_path(&path)))?;
     write_index(&dir.join(INDEX_NAME), &offsets, spec.file_size_bytes)?;
     sync_fs(dir)
 }

@@ -198,6 +198,15 @@ pub struct LocalityParams {
     #[arg(long)]
     #[serde(skip)]
     pub json: bool,
+    /// Every pass as CSV (--export-csv), the --json document (--export-json), the figure of
+    /// layout × order (--export-svg) or a page with both (--export-html), each into a new file
+    #[command(flatten)]
+    #[serde(skip)]
+    pub export: crate::export::manager::ExportArgs,
+    /// Replace existing --export-* files
+    #[arg(long)]
+    #[serde(skip)]
+    pub force: bool,
 }
 
 impl Default for LocalityParams {
@@ -215,6 +224,8 @@ impl Default for LocalityParams {
             seed: DEFAULT_SEED,
             clean: false,
             json: false,
+            export: Default::default(),
+            force: false,
         }
     }
 }
@@ -335,7 +346,7 @@ impl LocalityParams {
                     format!(
                         "{} is not a readable file; give a file of ids or a Common Log Format \
                      access log",
-                        t.display()
+                        crate::text::shown_path(t)
                     ),
                 ));
             }
@@ -357,7 +368,7 @@ impl LocalityParams {
                 n("dir"),
                 format!(
                     "{} exists and is not a directory; give a new or empty directory",
-                    dir.display()
+                    crate::text::shown_path(&dir)
                 ),
             ));
         }

@@ -36,6 +36,10 @@ pub struct Aggregate {
     /// Mixed workloads only: the reads and the writes so far, apart (they add up to `bytes`,
     /// `ops` and `latency`).
     pub mixed: Option<MixedSnapshot>,
+    /// Whether `series_bytes` is kept. A run of hours would grow it by 80 bytes a second; the
+    /// explorer, which bins its own series and keeps it bounded, turns it off
+    /// ([`Aggregate::without_series`]).
+    keep_series: bool,
 }
 
 impl Aggregate {
@@ -55,6 +59,16 @@ impl Aggregate {
             response: None,
             backlog_ops: 0,
             mixed: None,
+            keep_series: true,
+        }
+    }
+
+    /// An aggregate that keeps no `series_bytes` (its size then stays the same however long the
+    /// run): for a caller that bins the throughput itself.
+    pub fn without_series(workers: usize) -> Self {
+        Aggregate {
+            keep_series: false,
+            ..Aggregate::new(workers)
         }
     }
 
@@ -99,7 +113,7 @@ impl Aggregate {
 
     /// Spreads the snapshot's bytes over the 100 ms bins its interval covers.
     fn add_to_series(&mut self, s: &Snapshot) {
-        if s.bytes == 0 {
+        if s.bytes == 0 || !self.keep_series {
             return;
         }
         let start = s.at_ns.saturating_sub(s.interval_ns);

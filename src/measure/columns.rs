@@ -10,6 +10,9 @@
 //!
 //! [`Setup`]: crate::config::Setup
 
+mod names;
+pub use names::{names, NotColumns};
+
 use serde::de::{self, Deserialize, DeserializeOwned, IntoDeserializer, MapAccess, Visitor};
 use serde::ser::{self, Impossible, Serialize, SerializeStruct, Serializer};
 use std::collections::BTreeMap;

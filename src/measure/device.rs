@@ -34,6 +34,10 @@ pub struct DiskStat {
     pub in_flight: u64,
     /// Milliseconds the device had at least one request in flight.
     pub io_ticks_ms: u64,
+    /// Milliseconds requests spent in flight, summed over the requests (the weighted
+    /// `time_in_queue` field, the 11th): its rate is iostat's time-averaged queue, `aqu-sz`.
+    /// 0 where the file has only ten fields.
+    pub time_in_queue_ms: u64,
 }
 
 impl DiskStat {
@@ -57,6 +61,7 @@ impl DiskStat {
             write_ticks_ms: v[7],
             in_flight: v[8],
             io_ticks_ms: v[9],
+            time_in_queue_ms: v.get(10).copied().unwrap_or(0),
         })
     }
 }
@@ -214,6 +219,9 @@ pub struct DeviceDelta {
     pub dev_await_ms: f64,
     /// Share of the span the device had a request in flight, percent.
     pub dev_util_pct: f64,
+    /// Requests in flight averaged over the span (iostat's `aqu-sz`: the weighted
+    /// `time_in_queue` over the span), unlike `dev_in_flight`, a count at one instant.
+    pub dev_aqu_sz: f64,
 }
 
 /// CPU time shares between two samples, percent of all CPUs' time.
@@ -246,6 +254,7 @@ pub fn disk_delta(a: &Sample, b: &Sample) -> Option<DeviceDelta> {
             ios as f64,
         ),
         dev_util_pct: (100.0 * ratio(d(|s| s.io_ticks_ms) as f64, span_ms)).min(100.0),
+        dev_aqu_sz: ratio(d(|s| s.time_in_queue_ms) as f64, span_ms),
     })
 }
 
@@ -275,8 +284,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            (d.read_ios, d.read_sectors, d.io_ticks_ms),
-            (33512, 2569178, 28752)
+            (
+                d.read_ios,
+                d.read_sectors,
+                d.io_ticks_ms,
+                d.time_in_queue_ms
+            ),
+            (33512, 2569178, 28752, 526459)
         );
         assert!(DiskStat::parse("1 2 3").is_none());
         let c = CpuStat::parse("cpu  10 1 20 100 5 2 3 0 0 0\ncpu0 1 2 3 4 5 6 7\n").unwrap();
@@ -292,6 +306,7 @@ mod tests {
                 read_sectors: sectors,
                 read_ticks_ms: ticks,
                 io_ticks_ms: busy,
+                time_in_queue_ms: busy * 3,
                 ..Default::default()
             }),
             cpu: None,
@@ -300,6 +315,10 @@ mod tests {
         assert_eq!((d.dev_read_ops, d.dev_read_bytes), (10, 2048 * 512));
         assert_eq!(d.dev_avg_req_bytes, 2048.0 * 512.0 / 10.0);
         assert_eq!((d.dev_await_ms, d.dev_util_pct), (2.0, 50.0));
+        assert_eq!(
+            d.dev_aqu_sz, 1.5,
+            "1500 ms of requests in flight over 1000 ms"
+        );
         assert!(cpu_delta(&at(0, 0, 0, 0, 0), &at(1, 0, 0, 0, 0)).is_none());
     }
 

@@ -50,6 +50,11 @@ pub struct RunResult {
     /// column (a sweep with a mixed point writes them on every row, empty on the pure ones).
     /// The share asked is the setup's `mix_read_pct`; the record's `operation` is `mix`.
     pub mix: Option<MixFigures>,
+    /// The run's own facts (`crate::facts`, issue 36): its own I/O, the others' on its device,
+    /// what the file is made of, what the cache held, who else ran, the device chain. Its
+    /// columns follow the others (their own names, `crate::facts::Section`); `None` (no
+    /// columns) for a row that was not measured by the runner.
+    pub facts: Option<crate::facts::Section>,
     /// The run as a timeline (per-interval figures, device counters, the bytes ratio); not a
     /// column: written as its own CSV (`--timeline`, `<experiment>-timeline.csv`).
     pub timeline: Option<std::sync::Arc<super::timeline::Timeline>>,
@@ -210,7 +215,7 @@ pub struct MixFigures {
 impl Serialize for RunResult {
     /// One flat row, in the column order of every file written so far: the identity and the
     /// setup interleave at its head, the setup's open-loop rate and mix share sit at the head
-    /// of their sections, the settings a default run does not show come last.
+    /// of their sections, the settings a default run does not show come next, the run's facts last.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         flat_serialize!(s, "RunResult", {
             id: Some(&self.identity),
@@ -220,6 +225,7 @@ impl Serialize for RunResult {
             fleet: self.fleet.as_ref(),
             open_loop: self.open_loop.as_ref(),
             mix: self.mix.as_ref(),
+            facts: self.facts.as_ref(),
         }, [
             id => "file_size_bytes",
             setup => "block_size_bytes",
@@ -234,6 +240,7 @@ impl Serialize for RunResult {
             setup => "mix_read_pct_asked",
             mix,
             setup,
+            facts,
         ])
     }
 }
@@ -273,6 +280,7 @@ impl RunResult {
             fleet: c.section()?,
             open_loop: c.section()?,
             mix: c.section()?,
+            facts: c.section()?,
             timeline: None,
         })
     }
@@ -409,6 +417,7 @@ impl RunResult {
         r.setup.arrival = Some(Arrival::Poisson);
         // Not `checksum`: the explorer always XORs, so its saved file's header (made from
         // these) has no such column; a sweep with a `none` point gets it after these.
+        r.facts = Some(crate::facts::Section::with_every_column());
         r
     }
 
@@ -455,17 +464,7 @@ impl RunResult {
 
 /// The CSV column names `r` serializes to (its `None` optional columns left out), from serde.
 fn column_names(r: &RunResult) -> Vec<String> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    if w.serialize(r).is_err() {
-        return Vec::new();
-    }
-    let bytes = w.into_inner().unwrap_or_default();
-    let text = String::from_utf8_lossy(&bytes);
-    let first = text.lines().next().unwrap_or_default().to_string();
-    csv::Reader::from_reader(format!("{first}\n").as_bytes())
-        .headers()
-        .map(|h| h.iter().map(str::to_string).collect())
-        .unwrap_or_default()
+    super::columns::names(r).unwrap_or_default()
 }
 
 /// Writes NaN (an unknown value) as an empty cell.
@@ -501,6 +500,10 @@ mod tests {
         read_lat_max_us,write_bytes,write_ops,write_mib_s,write_iops,write_lat_p50_us,\
         write_lat_p90_us,write_lat_p99_us,write_lat_p999_us,write_lat_max_us";
     const SETTINGS: &str = "write_sync,submit,prealloc,arrival,checksum";
+    const FACTS: &str = "run_read_bytes,run_write_bytes,others_read_bytes,others_write_bytes,\
+        below_read_bytes,below_write_bytes,hole_bytes,unwritten_bytes,encoded_bytes,shared_bytes,\
+        cached_before_pct,cached_after_pct,dirty_after_bytes,psi_cpu_some_pct,psi_io_some_pct,\
+        psi_memory_some_pct,steal_pct,device_chain,read_ahead_kb";
 
     fn header(r: &RunResult) -> String {
         column_names(r).join(",")
@@ -515,7 +518,7 @@ mod tests {
         every.fleet = Some(FleetRow::default());
         assert_eq!(
             header(&every),
-            [HEAD, FLEET, OPEN_LOOP, MIX, SETTINGS].join(",")
+            [HEAD, FLEET, OPEN_LOOP, MIX, SETTINGS, FACTS].join(",")
         );
         // Read back from its own CSV, JSON and CBOR, it is the same record.
         let mut r = every.clone();

@@ -264,6 +264,16 @@ impl TimelineBuilder {
         }
     }
 
+    /// Keeps nothing from now on (as with [`NO_TIMELINE_ENV`]): no intervals, no device samples.
+    /// For a run that is stopped only when told (the explorer's), whose timeline would grow by
+    /// an interval's histogram (~32 KB) every interval for as long as it runs.
+    pub fn disable(&mut self) {
+        self.enabled = false;
+        self.bins = Vec::new();
+        self.samples.truncate(1);
+        self.sampler = Sampler { device: None };
+    }
+
     /// Changes the interval; only before the first snapshot (later calls are ignored).
     pub fn set_interval(&mut self, interval: Duration) {
         if self.bins.is_empty() && self.samples.len() == 1 {
@@ -423,7 +433,7 @@ impl TimelineBuilder {
             _ => None,
         };
         let interval_s = self.interval_ns as f64 / 1e9;
-        let series = full_intervals(&rows, interval_s);
+        let series = full_intervals(active_rows(&rows), interval_s);
         let reading = Reading {
             bytes_ratio,
             level_shift: level_shift(&series, interval_s),
@@ -438,6 +448,17 @@ impl TimelineBuilder {
             reading,
         }
     }
+}
+
+/// The rows in which the workers ran: all but the trailing ones with no operation, which a
+/// write's final fsync spans (their figure is the device's, `dev_write_bytes`, not the run's
+/// operations), so a clean write never reads as a drop to zero at its end.
+pub fn active_rows(rows: &[IntervalRow]) -> &[IntervalRow] {
+    let end = rows
+        .iter()
+        .rposition(|r| r.ops > 0 || r.bytes > 0)
+        .map_or(0, |i| i + 1);
+    &rows[..end]
 }
 
 /// Throughput of the intervals to judge: all but a last one shorter than half an interval.
@@ -557,6 +578,28 @@ pub fn steady_state(mib_s: &[f64], interval_s: f64) -> Steady {
 }
 
 impl Timeline {
+    /// Reads the device's bytes ratio of a read against the bytes the run itself read from
+    /// storage (`crate::facts`, its own I/O accounting): a device that moved every byte while
+    /// the run read a tenth of them itself was moving another process's reads, and the line
+    /// must not say "every byte went to the device" beside a verdict that says the page cache
+    /// served the run.
+    pub fn with_own_bytes(&mut self, op: Op, own_bytes: u64) {
+        let Some(b) = self.reading.bytes_ratio.as_mut() else {
+            return;
+        };
+        if op != Op::Read || b.file_bytes == 0 {
+            return;
+        }
+        let own = own_bytes as f64 / b.file_bytes as f64;
+        if own < 0.9 && b.ratio >= 0.9 {
+            b.meaning = format!(
+                "but the run itself read {own:.2}× its bytes from storage: the rest of the \
+                 device's reads were another process's, and the run's bytes came from the page \
+                 cache"
+            );
+        }
+    }
+
     /// The per-run lines for stderr: the bytes ratio (or why there is none), a level shift,
     /// steady state.
     pub fn reading_lines(&self) -> Vec<String> {

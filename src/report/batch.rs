@@ -3,7 +3,8 @@
 //! typed, and the figures its exporters made. Nothing is read back (neither the sweep file a
 //! second time nor the CSVs), so the page shows exactly what the CSVs were written from.
 
-use super::{batch_page, check_target, openloop, write_new, BatchExperiment};
+use super::{batch_page, openloop, BatchExperiment};
+use crate::export::manager::{ExportManager, Format};
 use crate::export::{Export, Exporter};
 use crate::sweep::output::{Figures, Timelines};
 use crate::sweep::{Ended, SweepOutcome};
@@ -77,10 +78,17 @@ impl Exporter<SweepOutcome> for HtmlReport {
         } else {
             "some runs failed: see the failed column and the error column of the CSVs".to_string()
         };
+        // Where it ran, as collected by the executor (an exporter reads no machine).
+        let machine = o
+            .context
+            .as_ref()
+            .map(super::context::facts_of)
+            .unwrap_or_default();
         let html = batch_page(
             &plan.name,
             &crate::sweep::plan_text(plan),
             &plan.out_dir,
+            &machine,
             &experiments,
             &status,
         )?;
@@ -102,7 +110,7 @@ fn knee_figure(
     match crate::lab::knee::svg::render(&title, knee) {
         Ok(svg) => Some((format!("{}-knee.svg", x.name), svg)),
         Err(e) => {
-            eprintln!(
+            crate::eprintln_shown!(
                 "--report: the knee figure of {} was left out: {e:#}",
                 x.name
             );
@@ -120,7 +128,10 @@ pub fn run_with_report(
     force: bool,
 ) -> anyhow::Result<Option<SweepOutcome>> {
     // Refuse before minutes of measuring, not after.
-    check_target(report, force, "--report")?;
+    ExportManager::default()
+        .forced(force)
+        .with(Format::Html, Some(report), "--report")
+        .check()?;
     let Some(outcome) = crate::sweep::execute(sweep, out, false, force, false)? else {
         return Ok(None);
     };
@@ -136,9 +147,9 @@ pub fn run_with_report(
         path: report.to_path_buf(),
     };
     for file in page.export(&outcome)? {
-        write_new(&file.name, &file.bytes, force, "--report")?;
+        crate::export::manager::write_file(&file.name, &file.bytes, force, "--report")?;
     }
-    eprintln!("wrote {}", crate::text::shown_path(report));
+    crate::eprintln_shown!("wrote {}", crate::text::shown_path(report));
     Ok(Some(outcome))
 }
 
@@ -183,6 +194,7 @@ mod tests {
                 ..Collected::default()
             }],
             context: None,
+            known: crate::export::provenance::Provenance::none(),
             written: Vec::new(),
             ended: Ended::Complete,
         };

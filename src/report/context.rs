@@ -1,10 +1,18 @@
 //! The machine a report was made on, as (name, value) facts for the page: host, kernel, CPU,
-//! memory, from [`crate::explain::context::Context::machine`] (the one place that reads them).
-//! Anything unavailable is left out rather than guessed.
+//! memory, from a [`Context`] (collected by the front end; [`machine`] reads this machine's,
+//! through [`Context::machine`], the one place that reads them). Anything unavailable is left
+//! out rather than guessed.
 
-/// (name, value) pairs describing this machine.
+use crate::explain::context::Context;
+
+/// (name, value) pairs describing this machine (read now: for a front end, not an exporter).
 pub fn machine() -> Vec<(String, String)> {
-    let c = crate::explain::context::Context::machine();
+    facts_of(&Context::machine())
+}
+
+/// (name, value) pairs describing the machine of `c`.
+pub fn facts_of(c: &Context) -> Vec<(String, String)> {
+    let c = c.clone();
     let mut v = Vec::new();
     if !c.host.is_empty() {
         v.push(("host".to_string(), c.host));

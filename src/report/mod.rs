@@ -2,37 +2,23 @@
 //! the inputs, summary tables, the figures inline (SVG), and for `compare` the verdict table.
 //!
 //! The page is built from the same records the terminal output uses ([`crate::compare`]), so the
-//! two cannot disagree. It is written once: created with O_CREAT|O_EXCL|O_NOFOLLOW, and an existing
-//! file is replaced only with `--force` (and never through a symbolic link).
+//! two cannot disagree, and from what the front end hands in (the machine it was made on): it
+//! reads nothing itself. It is written through the one export path
+//! ([`crate::export::manager`]): created with O_CREAT|O_EXCL|O_NOFOLLOW, and an existing file is
+//! replaced only with `--force` (and never through a symbolic link).
 
 pub mod batch;
 pub mod context;
-pub mod html;
+#[cfg(test)]
+mod gallery;
 pub mod openloop;
 
 use crate::compare::diff::{Comparison, Metric, Verdict};
 use crate::compare::load::Record;
 use crate::compare::render;
-use crate::config::usage;
+use crate::export::html::Page;
 use crate::measure::stats::Stats;
-use html::Page;
 use std::path::Path;
-
-/// Fails early (before any measuring) when `path` exists and `force` is off, or is not a regular
-/// file (the same rules as every output, [`crate::fsguard::output_refusal`]); `flag` names the
-/// option in the message.
-pub fn check_target(path: &Path, force: bool, flag: &str) -> anyhow::Result<()> {
-    match crate::fsguard::output_refusal(path, force, flag) {
-        Some(refusal) => Err(usage(format!("{flag}: {refusal}"))),
-        None => Ok(()),
-    }
-}
-
-/// Writes `bytes` to a new file at `path` (O_CREAT|O_EXCL|O_NOFOLLOW); with `force` an existing
-/// regular file is replaced, a symbolic link never followed ([`crate::fsguard::create_output`]).
-pub fn write_new(path: &Path, bytes: &[u8], force: bool, flag: &str) -> anyhow::Result<()> {
-    crate::fsguard::write_output_with(path, bytes, force, flag, usage)
-}
 
 fn verdict_class(v: Verdict) -> &'static str {
     match v {
@@ -168,25 +154,29 @@ fn summary_table(page: &mut Page, recs: &[Record]) {
     }
 }
 
-/// The `compare` report.
+/// The `compare` report; `machine` is the machine it is made on, as (name, value) facts.
 pub fn compare_page(
     old_path: &Path,
     new_path: &Path,
     old: &[Record],
     new: &[Record],
     c: &Comparison,
+    machine: &[(String, String)],
 ) -> anyhow::Result<String> {
     let title = "diskscope compare";
     let mut page = Page::new(
         title,
         &format!(
             "OLD {} vs NEW {} — generated {} by diskscope {}",
-            old_path.display(),
-            new_path.display(),
+            crate::text::shown_path(old_path),
+            crate::text::shown_path(new_path),
             context::now_utc(),
             env!("CARGO_PKG_VERSION")
         ),
     );
+    if let Some(h) = &c.pairing {
+        page.para("summary", h);
+    }
     page.para("summary", &render::tally(c));
     page.h2("Verdicts");
     let rows: Vec<Vec<(String, &str)>> = c
@@ -230,7 +220,7 @@ pub fn compare_page(
         {
             page.figure(
                 &svg,
-                &format!("{name}: bar = mean, dot = median, whisker = min–max over repetitions; Δ% above each pair (green faster, red slower, grey no significant change)"),
+                &format!("{name}: bar = mean, dot = median, whisker = min–max over repetitions; Δ% above each pair (green faster, red slower, grey no change or undecided)"),
             );
         }
     }
@@ -238,9 +228,9 @@ pub fn compare_page(
     let mut facts = measured_on("OLD", old);
     facts.extend(measured_on("NEW", new));
     facts.extend(
-        context::machine()
-            .into_iter()
-            .map(|(k, v)| (format!("report made on: {k}"), v)),
+        machine
+            .iter()
+            .map(|(k, v)| (format!("report made on: {k}"), v.clone())),
     );
     page.facts(&facts);
     page.h2("OLD: summary");
@@ -266,11 +256,13 @@ pub struct BatchExperiment {
     pub worst_intervals: Vec<openloop::WorstInterval>,
 }
 
-/// The batch report: machine, plan, one summary table and figure per experiment.
+/// The batch report: machine (as (name, value) facts), plan, one summary table and figure per
+/// experiment.
 pub fn batch_page(
     sweep: &str,
     plan_text: &str,
     out_dir: &Path,
+    machine: &[(String, String)],
     experiments: &[BatchExperiment],
     status: &str,
 ) -> anyhow::Result<String> {
@@ -279,14 +271,14 @@ pub fn batch_page(
         &title,
         &format!(
             "results in {} — generated {} by diskscope {}",
-            out_dir.display(),
+            crate::text::shown_path(out_dir),
             context::now_utc(),
             env!("CARGO_PKG_VERSION")
         ),
     );
     page.para("summary", status);
     page.h2("Machine");
-    page.facts(&context::machine());
+    page.facts(machine);
     page.h2("Plan");
     page.pre(plan_text);
     for x in experiments {

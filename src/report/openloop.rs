@@ -9,8 +9,8 @@
 //! averaged into one point. [`records_by_rate`] gives the summary table one record per rate
 //! for the same reason.
 
-use super::html::Page;
 use crate::compare::load::Record;
+use crate::export::html::Page;
 use crate::measure::result::Schedule;
 use crate::measure::stats::Stats;
 use crate::measure::RunResult;

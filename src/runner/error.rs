@@ -20,7 +20,7 @@ use std::path::PathBuf;
     "{} was replaced during the run (another process renamed or linked something over it); the \
      run wrote only to the file it created, which is no longer at that path, and touched nothing \
      else",
-    .path.display()
+    crate::text::shown_path(.path)
 )]
 pub struct FileReplaced {
     pub path: PathBuf,

@@ -75,32 +75,33 @@ impl Prepared {
 }
 
 fn open_error(path: &std::path::Path, e: std::io::Error, direct: bool) -> anyhow::Error {
-    let p = path.display();
+    let p = crate::text::shown_path(path);
     let parent = path.parent().filter(|d| !d.as_os_str().is_empty());
     match e.raw_os_error() {
         Some(libc::ENOENT) if parent.is_some_and(|d| !d.is_dir()) => {
-            let d = parent.unwrap_or(path).display().to_string();
+            let d = parent.unwrap_or(path);
             usage(format!(
-                "FILE: the directory {d} does not exist; create it first (mkdir -p {})",
-                crate::fsguard::shell_quote(&d)
+                "FILE: the directory {} does not exist; create it first (mkdir -p {})",
+                crate::text::shown_path(d),
+                crate::fsguard::shell_quote_path(d)
             ))
         }
-        Some(libc::ENOENT) => anyhow!(
+        // A FILE that cannot be used as given is bad usage (exit 2), as every other argument
+        // is: nothing was measured. A run that started and failed is exit 1.
+        Some(libc::ENOENT) => usage(format!(
             "FILE: {p} does not exist; check the path or create it with `run {} -w 1M 1024`",
-            crate::fsguard::shell_quote(&p.to_string())
-        ),
+            crate::fsguard::shell_quote_path(path)
+        )),
         Some(libc::ELOOP) => usage(format!(
             "FILE: {p} is a symbolic link loop (or a chain too long); point it at a file"
         )),
-        Some(libc::EEXIST) => anyhow!(
+        Some(libc::EEXIST) => usage(format!(
             "FILE: {p} already exists (a dangling symbolic link counts); remove it or pick another name"
-        ),
-        Some(libc::EACCES) | Some(libc::EPERM) => {
-            anyhow!(
-                "FILE: permission denied opening {p}; check its permissions or pick another file"
-            )
-        }
-        Some(libc::EISDIR) => anyhow!("FILE: {p} is a directory; give a regular file"),
+        )),
+        Some(libc::EACCES) | Some(libc::EPERM) => usage(format!(
+            "FILE: permission denied opening {p}; check its permissions or pick another file"
+        )),
+        Some(libc::EISDIR) => usage(format!("FILE: {p} is a directory; give a regular file")),
         Some(libc::EINVAL) if direct => usage(format!(
             "--direct: the filesystem of {p} refuses O_DIRECT; run without --direct"
         )),
@@ -128,7 +129,7 @@ fn open_for(spec: &RunSpec, write: bool) -> anyhow::Result<File> {
     // O_NONBLOCK, then a look at the descriptor: a FIFO renamed over the path since the check
     // fails here instead of blocking the open forever. A write opens an existing path only for a
     // character device (/dev/null) or a batch's kept test file.
-    crate::fsguard::open_then_check(
+    let f = crate::fsguard::open_then_check(
         OpenOptions::new().read(true).write(write),
         &spec.target.path,
         flags,
@@ -138,7 +139,10 @@ fn open_for(spec: &RunSpec, write: bool) -> anyhow::Result<File> {
     .map_err(|e| match e {
         crate::fsguard::OpenError::Io(e) => open_error(&spec.target.path, e, spec.setup.direct),
         crate::fsguard::OpenError::Refused(refused) => usage(refused.to_string()),
-    })
+    })?;
+    // A batch's file: still the inode the batch checked, not one renamed over the path since.
+    crate::fsguard::check_registered(&spec.target.path, &f)?;
+    Ok(f)
 }
 
 /// Another descriptor of the file `anchor` is open on, with the run's flags (O_DIRECT,
@@ -155,7 +159,7 @@ fn reopen(anchor: &File, spec: &RunSpec, write: bool) -> anyhow::Result<File> {
         flags |= libc::O_DSYNC;
     }
     let proc_path = format!("/proc/self/fd/{}", anchor.as_raw_fd());
-    let p = spec.target.path.display();
+    let p = crate::text::shown_path(&spec.target.path);
     let f = OpenOptions::new()
         .read(true)
         .write(write)
@@ -181,9 +185,12 @@ fn reopen(anchor: &File, spec: &RunSpec, write: bool) -> anyhow::Result<File> {
 /// run that reaches `point` creates `DIR/POINT.reached` and waits (at most 30 s) until
 /// `DIR/POINT.go` exists. Tests use it to do what another process could do at exactly that
 /// moment (swap the path, rewrite the file) instead of racing the run for it. Without the
-/// variables it costs one `getenv`. Only with the `test-hooks` feature, which the integration
-/// tests turn on (Cargo.toml); every other build has the empty function below.
-#[cfg(feature = "test-hooks")]
+/// variables it costs one `getenv`. Only in builds with debug assertions (the `dev` and `test`
+/// profiles `cargo test` builds its binaries with) or the `test-hooks` feature: a release build
+/// (`cargo build --release`, `cargo install`) has the empty function below, so no environment
+/// can make an installed diskscope wait or touch a file. The `.reached` file is created
+/// exclusively: even a debug build never replaces a file that is there.
+#[cfg(any(debug_assertions, feature = "test-hooks"))]
 pub fn test_hook(point: &str) {
     let Some(dir) = std::env::var_os("DISKSCOPE_TEST_HOOK_DIR") else {
         return;
@@ -192,7 +199,10 @@ pub fn test_hook(point: &str) {
         return;
     }
     let dir = std::path::PathBuf::from(dir);
-    let _ = std::fs::write(dir.join(format!("{point}.reached")), b"");
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(dir.join(format!("{point}.reached")));
     let go = dir.join(format!("{point}.go"));
     let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !go.exists() && std::time::Instant::now() < until {
@@ -200,8 +210,8 @@ pub fn test_hook(point: &str) {
     }
 }
 
-/// The test hook of a build without the `test-hooks` feature: nothing.
-#[cfg(not(feature = "test-hooks"))]
+/// The test hook of a release build: nothing.
+#[cfg(not(any(debug_assertions, feature = "test-hooks")))]
 #[inline(always)]
 pub fn test_hook(_point: &str) {}
 
@@ -217,7 +227,7 @@ struct Output {
 /// Creates (or with `force`, replaces) the output file of a write run, after checking there is
 /// room for `need_bytes`.
 fn create_output(spec: &RunSpec, need_bytes: u64) -> anyhow::Result<Output> {
-    let p = spec.target.path.display();
+    let p = crate::text::shown_path(&spec.target.path);
     // lstat, not stat: a symbolic link is never written through, even with --force (the file it
     // points to is not the one the user named).
     if let Ok(m) = std::fs::symlink_metadata(&spec.target.path) {
@@ -230,9 +240,15 @@ fn create_output(spec: &RunSpec, need_bytes: u64) -> anyhow::Result<Output> {
     }
     let existing_file = std::fs::symlink_metadata(&spec.target.path).is_ok_and(|m| m.is_file());
     let existing = match std::fs::metadata(&spec.target.path) {
-        Ok(m) if m.is_dir() => bail!("FILE: {p} is a directory; give a file name to write"),
+        Ok(m) if m.is_dir() => {
+            return Err(usage(format!(
+                "FILE: {p} is a directory; give a file name to write"
+            )))
+        }
         Ok(m) if m.file_type().is_block_device() => {
-            bail!("FILE: {p} is a block device; diskscope does not write to devices")
+            return Err(usage(format!(
+                "FILE: {p} is a block device; diskscope does not write to devices"
+            )))
         }
         Ok(_) if !spec.safety.force => {
             return Err(usage(format!(
@@ -295,11 +311,14 @@ fn create_output(spec: &RunSpec, need_bytes: u64) -> anyhow::Result<Output> {
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&spec.target.path)
         .map_err(|e| open_error(&spec.target.path, e, false))?;
-    if let Some(mark) = &spec.safety.mark_created {
-        // First, before the layout's long writes: a process killed from here on leaves a marked
-        // file. A file system without user extended attributes keeps no mark (no proof then).
-        crate::fsguard::mark(&anchor, mark);
-    }
+    // First, before the layout's long writes: a process killed from here on leaves a marked
+    // file. A file system without user extended attributes keeps no mark (no proof then).
+    match &spec.safety.mark_created {
+        Some(mark) => crate::fsguard::mark(&anchor, mark),
+        // The record that diskscope made this file: a batch reuses it as its test file only
+        // with it (and only while every byte is still the pattern, `sweep::files`).
+        None => crate::fsguard::mark_test_file(&anchor),
+    };
     let created = crate::fsguard::created_of_open(&spec.target.path, &anchor)
         .with_context(|| format!("FILE: reading back {p}"))?;
     Ok(Output {
@@ -326,10 +345,10 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
         let meta = std::fs::metadata(&spec.target.path)
             .map_err(|e| open_error(&spec.target.path, e, false))?;
         if meta.is_dir() {
-            bail!(
+            return Err(usage(format!(
                 "FILE: {} is a directory; give a regular file",
-                spec.target.path.display()
-            );
+                crate::text::shown_path(&spec.target.path)
+            )));
         }
         let mut f = open_for(spec, false)?;
         let file_size = f.seek(SeekFrom::End(0)).context("finding the file size")?;
@@ -418,7 +437,7 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
                 }
                 Err(e) => e.context(format!(
                     "removed {} again, which this run had created",
-                    spec.target.path.display()
+                    crate::text::shown_path(&spec.target.path)
                 )),
             })
         }

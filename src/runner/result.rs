@@ -79,6 +79,8 @@ pub fn optional_columns(specs: &[RunSpec]) -> Vec<String> {
                     o.resp_p99_no_burst_us = Some(0.0);
                 }
             }
+            // Every run carries its facts (`runner::Ended::result`).
+            r.facts = Some(crate::facts::Section::with_every_column());
             r
         })
         .collect();
@@ -176,17 +178,21 @@ mod tests {
     #[test]
     fn points_name_the_optional_columns_their_rows_will_write() {
         let pread = RunSpec::new("/x");
-        assert!(optional_columns(std::slice::from_ref(&pread)).is_empty());
+        let facts = optional_columns(std::slice::from_ref(&pread));
+        assert_eq!(facts.first().map(String::as_str), Some("run_read_bytes"));
         let mut uring = pread.clone();
         uring.setup.method = Method::IoUring;
         uring.setup.submit = SubmitPolicy::Batch;
-        assert_eq!(optional_columns(&[pread.clone(), uring]), ["submit"]);
+        assert_eq!(
+            optional_columns(&[pread.clone(), uring]),
+            [vec!["submit".to_string()], facts.clone()].concat()
+        );
         let mut mixed = pread.clone();
         mixed.setup.op = Op::Write;
         mixed.setup.mix_read_pct = Some(70);
         assert_eq!(
             optional_columns(&[pread, mixed]),
-            RunResult::mixed_columns()
+            [RunResult::mixed_columns(), facts].concat()
         );
     }
 }

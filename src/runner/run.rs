@@ -1,5 +1,8 @@
 //! [`Run`]: one run of a [`RunSpec`] from its start to its verdict, the lifecycle every front
-//! end drives (see the module doc of `runner`).
+//! end drives (see the module doc of `runner`). Around the timed part it takes the run's own
+//! facts (`crate::facts`): the first look just before the workers start, the second right
+//! after they end (and a write's fsync); the result carries them. Whether the figures can be
+//! trusted is judged by the front ends from the result (`explain::judge_result`), not here.
 
 use super::error::{verdict, EndFailure, FileReplaced, RunError};
 use super::prepare::{prepare, test_hook, Prepared, PreparedMeta};
@@ -39,8 +42,8 @@ pub struct Run {
     timeline: TimelineBuilder,
     /// Where the per-operation log goes (`--log-ops`), and the first error writing it.
     ops_log: Option<OpsLog>,
-    /// The process's voluntary context switches when the workers started (for the verdict).
-    switches_start: Option<u64>,
+    /// The run's facts: the first look, taken before the workers started.
+    facts: crate::facts::Gatherer,
     /// Where the O_DIRECT slots lie in physical memory (for the verdict).
     buffer_layout: Option<crate::engine::BufferLayout>,
 }
@@ -80,9 +83,8 @@ pub struct Ended {
     pub timeline: Arc<Timeline>,
     /// Why the per-operation log ([`Run::log_ops_to`]) is incomplete, if it is.
     pub ops_log_error: Option<String>,
-    /// Can its number be trusted (issue 23): `ok` or `suspect` with reasons, judged after the
-    /// timed section; written into [`Ended::result`]'s `verdict`, `reasons` and `why`.
-    pub judgement: crate::explain::verdict::Verdict,
+    /// The run's own facts, before and after (also in [`Ended::result`]'s `facts`).
+    pub facts: Arc<crate::facts::Facts>,
 }
 
 /// What a finished run gives back.
@@ -111,10 +113,11 @@ impl Run {
         stop: Arc<AtomicBool>,
     ) -> anyhow::Result<Run> {
         let meta = prepared.meta();
-        // The device's first sample is time 0 of the run, taken just before the workers start.
+        // The facts' first look, then the device's first sample (time 0 of the run), just
+        // before the workers start.
+        let facts = crate::facts::Gatherer::start(&meta.spec.target.path);
         let timeline =
             TimelineBuilder::from_env(DEFAULT_INTERVAL, Sampler::for_file(&meta.spec.target.path));
-        let switches_start = voluntary_switches();
         let spawned = Workers::spawn(
             prepared.jobs,
             prepared.spec.setup.method,
@@ -134,7 +137,7 @@ impl Run {
                 Some(c) => {
                     let removed = format!(
                         "removed {} again, which this run had created",
-                        c.path.display()
+                        crate::text::shown_path(&c.path)
                     );
                     return Err(e.context(removed));
                 }
@@ -153,9 +156,17 @@ impl Run {
             created: prepared.created,
             timeline,
             ops_log: None,
-            switches_start,
+            facts,
             buffer_layout: prepared.buffer_layout,
         })
+    }
+
+    /// Keeps no timeline and no throughput series, so the run's memory stays the same however
+    /// long it runs (the explorer's runs go on for hours; a timeline keeps one latency histogram,
+    /// ~32 KB, per interval). Its [`Ended::timeline`] is then empty. Before the first snapshot.
+    pub fn keep_no_history(&mut self) {
+        self.timeline.disable();
+        self.aggregate = Aggregate::without_series(self.aggregate.workers);
     }
 
     /// Sets the timeline's interval (default 1 s; the explorer's is 100 ms). Only before the
@@ -346,44 +357,54 @@ impl Run {
         let ops_log_error = self.ops_log_error().map(|e| e.to_string());
         let started = self.workers.started;
         let worker_user_ns = self.workers.user_cpu_ns.clone();
+        let worker_wait_ns = self.workers.wait_cpu_ns.clone();
+        let timeline = &mut self.timeline;
+        // The device and CPU samples go on through a write's fsync, which another thread makes.
+        let mut sample = |wait: Duration| {
+            timeline.sample_due(started.elapsed().as_nanos() as u64);
+            let until = timeline
+                .next_sample_ns()
+                .saturating_sub(started.elapsed().as_nanos() as u64);
+            Duration::from_nanos(until).min(wait)
+        };
         let (elapsed, failure) = join(
             self.workers,
             self.meta.spec.setup.write_sync.fsync(),
             self.sync_file.as_ref(),
             self.watch.as_ref(),
             self.created.as_ref(),
+            &mut sample,
         );
+        // The facts' second look, right after the workers ended and a write's fsync.
+        let layout = self.buffer_layout.unwrap_or_default();
+        let facts = Arc::new(self.facts.finish(crate::facts::RunSide {
+            // The workers' own user-space CPU time: diskscope's code, not the kernel's I/O
+            // work, nor io_uring's kernel threads, nor the collecting thread.
+            worker_user_cpu_s: Some(
+                worker_user_ns.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e9,
+            ),
+            worker_cpu_wait_s: Some(
+                worker_wait_ns.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e9,
+            ),
+            buffer_slot_bytes: layout.slot_bytes as u64,
+            buffer_pieces: layout.pieces,
+        }));
         // The last sample after the workers ended and a write's fsync: both are the run's I/O.
-        let timeline = self.timeline.finish(
+        let mut timeline = self.timeline.finish(
             started.elapsed().as_nanos() as u64,
             self.meta.spec.setup.op,
             self.meta.spec.setup.direct,
             self.aggregate.bytes,
         );
-        // The workers' own user-space CPU time (diskscope's code, not the kernel's I/O work, nor
-        // io_uring's kernel threads, nor the collecting thread), and the process's voluntary
-        // context switches during the run.
-        let worker_cpu_s = worker_user_ns.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e9;
-        let switches = voluntary_switches()
-            .zip(self.switches_start)
-            .map(|(end, start)| end.saturating_sub(start));
+        // The device's counters read beside the run's own bytes, so a line never says "every
+        // byte went to the device" of bytes another process read.
+        if let Some(io) = facts.run_io() {
+            timeline.with_own_bytes(self.meta.spec.setup.op, io.read_bytes);
+        }
         let timeline = Arc::new(timeline);
-        let judgement = judge_run(
-            &self.meta,
-            &self.experiment,
-            &self.aggregate,
-            elapsed,
-            &timeline,
-            crate::explain::verdict::Observed {
-                cpu_s: Some(worker_cpu_s),
-                voluntary_switches: switches,
-                buffer_layout: self.buffer_layout,
-                ..Default::default()
-            },
-        );
         Ended {
             ops_log_error,
-            judgement,
+            facts,
             timeline,
             verdict: verdict(&self.aggregate, failure, self.meta.total),
             experiment: self.experiment,
@@ -395,59 +416,17 @@ impl Run {
     }
 }
 
-/// This process's voluntary context switches (every thread, ended ones included).
-fn voluntary_switches() -> Option<u64> {
-    // SAFETY: getrusage writes one rusage struct into the zeroed one it is given and reads
-    // nothing else.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is a valid, writable rusage for the call's duration.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
-        return None;
-    }
-    Some(ru.ru_nvcsw.max(0) as u64)
-}
-
-/// The verdict of a finished run (`explain::verdict`): its result as measured, its timeline,
-/// the file's context and profile, what was seen `during` the run (CPU time, context switches,
-/// the buffers' layout) and the dirty bytes at its end.
-fn judge_run(
-    meta: &PreparedMeta,
-    experiment: &str,
-    agg: &Aggregate,
-    elapsed: Option<Duration>,
-    timeline: &Arc<Timeline>,
-    during: crate::explain::verdict::Observed,
-) -> crate::explain::verdict::Verdict {
-    use crate::explain::verdict::{dirty_bytes, judge, Observed};
-    let spec = &meta.spec;
-    let r = make_result(meta, experiment, agg, elapsed.unwrap_or_default());
-    let ctx = crate::explain::context::Context::collect(&spec.target.path);
-    let profile = crate::explain::profile_for(&spec.target.path);
-    let seen = Observed {
-        dirty_end_bytes: std::fs::read_to_string("/proc/meminfo")
-            .ok()
-            .and_then(|m| dirty_bytes(&m)),
-        ram_below: Observed::ram_below(&ctx),
-        synced: spec.setup.write_sync.fsync() || spec.setup.write_sync.dsync(),
-        ..during
-    };
-    judge(
-        &r,
-        Some(timeline),
-        &ctx,
-        profile.as_ref().map(|(p, _)| p),
-        &seen,
-    )
-}
-
 /// Joins the workers, fsyncs a write (with `fsync`), checks the file: the run's time and what
-/// went wrong.
+/// went wrong. The fsync runs on a thread of its own while this one keeps calling `sample`
+/// (which takes the timeline's samples that are due and says how long it may wait, at most the
+/// time it is given), so the intervals a long fsync spans have their device and CPU figures.
 fn join(
     workers: Workers,
     fsync: bool,
     sync_file: Option<&File>,
     watch: Option<&FileWatch>,
     created: Option<&Created>,
+    sample: &mut dyn FnMut(Duration) -> Duration,
 ) -> (Option<Duration>, Option<EndFailure>) {
     let ops = match workers.join() {
         Ok(d) => d,
@@ -455,7 +434,23 @@ fn join(
     };
     let sync_started = Instant::now();
     if let Some(f) = sync_file.filter(|_| fsync) {
-        if let Err(e) = f.sync_all() {
+        let synced = std::thread::scope(|s| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            s.spawn(move || {
+                let _ = tx.send(f.sync_all());
+            });
+            loop {
+                match rx.recv_timeout(sample(Duration::from_millis(50))) {
+                    Ok(done) => break done,
+                    Err(RecvTimeoutError::Timeout) => {}
+                    // The thread ended without a word: it panicked inside sync_all.
+                    Err(RecvTimeoutError::Disconnected) => {
+                        break Err(std::io::Error::other("the fsync thread panicked"))
+                    }
+                }
+            }
+        });
+        if let Err(e) = synced {
             return (None, Some(EndFailure::Fsync(e)));
         }
     }
@@ -501,9 +496,7 @@ impl Ended {
             }
         }
         r.timeline = Some(self.timeline.clone());
-        if r.figures.error.is_empty() && self.verdict.is_ok() {
-            self.judgement.fill(&mut r);
-        }
+        r.facts = Some(self.facts.section());
         r
     }
 

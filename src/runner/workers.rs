@@ -29,6 +29,16 @@ pub(super) struct Workers {
     /// page-cache work, completions), nor the collecting thread's or io_uring's kernel workers'
     /// (`iou-wrk-*`). See `explain::verdict`'s generator_bound.
     pub(super) user_cpu_ns: Arc<AtomicU64>,
+    /// Time the worker threads spent runnable but waiting for a CPU, ns (`schedstat`'s
+    /// `run_delay`), added by each as it ends: the run's own share of CPU contention.
+    pub(super) wait_cpu_ns: Arc<AtomicU64>,
+}
+
+/// The calling thread's time spent waiting on a run queue, ns (`/proc/thread-self/schedstat`,
+/// its second field); None without schedstats.
+fn thread_run_delay_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// The calling thread's user-space CPU time, ns; None if it cannot be read.
@@ -112,11 +122,13 @@ impl Workers {
         let engine = engine_for(method);
         let mut threads = Vec::with_capacity(count);
         let user_cpu_ns = Arc::new(AtomicU64::new(0));
+        let wait_cpu_ns = Arc::new(AtomicU64::new(0));
         for mut job in jobs {
             let tx: Sender<Snapshot> = tx.clone();
             let stop = stop.clone();
             let gate_w = gate.clone();
             let cpu_w = user_cpu_ns.clone();
+            let wait_w = wait_cpu_ns.clone();
             let spawned = spawn_thread(
                 std::thread::Builder::new().name(format!("diskscope-worker-{}", job.worker)),
                 move || {
@@ -126,6 +138,7 @@ impl Workers {
                         return None;
                     }
                     let cpu_start = thread_user_ns();
+                    let wait_start = thread_run_delay_ns();
                     let mut ctx =
                         WorkerCtx::new(epoch_raw, job.worker, stop, tx, duration, job.block_size());
                     if let Some((rate_iops, arrival)) = pace {
@@ -147,6 +160,9 @@ impl Workers {
                     let outcome = engine.run(&mut job, &mut ctx);
                     if let (Some(a), Some(b)) = (cpu_start, thread_user_ns()) {
                         cpu_w.fetch_add(b.saturating_sub(a), Ordering::Relaxed);
+                    }
+                    if let (Some(a), Some(b)) = (wait_start, thread_run_delay_ns()) {
+                        wait_w.fetch_add(b.saturating_sub(a), Ordering::Relaxed);
                     }
                     let span = ctx.finish(&outcome);
                     dispose_job(job, descriptor_lost(&outcome));
@@ -176,6 +192,7 @@ impl Workers {
             clock,
             count,
             user_cpu_ns,
+            wait_cpu_ns,
         })
     }
 

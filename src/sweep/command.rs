@@ -268,7 +268,7 @@ fn become_subreaper() {
     ONCE.call_once(|| {
         // prctl(PR_SET_CHILD_SUBREAPER, nonzero): rustix takes the nonzero flag as a pid.
         if let Err(e) = set_child_subreaper(Some(getpid())) {
-            eprintln!(
+            crate::eprintln_shown!(
                 "note: cannot become a child subreaper ({}); a command's `setsid` processes \
                  may outlive their run",
                 std::io::Error::from(e)

@@ -60,7 +60,10 @@ pub fn run_points(
                 progress.note(&format!("{label} rep {rep}: {w}"));
             }
             progress.finish_run(&format!("{label} rep {rep}/{}", x.reps), &run_outcome(&r));
-            crate::explain::annotate(&mut r); // bound columns, empty without a profile
+            // The verdict from the run's own facts (rows the runner measured), then the bound
+            // columns (empty without a profile).
+            crate::explain::judge_result(&mut r);
+            crate::explain::annotate(&mut r);
             emit(Row::Run(r))?;
         }
     }

@@ -57,8 +57,14 @@ pub trait SweepKind: Sync + std::fmt::Debug {
         progress: &mut Progress,
         emit: &mut dyn FnMut(Row) -> anyhow::Result<()>,
     ) -> anyhow::Result<()>;
-    /// The summary CSV text and the figure of a finished experiment.
-    fn summary(&self, x: &Experiment, rows: &Collected) -> anyhow::Result<(String, Option<Chart>)>;
+    /// The summary CSV text and the figure of a finished experiment; `known` is where its rows
+    /// were measured (the storage, the `limits` profile), for the figure.
+    fn summary(
+        &self,
+        x: &Experiment,
+        rows: &Collected,
+        known: &crate::export::provenance::Provenance,
+    ) -> anyhow::Result<(String, Option<Chart>)>;
 }
 
 /// What a kind of experiment needs and writes, beyond its keys.

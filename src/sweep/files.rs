@@ -1,23 +1,29 @@
 //! The file a sweep measures: a file the user named (read only unless `write = true`), or a test
 //! file diskscope creates with its deterministic pattern and removes afterwards (on Ctrl-C too)
-//! unless `keep = true`. A file already there with the test file's size and pattern (left by an
-//! earlier `keep = true` run, or made by `run -w`) is reused, so keeping a big test file saves
-//! creating it again; but this process did not create it, so it is never removed (the plan says
-//! so). Any other existing file at that path is refused, never overwritten.
+//! unless `keep = true`. A file already at the test file's path is reused only when it is
+//! provably diskscope's ([`test_file_proof`]): it carries the mark diskscope set when it created
+//! it (`fsguard::test_file_mark`: its own device and inode, so neither a copy nor a file renamed
+//! into place qualifies) **and** every byte is still the pattern diskscope wrote. Looking like
+//! ours is no proof: a user's bytes in the middle of a kept test file make it the user's, and it
+//! is refused, never overwritten. A reused file was not created by this process, so it is never
+//! removed (the plan says so).
 //!
 //! While a batch uses its test file it holds an exclusive `flock` on it: a second batch naming
 //! the same file (with another `--out`) is refused instead of sharing it and removing it under
-//! the first one.
+//! the first one. And it registers the file's inode (`fsguard::register_file`), so every run of
+//! the batch that opens the path checks it still names that file: a file renamed over it
+//! between two experiments is refused, never written.
 
 use super::schema::{FileDef, Source};
 use super::values::one_size;
 use crate::config::usage;
 use crate::fsguard::{create_error, create_exclusive, Created};
 use crate::pattern::{fill, DEFAULT_SEED};
+use crate::text::shown_path;
 use anyhow::Context;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -81,13 +87,13 @@ pub fn plan_file(
             }
             let path = PathBuf::from(p.get_ref());
             let meta = std::fs::metadata(&path).map_err(|e| {
-                src.key_error(p.span(), "path", &format!("cannot use {}: {e}; check the path, or use create = \"1G\" for a test file", path.display()))
+                src.key_error(p.span(), "path", &format!("cannot use {}: {e}; check the path, or use create = \"1G\" for a test file", shown_path(&path)))
             })?;
             if !meta.is_file() {
                 return Err(src.key_error(
                     p.span(),
                     "path",
-                    &format!("{} is not a regular file; name a file", path.display()),
+                    &format!("{} is not a regular file; name a file", shown_path(&path)),
                 ));
             }
             if meta.len() == 0 {
@@ -96,7 +102,7 @@ pub fn plan_file(
                     "path",
                     &format!(
                         "{} is empty; name a file with data, or use create",
-                        path.display()
+                        shown_path(&path)
                     ),
                 ));
             }
@@ -121,23 +127,31 @@ pub fn plan_file(
                     return Err(usage(format!(
                         "--out: another diskscope batch is writing to {} (pid {pid}); wait for it \
                          to finish or pick another --out",
-                        out_dir.display()
+                        shown_path(out_dir)
                     )));
                 }
                 if in_use(&path) {
                     return Err(usage(format!(
                         "another diskscope batch is using the test file {}; wait for it to \
                          finish or use another path",
-                        path.display()
+                        shown_path(&path)
                     )));
                 }
             }
-            if exists && !is_our_test_file(&path, size) {
-                let span = p.as_ref().map(|p| p.span()).unwrap_or(c.span());
-                return Err(src.key_error(span, if p.is_some() { "path" } else { "create" }, &format!(
-                    "{} already exists and is not a {size}-byte diskscope test file; remove it or pick another path",
-                    path.display()
-                )));
+            if exists {
+                if let Err(why) = test_file_proof(&path, size) {
+                    let span = p.as_ref().map(|p| p.span()).unwrap_or(c.span());
+                    return Err(src.key_error(
+                        span,
+                        if p.is_some() { "path" } else { "create" },
+                        &format!(
+                        "{} already exists and is not a {size}-byte diskscope test file: {why}; \
+                         diskscope rewrites only a file it made that still holds exactly what it \
+                         wrote: remove it or pick another path",
+                        shown_path(&path)
+                    ),
+                    ));
+                }
             }
             if !exists {
                 if let Some(free) = crate::fsguard::free_bytes(&path).filter(|f| *f < size) {
@@ -148,7 +162,7 @@ pub fn plan_file(
                             "{} does not fit: {} has {} free; ask for less or put the file \
                              elsewhere with path = \"...\"",
                             crate::size::format_size(size),
-                            crate::fsguard::existing_ancestor(&path).display(),
+                            shown_path(&crate::fsguard::existing_ancestor(&path)),
                             crate::size::format_bytes_approx(free)
                         ),
                     ));
@@ -165,25 +179,120 @@ pub fn plan_file(
     }
 }
 
-/// Whether `path` holds exactly `size` bytes of our pattern (checked at the start and the end).
-pub fn is_our_test_file(path: &Path, size: u64) -> bool {
+/// Why a file is not a test file diskscope may rewrite (see [`test_file_proof`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotOurs {
+    #[error("it is not a regular file")]
+    NotRegular,
+    #[error("it cannot be read ({0})")]
+    Unreadable(String),
+    #[error("it holds {found} bytes, not {expected}")]
+    Size { found: u64, expected: u64 },
+    #[error(
+        "it carries no diskscope mark (the `user.diskscope` extended attribute set when diskscope \
+         creates a test file, naming its inode), so nothing records that diskscope made it"
+    )]
+    NoMark,
+    #[error(
+        "byte {offset} is not what diskscope wrote there (the file changed since diskscope made \
+         it)"
+    )]
+    Changed { offset: u64 },
+}
+
+/// A file [`test_file_proof`] verified, as it was then: while its inode, size and ctime are the
+/// same, nothing has written to it since (every write, truncation, `utimes` and extended
+/// attribute change moves the ctime, which no user can set back), so it need not be read again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Verified {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    ctime: (i64, i64),
+}
+
+/// Files proved ours in this process (a plan checks, prints and then uses the same file).
+static VERIFIED: Mutex<Vec<Verified>> = Mutex::new(Vec::new());
+
+/// Bytes read per step while verifying a file's content.
+const VERIFY_CHUNK_BYTES: usize = 1 << 20;
+
+/// Proves that the regular file at `path` (not through a link) is a `size`-byte test file
+/// diskscope made and that it still holds exactly what diskscope wrote; see
+/// [`test_file_proof_of`].
+pub fn test_file_proof(path: &Path, size: u64) -> Result<(), NotOurs> {
     // Only a regular file (not a link, FIFO or device: opening a FIFO would block) can be ours.
     if !std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file()) {
-        return false;
+        return Err(NotOurs::NotRegular);
     }
-    let Ok(f) = File::open(path) else {
-        return false;
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| NotOurs::Unreadable(e.to_string()))?;
+    test_file_proof_of(&f, size)
+}
+
+/// Proves that the open `f` is a `size`-byte test file diskscope made and still holds what it
+/// wrote: the record made when it was created (its mark, naming this very inode) **and** every
+/// byte compared with the pattern (a file proved earlier in this process and not written since,
+/// by its ctime, is not read again). Sampling a few blocks is no proof: a user's bytes in the
+/// middle of a kept test file would be overwritten.
+pub fn test_file_proof_of(f: &File, size: u64) -> Result<(), NotOurs> {
+    let m = f
+        .metadata()
+        .map_err(|e| NotOurs::Unreadable(e.to_string()))?;
+    if !m.is_file() {
+        return Err(NotOurs::NotRegular);
+    }
+    if m.len() != size {
+        return Err(NotOurs::Size {
+            found: m.len(),
+            expected: size,
+        });
+    }
+    if !crate::fsguard::has_test_file_mark(f) {
+        return Err(NotOurs::NoMark);
+    }
+    let stamp = Verified {
+        dev: m.dev(),
+        ino: m.ino(),
+        size,
+        ctime: (m.ctime(), m.ctime_nsec()),
     };
-    if f.metadata().map(|m| m.len()).ok() != Some(size) {
-        return false;
+    if VERIFIED.lock().is_ok_and(|v| v.contains(&stamp)) {
+        return Ok(());
     }
-    let probe = 4096.min(size);
-    [0, size - probe].iter().all(|&off| {
-        let mut got = vec![0u8; probe as usize];
-        let mut want = vec![0u8; probe as usize];
-        fill(DEFAULT_SEED, off, &mut want);
-        f.read_exact_at(&mut got, off).is_ok() && got == want
-    })
+    let mut got = vec![0u8; VERIFY_CHUNK_BYTES];
+    let mut want = vec![0u8; VERIFY_CHUNK_BYTES];
+    let mut off = 0u64;
+    while off < size {
+        let n = (VERIFY_CHUNK_BYTES as u64).min(size - off) as usize;
+        f.read_exact_at(&mut got[..n], off)
+            .map_err(|e| NotOurs::Unreadable(e.to_string()))?;
+        fill(DEFAULT_SEED, off, &mut want[..n]);
+        if let Some(i) = got[..n].iter().zip(&want[..n]).position(|(a, b)| a != b) {
+            return Err(NotOurs::Changed {
+                offset: off + i as u64,
+            });
+        }
+        off += n as u64;
+    }
+    // Only if nothing moved while it was read.
+    if f.metadata()
+        .is_ok_and(|a| (a.len(), a.ctime(), a.ctime_nsec()) == (size, stamp.ctime.0, stamp.ctime.1))
+    {
+        if let Ok(mut v) = VERIFIED.lock() {
+            v.push(stamp);
+        }
+    }
+    Ok(())
+}
+
+/// Whether `path` is a `size`-byte test file diskscope made and may rewrite
+/// ([`test_file_proof`]).
+pub fn is_our_test_file(path: &Path, size: u64) -> bool {
+    test_file_proof(path, size).is_ok()
 }
 
 /// Whether another process holds the `flock` of a test file at `path` (a batch using it).
@@ -217,18 +326,22 @@ pub fn remove_registered() {
     }
 }
 
-/// A file the sweep made (or our own kept copy it reuses); removed on drop unless it is to be
-/// kept, and only while the path still names that same file.
+/// A file the sweep made (or our own kept copy it reuses, or the user's file it may write);
+/// removed on drop unless it is to be kept, and only while the path still names that same file.
+/// While it lives, the path is registered ([`crate::fsguard::register_file`]) with the inode
+/// checked, so no run of the batch opens another file by that name.
 #[derive(Debug)]
 pub struct TestFile {
     created: Option<Created>,
     remove: bool,
+    path: PathBuf,
     /// Holds the exclusive `flock` while the sweep uses the file.
     _lock: File,
 }
 
 impl Drop for TestFile {
     fn drop(&mut self) {
+        crate::fsguard::unregister_file(&self.path);
         if let (true, Some(c)) = (self.remove, &self.created) {
             c.remove();
             if let Ok(mut list) = CLEANUP.lock() {
@@ -238,11 +351,29 @@ impl Drop for TestFile {
     }
 }
 
-/// Creates the planned test file (unless our own copy is already there). The returned guard
-/// removes it when dropped, unless `keep`. Watches `stop` so Ctrl-C during creation is quick.
+/// Makes the planned file ready: creates the test file (unless our own copy, proved by
+/// [`test_file_proof_of`], is already there), or checks the user's file a sweep may write. The
+/// returned guard removes a created file when dropped, unless `keep`. Watches `stop` so Ctrl-C
+/// during creation is quick.
 pub fn materialize(plan: &FilePlan, stop: &AtomicBool) -> anyhow::Result<Option<TestFile>> {
     if !plan.create {
-        return Ok(None);
+        if !plan.writable {
+            return Ok(None);
+        }
+        // The user's own file, `write = true`: its inode is registered, so writes go only to
+        // the file the user named, not to one renamed over it during the batch.
+        let f = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(&plan.path)
+            .with_context(|| format!("opening {}", shown_path(&plan.path)))?;
+        crate::fsguard::register_file(&plan.path, &f)?;
+        return Ok(Some(TestFile {
+            created: None,
+            remove: false,
+            path: plan.path.clone(),
+            _lock: f,
+        }));
     }
     let register = |c: &Created| {
         if !plan.keep {
@@ -255,27 +386,53 @@ pub fn materialize(plan: &FilePlan, stop: &AtomicBool) -> anyhow::Result<Option<
         usage(format!(
             "another diskscope batch is using the test file {}; wait for it to finish or use \
              another path",
-            plan.path.display()
+            shown_path(&plan.path)
         ))
     };
-    if is_our_test_file(&plan.path, plan.size_bytes) {
-        // Not created by this process: used (locked) but never removed, whatever `keep` says.
-        let f = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&plan.path)
-            .with_context(|| format!("opening the test file {}", plan.path.display()))?;
-        if !crate::fsguard::try_lock(&f) {
-            return Err(busy());
+    let existing = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(&plan.path);
+    match existing {
+        Ok(f) => {
+            // Not created by this process: used (locked) only when proved ours through this very
+            // descriptor, and never removed, whatever `keep` says.
+            if let Err(why) = test_file_proof_of(&f, plan.size_bytes) {
+                return Err(usage(format!(
+                    "{} already exists and is not a {}-byte diskscope test file: {why}; \
+                     diskscope rewrites only a file it made that still holds exactly what it \
+                     wrote: remove it or pick another path",
+                    shown_path(&plan.path),
+                    plan.size_bytes
+                )));
+            }
+            crate::fsguard::clear_nonblock(&f)?;
+            if !crate::fsguard::try_lock(&f) {
+                return Err(busy());
+            }
+            crate::fsguard::register_file(&plan.path, &f)?;
+            return Ok(Some(TestFile {
+                created: None,
+                remove: false,
+                path: plan.path.clone(),
+                _lock: f,
+            }));
         }
-        return Ok(Some(TestFile {
-            created: None,
-            remove: false,
-            _lock: f,
-        }));
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => {
+            return Err(anyhow::anyhow!(
+                "creating the test file: {}",
+                create_error(&plan.path, &e)
+            ))
+        }
     }
+    crate::eprintln_shown!(
+        "creating the test file {} ({})",
+        shown_path(&plan.path),
+        crate::size::format_size(plan.size_bytes)
+    );
     if let Some(dir) = plan.path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", shown_path(dir)))?;
     }
     crate::fsguard::ensure_free(&plan.path, plan.size_bytes, "create")
         .map_err(|e| usage(e.to_string()))?;
@@ -283,6 +440,9 @@ pub fn materialize(plan: &FilePlan, stop: &AtomicBool) -> anyhow::Result<Option<
     // batch's, the user's) is refused, never overwritten, and never removed by our guard.
     let (mut f, created) = create_exclusive(&plan.path)
         .map_err(|e| anyhow::anyhow!("creating the test file: {}", create_error(&plan.path, &e)))?;
+    // The record that it is ours, first: a later batch reuses it only with this mark (and only
+    // while every byte is still the pattern written below).
+    crate::fsguard::mark_test_file(&f);
     // Locked at once: a second batch that sees it (even half written) is refused. The lock is
     // held through a read-only descriptor: one kept open for writing would keep every read run
     // of the batch from taking its read lease (see `runner::FileWatch`).
@@ -298,14 +458,16 @@ pub fn materialize(plan: &FilePlan, stop: &AtomicBool) -> anyhow::Result<Option<
         return Err(busy());
     }
     register(&created);
+    crate::fsguard::register_file(&plan.path, &lock)?;
     // From here on the file is ours: the guard removes it on any error (also on Ctrl-C).
     let guard = TestFile {
         created: Some(created),
         remove: !plan.keep,
+        path: plan.path.clone(),
         _lock: lock,
     };
     let written = extend_with_pattern(&mut f, 0, plan.size_bytes, stop)
-        .with_context(|| format!("writing the test file {}", plan.path.display()));
+        .with_context(|| format!("writing the test file {}", shown_path(&plan.path)));
     if let Err(e) = written {
         // A partial test file is never kept, whatever `keep` says.
         if let Some(c) = &guard.created {
@@ -334,13 +496,19 @@ fn extend_with_pattern(f: &mut File, from: u64, to: u64, stop: &AtomicBool) -> a
 
 /// After a write point: puts the file back to its planned size. Writes overwrite in place with
 /// the same pattern a created file holds, so its content stays the same; only the last block of
-/// a block size that does not divide the size can make it grow.
+/// a block size that does not divide the size can make it grow. The file opened must be the one
+/// the batch checked (by inode): one renamed over the path since is refused, never written.
 pub fn after_write(plan: &FilePlan, stop: &AtomicBool) -> anyhow::Result<()> {
     let mut f = OpenOptions::new()
         .write(true)
-        .custom_flags(libc::O_NOFOLLOW)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(&plan.path)
-        .with_context(|| format!("reopening {}", plan.path.display()))?;
+        .with_context(|| format!("reopening {}", shown_path(&plan.path)))?;
+    crate::fsguard::check_registered(&plan.path, &f)?;
+    if !f.metadata()?.is_file() {
+        anyhow::bail!("{} is no longer a regular file", shown_path(&plan.path));
+    }
+    crate::fsguard::clear_nonblock(&f)?;
     let len = f.metadata()?.len();
     if len > plan.size_bytes {
         f.set_len(plan.size_bytes)?;

@@ -188,7 +188,7 @@ impl PointRunner for FleetRunner {
                 setup = Err(format!(
                     "{} does not exist; with the file-per-process layout every rank needs its \
                      own copy FILE.RANK (or use create = \"SIZE\")",
-                    mine.path.display()
+                    crate::text::shown_path(&mine.path)
                 ));
             }
         }

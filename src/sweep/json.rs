@@ -4,13 +4,11 @@
 //! syscall rows) is added here, so the explanation layer knows nothing of sweeps.
 
 use super::outcome::SweepOutcome;
-use crate::explain::context::Context;
 use crate::explain::json::{document, setup_of};
 use crate::explain::model::Explanation;
 use crate::export::Export;
 use crate::measure::RunResult;
 use serde_json::{json, Value};
-use std::path::Path;
 
 /// The companions of a sweep's CSVs in its output directory: `context.json` (where it ran: the
 /// machine, the test file's filesystem and device, warnings) and `sweep.json`, one document
@@ -21,10 +19,9 @@ use std::path::Path;
 pub fn documents(o: &SweepOutcome) -> anyhow::Result<Vec<Export>> {
     let plan = &o.plan;
     let dir = &plan.out_dir;
-    let ctx = match &o.context {
-        Some(c) => c.clone(),
-        None => Context::collect(dir),
-    };
+    // A process that wrote nothing has no context; its documents say nothing of the machine
+    // (an exporter reads nothing).
+    let ctx = o.context.clone().unwrap_or_default();
     let setup = json!({
         "sweep": plan.name,
         "description": plan.description,
@@ -47,7 +44,11 @@ pub fn documents(o: &SweepOutcome) -> anyhow::Result<Vec<Export>> {
     let runs: Vec<&RunResult> = done.iter().flat_map(|(_, c)| &c.runs).collect();
     let explanations: Vec<Option<Explanation>> = runs
         .iter()
-        .map(|r| crate::explain::explain_file_result(Path::new(&r.identity.file), r))
+        .map(|r| {
+            o.known
+                .profile(&r.identity.file)
+                .and_then(|p| crate::explain::model::explain_result(p, r))
+        })
         .collect();
     let syscalls: Vec<&crate::export::SyscallRow> =
         done.iter().flat_map(|(_, c)| &c.syscalls).collect();

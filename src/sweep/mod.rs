@@ -28,6 +28,7 @@ pub mod outcome;
 pub mod output;
 pub mod plan;
 pub mod points;
+pub mod presets;
 pub mod progress;
 pub mod run;
 pub mod runner;
@@ -39,7 +40,6 @@ pub mod wait;
 use crate::config::usage;
 use plan::Plan;
 use schema::Source;
-use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -50,7 +50,8 @@ pub use progress::format_secs;
 pub use runner::PointRunner;
 pub use text::plan_text;
 
-/// Reads and plans a sweep file without running anything. A fio job file (`*.fio`, `*.job`,
+/// Reads and plans a sweep file (or a built-in preset by name, [`presets`]) without running
+/// anything. A fio job file (`*.fio`, `*.job`,
 /// `*.ini`, or text starting with `[global]`) or fio command lines (a `-fio.txt` companion) are
 /// planned by [`crate::fiojob`] into the same plan.
 pub fn load(sweep_path: &Path, out: Option<&Path>, force: bool) -> anyhow::Result<Plan> {
@@ -65,19 +66,43 @@ fn read(
     out: Option<&Path>,
     force: bool,
 ) -> anyhow::Result<(Plan, Option<crate::fleet::FleetOptions>)> {
+    // A built-in preset by name (`--batch kdiskmark`) when no file of that name exists.
+    if let Some(preset) = presets::resolve(sweep_path).map_err(usage)? {
+        let src = Source {
+            display: format!("preset:{}", preset.name),
+            text: preset.text.to_string(),
+        };
+        let doc = src.parse()?;
+        let plan = plan::build_with(&src, &doc, preset.name, out, force)?;
+        let fleet = doc
+            .fleet
+            .as_ref()
+            .map(|f| f.get_ref().options(&src))
+            .transpose()?;
+        return Ok((plan, fleet));
+    }
     crate::fsguard::check_input(sweep_path, "SWEEP.toml").map_err(|e| usage(e.to_string()))?;
-    let text = std::fs::read_to_string(sweep_path).map_err(|e| {
-        usage(format!(
-            "SWEEP.toml: cannot read {}: {e}; check the path",
-            sweep_path.display()
-        ))
-    })?;
+    // Bounded: a huge (or sparse) file named by mistake is refused by its size, at once.
+    let text = crate::fsguard::read_text_bounded(sweep_path, crate::fsguard::MAX_TEXT_INPUT_BYTES)
+        .map_err(|e| {
+            let p = crate::text::shown_path(sweep_path);
+            usage(match e {
+                crate::fsguard::TextReadError::NotUtf8 { line, byte } => format!(
+                    "--batch: {p}:{line}: not UTF-8 text (byte 0x{byte:02x}); a sweep or fio \
+                     job file is text"
+                ),
+                crate::fsguard::TextReadError::Io(e) => {
+                    format!("--batch: cannot read {p}: {e}; check the path")
+                }
+                e => format!("--batch: {p} {e}"),
+            })
+        })?;
     if let Some(format) = crate::fiojob::format_of(sweep_path, &text) {
         let plan = crate::fiojob::load(sweep_path, &text, format, out, force)?;
         return Ok((plan, None));
     }
     let src = Source {
-        display: sweep_path.display().to_string(),
+        display: crate::text::shown_path(sweep_path).to_string(),
         text,
     };
     let doc = src.parse()?;
@@ -144,14 +169,12 @@ pub fn execute(
         // With --json the document owns stdout; the plan goes to stderr.
         let text = plan_text(&plan);
         if json {
-            eprint!("{text}");
+            crate::eprint_shown!("{text}");
         } else {
-            let mut stdout = std::io::stdout().lock();
-            write!(stdout, "{text}")?;
-            stdout.flush()?;
+            crate::text::write_stdout(crate::text::shown_lines(&text).as_bytes())?;
         }
         if let Some(why) = run::over_cap(&plan) {
-            eprintln!("note: {why}");
+            crate::eprintln_shown!("note: {why}");
         }
         return Ok(None);
     }

@@ -6,6 +6,7 @@
 
 use super::experiment::{Collected, Experiment, Plan};
 use crate::explain::context::Context;
+use crate::export::provenance::Provenance;
 use std::path::PathBuf;
 
 /// How a sweep ended.
@@ -36,6 +37,10 @@ pub struct SweepOutcome {
     /// Where it ran: the machine, the test file's filesystem and device (collected while the
     /// test file still exists). None in a process that writes nothing.
     pub context: Option<Context>,
+    /// Where its rows were measured, as the exporters need it (the storage under the test
+    /// file, the `limits` profile of its device), gathered with `context`; empty in a process
+    /// that writes nothing.
+    pub known: Provenance,
     /// Every file written into the output directory, in order.
     pub written: Vec<PathBuf>,
     pub ended: Ended,
@@ -61,7 +66,7 @@ impl SweepOutcome {
                 Ok(crate::config::EXIT_INTERRUPTED)
             }
             Ended::Failed { rows, unit } => {
-                eprintln!(
+                crate::eprintln_shown!(
                     "{rows} {unit}{} failed; see the error column of the CSVs",
                     if *rows == 1 { "" } else { "s" }
                 );
@@ -77,6 +82,7 @@ impl SweepOutcome {
             plan,
             rows: Vec::new(),
             context: None,
+            known: Provenance::none(),
             written: Vec::new(),
             ended,
         }

@@ -7,6 +7,7 @@
 use super::experiment::Experiment;
 use crate::export::chart::{throughput_chart, Chart, Dim, YScale};
 use crate::export::csv::to_csv_tidy as to_csv;
+use crate::export::provenance::Provenance;
 use crate::export::table::{runs_table, syscalls_table};
 use crate::export::timeline::to_timeline_csv;
 use crate::export::{summarize_runs, summarize_syscalls, svg, RunResult, SyscallRow};
@@ -46,7 +47,7 @@ impl Exporter<SweepOutcome> for SummaryCsv {
     fn export(&self, o: &SweepOutcome) -> anyhow::Result<Vec<Export>> {
         let mut files = Vec::new();
         for (x, rows) in o.done() {
-            let (csv, _) = x.kind.summary(x, rows)?;
+            let (csv, _) = x.kind.summary(x, rows, &o.known)?;
             if !csv.is_empty() {
                 files.push(Export::new(format!("{}-summary.csv", x.name), csv));
             }
@@ -66,7 +67,7 @@ impl Exporter<SweepOutcome> for Figures {
     fn export(&self, o: &SweepOutcome) -> anyhow::Result<Vec<Export>> {
         let mut files = Vec::new();
         for (x, rows) in o.done() {
-            if let (_, Some(mut chart)) = x.kind.summary(x, rows)? {
+            if let (_, Some(mut chart)) = x.kind.summary(x, rows, &o.known)? {
                 chart.y_scale = o.plan.y_scale;
                 files.push(Export::new(format!("{}.svg", x.name), svg::render(&chart)?));
             }
@@ -76,6 +77,7 @@ impl Exporter<SweepOutcome> for Figures {
             &o.plan.compare,
             &o.done(),
             o.plan.y_scale,
+            &o.known,
         )?);
         Ok(files)
     }
@@ -142,10 +144,11 @@ pub fn runs_summary(
     title: &str,
     rows: &Collected,
     dims: Option<&[Dim]>,
+    known: &Provenance,
 ) -> anyhow::Result<(String, Option<Chart>)> {
     Ok((
         to_csv(&summarize_runs(&rows.runs))?,
-        throughput_chart(title, &rows.runs, dims.unwrap_or(&X_PREF)),
+        throughput_chart(title, &rows.runs, dims.unwrap_or(&X_PREF), known),
     ))
 }
 
@@ -176,6 +179,7 @@ pub fn compare_svg(
     names: &[String],
     xs: &[(&Experiment, &Collected)],
     y_scale: YScale,
+    known: &Provenance,
 ) -> anyhow::Result<Option<Export>> {
     let runs: Vec<&(&Experiment, &Collected)> = xs
         .iter()
@@ -199,9 +203,12 @@ pub fn compare_svg(
         .iter()
         .flat_map(|(_, c)| c.runs.iter().cloned())
         .collect();
-    let Some(mut chart) =
-        throughput_chart(&format!("{sweep}: {}", names.join(" vs ")), &rows, pref)
-    else {
+    let Some(mut chart) = throughput_chart(
+        &format!("{sweep}: {}", names.join(" vs ")),
+        &rows,
+        pref,
+        known,
+    ) else {
         return Ok(None);
     };
     chart.y_scale = y_scale;

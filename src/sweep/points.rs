@@ -59,7 +59,7 @@ fn mixes_of(l: &Layered, file: &FilePlan) -> anyhow::Result<Vec<Option<u32>>> {
     if !file.writable {
         return Err(l.src.key_error(l.span("mix"), "mix", &format!(
             "a mix writes and would overwrite {}; add `write = true` under [file] to allow it, or use `create`",
-            file.path.display()
+            crate::text::shown_path(&file.path)
         )));
     }
     Ok(pcts
@@ -130,7 +130,7 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
     if ops.contains(&Op::Write) && !file.writable {
         return Err(l.src.key_error(l.span("operation"), "operation", &format!(
             "write would overwrite {}; add `write = true` under [file] to allow it, or use `create`",
-            file.path.display()
+            crate::text::shown_path(&file.path)
         )));
     }
     let size = file.size_bytes;

@@ -60,7 +60,7 @@ impl Progress {
                 } else {
                     0.0
                 };
-                eprintln!(
+                crate::eprintln_shown!(
                     "[{}/{}] {} (ETA {})",
                     self.done,
                     self.total,
@@ -75,7 +75,7 @@ impl Progress {
     pub fn note(&self, msg: &str) {
         match &self.bar {
             Some(b) => b.println(shown(msg)),
-            None => eprintln!("{}", shown(msg)),
+            None => crate::eprintln_shown!("{}", shown(msg)),
         }
     }
 

@@ -24,6 +24,7 @@ use super::output;
 use super::progress::Progress;
 use crate::config::usage;
 use crate::explain::context::Context;
+use crate::export::provenance::Provenance;
 use crate::export::{CsvSink, Export, RunResult, SyscallRow};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -75,7 +76,7 @@ fn claim_out_dir(plan: &Plan) -> anyhow::Result<OutDir> {
     std::fs::create_dir_all(dir).map_err(|e| {
         usage(format!(
             "--out: cannot create {}: {e}; pick another directory",
-            dir.display()
+            crate::text::shown_path(dir)
         ))
     })?;
     // One batch per output directory: a second would interleave rows in the same CSVs and
@@ -175,11 +176,15 @@ pub fn run(
     };
     write!(
         stdout,
-        "{}{}",
-        super::text::plan_text(&plan),
-        runner.describe()
-    )?;
-    stdout.flush()?;
+        "{}",
+        crate::text::shown_lines(&format!(
+            "{}{}",
+            super::text::plan_text(&plan),
+            runner.describe()
+        ))
+    )
+    .and_then(|()| stdout.flush())
+    .map_err(|e| anyhow::Error::new(e).context("writing the plan to stdout"))?;
     if let Some(why) = over_cap(&plan) {
         return if writes {
             Err(usage(why))
@@ -279,6 +284,7 @@ pub fn run(
             plan,
             rows,
             context: None,
+            known: Provenance::none(),
             written,
             ended: Ended::Delegated(runner.status()),
         });
@@ -290,10 +296,14 @@ pub fn run(
         .map(|f| f.path.clone())
         .filter(|p| p.exists())
         .unwrap_or_else(|| dir.clone());
+    // And what the exporters need to know of it, read once here (they read nothing).
+    let known =
+        crate::explain::provenance_of(rows.iter().flat_map(|c| c.runs.iter().chain(&c.details)));
     let mut outcome = SweepOutcome {
         plan,
         rows,
         context: Some(Context::collect(&at)),
+        known,
         written,
         ended,
     };
@@ -303,20 +313,29 @@ pub fn run(
         if json {
             document = document.or_else(|| sweep_document(&files));
         }
-        outcome
-            .written
-            .extend(write_exports(&dir, &files, outcome.plan.force)?);
+        outcome.written.extend(crate::export::manager::write_into(
+            &dir,
+            &files,
+            outcome.plan.force,
+        )?);
     }
-    writeln!(stdout)?;
-    write!(stdout, "{}", output::summary_text(&outcome.done()))?;
-    stdout.flush()?;
+    writeln!(stdout)
+        .and_then(|()| {
+            write!(
+                stdout,
+                "{}",
+                crate::text::shown_lines(&output::summary_text(&outcome.done()))
+            )
+        })
+        .and_then(|()| stdout.flush())
+        .map_err(|e| anyhow::Error::new(e).context("writing the summary to stdout"))?;
     if let Some(doc) = document {
         crate::lab::println_stdout(&doc)?;
     }
-    eprintln!(
+    crate::eprintln_shown!(
         "wrote {} files to {}/",
         outcome.written.len(),
-        dir.display()
+        crate::text::shown_path(&dir)
     );
     Ok(outcome)
 }
@@ -326,20 +345,6 @@ fn sweep_document(files: &[Export]) -> Option<String> {
     let doc = files.iter().find(|e| e.name == Path::new("sweep.json"))?;
     let text = String::from_utf8_lossy(&doc.bytes);
     Some(text.strip_suffix('\n').unwrap_or(&text).to_string())
-}
-
-/// Creates every file of `files` under `dir` like every other output (never through a link, an
-/// old file replaced only with `force`); returns their paths.
-pub fn write_exports(dir: &Path, files: &[Export], force: bool) -> anyhow::Result<Vec<PathBuf>> {
-    use anyhow::Context as _;
-    let mut written = Vec::new();
-    for e in files {
-        let path = dir.join(&e.name);
-        crate::fsguard::write_output(&path, &e.bytes, force)
-            .with_context(|| format!("writing {}", path.display()))?;
-        written.push(path);
-    }
-    Ok(written)
 }
 
 #[cfg(test)]

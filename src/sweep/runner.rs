@@ -7,7 +7,6 @@
 use super::experiment::{Experiment, Plan, Row};
 use super::files::{self, FilePlan, TestFile};
 use super::progress::Progress;
-use crate::size::format_size;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -100,13 +99,8 @@ impl PointRunner for LocalRunner {
         let Some(f) = &plan.file else {
             return Ok(Prepared::Ready(None));
         };
-        if f.create {
-            eprintln!(
-                "creating the test file {} ({})",
-                f.path.display(),
-                format_size(f.size_bytes)
-            );
-        }
+        // `materialize` says "creating the test file …" when it creates one (not when it
+        // reuses one).
         match files::materialize(f, stop) {
             Ok(g) => Ok(Prepared::Ready(g)),
             Err(_) if stop.load(Ordering::SeqCst) => Ok(Prepared::Interrupted),

@@ -260,7 +260,7 @@ pub fn hint(key: &str) -> &'static str {
         "keep" | "write" => "write true or false",
         "params" => "write a table such as params = { files = 100 }",
         "rate" => "write operations per second such as 2000 (0: closed loop) or a string such as \"50 MiB/s\"",
-        _ => "see docs/batch.md for the keys of a sweep file",
+        _ => "see docs/sweep.md for the keys of a sweep file",
     }
 }
 

@@ -44,7 +44,7 @@ pub fn warm_interruptibly(
 ) -> anyhow::Result<bool> {
     use std::os::unix::fs::FileExt;
     let f = std::fs::File::open(path)
-        .with_context(|| format!("opening {} to warm it", path.display()))?;
+        .with_context(|| format!("opening {} to warm it", crate::text::shown_path(path)))?;
     let mut buf = vec![0u8; 1 << 20];
     let mut off = 0u64;
     while off < len {

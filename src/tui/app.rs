@@ -21,8 +21,6 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::collections::VecDeque;
 use std::path::PathBuf;
 
-/// Throughput points kept for the sparkline: one per 100 ms, one minute.
-pub const HISTORY_POINTS: usize = 600;
 /// The `experiment` column of rows made by the explorer.
 pub const EXPERIMENT: &str = "tui";
 /// The `experiment` column of a row saved while its run was still going.
@@ -109,16 +107,14 @@ pub struct App {
     /// Lines appended to the CSV file in this session (a live row saved with `s` included), so
     /// `s` and the summary at exit count the same thing.
     pub csv_rows_written: usize,
-    /// MiB/s per 100 ms across segments, newest last.
-    pub history: VecDeque<f64>,
-    /// Points ever pushed to `history`: the absolute index of its newest point is this - 1.
-    pub history_pushed: u64,
-    /// Where a setting changed: the absolute `history` index of a segment's first point and its
-    /// settings (`read pread 4K`), oldest first; drawn on the chart and in the SVG.
-    pub marks: VecDeque<(u64, String)>,
-    /// The device's util % between consecutive device samples, newest last (the strip under
-    /// the chart), at most [`HISTORY_POINTS`].
-    pub util_history: VecDeque<f64>,
+    /// Throughput and latency over time across segments, at three resolutions, with where a
+    /// setting changed (see [`super::history`]).
+    pub history: super::history::History,
+    /// What the chart shows: the last minute, 10 minutes or hour (`v`).
+    pub span: super::history::Span,
+    /// The device's util %, await (ms) and time-averaged queue between consecutive device
+    /// samples, at three resolutions (the sparklines under the panels).
+    pub device_history: super::history::Tiers<3>,
     pub xor: Option<XorSeen>,
     /// One-line status: the last change, error or note.
     pub message: String,
@@ -152,6 +148,8 @@ pub struct App {
     /// `q` (or a signal) was taken: the explorer leaves once the run stopped and every scratch
     /// file is removed, showing that progress meanwhile.
     pub quitting: bool,
+    /// When the explorer began to leave (`quitting`): what the screen counts the wait from.
+    pub quit_since: Option<std::time::Instant>,
     /// The results-table row under the cursor (position in
     /// [`results::body`](super::widgets::results::body)); the table scrolls to keep it in view.
     pub table_cursor: usize,
@@ -170,6 +168,9 @@ pub struct App {
     /// Bytes the explorer's runs have moved through the file, all runs together: set against the
     /// bytes the device moved in the same span.
     pub file_bytes_moved: u64,
+    /// The terminal's size as last drawn (columns, rows), set by the event loop; None until
+    /// the first frame (and in tests that never draw).
+    pub screen_size: Option<(u16, u16)>,
     /// Draw without colours (the `NO_COLOR` environment variable, <https://no-color.org>):
     /// bold and reverse stay, so the live row and the cursor still stand out.
     pub no_color: bool,
@@ -205,10 +206,9 @@ impl App {
             row_extra: Vec::new(),
             rows_saved: 0,
             csv_rows_written: 0,
-            history: VecDeque::with_capacity(HISTORY_POINTS),
-            history_pushed: 0,
-            marks: VecDeque::new(),
-            util_history: VecDeque::new(),
+            history: Default::default(),
+            span: Default::default(),
+            device_history: Default::default(),
             xor: None,
             message: String::from("press ? for help"),
             units_mb: false,
@@ -229,12 +229,14 @@ impl App {
             log: VecDeque::new(),
             keep_transient: false,
             latency_log: false,
+            screen_size: None,
             no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
             clock: std::time::Instant::now(),
             profile: None,
             context: None,
             removing: Vec::new(),
             quitting: false,
+            quit_since: None,
             pending: None,
             next_id: 1,
         }
@@ -286,12 +288,32 @@ impl App {
         }
     }
 
+    /// A write run's scratch file was claimed (a fresh name each run): the state and the message
+    /// that named the scratch file before the claim name this one.
+    pub fn scratch_claimed(&mut self, path: PathBuf) {
+        let before = self.scratch.display().to_string();
+        let after = path.display().to_string();
+        if !before.is_empty() && before != after {
+            self.message = self.message.replace(&before, &after);
+        }
+        self.scratch = path;
+    }
+
+    /// Moves the live segment to `ending`, where it waits for its last snapshots (no longer
+    /// drawn, so it keeps no bins for the chart).
+    fn retire_live(&mut self) {
+        if let Some(mut old) = self.live.take() {
+            self.take_complete_bins_of(&mut old);
+            old.feeds_chart = false;
+            old.take_ready();
+            self.ending.push(old);
+        }
+    }
+
     /// Makes the live segment for the current settings and the action that starts it; the
     /// previous live segment waits in `ending` for its last snapshots.
     pub fn start(&mut self) -> Action {
-        if let Some(old) = self.live.take() {
-            self.ending.push(old);
-        }
+        self.retire_live();
         let id = self.next_id;
         self.next_id += 1;
         // The row's `write_sync` column says how its writes were made durable.
@@ -380,6 +402,13 @@ impl App {
         let body = super::widgets::results::body(self);
         let at = self.table_cursor.min(body.len().saturating_sub(1));
         match body.get(at).and_then(|(_, _, i)| *i) {
+            Some(i) if matches!(&self.baseline, Some(Baseline::Pinned { index, .. }) if *index == i) =>
+            {
+                // The pinned row is always listed (right under the live one): hiding it would
+                // say "hidden" and change nothing.
+                self.message =
+                    "the baseline row stays in view: B on it unpins it, then h hides it".into();
+            }
             Some(i) => {
                 self.hidden_rows.insert(i);
                 self.message = format!(
@@ -453,6 +482,15 @@ impl App {
                 KeyCode::Char('c') | KeyCode::Char('d') => self.quit_action(),
                 _ => Action::None,
             };
+        }
+        // A screen too small to show the settings shows no key's effect either: only q acts
+        // (the screen says so).
+        if self.too_small() {
+            if super::keys::command_of(key.code) == Some(Cmd::Quit) {
+                return self.quit_action();
+            }
+            self.message = "terminal too small: enlarge it, or q to quit".into();
+            return Action::None;
         }
         if let Some(text) = &mut self.entry {
             let kind = self.entry_kind;
@@ -596,6 +634,16 @@ impl App {
                 self.cycle_sort();
                 return Action::None;
             }
+            Cmd::Span => {
+                self.span = self.span.next();
+                self.message = format!(
+                    "chart: the last {} ({} s per point; v: the last {})",
+                    self.span.label(),
+                    self.span.point_s(),
+                    self.span.next().label()
+                );
+                return Action::None;
+            }
             Cmd::Hide => {
                 self.hide_row_under_cursor();
                 return Action::None;
@@ -660,7 +708,9 @@ impl App {
                 let skipped = s.cycle_op(self.mix_share_pct);
                 Ok(match (s.setup.op, skipped) {
                     (Op::Write, _) if s.is_mixed() => mix_note(s, &self.scratch),
-                    (Op::Write, _) => format!("writing to {}", self.scratch.display()),
+                    (Op::Write, _) => {
+                        format!("writing to {}", crate::text::shown_path(&self.scratch))
+                    }
                     (Op::Read, skipped) => format!(
                         "reading the file (the scratch file is removed in the background){}",
                         skipped.map(|n| format!("; {n}")).unwrap_or_default()
@@ -865,9 +915,7 @@ impl App {
                 let name = k.step_name(step);
                 let experiment = k.experiment(step);
                 let total = KdmRun::steps().len();
-                if let Some(old) = self.live.take() {
-                    self.ending.push(old);
-                }
+                self.retire_live();
                 self.settings = settings;
                 let id = self.next_id;
                 self.next_id += 1;
@@ -939,9 +987,7 @@ impl App {
         } else {
             self.paused = true;
             self.message = "paused: space resumes".into();
-            if let Some(old) = self.live.take() {
-                self.ending.push(old);
-            }
+            self.retire_live();
             Action::Stop
         }
     }
@@ -952,7 +998,6 @@ impl App {
             live.keep = false;
         }
         self.history.clear();
-        self.marks.clear();
         self.message = "statistics reset".into();
         if self.paused {
             Action::None
@@ -973,7 +1018,7 @@ impl App {
             Update::Device { device, sample } => {
                 if self.device_name.as_ref() != Some(&device) {
                     self.device_samples.clear();
-                    self.util_history.clear();
+                    self.device_history.clear();
                 }
                 self.device_name = Some(device);
                 if let Some(d) = self
@@ -981,10 +1026,8 @@ impl App {
                     .back()
                     .and_then(|(prev, _)| crate::measure::device::disk_delta(prev, &sample))
                 {
-                    if self.util_history.len() == HISTORY_POINTS {
-                        self.util_history.pop_front();
-                    }
-                    self.util_history.push_back(d.dev_util_pct);
+                    self.device_history
+                        .push([d.dev_util_pct, d.dev_await_ms, d.dev_aqu_sz]);
                 }
                 if self.device_samples.len() == DEVICE_WINDOW_SAMPLES {
                     self.device_samples.pop_front();
@@ -993,11 +1036,26 @@ impl App {
                     .push_back((sample, self.file_bytes_moved));
             }
             Update::Removing(r) => match self.removing.iter_mut().find(|x| x.path == r.path) {
-                Some(known) => *known = r,
+                // The removal thread's first report of a file queued earlier: the wait is
+                // counted from when it was queued.
+                Some(known) => {
+                    let started = known.started.min(r.started);
+                    *known = super::discard::Removal { started, ..r };
+                }
                 None => self.removing.push(r),
             },
             // The progress showed while it lasted; the message line keeps what the user did.
-            Update::Removed { path, .. } => self.removing.retain(|r| r.path != path),
+            // A file removed stays counted (nothing left) while others are still being
+            // removed, so the total the screen says does not shrink under the user's eyes.
+            Update::Removed { path, .. } => {
+                if let Some(r) = self.removing.iter_mut().find(|r| r.path == path) {
+                    r.left_bytes = 0;
+                    r.done = true;
+                }
+                if self.removing.iter().all(|r| r.done) {
+                    self.removing.clear();
+                }
+            }
             Update::Started {
                 id,
                 meta,
@@ -1006,7 +1064,7 @@ impl App {
             } => {
                 if let Some(seg) = self.segment_mut(id) {
                     seg.meta = Some(*meta);
-                    seg.agg = Aggregate::new(workers);
+                    seg.agg = Aggregate::without_series(workers);
                     seg.worker_at_ns = vec![0; workers];
                 }
                 if let Some(n) = notes.into_iter().next() {
@@ -1063,30 +1121,27 @@ impl App {
         Some(self.ending.remove(i))
     }
 
-    /// Copies newly completed 100 ms bins of the live segment into the sparkline history.
+    /// Moves the live segment's newly completed 100 ms bins into the chart's history, marking
+    /// where its setting begins with its first point.
     fn take_complete_bins(&mut self) {
-        let Some(seg) = &mut self.live else { return };
-        let complete = seg.complete_bins();
-        let bin_s = crate::measure::aggregate::SERIES_BIN_NS as f64 / 1e9;
-        if seg.bins_seen == 0 && complete > 0 {
-            // The segment's first point: where its setting begins on the chart.
-            self.marks
-                .push_back((self.history_pushed, mark_label(&seg.settings)));
+        if let Some(mut seg) = self.live.take() {
+            self.take_complete_bins_of(&mut seg);
+            self.live = Some(seg);
         }
-        for bytes in &seg.agg.series_bytes[seg.bins_seen.min(complete)..complete] {
-            let mib_s = *bytes as f64 / (1024.0 * 1024.0) / bin_s;
-            if self.history.len() == HISTORY_POINTS {
-                self.history.pop_front();
-            }
-            self.history.push_back(mib_s);
-            self.history_pushed += 1;
+    }
+
+    fn take_complete_bins_of(&mut self, seg: &mut Segment) {
+        let ready = seg.take_ready();
+        if ready.is_empty() {
+            return;
         }
-        let oldest = self.history_pushed - self.history.len() as u64;
-        while self.marks.front().is_some_and(|(at, _)| *at < oldest) {
-            self.marks.pop_front();
+        if !seg.marked {
+            seg.marked = true;
+            self.history.mark(mark_label(&seg.settings));
         }
-        seg.bins_seen = seg.bins_seen.max(complete);
-        seg.peak_mib_s = seg.figures(false).peak_mib_s;
+        for b in ready {
+            self.history.push(b.point.mib_s, b.latency.as_ref());
+        }
     }
 
     /// A finished segment becomes a row (if it measured anything) and may give an XOR.
@@ -1144,12 +1199,24 @@ impl App {
                     );
                     self.sync_log();
                 }
+                self.fill_bound(&mut row);
                 self.judge(
                     &mut row,
                     s.setup.op == Op::Write && s.setup.write_sync != WriteSync::None,
                 );
                 self.rows.push(row.clone());
-                self.row_extra.push(seg.extra(true));
+                let mut extra = seg.extra(true);
+                extra.series = Some(seg.series.clone());
+                self.row_extra.push(extra);
+                // Older rows give their series up: the session's memory grows with its rows,
+                // never with their length.
+                let old = self
+                    .row_extra
+                    .len()
+                    .saturating_sub(super::segment::ROW_SERIES_KEPT);
+                for e in &mut self.row_extra[..old] {
+                    e.series = None;
+                }
                 return Some(row);
             }
         }
@@ -1160,15 +1227,11 @@ impl App {
     /// `explain::verdict::judge`, on what the explorer knows (the file's context and profile;
     /// no timeline, so the device-counter rules do not apply). A suspect row says why on the
     /// message line and in the log.
-    fn judge(&mut self, row: &mut RunResult, synced: bool) {
-        use crate::explain::verdict::{judge, Kind, Observed};
+    /// (Whether writes were synced, `_synced`, the row's `write_sync` column already says.)
+    fn judge(&mut self, row: &mut RunResult, _synced: bool) {
+        use crate::explain::verdict::{judge, Kind};
         let Some(ctx) = &self.context else { return };
-        let seen = Observed {
-            ram_below: Observed::ram_below(ctx),
-            synced,
-            ..Default::default()
-        };
-        let v = judge(row, None, ctx, self.profile.as_ref().map(|(p, _)| p), &seen);
+        let v = judge(row, None, ctx, self.profile.as_ref().map(|(p, _)| p));
         v.fill(row);
         if v.verdict == Kind::Suspect {
             self.message = format!(
@@ -1178,6 +1241,41 @@ impl App {
                 v.sentences()
             );
         }
+    }
+
+    /// The verdict of `row` by `explain::verdict::judge`, the function `run` uses, on what the
+    /// explorer knows now: the file's context and profile (no timeline; the run's own I/O, its
+    /// file's extents, the page cache and pressure will come from the run's facts). `None`
+    /// before the context is collected. Pure: the live row is judged with it too.
+    pub fn verdict_of(&self, row: &RunResult) -> Option<crate::explain::verdict::Verdict> {
+        let ctx = self.context.as_ref()?;
+        Some(crate::explain::verdict::judge(
+            row,
+            None,
+            ctx,
+            self.profile.as_ref().map(|(p, _)| p),
+        ))
+    }
+
+    /// The live row as it stands, judged and with its bound columns, as `s` saves it.
+    pub fn live_row(&self, experiment: &str) -> Option<RunResult> {
+        let live = self.live.as_ref().filter(|l| l.agg.ops > 0)?;
+        let mut r = live.result(experiment, live.seconds())?;
+        self.fill_bound(&mut r);
+        if let Some(v) = self.verdict_of(&r) {
+            v.fill(&mut r);
+        }
+        Some(r)
+    }
+
+    /// The row's `bound`, `bound_mib_s`, `pct_of_bound` and `bound_hint` from the profile the
+    /// screen's why line uses (empty without one), so a saved row keeps what the screen showed.
+    fn fill_bound(&self, r: &mut RunResult) {
+        let e = self
+            .profile
+            .as_ref()
+            .and_then(|(p, _)| crate::explain::model::explain_result(p, r));
+        crate::explain::fill_bound_columns(r, e.as_ref());
     }
 
     fn note_xor(&mut self, xor: String, by: String) {
@@ -1199,10 +1297,8 @@ impl App {
     pub fn rows_to_save(&self) -> Vec<RunResult> {
         let mut out: Vec<RunResult> = self.rows[self.rows_saved.min(self.rows.len())..].to_vec();
         if let Some(live) = &self.live {
-            if live.agg.ops > 0 {
-                let experiment = live.experiment.replacen(EXPERIMENT, EXPERIMENT_LIVE, 1);
-                out.extend(live.result(&experiment, live.seconds()));
-            }
+            let experiment = live.experiment.replacen(EXPERIMENT, EXPERIMENT_LIVE, 1);
+            out.extend(self.live_row(&experiment));
         }
         out
     }
@@ -1256,6 +1352,36 @@ impl App {
             "{} left, {secs:.1} s",
             crate::size::format_bytes_approx(left) + &of
         ))
+    }
+
+    /// Bytes of the state that could grow while one setting runs (the chart's history, the
+    /// device's, the segments' open bins and series, the device samples, the log), for the
+    /// tests that hold the explorer's memory flat over hours. Rows are left out: they grow with
+    /// what the user does, not with time.
+    pub fn heap_bytes(&self) -> usize {
+        let log: usize = self
+            .log
+            .iter()
+            .map(|(_, m)| std::mem::size_of::<(f64, String)>() + m.capacity())
+            .sum();
+        self.history.heap_bytes()
+            + self.device_history.heap_bytes()
+            + self
+                .live
+                .iter()
+                .chain(&self.ending)
+                .map(Segment::heap_bytes)
+                .sum::<usize>()
+            + self.device_samples.capacity()
+                * std::mem::size_of::<(crate::measure::device::Sample, u64)>()
+            + log
+    }
+
+    /// Whether the terminal, as last drawn, is below the least size the screen is laid out
+    /// for (then it says so, and keys other than q do nothing).
+    pub fn too_small(&self) -> bool {
+        self.screen_size
+            .is_some_and(|(w, h)| w < super::widgets::MIN_WIDTH || h < super::widgets::MIN_HEIGHT)
     }
 
     /// Whether the engine is (about to be) running.
@@ -1361,7 +1487,7 @@ fn mix_note(s: &Settings, scratch: &std::path::Path) -> String {
          does); w: back to reads",
         s.op_text(),
         s.setup.mix_read_pct.unwrap_or_default(),
-        scratch.display()
+        crate::text::shown_path(scratch)
     )
 }
 

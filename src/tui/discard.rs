@@ -12,7 +12,8 @@
 //! created is touched: the file is opened without following links and compared with the
 //! record before the first truncation, and unlinked only while the path still names it.
 //!
-//! `DISKSCOPE_TEST_SLOW_REMOVAL_MS` (tests only: read only with the `test-hooks` feature) sleeps
+//! `DISKSCOPE_TEST_SLOW_REMOVAL_MS` (tests only: read only in builds with debug assertions or
+//! the `test-hooks` feature, never in a release build) sleeps
 //! that long after each step, so a test can watch a slow removal without a slow disk.
 
 use crate::fsguard::Created;
@@ -46,8 +47,23 @@ pub struct Removal {
     pub total_bytes: u64,
     pub left_bytes: u64,
     /// When the removal began (the screen counts the time from here, also while a step is
-    /// still in the kernel).
+    /// still in the kernel); for a file still queued, when it was queued.
     pub started: Instant,
+    /// Removed (the screen keeps it in the total until every file queued with it is gone).
+    pub done: bool,
+}
+
+impl Removal {
+    /// A file just queued for removal: all of it left.
+    pub fn queued(path: PathBuf, total_bytes: u64) -> Removal {
+        Removal {
+            path,
+            total_bytes,
+            left_bytes: total_bytes,
+            started: Instant::now(),
+            done: false,
+        }
+    }
 }
 
 /// The removal thread; [`Discard::finish`] waits for what is queued.
@@ -84,7 +100,7 @@ impl Discard {
         let left = pending.clone();
         let slow = std::env::var("DISKSCOPE_TEST_SLOW_REMOVAL_MS")
             .ok()
-            .filter(|_| cfg!(feature = "test-hooks"))
+            .filter(|_| cfg!(any(debug_assertions, feature = "test-hooks")))
             .and_then(|v| v.parse::<u64>().ok())
             .map(|ms| Duration::from_millis(ms.min(10_000)));
         let thread = std::thread::Builder::new()
@@ -137,11 +153,19 @@ pub fn remove_in_steps(created: &Created, out: &dyn Fn(Event), slow: Option<Dura
         .write(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(&created.path);
+    // Already gone (or not openable: then not ours to truncate), or another file now: nothing
+    // to remove, which is said too (the screen counted the file as queued).
+    let done = || {
+        out(Event::Done {
+            path: created.path.clone(),
+            elapsed: started.elapsed(),
+        })
+    };
     let Ok(file) = file else {
-        return; // already gone (or not openable: then not ours to truncate)
+        return done();
     };
     if !created.is_same(&file) {
-        return;
+        return done();
     }
     let total_bytes = file.metadata().map_or(0, |m| m.len());
     let report = |left_bytes: u64| {
@@ -150,6 +174,7 @@ pub fn remove_in_steps(created: &Created, out: &dyn Fn(Event), slow: Option<Dura
             total_bytes,
             left_bytes,
             started,
+            done: false,
         }));
     };
     report(total_bytes);

@@ -1,11 +1,13 @@
-//! `e`: the session as an SVG page (throughput over time, the latency histogram, the results
-//! table) and a JSON document (every row with batch mode's fields, the throughput history, the
-//! baseline), beside the CSV of `s` with the same stem. Existing files are never replaced: each
-//! export is created with `O_CREAT|O_EXCL` and takes the next free `-N` suffix.
+//! `e`: the session as an SVG page (throughput over the chart's span with its setting changes;
+//! the row under the cursor — the live one by default — over its whole run, with its latency
+//! p50 and p99 and its verdict; the latency histogram; the results table; the context) and a
+//! JSON document (every row with batch mode's fields, the history at each span, that row's
+//! series, the baseline), beside the CSV of `s` with the same stem. Existing files are never
+//! replaced: each export is created with `O_CREAT|O_EXCL` and takes the next free `-N` suffix.
 
 use super::app::App;
 use super::widgets::{fmt_ns, results};
-use crate::export::session_svg::{render, SessionFigure};
+use crate::export::session_svg::{render, RowFigure, SessionFigure};
 use crate::measure::histogram::log_buckets;
 use anyhow::Context;
 use std::io::Write;
@@ -52,22 +54,68 @@ pub fn figure(app: &App) -> SessionFigure {
         })
         .unwrap_or_default();
     SessionFigure {
+        context: app
+            .context
+            .as_ref()
+            .map(|c| c.to_string())
+            .unwrap_or_default(),
+        row: row_figure(app),
         title: format!("diskscope session: {}", file_name(&app.file)),
         subtitle: subtitle(app),
-        series: app.history.iter().map(|v| app.in_unit(*v)).collect(),
-        marks: {
-            let oldest = app.history_pushed - app.history.len() as u64;
-            app.marks
-                .iter()
-                .filter(|(at, _)| *at >= oldest)
-                .map(|(at, l)| ((at - oldest) as usize, l.clone()))
-                .collect()
-        },
-        bin_s: 0.1,
+        series: app
+            .history
+            .points(app.span)
+            .iter()
+            .map(|p| app.in_unit(p.mib_s))
+            .collect(),
+        marks: app
+            .history
+            .marks(app.span)
+            .into_iter()
+            .map(|(at, l)| (at, l.to_string()))
+            .collect(),
+        bin_s: app.span.point_s(),
         unit: app.unit().into(),
         histogram,
         table,
     }
+}
+
+/// The row `e` draws over its whole run: the finished row under the cursor when its series is
+/// kept, else the live one; with its verdict (the live one judged as it stands).
+pub fn row_figure(app: &App) -> Option<RowFigure> {
+    use crate::tui::history::RowSeries;
+    let finished = app.row_under_cursor().and_then(|i| {
+        let series = app.row_extra.get(i)?.series.as_ref()?;
+        Some((app.rows.get(i)?.clone(), series, false))
+    });
+    let live = || {
+        let seg = app.live.as_ref()?;
+        let row = app.live_row(&seg.experiment)?;
+        Some((row, &seg.series, true))
+    };
+    let (row, series, is_live): (_, &RowSeries, _) = finished.or_else(live)?;
+    let verdict = match row.judgement.verdict.as_str() {
+        "" => String::new(),
+        "ok" => "ok".into(),
+        v => format!(
+            "{v} ({}): {}",
+            row.judgement.reasons.replace(';', ", "),
+            row.judgement.why
+        ),
+    };
+    Some(RowFigure {
+        label: format!(
+            "{}{}",
+            results::setting_label(&row),
+            if is_live { " (live)" } else { "" }
+        ),
+        bin_s: series.point_s(),
+        series: series.points.iter().map(|p| app.in_unit(p.mib_s)).collect(),
+        p50_us: series.points.iter().map(|p| p.p50_us).collect(),
+        p99_us: series.points.iter().map(|p| p.p99_us).collect(),
+        verdict,
+    })
 }
 
 fn file_name(p: &Path) -> String {
@@ -86,7 +134,7 @@ pub fn subtitle(app: &App) -> String {
     format!(
         "{} · {} ({}) · {} row{} · {}-{}-{} {}:{} UTC",
         crate::runner::host_name(),
-        app.file.display(),
+        crate::text::shown_path(&app.file),
         crate::size::format_bytes_approx(app.file_size_bytes),
         app.rows.len(),
         if app.rows.len() == 1 { "" } else { "s" },
@@ -118,11 +166,41 @@ pub fn json(app: &App) -> serde_json::Value {
         "subtitle": subtitle(app),
         "file": app.file.display().to_string(),
         "file_size_bytes": app.file_size_bytes,
-        "history_mib_s_per_100ms": app.history.iter().collect::<Vec<_>>(),
+        "history_mib_s_per_100ms": app
+            .history
+            .points(super::history::Span::Minute)
+            .iter()
+            .map(|p| p.mib_s)
+            .collect::<Vec<_>>(),
+        "history": super::history::Span::ALL.iter().map(|span| {
+            let points = app.history.points(*span);
+            serde_json::json!({
+                "span": span.label(),
+                "point_s": span.point_s(),
+                "mib_s": points.iter().map(|p| p.mib_s).collect::<Vec<_>>(),
+                "p50_us": points.iter().map(|p| finite(p.p50_us)).collect::<Vec<_>>(),
+                "p99_us": points.iter().map(|p| finite(p.p99_us)).collect::<Vec<_>>(),
+            })
+        }).collect::<Vec<_>>(),
+        "row": row_figure(app).map(|r| serde_json::json!({
+            "setting": r.label,
+            "point_s": r.bin_s,
+            "throughput": r.series,
+            "unit": app.unit(),
+            "p50_us": r.p50_us.iter().map(|v| finite(*v)).collect::<Vec<_>>(),
+            "p99_us": r.p99_us.iter().map(|v| finite(*v)).collect::<Vec<_>>(),
+            "verdict": r.verdict,
+        })),
+        "context": app.context.as_ref().map(|c| c.to_string()),
         "baseline": baseline,
         "rows": app.rows,
         "rows_delta_pct": app.rows.iter().map(|r| app.delta_pct(r)).collect::<Vec<_>>(),
     })
+}
+
+/// A figure for JSON: `null` for NaN (a point without operations).
+fn finite(v: f64) -> Option<f64> {
+    v.is_finite().then_some(v)
 }
 
 /// Creates `stem.ext`, or `stem-2.ext`, `stem-3.ext`, … if taken; never replaces a file.
@@ -138,10 +216,16 @@ fn create_new(dir: &Path, stem: &str, ext: &str) -> anyhow::Result<(PathBuf, std
         match crate::fsguard::create_exclusive(&path) {
             Ok((f, _)) => return Ok((path, f)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e).with_context(|| format!("creating {}", path.display())),
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("creating {}", crate::text::shown_path(&path)))
+            }
         }
     }
-    anyhow::bail!("{}: 999 exports already; move some away", dir.display())
+    anyhow::bail!(
+        "{}: 999 exports already; move some away",
+        crate::text::shown_path(dir)
+    )
 }
 
 /// Writes the SVG and the JSON beside the CSV file; returns their paths.
@@ -151,7 +235,8 @@ pub fn write_session(app: &App) -> anyhow::Result<Vec<PathBuf>> {
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("creating {}", crate::text::shown_path(dir)))?;
     let stem = app
         .csv_path
         .file_stem()
@@ -160,12 +245,12 @@ pub fn write_session(app: &App) -> anyhow::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let (svg_path, mut f) = create_new(dir, &stem, "svg")?;
     f.write_all(render(&figure(app)).as_bytes())
-        .with_context(|| format!("writing {}", svg_path.display()))?;
+        .with_context(|| format!("writing {}", crate::text::shown_path(&svg_path)))?;
     out.push(svg_path);
     let (json_path, mut f) = create_new(dir, &stem, "json")?;
     let text = serde_json::to_string_pretty(&json(app))?;
     f.write_all(text.as_bytes())
-        .with_context(|| format!("writing {}", json_path.display()))?;
+        .with_context(|| format!("writing {}", crate::text::shown_path(&json_path)))?;
     out.push(json_path);
     Ok(out)
 }

@@ -23,6 +23,7 @@ pub mod cache_watch;
 pub mod discard;
 pub mod event;
 pub mod export;
+pub mod history;
 pub mod kdiskmark;
 pub mod keys;
 pub mod rows;
@@ -83,7 +84,7 @@ pub fn execute(
 
 /// The explored file must be a readable, non-empty regular file. Returns its size.
 pub fn check_file(file: &Path) -> anyhow::Result<u64> {
-    let p = file.display();
+    let p = crate::text::shown_path(file);
     let meta = match std::fs::metadata(file) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -121,7 +122,10 @@ async fn explore(
     let scratch = scratch::write_scratch_path(&file);
     // Claimed fresh before each write run; what is left is removed however we leave (panics
     // included), and only what this process created.
-    let mut write_scratch = scratch::WriteScratch::new(scratch.clone());
+    let mut write_scratch = Writes {
+        scratch: scratch::WriteScratch::new(scratch.clone()),
+        runs: Vec::new(),
+    };
     let mut app = App::new(file.clone(), size_bytes, scratch, save::default_csv_path());
     // `--fio-job`: a job's settings instead of the default start (cli::explorer_settings).
     app.settings = start.unwrap_or(app.settings);
@@ -158,8 +162,8 @@ async fn explore(
             session.discard(c);
         }
     }
-    let watched =
-        std::fs::File::open(&file).with_context(|| format!("opening {}", file.display()))?;
+    let watched = std::fs::File::open(&file)
+        .with_context(|| format!("opening {}", crate::text::shown_path(&file)))?;
     let mut watch = CacheWatch::spawn(watched, session.update_sender())?;
     let mut events = EventSource::new()?;
     let mut terminal = init_terminal()?;
@@ -190,7 +194,11 @@ async fn explore(
     let signal = outcome?;
     let mut err = std::io::stderr().lock();
     if !app.rows.is_empty() {
-        let _ = write!(err, "{}", widgets::results::table_text(&app));
+        let _ = write!(
+            err,
+            "{}",
+            crate::text::shown_lines(&widgets::results::table_text(&app))
+        );
         // A mixed row's directions apart, under the table that shows their sum.
         for r in &app.rows {
             let detail = widgets::mix::row_detail(r).or_else(|| widgets::openloop::row_detail(r));
@@ -264,6 +272,7 @@ async fn wait_for_cleanup(
     mut terminal_ok: bool,
 ) {
     app.quitting = true;
+    app.quit_since = Some(std::time::Instant::now());
     session.begin_quit();
     loop {
         while let Ok(u) = session.updates.try_recv() {
@@ -322,17 +331,22 @@ async fn event_loop(
     session: &Session,
     watch: &mut CacheWatch,
     events: &mut EventSource,
-    write_scratch: &mut scratch::WriteScratch,
+    write_scratch: &mut Writes,
 ) -> anyhow::Result<Option<i32>> {
     loop {
         // What `perform` said (save, export) goes into the log too.
         app.sync_log();
         terminal
-            .draw(|f| f.render_widget(&*app, f.area()))
+            .draw(|f| {
+                let a = f.area();
+                app.screen_size = Some((a.width, a.height));
+                f.render_widget(&*app, a)
+            })
             .context("drawing")?;
         match events.next().await? {
             Event::Tick => {
                 while let Ok(u) = session.updates.try_recv() {
+                    write_scratch.note(&u);
                     app.apply(u);
                     if let Some(action) = app.take_pending() {
                         perform(action, app, session, write_scratch);
@@ -360,17 +374,41 @@ async fn event_loop(
     }
 }
 
+/// The write runs' scratch files: each claimed for its run, and released when a run that never
+/// used its file ends (a start passed over for a later one), so empty files do not pile up
+/// beside the explored file until exit.
+struct Writes {
+    scratch: scratch::WriteScratch,
+    /// The file each write run was given, until it ends.
+    runs: Vec<(u64, PathBuf)>,
+}
+
+impl Writes {
+    /// Looks at an update: a write run that ended gives its unused file back.
+    fn note(&mut self, u: &session::Update) {
+        let id = match u {
+            session::Update::Stopped { id, .. } | session::Update::Failed { id, .. } => *id,
+            _ => return,
+        };
+        if let Some(i) = self.runs.iter().position(|(r, _)| *r == id) {
+            let (_, path) = self.runs.remove(i);
+            self.scratch.release_unused(&path);
+        }
+    }
+}
+
 /// Carries out what a key asked for.
-fn perform(action: Action, app: &mut App, session: &Session, scratch: &mut scratch::WriteScratch) {
+fn perform(action: Action, app: &mut App, session: &Session, writes: &mut Writes) {
     match action {
         Action::None | Action::Quit => {}
         Action::Start { id, mut spec } if spec.setup.op == crate::config::Op::Write => {
             // A fresh file of our own for every write run: never a file this explorer did not
             // create, and never one still being removed.
-            match scratch.claim() {
+            match writes.scratch.claim() {
                 Ok(path) => {
                     spec.target.path = path.clone();
-                    app.scratch = path;
+                    writes.runs.push((id, path.clone()));
+                    app.scratch_claimed(path);
                     session.send(Command::Start { id, spec })
                 }
                 Err(message) => {
@@ -388,7 +426,7 @@ fn perform(action: Action, app: &mut App, session: &Session, scratch: &mut scrat
                 io_uring: crate::engine::probe_io_uring().is_ok(),
             };
             let start = app.begin_kdiskmark(caps);
-            perform(start, app, session, scratch);
+            perform(start, app, session, writes);
         }
         Action::Export => {
             app.message = match export::write_session(app) {

@@ -55,15 +55,16 @@ pub fn append_rows(path: &Path, rows: &[RunResult]) -> anyhow::Result<PathBuf> {
             .append(true)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&c.path)
-            .with_context(|| format!("opening {}", c.path.display()))?;
+            .with_context(|| format!("opening {}", crate::text::shown_path(&c.path)))?;
         if c.is_same(&f) {
             f.write_all(&text)
-                .with_context(|| format!("writing {}", c.path.display()))?;
+                .with_context(|| format!("writing {}", crate::text::shown_path(&c.path)))?;
             return Ok(c.path.clone());
         }
     }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("creating {}", crate::text::shown_path(dir)))?;
     }
     let stem = path
         .file_stem()
@@ -91,7 +92,7 @@ pub fn append_rows(path: &Path, rows: &[RunResult]) -> anyhow::Result<PathBuf> {
         all.extend_from_slice(&text);
         if let Err(e) = f.write_all(&all) {
             created.remove();
-            anyhow::bail!("writing {}: {e}", candidate.display());
+            anyhow::bail!("writing {}: {e}", crate::text::shown_path(&candidate));
         }
         saved.retain(|(p, _)| p != path);
         saved.push((path.to_path_buf(), created));
@@ -99,7 +100,7 @@ pub fn append_rows(path: &Path, rows: &[RunResult]) -> anyhow::Result<PathBuf> {
     }
     anyhow::bail!(
         "{}: 999 saved files already; move some away",
-        path.display()
+        crate::text::shown_path(path)
     )
 }
 

@@ -33,7 +33,7 @@ pub fn default_file_dir() -> PathBuf {
     let choice =
         crate::explain::context::scratch_dir(&std::env::temp_dir(), disk, DEFAULT_FILE_BYTES);
     if let Some(note) = &choice.note {
-        eprintln!("note: {}", crate::text::shown(note));
+        crate::eprintln_shown!("note: {}", crate::text::shown(note));
     }
     choice.dir
 }
@@ -161,7 +161,7 @@ fn partial_path(path: &Path) -> PathBuf {
 pub async fn ensure_default_file(dir: &Path) -> anyhow::Result<PathBuf> {
     let path = match pick_default_file(dir, DEFAULT_FILE_BYTES)? {
         DefaultFile::Reuse(path) => {
-            eprintln!(
+            crate::eprintln_shown!(
                 "note: exploring the scratch file {} (made earlier; delete it to free 1 GiB)",
                 crate::text::shown_path(&path)
             );
@@ -169,13 +169,13 @@ pub async fn ensure_default_file(dir: &Path) -> anyhow::Result<PathBuf> {
         }
         DefaultFile::Create { path, passed } => {
             for p in passed {
-                eprintln!("note: left alone, not diskscope's: {p}");
+                crate::eprintln_shown!("note: left alone, not diskscope's: {p}");
             }
             path
         }
     };
     let path = path.as_path();
-    eprintln!(
+    crate::eprintln_shown!(
         "note: no FILE given; writing a 1 GiB scratch file to {} (once; reused next time)",
         crate::text::shown_path(path)
     );
@@ -204,7 +204,7 @@ pub async fn ensure_default_file(dir: &Path) -> anyhow::Result<PathBuf> {
             let pct = agg.bytes * 100 / DEFAULT_FILE_BYTES;
             if pct >= shown + 10 {
                 shown = pct - pct % 10;
-                eprint!(" {shown}%");
+                crate::eprint_shown!(" {shown}%");
             }
         });
         eprintln!();
@@ -240,11 +240,17 @@ pub async fn ensure_default_file(dir: &Path) -> anyhow::Result<PathBuf> {
         }
         Ok(_) => {
             created.remove();
-            anyhow::bail!("writing {} stopped early; try again", partial.display())
+            anyhow::bail!(
+                "writing {} stopped early; try again",
+                crate::text::shown_path(&partial)
+            )
         }
         Err(e) => {
             created.remove();
-            Err(e.context(format!("creating the scratch file {}", path.display())))
+            Err(e.context(format!(
+                "creating the scratch file {}",
+                crate::text::shown_path(path)
+            )))
         }
     }
 }
@@ -279,9 +285,36 @@ fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
 /// the session that made it; a later session removes a leftover only with this proof.
 pub const SCRATCH_XATTR: &str = crate::fsguard::MARK_XATTR;
 
-/// The marker's value for the session `pid`.
+/// The marker's value for the session `pid`: its pid and the time it started (clock ticks after
+/// boot, `/proc/PID/stat`), so that a later process given the same pid is not taken for it.
 pub fn scratch_marker(pid: u32) -> String {
-    format!("explorer-scratch pid={pid}")
+    match proc_state(pid) {
+        Some((_, start)) => format!("explorer-scratch pid={pid} start={start}"),
+        None => format!("explorer-scratch pid={pid}"),
+    }
+}
+
+/// The session a marker names: its pid and, in markers that carry it, its start time.
+fn marker_owner(marker: &str) -> Option<(u32, Option<u64>)> {
+    let rest = marker.strip_prefix("explorer-scratch pid=")?;
+    match rest.split_once(" start=") {
+        Some((pid, start)) => Some((pid.parse().ok()?, Some(start.parse().ok()?))),
+        None => Some((rest.parse().ok()?, None)),
+    }
+}
+
+/// The state letter (`R`, `S`, `Z` for a zombie, ...) and start time (clock ticks after boot)
+/// of process `pid`, from `/proc/PID/stat`; None when there is no such entry (or no /proc).
+fn proc_state(pid: u32) -> Option<(char, u64)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `PID (COMM) STATE ...`: COMM may hold spaces and parentheses, so split after the last `)`.
+    let rest = text.get(text.rfind(')')? + 1..)?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // Field 3 is the state, field 22 the start time.
+    Some((
+        fields.first()?.chars().next()?,
+        fields.get(19)?.parse().ok()?,
+    ))
 }
 
 /// The explorer's write scratch files: every write run gets a fresh one, created by
@@ -350,6 +383,19 @@ impl WriteScratch {
     }
 }
 
+impl WriteScratch {
+    /// The run given `path` ended: if it never used the file (its start was passed over for a
+    /// later one, or refused — a run replaces its claimed file with one of its own), the empty
+    /// file `claim` made is removed now rather than at exit, and forgotten either way.
+    /// Returns whether a file was removed.
+    pub fn release_unused(&mut self, path: &Path) -> bool {
+        let Some(i) = self.claimed.iter().position(|c| c.path == path) else {
+            return false;
+        };
+        self.claimed.remove(i).remove()
+    }
+}
+
 impl Drop for WriteScratch {
     fn drop(&mut self) {
         // Only the inodes this process created: a file put in their place since is left alone.
@@ -370,7 +416,7 @@ fn marker_of(path: &Path) -> Option<String> {
     use std::os::unix::ffi::OsStrExt;
     let cpath = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
     let name = std::ffi::CString::new(SCRATCH_XATTR).ok()?;
-    let mut buf = [0u8; 64];
+    let mut buf = [0u8; 96];
     // SAFETY: both strings are NUL-terminated and `buf` is a live, writable buffer of
     // `buf.len()` bytes.
     let n = unsafe {
@@ -384,8 +430,16 @@ fn marker_of(path: &Path) -> Option<String> {
     (n >= 0).then(|| String::from_utf8_lossy(&buf[..n as usize]).into_owned())
 }
 
-/// Whether process `pid` exists (or may: a process of another user answers EPERM).
-fn alive(pid: u32) -> bool {
+/// Whether the session that marked a file (`pid`, started at `start` when the marker says) may
+/// still be running. A zombie is not: a session killed with SIGKILL stays one until its parent
+/// reaps it (about a second after a kill from a shell), and a new session started at once must
+/// not take its scratch files for a live session's. A process now holding the pid but started
+/// at another time is another process. Without a readable `/proc/PID/stat`, signal 0 decides
+/// (a process of another user answers EPERM: alive).
+fn alive(pid: u32, start: Option<u64>) -> bool {
+    if let Some((state, started)) = proc_state(pid) {
+        return !matches!(state, 'Z' | 'X' | 'x') && start.is_none_or(|s| s == started);
+    }
     let Some(pid) = i32::try_from(pid)
         .ok()
         .and_then(rustix::process::Pid::from_raw)
@@ -399,8 +453,9 @@ fn alive(pid: u32) -> bool {
 /// Write scratch files beside `file` left by explorer sessions that ended without cleaning up
 /// (killed with SIGKILL, a machine that lost power). Only files proven ours: named
 /// `.<name>.diskscope-scratch.<pid>.<n>`, a regular file with one link, owned by this user,
-/// marked ([`SCRATCH_XATTR`]) by that same pid, and that pid no longer running. Returns each
-/// with its session's pid.
+/// marked ([`SCRATCH_XATTR`]) by that same pid, and that session no longer running (a zombie
+/// has ended; a process holding the pid now but started at another time is another process).
+/// Returns each with its session's pid.
 pub fn leftovers(file: &Path) -> Vec<(crate::fsguard::Created, u32)> {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::MetadataExt;
@@ -439,11 +494,11 @@ pub fn leftovers(file: &Path) -> Vec<(crate::fsguard::Created, u32)> {
             continue;
         };
         let path = dir.join(&name);
+        let owner = marker_of(&path).as_deref().and_then(marker_owner);
         let ours = std::fs::symlink_metadata(&path)
             .is_ok_and(|m| m.file_type().is_file() && m.uid() == uid && m.nlink() == 1)
-            && marker_of(&path).as_deref() == Some(scratch_marker(pid).as_str())
-            && pid != std::process::id()
-            && !alive(pid);
+            && owner.is_some_and(|(by, start)| by == pid && !alive(pid, start))
+            && pid != std::process::id();
         if let Some(c) = ours
             .then(|| crate::fsguard::Created::of_existing(&path))
             .flatten()
@@ -478,6 +533,32 @@ mod tests {
         );
         assert!(taken.is_symlink());
         assert_eq!(std::fs::read(&target).unwrap(), b"user data");
+    }
+
+    #[test]
+    fn a_claimed_file_no_run_used_is_removed_when_its_run_ends_and_a_replaced_one_is_left() {
+        let d = tempfile::tempdir().unwrap();
+        let mut s = WriteScratch::new(d.path().join(".f.diskscope-scratch"));
+        // Two starts, the first passed over for the second: its empty file goes at once.
+        let unused = s.claim().unwrap();
+        let used = s.claim().unwrap();
+        assert!(s.release_unused(&unused));
+        assert!(
+            !unused.exists(),
+            "an unused scratch file does not wait for the exit"
+        );
+        // The second run replaced its file with its own (as the runner does with --force):
+        // that one is the run's to remove, not this.
+        std::fs::remove_file(&used).unwrap();
+        std::fs::write(&used, b"the run's file").unwrap();
+        assert!(!s.release_unused(&used));
+        assert_eq!(std::fs::read(&used).unwrap(), b"the run's file");
+        assert!(!s.release_unused(&used), "forgotten once released");
+        drop(s);
+        assert!(
+            used.exists(),
+            "not removed at exit either: it is not the claimed inode"
+        );
     }
 
     #[test]

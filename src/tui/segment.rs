@@ -14,12 +14,27 @@
 //! spread, are taken over the same complete 100 ms bins after the warm-up, so the mean can
 //! never read above the peak (a mean over all bytes against a peak over complete bins could:
 //! 1948 > 1943 after `r`).
+//!
+//! **Constant memory.** A segment may run for hours, so it keeps no series: its snapshots'
+//! bytes and latencies go into the few 100 ms bins still open ([`Segment::add`]); a bin that
+//! every worker has reported past is complete, folds into running figures (count, mean, sum of
+//! squares, peak: Welford's) and into the row's [`RowSeries`], and is handed to the chart
+//! ([`Segment::take_ready`]) with its latency histogram. The totals are the aggregate's merged
+//! histograms. A worker that stalls keeps bins open; past [`MAX_OPEN_BINS`] the oldest is
+//! completed anyway (its late bytes then count in the oldest open bin).
 
+use super::history::{quantiles_us, Point, RowSeries};
 use super::settings::Settings;
 use crate::config::{Op, Pattern};
 use crate::measure::aggregate::SERIES_BIN_NS;
 use crate::measure::{Aggregate, RunResult, Snapshot, SnapshotKind};
 use crate::runner::{make_result, PreparedMeta};
+use hdrhistogram::Histogram;
+use std::collections::VecDeque;
+
+/// Most 100 ms bins a segment keeps open waiting for a slow worker (5 s): each may hold a
+/// latency histogram (~32 KB).
+pub const MAX_OPEN_BINS: usize = 50;
 
 /// The warm-up of a random read with the cache as is (a sequential read's is its first pass).
 pub const WARMUP_SECONDS: f64 = 2.0;
@@ -50,24 +65,66 @@ pub struct Figures {
 
 /// Figures of 100 ms bins of bytes.
 pub fn figures_of(bins: &[u64]) -> Figures {
-    let per_s = 1e9 / SERIES_BIN_NS as f64 / (1024.0 * 1024.0);
-    let v: Vec<f64> = bins.iter().map(|b| *b as f64 * per_s).collect();
-    if v.is_empty() {
-        return Figures::default();
+    let mut r = Running::default();
+    for b in bins {
+        r.add(mib_s_of(*b));
     }
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    let peak = v.iter().copied().fold(0.0f64, f64::max);
-    let spread_pct = (v.len() >= 2 && mean > 0.0).then(|| {
-        let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-        var.sqrt() / mean * 100.0
-    });
-    Figures {
-        mean_mib_s: mean,
-        peak_mib_s: peak,
-        spread_pct,
-        bins: v.len(),
+    r.figures()
+}
+
+/// A 100 ms bin's bytes as MiB/s.
+fn mib_s_of(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0) / (SERIES_BIN_NS as f64 / 1e9)
+}
+
+/// Running figures of a series (Welford's mean and sum of squares, and the peak), so a segment
+/// of hours needs no series to give its mean, spread and peak.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Running {
+    n: usize,
+    mean: f64,
+    m2: f64,
+    peak: f64,
+}
+
+impl Running {
+    /// Adds one value.
+    pub fn add(&mut self, v: f64) {
+        self.n += 1;
+        let d = v - self.mean;
+        self.mean += d / self.n as f64;
+        self.m2 += d * (v - self.mean);
+        self.peak = self.peak.max(v);
     }
+
+    /// The figures so far.
+    pub fn figures(&self) -> Figures {
+        if self.n == 0 {
+            return Figures::default();
+        }
+        let spread_pct = (self.n >= 2 && self.mean > 0.0)
+            .then(|| (self.m2 / (self.n - 1) as f64).max(0.0).sqrt() / self.mean * 100.0);
+        Figures {
+            mean_mib_s: self.mean,
+            peak_mib_s: self.peak,
+            spread_pct,
+            bins: self.n,
+        }
+    }
+}
+
+/// A 100 ms bin still open: its bytes and the latencies of the snapshots whose middle is in it.
+#[derive(Debug, Clone, Default)]
+struct OpenBin {
+    bytes: u64,
+    latency: Option<Histogram<u64>>,
+}
+
+/// A completed 100 ms bin, for the chart: its point and its operations' latencies.
+#[derive(Debug, Clone)]
+pub struct ReadyBin {
+    pub point: Point,
+    pub latency: Option<Histogram<u64>>,
 }
 
 /// What the table shows of a row beside its [`RunResult`]: the warm-up left out and the spread
@@ -81,7 +138,13 @@ pub struct RowExtra {
     pub warmup_over: bool,
     /// The spread of the row's 100 ms samples, % of their mean.
     pub spread_pct: Option<f64>,
+    /// The row's whole run over time, for `e` (kept for the newest [`ROW_SERIES_KEPT`] rows).
+    pub series: Option<RowSeries>,
 }
+
+/// Finished rows whose series over time are kept (each at most [`super::history::ROW_POINTS`]
+/// points): what `e` can draw of a row under the cursor.
+pub const ROW_SERIES_KEPT: usize = 32;
 
 /// One run of the engine with one set of settings.
 #[derive(Debug, Clone)]
@@ -96,8 +159,23 @@ pub struct Segment {
     pub keep: bool,
     /// Latest `at_ns` of each worker, to know which 100 ms bins are complete.
     pub(super) worker_at_ns: Vec<u64>,
-    /// Complete bins already copied into the sparkline history.
-    pub(super) bins_seen: usize,
+    /// Whether the chart has marked where this segment begins.
+    pub(super) marked: bool,
+    /// Whether completed bins are kept for the chart ([`Segment::take_ready`]): the live
+    /// segment's; a segment that is ending is no longer drawn.
+    pub(super) feeds_chart: bool,
+    /// The first bin not completed yet.
+    first_open: u64,
+    /// The open bins from `first_open` on.
+    open: VecDeque<OpenBin>,
+    /// Completed bins the chart has not taken yet.
+    ready: VecDeque<ReadyBin>,
+    /// Figures over every completed bin.
+    all_bins: Running,
+    /// Figures over the completed bins after the warm-up.
+    steady_bins: Running,
+    /// The whole run, for `e`.
+    pub series: RowSeries,
     pub peak_mib_s: f64,
     /// The warm-up's state.
     pub warmup: Warmup,
@@ -118,13 +196,20 @@ impl Segment {
             settings,
             experiment,
             meta: None,
-            agg: Aggregate::new(0),
+            agg: Aggregate::without_series(0),
             keep: true,
             worker_at_ns: Vec::new(),
-            bins_seen: 0,
+            marked: false,
+            feeds_chart: true,
+            first_open: 0,
+            open: VecDeque::new(),
+            ready: VecDeque::new(),
+            all_bins: Running::default(),
+            steady_bins: Running::default(),
+            series: RowSeries::default(),
             peak_mib_s: 0.0,
             warmup: Warmup::of(&settings),
-            steady: Aggregate::new(0),
+            steady: Aggregate::without_series(0),
             full_passes: 0,
             backlog_by_worker: Vec::new(),
         }
@@ -141,6 +226,7 @@ impl Segment {
     /// is over (a snapshot that began during the warm-up stays out of it).
     pub fn add(&mut self, snapshot: &Snapshot) {
         self.agg.add(snapshot);
+        self.add_to_bins(snapshot);
         if let Some(p) = &snapshot.paced {
             if self.backlog_by_worker.len() <= snapshot.worker {
                 self.backlog_by_worker.resize(snapshot.worker + 1, 0);
@@ -156,9 +242,17 @@ impl Segment {
                 self.steady.add(snapshot);
             }
         }
-        if self.warmup != Warmup::Running {
-            return;
+        if self.warmup == Warmup::Running {
+            self.watch_warmup(snapshot);
         }
+        let complete = self.complete_bins() as u64;
+        while self.first_open < complete || self.open.len() > MAX_OPEN_BINS {
+            self.complete_oldest();
+        }
+    }
+
+    /// While warming up: whether `snapshot` ends the warm-up.
+    fn watch_warmup(&mut self, snapshot: &Snapshot) {
         let workers = self.worker_at_ns.len().max(1);
         if let SnapshotKind::Final {
             full_pass: true, ..
@@ -186,7 +280,97 @@ impl Segment {
     /// Ends the warm-up at `end_ns`: later snapshots count.
     fn end_warmup(&mut self, end_ns: u64) {
         self.warmup = Warmup::Over { end_ns };
-        self.steady = Aggregate::new(self.worker_at_ns.len());
+        self.steady = Aggregate::without_series(self.worker_at_ns.len());
+    }
+
+    /// The open bin `bin` (opened, with the ones before it, when new); a bin already completed
+    /// gives the oldest open one.
+    fn open_bin(&mut self, bin: u64) -> &mut OpenBin {
+        let i = bin.saturating_sub(self.first_open) as usize;
+        if self.open.len() <= i {
+            self.open.resize_with(i + 1, OpenBin::default);
+        }
+        &mut self.open[i]
+    }
+
+    /// Spreads the snapshot's bytes over the 100 ms bins its interval covers (as the batch
+    /// series does) and adds its latencies to the bin that holds its middle. [`Segment::add`]
+    /// then completes the bins every worker has reported past.
+    fn add_to_bins(&mut self, s: &Snapshot) {
+        let start = s.at_ns.saturating_sub(s.interval_ns);
+        let end = s.at_ns.max(start + 1);
+        if s.bytes > 0 {
+            let (first, last) = (start / SERIES_BIN_NS, (end - 1) / SERIES_BIN_NS);
+            let span = (end - start) as u128;
+            let mut given = 0u64;
+            for bin in first..=last {
+                let lo = start.max(bin * SERIES_BIN_NS);
+                let hi = end.min((bin + 1) * SERIES_BIN_NS);
+                let share = if bin == last {
+                    s.bytes - given
+                } else {
+                    (s.bytes as u128 * (hi - lo) as u128 / span) as u64
+                };
+                self.open_bin(bin).bytes += share;
+                given += share;
+            }
+        }
+        if s.ops > 0 {
+            let mid = (start + end) / 2 / SERIES_BIN_NS;
+            let b = self.open_bin(mid);
+            match &mut b.latency {
+                // Same bounds everywhere, so adding cannot fail.
+                Some(h) => {
+                    let _ = h.add(&s.latency);
+                }
+                None => b.latency = Some(s.latency.clone()),
+            }
+        }
+    }
+
+    /// Completes the oldest open bin: into the running figures, the row's series and (for the
+    /// live segment) the chart.
+    fn complete_oldest(&mut self) {
+        let bin = self.open.pop_front().unwrap_or_default();
+        let index = self.first_open;
+        self.first_open += 1;
+        let mib_s = mib_s_of(bin.bytes);
+        self.all_bins.add(mib_s);
+        if let Warmup::Over { end_ns } = self.warmup {
+            if index >= end_ns.div_ceil(SERIES_BIN_NS) {
+                self.steady_bins.add(mib_s);
+            }
+        }
+        let (p50_us, p99_us) = quantiles_us(bin.latency.as_ref());
+        let point = Point {
+            mib_s,
+            p50_us,
+            p99_us,
+        };
+        self.series.push(point);
+        self.peak_mib_s = self.figures(false).peak_mib_s;
+        if self.feeds_chart {
+            self.ready.push_back(ReadyBin {
+                point,
+                latency: bin.latency,
+            });
+        }
+    }
+
+    /// The completed bins the chart has not taken yet, oldest first.
+    pub fn take_ready(&mut self) -> VecDeque<ReadyBin> {
+        std::mem::take(&mut self.ready)
+    }
+
+    /// Bytes the segment holds beyond its fixed fields, for the memory tests: open bins and
+    /// their histograms, bins not taken, its series.
+    pub fn heap_bytes(&self) -> usize {
+        let hist =
+            |h: &Option<Histogram<u64>>| h.as_ref().map_or(0, super::history::histogram_bytes);
+        self.open.capacity() * std::mem::size_of::<OpenBin>()
+            + self.open.iter().map(|b| hist(&b.latency)).sum::<usize>()
+            + self.ready.iter().map(|b| hist(&b.latency)).sum::<usize>()
+            + self.series.heap_bytes()
     }
 
     /// Whether the warm-up ended and the steady part has operations.
@@ -197,24 +381,32 @@ impl Segment {
     /// Complete 100 ms bins so far: those every worker has reported past.
     pub fn complete_bins(&self) -> usize {
         let at = self.worker_at_ns.iter().copied().min().unwrap_or(0);
-        ((at / SERIES_BIN_NS) as usize).min(self.agg.series_bytes.len())
+        (at / SERIES_BIN_NS) as usize
     }
 
     /// The figures over the complete bins after the warm-up (all of them while warming or
-    /// without one), with the bins a run `ended` is known to have completed.
+    /// without one); with `ended`, the bins an ended run is known to have completed too.
     pub fn figures(&self, ended: bool) -> Figures {
-        let complete = if ended {
-            ((self.agg.last_at_ns / SERIES_BIN_NS) as usize).min(self.agg.series_bytes.len())
+        let steady = matches!(self.warmup, Warmup::Over { .. }) && self.steady.ops > 0;
+        let mut r = if steady {
+            self.steady_bins
         } else {
-            self.complete_bins()
+            self.all_bins
         };
-        let first = match self.warmup {
-            Warmup::Over { end_ns } if self.steady.ops > 0 => {
-                end_ns.div_ceil(SERIES_BIN_NS) as usize
+        if ended {
+            let complete = self.agg.last_at_ns / SERIES_BIN_NS;
+            let first = match self.warmup {
+                Warmup::Over { end_ns } if steady => end_ns.div_ceil(SERIES_BIN_NS),
+                _ => 0,
+            };
+            for (i, b) in self.open.iter().enumerate() {
+                let index = self.first_open + i as u64;
+                if index < complete && index >= first {
+                    r.add(mib_s_of(b.bytes));
+                }
             }
-            _ => 0,
-        };
-        figures_of(&self.agg.series_bytes[first.min(complete)..complete])
+        }
+        r.figures()
     }
 
     /// The mean the panel shows: over the complete bins after the warm-up, or the running
@@ -243,6 +435,7 @@ impl Segment {
             warmup_s: self.warmup_seconds(),
             warmup_over: self.has_steady(),
             spread_pct: self.figures(ended).spread_pct,
+            series: None,
         }
     }
 

@@ -289,9 +289,12 @@ fn forward(out: &Sender<Update>, running: &mut Running, mut snapshot: Box<Snapsh
 }
 
 /// Prepares and starts one pass of `spec`. The explorer stops runs through [`Run::stop`], so the
-/// flag is the run's own.
+/// flag is the run's own. A run of the explorer may go on for hours, so it keeps no timeline
+/// and no series (each would grow with its length); the segment bins what the chart needs.
 fn launch(spec: &RunSpec) -> anyhow::Result<Run> {
-    Run::start(spec, "", Arc::new(AtomicBool::new(false)))
+    let mut run = Run::start(spec, "", Arc::new(AtomicBool::new(false)))?;
+    run.keep_no_history();
+    Ok(run)
 }
 
 fn begin(id: u64, mut spec: RunSpec, out: &Sender<Update>) -> Option<Running> {
@@ -404,6 +407,14 @@ fn finish(mut running: Running, out: &Sender<Update>, discard: &DiscardSender) {
     // Only the file this run created (or replaced), while the path still names it: a file put
     // there since is left alone. Removed in the background: the next run must not wait for it.
     if let Some(c) = created {
+        // Said at once, with its size: files queued behind another one's removal count in
+        // what the screen says is left (quitting waits for all of them).
+        if let Ok(m) = std::fs::symlink_metadata(&c.path) {
+            let _ = out.send(Update::Removing(super::discard::Removal::queued(
+                c.path.clone(),
+                m.len(),
+            )));
+        }
         discard.discard(c);
     }
     let _ = out.send(Update::Stopped {
@@ -509,6 +520,32 @@ mod tests {
             vec![Some(xor)],
             "only the first pass reports its XOR"
         );
+    }
+
+    #[test]
+    fn a_run_the_session_launches_keeps_no_timeline_however_long_it_goes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut spec, _) = chained_read(&dir);
+        spec.target.loop_range = true;
+        let mut run = launch(&spec).expect("the run starts");
+        let deadline = Instant::now() + Duration::from_millis(1500);
+        let mut snapshots = 0;
+        while Instant::now() < deadline {
+            if let Step::Snapshot(_) = run.poll(COMMAND_POLL) {
+                snapshots += 1;
+            }
+        }
+        run.stop();
+        while run.next_snapshot().is_some() {}
+        let ended = run.end();
+        assert!(snapshots > 5, "{snapshots} snapshots");
+        assert!(ended.aggregate.ops > 0);
+        assert!(
+            ended.timeline.rows.is_empty() && ended.timeline.latency.is_empty(),
+            "{} intervals kept",
+            ended.timeline.rows.len()
+        );
+        assert!(ended.aggregate.series_bytes.is_empty());
     }
 
     #[test]

@@ -106,54 +106,102 @@ pub struct Areas {
 
 /// Height of the settings-and-throughput band at 80×24.
 pub const UPPER_MIN_HEIGHT: u16 = 8;
-/// Least height of the device panel (two lines and borders); it gets up to two more lines.
+/// Least height of the device panel (two lines and borders).
 pub const DEVICE_MIN_HEIGHT: u16 = 4;
+/// Height of the device panel with its four main lines.
+pub const DEVICE_LINES_HEIGHT: u16 = 6;
+/// Height of the device panel with its lines, its history (util, await, aqu-sz) and the CPUs.
+pub const DEVICE_FULL_HEIGHT: u16 = 11;
 /// Least height of the latency panel when the table is stacked under it.
 pub const LATENCY_MIN_HEIGHT: u16 = 6;
+/// Least height of the band under the charts (the latency panel and the table) at 80×24.
+pub const LOWER_MIN_HEIGHT: u16 = 13;
 
-/// Lays the screen out by weight (as btop and bottom do): at 80×24 every panel has its least
-/// height; of every row beyond that, a third goes to the throughput chart and the rest to the
-/// latency histogram and results table. Stacked (below [`SIDE_BY_SIDE_WIDTH`]), the table gets
-/// the rows it has, up to all but the histogram's share (two fifths, at least
-/// [`LATENCY_MIN_HEIGHT`]); side by side, both get the whole height.
+/// Lays the screen out by content (as btop and bottom do, with each panel's need first): at
+/// 80×24 every panel has its least height. Beyond that the band under the charts gets what its
+/// panels need — the histogram two rows per octave over the range that holds 99.9% of the
+/// operations ([`latency::rows_wanted`]), the table its rows — and the band of the charts its
+/// settings and a whole device panel; what is left is shared between the two bands, so space a
+/// panel does not need goes to the chart and the histogram (a table of three rows does not keep
+/// thirty). When both cannot have what they want, the device panel's four lines come first,
+/// then the rows are shared by what each lacks. The left column is the settings and, under
+/// them, the device panel down to the band's end (its history takes the rows it gets), so no
+/// hole is left there; the "why"/"where" rows are as tall as their text.
 pub fn areas(app: &App, area: Rect) -> Areas {
     let detail_h = if area.height >= why::DETAIL_MIN_HEIGHT {
-        why::DETAIL_HEIGHT
+        why::detail_rows(app, area.width as usize)
     } else {
         0
     };
     let info_h = info_lines(app, area.width as usize)
         .len()
         .clamp(1, INFO_MAX_ROWS) as u16;
-    let spare = area
-        .height
-        .saturating_sub(MIN_HEIGHT + detail_h + info_h - 1);
-    let upper_h = UPPER_MIN_HEIGHT + spare / 3;
+    let side = area.width >= SIDE_BY_SIDE_WIDTH;
+    let avail = area.height.saturating_sub(1 + detail_h + info_h + 1);
+    let lat_w = if side {
+        area.width * lat_pct(app) / 100
+    } else {
+        area.width
+    };
+    let lat_want = latency::rows_wanted(app, lat_w);
+    let res_want = results::row_count(app) as u16 + 3;
+    let lower_want = if side {
+        lat_want.max(res_want)
+    } else {
+        lat_want + res_want
+    }
+    .max(LOWER_MIN_HEIGHT);
+    let upper_want = UPPER_MIN_HEIGHT + DEVICE_FULL_HEIGHT;
+    let lower_h = if upper_want + lower_want <= avail {
+        // What neither needs is shared: the histogram's buckets get finer (as far as eight
+        // per octave can use), the chart taller.
+        let usable = latency::rows_usable(app, lat_w);
+        let usable = if side { usable } else { usable + res_want };
+        let extra = (avail - upper_want - lower_want) / 2;
+        lower_want + extra.min(usable.saturating_sub(lower_want))
+    } else {
+        let spare = avail.saturating_sub(UPPER_MIN_HEIGHT + LOWER_MIN_HEIGHT);
+        // The device panel's four lines first, then each band by what it lacks.
+        let first = spare.min(DEVICE_LINES_HEIGHT);
+        let rest = spare - first;
+        let (du, dl) = (
+            upper_want.saturating_sub(UPPER_MIN_HEIGHT + first),
+            lower_want - LOWER_MIN_HEIGHT,
+        );
+        let to_upper = if du + dl == 0 {
+            0
+        } else {
+            (rest as u32 * du as u32 / (du + dl) as u32) as u16
+        };
+        avail.saturating_sub(UPPER_MIN_HEIGHT + first + to_upper)
+    }
+    .max(LOWER_MIN_HEIGHT.min(avail.saturating_sub(UPPER_MIN_HEIGHT)));
+    let upper_h = avail.saturating_sub(lower_h).max(UPPER_MIN_HEIGHT);
     let [status, upper, why_area, lower, info, footer] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(upper_h),
         Constraint::Length(detail_h),
-        Constraint::Min(6),
+        Constraint::Min(0),
         Constraint::Length(info_h),
         Constraint::Length(1),
     ])
     .areas(area);
+    // From 120 columns the left column is wider, so the device panel's lines are whole
+    // (`read 10.0k/s 10000 MiB/s 0.50 ms`).
+    let left_w = if area.width >= 120 { 40 } else { 34 };
     let [left, throughput] =
-        Layout::horizontal([Constraint::Length(34), Constraint::Min(20)]).areas(upper);
+        Layout::horizontal([Constraint::Length(left_w), Constraint::Min(20)]).areas(upper);
     let device_h = match upper_h - UPPER_MIN_HEIGHT {
-        h if h >= DEVICE_MIN_HEIGHT => h.min(DEVICE_MIN_HEIGHT + 2),
+        h if h >= DEVICE_MIN_HEIGHT => h,
         _ => 0,
     };
-    let [settings, device, _] = Layout::vertical([
+    let [settings, device] = Layout::vertical([
         Constraint::Length(UPPER_MIN_HEIGHT),
         Constraint::Length(device_h),
-        Constraint::Min(0),
     ])
     .areas(left);
-    let [latency, results, log] = if area.width >= SIDE_BY_SIDE_WIDTH {
-        // Two histograms (an open loop's service and response, a mix's reads and writes) get
-        // more of the width, so each keeps readable bars.
-        let lat_pct = if latency::shows_two(app) { 38 } else { 30 };
+    let [latency, results, log] = if side {
+        let lat_pct = lat_pct(app);
         Layout::horizontal([
             Constraint::Percentage(lat_pct),
             Constraint::Percentage(78 - lat_pct),
@@ -161,10 +209,13 @@ pub fn areas(app: &App, area: Rect) -> Areas {
         ])
         .areas(lower)
     } else {
-        // Header, borders and the rows there are, up to all but the histogram's share.
-        let rows = results::row_count(app) as u16 + 3;
-        let lat_min = LATENCY_MIN_HEIGHT.max(lower.height * 2 / 5);
-        let res_h = rows.clamp(4, lower.height.saturating_sub(lat_min).max(4));
+        // The histogram keeps two fifths of the band (at least its least height); the table
+        // gets its rows from the rest; what the table does not need goes to the histogram.
+        let lat_floor = LATENCY_MIN_HEIGHT.max(lower.height * 2 / 5);
+        let res_h = res_want
+            .max(4)
+            .min(lower.height.saturating_sub(lat_floor))
+            .max(4);
         let [lat, res] =
             Layout::vertical([Constraint::Min(4), Constraint::Length(res_h)]).areas(lower);
         [lat, res, Rect::new(lower.x, lower.y, 0, 0)]
@@ -180,6 +231,16 @@ pub fn areas(app: &App, area: Rect) -> Areas {
         log,
         info,
         footer,
+    }
+}
+
+/// The latency panel's share of the width side by side: more for two histograms (an open
+/// loop's service and response, a mix's reads and writes), so each keeps readable bars.
+fn lat_pct(app: &App) -> u16 {
+    if latency::shows_two(app) {
+        38
+    } else {
+        30
     }
 }
 
@@ -296,9 +357,25 @@ pub fn info_lines(app: &App, width: usize) -> Vec<Line<'static>> {
     let mut spans = Vec::new();
     let (text, style) = if app.quitting {
         // Leaving waits for the run to stop and the scratch file to go, and says so.
+        let waited = app
+            .quit_since
+            .map_or(0.0, |t| now.saturating_duration_since(t).as_secs_f64());
+        let writing = app
+            .live
+            .iter()
+            .chain(&app.ending)
+            .any(|s| s.settings.setup.op == crate::config::Op::Write);
         let text = match app.removal_text(now, true) {
             Some(r) => format!("quitting after removing the scratch file: {r}"),
-            None => "quitting: stopping the run".to_string(),
+            // The run's end (its workers' last operations, a write's close) is on the session
+            // thread: the screen says what it waits for and for how long.
+            None if writing => format!(
+                "quitting: ending the write run, {waited:.1} s (its scratch file is removed next)"
+            ),
+            None if app.live.is_some() || !app.ending.is_empty() => {
+                format!("quitting: stopping the run, {waited:.1} s")
+            }
+            None => format!("quitting, {waited:.1} s"),
         };
         (text, busy)
     } else {

@@ -293,8 +293,9 @@ pub fn buffered_range_until(
             handles.push(spawn_in(
                 s,
                 move || -> anyhow::Result<(u32, Option<(u64, u64)>)> {
-                    let f = reopen(file, 0)
-                        .with_context(|| format!("FILE: cannot open {}", path.display()))?;
+                    let f = reopen(file, 0).with_context(|| {
+                        format!("FILE: cannot open {}", crate::text::shown_path(path))
+                    })?;
                     // It only tunes readahead; a failure changes nothing but the speed.
                     let _ = rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::Sequential);
                     let mut buf = AlignedBuf::new(block_bytes);

@@ -31,9 +31,14 @@ pub struct KneeArgs {
     #[arg(long)]
     pub json: bool,
     /// Also draw response time against offered rate, the knee marked, into this new SVG file
+    /// (the same as --export-svg)
     #[arg(long, value_name = "FILE.svg")]
     pub svg: Option<std::path::PathBuf>,
-    /// Replace an existing --svg file
+    /// The answer and every point as CSV (--export-csv), the --json document (--export-json),
+    /// the figure (--export-svg) or a page with both (--export-html), each into a new file
+    #[command(flatten)]
+    pub export: crate::export::manager::ExportArgs,
+    /// Replace existing --svg and --export-* files
     #[arg(long)]
     pub force: bool,
 }
@@ -61,8 +66,30 @@ pub fn run(
 ) -> anyhow::Result<(Knee, Vec<crate::measure::RunResult>, f64)> {
     let mut probe = probe::RunProbe::new(plan, experiment, stop.clone());
     let knee = search::search(&plan.settings, &mut probe, &stop, on_point)?;
+    // A bracket end decided on fewer operations than a p99 needs is no answer.
+    for (end, rate) in [("knee", knee.knee_iops), ("failing rate", knee.fail_iops)] {
+        let thin = rate.and_then(|r| {
+            knee.points
+                .iter()
+                .filter(|p| p.offered_iops == r)
+                .map(|p| p.ops)
+                .min()
+        });
+        if let Some(ops) = thin.filter(|&n| n < MIN_P99_OPS) {
+            anyhow::bail!(
+                "the {end} at {:.0} IOPS rests on a point of {ops} operations, fewer than the \
+                 {MIN_P99_OPS} a p99 needs (one in a hundred above it); no knee is reported: \
+                 raise --seconds or --min-ops",
+                rate.unwrap_or_default()
+            );
+        }
+    }
     Ok((knee, probe.results, probe.elapsed_s))
 }
+
+/// Fewest operations a point deciding the answer may hold: a p99 from fewer is the maximum of
+/// a handful of operations, not a percentile.
+pub const MIN_P99_OPS: u64 = 100;
 
 /// The setup of a plan in a few words, for titles and stderr: `pread 4K random t1 qd1 poisson`.
 pub fn setup_words(plan: &Plan) -> String {

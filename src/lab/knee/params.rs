@@ -120,6 +120,10 @@ pub struct KneeParams {
     pub max_points: usize,
 }
 
+/// The shortest `--seconds` a search takes: a point shorter than this holds too few operations
+/// for a p99 (`1e-9` made single-operation points and printed a knee from them).
+pub const MIN_POINT_SECONDS: f64 = 0.1;
+
 /// Longest a point runs, whatever `--min-ops` asks at a low rate: ten times `--seconds`.
 const POINT_STRETCH: f64 = 10.0;
 /// The closed-loop run's share of `--seconds`.
@@ -200,6 +204,17 @@ impl KneeParams {
         spec.setup.cache = CacheMode::parse(&self.cache, &n("cache"))?;
         spec.setup.arrival = Arrival::parse(&self.arrival, &n("arrival"))?;
         let secs = crate::config::check_seconds(self.seconds, &n("seconds"))?;
+        if self.seconds < MIN_POINT_SECONDS {
+            return Err(UsageError::new(
+                n("seconds"),
+                format!(
+                    "must be at least {MIN_POINT_SECONDS} s, got {}: a shorter point holds too \
+                     few operations for a p99 (one in a hundred above it) at any rate but the \
+                     highest",
+                    self.seconds
+                ),
+            ));
+        }
         spec.target.duration = Some(secs);
         spec.target.loop_range = true;
         if self.min_ops == 0 || self.min_ops > 10_000_000 {

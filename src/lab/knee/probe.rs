@@ -47,7 +47,8 @@ impl<'a> RunProbe<'a> {
             .run_to_end(|_, _| {})
             .map_err(RunError::into_anyhow);
         self.elapsed_s += t.elapsed().as_secs_f64();
-        let outcome = outcome?;
+        let mut outcome = outcome?;
+        crate::explain::judge_result(&mut outcome.result);
         self.results.push(outcome.result.clone());
         Ok((outcome.result, outcome.aggregate.response))
     }

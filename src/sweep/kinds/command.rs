@@ -4,6 +4,7 @@
 
 use crate::config::spec::RunSpec;
 use crate::export::chart::Chart;
+use crate::export::provenance::Provenance;
 use crate::sweep::command::run_command;
 use crate::sweep::estimate;
 use crate::sweep::exec::run_points;
@@ -92,7 +93,12 @@ impl SweepKind for Command {
         run_points(x, file, stop, progress, emit, &label, &measure)
     }
 
-    fn summary(&self, x: &Experiment, rows: &Collected) -> anyhow::Result<(String, Option<Chart>)> {
-        runs_summary(&format!("{}: throughput", x.name), rows, None)
+    fn summary(
+        &self,
+        x: &Experiment,
+        rows: &Collected,
+        known: &Provenance,
+    ) -> anyhow::Result<(String, Option<Chart>)> {
+        runs_summary(&format!("{}: throughput", x.name), rows, None, known)
     }
 }

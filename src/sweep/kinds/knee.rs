@@ -13,6 +13,7 @@
 //! own figure from it, the knee marked).
 
 use crate::export::chart::{Category, Chart, Series};
+use crate::export::provenance::Provenance;
 use crate::lab::knee::{KneeParams, Outcome, Plan, Syntax};
 use crate::measure::stats::Stats;
 use crate::measure::RunResult;
@@ -160,7 +161,12 @@ impl SweepKind for Knee {
         emit(Row::Knee(answer))
     }
 
-    fn summary(&self, x: &Experiment, rows: &Collected) -> anyhow::Result<(String, Option<Chart>)> {
+    fn summary(
+        &self,
+        x: &Experiment,
+        rows: &Collected,
+        _known: &Provenance,
+    ) -> anyhow::Result<(String, Option<Chart>)> {
         let csv = rows
             .knee
             .as_ref()
@@ -198,9 +204,7 @@ fn summary_of(x: &Experiment, answer: &Outcome) -> String {
         seconds: (elapsed_s * 1000.0).round() / 1000.0,
         error,
     };
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let _ = w.serialize(&s);
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    crate::export::csv::to_csv(&[s]).unwrap_or_default()
 }
 
 /// Response p50, p99 and p99.9 (µs) by offered rate.
@@ -311,8 +315,15 @@ mod tests {
             }),
             ..Collected::default()
         };
-        let (csv, _) = Knee.summary(&experiment("a"), &rows).unwrap();
-        let cells: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+        let (csv, _) = Knee
+            .summary(&experiment("a"), &rows, &Provenance::none())
+            .unwrap();
+        let row = csv::Reader::from_reader(csv.as_bytes())
+            .records()
+            .next()
+            .unwrap()
+            .unwrap();
+        let cells: Vec<&str> = row.iter().collect();
         let num = |i: usize| cells[i].parse::<f64>().unwrap();
         assert_eq!(cells[0], "a", "{csv}");
         assert_eq!(
@@ -324,7 +335,7 @@ mod tests {
         // Another experiment's rows without an answer (an interrupted search) summarize to
         // nothing: no answer is kept anywhere but in the rows.
         let (csv, chart) = Knee
-            .summary(&experiment("b"), &Collected::default())
+            .summary(&experiment("b"), &Collected::default(), &Provenance::none())
             .unwrap();
         assert!(csv.is_empty() && chart.is_none(), "{csv}");
         // A failed search: its error, no answer.
@@ -336,7 +347,9 @@ mod tests {
             }),
             ..Collected::default()
         };
-        let (csv, _) = Knee.summary(&experiment("c"), &failed).unwrap();
+        let (csv, _) = Knee
+            .summary(&experiment("c"), &failed, &Provenance::none())
+            .unwrap();
         assert!(
             csv.lines().nth(1).unwrap().ends_with(",cannot open"),
             "{csv}"

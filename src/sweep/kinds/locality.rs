@@ -4,6 +4,7 @@
 //! `--dry-run` naming `FILE:LINE: key params.KEY` — and carried to the run already validated.
 
 use crate::export::chart::{Chart, Dim};
+use crate::export::provenance::Provenance;
 use crate::locality::params::Syntax;
 use crate::locality::LocalityParams;
 use crate::measure::RunResult;
@@ -110,11 +111,17 @@ impl SweepKind for Locality {
         Ok(())
     }
 
-    fn summary(&self, x: &Experiment, rows: &Collected) -> anyhow::Result<(String, Option<Chart>)> {
+    fn summary(
+        &self,
+        x: &Experiment,
+        rows: &Collected,
+        known: &Provenance,
+    ) -> anyhow::Result<(String, Option<Chart>)> {
         runs_summary(
             &format!("{}: layout x order", x.name),
             rows,
             Some(&[Dim::Pattern, Dim::Method]),
+            known,
         )
     }
 }

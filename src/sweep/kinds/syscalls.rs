@@ -4,6 +4,7 @@
 
 use crate::export::chart::{syscalls_chart, Chart};
 use crate::export::csv::to_csv_tidy;
+use crate::export::provenance::Provenance;
 use crate::export::{summarize_syscalls, SyscallRow};
 use crate::lab::syscalls::SyscallsParams;
 use crate::runner::host_name;
@@ -64,6 +65,8 @@ impl SweepKind for Syscalls {
                 seconds: x.seconds,
                 csv: false,
                 json: false,
+                export: Default::default(),
+                force: false,
             };
             let rx = spawn_result(move || crate::lab::syscalls::run(&params).map(|(_, v)| v));
             let Some(result) = wait_or_stop(&rx, stop) else {
@@ -116,7 +119,12 @@ impl SweepKind for Syscalls {
         Ok(())
     }
 
-    fn summary(&self, x: &Experiment, rows: &Collected) -> anyhow::Result<(String, Option<Chart>)> {
+    fn summary(
+        &self,
+        x: &Experiment,
+        rows: &Collected,
+        _known: &Provenance,
+    ) -> anyhow::Result<(String, Option<Chart>)> {
         Ok((
             to_csv_tidy(&summarize_syscalls(&rows.syscalls))?,
             syscalls_chart(

@@ -5,6 +5,7 @@
 
 use crate::config::spec::RunSpec;
 use crate::export::chart::Chart;
+use crate::export::provenance::Provenance;
 use crate::sweep::estimate;
 use crate::sweep::exec::{point_label, run_point, run_points};
 use crate::sweep::experiment::{Collected, Experiment, Row, SweepKind, Traits};
@@ -93,8 +94,13 @@ impl SweepKind for Throughput {
         run_points(x, file, stop, progress, emit, &label, &measure)
     }
 
-    fn summary(&self, x: &Experiment, rows: &Collected) -> anyhow::Result<(String, Option<Chart>)> {
-        runs_summary(&format!("{}: throughput", x.name), rows, None)
+    fn summary(
+        &self,
+        x: &Experiment,
+        rows: &Collected,
+        known: &Provenance,
+    ) -> anyhow::Result<(String, Option<Chart>)> {
+        runs_summary(&format!("{}: throughput", x.name), rows, None, known)
     }
 }
 

@@ -1,17 +1,25 @@
 //! The device beside the file: what the block device under the running file did over the last
-//! second (read/write IOPS and MiB/s, average request size, requests in flight, await, util %),
-//! the CPUs' usr/sys/iowait shares, and the ratio of the bytes the file moved to the bytes the
-//! device moved in the same span. That ratio is what tells "served from cache" (the device moved
-//! nothing), "read-ahead doubled the reads" (0.5×) or a plain O_DIRECT read (1.00×).
+//! second, in iostat's terms and units (`iostat -x`: `r/s`, `rMB/s`, `r_await`, `%util`,
+//! `aqu-sz`, `areq-sz`), the CPUs' usr/sys/iowait shares, and the ratio of the bytes the file
+//! moved to the bytes the device moved in the same span. That ratio is what tells "served from
+//! cache" (the device moved nothing), "read-ahead doubled the reads" (0.5×) or a plain
+//! O_DIRECT read (1.00×). Under them, as room allows, a short history of util, await and
+//! aqu-sz over the chart's span (`v`).
+//!
+//! iostat's definitions, from the deltas of `/sys/block/<dev>/stat` over the span: await is the
+//! ticks of the requests completed over their count (queue included); `%util` the share of the
+//! span with a request in flight (`io_ticks`); `aqu-sz` the *time-averaged* queue, the weighted
+//! `time_in_queue` over the span — not the requests in flight at one instant, which read 0 or 6
+//! while the averaged queue was 2.9; `areq-sz` the sectors over the requests.
 //!
 //! The counters are read by the session thread at the throughput samples' cadence
 //! ([`Update::Device`](crate::tui::session::Update::Device)), never by the UI thread; they are
-//! the whole device's, so another process's I/O to it counts too. A file on tmpfs, overlay or a
-//! network filesystem has no device, and the panel says so.
+//! the whole device's, so another process's I/O to it counts too ([`run_share_line`] is where
+//! the run's own accounting will split them). A file on tmpfs, overlay or a network filesystem
+//! has no device, and the panel says so.
 
 use super::{fmt_mib_s, fmt_rate, frame};
 use crate::measure::device::{cpu_delta, disk_delta};
-use crate::size::format_size;
 use crate::text::shown;
 use crate::tui::app::App;
 use ratatui::buffer::Buffer;
@@ -35,86 +43,151 @@ pub fn ratio_text(file_bytes: u64, dev_bytes: u64) -> String {
     }
 }
 
-/// A mean request size: `1M` when whole, else KiB with one decimal (`1495.6K`), `-` for none.
+/// A mean request size (iostat's `areq-sz`) with its unit: `512 KiB`, `1.46 MiB`, `-` for none.
 pub fn req_text(bytes: f64) -> String {
-    let b = bytes.round() as u64;
-    if b == 0 {
+    let kib = bytes / 1024.0;
+    if bytes.round() <= 0.0 {
         "-".into()
-    } else if b.is_multiple_of(1024) {
-        format_size(b)
+    } else if kib < 9.95 {
+        format!("{kib:.1} KiB")
+    } else if kib < 1023.5 {
+        format!("{kib:.0} KiB")
     } else {
-        format!("{:.1}K", bytes / 1024.0)
+        format!("{:.2} MiB", kib / 1024.0)
     }
 }
 
-/// The panel's lines, most important first (a short panel shows the first ones).
-pub fn lines(app: &App) -> Vec<Line<'static>> {
+/// What one direction did over the span: requests per second, MiB/s and its await (ms).
+fn direction(
+    name: &'static str,
+    ops: u64,
+    bytes: u64,
+    ticks_ms: u64,
+    secs: f64,
+    width: usize,
+) -> Line<'static> {
     let dim = Style::default().fg(Color::DarkGray);
+    let rate = fmt_rate(ops as f64 / secs);
+    let mib = fmt_mib_s(bytes as f64 / secs / (1u64 << 20) as f64);
+    let wait = if ops > 0 {
+        format!("{:.2} ms", ticks_ms as f64 / ops as f64)
+    } else {
+        "- ms".into()
+    };
+    let full = vec![
+        Span::styled(format!("{name:<6}"), dim),
+        Span::raw(format!("{rate:>6}/s ")),
+        Span::raw(format!("{mib:>6} MiB/s ")),
+        Span::raw(wait),
+    ];
+    let mut short = full.clone();
+    short.pop();
+    super::first_fitting(vec![full, short], width)
+}
+
+/// The ratio line: the file's bytes against the device's, in the run's direction. The device's
+/// counters are everyone's I/O: until the run's own accounting (per-task I/O, the facts of a
+/// run) splits "this run" from "the others", the line says whose bytes it counts.
+pub fn run_share_line(
+    app: &App,
+    file_bytes: u64,
+    d: &crate::measure::device::DeviceDelta,
+    width: usize,
+) -> Line<'static> {
     let bold = Style::default().add_modifier(Modifier::BOLD);
-    let name = match &app.device_name {
-        None => return vec![Line::styled("sampled while a run is on", dim)],
-        Some(None) => {
-            return vec![
-                Line::styled("no block device under this file", dim),
-                Line::styled("(tmpfs, overlay or network)", dim),
-            ]
-        }
-        Some(Some(n)) => shown(n).into_owned(),
+    let dim = Style::default().fg(Color::DarkGray);
+    let dev_bytes = match app.settings.setup.op {
+        // A mix moves the file's bytes both ways.
+        crate::config::Op::Write if app.settings.is_mixed() => d.dev_read_bytes + d.dev_write_bytes,
+        crate::config::Op::Write => d.dev_write_bytes,
+        // Against the device's bytes in the run's direction: another process's writes (a
+        // build, a log) do not dilute a read's ratio.
+        _ => d.dev_read_bytes,
+    };
+    let ratio = Span::styled(ratio_text(file_bytes, dev_bytes), bold);
+    super::first_fitting(
+        vec![
+            vec![ratio.clone(), Span::styled("  (device: all I/O)", dim)],
+            vec![ratio.clone(), Span::styled(" (all I/O)", dim)],
+            vec![ratio],
+        ],
+        width,
+    )
+}
+
+/// The panel's lines, most important first (a short panel shows the first ones): reads and
+/// writes, util/aqu-sz/areq-sz, the file-to-device ratio, then the CPUs. Empty while no device
+/// figure is known (the state is said by [`status_line`]).
+pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
+    let dim = Style::default().fg(Color::DarkGray);
+    let Some(Some(_)) = &app.device_name else {
+        return Vec::new();
     };
     let (Some((a, fa)), Some((b, fb))) = (app.device_samples.front(), app.device_samples.back())
     else {
-        return vec![Line::styled(format!("{name}: sampling…"), dim)];
+        return Vec::new();
     };
-    let Some(d) = disk_delta(a, b).filter(|_| b.at_ns > a.at_ns) else {
-        return vec![Line::styled(format!("{name}: sampling…"), dim)];
+    let (Some(d), Some(x), Some(y)) = (
+        disk_delta(a, b).filter(|_| b.at_ns > a.at_ns),
+        a.disk,
+        b.disk,
+    ) else {
+        return Vec::new();
     };
     let secs = (b.at_ns - a.at_ns) as f64 / 1e9;
-    let mib = |bytes: u64| fmt_mib_s(bytes as f64 / secs / (1u64 << 20) as f64);
-    let iops = |ops: u64| fmt_rate(ops as f64 / secs);
     let mut out = vec![
-        Line::from(vec![
-            Span::styled(format!("{name} "), bold),
-            Span::styled("r ", dim),
-            Span::raw(format!(
-                "{} {} ",
-                iops(d.dev_read_ops),
-                mib(d.dev_read_bytes)
-            )),
-            Span::styled("w ", dim),
-            Span::raw(format!(
-                "{} {}",
-                iops(d.dev_write_ops),
-                mib(d.dev_write_bytes)
-            )),
-        ]),
-        Line::from(vec![
-            // Against the device's bytes in the run's direction: another process's writes
-            // (a build, a log) do not dilute a read's ratio.
-            Span::styled(
-                ratio_text(
-                    fb - fa,
-                    match app.settings.setup.op {
-                        // A mix moves the file's bytes both ways.
-                        crate::config::Op::Write if app.settings.is_mixed() => {
-                            d.dev_read_bytes + d.dev_write_bytes
-                        }
-                        crate::config::Op::Write => d.dev_write_bytes,
-                        _ => d.dev_read_bytes,
-                    },
-                ),
-                bold,
-            ),
-            Span::styled("  util ", dim),
-            Span::raw(format!("{:.0}%", d.dev_util_pct)),
-        ]),
-        Line::from(vec![
-            Span::styled("req ", dim),
-            Span::raw(req_text(d.dev_avg_req_bytes)),
-            Span::styled(" aqu ", dim),
-            Span::raw(d.dev_in_flight.to_string()),
-            Span::styled(" await ", dim),
-            Span::raw(format!("{:.2}ms", d.dev_await_ms)),
-        ]),
+        direction(
+            "read",
+            d.dev_read_ops,
+            d.dev_read_bytes,
+            y.read_ticks_ms.saturating_sub(x.read_ticks_ms),
+            secs,
+            width,
+        ),
+        direction(
+            "write",
+            d.dev_write_ops,
+            d.dev_write_bytes,
+            y.write_ticks_ms.saturating_sub(x.write_ticks_ms),
+            secs,
+            width,
+        ),
+        super::first_fitting(
+            vec![
+                vec![
+                    Span::styled("util ", dim),
+                    Span::raw(format!("{:.0}%", d.dev_util_pct)),
+                    Span::styled("  aqu-sz ", dim),
+                    Span::raw(format!("{:.2}", d.dev_aqu_sz)),
+                    Span::styled("  areq-sz ", dim),
+                    Span::raw(req_text(d.dev_avg_req_bytes)),
+                ],
+                vec![
+                    Span::styled("util ", dim),
+                    Span::raw(format!("{:.0}%", d.dev_util_pct)),
+                    Span::styled(" aqu-sz ", dim),
+                    Span::raw(format!("{:.2}", d.dev_aqu_sz)),
+                    Span::styled(" areq-sz ", dim),
+                    Span::raw(req_text(d.dev_avg_req_bytes)),
+                ],
+                vec![
+                    Span::styled("util ", dim),
+                    Span::raw(format!("{:.0}%", d.dev_util_pct)),
+                    Span::styled(" aqu-sz ", dim),
+                    Span::raw(format!("{:.2}", d.dev_aqu_sz)),
+                    Span::styled(" req ", dim),
+                    Span::raw(req_text(d.dev_avg_req_bytes)),
+                ],
+                vec![
+                    Span::styled("util ", dim),
+                    Span::raw(format!("{:.0}%", d.dev_util_pct)),
+                    Span::styled(" aqu-sz ", dim),
+                    Span::raw(format!("{:.2}", d.dev_aqu_sz)),
+                ],
+            ],
+            width,
+        ),
+        run_share_line(app, fb - fa, &d, width),
     ];
     if let Some(c) = cpu_delta(a, b) {
         out.push(Line::from(vec![
@@ -129,15 +202,174 @@ pub fn lines(app: &App) -> Vec<Line<'static>> {
     out
 }
 
-/// Draws the device panel (nothing when `area` is empty).
+/// The panel's one line while it has no figures: before the first samples, without a device.
+fn status_line(app: &App) -> Vec<Line<'static>> {
+    let dim = Style::default().fg(Color::DarkGray);
+    match &app.device_name {
+        None => vec![Line::styled("sampled while a run is on", dim)],
+        Some(None) => vec![
+            Line::styled("no block device under this file", dim),
+            Line::styled("(tmpfs, overlay or network)", dim),
+        ],
+        Some(Some(_)) => vec![Line::styled("sampling…", dim)],
+    }
+}
+
+/// Rows of a sparkline of `values` (0 at the bottom, `top` at the top) `rows` tall.
+pub fn spark_rows(values: &[f64], top: f64, rows: usize) -> Vec<String> {
+    const LEVELS: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let full = rows * 8;
+    let eighths: Vec<usize> = values
+        .iter()
+        .map(|v| {
+            if top <= 0.0 || !v.is_finite() || *v <= 0.0 {
+                0
+            } else {
+                ((v / top * full as f64).round() as usize).clamp(1, full)
+            }
+        })
+        .collect();
+    (0..rows)
+        .map(|r| {
+            let below = (rows - 1 - r) * 8;
+            eighths
+                .iter()
+                .map(|e| LEVELS[e.saturating_sub(below).min(8)])
+                .collect()
+        })
+        .collect()
+}
+
+/// The history under the lines: util (0–100 %), await and aqu-sz (each up to its highest in
+/// the span, said at the right), each `rows` tall, over the chart's span.
+fn sparklines(app: &App, area: Rect, buf: &mut Buffer) {
+    let dim = Style::default().fg(Color::DarkGray);
+    let points = app.device_history.points(app.span);
+    let rows = (area.height / 3).max(1) as usize;
+    let label_w = 7u16;
+    let value_w = 8u16;
+    let spark_w = area.width.saturating_sub(label_w + value_w) as usize;
+    if spark_w < 4 || points.is_empty() {
+        return;
+    }
+    let figures = [
+        ("util", 0usize, Color::Cyan),
+        ("await", 1, Color::Yellow),
+        ("aqu-sz", 2, Color::Magenta),
+    ];
+    for (k, (name, i, color)) in figures.into_iter().enumerate() {
+        let values: Vec<f64> = points.iter().map(|p| p[i]).collect();
+        let (binned, _) = super::throughput::binned(&values, spark_w);
+        let most = binned.iter().copied().fold(0.0f64, f64::max);
+        let (top, scale) = match i {
+            0 => (100.0, "100%".to_string()),
+            1 => (most, format!("≤{}", fmt_ms(most))),
+            _ => (most, format!("≤{most:.2}")),
+        };
+        let y0 = area.y + (k * rows) as u16;
+        if y0 >= area.bottom() {
+            break;
+        }
+        // From two rows each, a section's first row is its name and scale, so one figure's
+        // bars never run into the next one's.
+        let (bars_y, bars_h, label_y) = if rows >= 2 {
+            (y0 + 1, rows - 1, y0)
+        } else {
+            (y0, 1, y0)
+        };
+        buf.set_stringn(area.x, label_y, name, label_w as usize, dim);
+        for (r, line) in spark_rows(&binned, top, bars_h).into_iter().enumerate() {
+            let y = bars_y + r as u16;
+            if y < area.bottom() {
+                buf.set_stringn(
+                    area.x + label_w,
+                    y,
+                    &line,
+                    spark_w,
+                    Style::default().fg(color),
+                );
+            }
+        }
+        buf.set_stringn(
+            area.x + label_w + spark_w as u16 + 1,
+            label_y,
+            &scale,
+            value_w as usize - 1,
+            dim,
+        );
+    }
+}
+
+/// `0.54ms`, `12.8ms`, `250ms`: an await.
+fn fmt_ms(ms: f64) -> String {
+    if ms >= 99.95 {
+        format!("{ms:.0}ms")
+    } else if ms >= 9.995 {
+        format!("{ms:.1}ms")
+    } else {
+        format!("{ms:.2}ms")
+    }
+}
+
+/// Draws the device panel (nothing when `area` is empty): its lines by priority, and the
+/// history of util, await and aqu-sz when three rows are left for it (before the CPU line).
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if area.height < 3 {
         return;
     }
-    let block = frame(" device, last second ");
+    let title = match &app.device_name {
+        Some(Some(n)) => format!(" device {}, last second ", shown(n)),
+        _ => " device, last second ".to_string(),
+    };
+    let block = frame(&title);
     let inner = block.inner(area);
     block.render(area, buf);
-    Paragraph::new(lines(app)).render(inner, buf);
+    let mut lines = lines(app, inner.width as usize);
+    if lines.is_empty() {
+        Paragraph::new(status_line(app)).render(inner, buf);
+        return;
+    }
+    let h = inner.height as usize;
+    // The first four lines, then the history (from three rows), then the CPUs' line.
+    let cpu = (lines.len() > 4).then(|| lines.pop()).flatten();
+    let main = lines.len().min(h);
+    let left = h - main;
+    let cpu_h = usize::from(cpu.is_some() && left >= 1 && left != 3);
+    let spark_h = left - cpu_h;
+    // Without room for the history, the CPUs' line comes right under the others.
+    let cpu_y = if spark_h >= 3 {
+        inner.bottom().saturating_sub(1)
+    } else {
+        inner.y + main as u16
+    };
+    Paragraph::new(lines).render(
+        Rect {
+            height: main as u16,
+            ..inner
+        },
+        buf,
+    );
+    if spark_h >= 3 {
+        sparklines(
+            app,
+            Rect {
+                y: inner.y + main as u16,
+                height: spark_h as u16,
+                ..inner
+            },
+            buf,
+        );
+    }
+    if let (1, Some(c)) = (cpu_h, cpu) {
+        Paragraph::new(c).render(
+            Rect {
+                y: cpu_y,
+                height: 1,
+                ..inner
+            },
+            buf,
+        );
+    }
 }
 
 #[cfg(test)]
@@ -152,7 +384,14 @@ mod tests {
         assert_eq!(ratio_text(53_267 << 10, 1 << 10), "file/dev 53267× cache");
         assert_eq!(ratio_text(9 << 20, 1 << 20), "file/dev 9.00×");
         assert_eq!(ratio_text(0, 0), "file/dev -");
-        assert_eq!(req_text(1_531_485.0), "1495.6K");
-        assert_eq!(req_text(1_048_576.0), "1M");
+        assert_eq!(req_text(1_531_485.0), "1.46 MiB");
+        assert_eq!(req_text(1_048_576.0), "1.00 MiB");
+        assert_eq!(req_text(4096.0), "4.0 KiB");
+        assert_eq!(req_text(524_288.0), "512 KiB");
+        assert_eq!(spark_rows(&[0.0, 50.0, 100.0], 100.0, 1), vec![" ▄█"]);
+        assert_eq!(
+            spark_rows(&[25.0, 100.0], 100.0, 2),
+            vec![" █".to_string(), "▄█".to_string()]
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! buffer area, plus the number formats they share (so the same figure reads the same
 //! everywhere).
 
+pub mod chart;
 pub mod device;
 pub mod help;
 pub mod kdm_card;

@@ -61,14 +61,16 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         Line::from(
             [
                 pair("direct ", if s.setup.direct { "on" } else { "off" }.into()),
-                pair(
-                    "  sync ",
-                    if s.setup.op == crate::config::Op::Write {
-                        s.setup.write_sync.as_str().into()
-                    } else {
-                        "-".into()
-                    },
-                ),
+                match (s.setup.op, s.setup.write_sync) {
+                    (crate::config::Op::Write, sync) => pair("  sync ", sync.as_str().into()),
+                    (_, crate::tui::settings::WriteSync::None) => pair("  sync ", "-".into()),
+                    // Set with `f` while reading: said, so the next write's durability is not
+                    // a surprise.
+                    (_, sync) => vec![
+                        Span::styled("  sync ", key),
+                        Span::styled(format!("{} for w", sync.as_str()), key),
+                    ],
+                },
             ]
             .concat(),
         ),

@@ -1,15 +1,19 @@
-//! Live throughput: current, mean and peak, IOPS, and a sparkline of up to the last minute
-//! (across setting changes so the effect of a key is visible as a step).
+//! Live throughput: current, mean and peak, IOPS, and the chart of the last minute, 10
+//! minutes or hour (`v`), across setting changes so the effect of a key is visible as a step.
 //!
-//! The history holds one point per 100 ms. A panel narrower than the history bins it (each bar
-//! the mean of a few points) so the sparkline still covers the minute; the title states the window
-//! the bars cover and the time per bar, and a left gutter gives the y scale (the top bar's value
-//! and 0), so "last minute" is never claimed for the 4 s an 80-column panel used to show.
+//! The history holds one point per 100 ms, 1 s or 10 s by span (see `tui::history`). A panel
+//! narrower than the points bins them (each bar the mean of a few points) so the chart still
+//! covers its span; the title states the window the bars cover and the time per bar. The bars
+//! stand on an auto-scaled axis with round ticks and a dotted grid line at each (zero only when
+//! the data comes near it, see [`super::chart::y_axis`]), so a change between two high levels
+//! is a step, not a faint dip.
 //!
-//! Where a setting changed, a `▼` marks the bar its first point falls in (with its settings
-//! when the top row is free there) and `┊` runs down the empty cells below it, so a step is
-//! tied to the key that made it. From 4 chart rows on, with a device under the file, a one-row
-//! strip under the bars shows the device's util % (0–100, fixed scale, aligned at now).
+//! Where a setting changed, a `▼` on a row of its own above the bars marks the bar its first
+//! point falls in (with its settings when the row is free there), and `┊` runs down the empty
+//! cells below it, so a step is tied to the key that made it. From 5 spare rows the latency
+//! p50 and p99 over time are drawn under the bars on a log axis (a column's highest p99 and
+//! mean p50), as oha does; the figures' second line names their colours with the newest
+//! values. The last row is the time axis, ending in `now`.
 
 use super::{fmt_mib_s, fmt_rate, frame};
 use crate::tui::app::App;
@@ -17,7 +21,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Sparkline, Widget};
+use ratatui::widgets::{Paragraph, Widget};
 
 /// Width of the sparkline's y-scale gutter.
 pub const GUTTER: u16 = 7;
@@ -42,9 +46,10 @@ pub fn binned(history: &[f64], bars: usize) -> (Vec<f64>, f64) {
     (v, n as f64 / bars as f64)
 }
 
-/// `last 60 s, 0.85 s per bar` for `n` bars of `per` 100 ms points.
-pub fn window_title(n: usize, per: f64) -> String {
-    let secs = n as f64 * per * 0.1;
+/// `last 60 s, 0.85 s per bar` for `n` bars of `per` points of `point_s` seconds; from two
+/// minutes on the window is said in minutes (`last 10 min, 1 s per bar`).
+pub fn window_title(n: usize, per: f64, point_s: f64) -> String {
+    let secs = n as f64 * per * point_s;
     let s = |v: f64| {
         if v >= 10.0 || (v - v.round()).abs() < 0.005 {
             format!("{v:.0}")
@@ -55,11 +60,32 @@ pub fn window_title(n: usize, per: f64) -> String {
             t.trim_end_matches('0').to_string()
         }
     };
-    format!("last {} s, {} s per bar", s(secs), s(per * 0.1))
+    let window = if secs >= 120.0 {
+        format!("{} min", s(secs / 60.0))
+    } else {
+        format!("{} s", s(secs))
+    };
+    format!("last {window}, {} s per bar", s(per * point_s))
 }
 
-/// A time axis under `bars` bars covering `secs` seconds: `└` ticks about every 10 columns,
-/// labelled with the seconds before now (`-45s`), ending in `now`.
+/// `-45s`, `-9.5m`, `-58m`: a time before now on the axis.
+fn ago_text(ago: f64) -> String {
+    if ago >= 120.0 {
+        let m = ago / 60.0;
+        if m >= 10.0 {
+            format!("-{m:.0}m")
+        } else {
+            format!("-{m:.1}m")
+        }
+    } else if ago >= 10.0 {
+        format!("-{ago:.0}s")
+    } else {
+        format!("-{ago:.1}s")
+    }
+}
+
+/// A time axis under `bars` bars covering `secs` seconds: `┴` ticks about every 12 columns,
+/// labelled with the time before now (`-45s`, `-9.5m`), ending in `now`.
 pub fn time_axis(bars: usize, secs: f64) -> String {
     let mut row: Vec<char> = vec!['─'; bars];
     if bars < 8 {
@@ -78,15 +104,7 @@ pub fn time_axis(bars: usize, secs: f64) -> String {
     let mut x = 0usize;
     while x + step + now.len() < bars {
         let ago = secs * (bars - x) as f64 / bars as f64;
-        let label = format!(
-            "┴-{}s",
-            if ago >= 10.0 {
-                format!("{ago:.0}")
-            } else {
-                format!("{ago:.1}")
-            }
-        );
-        put(&mut row, x, &label);
+        put(&mut row, x, &format!("┴{}", ago_text(ago)));
         x += step;
     }
     row.into_iter().collect()
@@ -94,13 +112,16 @@ pub fn time_axis(bars: usize, secs: f64) -> String {
 
 /// Draws the throughput panel.
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
-    let history: Vec<f64> = app.history.iter().map(|v| app.in_unit(*v)).collect();
+    let points = app.history.points(app.span);
+    let history: Vec<f64> = points.iter().map(|p| app.in_unit(p.mib_s)).collect();
     let bars = area.width.saturating_sub(2 + GUTTER) as usize;
     let (visible, per) = binned(&history, bars);
-    let window = window_title(visible.len(), per);
+    let window = window_title(visible.len(), per, app.span.point_s());
     let short_window = window.replace(" s per bar", " s/bar");
+    let next = format!("v: {}", app.span.next().label());
     let room = area.width.saturating_sub(2) as usize;
     let title = [
+        format!(" throughput {}, {window} ({next}) ", app.unit()),
         format!(" throughput {}, {window} ", app.unit()),
         format!(" throughput {}, {short_window} ", app.unit()),
         format!(" {}, {short_window} ", app.unit()),
@@ -112,53 +133,76 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let block = frame(&title);
     let inner = block.inner(area);
     block.render(area, buf);
-    let [figures, spark_row] =
+    let [figures, chart] =
         Layout::vertical([Constraint::Length(3), Constraint::Min(0)]).areas(inner);
-    // From 3 chart rows on, the last is a time axis; from 4, with a device, a util strip.
-    let axis_h = u16::from(spark_row.height >= 3);
-    let util_h =
-        u16::from(spark_row.height >= 4 && !app.util_history.is_empty() && !visible.is_empty());
-    let [spark_row, util_row, axis_row] = Layout::vertical([
+    // The chart's rows: the marks' row (from 4 rows; with 3, the marks are `▲` on the time
+    // axis), the bars, the latency lines (from 5 spare rows) and the time axis.
+    let rest = chart.height;
+    let axis_h = u16::from(rest >= 3);
+    let marks_h = u16::from(rest >= 4);
+    let avail = rest - axis_h - marks_h;
+    let lat_h = if avail >= 5 {
+        (avail * 2 / 5).max(2)
+    } else {
+        0
+    };
+    let [marks_row, bars_row, lat_row, axis_row] = Layout::vertical([
+        Constraint::Length(marks_h),
         Constraint::Min(0),
-        Constraint::Length(util_h),
+        Constraint::Length(lat_h),
         Constraint::Length(axis_h),
     ])
-    .areas(spark_row);
-    if util_h > 0 {
-        let [label, strip] =
-            Layout::horizontal([Constraint::Length(GUTTER), Constraint::Min(0)]).areas(util_row);
-        let util: Vec<f64> = app.util_history.iter().copied().collect();
-        let take = util.len().min(history.len().max(1));
-        let (u, _) = binned(&util[util.len() - take..], visible.len());
-        Paragraph::new(Line::styled(
-            " util%┤",
-            Style::default().fg(Color::DarkGray),
-        ))
-        .render(label, buf);
-        Paragraph::new(Line::styled(
-            util_strip(&u),
-            Style::default().fg(Color::Cyan),
-        ))
-        .render(
-            Rect {
-                x: strip.x + (visible.len().saturating_sub(u.len())) as u16,
-                ..strip
-            },
-            buf,
-        );
+    .areas(chart);
+    let split = |r: Rect| -> [Rect; 2] {
+        Layout::horizontal([Constraint::Length(GUTTER), Constraint::Min(0)]).areas(r)
+    };
+    let dim = Style::default().fg(Color::DarkGray);
+    let shows_latency = lat_h > 0 && !visible.is_empty();
+    figures_lines(app, figures, shows_latency, buf);
+    if visible.is_empty() {
+        return;
     }
-    let [gutter, spark] =
-        Layout::horizontal([Constraint::Length(GUTTER), Constraint::Min(0)]).areas(spark_row);
-    if axis_h > 0 && !visible.is_empty() {
-        let [_, axis] =
-            Layout::horizontal([Constraint::Length(GUTTER), Constraint::Min(0)]).areas(axis_row);
-        let secs = visible.len() as f64 * per * 0.1;
-        Paragraph::new(Line::styled(
-            time_axis(visible.len(), secs),
-            Style::default().fg(Color::DarkGray),
-        ))
-        .render(axis, buf);
+    let [bar_gutter, bar_area] = split(bars_row);
+    let lo = visible.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = visible.iter().copied().fold(0.0f64, f64::max);
+    // Scaled to the visible window, so a slow setting is not flattened by a fast one that has
+    // already scrolled out.
+    let axis = super::chart::y_axis(lo, hi, bar_area.height as usize);
+    super::chart::draw_bars(&visible, &axis, bar_gutter, bar_area, buf);
+    if shows_latency {
+        let [lat_gutter, lat_area] = split(lat_row);
+        let cols = super::chart::latency_columns(&points, bars);
+        super::chart::draw_latency(&cols, lat_gutter, lat_area, buf);
     }
+    if axis_h > 0 {
+        let [_, axis_area] = split(axis_row);
+        let secs = visible.len() as f64 * per * app.span.point_s();
+        Paragraph::new(Line::styled(time_axis(visible.len(), secs), dim)).render(axis_area, buf);
+    }
+    let [_, marks_area] = split(marks_row);
+    let n = history.len();
+    let xs: Vec<(u16, &str)> = app
+        .history
+        .marks(app.span)
+        .into_iter()
+        .map(|(at, label)| (bar_of(at, n, visible.len()) as u16, label))
+        .collect();
+    let mut below = bar_area;
+    if shows_latency {
+        below.height += lat_row.height;
+    }
+    if marks_h > 0 {
+        super::chart::draw_marks(&xs, marks_area, below, buf);
+    } else if axis_h > 0 {
+        let [_, axis_area] = split(axis_row);
+        super::chart::draw_marks_on_axis(&xs, axis_area, below, buf);
+    }
+}
+
+/// The panel's three lines of figures: now, mean and peak; IOPS, time and operations (with
+/// the latency lines' legend when they are drawn); the why line (or a mix's or an open loop's
+/// line).
+fn figures_lines(app: &App, figures: Rect, legend: bool, buf: &mut Buffer) {
     let dim = Style::default().fg(Color::DarkGray);
     let big = Style::default()
         .fg(Color::Green)
@@ -174,7 +218,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             } else {
                 (seg.mean_mib_s(), None)
             };
-            let now = app.history.back().copied().unwrap_or(mean);
+            let last = app.history.last();
+            let now = last.map_or(mean, |p| p.mib_s);
             let u = |v: f64| fmt_mib_s(app.in_unit(v));
             let w = figures.width as usize;
             let first = |spread: bool| {
@@ -201,8 +246,24 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                     format!("  wu {} left out", super::fmt_secs(end_ns as f64 / 1e9))
                 }
             };
-            let second = |warm: &str| {
+            let lat = |v: f64| {
+                if v.is_finite() {
+                    super::fmt_us(v)
+                } else {
+                    "-".into()
+                }
+            };
+            let key = last.map(|p| {
                 vec![
+                    Span::styled("  now ", dim),
+                    Span::styled("p50 ", Style::default().fg(Color::Cyan)),
+                    Span::styled(lat(p.p50_us), bold),
+                    Span::styled(" p99 ", Style::default().fg(Color::Magenta)),
+                    Span::styled(lat(p.p99_us), bold),
+                ]
+            });
+            let second = |warm: &str, with_key: bool| {
+                let mut v = vec![
                     Span::styled("IOPS ", dim),
                     Span::styled(fmt_rate(seg.iops()), bold),
                     Span::styled(
@@ -214,15 +275,23 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                         dim,
                     ),
                     Span::styled(warm.to_string(), Style::default().fg(Color::Yellow)),
-                ]
+                ];
+                if let (true, Some(k)) = (with_key && legend, &key) {
+                    v.extend(k.iter().cloned());
+                }
+                v
             };
+            let short_warm = warm.replace(" left out", "").replace("warming up", "wu");
             vec![
                 super::first_fitting(vec![first(true), first(false)], w),
                 super::first_fitting(
                     vec![
-                        second(&warm),
-                        second(&warm.replace(" left out", "").replace("warming up", "wu")),
-                        second(""),
+                        second(&warm, true),
+                        second(&short_warm, true),
+                        second("", true),
+                        second(&warm, false),
+                        second(&short_warm, false),
+                        second("", false),
                     ],
                     w,
                 ),
@@ -250,26 +319,6 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             .unwrap_or_else(|| super::why::short_line(app, figures.width as usize)),
     );
     Paragraph::new(lines).render(figures, buf);
-    // Scaled to the visible window, so a slow setting is not flattened by a fast one that has
-    // already scrolled out.
-    let peak = visible.iter().copied().fold(0.0f64, f64::max);
-    if gutter.height >= 1 && !visible.is_empty() {
-        let mut scale = vec![Line::styled(format!("{:>6}┤", fmt_mib_s(peak)), dim)];
-        for _ in 2..gutter.height {
-            scale.push(Line::styled("      │", dim));
-        }
-        if gutter.height >= 2 {
-            scale.push(Line::styled("     0┤", dim));
-        }
-        Paragraph::new(scale).render(gutter, buf);
-    }
-    let data: Vec<u64> = visible.iter().map(|v| (v * 10.0).round() as u64).collect();
-    Sparkline::default()
-        .data(data)
-        .max(((peak * 10.0).ceil() as u64).max(1))
-        .style(Style::default().fg(Color::Green))
-        .render(spark, buf);
-    draw_marks(app, history.len(), visible.len(), spark, buf);
 }
 
 /// One row of util % (0–100): `▁` to `█`, a space for an idle device.
@@ -291,49 +340,6 @@ pub fn bar_of(rel: usize, n: usize, bars: usize) -> usize {
         .unwrap_or(bars - 1)
 }
 
-/// The setting-change marks over the chart: `▼` on the top row (its settings after it when
-/// those cells are free), `┊` down the empty cells below.
-fn draw_marks(app: &App, n: usize, bars: usize, spark: Rect, buf: &mut Buffer) {
-    if n == 0 || spark.height == 0 {
-        return;
-    }
-    let oldest = app.history_pushed - n as u64;
-    let style = Style::default().fg(Color::Yellow);
-    let xs: Vec<(u16, &str)> = app
-        .marks
-        .iter()
-        .filter(|(at, _)| *at >= oldest)
-        .map(|(at, label)| {
-            let x = bar_of((*at - oldest) as usize, n, bars) as u16;
-            (x, label.as_str())
-        })
-        .filter(|(x, _)| *x < spark.width)
-        .collect();
-    for (k, (x, label)) in xs.iter().enumerate() {
-        let col = spark.x + x;
-        buf[(col, spark.y)].set_symbol("▼").set_style(style);
-        for y in spark.y + 1..spark.bottom() {
-            let cell = &mut buf[(col, y)];
-            if cell.symbol() == " " {
-                cell.set_symbol("┊").set_style(style);
-            }
-        }
-        // The label, where the top row is free up to the next mark.
-        let end = xs.get(k + 1).map_or(spark.width, |(nx, _)| *nx);
-        let room = end.saturating_sub(x + 2) as usize;
-        let len = label.chars().count();
-        let free = (0..len as u16)
-            .all(|i| x + 1 + i < spark.width && buf[(col + 1 + i, spark.y)].symbol() == " ");
-        if len <= room && free {
-            for (i, ch) in label.chars().enumerate() {
-                buf[(col + 1 + i as u16, spark.y)]
-                    .set_symbol(&ch.to_string())
-                    .set_style(style);
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -343,14 +349,16 @@ mod tests {
         let h: Vec<f64> = (0..600).map(|i| i as f64).collect();
         let (v, per) = binned(&h, 71);
         assert_eq!(v.len(), 71, "the whole width is used");
-        assert_eq!(window_title(v.len(), per), "last 60 s, 0.85 s per bar");
+        assert_eq!(window_title(v.len(), per, 0.1), "last 60 s, 0.85 s per bar");
+        assert_eq!(window_title(600, 1.0, 1.0), "last 10 min, 1 s per bar");
+        assert_eq!(window_title(100, 3.6, 10.0), "last 60 min, 36 s per bar");
         assert!(
             (v[70] - 595.5).abs() < 1.0,
             "the newest points end the last bar"
         );
         let (v, per) = binned(&h[..40], 71);
         assert_eq!((v.len(), per), (40, 1.0));
-        assert_eq!(window_title(v.len(), per), "last 4 s, 0.1 s per bar");
+        assert_eq!(window_title(v.len(), per, 0.1), "last 4 s, 0.1 s per bar");
         assert_eq!(*v.last().unwrap(), 39.0);
     }
 
@@ -372,5 +380,7 @@ mod tests {
         assert!(a.ends_with("now"), "{a}");
         assert!(a.starts_with("┴-60s"), "{a}");
         assert!(a.contains("┴-48s"), "{a}");
+        let h = time_axis(60, 3600.0);
+        assert!(h.starts_with("┴-60m") && h.contains("┴-48m"), "{h}");
     }
 }

@@ -21,10 +21,32 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
-/// Rows of the detail panel.
-pub const DETAIL_HEIGHT: u16 = 3;
+/// Most rows of the detail panel (the why line and the where line, wrapped).
+pub const DETAIL_HEIGHT: u16 = 4;
 /// From this terminal height on, the detail rows are shown.
-pub const DETAIL_MIN_HEIGHT: u16 = super::MIN_HEIGHT + DETAIL_HEIGHT;
+pub const DETAIL_MIN_HEIGHT: u16 = super::MIN_HEIGHT + 3;
+
+/// Rows the detail panel takes at `width`: the why line's and the where line's, each wrapped
+/// between words, at most [`DETAIL_HEIGHT`] (the where line then says its warnings briefly),
+/// at least two. No blank row is left between them.
+pub fn detail_rows(app: &App, width: usize) -> u16 {
+    let (why, full_where, brief_where) = (
+        why_spans(app),
+        where_spans(app, false),
+        where_spans(app, true),
+    );
+    let rows = |spans: &[Span]| {
+        let text: String = spans.iter().map(|s| s.content.as_ref()).collect();
+        super::wrap_words(&text, width, width).len() as u16
+    };
+    let w = rows(&why);
+    let full = rows(&full_where);
+    if w + full <= DETAIL_HEIGHT {
+        w + full
+    } else {
+        (w + rows(&brief_where)).min(DETAIL_HEIGHT)
+    }
+}
 
 /// What to do without a profile (fits the throughput panel at 80 columns).
 pub const NO_PROFILE: &str = "no profile: run `diskscope limits FILE`";
@@ -123,9 +145,9 @@ pub fn warn_style() -> Style {
     warn()
 }
 
-/// The full-width rows: the one-liner (wrapping into its second row for what to look at) and
-/// the context line.
-pub fn render_detail(app: &App, area: Rect, buf: &mut Buffer) {
+/// The why row: the one-liner (with what to look at below half the bound), and the reasons of
+/// the row under the cursor when it is suspect.
+fn why_spans(app: &App) -> Vec<Span<'static>> {
     let dim = Style::default().fg(Color::DarkGray);
     let mut why = vec![Span::styled("why   ", dim)];
     match app.why() {
@@ -166,47 +188,53 @@ pub fn render_detail(app: &App, area: Rect, buf: &mut Buffer) {
             warn(),
         ));
     }
-    let where_line = |brief: bool| {
-        let mut line = vec![Span::styled("where ", dim)];
-        match &app.context {
-            Some(ctx) => {
-                for w in &ctx.warnings {
-                    let w = shown(w).into_owned();
-                    let w = if brief {
-                        w.split(':').next().unwrap_or(&w).trim().to_string()
-                    } else {
-                        w
-                    };
-                    line.push(Span::styled(format!("⚠ {w} │ "), warn()));
-                }
-                line.push(Span::raw(ctx.storage_summary()));
-                if let Some((_, Some(doubt))) = &app.profile {
-                    line.push(Span::styled(format!(" │ ⚠ {}", shown(doubt)), warn()));
-                }
+    why
+}
+
+/// The where row: warnings (whole, or `brief`ly by their first clause), the storage, and what
+/// is doubtful about the profile (with its fix, `diskscope limits --refresh`).
+fn where_spans(app: &App, brief: bool) -> Vec<Span<'static>> {
+    let dim = Style::default().fg(Color::DarkGray);
+    let mut line = vec![Span::styled("where ", dim)];
+    match &app.context {
+        Some(ctx) => {
+            for w in &ctx.warnings {
+                let w = shown(w).into_owned();
+                let w = if brief {
+                    w.split(':').next().unwrap_or(&w).trim().to_string()
+                } else {
+                    w
+                };
+                line.push(Span::styled(format!("⚠ {w} │ "), warn()));
             }
-            None => line.push(Span::styled("context not collected", dim)),
+            line.push(Span::raw(ctx.storage_summary()));
+            if let Some((_, Some(doubt))) = &app.profile {
+                line.push(Span::styled(format!(" │ ⚠ {}", shown(doubt)), warn()));
+            }
         }
-        line
-    };
-    // Rows each needs, wrapped between words; the three rows are shared so neither is cut:
-    // the where line says its warnings briefly (the log has them whole) when both do not fit.
+        None => line.push(Span::styled("context not collected", dim)),
+    }
+    line
+}
+
+/// The full-width rows: the why row, then the where row right under it, each wrapped between
+/// words (their heights from [`detail_rows`], so neither is cut and no blank row is left).
+pub fn render_detail(app: &App, area: Rect, buf: &mut Buffer) {
     let w = area.width as usize;
     let rows = |spans: &[Span]| {
         let text: String = spans.iter().map(|s| s.content.as_ref()).collect();
         super::wrap_words(&text, w, w).len() as u16
     };
-    let why_rows = rows(&why);
-    let full_where = where_line(false);
+    let why = why_spans(app);
+    let full_where = where_spans(app, false);
+    let why_rows = rows(&why).min(area.height.saturating_sub(1)).max(1);
     let where_spans = if why_rows + rows(&full_where) <= area.height {
         full_where
     } else {
-        where_line(true)
+        where_spans(app, true)
     };
-    let where_rows = rows(&where_spans)
-        .min(area.height.saturating_sub(why_rows.min(DETAIL_HEIGHT - 1)))
-        .max(u16::from(area.height >= DETAIL_HEIGHT));
     let why_area = Rect {
-        height: area.height.saturating_sub(where_rows),
+        height: why_rows.min(area.height),
         ..area
     };
     Paragraph::new(Line::from(why))
@@ -214,7 +242,7 @@ pub fn render_detail(app: &App, area: Rect, buf: &mut Buffer) {
         .render(why_area, buf);
     let ctx_area = Rect {
         y: area.y + why_area.height,
-        height: where_rows,
+        height: area.height.saturating_sub(why_area.height),
         ..area
     };
     Paragraph::new(Line::from(where_spans))

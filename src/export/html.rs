@@ -1,9 +1,11 @@
-//! A tiny HTML writer for the report page: everything inline (CSS, SVG), nothing fetched, every
-//! piece of text escaped. The style sheet reads well on a laptop screen (one column of at most
+//! A tiny HTML writer for every page diskscope writes (`--export-html`, `--report`): everything
+//! inline (CSS, SVG), nothing fetched, every piece of text escaped. The style sheet reads well on a laptop screen (one column of at most
 //! ~72 rem, tables scroll sideways rather than overflow) and prints cleanly (no shadows, figures
 //! and tables kept whole on a page, colours kept for verdicts).
 
-/// Escapes text for HTML element content and attribute values.
+/// Escapes text for HTML element content and attribute values. Control characters other than
+/// newline and tab (an ESC or BEL in a fio job name, a path) are written out as `\u{1b}` text
+/// (`text::shown_lines`), never put in the page raw.
 pub fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
@@ -13,6 +15,9 @@ pub fn esc(s: &str) -> String {
             '>' => o.push_str("&gt;"),
             '"' => o.push_str("&quot;"),
             '\'' => o.push_str("&#39;"),
+            c if c != '\n' && c != '\t' && crate::text::is_unsafe_char(c) => {
+                o.extend(c.escape_default())
+            }
             c => o.push(c),
         }
     }
@@ -133,9 +138,9 @@ impl Page {
         self.body += "</tbody></table></div>\n";
     }
 
-    /// An inline SVG figure. `svg` must be an SVG document of our own making (plotters' output or
-    /// a figure batch mode wrote); the XML prolog, if any, is dropped and a viewBox added so the
-    /// figure scales to the column.
+    /// An inline SVG figure. `svg` must be an SVG document of our own making (the figure
+    /// renderer's output, or a figure batch mode wrote); the XML prolog, if any, is dropped and a
+    /// viewBox added where it has none, so the figure scales to the column.
     pub fn figure(&mut self, svg: &str, caption: &str) {
         self.body += &format!(
             "<figure>{}<figcaption>{}</figcaption></figure>\n",
