@@ -753,6 +753,24 @@ impl SubmitPolicy {
     pub const DEFAULT: SubmitPolicy = SubmitPolicy::Each;
 }
 
+/// Reads the kernel view's filter (`--kernel=process|device`, a sweep's `kernel` key).
+pub fn parse_kernel_filter(text: &str, key: &str) -> Result<crate::kernel::FilterBy, UsageError> {
+    use crate::kernel::FilterBy;
+    FilterBy::ALL
+        .into_iter()
+        .find(|f| f.name() == text.trim())
+        .ok_or_else(|| {
+            UsageError::new(
+                key,
+                format!(
+                    "'{}' is not a filter of the kernel view; give process (the run's own \
+                     requests) or device (every request to the file's disk)",
+                    crate::text::shown(text)
+                ),
+            )
+        })
+}
+
 /// The lowest open-loop rate diskscope runs, operations per second (over all threads). Below
 /// it an open loop paces so few operations that its percentiles rest on a handful of them, and a
 /// rate such as `1e-300` (or `1 B/s` at 4K blocks) would pace one operation in days or in never:

@@ -22,6 +22,8 @@
 //!   pressure stalls, the device chain; read before and after the timed part.
 //! * [`cache`] — warm / cold / cold-all and page-cache residency (`mincore`).
 //! * [`sigbus`] — guarded mappings: SIGBUS on a mapping becomes an error, not a signal death.
+//! * [`kernel`] — the block layer's own clock: per-request queue and device times from eBPF on
+//!   the block tracepoints (root only), read once per interval.
 //! * [`interrupt`] — the one Ctrl-C / SIGTERM / SIGHUP handler and the process's stop flag.
 //! * [`xor`] — the XOR contract; [`pattern`] — deterministic written data; [`size`] — `4K`, `1M`.
 //! * [`commands`] — the classic lab commands (`run`, `run2`, `fast`, `syscalls`).
@@ -48,6 +50,7 @@ pub mod fiojob;
 pub mod fleet;
 pub mod fsguard;
 pub mod interrupt;
+pub mod kernel;
 pub mod lab;
 pub mod locality;
 pub mod measure;

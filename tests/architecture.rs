@@ -390,6 +390,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("mounts", 0),
     ("oom", 0),
     ("fsguard", 1),
+    ("kernel", 1),
     ("config", 2),
     ("measure", 3),
     // The run's own facts (per-task I/O, extents, cachestat, PSI, the device chain): read by

@@ -130,7 +130,9 @@ fn run_writes_every_export_and_refuses_an_old_one_without_force() {
     let run = |force: bool| {
         let mut c = bin("diskscope");
         c.arg("run").arg("-r").arg(&f).args(["4K", "256"]);
-        c.args(["--interval", "100ms"]).args(export_args(&outs));
+        // Paced at 500/s: ~0.5 s, five 100 ms intervals, enough for a timeline figure.
+        c.args(["--rate", "500", "--interval", "100ms"])
+            .args(export_args(&outs));
         if force {
             c.arg("--force");
         }

@@ -9,7 +9,8 @@
 //! without --force, never through a link), `explain` (context, limits, --json), `tui`, `locality`, `speed` (`fast` against a reference XOR on every road, timing
 //! switch), `fast_race` (fast's cold road chosen by a timed race, and -v saying why), `hostile_files` (issue 9: files we must not touch, inputs that cannot end, property
 //! tests of the parsers), `presets` (golden CSV shapes of every ready sweep and the classic commands' stdout),
-//! `hostile_runtime` (issue 9: shrinking files, SIGBUS, memory
+//! `kernel` (`--kernel`: the block layer's clock against the device's counters, a queue that
+//! dominates, a run without permission), `hostile_runtime` (issue 9: shrinking files, SIGBUS, memory
 //! budget, Ctrl-C during writes), `hostile_integrity` (issue 21: writers under a run, hard links,
 //! inputs swapped or that never end, thread limits). Shared helpers
 //! (temp dirs, an independent XOR, binaries) live in `util`; `hermetic` checks that no test
@@ -41,6 +42,7 @@ mod hostile_files;
 mod hostile_integrity;
 mod hostile_runtime;
 mod hostile_text;
+mod kernel;
 mod knee;
 mod labels;
 mod locality;

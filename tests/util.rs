@@ -331,14 +331,50 @@ impl LoopFs {
         )
     }
 
+    /// ext4 on a 160 MiB image in `dir` behind a loop device in direct I/O mode
+    /// (`losetup --direct-io=on`): the loop's reads of its image bypass the page cache and go
+    /// to the disk under `dir` every time, so the loop device is as slow as that disk.
+    /// `None` with the reason printed, also when the kernel kept the loop in buffered mode.
+    pub fn ext4_direct_in(dir: &Path) -> Option<LoopFs> {
+        let fs = LoopFs::make_with(
+            dir,
+            160,
+            &["--direct-io=on"],
+            &[
+                "mkfs.ext4",
+                "-q",
+                "-E",
+                "lazy_itable_init=0,lazy_journal_init=0",
+            ],
+            &[],
+        )?;
+        let dio = std::fs::read_to_string(format!("/sys/block/{}/loop/dio", fs.name()));
+        if !dio.as_deref().is_ok_and(|d| d.trim() == "1") {
+            eprintln!("skipped: {} is not in direct I/O mode ({dio:?})", fs.dev);
+            return None;
+        }
+        Some(fs)
+    }
+
     /// `mkfs` (program and arguments; the device is appended) on a 160 MiB image in `dir`,
     /// mounted with `mount_args`.
     pub fn make(dir: &Path, mkfs: &[&str], mount_args: &[&str]) -> Option<LoopFs> {
-        LoopFs::make_sized(dir, 160, mkfs, mount_args)
+        LoopFs::make_with(dir, 160, &[], mkfs, mount_args)
     }
 
     /// [`LoopFs::make`] on an image of `mib` MiB.
     pub fn make_sized(dir: &Path, mib: u64, mkfs: &[&str], mount_args: &[&str]) -> Option<LoopFs> {
+        LoopFs::make_with(dir, mib, &[], mkfs, mount_args)
+    }
+
+    /// [`LoopFs::make`] on an image of `mib` MiB, with `losetup_args` before the image.
+    fn make_with(
+        dir: &Path,
+        mib: u64,
+        losetup_args: &[&str],
+        mkfs: &[&str],
+        mount_args: &[&str],
+    ) -> Option<LoopFs> {
         if !is_root() {
             eprintln!("skipped: needs root to make a loop device");
             return None;
@@ -366,6 +402,7 @@ impl LoopFs {
             .unwrap();
         let out = std::process::Command::new("losetup")
             .args(["-f", "--show"])
+            .args(losetup_args)
             .arg(&img)
             .output()
             .ok()

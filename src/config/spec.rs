@@ -20,6 +20,11 @@ pub struct RunSpec {
     pub target: Target,
     /// What the run may replace, mark and allocate.
     pub safety: Safety,
+    /// The kernel view (`--kernel`, `crate::kernel`): each block request of the run timed in
+    /// the block layer and the device, filtered by process or by device; `None`: off. An
+    /// observation, not a setting of the I/O: the run does the same I/O either way, so it is
+    /// no part of the [`Setup`] (the identity of a point).
+    pub kernel: Option<crate::kernel::FilterBy>,
 }
 
 /// Where a run does its I/O and for how long.
@@ -78,6 +83,7 @@ impl RunSpec {
                 max_memory_bytes: None,
                 seed: crate::pattern::DEFAULT_SEED,
             },
+            kernel: None,
         }
     }
 

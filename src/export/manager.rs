@@ -296,8 +296,12 @@ impl ExportManager {
                     crate::text::shown_path(&t.path)
                 )));
             }
-            if let Some(refusal) = crate::fsguard::output_refusal(&t.path, self.force, t.flag) {
-                return Err(usage(format!("{}: {refusal}", t.flag)));
+            // Everything that would keep it from being written after the run: something
+            // there, a missing or read-only directory, a full file system.
+            if let Some(refusal) =
+                crate::fsguard::check_new_output(&t.path, self.force, t.flag, None)
+            {
+                return Err(usage(refusal));
             }
         }
         Ok(())

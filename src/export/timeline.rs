@@ -113,22 +113,90 @@ impl RespColumns {
     }
 }
 
+/// The kernel view's columns of an interval (`--kernel`, `crate::kernel`): the requests
+/// issued to the driver, the block layer's queue time and the device's time (p50, p99,
+/// microseconds), the mean size as issued (bytes), merges and splits; empty where the run had
+/// no view (or it was absent) and, for the times and size, where the interval had no request.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct KernelColumns {
+    pub kernel_requests: Option<u64>,
+    pub kernel_queue_p50_us: f64,
+    pub kernel_queue_p99_us: f64,
+    pub kernel_device_p50_us: f64,
+    pub kernel_device_p99_us: f64,
+    pub kernel_issued_mean_bytes: f64,
+    pub kernel_merges: Option<u64>,
+    pub kernel_splits: Option<u64>,
+}
+
+impl KernelColumns {
+    fn of(row: &IntervalRow) -> KernelColumns {
+        match &row.kernel {
+            Some(k) => KernelColumns {
+                kernel_requests: Some(k.requests),
+                kernel_queue_p50_us: k.queue_p50_us,
+                kernel_queue_p99_us: k.queue_p99_us,
+                kernel_device_p50_us: k.device_p50_us,
+                kernel_device_p99_us: k.device_p99_us,
+                kernel_issued_mean_bytes: k.issued_mean_bytes,
+                kernel_merges: Some(k.merges),
+                kernel_splits: Some(k.splits),
+            },
+            None => KernelColumns {
+                kernel_queue_p50_us: f64::NAN,
+                kernel_queue_p99_us: f64::NAN,
+                kernel_device_p50_us: f64::NAN,
+                kernel_device_p99_us: f64::NAN,
+                kernel_issued_mean_bytes: f64::NAN,
+                ..Default::default()
+            },
+        }
+    }
+}
+
 /// The timeline CSV of `runs`; empty when none has a timeline. When some run is open loop
 /// (`--rate`), every row also has the `resp_p50_us`, `resp_p99_us`, `resp_p999_us` columns
-/// (empty for a closed-loop run's rows); otherwise the header is the closed-loop one.
+/// (empty for a closed-loop run's rows); when some run has the kernel view (`--kernel`), the
+/// `kernel_*` columns ([`KernelColumns`]) follow; otherwise the header is the plain one.
 pub fn to_timeline_csv(runs: &[&RunResult]) -> anyhow::Result<String> {
     let rows = timeline_rows(runs);
-    if !runs.iter().any(|r| r.setup.rate().is_some()) {
-        return super::csv::to_csv_tidy(&rows);
+    let open_loop = runs.iter().any(|r| r.setup.rate().is_some());
+    let kernel = runs
+        .iter()
+        .any(|r| r.timeline.as_ref().is_some_and(|t| t.kernel.is_some()));
+    match (open_loop, kernel) {
+        (false, false) => super::csv::to_csv_tidy(&rows),
+        (true, false) => {
+            let rows: Vec<(RunKey, IntervalRow, RespColumns)> = rows
+                .into_iter()
+                .map(|(k, row)| {
+                    let resp = RespColumns::of(&row);
+                    (k, row, resp)
+                })
+                .collect();
+            super::csv::to_csv_tidy(&rows)
+        }
+        (false, true) => {
+            let rows: Vec<(RunKey, IntervalRow, KernelColumns)> = rows
+                .into_iter()
+                .map(|(k, row)| {
+                    let kernel = KernelColumns::of(&row);
+                    (k, row, kernel)
+                })
+                .collect();
+            super::csv::to_csv_tidy(&rows)
+        }
+        (true, true) => {
+            let rows: Vec<(RunKey, IntervalRow, RespColumns, KernelColumns)> = rows
+                .into_iter()
+                .map(|(k, row)| {
+                    let (resp, kernel) = (RespColumns::of(&row), KernelColumns::of(&row));
+                    (k, row, resp, kernel)
+                })
+                .collect();
+            super::csv::to_csv_tidy(&rows)
+        }
     }
-    let rows: Vec<(RunKey, IntervalRow, RespColumns)> = rows
-        .into_iter()
-        .map(|(k, row)| {
-            let resp = RespColumns::of(&row);
-            (k, row, resp)
-        })
-        .collect();
-    super::csv::to_csv_tidy(&rows)
 }
 
 /// The timeline outputs of one `run` command line, checked and opened before the run: the
@@ -262,11 +330,22 @@ pub fn with_timeline(doc: &str, r: &RunResult) -> anyhow::Result<String> {
 
 /// A timeline as JSON: its serde form, with each open-loop interval's `resp_p50_us`,
 /// `resp_p99_us` and `resp_p999_us` added to its row (they are not serde fields of the row, so
-/// the CSV can add them as columns only where a run is open loop).
+/// the CSV can add them as columns only where a run is open loop), and with the kernel view,
+/// each interval's `kernel_*` figures ([`KernelColumns`]).
 pub fn timeline_value(t: &crate::measure::timeline::Timeline) -> anyhow::Result<serde_json::Value> {
     let mut v = serde_json::to_value(t)?;
     if let Some(rows) = v["rows"].as_array_mut() {
         for (json, row) in rows.iter_mut().zip(&t.rows) {
+            if t.kernel.is_some() {
+                // NaN becomes null.
+                if let serde_json::Value::Object(cols) =
+                    serde_json::to_value(KernelColumns::of(row))?
+                {
+                    for (k, x) in cols {
+                        json[k] = x;
+                    }
+                }
+            }
             if row.resp.is_none() {
                 continue;
             }

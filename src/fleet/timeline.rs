@@ -172,6 +172,7 @@ pub fn merged(ranks: &[Placed<'_>], op: Op, direct: bool, file_bytes: u64) -> Op
         },
         rows,
         latency,
+        kernel: None,
         reading: Reading {
             bytes_ratio,
             level_shift: level_shift(&series, interval_s),

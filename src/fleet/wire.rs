@@ -316,6 +316,7 @@ fn timeline_in<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Timeline
         rows,
         latency,
         reading: w.reading,
+        kernel: None,
     }))
 }
 

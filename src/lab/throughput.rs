@@ -66,6 +66,19 @@ pub struct IoOpts {
     /// per page)
     #[arg(long, default_value = "xor", value_name = "CHECKSUM")]
     pub checksum: String,
+    /// The block layer's own clock (root, or CAP_BPF and CAP_PERFMON): each block request of
+    /// the run timed in the block layer's queue and in the device, with its size as issued,
+    /// merges and splits, per interval and for the run. --kernel counts the run's own requests
+    /// (process); --kernel=device every request sent to the file's disk. Without permission
+    /// the run says why once and is otherwise unchanged
+    #[arg(
+        long,
+        value_name = "FILTER",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "process"
+    )]
+    pub kernel: Option<String>,
 }
 
 /// `run FILE -r|-w BLOCK_SIZE BLOCK_COUNT`
@@ -204,6 +217,11 @@ pub fn apply_io_opts(spec: &mut RunSpec, io: &IoOpts) -> anyhow::Result<()> {
     spec.setup.submit = crate::config::SubmitPolicy::parse(&io.submit, "--submit")?;
     spec.setup.buffers = crate::config::Buffers::parse(&io.buffers, "--buffers")?;
     spec.setup.checksum = crate::config::Checksum::parse(&io.checksum, "--checksum")?;
+    spec.kernel = io
+        .kernel
+        .as_deref()
+        .map(|k| crate::config::parse_kernel_filter(k, "--kernel"))
+        .transpose()?;
     Ok(())
 }
 

@@ -13,6 +13,7 @@ pub mod clock;
 pub mod columns;
 pub mod device;
 pub mod histogram;
+pub mod kernel;
 pub mod pacer;
 pub mod result;
 pub mod snapshot;

@@ -50,6 +50,9 @@ pub struct RunResult {
     /// column (a sweep with a mixed point writes them on every row, empty on the pure ones).
     /// The share asked is the setup's `mix_read_pct`; the record's `operation` is `mix`.
     pub mix: Option<MixFigures>,
+    /// The kernel view (`--kernel`, `crate::kernel`) only; `None` without it, and then no
+    /// column, so a run without the view keeps its header.
+    pub kernel: Option<KernelFigures>,
     /// The run's own facts (`crate::facts`, issue 36): its own I/O, the others' on its device,
     /// what the file is made of, what the cache held, who else ran, the device chain. Its
     /// columns follow the others (their own names, `crate::facts::Section`); `None` (no
@@ -174,6 +177,36 @@ pub struct OpenLoop {
     pub resp_p99_no_burst_us: Option<f64>,
 }
 
+/// The kernel view's figures of a run (`--kernel`, `crate::kernel`): whose requests were
+/// counted (`process`: the run's own; `device`: every request to the file's disk), then the
+/// run's requests as issued to the driver, the block layer's queue time (the bio's entry to the
+/// issue) and the device's time (issue to completion) as p50 and p99, microseconds, the mean
+/// size of a request as issued, bytes, merges and splits; and the software's share: the run's
+/// `lat_p50_us` minus the queue's and the device's p50s, microseconds. Empty cells where the
+/// view was asked for but absent (why: the timeline's `kernel.absent`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelFigures {
+    pub kernel_filter: crate::kernel::FilterBy,
+    #[serde(default)]
+    pub kernel_requests: Option<u64>,
+    #[serde(deserialize_with = "empty_as_nan")]
+    pub kernel_queue_p50_us: f64,
+    #[serde(deserialize_with = "empty_as_nan")]
+    pub kernel_queue_p99_us: f64,
+    #[serde(deserialize_with = "empty_as_nan")]
+    pub kernel_device_p50_us: f64,
+    #[serde(deserialize_with = "empty_as_nan")]
+    pub kernel_device_p99_us: f64,
+    #[serde(deserialize_with = "empty_as_nan")]
+    pub kernel_issued_mean_bytes: f64,
+    #[serde(default)]
+    pub kernel_merges: Option<u64>,
+    #[serde(default)]
+    pub kernel_splits: Option<u64>,
+    #[serde(deserialize_with = "empty_as_nan")]
+    pub kernel_software_p50_us: f64,
+}
+
 /// A mixed run's own figures: the share of reads done (percent of operations; `None` when no
 /// operation completed), then each direction's bytes, operations, throughput (MiB/s and IOPS
 /// over the run's `seconds`, as fio counts them) and latency percentiles (microseconds). The
@@ -225,6 +258,7 @@ impl Serialize for RunResult {
             fleet: self.fleet.as_ref(),
             open_loop: self.open_loop.as_ref(),
             mix: self.mix.as_ref(),
+            kernel: self.kernel.as_ref(),
             facts: self.facts.as_ref(),
         }, [
             id => "file_size_bytes",
@@ -240,6 +274,7 @@ impl Serialize for RunResult {
             setup => "mix_read_pct_asked",
             mix,
             setup,
+            kernel,
             facts,
         ])
     }
@@ -280,6 +315,7 @@ impl RunResult {
             fleet: c.section()?,
             open_loop: c.section()?,
             mix: c.section()?,
+            kernel: c.section()?,
             facts: c.section()?,
             timeline: None,
         })
@@ -451,6 +487,37 @@ impl RunResult {
         Self::optional_columns_of(&[Self::with_every_optional_column()])
     }
 
+    /// Fills the kernel view's columns from its section of the run (after
+    /// [`RunResult::set_latency`]: the software's share is taken from `lat_p50_us`); empty
+    /// cells where the view was absent or saw no request.
+    pub fn set_kernel(&mut self, k: &super::kernel::KernelSection) {
+        let t = k.total.filter(|t| t.requests > 0 || t.completed > 0);
+        let f = |get: fn(&crate::kernel::Summary) -> f64| t.as_ref().map_or(f64::NAN, get);
+        self.kernel = Some(KernelFigures {
+            kernel_filter: k.filter,
+            kernel_requests: t.map(|t| t.requests),
+            kernel_queue_p50_us: f(|t| t.queue_p50_us),
+            kernel_queue_p99_us: f(|t| t.queue_p99_us),
+            kernel_device_p50_us: f(|t| t.device_p50_us),
+            kernel_device_p99_us: f(|t| t.device_p99_us),
+            kernel_issued_mean_bytes: f(|t| t.issued_mean_bytes),
+            kernel_merges: t.map(|t| t.merges),
+            kernel_splits: t.map(|t| t.splits),
+            kernel_software_p50_us: self.figures.lat_p50_us
+                - f(|t| t.queue_p50_us)
+                - f(|t| t.device_p50_us),
+        });
+    }
+
+    /// The kernel view's columns, in order (for a header declared before the run).
+    pub fn kernel_columns() -> Vec<String> {
+        let mut r = RunResult::default();
+        r.set_kernel(&super::kernel::KernelSection::absent_of(
+            crate::kernel::FilterBy::Process,
+        ));
+        Self::optional_columns_of(&[r])
+    }
+
     /// Copies the latency percentiles in.
     pub fn set_latency(&mut self, s: &super::histogram::LatencySummary) {
         let f = &mut self.figures;
@@ -507,6 +574,43 @@ mod tests {
 
     fn header(r: &RunResult) -> String {
         column_names(r).join(",")
+    }
+
+    #[test]
+    fn the_kernel_view_writes_its_columns_after_the_settings_and_before_the_facts() {
+        use crate::kernel::FilterBy;
+        assert_eq!(
+            RunResult::kernel_columns().join(","),
+            "kernel_filter,kernel_requests,kernel_queue_p50_us,kernel_queue_p99_us,\
+             kernel_device_p50_us,kernel_device_p99_us,kernel_issued_mean_bytes,kernel_merges,\
+             kernel_splits,kernel_software_p50_us"
+        );
+        let mut r = RunResult::default();
+        r.setup.checksum = Some(Checksum::None);
+        r.set_kernel(&super::super::kernel::KernelSection::absent_of(
+            FilterBy::Device,
+        ));
+        r.facts = Some(crate::facts::Section::with_every_column());
+        let names = column_names(&r);
+        let at = |c: &str| names.iter().position(|n| n == c).unwrap();
+        assert!(at("checksum") < at("kernel_filter"));
+        assert!(at("kernel_software_p50_us") < at("run_read_bytes"));
+        // An absent view: its filter, and no figure (NaN, read back as NaN).
+        let text = crate::export::csv::to_csv(std::slice::from_ref(&r)).unwrap();
+        let mut rd = csv::Reader::from_reader(text.as_bytes());
+        let h = rd.headers().unwrap().clone();
+        let rec = rd.records().next().unwrap().unwrap();
+        let back: RunResult =
+            RunResult::of_cells::<serde::de::value::Error>(&Cells::of_record(&h, &rec)).unwrap();
+        let k = back.kernel.expect("the kernel section reads back");
+        assert_eq!(
+            (k.kernel_filter, k.kernel_requests),
+            (FilterBy::Device, None)
+        );
+        assert!(k.kernel_queue_p50_us.is_nan());
+        let json = serde_json::to_string(&r).unwrap();
+        let back: RunResult = serde_json::from_str(&json).unwrap();
+        assert!(back.kernel.is_some_and(|k| k.kernel_device_p99_us.is_nan()));
     }
 
     #[test]

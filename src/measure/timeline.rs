@@ -18,6 +18,7 @@ use super::burst::{Burst, BurstBins};
 use super::device::{cpu_delta, disk_delta, CpuDelta, DeviceDelta, Sample, Sampler};
 use super::histogram::new_latency_histogram;
 use super::histogram::LatencySummary;
+use super::kernel::{KernelSection, KernelTrack};
 use super::snapshot::Snapshot;
 use crate::config::Op;
 use hdrhistogram::Histogram;
@@ -106,6 +107,11 @@ pub struct IntervalRow {
     /// open loop (`export::timeline`), so a closed-loop timeline keeps its header.
     #[serde(skip)]
     pub resp: Option<LatencySummary>,
+    /// Runs with the kernel view (`--kernel`): the block layer's figures over the interval
+    /// (`crate::kernel`). Not a serde field, as `resp`: the timeline CSV adds its `kernel_*`
+    /// columns when some run has the view (`export::timeline`).
+    #[serde(skip)]
+    pub kernel: Option<crate::kernel::Summary>,
 }
 
 impl IntervalRow {
@@ -201,6 +207,10 @@ pub struct Timeline {
     #[serde(skip)]
     pub latency: Vec<Histogram<u64>>,
     pub reading: Reading,
+    /// The kernel view of the run (`--kernel`): its filter, the run's figures, or why it is
+    /// absent; `None` when it was not asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<KernelSection>,
 }
 
 /// Equal when every figure is (an unknown one, NaN, equals an unknown one) and so is every
@@ -234,6 +244,8 @@ pub struct TimelineBuilder {
     enabled: bool,
     /// Open-loop runs: the response times in 100 ms bins, for the worst burst.
     burst: BurstBins,
+    /// The kernel view's reads, taken with the device's samples (`--kernel`).
+    kernel: Option<KernelTrack>,
 }
 
 impl TimelineBuilder {
@@ -248,6 +260,7 @@ impl TimelineBuilder {
             samples: vec![(0, first)],
             enabled: true,
             burst: BurstBins::default(),
+            kernel: None,
         }
     }
 
@@ -279,6 +292,11 @@ impl TimelineBuilder {
         if self.bins.is_empty() && self.samples.len() == 1 {
             self.interval_ns = (interval.as_nanos() as u64).max(1_000_000);
         }
+    }
+
+    /// Reads `track`'s view at every sample from now on (its first read was its start).
+    pub fn set_kernel(&mut self, track: KernelTrack) {
+        self.kernel = Some(track);
     }
 
     pub fn interval(&self) -> Duration {
@@ -328,12 +346,17 @@ impl TimelineBuilder {
         if now_ns >= self.next_sample_ns() {
             let k = now_ns / self.interval_ns;
             self.samples.push((k, self.sampler.sample(now_ns)));
+            if let Some(t) = self.kernel.as_mut() {
+                t.sample(k);
+            }
         }
     }
 
     /// The timeline of a run that ended at `end_ns` (the last sample is taken now), moving
     /// `file_bytes` in direction `op`, with O_DIRECT when `direct`.
     pub fn finish(mut self, end_ns: u64, op: Op, direct: bool, file_bytes: u64) -> Timeline {
+        // The kernel view's last read, beside the device's last sample.
+        let kernel = self.kernel.as_mut().map(KernelTrack::finish);
         if !self.enabled {
             return Timeline {
                 interval_s: self.interval_ns as f64 / 1e9,
@@ -346,6 +369,7 @@ impl TimelineBuilder {
                     steady: steady_state(&[], 1.0),
                     burst: None,
                 },
+                kernel,
             };
         }
         let last_bin_end = self.bins.len() as u64 * self.interval_ns;
@@ -410,6 +434,10 @@ impl TimelineBuilder {
                 row.set_device(disk_delta(&a, &z));
                 row.set_cpu(cpu_delta(&a, &z));
             }
+            row.kernel = self
+                .kernel
+                .as_ref()
+                .and_then(|t| t.row(i as u64, last as u64 + 1));
             rows.push(row);
         }
         let total = disk_delta(&self.samples[0].1, &end_sample);
@@ -433,6 +461,14 @@ impl TimelineBuilder {
             _ => None,
         };
         let interval_s = self.interval_ns as f64 / 1e9;
+        let kernel = kernel.map(|k| {
+            let mut all = new_latency_histogram();
+            for b in &self.bins {
+                let _ = all.add(&b.latency);
+            }
+            let ops = self.bins.iter().map(|b| b.ops).sum();
+            k.with_run(ops, file_bytes, LatencySummary::of(&all).p50_us)
+        });
         let series = full_intervals(active_rows(&rows), interval_s);
         let reading = Reading {
             bytes_ratio,
@@ -446,6 +482,7 @@ impl TimelineBuilder {
             rows,
             latency: self.bins.into_iter().map(|b| b.latency).collect(),
             reading,
+            kernel,
         }
     }
 }
@@ -620,6 +657,9 @@ impl Timeline {
                     .into(),
             ),
             (None, Some(_)) => {}
+        }
+        if let Some(k) = &self.kernel {
+            out.extend(k.lines());
         }
         if let Some(s) = &r.level_shift {
             out.push(format!(

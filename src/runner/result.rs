@@ -81,6 +81,10 @@ pub fn optional_columns(specs: &[RunSpec]) -> Vec<String> {
             }
             // Every run carries its facts (`runner::Ended::result`).
             r.facts = Some(crate::facts::Section::with_every_column());
+            if let Some(by) = spec.kernel {
+                // Filled after the run, from its timeline (`runner::Ended::result`).
+                r.set_kernel(&crate::measure::kernel::KernelSection::absent_of(by));
+            }
             r
         })
         .collect();

@@ -12,6 +12,7 @@ use super::workers::Workers;
 use crate::config::spec::RunSpec;
 use crate::fsguard::Created;
 use crate::measure::device::Sampler;
+use crate::measure::kernel::KernelTrack;
 use crate::measure::timeline::DEFAULT_INTERVAL;
 use crate::measure::{Aggregate, RunResult, Snapshot, Timeline, TimelineBuilder};
 use std::fs::File;
@@ -113,11 +114,21 @@ impl Run {
         stop: Arc<AtomicBool>,
     ) -> anyhow::Result<Run> {
         let meta = prepared.meta();
+        let mut notes = prepared.notes;
+        // The kernel view is attached before the clock (loading takes milliseconds); its first
+        // read, like the device's first sample, is time 0 of the run.
+        let kernel = meta.spec.kernel.map(|by| kernel_track(&meta.spec, by));
+        if let Some(why) = kernel.as_ref().and_then(KernelTrack::absent_reason) {
+            notes.push(format!("kernel view: absent: {why}"));
+        }
         // The facts' first look, then the device's first sample (time 0 of the run), just
         // before the workers start.
         let facts = crate::facts::Gatherer::start(&meta.spec.target.path);
-        let timeline =
+        let mut timeline =
             TimelineBuilder::from_env(DEFAULT_INTERVAL, Sampler::for_file(&meta.spec.target.path));
+        if let Some(k) = kernel {
+            timeline.set_kernel(k);
+        }
         let spawned = Workers::spawn(
             prepared.jobs,
             prepared.spec.setup.method,
@@ -147,7 +158,7 @@ impl Run {
         Ok(Run {
             experiment: experiment.to_string(),
             meta,
-            notes: prepared.notes,
+            notes,
             aggregate: Aggregate::new(workers.count),
             workers,
             drained: false,
@@ -416,6 +427,32 @@ impl Run {
     }
 }
 
+/// The kernel view of a run of `spec`, filtered `by` process or device and by the run's
+/// direction: started now, or absent with its reason.
+fn kernel_track(spec: &RunSpec, by: crate::kernel::FilterBy) -> KernelTrack {
+    use crate::config::Op;
+    use crate::kernel::{Direction, Filter, FilterBy, KernelView};
+    let mut filter = match by {
+        FilterBy::Process => Filter::process(&spec.target.path),
+        FilterBy::Device => Filter::device(&spec.target.path),
+    };
+    // The run's direction only (a mix: both).
+    filter.direction = match (spec.setup.op, spec.is_mixed()) {
+        (_, true) => None,
+        (Op::Read, false) => Some(Direction::Read),
+        (Op::Write, false) => Some(Direction::Write),
+    };
+    let how = match std::env::var(crate::kernel::ATTACH_ENV).as_deref() {
+        Ok("perf") => Some(crate::kernel::Attach::PerfTracepoint),
+        Ok("raw") => Some(crate::kernel::Attach::RawTracepoint),
+        _ => None,
+    };
+    match KernelView::start_with(&filter, how) {
+        Ok(view) => KernelTrack::new(view),
+        Err(why) => KernelTrack::absent(by, why.to_string()),
+    }
+}
+
 /// Joins the workers, fsyncs a write (with `fsync`), checks the file: the run's time and what
 /// went wrong. The fsync runs on a thread of its own while this one keeps calling `sample`
 /// (which takes the timeline's samples that are due and says how long it may wait, at most the
@@ -494,6 +531,9 @@ impl Ended {
                         .map_or(f64::NAN, |b| b.p99_without_us),
                 );
             }
+        }
+        if let Some(k) = &self.timeline.kernel {
+            r.set_kernel(k);
         }
         r.timeline = Some(self.timeline.clone());
         r.facts = Some(self.facts.section());

@@ -22,6 +22,7 @@ pub fn key_span(s: &Section, key: &str) -> Option<Range<usize>> {
         "timeout" => s.timeout.as_ref().map(|v| v.span()),
         "params" => s.params.as_ref().map(|v| v.span()),
         "one_pass" => s.one_pass.as_ref().map(|v| v.span()),
+        "kernel" => s.kernel.as_ref().map(|v| v.span()),
         _ => axis(axis_of(s, key)?),
     }
 }
@@ -125,7 +126,7 @@ mod tests {
     #[test]
     fn the_keys_come_from_the_section_struct_and_each_has_a_span_lookup() {
         let keys = all_keys();
-        assert_eq!(keys.len(), 24, "{keys:?}");
+        assert_eq!(keys.len(), 25, "{keys:?}");
         for k in ["name", "kind", "block_size", "submit", "params", "one_pass"] {
             assert!(keys.contains(&k), "{k} missing from {keys:?}");
         }
@@ -133,7 +134,7 @@ mod tests {
         let text = "name = \"a\"\nkind = \"throughput\"\nreps = 1\nseconds = 1.0\nblock_size = 1\n\
                     block_count = 1\nthreads = 1\nmethod = \"read\"\ncache = \"warm\"\n\
                     direct = false\nqueue_depth = 1\nbuffers = \"plain\"\nchecksum = \"none\"\noperation = \"read\"\nmix = 70\npattern = \"random\"\n\
-                    submit = \"each\"\nrate = [0, 500]\narrival = \"poisson\"\none_pass = true\ncommand = \"x\"\nbytes = 1\ntimeout = 1.0\n\
+                    submit = \"each\"\nrate = [0, 500]\narrival = \"poisson\"\none_pass = true\nkernel = \"process\"\ncommand = \"x\"\nbytes = 1\ntimeout = 1.0\n\
                     params = {}\n";
         let s: Section = toml::from_str(text).unwrap();
         for k in keys {

@@ -32,6 +32,7 @@ pub fn check_defaults(l: &Layered) -> anyhow::Result<()> {
     })?;
     l.list("rate", Rate::Closed, |c| c.rates())?;
     l.list("arrival", Arrival::Constant, |c| c.names(Arrival::parse))?;
+    kernel_of(l)?;
     if let Some(b) = &l.defaults.bytes {
         one_size(l.src, b, "bytes")?;
     }
@@ -101,6 +102,16 @@ fn pacing_of(l: &Layered, mixed: bool) -> anyhow::Result<Vec<(Rate, Arrival)>> {
     Ok(out)
 }
 
+/// The `kernel` key: the kernel view's filter for every point, or `None`.
+fn kernel_of(l: &Layered) -> anyhow::Result<Option<crate::kernel::FilterBy>> {
+    let Some(k) = l.exp.kernel.as_ref().or(l.defaults.kernel.as_ref()) else {
+        return Ok(None);
+    };
+    crate::config::parse_kernel_filter(k.get_ref(), "kernel")
+        .map(Some)
+        .map_err(|e| l.src.key_error(l.span("kernel"), "kernel", &e.message))
+}
+
 pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> anyhow::Result<()> {
     let sizes = l.list("block_size", 1 << 20, |c| c.sizes(true))?;
     let threads = l.list("threads", 1, |c| c.counts())?;
@@ -134,6 +145,7 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
         )));
     }
     let size = file.size_bytes;
+    let kernel = kernel_of(l)?;
     let one_pass_all = l
         .exp
         .one_pass
@@ -241,6 +253,7 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
                                     s.setup.arrival = *arrival;
                                     s.setup.buffers = buf;
                                     s.setup.checksum = checksum;
+                                    s.kernel = kernel;
                                     s.target.duration = Some(Duration::from_secs_f64(x.seconds));
                                     let one_pass = one_pass_all
                                         || op == Op::Write

@@ -118,6 +118,11 @@ pub struct Section {
     /// `throughput` kind: read the file once per repetition (like dd) instead of looping over it
     /// until `seconds` is up; `seconds` still bounds it.
     pub one_pass: Option<Spanned<bool>>,
+    /// `throughput` kind: the kernel view, like `run --kernel`: `process` (the run's own block
+    /// requests) or `device` (every request to the file's disk), timed in the block layer and
+    /// the device (needs root; without it each run says why and is otherwise unchanged). One
+    /// per experiment: it observes the points, it is not one of their settings.
+    pub kernel: Option<Spanned<String>>,
     /// `command` kind: shell command with `{file}`, `{block_size}`, `{block_count}`.
     pub command: Option<Spanned<String>>,
     /// `command` kind: bytes the command moves (default: the file size).

@@ -271,6 +271,7 @@ fn timeline(mib_s: &[f64], file_bytes: u64, device_bytes: u64) -> Arc<Timeline> 
         device: Some("vda".into()),
         rows,
         latency: vec![],
+        kernel: None,
         reading: Reading {
             bytes_ratio: Some(BytesRatio {
                 device: "vda".into(),

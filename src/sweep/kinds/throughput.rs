@@ -45,6 +45,7 @@ impl SweepKind for Throughput {
             "rate",
             "arrival",
             "one_pass",
+            "kernel",
         ]
     }
 

@@ -380,6 +380,24 @@ pub fn draw_columns(
         v
     };
     let w = inner.width as usize;
+    let spans_w = |v: &[Span]| v.iter().map(|s| s.content.chars().count()).sum::<usize>();
+    // Two histograms side by side: a heading that does not fit beside the figures gets a row
+    // of its own rather than be dropped (it says which half is which).
+    let inner = match label {
+        Some(l) if spans_w(&head(true, false)) > w && inner.height > 3 => {
+            Paragraph::new(Line::styled(
+                l.to_string(),
+                Style::default().add_modifier(Modifier::BOLD | Modifier::UNDERLINED),
+            ))
+            .render(Rect { height: 1, ..inner }, buf);
+            Rect {
+                y: inner.y + 1,
+                height: inner.height - 1,
+                ..inner
+            }
+        }
+        _ => inner,
+    };
     let line = super::first_fitting(
         vec![
             head(true, true),
