@@ -96,7 +96,7 @@ pub fn run_share_line(
 ) -> Line<'static> {
     let bold = Style::default().add_modifier(Modifier::BOLD);
     let dim = Style::default().fg(Color::DarkGray);
-    let dev_bytes = match app.settings.op {
+    let dev_bytes = match app.settings.setup.op {
         // A mix moves the file's bytes both ways.
         crate::config::Op::Write if app.settings.is_mixed() => d.dev_read_bytes + d.dev_write_bytes,
         crate::config::Op::Write => d.dev_write_bytes,

@@ -177,13 +177,13 @@ fn why_spans(app: &App) -> Vec<Span<'static>> {
         .get(at)
         .and_then(|(_, _, i)| *i)
         .and_then(|i| app.rows.get(i))
-        .filter(|r| r.verdict == "suspect")
+        .filter(|r| r.judgement.verdict == "suspect")
     {
         why.push(Span::styled(
             format!(
                 " │ ⚠ {} suspect: {}",
                 super::results::setting_label(r),
-                shown(&r.why)
+                shown(&r.judgement.why)
             ),
             warn(),
         ));
