@@ -265,6 +265,21 @@ impl Run {
         &self.aggregate
     }
 
+    /// The run's facts from its first look until now, the workers still running (the
+    /// explorer's live verdict, once a second; a few procfs and sysfs reads and one
+    /// `cachestat`, never the extent map). The workers' CPU times are unknown until they end
+    /// (each adds its own as it exits), so the rules that read them wait for the end.
+    /// [`Ended::facts`] is the whole run's.
+    pub fn facts_so_far(&self) -> crate::facts::Facts {
+        let layout = self.buffer_layout.clone().unwrap_or_default();
+        self.facts.so_far(crate::facts::RunSide {
+            worker_user_cpu_s: None,
+            worker_cpu_wait_s: None,
+            buffer_slot_bytes: layout.slot_bytes as u64,
+            buffer_pieces: layout.pieces,
+        })
+    }
+
     /// Asks every worker to stop; they do within one operation. Their last snapshots still come.
     pub fn stop(&self) {
         self.workers.stop();
