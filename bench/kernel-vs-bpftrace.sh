@@ -3,7 +3,8 @@
 #
 # Does the kernel view's device time agree with what the field's own tool measures? Each
 # workload runs with `--kernel` while a biolatency-style bpftrace program watches beside it:
-# the bios that diskscope's threads (and io_uring's workers) submit are remembered by device and
+# the bios that the run's process (its threads and io_uring's workers; bpftrace starts the
+# run with -c, so its pid is known) submits are remembered by device and
 # sector at block_bio_queue (and through block_split), stamped at block_rq_issue, and at
 # block_rq_complete bpftrace prints each request's issue-to-completion time in ns. The script
 # takes the exact median of those and sets it beside the view's device p50 (`kernel_device_p50_us`,
@@ -51,7 +52,7 @@ trap cleanup EXIT
 
 cat >"$tmp/lat.bt" <<'EOF'
 tracepoint:block:block_bio_queue
-/strncmp(comm, "diskscope", 9) == 0 || strncmp(comm, "iou-wrk", 7) == 0/
+/pid == cpid/
 { @mine[args->dev, args->sector] = 1; }
 tracepoint:block:block_split /@mine[args->dev, args->sector]/
 { @mine[args->dev, args->new_sector] = 1; }
@@ -64,15 +65,10 @@ EOF
 
 # "VIEW_P50_US BPFTRACE_P50_US BPFTRACE_N" of one run; the arguments are run's flags.
 one() {
-  : >"$tmp/bt.out"
-  bpftrace "$tmp/lat.bt" >"$tmp/bt.out" 2>&1 &
-  bt_pid=$!
-  for _ in $(seq 100); do grep -q Attaching "$tmp/bt.out" && break; sleep 0.1; done
-  sleep 0.5
-  "$RUN" "$FILE" "$@" --kernel --json 2>/dev/null >"$tmp/run.json"
-  kill -INT "$bt_pid"
-  wait "$bt_pid" || true
-  bt_pid=
+  # bpftrace starts the run itself (-c), so `cpid` is the run's process: its threads and its
+  # io_uring workers, not another diskscope on the machine (a test suite, a second bench).
+  printf 'exec %s 2>/dev/null >%q\n' "$(printf '%q ' "$RUN" "$FILE" "$@" --kernel --json)" "$tmp/run.json" >"$tmp/cmd.sh"
+  bpftrace -c "/bin/sh $tmp/cmd.sh" "$tmp/lat.bt" >"$tmp/bt.out" 2>&1 || true
   python3 - "$tmp/run.json" "$tmp/bt.out" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))["results"][0]

@@ -61,9 +61,9 @@ fn seen(doc: &Value) -> Seen {
 /// Runs `args` on `file` and checks the view against the run's own accounting (every byte of
 /// an O_DIRECT read issued once; `per_op` requests per operation at least and at most) and
 /// against the device counter's reads over the run (`dev_read_ops` of the timeline): within
-/// 1%, or the attempt returns `Err` with what it saw when the device moved more than 1.1x the
-/// run's bytes (another process on the disk: this machine is shared), which says nothing about
-/// the view. A mismatch with no other I/O to explain it fails at once.
+/// 1%, or the attempt returns `Err` with what it saw when the device read more bytes than the
+/// run (another process on the disk: this machine is shared), which says nothing about the
+/// view. A mismatch with no other I/O to explain it fails at once.
 fn check_requests(file: &Path, args: &[&str], per_op: (u64, u64)) -> Result<(), String> {
     let s = seen(&run_json(file, args));
     // Every byte asked was issued to the device once (O_DIRECT: no cache, no read-ahead).
@@ -86,8 +86,10 @@ fn check_requests(file: &Path, args: &[&str], per_op: (u64, u64)) -> Result<(), 
         eprintln!("{s:?}");
         return Ok(());
     }
+    // Bytes the device read beyond the run's own are another reader's (a shared disk: a
+    // journal, a neighbour's 20 KiB): that attempt says nothing about the view.
     assert!(
-        s.device_read_bytes as f64 > 1.1 * s.bytes as f64,
+        s.device_read_bytes > s.bytes,
         "the view counted {} requests, the device {} reads, with no other I/O to explain it: \
          {s:?}",
         s.requests,
