@@ -57,6 +57,8 @@ pub struct KernelTrack {
     deltas: Vec<Delta>,
     /// The first error reading the counters (the view is then read no more).
     read_error: Option<String>,
+    /// The counters at the last live read ([`KernelTrack::read_live`]; at first, the start).
+    live: Counts,
 }
 
 /// The run's end, as a boundary.
@@ -73,6 +75,7 @@ impl KernelTrack {
             filter,
             device,
             absent: None,
+            live: last.clone(),
             last,
             last_k: 0,
             deltas: Vec::new(),
@@ -91,6 +94,28 @@ impl KernelTrack {
             last_k: 0,
             deltas: Vec::new(),
             read_error: None,
+            live: Counts::default(),
+        }
+    }
+
+    /// What the view counted since the last live read (the first: since it started), for a
+    /// display that reads it as the run goes and keeps nothing (the explorer's kernel panel,
+    /// about once a second, off the UI thread); independent of [`KernelTrack::sample`]'s reads.
+    /// `Err`: why there is nothing to show (the view is absent, or reading it failed).
+    pub fn read_live(&mut self) -> Result<Counts, String> {
+        if let Some(why) = &self.absent {
+            return Err(why.clone());
+        }
+        let Some(view) = &self.view else {
+            return Err("the view did not start".into());
+        };
+        match view.read() {
+            Ok(now) => {
+                let d = now.since(&self.live);
+                self.live = now;
+                Ok(d)
+            }
+            Err(e) => Err(format!("reading the counters failed: {e}")),
         }
     }
 

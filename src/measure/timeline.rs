@@ -299,6 +299,12 @@ impl TimelineBuilder {
         self.kernel = Some(track);
     }
 
+    /// The kernel view's track, for reads between the samples (the explorer's panel:
+    /// [`KernelTrack::read_live`]).
+    pub fn kernel_mut(&mut self) -> Option<&mut KernelTrack> {
+        self.kernel.as_mut()
+    }
+
     pub fn interval(&self) -> Duration {
         Duration::from_nanos(self.interval_ns)
     }

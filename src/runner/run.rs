@@ -176,6 +176,13 @@ impl Run {
         self.aggregate = Aggregate::without_series(self.aggregate.workers);
     }
 
+    /// What the run's kernel view (`spec.kernel`) counted since the last call
+    /// ([`KernelTrack::read_live`]): for the explorer's panel, whose runs keep no timeline.
+    /// None: the run has no view.
+    pub fn kernel_read(&mut self) -> Option<Result<crate::kernel::Counts, String>> {
+        self.timeline.kernel_mut().map(KernelTrack::read_live)
+    }
+
     /// Sets the timeline's interval (default 1 s; the explorer's is 100 ms). Only before the
     /// first snapshot is taken; later it is ignored.
     pub fn set_timeline_interval(&mut self, interval: Duration) {

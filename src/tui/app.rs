@@ -189,6 +189,8 @@ pub struct App {
     pub log: VecDeque<(f64, String)>,
     /// When the explorer started: the log's clock.
     pub clock: std::time::Instant,
+    /// The kernel panel (`L`): on or off, and what the live run's kernel view counted.
+    pub kernel: super::widgets::kernel::KernelPanel,
     /// An action the event loop must carry out without a key (the set's next test).
     pending: Option<Action>,
     next_id: u64,
@@ -244,6 +246,7 @@ impl App {
             removing: Vec::new(),
             quitting: false,
             quit_since: None,
+            kernel: Default::default(),
             pending: None,
             next_id: 1,
         }
@@ -651,6 +654,7 @@ impl App {
                 );
                 return Action::None;
             }
+            Cmd::Kernel => return self.toggle_kernel(),
             Cmd::Hide => {
                 self.hide_row_under_cursor();
                 return Action::None;
@@ -1021,6 +1025,11 @@ impl App {
     fn apply_update(&mut self, update: Update) {
         match update {
             Update::Residency(r) => self.residency = Some(r),
+            Update::Kernel { id, read } => {
+                if self.kernel.on && self.live.as_ref().is_some_and(|l| l.id == id) {
+                    self.kernel.add(id, read, std::time::Instant::now());
+                }
+            }
             Update::Device { device, sample } => {
                 if self.device_name.as_ref() != Some(&device) {
                     self.device_samples.clear();

@@ -399,6 +399,7 @@ impl Writes {
 
 /// Carries out what a key asked for.
 fn perform(action: Action, app: &mut App, session: &Session, writes: &mut Writes) {
+    let action = app.kernel.attach(action);
     match action {
         Action::None | Action::Quit => {}
         Action::Start { id, mut spec } if spec.op == crate::config::Op::Write => {

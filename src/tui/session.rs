@@ -89,6 +89,13 @@ pub enum Update {
         id: u64,
         facts: Arc<crate::facts::Facts>,
     },
+    /// What run `id`'s kernel view counted since its last read ([`Run::kernel_read`]), read by
+    /// the session thread every [`KERNEL_READ_EVERY`] and at a pass's end (never by the UI
+    /// thread); `Err`: why the view is absent. Only runs started with `spec.kernel` send it.
+    Kernel {
+        id: u64,
+        read: Result<Box<crate::kernel::Counts>, String>,
+    },
     /// A scratch file is being removed (in the background): how much is left.
     Removing(super::discard::Removal),
     /// A scratch file was removed.
@@ -234,8 +241,23 @@ pub const DEVICE_SAMPLE_EVERY: Duration = Duration::from_millis(100);
 /// How often the session thread sends the running segment's facts (the live row's verdict).
 pub const FACTS_EVERY: Duration = Duration::from_secs(1);
 
+/// How often the session thread reads a run's kernel view (the explorer's kernel panel).
+pub const KERNEL_READ_EVERY: Duration = Duration::from_secs(1);
+
+/// Sends what the run's kernel view counted since its last read; nothing when it has none.
+fn send_kernel(out: &Sender<Update>, running: &mut Running) {
+    if let Some(read) = running.run.kernel_read() {
+        let read = read.map(Box::new);
+        let _ = out.send(Update::Kernel {
+            id: running.id,
+            read,
+        });
+    }
+}
+
 fn session_loop(commands: Receiver<Command>, out: Sender<Update>, discard: DiscardSender) {
     let mut current: Option<Running> = None;
+    let mut kernel_read_at = std::time::Instant::now();
     let clock = std::time::Instant::now();
     let mut sampler: Option<(std::path::PathBuf, crate::measure::device::Sampler)> = None;
     let mut sampled_at: Option<std::time::Instant> = None;
@@ -264,6 +286,10 @@ fn session_loop(commands: Receiver<Command>, out: Sender<Update>, discard: Disca
                 }
                 if running.facts_sent.elapsed() >= FACTS_EVERY {
                     running.send_facts_so_far(&out);
+                }
+                if kernel_read_at.elapsed() >= KERNEL_READ_EVERY {
+                    kernel_read_at = std::time::Instant::now();
+                    send_kernel(&out, running);
                 }
                 match running.run.poll(COMMAND_POLL) {
                     Step::Snapshot(s) => forward(&out, running, s),
@@ -387,7 +413,12 @@ fn begin(id: u64, mut spec: RunSpec, out: &Sender<Update>) -> Option<Running> {
 /// After a pass ended by itself: ends it and starts the next pass of a chained run (a new
 /// [`Run`]), or reports the end. A file that changed under the pass ends the chain with that
 /// error: the pass's XOR is not the file's.
-fn next_pass(running: Running, out: &Sender<Update>, discard: &DiscardSender) -> Option<Running> {
+fn next_pass(
+    mut running: Running,
+    out: &Sender<Update>,
+    discard: &DiscardSender,
+) -> Option<Running> {
+    send_kernel(out, &mut running);
     if !running.chained() {
         finish(running, out, discard);
         return None;
@@ -453,6 +484,7 @@ fn finish(mut running: Running, out: &Sender<Update>, discard: &DiscardSender) {
     // The run's time ends when its workers (and a final fsync) are done: removing the scratch
     // file is cleanup, and unlinking a file of random 4 KiB writes (tens of thousands of extents)
     // can take seconds that must not dilute the row's MiB/s.
+    send_kernel(out, &mut running);
     let created = running.run.created().cloned();
     let Running { run, earlier, .. } = running;
     let ended = run.end();

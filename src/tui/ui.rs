@@ -8,7 +8,9 @@
 //! `268`), and larger terminals give the sparkline, histogram and table more room.
 
 use super::app::App;
-use super::widgets::{device, help, kdm_card, latency, log, panel, results, throughput, why};
+use super::widgets::{
+    device, help, kdm_card, kernel, latency, log, panel, results, throughput, why,
+};
 use crate::text::{shown, shown_path};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -36,7 +38,8 @@ impl Widget for &App {
         }
         let (lat, res, info, footer) = (a.latency, a.results, a.info, a.footer);
         latency::render(self, lat, buf);
-        log::render(self, a.log, buf);
+        let log_area = kernel::render_over_log(self, a.log, buf);
+        log::render(self, log_area, buf);
         results::render(self, res, buf);
         info_line(self, info, buf);
         // Generated from the key table, as many labels as fit.

@@ -800,3 +800,67 @@ fn the_explorers_memory_stays_flat_while_one_setting_runs_for_three_minutes() {
     let (ok, s) = tmux.wait_for(Duration::from_secs(20), |s| s.contains("EXITED:"));
     assert!(ok && s.contains("EXITED:0"), "{s}");
 }
+
+/// At 200×60, `L` turns the kernel view on and its panel appears above the log: with root and
+/// BTF, the block layer's and the device's times of the explorer's O_DIRECT reads (requests
+/// that reach the device), updated once a second; elsewhere the one line saying why it is
+/// absent. `L` again takes it away.
+#[test]
+fn capital_l_shows_the_kernel_panel_at_200x60() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("skipped: tmux is not installed (the CI installs it)");
+        return;
+    }
+    let dir = tmp();
+    let f = p(&dir, "kernel.bin");
+    write_varied_file(&f, 64 << 20, 7);
+    std::fs::File::open(&f).unwrap().sync_all().unwrap();
+    let tmux = Tmux::explore(
+        format!("diskscope-test-{}-kernel", std::process::id()),
+        dir.path(),
+        &f,
+    );
+    tmux.cmd(&["resize-window", "-t", "main", "-x", "200", "-y", "60"]);
+    let limit = Duration::from_secs(20);
+    let send = |k: &str| {
+        tmux.cmd(&["send-keys", "-t", "main", k]);
+    };
+    let (ok, s) = tmux.wait_for(limit, |s| shown_mib_s(s).is_some_and(|v| v > 0.0));
+    assert!(ok, "no throughput shown:\n{s}");
+    // O_DIRECT: every read is a request to the device.
+    send("d");
+    let (ok, s) = tmux.wait_for(limit, |s| s.contains("direct on "));
+    assert!(ok, "d did not turn O_DIRECT on:\n{s}");
+    send("L");
+    let unavailable = diskscope::kernel::check().err().map(|e| e.to_string());
+    let (ok, s) = tmux.wait_for(limit, |s| {
+        s.contains("kernel view (L)")
+            && match &unavailable {
+                Some(_) => s.contains("absent: "),
+                // Figures from at least one read with requests in it.
+                None => {
+                    s.contains("queue    p50")
+                        && s.lines().any(|l| {
+                            l.contains("requests ") && l.contains("/s") && l.contains("KiB each")
+                        })
+                }
+            }
+    });
+    assert!(
+        ok,
+        "the kernel panel did not show (view: {unavailable:?}):\n{s}"
+    );
+    if let Some(why) = &unavailable {
+        eprintln!("kernel view unavailable here ({why}): the panel said why, figures not checked");
+    } else {
+        let line = s.lines().find(|l| l.contains("device   p50")).unwrap();
+        assert!(!line.contains("p50      –"), "no device time:\n{s}");
+        assert!(s.contains("software p50"), "{s}");
+    }
+    send("L");
+    let (ok, s) = tmux.wait_for(limit, |s| !s.contains("kernel view (L)"));
+    assert!(ok, "L again did not take the panel away:\n{s}");
+    send("q");
+    let (ok, s) = tmux.wait_for(limit, |s| s.contains("EXITED:0"));
+    assert!(ok, "{s}");
+}

@@ -6,6 +6,7 @@ pub mod chart;
 pub mod device;
 pub mod help;
 pub mod kdm_card;
+pub mod kernel;
 pub mod latency;
 pub mod log;
 pub mod mix;
