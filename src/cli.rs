@@ -311,9 +311,8 @@ pub fn explorer_settings(
     job: &std::path::Path,
     file: &std::path::Path,
 ) -> anyhow::Result<crate::tui::settings::Settings> {
-    use crate::tui::settings::{
-        Settings, WriteSync, MAX_BLOCK_SIZE_BYTES, MAX_QUEUE_DEPTH, MAX_THREADS,
-    };
+    use crate::config::{Setup, WriteSync};
+    use crate::tui::settings::{Settings, MAX_BLOCK_SIZE_BYTES, MAX_QUEUE_DEPTH, MAX_THREADS};
     let limits = crate::fiojob::explorer::ExplorerLimits {
         max_threads: MAX_THREADS,
         max_queue_depth: MAX_QUEUE_DEPTH,
@@ -322,28 +321,28 @@ pub fn explorer_settings(
     let s = crate::fiojob::explorer::explorer_start(job, file, &limits)
         .map_err(|e| crate::config::usage(e.to_string()))?;
     let settings = Settings {
-        op: s.op,
-        method: s.method,
-        block_size_bytes: s.block_size_bytes,
-        threads: s.threads,
-        queue_depth: if s.queue_depth > 1 {
-            s.queue_depth
-        } else {
-            Settings::default().queue_depth
-        },
-        direct: s.direct,
-        cold: s.cold,
-        pattern: s.pattern,
-        sync: match (s.dsync, s.fsync) {
-            (true, _) => WriteSync::Dsync,
-            (false, true) => WriteSync::FsyncAtEnd,
-            (false, false) => WriteSync::None,
+        setup: Setup {
+            queue_depth: if s.setup.queue_depth > 1 {
+                s.setup.queue_depth
+            } else {
+                Settings::default().setup.queue_depth
+            },
+            // `f` reaches fsync or O_DSYNC, not both: O_DSYNC makes every write durable.
+            write_sync: if s.setup.write_sync.dsync() {
+                WriteSync::Dsync
+            } else {
+                s.setup.write_sync
+            },
+            // The open loop is the explorer's typed rate; rw=randrw/rw=rw: the mix `W` types
+            // (op is then Write: the scratch file).
+            rate_iops: None,
+            ..s.setup
         },
         run_ms: s.run.map(|d| d.as_millis().max(1) as u64),
-        buffers: s.buffers,
-        rate: s.rate_iops.map(crate::tui::settings::Rate::Iops),
-        // rw=randrw/rw=rw: the mix `W` types (op is then Write: the scratch file).
-        mix_read_pct: s.mix_read_pct,
+        rate: s
+            .setup
+            .rate()
+            .map(|r| crate::tui::settings::Rate::Iops(r as u64)),
     };
     settings
         .validate()

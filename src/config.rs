@@ -4,10 +4,13 @@
 //! TOML key) and says how to fix it; binaries exit with status 2 for them.
 
 use crate::size::parse_size;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::path::PathBuf;
+use std::hash::Hash;
 use std::time::Duration;
+
+pub mod spec;
 
 /// Largest block size accepted.
 pub const MAX_BLOCK_SIZE: u64 = 1 << 30;
@@ -130,8 +133,14 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
 macro_rules! named_enum {
     ($(#[$m:meta])* $name:ident { $($var:ident = $text:literal),+ $(,)? }) => {
         $(#[$m])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
         pub enum $name { $( #[serde(rename = $text)] $var ),+ }
+        impl Named for $name {
+            const ALL: &'static [Self] = $name::ALL;
+            fn name(self) -> &'static str {
+                self.as_str()
+            }
+        }
         impl $name {
             pub const ALL: &'static [$name] = &[$($name::$var),+];
             pub fn as_str(self) -> &'static str { match self { $($name::$var => $text),+ } }
@@ -250,6 +259,429 @@ impl WriteSync {
     }
 }
 
+/// A setting's enum with its column text: the enums of `named_enum!` (their serde names).
+pub trait Named:
+    Copy
+    + fmt::Debug
+    + PartialEq
+    + Eq
+    + Hash
+    + Ord
+    + Send
+    + Sync
+    + Serialize
+    + DeserializeOwned
+    + 'static
+{
+    /// Every value, in the enum's order.
+    const ALL: &'static [Self];
+    /// The column text (the serde name).
+    fn name(self) -> &'static str;
+}
+
+/// A recorded setting: one of diskscope's values, or text from outside the enum kept verbatim
+/// (a program such as `dd` in `method`, a locality layout or order, an empty cell where the
+/// setup is unknown). Written as the plain text (`Known` as its serde name), read back as
+/// `Known` when the text is exactly one of the enum's names and as `Other` otherwise, so a value
+/// never changes on the way through a file. It compares equal to its enum value
+/// (`r.setup.op == Op::Write`); two labels compare, hash and order by their text, like the
+/// strings they replace.
+#[derive(Debug, Clone)]
+pub enum Label<T> {
+    /// One of diskscope's values.
+    Known(T),
+    /// Text from outside the enum: a program (`dd`), a locality layout or order, or empty
+    /// when the setup is unknown.
+    Other(String),
+}
+
+/// The `method` column: an engine's [`Method`], or a program or layout name.
+pub type MethodLabel = Label<Method>;
+
+impl<T: Named> Label<T> {
+    /// The label of `text`: `Known` when it is exactly one of the enum's names.
+    pub fn of_text(text: &str) -> Self {
+        T::ALL
+            .iter()
+            .find(|v| v.name() == text)
+            .map_or_else(|| Label::Other(text.to_string()), |v| Label::Known(*v))
+    }
+
+    /// The enum value, when it is one.
+    pub fn known(&self) -> Option<T> {
+        match self {
+            Label::Known(v) => Some(*v),
+            Label::Other(_) => None,
+        }
+    }
+
+    /// The column text.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Label::Known(v) => v.name(),
+            Label::Other(text) => text,
+        }
+    }
+}
+
+impl<T> Default for Label<T> {
+    /// Unknown: an empty cell.
+    fn default() -> Self {
+        Label::Other(String::new())
+    }
+}
+
+impl<T> From<T> for Label<T> {
+    fn from(v: T) -> Self {
+        Label::Known(v)
+    }
+}
+
+impl<T: PartialEq> PartialEq<T> for Label<T> {
+    fn eq(&self, other: &T) -> bool {
+        matches!(self, Label::Known(v) if v == other)
+    }
+}
+
+impl<T: Named> PartialEq for Label<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl<T: Named> Eq for Label<T> {}
+
+impl<T: Named> Hash for Label<T> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.as_str().hash(h);
+    }
+}
+
+impl<T: Named> fmt::Display for Label<T> {
+    /// The column text, padded as asked (`{:<9}` in the summary tables).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl<T: Named> PartialOrd for Label<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<T: Named> Ord for Label<T> {
+    /// By the text, as the string columns sorted before.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl<T: Named> Serialize for Label<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de, T: Named> Deserialize<'de> for Label<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        Ok(Label::of_text(&text))
+    }
+}
+
+/// Operations per second (an open loop's rate, `--rate`), compared, ordered and hashed by its
+/// bits ([`f64::total_cmp`]) so that a [`Setup`] is a key: two setups asking the same rate are
+/// one point, whatever the float.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Iops(pub f64);
+
+impl PartialEq for Iops {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.total_cmp(&other.0).is_eq()
+    }
+}
+
+impl Eq for Iops {}
+
+impl PartialOrd for Iops {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Iops {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+impl Hash for Iops {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.0.to_bits().hash(h);
+    }
+}
+
+/// How a [`Setup`] holds its settings. [`Typed`] (the default): the values a run is made from,
+/// every setting one of diskscope's. [`Recorded`]: as a result row holds them, each named
+/// setting a [`Label`] (a program's name, a layout, an empty cell read back verbatim) and each
+/// setting a default run does not show an `Option`, `None` (its CSV column left out) at the
+/// default or where it does not apply.
+pub trait Form:
+    Copy + fmt::Debug + Default + PartialEq + Eq + Hash + Ord + Send + Sync + 'static
+{
+    /// A named setting: `T` to run, `Label<T>` recorded.
+    type Named<T: Named>: Clone
+        + fmt::Debug
+        + PartialEq
+        + Eq
+        + Hash
+        + Ord
+        + Send
+        + Sync
+        + Serialize
+        + DeserializeOwned;
+    /// A setting a default row does not show: `T` to run, `Option<T>` recorded.
+    type Optional<T: Named>: Clone
+        + fmt::Debug
+        + PartialEq
+        + Eq
+        + Hash
+        + Ord
+        + Send
+        + Sync
+        + Serialize
+        + DeserializeOwned;
+    /// Whether a row leaves this setting's column out (a recorded `None`).
+    fn omitted<T: Named>(v: &Self::Optional<T>) -> bool;
+}
+
+/// The form a run is made from (see [`Form`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Typed;
+
+/// The form a result row records (see [`Form`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Recorded;
+
+impl Form for Typed {
+    type Named<T: Named> = T;
+    type Optional<T: Named> = T;
+    fn omitted<T: Named>(_: &T) -> bool {
+        false
+    }
+}
+
+impl Form for Recorded {
+    type Named<T: Named> = Label<T>;
+    type Optional<T: Named> = Option<T>;
+    fn omitted<T: Named>(v: &Option<T>) -> bool {
+        v.is_none()
+    }
+}
+
+/// The setup as a result row records it.
+pub type RecordedSetup = Setup<Recorded>;
+
+/// The identity of a point: every setting a measurement depends on, once. A flag, a sweep key,
+/// an explorer knob and a fio option all land in one of its fields; a result records it
+/// ([`RecordedSetup`]) and every key that tells points apart (a summary's point, a compare row,
+/// a baseline match, a timeline's run) is built from it. The serde names are the CSV and JSON
+/// column names (with the sweep's TOML keys as aliases where the values read alike); the order of
+/// the fields is the order of their columns. Adding a setting: a field here (and its default in
+/// [`Setup::default`]), its flag or key, its use in the engine.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(bound(serialize = "", deserialize = "Setup<F>: Default"), default)]
+pub struct Setup<F: Form = Typed> {
+    /// Read or write. A mix ([`Setup::mix_read_pct`]) writes, so its `op` is [`Op::Write`]; a
+    /// record names it `mix`.
+    #[serde(rename = "operation")]
+    pub op: F::Named<Op>,
+    /// The I/O method (recorded: or a program, `dd`, or a locality layout, `dir`, `packed`).
+    pub method: F::Named<Method>,
+    /// Order of offsets (recorded: or the locality order `trace`).
+    pub pattern: F::Named<Pattern>,
+    /// The page cache before the run (a sweep's warm read is recorded `warm` though the sweep
+    /// warms the file itself and runs it as-is).
+    pub cache: F::Named<CacheMode>,
+    /// O_DIRECT.
+    pub direct: bool,
+    /// Bytes per operation.
+    pub block_size_bytes: u64,
+    /// Worker threads, each with its own descriptor.
+    pub threads: usize,
+    /// Operations in flight per thread (io_uring; recorded: 1 for the synchronous methods).
+    pub queue_depth: u32,
+    /// The memory behind the I/O buffers (recorded: what the setting obtained, `auto`
+    /// resolved; the setting itself where no buffer was made; empty in files written before the
+    /// column existed).
+    pub buffers: F::Named<Buffers>,
+    /// Open loop (`--rate`): operations per second over all threads, each with an intended
+    /// start on a schedule (see `measure::pacer`); `None`: closed loop, as fast as it goes.
+    #[serde(
+        rename = "rate_iops_asked",
+        alias = "rate",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub rate_iops: Option<Iops>,
+    /// A mixed workload (`--mix`, fio's `rw=randrw` with `rwmixread`): the share of operations
+    /// that read, percent (1 to 99); the others write. Each operation's direction is drawn from
+    /// a seeded generator in the worker's own state before its clock starts. A mix writes, so
+    /// its `op` is [`Op::Write`] and every rule of a write holds: the file is created by this
+    /// run (or is a batch's own test file), never an existing or explored one. `None`: pure
+    /// reads or pure writes, as `op` says.
+    #[serde(
+        rename = "mix_read_pct_asked",
+        alias = "mix",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub mix_read_pct: Option<u32>,
+    /// How writes are made durable (reads: none; see `RunSpec::write_sync`).
+    #[serde(skip_serializing_if = "F::omitted::<WriteSync>")]
+    pub write_sync: F::Optional<WriteSync>,
+    /// io_uring's submission policy (queued methods only).
+    #[serde(skip_serializing_if = "F::omitted::<SubmitPolicy>")]
+    pub submit: F::Optional<SubmitPolicy>,
+    /// Writes: preallocate the file before the run.
+    #[serde(skip_serializing_if = "F::omitted::<Prealloc>")]
+    pub prealloc: F::Optional<Prealloc>,
+    /// How the open loop's intended starts are spaced (`--arrival`).
+    #[serde(skip_serializing_if = "F::omitted::<Arrival>")]
+    pub arrival: F::Optional<Arrival>,
+    /// Whether the data is XOR-ed (`--checksum`): with `none` no worker reads it back and the
+    /// run has no XOR.
+    #[serde(skip_serializing_if = "F::omitted::<Checksum>")]
+    pub checksum: F::Optional<Checksum>,
+}
+
+impl Copy for Setup<Typed> {}
+
+impl Default for Setup<Typed> {
+    /// A sequential single-thread 1 MiB pread read, as-is, closed loop, XOR-ed: every setting
+    /// at its default.
+    fn default() -> Self {
+        Setup {
+            op: Op::Read,
+            method: Method::Pread,
+            pattern: Pattern::Sequential,
+            cache: CacheMode::AsIs,
+            direct: false,
+            block_size_bytes: 1 << 20,
+            threads: 1,
+            queue_depth: 1,
+            buffers: Buffers::DEFAULT,
+            rate_iops: None,
+            mix_read_pct: None,
+            write_sync: WriteSync::None,
+            submit: SubmitPolicy::DEFAULT,
+            prealloc: Prealloc::Native,
+            arrival: Arrival::Constant,
+            checksum: Checksum::DEFAULT,
+        }
+    }
+}
+
+impl Default for Setup<Recorded> {
+    /// Unknown: every named setting an empty cell, every number 0, every optional one left out.
+    fn default() -> Self {
+        Setup {
+            op: Label::default(),
+            method: Label::default(),
+            pattern: Label::default(),
+            cache: Label::default(),
+            direct: false,
+            block_size_bytes: 0,
+            threads: 0,
+            queue_depth: 0,
+            buffers: Label::default(),
+            rate_iops: None,
+            mix_read_pct: None,
+            write_sync: None,
+            submit: None,
+            prealloc: None,
+            arrival: None,
+            checksum: None,
+        }
+    }
+}
+
+impl<F: Form> Setup<F> {
+    /// The columns of the settings every table of points shows, the first of the setup's (a
+    /// summary, a timeline's run key, compare's points): the others are columns of their own
+    /// where a point has them.
+    pub const SHOWN_COLUMNS: [&'static str; 8] = [
+        "operation",
+        "method",
+        "pattern",
+        "cache",
+        "direct",
+        "block_size_bytes",
+        "threads",
+        "queue_depth",
+    ];
+
+    /// Whether it mixes reads and writes (see [`Setup::mix_read_pct`]).
+    pub fn is_mixed(&self) -> bool {
+        self.mix_read_pct.is_some()
+    }
+
+    /// The open loop's operations per second; `None`: closed loop.
+    pub fn rate(&self) -> Option<f64> {
+        self.rate_iops.map(|r| r.0)
+    }
+}
+
+impl Setup<Recorded> {
+    /// The setup a row records, as diskscope's values, when every named setting is one of them
+    /// (not a program, a layout or an empty cell); the settings left out are at their default.
+    pub fn known(&self) -> Option<Setup> {
+        let d = Setup::<Typed>::default();
+        let op = if self.op.as_str() == MIX_OPERATION {
+            Op::Write
+        } else {
+            self.op.known()?
+        };
+        Some(Setup {
+            op,
+            method: self.method.known()?,
+            pattern: self.pattern.known()?,
+            cache: self.cache.known()?,
+            direct: self.direct,
+            block_size_bytes: self.block_size_bytes,
+            threads: self.threads,
+            queue_depth: self.queue_depth,
+            buffers: self.buffers.known().unwrap_or(d.buffers),
+            rate_iops: self.rate_iops,
+            mix_read_pct: self.mix_read_pct,
+            write_sync: self.write_sync.unwrap_or(d.write_sync),
+            submit: self.submit.unwrap_or(d.submit),
+            prealloc: self.prealloc.unwrap_or(d.prealloc),
+            arrival: self.arrival.unwrap_or(d.arrival),
+            checksum: self.checksum.unwrap_or(d.checksum),
+        })
+    }
+
+    /// Only the settings every table of points shows ([`Setup::SHOWN_COLUMNS`]), the others
+    /// left out: the setup compare, the explorer's baseline and a timeline's run key match on.
+    pub fn shown(&self) -> Setup<Recorded> {
+        Setup {
+            op: self.op.clone(),
+            method: self.method.clone(),
+            pattern: self.pattern.clone(),
+            cache: self.cache.clone(),
+            direct: self.direct,
+            block_size_bytes: self.block_size_bytes,
+            threads: self.threads,
+            queue_depth: self.queue_depth,
+            ..Default::default()
+        }
+    }
+}
+
+/// The `operation` text of a mixed workload (not an [`Op`]: a mix both reads and writes).
+pub const MIX_OPERATION: &str = "mix";
+
 /// Where each rank of a fleet (`src/fleet/`) keeps its data; a fleet row's `layout` column.
 /// Kept here, below the results, so a result records it as this type; `fleet::Layout` is it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -321,74 +753,6 @@ impl SubmitPolicy {
     pub const DEFAULT: SubmitPolicy = SubmitPolicy::Each;
 }
 
-/// A fully validated description of one run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunSpec {
-    pub path: PathBuf,
-    pub op: Op,
-    pub method: Method,
-    pub block_size_bytes: u64,
-    /// Blocks to transfer; `None` means the whole file (reads) or until `duration`.
-    pub block_count: Option<u64>,
-    pub threads: usize,
-    pub direct: bool,
-    pub cache: CacheMode,
-    pub queue_depth: u32,
-    pub pattern: Pattern,
-    /// Time bound: the run stops at this duration even if blocks remain.
-    pub duration: Option<Duration>,
-    /// Start over at the beginning of each worker's range until stopped (needs a time bound or
-    /// an external stop).
-    pub loop_range: bool,
-    /// `fsync` the file at the end of a write run (timed).
-    pub fsync: bool,
-    /// Open with O_DSYNC (every write durable).
-    pub dsync: bool,
-    /// Replace an existing file when writing.
-    pub force: bool,
-    /// Write into an existing regular file in place, without truncating it (batch mode overwrites
-    /// its own test file so writes measure overwrites, not block allocation).
-    pub overwrite_in_place: bool,
-    /// A write run sets this value as the file's [`crate::fsguard::MARK_XATTR`] extended
-    /// attribute right after creating it (before laying it out): the explorer's proof that a
-    /// scratch file is its own, so a session killed during the run leaves a file the next one
-    /// can prove ours and remove. `None`: no mark.
-    pub mark_created: Option<String>,
-    /// Seed for written data and random offsets.
-    pub seed: u64,
-    /// Most bytes the run's I/O buffers may take (`--max-memory`); `None`: half of the memory
-    /// available when the run starts (see `runner::budget`).
-    pub max_memory_bytes: Option<u64>,
-    /// Sequential runs: where the covered range starts in the file, bytes (a fleet rank's share
-    /// of a shared file, `src/fleet/`); `block_count` blocks are counted from here. 0 elsewhere.
-    pub range_start_bytes: u64,
-    /// io_uring submission policy.
-    pub submit: SubmitPolicy,
-    /// Writes: preallocate the file before the run.
-    pub prealloc: Prealloc,
-    /// The memory behind the I/O buffers.
-    pub buffers: Buffers,
-    /// Whether the data is XOR-ed (`--checksum`): with `none` no worker reads it back and the
-    /// run has no XOR.
-    pub checksum: Checksum,
-    /// Open loop (`--rate`): operations per second over all threads, each with an intended
-    /// start on a schedule (see `measure::pacer`); `None`: closed loop, as fast as it goes.
-    pub rate_iops: Option<f64>,
-    /// How the open loop's intended starts are spaced (`--arrival`).
-    pub arrival: Arrival,
-    /// A mixed workload (`--mix`, fio's `rw=randrw` with `rwmixread`): the share of operations
-    /// that read, percent (1 to 99); the others write. Each operation's direction is drawn from
-    /// a seeded generator in the worker's own state before its clock starts. A mix writes, so
-    /// its `op` is [`Op::Write`] and every rule of a write holds: the file is created by this
-    /// run (or is a batch's own test file), never an existing or explored one. `None`: pure
-    /// reads or pure writes, as `op` says.
-    pub mix_read_pct: Option<u32>,
-    /// The kernel view (`--kernel`, `crate::kernel`): each block request of the run timed in
-    /// the block layer and the device, filtered by process or by device; `None`: off. An
-    /// observation, not a setting of the I/O: the run does the same I/O either way.
-    pub kernel: Option<crate::kernel::FilterBy>,
-}
-
 /// Reads the kernel view's filter (`--kernel=process|device`, a sweep's `kernel` key).
 pub fn parse_kernel_filter(text: &str, key: &str) -> Result<crate::kernel::FilterBy, UsageError> {
     use crate::kernel::FilterBy;
@@ -405,122 +769,6 @@ pub fn parse_kernel_filter(text: &str, key: &str) -> Result<crate::kernel::Filte
                 ),
             )
         })
-}
-
-impl RunSpec {
-    /// A sequential single-thread pread read of the whole file, warm-as-is: a base to adjust.
-    pub fn new(path: impl Into<PathBuf>) -> Self {
-        RunSpec {
-            path: path.into(),
-            op: Op::Read,
-            method: Method::Pread,
-            block_size_bytes: 1 << 20,
-            block_count: None,
-            threads: 1,
-            direct: false,
-            cache: CacheMode::AsIs,
-            queue_depth: 1,
-            pattern: Pattern::Sequential,
-            duration: None,
-            loop_range: false,
-            fsync: false,
-            dsync: false,
-            force: false,
-            overwrite_in_place: false,
-            mark_created: None,
-            seed: crate::pattern::DEFAULT_SEED,
-            max_memory_bytes: None,
-            range_start_bytes: 0,
-            submit: SubmitPolicy::DEFAULT,
-            prealloc: Prealloc::Native,
-            buffers: Buffers::DEFAULT,
-            checksum: Checksum::DEFAULT,
-            rate_iops: None,
-            arrival: Arrival::Constant,
-            mix_read_pct: None,
-            kernel: None,
-        }
-    }
-
-    /// How its writes are made durable (`fsync` and `dsync` together); reads have none.
-    pub fn write_sync(&self) -> WriteSync {
-        if self.op == Op::Write {
-            WriteSync::of(self.fsync, self.dsync)
-        } else {
-            WriteSync::None
-        }
-    }
-
-    /// Whether this run mixes reads and writes (see [`RunSpec::mix_read_pct`]).
-    pub fn is_mixed(&self) -> bool {
-        self.mix_read_pct.is_some()
-    }
-
-    /// Checks ranges and conflicts. `names` says how to call each setting in messages (CLI flag or
-    /// TOML key).
-    pub fn validate(&self, names: &Names) -> Result<(), UsageError> {
-        check_block_size(self.block_size_bytes, names.block_size)?;
-        if self.block_count == Some(0) {
-            return Err(UsageError::new(names.block_count, "must be at least 1"));
-        }
-        if let Some(c) = self.block_count {
-            if self.block_size_bytes.checked_mul(c).is_none() {
-                return Err(UsageError::new(
-                    names.block_count,
-                    format!(
-                        "{} x {} overflows 64 bits; use a smaller count",
-                        names.block_size, names.block_count
-                    ),
-                ));
-            }
-        }
-        check_threads(self.threads, names.threads)?;
-        check_queue_depth(self.queue_depth, names.queue_depth)?;
-        if self.direct && !self.method.supports_direct() {
-            return Err(UsageError::new(
-                names.direct,
-                format!(
-                    "O_DIRECT does not apply to method {}; use {}",
-                    self.method,
-                    Method::direct_names("or")
-                ),
-            ));
-        }
-        if self.direct && !self.block_size_bytes.is_multiple_of(512) {
-            return Err(UsageError::new(names.direct, format!("O_DIRECT needs a block size that is a multiple of 512 (the sector size); got {}", self.block_size_bytes
-            )));
-        }
-        if self.direct && self.buffers == Buffers::Malloc {
-            return Err(UsageError::new(
-                names.direct,
-                "O_DIRECT needs page-aligned buffers and malloc's start 16 bytes past a page; \
-                 use --buffers plain (or thp, hugetlb, auto)",
-            ));
-        }
-        if self.op == Op::Write && self.block_count.is_none() && self.duration.is_none() {
-            return Err(UsageError::new(
-                names.block_count,
-                "a write needs a block count or a time bound",
-            ));
-        }
-        if let Some(pct) = self.mix_read_pct {
-            check_mix(self, pct, mix_name(names))?;
-        }
-        if let Some(r) = self.rate_iops {
-            check_rate_iops(r, rate_name(names))?;
-        }
-        if self.pattern == Pattern::Random
-            && self.block_count.is_none()
-            && self.duration.is_none()
-            && !self.loop_range
-        {
-            return Err(UsageError::new(
-                names.block_count,
-                "random offsets need a block count or a time bound",
-            ));
-        }
-        Ok(())
-    }
 }
 
 /// The lowest open-loop rate diskscope runs, operations per second (over all threads). Below
@@ -546,100 +794,9 @@ pub fn check_rate_iops(iops: f64, key: &str) -> Result<(), UsageError> {
     ))
 }
 
-/// The name of the rate setting in the words of `names` (`--rate`, `rate`).
-fn rate_name(names: &Names) -> &'static str {
-    if names.threads.starts_with("--") {
-        "--rate"
-    } else {
-        "rate"
-    }
-}
-
-/// The name of the mix setting in the words of `names` (`--mix` on the command line, `mix` in
-/// TOML), read off the threads' name so that [`Names`] keeps its fields.
-fn mix_name(names: &Names) -> &'static str {
-    if names.threads.starts_with("--") {
-        "--mix"
-    } else {
-        "mix"
-    }
-}
-
 /// The methods a mixed workload runs with: the ones whose engines choose each operation's
 /// direction per block (fio's `psync` and `io_uring`).
 pub const MIX_METHODS: &[Method] = &[Method::Pread, Method::IoUring];
-
-/// Checks a mixed workload of `pct` percent reads (see [`RunSpec::mix_read_pct`]), naming `key`.
-pub fn check_mix(spec: &RunSpec, pct: u32, key: &str) -> Result<(), UsageError> {
-    if pct == 0 || pct >= 100 {
-        return Err(UsageError::new(
-            key,
-            format!(
-                "the share of reads must be between 1 and 99 percent, got {pct}; only reads or \
-                 only writes is no mix: run -r or -w (operation = \"read\"/\"write\"; fio's \
-                 rw=randread/randwrite)"
-            ),
-        ));
-    }
-    if spec.op != Op::Write {
-        return Err(UsageError::new(
-            key,
-            "a mix writes, so it runs only on a file this run creates; it cannot read an \
-             existing file (use -m alone, not with -r)",
-        ));
-    }
-    if !MIX_METHODS.contains(&spec.method) {
-        return Err(UsageError::new(
-            key,
-            format!(
-                "method {} does not mix reads and writes; use pread or io_uring (fio's psync \
-                 and io_uring)",
-                spec.method
-            ),
-        ));
-    }
-    if spec.rate_iops.is_some() {
-        return Err(UsageError::new(
-            key,
-            "an open-loop run (--rate) of a mix is not implemented; drop --rate or the mix",
-        ));
-    }
-    if spec.block_count.is_none() && spec.duration.is_none() {
-        return Err(UsageError::new(
-            key,
-            "a mix needs a block count or a time bound (it sizes the file it creates)",
-        ));
-    }
-    Ok(())
-}
-
-/// The user-facing names of settings, for error messages.
-#[derive(Debug, Clone, Copy)]
-pub struct Names {
-    pub block_size: &'static str,
-    pub block_count: &'static str,
-    pub threads: &'static str,
-    pub queue_depth: &'static str,
-    pub direct: &'static str,
-}
-
-/// Names as on the command line.
-pub const CLI_NAMES: Names = Names {
-    block_size: "BLOCK_SIZE",
-    block_count: "BLOCK_COUNT",
-    threads: "--threads",
-    queue_depth: "--queue-depth",
-    direct: "--direct",
-};
-
-/// Names as TOML keys.
-pub const TOML_NAMES: Names = Names {
-    block_size: "block_size",
-    block_count: "block_count",
-    threads: "threads",
-    queue_depth: "queue_depth",
-    direct: "direct",
-};
 
 /// Parses and range-checks a block size given as text.
 pub fn parse_block_size(text: &str, name: &str) -> Result<u64, UsageError> {
@@ -710,44 +867,52 @@ mod tests {
     use super::*;
 
     #[test]
-    fn impossible_specs_are_rejected_naming_the_setting() {
-        let mut s = RunSpec::new("/x");
-        s.threads = 0;
-        assert!(s
-            .validate(&CLI_NAMES)
-            .unwrap_err()
-            .to_string()
-            .starts_with("--threads"));
-        let mut s = RunSpec::new("/x");
-        s.block_size_bytes = 2 << 30;
-        assert!(s
-            .validate(&CLI_NAMES)
-            .unwrap_err()
-            .to_string()
-            .contains("1G maximum"));
-        let mut s = RunSpec::new("/x");
-        s.block_size_bytes = 1 << 30;
-        s.block_count = Some(u64::MAX / 2);
-        assert!(s
-            .validate(&CLI_NAMES)
-            .unwrap_err()
-            .to_string()
-            .contains("overflows"));
-        let mut s = RunSpec::new("/x");
-        s.method = Method::Mmap;
-        s.direct = true;
-        assert!(s
-            .validate(&TOML_NAMES)
-            .unwrap_err()
-            .to_string()
-            .starts_with("direct"));
-    }
-
-    #[test]
     fn names_parse_case_insensitively_and_list_choices() {
         assert_eq!(Method::parse("IO_URING", "--method"), Ok(Method::IoUring));
         assert_eq!(Method::direct_names("or"), "read, pread or io_uring");
         let e = Method::parse("aio", "--method").unwrap_err().to_string();
         assert!(e.contains("read, pread, mmap, io_uring, buffered"), "{e}");
+    }
+
+    #[test]
+    fn a_label_is_its_enum_value_for_the_enum_names_and_verbatim_text_otherwise() {
+        assert_eq!(Label::<CacheMode>::of_text("cold-all"), CacheMode::ColdAll);
+        assert_eq!(
+            Label::<CacheMode>::of_text("cold-all").known(),
+            Some(CacheMode::ColdAll)
+        );
+        assert_eq!(
+            Label::<Method>::of_text("io_uring").known(),
+            Some(Method::IoUring)
+        );
+        for other in ["dd", "packed", "", "IO_URING"] {
+            let l = Label::<Method>::of_text(other);
+            assert_eq!(l.known(), None, "{other}");
+            assert_eq!(l.as_str(), other);
+        }
+        assert_eq!(
+            Label::<Op>::default().as_str(),
+            "",
+            "unknown is an empty cell"
+        );
+    }
+
+    #[test]
+    fn labels_compare_with_their_enum_and_order_and_pad_like_their_text() {
+        let write: Label<Op> = Op::Write.into();
+        assert!(write == Op::Write && write != Op::Read);
+        assert!(Label::<Pattern>::of_text("trace") != Pattern::Random);
+        let mut v: Vec<MethodLabel> = ["pread", "dd", "buffered", "io_uring"]
+            .into_iter()
+            .map(Label::of_text)
+            .collect();
+        v.sort();
+        let text: Vec<&str> = v.iter().map(|l| l.as_str()).collect();
+        assert_eq!(text, ["buffered", "dd", "io_uring", "pread"]);
+        // The summary table aligns its columns with `{:<9}`.
+        assert_eq!(
+            format!("[{:<9}]", Label::from(Method::Pread)),
+            "[pread    ]"
+        );
     }
 }

@@ -33,7 +33,8 @@
 //! fio divides bytes by the longest job's runtime; diskscope by the wall span of all workers
 //! (docs/accuracy.md).
 
-use crate::config::{Arrival, Buffers, CacheMode, Op, Pattern, Prealloc, RunSpec, SubmitPolicy};
+use crate::config::spec::RunSpec;
+use crate::config::{Arrival, Buffers, CacheMode, Op, Pattern, Prealloc, SubmitPolicy};
 use crate::engine::BufferKind;
 
 /// The fio invocation for `spec`, given the bytes the run covers (`total_bytes`: the sequential
@@ -56,11 +57,13 @@ pub fn fio_command(spec: &RunSpec, total_bytes: u64) -> String {
 /// it writes (1 GiB when only time-bounded); for a read the file size (`file_size_bytes`),
 /// clipped to the blocks asked for when sequential.
 pub fn total_bytes_of(spec: &RunSpec, file_size_bytes: u64) -> u64 {
-    let bs = spec.block_size_bytes;
-    match (spec.op, spec.block_count) {
+    let bs = spec.setup.block_size_bytes;
+    match (spec.setup.op, spec.target.block_count) {
         (Op::Write, Some(c)) => bs * c,
         (Op::Write, None) => crate::runner::DEFAULT_WRITE_SPAN.next_multiple_of(bs),
-        (Op::Read, Some(c)) if spec.pattern == Pattern::Sequential => (bs * c).min(file_size_bytes),
+        (Op::Read, Some(c)) if spec.setup.pattern == Pattern::Sequential => {
+            (bs * c).min(file_size_bytes)
+        }
         (Op::Read, _) => file_size_bytes,
     }
 }
@@ -70,12 +73,15 @@ pub fn fio_args(spec: &RunSpec, total_bytes: u64) -> (Vec<String>, Vec<String>) 
     let mut a: Vec<(String, String)> = Vec::new();
     let mut caveats = Vec::new();
     let mut set = |k: &str, v: String| a.push((k.to_string(), v));
-    let bs = spec.block_size_bytes;
-    let threads = spec.threads.max(1) as u64;
+    let bs = spec.setup.block_size_bytes;
+    let threads = spec.setup.threads.max(1) as u64;
     set("name", "diskscope".into());
-    set("filename", fio_filename(&spec.path.to_string_lossy()));
-    let rw = match (spec.op, spec.pattern) {
-        _ if spec.is_mixed() && spec.pattern == Pattern::Sequential => "rw",
+    set(
+        "filename",
+        fio_filename(&spec.target.path.to_string_lossy()),
+    );
+    let rw = match (spec.setup.op, spec.setup.pattern) {
+        _ if spec.is_mixed() && spec.setup.pattern == Pattern::Sequential => "rw",
         _ if spec.is_mixed() => "randrw",
         (Op::Read, Pattern::Sequential) => "read",
         (Op::Write, Pattern::Sequential) => "write",
@@ -83,28 +89,28 @@ pub fn fio_args(spec: &RunSpec, total_bytes: u64) -> (Vec<String>, Vec<String>) 
         (Op::Write, Pattern::Random) => "randwrite",
     };
     set("rw", rw.into());
-    if let Some(pct) = spec.mix_read_pct {
+    if let Some(pct) = spec.setup.mix_read_pct {
         set("rwmixread", pct.to_string());
     }
     set("bs", bs.to_string());
-    let caps = crate::engine::caps(spec.method);
+    let caps = crate::engine::caps(spec.setup.method);
     set("ioengine", caps.fio_engine.into());
     if caps.queued {
-        set("iodepth", spec.queue_depth.to_string());
+        set("iodepth", spec.setup.queue_depth.to_string());
         set("fixedbufs", "1".into());
-        let batch = match spec.submit {
-            SubmitPolicy::Batch => spec.queue_depth,
+        let batch = match spec.setup.submit {
+            SubmitPolicy::Batch => spec.setup.queue_depth,
             SubmitPolicy::Each => 1,
         };
         set("iodepth_batch_submit", batch.to_string());
         set("iodepth_batch_complete_min", "1".into());
     }
-    set("direct", u8::from(spec.direct).to_string());
-    if spec.op == Op::Read {
-        let invalidate = matches!(spec.cache, CacheMode::Cold | CacheMode::ColdAll);
+    set("direct", u8::from(spec.setup.direct).to_string());
+    if spec.setup.op == Op::Read {
+        let invalidate = matches!(spec.setup.cache, CacheMode::Cold | CacheMode::ColdAll);
         set("invalidate", u8::from(invalidate).to_string());
     }
-    match spec.pattern {
+    match spec.setup.pattern {
         Pattern::Sequential => {
             let blocks = total_bytes.div_ceil(bs);
             let per_job = blocks / threads * bs;
@@ -129,7 +135,7 @@ pub fn fio_args(spec: &RunSpec, total_bytes: u64) -> (Vec<String>, Vec<String>) 
             if threads > 1 {
                 set("numjobs", threads.to_string());
             }
-            if let Some(c) = spec.block_count {
+            if let Some(c) = spec.target.block_count {
                 set("number_ios", (c / threads).max(1).to_string());
                 if !c.is_multiple_of(threads) {
                     caveats.push(format!(
@@ -139,21 +145,21 @@ pub fn fio_args(spec: &RunSpec, total_bytes: u64) -> (Vec<String>, Vec<String>) 
             }
         }
     }
-    if let Some(d) = spec.duration {
+    if let Some(d) = spec.target.duration {
         set("runtime", format!("{}ms", d.as_millis().max(1)));
-        if spec.block_count.is_none() || spec.loop_range {
+        if spec.target.block_count.is_none() || spec.target.loop_range {
             set("time_based", "1".into());
         }
     }
-    if spec.op == Op::Write {
-        if spec.fsync {
+    if spec.setup.op == Op::Write {
+        if spec.setup.write_sync.fsync() {
             set("end_fsync", "1".into());
         }
-        if spec.dsync {
+        if spec.setup.write_sync.dsync() {
             set("sync", "dsync".into());
         }
-        let fallocate = match spec.prealloc {
-            Prealloc::Native if !spec.overwrite_in_place => "native",
+        let fallocate = match spec.setup.prealloc {
+            Prealloc::Native if !spec.safety.overwrite_in_place => "native",
             _ => "none",
         };
         set("fallocate", fallocate.into());
@@ -162,12 +168,12 @@ pub fn fio_args(spec: &RunSpec, total_bytes: u64) -> (Vec<String>, Vec<String>) 
         set("thread", "1".into());
         set("group_reporting", "1".into());
     }
-    if let Some(rate) = spec.rate_iops {
+    if let Some(rate) = spec.setup.rate() {
         // Open loop: fio's rate_iops is per job (each of numjobs issues at it), a whole
         // number; diskscope's rate is over all threads.
         let per_job = (rate / threads as f64).round().max(1.0) as u64;
         set("rate_iops", per_job.to_string());
-        let process = match spec.arrival {
+        let process = match spec.setup.arrival {
             Arrival::Constant => "linear",
             Arrival::Poisson => "poisson",
         };
@@ -184,15 +190,15 @@ pub fn fio_args(spec: &RunSpec, total_bytes: u64) -> (Vec<String>, Vec<String>) 
                 .into(),
         );
     }
-    caveats.extend(caps.fio_caveat(spec.op).map(String::from));
+    caveats.extend(caps.fio_caveat(spec.setup.op).map(String::from));
     if let Some(c) = checksum_caveat(spec) {
         caveats.push(c);
     }
-    let slots = caps.slots(spec.queue_depth) as u64;
+    let slots = caps.slots(spec.setup.queue_depth) as u64;
     if slots > 0 {
         let kind = crate::engine::buffer_kind_predicted(
-            spec.buffers,
-            spec.direct,
+            spec.setup.buffers,
+            spec.setup.direct,
             bs.saturating_mul(slots),
             threads,
         );
@@ -200,7 +206,7 @@ pub fn fio_args(spec: &RunSpec, total_bytes: u64) -> (Vec<String>, Vec<String>) 
         let (iomem, caveat) = iomem_of(kind, thp_mode.as_deref(), bs.saturating_mul(slots));
         set("iomem", iomem.into());
         caveats.extend(caveat);
-        if spec.buffers == Buffers::Auto && spec.direct {
+        if spec.setup.buffers == Buffers::Auto && spec.setup.direct {
             caveats.push(format!(
                 "--buffers auto: diskscope picks the memory when the run starts ({} expected; its \
                  note names what it got); --buffers {} pins it",
@@ -209,10 +215,10 @@ pub fn fio_args(spec: &RunSpec, total_bytes: u64) -> (Vec<String>, Vec<String>) 
             ));
         }
     }
-    if spec.cache == CacheMode::ColdAll && spec.op == Op::Read {
+    if spec.setup.cache == CacheMode::ColdAll && spec.setup.op == Op::Read {
         caveats.push("cold-all: run `sync; echo 3 > /proc/sys/vm/drop_caches` (root) first".into());
     }
-    if spec.cache == CacheMode::Warm && spec.op == Op::Read {
+    if spec.setup.cache == CacheMode::Warm && spec.setup.op == Op::Read {
         caveats.push("warm: read the file once first (e.g. `cat FILE > /dev/null`)".into());
     }
     let args = a
@@ -228,10 +234,10 @@ pub fn fio_args(spec: &RunSpec, total_bytes: u64) -> (Vec<String>, Vec<String>) 
 /// much. `None` with `--checksum none` (the same work as fio) and with O_DIRECT (the device,
 /// not the CPU, sets the pace).
 fn checksum_caveat(spec: &RunSpec) -> Option<String> {
-    if !spec.checksum.xors() || spec.direct {
+    if !spec.setup.checksum.xors() || spec.setup.direct {
         return None;
     }
-    let moved = if spec.op == Op::Read || spec.is_mixed() {
+    let moved = if spec.setup.op == Op::Read || spec.is_mixed() {
         "reads"
     } else {
         "writes"
@@ -295,23 +301,23 @@ pub fn sweep_companion(experiment: &str, points: &[RunSpec], file_size_bytes: u6
         out.push_str(&format!(
             "# point {}: {} {} {} bs={} threads={} qd={} direct={} cache={} buffers={}{}{}\n",
             i + 1,
-            s.op,
-            s.method,
-            s.pattern,
-            s.block_size_bytes,
-            s.threads,
-            s.queue_depth,
-            s.direct,
-            s.cache,
-            s.buffers,
-            match s.rate_iops {
-                Some(r) => format!(" rate={r:.0}/s arrival={}", s.arrival),
+            s.setup.op,
+            s.setup.method,
+            s.setup.pattern,
+            s.setup.block_size_bytes,
+            s.setup.threads,
+            s.setup.queue_depth,
+            s.setup.direct,
+            s.setup.cache,
+            s.setup.buffers,
+            match s.setup.rate() {
+                Some(r) => format!(" rate={r:.0}/s arrival={}", s.setup.arrival),
                 None => String::new(),
             },
-            if s.checksum.xors() {
+            if s.setup.checksum.xors() {
                 String::new()
             } else {
-                format!(" checksum={}", s.checksum)
+                format!(" checksum={}", s.setup.checksum)
             }
         ));
         out.push_str(&fio_command(s, total_bytes_of(s, file_size_bytes)));
@@ -350,10 +356,10 @@ mod tests {
         let says = |spec: &RunSpec| fio_command(spec, 1 << 20).contains("--checksum none");
         let mut spec = RunSpec::new("/f");
         assert!(says(&spec), "{}", fio_command(&spec, 1 << 20));
-        spec.checksum = crate::config::Checksum::None;
+        spec.setup.checksum = crate::config::Checksum::None;
         assert!(!says(&spec), "{}", fio_command(&spec, 1 << 20));
-        spec.checksum = crate::config::Checksum::Xor;
-        spec.direct = true;
+        spec.setup.checksum = crate::config::Checksum::Xor;
+        spec.setup.direct = true;
         assert!(!says(&spec), "O_DIRECT: {}", fio_command(&spec, 1 << 20));
     }
 
@@ -365,11 +371,11 @@ mod tests {
             (Buffers::Malloc, "--iomem=malloc"),
             (Buffers::HugeTlb, "--iomem=mmaphuge"),
         ] {
-            spec.buffers = b;
+            spec.setup.buffers = b;
             let (args, _) = fio_args(&spec, 1 << 20);
             assert!(args.iter().any(|a| a == iomem), "{b}: {args:?}");
         }
-        spec.method = Method::Mmap;
+        spec.setup.method = Method::Mmap;
         let (args, _) = fio_args(&spec, 1 << 20);
         assert!(!args.iter().any(|a| a.starts_with("--iomem")), "{args:?}");
         // fio never asks for THP: only `always` gives it huge pages.

@@ -13,7 +13,7 @@
 //! a CSV are the same computation. Engines know nothing of threads, channels or terminals.
 //!
 //! Modules:
-//! * [`config`] — settings → validated [`config::RunSpec`]; every usage error is made here.
+//! * [`config`] — settings → validated [`config::spec::RunSpec`]; every usage error is made here.
 //! * [`engine`] — one file per I/O method behind [`engine::Engine`].
 //! * [`runner`] — the one run lifecycle ([`runner::Run`]): prepare, threads, stop, snapshots, verdict.
 //! * [`measure`] — clock, histograms, snapshots, aggregation, [`measure::RunResult`], statistics.

@@ -8,6 +8,10 @@
 //! `use self::plan::…`), outside `#[cfg(test)]` code, resolved to the file that defines the module
 //! it names. The layer breaks and cycles that exist today are listed as debts (`LAYER_DEBT`,
 //! `CYCLE_DEBT`), each with its reason: the test fails on any other.
+//!
+//! It also checks that the settings of a run are declared once (issue 35): no struct outside
+//! `config::Setup` and the sweep's axes restates five or more of them (`SETUP_DEBT` lists the
+//! ones left, with their reason).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -485,5 +489,192 @@ fn the_checker_sees_a_cycle_and_resolves_super_and_braces() {
     assert_eq!(
         resolved,
         BTreeSet::from(["sweep::plan".to_string(), "sweep::exec".to_string()])
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// One setup (issue 35): the settings of a run live in `config::Setup`; every other struct holds a
+// `Setup` (or builds one) instead of restating its fields. The check reads the struct definitions
+// of `src/` outside test modules and counts the fields named like a setting of `Setup` (its field
+// names, their serde names and aliases as `Setup` declares them, and the other spellings the
+// settings have had: `block_size`, `qd`, `sync`, `fsync`, ...).
+
+/// Every spelling of a setting: the fields of `config::Setup` with their serde renames and
+/// aliases, read from its source, and the spellings the CLI, the sweep keys and older structs
+/// use for the same settings.
+fn setting_names() -> BTreeSet<String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/config.rs");
+    let text = std::fs::read_to_string(src).unwrap();
+    let body = struct_bodies(&code_of(&text))
+        .into_iter()
+        .find(|(name, _)| name == "Setup")
+        .map(|(_, body)| body)
+        .expect("config.rs defines struct Setup");
+    let mut names: BTreeSet<String> = fields_of(&body).into_iter().collect();
+    for quoted in ["rename = \"", "alias = \""] {
+        for part in body.split(quoted).skip(1) {
+            names.insert(part.split('"').next().unwrap().to_string());
+        }
+    }
+    assert!(names.len() >= 16, "Setup has only {names:?}");
+    for other in [
+        "block_size",
+        "block",
+        "qd",
+        "sync",
+        "fsync",
+        "dsync",
+        "rate",
+        "mix",
+        "workload",
+    ] {
+        names.insert(other.to_string());
+    }
+    names
+}
+
+/// `(name, body)` of every `struct NAME { ... }` in `code`.
+fn struct_bodies(code: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(i) = code[from..].find("struct ") {
+        let at = from + i;
+        from = at + 7;
+        if at > 0 && code.as_bytes()[at - 1].is_ascii_alphanumeric() {
+            continue;
+        }
+        let rest = &code[at + 7..];
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let Some(open) = rest.find(['{', ';', '(']) else {
+            continue;
+        };
+        if rest.as_bytes()[open] != b'{' {
+            continue;
+        }
+        let mut depth = 0;
+        let mut end = open;
+        for (j, c) in rest[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = open + j;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.push((name, rest[open + 1..end].to_string()));
+    }
+    out
+}
+
+/// The field names of a struct body (`pub name: Type,` at its top level).
+fn fields_of(body: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    for line in body.lines() {
+        let l = line.trim();
+        if depth == 0 && !l.starts_with('#') {
+            let l = l
+                .strip_prefix("pub(crate) ")
+                .or_else(|| l.strip_prefix("pub(super) "))
+                .or_else(|| l.strip_prefix("pub "))
+                .unwrap_or(l);
+            if let Some((name, _)) = l.split_once(':') {
+                if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    out.push(name.to_string());
+                }
+            }
+        }
+        depth += line.matches(['(', '[', '{', '<']).count() as i32
+            - line.matches([')', ']', '}', '>']).count() as i32;
+        depth -= line.matches("->").count() as i32;
+    }
+    out
+}
+
+/// The structs that may carry five or more settings: the setup itself, and the sweep's axes (a
+/// list of values per setting, with the line of each key).
+const SETUP_HOLDERS: &[(&str, &str)] = &[("config", "Setup"), ("sweep::schema", "Section")];
+
+/// Structs that still restate five or more settings, each a debt with its reason: the test fails
+/// on any other, and on a debt paid but still listed.
+const SETUP_DEBT: &[(&str, &str)] = &[
+    // The command lines as typed: text with each command's own defaults and help (`run`'s method
+    // `read`, the knee's pattern `random` and arrival `poisson`), each parsed into a `Setup` in
+    // one function (`lab::throughput::spec_of` and `run2_spec`, `KneeParams::plan`). Issue 35's
+    // step 2 (kinds as units: one flag definition feeding clap, serde and the help) retires them.
+    ("lab::throughput", "IoOpts"),
+    ("lab::throughput", "RunArgs"),
+    ("lab::knee::params", "KneeParams"),
+];
+
+#[test]
+fn the_settings_of_a_run_are_declared_once_in_setup() {
+    let names = setting_names();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    for (m, path) in modules(&src) {
+        let code = code_of(&std::fs::read_to_string(&path).unwrap());
+        for (name, body) in struct_bodies(&code) {
+            let settings: Vec<String> = fields_of(&body)
+                .into_iter()
+                .filter(|f| names.contains(f))
+                .collect();
+            if settings.len() >= 5 {
+                found.push((m.clone(), name, settings));
+            }
+        }
+    }
+    let holders: Vec<&(String, String, Vec<String>)> = found
+        .iter()
+        .filter(|(m, n, _)| SETUP_HOLDERS.contains(&(m.as_str(), n.as_str())))
+        .collect();
+    assert_eq!(
+        holders.len(),
+        SETUP_HOLDERS.len(),
+        "the setup and the sweep's axes hold the settings: {found:?}"
+    );
+    let restating: Vec<String> = found
+        .iter()
+        .filter(|(m, n, _)| {
+            !SETUP_HOLDERS.contains(&(m.as_str(), n.as_str()))
+                && !SETUP_DEBT.contains(&(m.as_str(), n.as_str()))
+        })
+        .map(|(m, n, f)| format!("{m}::{n} {f:?}"))
+        .collect();
+    assert!(
+        restating.is_empty(),
+        "structs restating five or more settings of config::Setup (hold a Setup instead): {restating:?}"
+    );
+    let paid: Vec<&(&str, &str)> = SETUP_DEBT
+        .iter()
+        .filter(|(m, n)| !found.iter().any(|(fm, f, _)| fm == m && f == n))
+        .collect();
+    assert!(
+        paid.is_empty(),
+        "debts paid, remove them from SETUP_DEBT: {paid:?}"
+    );
+}
+
+#[test]
+fn the_setting_counter_sees_a_struct_that_restates_the_setup() {
+    let code = "pub struct Knobs {\n    pub method: Method,\n    pub threads: usize,\n    #[serde(default)]\n    pub queue_depth: u32,\n    pub block_size: String,\n    pub direct: bool,\n    pub other: Option<Vec<(u8, u8)>>,\n}\nstruct Unit;\nstruct Pair(u8, u8);\n";
+    let bodies = struct_bodies(code);
+    assert_eq!(bodies.len(), 1);
+    let names = setting_names();
+    let counted: Vec<String> = fields_of(&bodies[0].1)
+        .into_iter()
+        .filter(|f| names.contains(f))
+        .collect();
+    assert_eq!(
+        counted,
+        ["method", "threads", "queue_depth", "block_size", "direct"]
     );
 }

@@ -187,10 +187,13 @@ fn the_plan_of_a_job_file_holds_what_fio_would_do() {
     let x = &p.experiments[0];
     assert_eq!(x.name, "seq-read"); // the [global] name= renames the job, as in fio
     let s = &x.points[0];
-    assert_eq!((s.method, s.queue_depth), (Method::IoUring, 16)); // libaio runs as io_uring
-    assert_eq!((s.block_size_bytes, s.block_count), (256 << 10, None));
-    assert_eq!(s.cache, CacheMode::Cold); // fio's default invalidate=1
-    assert_eq!(s.duration.unwrap().as_millis(), 300);
+    assert_eq!((s.setup.method, s.setup.queue_depth), (Method::IoUring, 16)); // libaio runs as io_uring
+    assert_eq!(
+        (s.setup.block_size_bytes, s.target.block_count),
+        (256 << 10, None)
+    );
+    assert_eq!(s.setup.cache, CacheMode::Cold); // fio's default invalidate=1
+    assert_eq!(s.target.duration.unwrap().as_millis(), 300);
     assert!(
         x.notes.iter().any(|n| n.contains("libaio")),
         "{:?}",
@@ -203,7 +206,7 @@ fn the_plan_of_a_job_file_holds_what_fio_would_do() {
     let depths: Vec<u32> = p
         .experiments
         .iter()
-        .map(|x| x.points[0].queue_depth)
+        .map(|x| x.points[0].setup.queue_depth)
         .collect();
     assert_eq!(depths, [1, 4, 16, 32]);
     let names: Vec<&str> = p.experiments.iter().map(|x| x.name.as_str()).collect();
@@ -212,16 +215,17 @@ fn the_plan_of_a_job_file_holds_what_fio_would_do() {
     assert!(p
         .experiments
         .iter()
-        .all(|x| x.points[0].cache == CacheMode::AsIs && x.points[0].pattern == Pattern::Random));
+        .all(|x| x.points[0].setup.cache == CacheMode::AsIs
+            && x.points[0].setup.pattern == Pattern::Random));
     assert_eq!(
-        p.experiments[3].points[0].submit,
+        p.experiments[3].points[0].setup.submit,
         diskscope::config::SubmitPolicy::Batch
     );
 
     let p = load("numjobs.fio");
     let four = &p.experiments[0].points[0];
-    assert_eq!((four.threads, four.block_count), (4, Some(32))); // 4 x 1m at 128k
-    assert_eq!(p.experiments[1].points[0].block_count, Some(4));
+    assert_eq!((four.setup.threads, four.target.block_count), (4, Some(32))); // 4 x 1m at 128k
+    assert_eq!(p.experiments[1].points[0].target.block_count, Some(4));
     // stonewall: fio too runs the second job after the first, so the plan has no note on order.
     assert!(p.experiments[1]
         .notes
@@ -237,7 +241,7 @@ fn the_plan_of_a_job_file_holds_what_fio_would_do() {
     // aio-read style: no stonewall and no filename; both differences are in the plan.
     let p = load("parallel-depths.fio");
     assert_eq!(p.experiments.len(), 4);
-    assert!(p.experiments[0].points[0].direct); // buffered=0
+    assert!(p.experiments[0].points[0].setup.direct); // buffered=0
     let notes = |i: usize| p.experiments[i].notes.join("\n");
     assert!(
         notes(1).contains("fio starts this job together with [file1]"),
@@ -253,7 +257,7 @@ fn the_plan_of_a_job_file_holds_what_fio_would_do() {
     let p = load("howto-cmdline.txt");
     let names: Vec<&str> = p.experiments.iter().map(|x| x.name.as_str()).collect();
     assert_eq!(names, ["job1", "job2", "seq"]);
-    assert_eq!(p.experiments[1].points[0].block_size_bytes, 8192);
+    assert_eq!(p.experiments[1].points[0].setup.block_size_bytes, 8192);
     assert!(p.experiments[1]
         .notes
         .iter()
@@ -265,16 +269,26 @@ fn the_plan_of_a_job_file_holds_what_fio_would_do() {
 
     let p = load("rand-read.fio");
     let x = &p.experiments[0];
-    assert_eq!((x.reps, x.points[0].block_count), (2, Some(256)));
+    assert_eq!((x.reps, x.points[0].target.block_count), (2, Some(256)));
 
     let p = load("seq-write.fio");
     let w = &p.experiments[0].points[0];
-    assert_eq!((w.op, w.fsync, w.block_count), (Op::Write, true, Some(32)));
-    assert!(w.overwrite_in_place);
+    assert_eq!(
+        (w.setup.op, w.setup.write_sync.fsync(), w.target.block_count),
+        (Op::Write, true, Some(32))
+    );
+    assert!(w.safety.overwrite_in_place);
 
     let p = load("rand-write.fio");
     let w = &p.experiments[0].points[0];
-    assert_eq!((w.dsync, w.queue_depth, w.block_count), (true, 8, Some(64)));
+    assert_eq!(
+        (
+            w.setup.write_sync.dsync(),
+            w.setup.queue_depth,
+            w.target.block_count
+        ),
+        (true, 8, Some(64))
+    );
 }
 
 #[test]
@@ -418,17 +432,17 @@ fn the_fio_lines_diskscope_writes_plan_the_same_points_again() {
             // `auto` comes back as the memory the line names for it (`iomem=mmap`: plain pages,
             // `mmaphuge`: hugetlb): the same I/O, said explicitly.
             let mut b = b.clone();
-            if a.buffers == diskscope::config::Buffers::Auto {
+            if a.setup.buffers == diskscope::config::Buffers::Auto {
                 assert!(
                     matches!(
-                        b.buffers,
+                        b.setup.buffers,
                         diskscope::config::Buffers::Plain
                             | diskscope::config::Buffers::HugeTlb
                             | diskscope::config::Buffers::Auto
                     ),
                     "{b:?}"
                 );
-                b.buffers = a.buffers;
+                b.setup.buffers = a.setup.buffers;
             }
             assert_eq!(a, &b);
         }
@@ -587,25 +601,38 @@ fn the_explorer_starts_on_the_settings_of_a_jobs_first_section() {
     assert_eq!(
         s,
         Settings {
-            op: Op::Read,
-            method: Method::IoUring,
-            block_size_bytes: 8192,
-            threads: 2,
-            queue_depth: 16,
-            direct: true,
-            cold: s.cold,
-            pattern: Pattern::Random,
-            sync: WriteSync::None,
+            setup: diskscope::config::Setup {
+                op: Op::Read,
+                method: Method::IoUring,
+                block_size_bytes: 8192,
+                threads: 2,
+                queue_depth: 16,
+                direct: true,
+                cache: if s.cold() {
+                    diskscope::config::CacheMode::Cold
+                } else {
+                    diskscope::config::CacheMode::AsIs
+                },
+                pattern: Pattern::Random,
+                write_sync: WriteSync::None,
+                buffers: diskscope::config::Buffers::DEFAULT,
+                mix_read_pct: None,
+                ..diskscope::config::Setup::default()
+            },
             run_ms: Some(3000),
-            buffers: diskscope::config::Buffers::DEFAULT,
             rate: None,
-            mix_read_pct: None,
         }
     );
     std::fs::write(&job, "[w]\nrw=write\nbs=1m\nioengine=psync\nfdatasync=1\n").unwrap();
     let w = diskscope::cli::explorer_settings(&job, &data).unwrap();
     assert_eq!(
-        (w.op, w.method, w.block_size_bytes, w.pattern, w.sync),
+        (
+            w.setup.op,
+            w.setup.method,
+            w.setup.block_size_bytes,
+            w.setup.pattern,
+            w.setup.write_sync
+        ),
         (
             Op::Write,
             Method::Pread,
@@ -637,7 +664,12 @@ fn a_randrw_or_rw_job_starts_the_explorer_mixing_at_its_share_on_the_scratch_fil
         let s = diskscope::cli::explorer_settings(&job, &data)
             .unwrap_or_else(|e| panic!("{text}: {e:#}"));
         assert_eq!(
-            (s.op, s.mix_read_pct, s.pattern, s.is_mixed()),
+            (
+                s.setup.op,
+                s.setup.mix_read_pct,
+                s.setup.pattern,
+                s.is_mixed()
+            ),
             (Op::Write, Some(pct), pattern, true),
             "{text}"
         );
@@ -645,7 +677,7 @@ fn a_randrw_or_rw_job_starts_the_explorer_mixing_at_its_share_on_the_scratch_fil
         // A mix runs on the scratch file, never on the explored one.
         let spec = s.spec(&data, Path::new("/scratch"), 1 << 16);
         assert_eq!(
-            (spec.path.as_path(), spec.mix_read_pct),
+            (spec.target.path.as_path(), spec.setup.mix_read_pct),
             (Path::new("/scratch"), Some(pct))
         );
     }
@@ -754,8 +786,8 @@ fn a_rate_iops_job_plans_an_open_loop_over_all_its_clones_and_runs_with_response
     .unwrap();
     let s = &p.experiments[0].points[0];
     // fio's rate_iops is per clone: 250/s × numjobs=2 is diskscope's 500/s over two threads.
-    assert_eq!((s.threads, s.rate_iops), (2, Some(500.0)));
-    assert_eq!(s.arrival, diskscope::config::Arrival::Poisson);
+    assert_eq!((s.setup.threads, s.setup.rate()), (2, Some(500.0)));
+    assert_eq!(s.setup.arrival, diskscope::config::Arrival::Poisson);
     assert!(
         p.experiments[0]
             .notes

@@ -5,7 +5,8 @@
 //! that says what happened (exit 1, no XOR on stdout), never a signal death, never a wrong XOR.
 
 use crate::util::{is_root, p, tmp, write_varied_file};
-use diskscope::config::{Method, Pattern, RunSpec};
+use diskscope::config::spec::RunSpec;
+use diskscope::config::{Method, Pattern};
 use diskscope::runner::run_blocking;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -185,10 +186,10 @@ fn a_file_rewritten_in_place_during_a_read_is_an_error_not_an_xor() {
     let f = p(&dir, "f");
     write_varied_file(&f, 4 << 20, 3);
     let mut spec = RunSpec::new(&f);
-    spec.method = Method::Pread;
-    spec.block_size_bytes = 4096;
-    spec.pattern = Pattern::Random;
-    spec.duration = Some(Duration::from_millis(600));
+    spec.setup.method = Method::Pread;
+    spec.setup.block_size_bytes = 4096;
+    spec.setup.pattern = Pattern::Random;
+    spec.target.duration = Some(Duration::from_millis(600));
     let writer = {
         let f = f.clone();
         std::thread::spawn(move || {
@@ -210,9 +211,9 @@ fn a_file_that_grows_during_a_read_is_an_error_not_an_xor() {
     let f = p(&dir, "f");
     write_varied_file(&f, 4 << 20, 4);
     let mut spec = RunSpec::new(&f);
-    spec.block_size_bytes = 4096;
-    spec.pattern = Pattern::Random;
-    spec.duration = Some(Duration::from_millis(600));
+    spec.setup.block_size_bytes = 4096;
+    spec.setup.pattern = Pattern::Random;
+    spec.target.duration = Some(Duration::from_millis(600));
     let grower = {
         let f = f.clone();
         std::thread::spawn(move || {
@@ -476,21 +477,21 @@ fn a_run_never_reports_less_time_than_its_operations_took() {
     let f = p(&dir, "f");
     write_varied_file(&f, 16 << 20, 6);
     let mut spec = RunSpec::new(&f);
-    spec.block_size_bytes = 256 << 10;
+    spec.setup.block_size_bytes = 256 << 10;
     for method in [Method::Read, Method::Pread, Method::Mmap, Method::IoUring] {
-        spec.method = method;
+        spec.setup.method = method;
         for _ in 0..10 {
             let o = run_blocking(&spec, "t", Arc::new(AtomicBool::new(false)), |_, _| {}).unwrap();
             let r = &o.result;
             // Half the operations took at least the median, and one thread does them one
             // after another; 5% for the rounding of the tally and the histogram.
-            let floor_s = (r.ops / 2) as f64 * r.lat_p50_us * 1e-6 * 0.95;
+            let floor_s = (r.figures.ops / 2) as f64 * r.figures.lat_p50_us * 1e-6 * 0.95;
             assert!(
-                r.seconds >= floor_s,
+                r.figures.seconds >= floor_s,
                 "{method}: {} s reported, but {} ops with a p50 of {} µs take at least {floor_s} s",
-                r.seconds,
-                r.ops,
-                r.lat_p50_us
+                r.figures.seconds,
+                r.figures.ops,
+                r.figures.lat_p50_us
             );
         }
     }
@@ -587,8 +588,11 @@ fn the_explorer_on_mmap_reports_a_truncated_file_instead_of_dying() {
     let f = p(&dir, "explored");
     write_varied_file(&f, 8 << 20, 8);
     let settings = diskscope::tui::settings::Settings {
-        method: Method::Mmap,
-        block_size_bytes: 64 << 10,
+        setup: diskscope::config::Setup {
+            method: Method::Mmap,
+            block_size_bytes: 64 << 10,
+            ..diskscope::tui::settings::Settings::default().setup
+        },
         ..Default::default()
     };
     let mut session = Session::spawn().unwrap();
@@ -948,8 +952,11 @@ fn the_explorer_never_removes_a_file_put_in_place_of_its_write_scratch_file() {
     let scratch = p(&dir, ".explored.diskscope-scratch");
     std::fs::write(&scratch, b"").unwrap(); // what WriteScratch::claim creates
     let settings = diskscope::tui::settings::Settings {
-        op: diskscope::config::Op::Write,
-        block_size_bytes: 4 << 10,
+        setup: diskscope::config::Setup {
+            op: diskscope::config::Op::Write,
+            block_size_bytes: 4 << 10,
+            ..diskscope::tui::settings::Settings::default().setup
+        },
         ..Default::default()
     };
     let mut session = Session::spawn().unwrap();

@@ -589,9 +589,15 @@ fn paths_and_names_that_look_like_formulas_are_neutralised_in_every_csv() {
     let saved = d.path().join("tui.csv");
     for name in names {
         let row = diskscope::measure::RunResult {
-            file: name.to_string(),
-            experiment: name.to_string(),
-            error: format!("{name}: failed"),
+            identity: diskscope::measure::result::Identity {
+                file: name.to_string(),
+                experiment: name.to_string(),
+                ..Default::default()
+            },
+            figures: diskscope::measure::result::Figures {
+                error: format!("{name}: failed"),
+                ..Default::default()
+            },
             ..Default::default()
         };
         diskscope::tui::save::append_rows(&saved, &[row]).unwrap();

@@ -227,17 +227,17 @@ fn the_batch_kind_emits_one_result_per_layout_order_and_repetition() {
     .unwrap();
     assert_eq!(results.len(), 2 * 3 * 2);
     for r in &results {
-        assert_eq!(r.experiment, "small");
+        assert_eq!(r.identity.experiment, "small");
         assert!(
-            matches!(r.method.as_str(), "dir" | "packed"),
+            matches!(r.setup.method.as_str(), "dir" | "packed"),
             "{}",
-            r.method
+            r.setup.method
         );
-        assert_eq!(r.block_size_bytes, 2048);
-        assert_eq!(r.cache, CacheMode::Warm);
-        assert_eq!(r.bytes, r.ops * 2048);
+        assert_eq!(r.setup.block_size_bytes, 2048);
+        assert_eq!(r.setup.cache, CacheMode::Warm);
+        assert_eq!(r.figures.bytes, r.figures.ops * 2048);
         assert!(
-            r.seconds > 0.0 && r.mib_s > 0.0 && r.lat_p50_us > 0.0,
+            r.figures.seconds > 0.0 && r.figures.mib_s > 0.0 && r.figures.lat_p50_us > 0.0,
             "{r:?}"
         );
     }
@@ -245,7 +245,7 @@ fn the_batch_kind_emits_one_result_per_layout_order_and_repetition() {
         let of = |m: &str| {
             results
                 .iter()
-                .filter(|r| r.pattern.as_str() == order && r.method.as_str() == m)
+                .filter(|r| r.setup.pattern.as_str() == order && r.setup.method.as_str() == m)
                 .count()
         };
         assert_eq!((of("dir"), of("packed")), (2, 2), "{order}");
@@ -253,11 +253,14 @@ fn the_batch_kind_emits_one_result_per_layout_order_and_repetition() {
     // Both layouts read the same bytes for the same access list.
     let dir_seq = results
         .iter()
-        .find(|r| r.pattern == Pattern::Sequential && r.method.as_str() == "dir");
+        .find(|r| r.setup.pattern == Pattern::Sequential && r.setup.method.as_str() == "dir");
     let packed_seq = results
         .iter()
-        .find(|r| r.pattern == Pattern::Sequential && r.method.as_str() == "packed");
-    assert_eq!(dir_seq.unwrap().xor, packed_seq.unwrap().xor);
+        .find(|r| r.setup.pattern == Pattern::Sequential && r.setup.method.as_str() == "packed");
+    assert_eq!(
+        dir_seq.unwrap().figures.xor,
+        packed_seq.unwrap().figures.xor
+    );
 }
 
 #[test]

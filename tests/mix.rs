@@ -93,14 +93,14 @@ fn a_mixed_run_prints_the_mix_asked_and_done_where_a_pure_run_prints_its_xor() {
 #[test]
 fn the_per_direction_histograms_count_every_operation_once() {
     let dir = tmp();
-    let mut spec = diskscope::config::RunSpec::new(p(&dir, "h.bin"));
-    spec.op = diskscope::config::Op::Write;
-    spec.mix_read_pct = Some(60);
-    spec.pattern = diskscope::config::Pattern::Random;
-    spec.block_size_bytes = 4096;
-    spec.block_count = Some(3000);
-    spec.threads = 2;
-    spec.validate(&diskscope::config::CLI_NAMES).unwrap();
+    let mut spec = diskscope::config::spec::RunSpec::new(p(&dir, "h.bin"));
+    spec.setup.op = diskscope::config::Op::Write;
+    spec.setup.mix_read_pct = Some(60);
+    spec.setup.pattern = diskscope::config::Pattern::Random;
+    spec.setup.block_size_bytes = 4096;
+    spec.target.block_count = Some(3000);
+    spec.setup.threads = 2;
+    spec.validate(&diskscope::config::spec::CLI_NAMES).unwrap();
     let run = diskscope::runner::Run::start(&spec, "t", Arc::new(AtomicBool::new(false))).unwrap();
     let outcome = run
         .run_to_end(|_, _| {})
@@ -121,8 +121,8 @@ fn the_per_direction_histograms_count_every_operation_once() {
         agg.latency.len()
     );
     let r = &outcome.result;
-    assert_eq!(r.read_ops, Some(m.read.ops));
-    assert_eq!(r.write_ops, Some(m.write.ops));
+    assert_eq!(r.mix.as_ref().map(|m| m.read_ops), Some(m.read.ops));
+    assert_eq!(r.mix.as_ref().map(|m| m.write_ops), Some(m.write.ops));
 }
 
 #[test]

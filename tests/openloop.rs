@@ -133,21 +133,22 @@ fn a_bad_rate_or_arrival_is_refused_in_one_line_naming_the_flag() {
 
 #[test]
 fn a_slow_schedule_never_holds_a_time_bounded_run_past_its_end() {
-    use diskscope::config::{Method, RunSpec, CLI_NAMES};
+    use diskscope::config::spec::{RunSpec, CLI_NAMES};
+    use diskscope::config::Method;
     use std::sync::atomic::AtomicBool;
     use std::sync::Arc;
     let dir = tmp();
     let f = p(&dir, "data");
     write_varied_file(&f, 64 * 4096, 5);
     let mut spec = RunSpec::new(&f);
-    spec.method = Method::Pread;
-    spec.block_size_bytes = 4096;
-    spec.loop_range = true;
-    spec.duration = Some(std::time::Duration::from_millis(300));
+    spec.setup.method = Method::Pread;
+    spec.setup.block_size_bytes = 4096;
+    spec.target.loop_range = true;
+    spec.target.duration = Some(std::time::Duration::from_millis(300));
     // One operation every 100 s: the second is due long after the 300 ms bound. (The command
     // line refuses a rate under 1 IOPS, `config::MIN_RATE_IOPS`; the runner's bound is tested
     // below it.)
-    spec.rate_iops = Some(0.01);
+    spec.setup.rate_iops = Some(diskscope::config::Iops(0.01));
     assert!(spec.validate(&CLI_NAMES).is_err());
     let started = std::time::Instant::now();
     let o =
@@ -155,8 +156,8 @@ fn a_slow_schedule_never_holds_a_time_bounded_run_past_its_end() {
             .unwrap();
     // Generous: the point is "not 100 s".
     assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
-    assert!(o.result.ops <= 2, "{}", o.result.ops);
-    assert_eq!(o.result.rate_iops_asked, Some(0.01));
+    assert!(o.result.figures.ops <= 2, "{}", o.result.figures.ops);
+    assert_eq!(o.result.setup.rate(), Some(0.01));
 }
 
 #[test]

@@ -4,7 +4,8 @@
 
 use crate::util::{bin, is_root, p, reference_xor, tmp, write_varied_file};
 use diskscope::cache;
-use diskscope::config::{CacheMode, Method, Op, Pattern, RunSpec, CLI_NAMES};
+use diskscope::config::spec::{RunSpec, CLI_NAMES};
+use diskscope::config::{CacheMode, Method, Op, Pattern};
 use diskscope::runner::run_blocking;
 use proptest::prelude::*;
 use std::os::unix::fs::PermissionsExt;
@@ -14,14 +15,14 @@ use std::sync::Arc;
 
 fn xor_via_library(path: &Path, method: Method, threads: usize, bs: u64, direct: bool) -> String {
     let mut spec = RunSpec::new(path);
-    spec.method = method;
-    spec.threads = threads;
-    spec.block_size_bytes = bs;
-    spec.direct = direct;
+    spec.setup.method = method;
+    spec.setup.threads = threads;
+    spec.setup.block_size_bytes = bs;
+    spec.setup.direct = direct;
     spec.validate(&CLI_NAMES).unwrap();
     let o = run_blocking(&spec, "test", Arc::new(AtomicBool::new(false)), |_, _| {})
         .unwrap_or_else(|e| panic!("{method} t{threads} bs{bs}: {e:#}"));
-    o.result.xor
+    o.result.figures.xor
 }
 
 #[test]
@@ -87,10 +88,10 @@ fn xor_is_the_same_warm_and_cold() {
     let want = reference_xor(&write_varied_file(&f, 3 << 20, 9));
     for cache in [CacheMode::Warm, CacheMode::Cold, CacheMode::AsIs] {
         let mut spec = RunSpec::new(&f);
-        spec.cache = cache;
-        spec.threads = 2;
+        spec.setup.cache = cache;
+        spec.setup.threads = 2;
         let o = run_blocking(&spec, "t", Arc::new(AtomicBool::new(false)), |_, _| {}).unwrap();
-        assert_eq!(o.result.xor, want, "{cache}");
+        assert_eq!(o.result.figures.xor, want, "{cache}");
     }
 }
 
@@ -101,20 +102,27 @@ fn written_files_read_back_with_the_xor_the_write_printed() {
         for (bs, count, threads) in [(1000u64, 37u64, 1usize), (7, 1001, 3), (4096, 64, 2)] {
             let f = p(&dir, &format!("w{i}-{bs}-{threads}"));
             let mut spec = RunSpec::new(&f);
-            spec.op = Op::Write;
-            spec.method = method;
-            spec.block_size_bytes = bs;
-            spec.block_count = Some(count);
-            spec.threads = threads;
-            spec.fsync = true;
+            spec.setup.op = Op::Write;
+            spec.setup.method = method;
+            spec.setup.block_size_bytes = bs;
+            spec.target.block_count = Some(count);
+            spec.setup.threads = threads;
+            spec.setup.write_sync = diskscope::config::WriteSync::FsyncAtEnd;
             let w = run_blocking(&spec, "t", Arc::new(AtomicBool::new(false)), |_, _| {})
                 .unwrap_or_else(|e| panic!("{method}: {e:#}"));
             let data = std::fs::read(&f).unwrap();
             assert_eq!(data.len() as u64, bs * count, "{method} size");
-            assert_eq!(w.result.xor, reference_xor(&data), "{method} write xor");
+            assert_eq!(
+                w.result.figures.xor,
+                reference_xor(&data),
+                "{method} write xor"
+            );
             // Read back with another method and thread count.
             let other = Method::ALL[(i + 1) % Method::ALL.len()];
-            assert_eq!(xor_via_library(&f, other, 2, 4096, false), w.result.xor);
+            assert_eq!(
+                xor_via_library(&f, other, 2, 4096, false),
+                w.result.figures.xor
+            );
         }
     }
 }
@@ -208,15 +216,15 @@ fn random_offsets_stay_in_the_file_and_do_the_asked_count() {
     let f = p(&dir, "rnd");
     write_varied_file(&f, 1 << 20, 5);
     let mut spec = RunSpec::new(&f);
-    spec.pattern = Pattern::Random;
-    spec.block_size_bytes = 4096;
-    spec.block_count = Some(500);
-    spec.threads = 3;
-    spec.method = Method::IoUring;
-    spec.queue_depth = 16;
+    spec.setup.pattern = Pattern::Random;
+    spec.setup.block_size_bytes = 4096;
+    spec.target.block_count = Some(500);
+    spec.setup.threads = 3;
+    spec.setup.method = Method::IoUring;
+    spec.setup.queue_depth = 16;
     let o = run_blocking(&spec, "t", Arc::new(AtomicBool::new(false)), |_, _| {}).unwrap();
-    assert_eq!(o.result.ops, 500);
-    assert_eq!(o.result.bytes, 500 * 4096);
+    assert_eq!(o.result.figures.ops, 500);
+    assert_eq!(o.result.figures.bytes, 500 * 4096);
 }
 
 /// Runs `run` with `args` and expects a one-line error with `code` that contains `needle`.
@@ -561,9 +569,9 @@ fn a_stop_flag_ends_a_looping_run_within_100_ms_and_snapshots_come_every_100_ms(
     let f = p(&dir, "loop");
     write_varied_file(&f, 1 << 20, 4);
     let mut spec = RunSpec::new(&f);
-    spec.block_size_bytes = 4096;
-    spec.loop_range = true;
-    spec.threads = 2;
+    spec.setup.block_size_bytes = 4096;
+    spec.target.loop_range = true;
+    spec.setup.threads = 2;
     let stop = Arc::new(AtomicBool::new(false));
     let mut run = diskscope::runner::Run::start(&spec, "t", stop.clone()).unwrap();
     let begin = Instant::now();
@@ -604,21 +612,24 @@ fn a_time_bound_ends_the_run_on_time() {
     let f = p(&dir, "timed");
     write_varied_file(&f, 1 << 20, 4);
     let mut spec = RunSpec::new(&f);
-    spec.block_size_bytes = 4096;
-    spec.duration = Some(std::time::Duration::from_millis(300));
+    spec.setup.block_size_bytes = 4096;
+    spec.target.duration = Some(std::time::Duration::from_millis(300));
     let o = run_blocking(&spec, "t", Arc::new(AtomicBool::new(false)), |_, _| {}).unwrap();
     assert!(
-        o.result.seconds >= 0.29 && o.result.seconds < 0.6,
+        o.result.figures.seconds >= 0.29 && o.result.figures.seconds < 0.6,
         "{}",
-        o.result.seconds
+        o.result.figures.seconds
     );
     assert!(
-        o.result.bytes > 1 << 20,
+        o.result.figures.bytes > 1 << 20,
         "looped over the file: {}",
-        o.result.bytes
+        o.result.figures.bytes
     );
     // It looped, yet the XOR is still the file's (first pass only).
-    assert_eq!(o.result.xor, reference_xor(&std::fs::read(&f).unwrap()));
+    assert_eq!(
+        o.result.figures.xor,
+        reference_xor(&std::fs::read(&f).unwrap())
+    );
 }
 
 #[test]
@@ -650,16 +661,16 @@ fn tiny_reads_still_time_every_operation() {
         (Method::Buffered, 64),
     ] {
         let mut spec = RunSpec::new(&f);
-        spec.method = method;
-        spec.block_size_bytes = bs;
+        spec.setup.method = method;
+        spec.setup.block_size_bytes = bs;
         let o = run_blocking(&spec, "t", Arc::new(AtomicBool::new(false)), |_, _| {}).unwrap();
         assert_eq!(
             o.aggregate.latency.len(),
-            o.result.ops,
+            o.result.figures.ops,
             "{method}: one latency per op"
         );
         assert!(
-            o.result.lat_p50_us > 0.0 && o.result.lat_p50_us < 1000.0,
+            o.result.figures.lat_p50_us > 0.0 && o.result.figures.lat_p50_us < 1000.0,
             "{o:?}"
         );
     }

@@ -69,7 +69,7 @@ fn feed_run(app: &mut App, id: u64, intervals: u64, mib_per_interval: u64, lat_u
     });
     for i in 1..=intervals {
         let mut latency = new_latency_histogram();
-        let ops = mib_per_interval * MIB / spec.block_size_bytes;
+        let ops = mib_per_interval * MIB / spec.setup.block_size_bytes;
         latency.record_n(lat_us * 1000, ops).unwrap();
         app.apply(Update::Snapshot {
             id,
@@ -201,10 +201,10 @@ fn closing_the_help_or_the_kdiskmark_card_does_not_also_run_the_key() {
         assert!(!a.show_kdm);
     }
     assert!(
-        !a.settings.cold && !a.quit,
+        !a.settings.cold() && !a.quit,
         "a closing key changed a setting"
     );
-    assert_eq!(a.settings.block_size_bytes, MIB);
+    assert_eq!(a.settings.setup.block_size_bytes, MIB);
 }
 
 #[test]
@@ -238,11 +238,11 @@ fn arrow_keys_double_and_halve_the_block_size_and_restart_the_run() {
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Right)) else {
         panic!("right arrow must restart");
     };
-    assert_eq!(spec.block_size_bytes, 2 * MIB);
-    assert!(spec.loop_range && spec.duration.is_none());
+    assert_eq!(spec.setup.block_size_bytes, 2 * MIB);
+    assert!(spec.target.loop_range && spec.target.duration.is_none());
     a.handle_key(key(KeyCode::Left));
     a.handle_key(key(KeyCode::Left));
-    assert_eq!(a.settings.block_size_bytes, MIB / 2);
+    assert_eq!(a.settings.setup.block_size_bytes, MIB / 2);
     assert!(render(&a, 80, 24).contains("block  512K"));
 }
 
@@ -253,27 +253,27 @@ fn thread_method_direct_and_pattern_keys_change_the_spec() {
     a.handle_key(key(KeyCode::Up));
     a.handle_key(key(KeyCode::Char('+')));
     a.handle_key(key(KeyCode::Down));
-    assert_eq!(a.settings.threads, 2);
+    assert_eq!(a.settings.setup.threads, 2);
     a.handle_key(key(KeyCode::Char('m')));
-    assert_eq!(a.settings.method, Method::Mmap);
+    assert_eq!(a.settings.setup.method, Method::Mmap);
     // mmap cannot use O_DIRECT: refused with a reason, no restart.
     assert_eq!(a.handle_key(key(KeyCode::Char('d'))), Action::None);
     assert!(a.message.contains("O_DIRECT"), "{}", a.message);
     a.handle_key(key(KeyCode::Char('m')));
     a.handle_key(key(KeyCode::Char('m')));
-    assert_eq!(a.settings.method, Method::Buffered);
+    assert_eq!(a.settings.setup.method, Method::Buffered);
     a.handle_key(key(KeyCode::Char('m')));
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('d'))) else {
         panic!("d must restart with O_DIRECT");
     };
     assert_eq!(
-        (spec.method, spec.direct, spec.threads),
+        (spec.setup.method, spec.setup.direct, spec.setup.threads),
         (Method::Read, true, 2)
     );
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('p'))) else {
         panic!("p must restart");
     };
-    assert_eq!(spec.pattern.as_str(), "random");
+    assert_eq!(spec.setup.pattern.as_str(), "random");
 }
 
 #[test]
@@ -283,13 +283,13 @@ fn c_toggles_cold_which_evicts_before_reading_and_shows_on_screen() {
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('c'))) else {
         panic!("c must restart");
     };
-    assert_eq!(spec.cache, CacheMode::Cold);
+    assert_eq!(spec.setup.cache, CacheMode::Cold);
     assert!(a.wants_cold());
     assert!(render(&a, 80, 24).contains("cache  cold"));
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('c'))) else {
         panic!("c must restart");
     };
-    assert_eq!(spec.cache, CacheMode::AsIs);
+    assert_eq!(spec.setup.cache, CacheMode::AsIs);
     assert!(render(&a, 80, 24).contains("cache  as is"));
 }
 
@@ -300,8 +300,11 @@ fn w_sends_writes_to_the_scratch_file_never_the_explored_file() {
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('w'))) else {
         panic!("w must restart");
     };
-    assert_eq!(spec.op, Op::Write);
-    assert_eq!(spec.path, Path::new("/data/.big.bin.diskscope-scratch"));
+    assert_eq!(spec.setup.op, Op::Write);
+    assert_eq!(
+        spec.target.path,
+        Path::new("/data/.big.bin.diskscope-scratch")
+    );
     assert!(render(&a, 80, 24).contains("writing /data/.big.bin.diskscope-scratch"));
 }
 
@@ -316,7 +319,7 @@ fn space_pauses_and_changes_made_while_paused_wait_for_resume() {
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char(' '))) else {
         panic!("space must resume");
     };
-    assert_eq!(spec.block_size_bytes, 2 * MIB);
+    assert_eq!(spec.setup.block_size_bytes, 2 * MIB);
 }
 
 #[test]
@@ -329,11 +332,15 @@ fn a_changed_setting_leaves_the_previous_figures_as_a_row_with_its_xor() {
     assert_eq!(a.rows.len(), 1);
     let row = &a.rows[0];
     assert_eq!(
-        (row.block_size_bytes, row.experiment.as_str()),
+        (row.setup.block_size_bytes, row.identity.experiment.as_str()),
         (MIB, "tui")
     );
-    assert!((row.mib_s - 1000.0).abs() < 1.0, "{}", row.mib_s);
-    assert_eq!(row.xor, "deadbeef");
+    assert!(
+        (row.figures.mib_s - 1000.0).abs() < 1.0,
+        "{}",
+        row.figures.mib_s
+    );
+    assert_eq!(row.figures.xor, "deadbeef");
     feed_run(&mut a, second, 10, 200, 50);
     let screen = render(&a, 80, 24);
     assert!(screen.contains("XOR deadbeef (1×)"), "{screen}");
@@ -343,7 +350,7 @@ fn a_changed_setting_leaves_the_previous_figures_as_a_row_with_its_xor() {
     assert_eq!(a.handle_key(key(KeyCode::Char('s'))), Action::Save);
     let rows = a.rows_to_save();
     assert_eq!(rows.len(), 2);
-    assert_eq!(rows[1].experiment, "tui-live");
+    assert_eq!(rows[1].identity.experiment, "tui-live");
 }
 
 #[test]
@@ -392,7 +399,7 @@ fn finish_live(app: &mut App, id: u64, seconds: u64) {
 #[test]
 fn iops_at_a_million_and_at_ten_million_keep_their_magnitude_in_the_table() {
     let mut a = app();
-    a.settings.block_size_bytes = 4096;
+    a.settings.setup.block_size_bytes = 4096;
     let id = started_id(&a.start());
     // 368 MiB of 4 KiB per 100 ms: 942 080 operations per second.
     feed_run(&mut a, id, 10, 368, 1);
@@ -404,7 +411,7 @@ fn iops_at_a_million_and_at_ten_million_keep_their_magnitude_in_the_table() {
     );
     finish_live(&mut a, id, 1);
     let mut b = app();
-    b.settings.block_size_bytes = 512;
+    b.settings.setup.block_size_bytes = 512;
     let id = started_id(&b.start());
     // 500 MiB of 512 B per 100 ms: 10.24 M operations per second.
     feed_run(&mut b, id, 10, 500, 1);
@@ -416,8 +423,8 @@ fn iops_at_a_million_and_at_ten_million_keep_their_magnitude_in_the_table() {
 #[test]
 fn io_uring_rows_at_different_queue_depths_read_differently() {
     let mut a = app();
-    a.settings.method = Method::IoUring;
-    a.settings.block_size_bytes = 16 << 10;
+    a.settings.setup.method = Method::IoUring;
+    a.settings.setup.block_size_bytes = 16 << 10;
     let first = started_id(&a.start());
     feed_run(&mut a, first, 5, 100, 20);
     let second = started_id(&a.handle_key(key(KeyCode::Char(']'))));
@@ -448,7 +455,7 @@ fn writes_are_labelled_with_the_write_call() {
     finish_live(&mut a, id, 1);
     let table = diskscope::tui::widgets::results::table_text(&a);
     assert!(table.contains("pwrite 1M"), "{table}");
-    a.settings.method = Method::Read;
+    a.settings.setup.method = Method::Read;
     assert_eq!(a.settings.short(), "write write 1M");
 }
 
@@ -460,7 +467,10 @@ fn f_cycles_writes_through_fsync_at_the_end_and_o_dsync_and_rows_say_which() {
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('f'))) else {
         panic!("f must restart");
     };
-    assert!(!spec.fsync && !spec.dsync, "{spec:?}");
+    assert!(
+        !spec.setup.write_sync.fsync() && !spec.setup.write_sync.dsync(),
+        "{spec:?}"
+    );
     assert!(
         a.message.contains("once w switches to writes"),
         "{}",
@@ -470,14 +480,20 @@ fn f_cycles_writes_through_fsync_at_the_end_and_o_dsync_and_rows_say_which() {
     let Action::Start { id: fsync_id, spec } = a.handle_key(key(KeyCode::Char('w'))) else {
         panic!("w must restart");
     };
-    assert_eq!(spec.op, Op::Write);
-    assert!(spec.fsync && !spec.dsync, "{spec:?}");
+    assert_eq!(spec.setup.op, Op::Write);
+    assert!(
+        spec.setup.write_sync.fsync() && !spec.setup.write_sync.dsync(),
+        "{spec:?}"
+    );
     feed_run(&mut a, fsync_id, 5, 100, 20);
     // f again: O_DSYNC; the fsync run ends as a row saying so.
     let Action::Start { id: dsync_id, spec } = a.handle_key(key(KeyCode::Char('f'))) else {
         panic!("f must restart");
     };
-    assert!(spec.dsync && !spec.fsync, "{spec:?}");
+    assert!(
+        spec.setup.write_sync.dsync() && !spec.setup.write_sync.fsync(),
+        "{spec:?}"
+    );
     assert!(a.message.contains("O_DSYNC"), "{}", a.message);
     end_run(&mut a, fsync_id, 0, 1);
     // At least 100 operations, so the row is not transient.
@@ -486,18 +502,21 @@ fn f_cycles_writes_through_fsync_at_the_end_and_o_dsync_and_rows_say_which() {
     let Action::Start { id: plain_id, spec } = a.handle_key(key(KeyCode::Char('f'))) else {
         panic!("f must restart");
     };
-    assert!(!spec.dsync && !spec.fsync, "{spec:?}");
+    assert!(
+        !spec.setup.write_sync.dsync() && !spec.setup.write_sync.fsync(),
+        "{spec:?}"
+    );
     assert!(a.message.contains("writes: plain"), "{}", a.message);
     end_run(&mut a, dsync_id, 0, 1);
     feed_run(&mut a, plain_id, 5, 100, 20);
     finish_live(&mut a, plain_id, 1);
     // The rows say it in their typed column, not in their name.
-    let syncs: Vec<_> = a.rows.iter().map(|r| r.write_sync).collect();
+    let syncs: Vec<_> = a.rows.iter().map(|r| r.setup.write_sync).collect();
     assert_eq!(
         syncs,
         [Some(WriteSync::FsyncAtEnd), Some(WriteSync::Dsync), None]
     );
-    assert!(a.rows.iter().all(|r| r.experiment == "tui"));
+    assert!(a.rows.iter().all(|r| r.identity.experiment == "tui"));
     let flags: Vec<String> = a
         .rows
         .iter()
@@ -594,14 +613,14 @@ fn b_takes_an_exact_block_size_from_one_byte_to_one_gib() {
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Enter)) else {
         panic!("Enter must restart with the typed size");
     };
-    assert_eq!(spec.block_size_bytes, 12 << 10);
+    assert_eq!(spec.setup.block_size_bytes, 12 << 10);
     assert!(render(&a, 80, 24).contains("block  12K"));
     a.handle_key(key(KeyCode::Char('b')));
     a.handle_key(key(KeyCode::Char('3')));
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Enter)) else {
         panic!("3 bytes is a block size");
     };
-    assert_eq!(spec.block_size_bytes, 3);
+    assert_eq!(spec.setup.block_size_bytes, 3);
     // Too large: refused with the range, nothing restarts.
     a.handle_key(key(KeyCode::Char('b')));
     for c in "2G".chars() {
@@ -609,12 +628,12 @@ fn b_takes_an_exact_block_size_from_one_byte_to_one_gib() {
     }
     assert_eq!(a.handle_key(key(KeyCode::Enter)), Action::None);
     assert!(a.message.contains("1 B to 1G"), "{}", a.message);
-    assert_eq!(a.settings.block_size_bytes, 3);
+    assert_eq!(a.settings.setup.block_size_bytes, 3);
     // Esc leaves the size alone.
     a.handle_key(key(KeyCode::Char('b')));
     a.handle_key(key(KeyCode::Char('9')));
     assert_eq!(a.handle_key(key(KeyCode::Esc)), Action::None);
-    assert_eq!(a.settings.block_size_bytes, 3);
+    assert_eq!(a.settings.setup.block_size_bytes, 3);
 }
 
 #[test]
@@ -670,8 +689,12 @@ fn k_runs_the_kdiskmark_set_test_after_test_and_shows_a_card() {
         let Action::Start { id, spec } = action else {
             panic!("each test starts the next: {action:?}");
         };
-        assert!(spec.direct && spec.duration.is_some());
-        names.push((spec.op, spec.block_size_bytes, spec.queue_depth));
+        assert!(spec.setup.direct && spec.target.duration.is_some());
+        names.push((
+            spec.setup.op,
+            spec.setup.block_size_bytes,
+            spec.setup.queue_depth,
+        ));
         // Keys other than k wait until the set ends.
         assert_eq!(a.handle_key(key(KeyCode::Right)), Action::None);
         feed_run(&mut a, id, 5, 50, 20);
@@ -687,7 +710,10 @@ fn k_runs_the_kdiskmark_set_test_after_test_and_shows_a_card() {
     let Action::Start { spec, .. } = action else {
         panic!("the explorer resumes");
     };
-    assert_eq!((spec.block_size_bytes, spec.duration), (MIB, None));
+    assert_eq!(
+        (spec.setup.block_size_bytes, spec.target.duration),
+        (MIB, None)
+    );
     assert!(a.show_kdm);
     let screen = render(&a, 80, 24);
     for want in [
@@ -701,6 +727,7 @@ fn k_runs_the_kdiskmark_set_test_after_test_and_shows_a_card() {
     }
     assert_eq!(a.rows.len(), 8);
     assert!(a.rows_to_save()[0]
+        .identity
         .experiment
         .starts_with("tui-kdiskmark SEQ1M Q8T1"));
 }
@@ -787,7 +814,10 @@ fn k_during_the_set_cancels_it_without_a_row_for_the_cut_test() {
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('k'))) else {
         panic!("k cancels and resumes the explorer");
     };
-    assert_eq!((spec.block_size_bytes, spec.duration), (MIB, None));
+    assert_eq!(
+        (spec.setup.block_size_bytes, spec.target.duration),
+        (MIB, None)
+    );
     end_run(&mut a, id, 0, 1);
     assert!(a.rows.is_empty(), "{:?}", a.rows);
     assert!(!a.kdm_running() && a.message.contains("cancelled"));
@@ -1122,11 +1152,15 @@ fn the_results_cursor_scrolls_to_rows_out_of_view_and_o_sorts_and_h_hides_the_ro
     a.handle_key(key(KeyCode::Home));
     assert!(first_row(&a, 80, 24).contains("▶"));
     // Sorting by throughput puts the fastest finished row first (after the live row).
-    let fastest = a.rows.iter().map(|r| r.mib_s).fold(0.0f64, f64::max);
+    let fastest = a
+        .rows
+        .iter()
+        .map(|r| r.figures.mib_s)
+        .fold(0.0f64, f64::max);
     a.handle_key(key(KeyCode::Char('o')));
     assert!(a.message.contains("sorted by MiB/s"), "{}", a.message);
     let body = diskscope::tui::widgets::results::body(&a);
-    assert_eq!(a.rows[body[1].2.unwrap()].mib_s, fastest);
+    assert_eq!(a.rows[body[1].2.unwrap()].figures.mib_s, fastest);
     // h hides the row under the cursor; H shows it again.
     a.handle_key(key(KeyCode::Char('J')));
     let before = diskscope::tui::widgets::results::row_count(&a);
@@ -1503,9 +1537,17 @@ fn a_warm_reads_figures_leave_out_its_first_pass_and_rows_show_the_warm_up_and_t
         error: None,
     });
     let r = &a.rows[0];
-    assert!((r.mib_s - 5000.0).abs() < 1.0, "{}", r.mib_s);
-    assert!((r.seconds - 2.0).abs() < 1e-6, "{}", r.seconds);
-    assert_eq!(r.xor, "00000007", "the XOR is the whole segment's");
+    assert!(
+        (r.figures.mib_s - 5000.0).abs() < 1.0,
+        "{}",
+        r.figures.mib_s
+    );
+    assert!(
+        (r.figures.seconds - 2.0).abs() < 1e-6,
+        "{}",
+        r.figures.seconds
+    );
+    assert_eq!(r.figures.xor, "00000007", "the XOR is the whole segment's");
     let extra = &a.row_extra[0];
     assert_eq!((extra.warmup_s, extra.warmup_over), (Some(1.0), true));
     let screen = render(&a, 200, 60);
@@ -1543,8 +1585,12 @@ fn a_suspect_row_is_flagged_and_says_why_with_the_run_commands_verdict() {
     a.handle_key(key(KeyCode::Char('c')));
     end_run(&mut a, id, 0, 2);
     let r = &a.rows[0];
-    assert_eq!(r.verdict, "suspect", "{r:?}");
-    assert!(r.reasons.contains("not_a_disk"), "{}", r.reasons);
+    assert_eq!(r.judgement.verdict, "suspect", "{r:?}");
+    assert!(
+        r.judgement.reasons.contains("not_a_disk"),
+        "{}",
+        r.judgement.reasons
+    );
     assert!(
         a.message.contains("is suspect (not_a_disk"),
         "{}",
@@ -1818,30 +1864,30 @@ fn capital_m_cycles_the_buffer_memory_and_skips_malloc_under_o_direct() {
         other => panic!("expected a start, got {other:?}"),
     };
     let spec = spec_of(a.handle_key(key(KeyCode::Char('M'))));
-    assert_eq!(spec.buffers, Buffers::Plain);
+    assert_eq!(spec.setup.buffers, Buffers::Plain);
     assert!(a.message.contains("buffers plain"), "{}", a.message);
     assert_eq!(
-        spec_of(a.handle_key(key(KeyCode::Char('M')))).buffers,
+        spec_of(a.handle_key(key(KeyCode::Char('M')))).setup.buffers,
         Buffers::Malloc
     );
     // O_DIRECT refuses malloc's unaligned buffers, as --buffers does.
     a.handle_key(key(KeyCode::Char('d')));
-    assert!(!a.settings.direct, "{}", a.message);
+    assert!(!a.settings.setup.direct, "{}", a.message);
     assert!(a.message.contains("malloc"), "{}", a.message);
     assert_eq!(
-        spec_of(a.handle_key(key(KeyCode::Char('M')))).buffers,
+        spec_of(a.handle_key(key(KeyCode::Char('M')))).setup.buffers,
         Buffers::Thp
     );
     spec_of(a.handle_key(key(KeyCode::Char('d'))));
-    assert!(a.settings.direct);
+    assert!(a.settings.setup.direct);
     spec_of(a.handle_key(key(KeyCode::Char('M'))));
     spec_of(a.handle_key(key(KeyCode::Char('M'))));
     assert_eq!(
-        spec_of(a.handle_key(key(KeyCode::Char('M')))).buffers,
+        spec_of(a.handle_key(key(KeyCode::Char('M')))).setup.buffers,
         Buffers::Plain
     );
     assert_eq!(
-        spec_of(a.handle_key(key(KeyCode::Char('M')))).buffers,
+        spec_of(a.handle_key(key(KeyCode::Char('M')))).setup.buffers,
         Buffers::Thp,
         "malloc is skipped under O_DIRECT"
     );
@@ -1862,7 +1908,7 @@ fn capital_r_takes_a_rate_for_an_open_loop_and_the_histogram_shows_service_besid
     };
     let id = match type_in(&mut a, "2000") {
         Action::Start { id, spec } => {
-            assert_eq!(spec.rate_iops, Some(2000.0));
+            assert_eq!(spec.setup.rate(), Some(2000.0));
             id
         }
         other => panic!("{other:?}"),
@@ -1917,11 +1963,11 @@ fn capital_r_takes_a_rate_for_an_open_loop_and_the_histogram_shows_service_besid
     }
     // A throughput is divided by the block size (1 MiB); 0 is the closed loop again.
     match type_in(&mut a, "50M/s") {
-        Action::Start { spec, .. } => assert_eq!(spec.rate_iops, Some(50.0)),
+        Action::Start { spec, .. } => assert_eq!(spec.setup.rate(), Some(50.0)),
         other => panic!("{other:?}"),
     }
     match type_in(&mut a, "0") {
-        Action::Start { spec, .. } => assert_eq!(spec.rate_iops, None),
+        Action::Start { spec, .. } => assert_eq!(spec.setup.rate(), None),
         other => panic!("{other:?}"),
     }
     assert!(a.message.contains("closed loop"), "{}", a.message);
@@ -1954,7 +2000,7 @@ fn feed_mixed(app: &mut App, id: u64, intervals: u64, reads: u64, writes: u64) {
         workers: 1,
         notes: vec![],
     });
-    let bs = spec.block_size_bytes;
+    let bs = spec.setup.block_size_bytes;
     for i in 1..=intervals {
         let share = |ops: u64, lat_ns: u64| {
             let mut latency = new_latency_histogram();
@@ -1994,14 +2040,14 @@ fn w_steps_from_read_to_write_to_a_mix_and_capital_w_types_its_share() {
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('w'))) else {
         panic!("w starts a write")
     };
-    assert_eq!((spec.op, spec.mix_read_pct), (Op::Write, None));
+    assert_eq!((spec.setup.op, spec.setup.mix_read_pct), (Op::Write, None));
     // The second w mixes at fio's default share, on the scratch file like a write.
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('w'))) else {
         panic!("w starts a mix")
     };
-    assert_eq!(spec.mix_read_pct, Some(50), "fio's rwmixread default");
-    assert_eq!(spec.path, a.scratch);
-    assert_ne!(spec.path, a.file);
+    assert_eq!(spec.setup.mix_read_pct, Some(50), "fio's rwmixread default");
+    assert_eq!(spec.target.path, a.scratch);
+    assert_ne!(spec.target.path, a.file);
     assert!(a.message.starts_with("mix 50/50"), "{}", a.message);
     let screen = render(&a, 80, 24);
     assert!(screen.contains("op     mix 50/50"), "{screen}");
@@ -2014,7 +2060,7 @@ fn w_steps_from_read_to_write_to_a_mix_and_capital_w_types_its_share() {
         panic!("w starts a read")
     };
     assert_eq!(
-        (spec.op, spec.mix_read_pct, spec.path),
+        (spec.setup.op, spec.setup.mix_read_pct, spec.target.path),
         (Op::Read, None, a.file.clone())
     );
     // W 70 Enter: a 70/30 mix at once, and w comes back to 70 after that.
@@ -2026,27 +2072,33 @@ fn w_steps_from_read_to_write_to_a_mix_and_capital_w_types_its_share() {
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Enter)) else {
         panic!("Enter starts the mix")
     };
-    assert_eq!((spec.op, spec.mix_read_pct), (Op::Write, Some(70)));
+    assert_eq!(
+        (spec.setup.op, spec.setup.mix_read_pct),
+        (Op::Write, Some(70))
+    );
     a.handle_key(key(KeyCode::Char('w')));
     a.handle_key(key(KeyCode::Char('w')));
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char('w'))) else {
         panic!("w starts the mix again")
     };
-    assert_eq!(spec.mix_read_pct, Some(70));
+    assert_eq!(spec.setup.mix_read_pct, Some(70));
     // A share out of range is refused in one line and changes nothing.
     a.handle_key(key(KeyCode::Char('W')));
     a.handle_key(key(KeyCode::Char('0')));
     assert_eq!(a.handle_key(key(KeyCode::Enter)), Action::None);
     assert!(a.message.contains("between 1 and 99"), "{}", a.message);
-    assert_eq!(a.settings.mix_read_pct, Some(70));
+    assert_eq!(a.settings.setup.mix_read_pct, Some(70));
     // mmap cannot mix: m to it turns the mix into writes and says so; w then passes over the
     // mix to reads.
-    a.settings.method = Method::Pread;
+    a.settings.setup.method = Method::Pread;
     a.handle_key(key(KeyCode::Char('m')));
     assert!(a.message.contains("mix off, writing"), "{}", a.message);
-    assert_eq!((a.settings.op, a.settings.mix_read_pct), (Op::Write, None));
+    assert_eq!(
+        (a.settings.setup.op, a.settings.setup.mix_read_pct),
+        (Op::Write, None)
+    );
     a.handle_key(key(KeyCode::Char('w')));
-    assert_eq!(a.settings.op, Op::Read);
+    assert_eq!(a.settings.setup.op, Op::Read);
     assert!(a.message.contains("no mix"), "{}", a.message);
 }
 
@@ -2096,12 +2148,16 @@ fn a_mix_shows_each_directions_histogram_throughput_and_share_and_its_row_says_t
     end_run(&mut a, id, 0, 2);
     assert_eq!(a.rows.len(), 1);
     let r = &a.rows[0];
-    assert_eq!(r.operation.as_str(), "mix");
+    assert_eq!(r.setup.op.as_str(), "mix");
     assert_eq!(
-        (r.mix_read_pct_asked, r.read_ops, r.write_ops),
+        (
+            r.setup.mix_read_pct,
+            r.mix.as_ref().map(|m| m.read_ops),
+            r.mix.as_ref().map(|m| m.write_ops)
+        ),
         (Some(70), Some(210), Some(90))
     );
-    assert!((r.mix_read_pct_done.unwrap() - 70.0).abs() < 1e-9);
+    assert!((r.mix.as_ref().and_then(|m| m.mix_read_pct_done).unwrap() - 70.0).abs() < 1e-9);
     let said = a
         .log
         .iter()
@@ -2158,7 +2214,7 @@ fn feed_open_loop(app: &mut App, id: u64, intervals: u64, ops: u64, resp_us: u64
                 worker: 0,
                 at_ns: i * 100_000_000,
                 interval_ns: 100_000_000,
-                bytes: ops * spec.block_size_bytes,
+                bytes: ops * spec.setup.block_size_bytes,
                 ops,
                 latency: service,
                 ops_log: Vec::new(),
@@ -2217,8 +2273,8 @@ fn type_rate(a: &mut App, text: &str) -> Action {
 fn an_open_loop_the_device_cannot_keep_up_with_says_behind_live_in_its_row_and_at_exit() {
     let mut a = app();
     a.start();
-    a.settings.direct = true;
-    a.settings.block_size_bytes = 4096;
+    a.settings.setup.direct = true;
+    a.settings.setup.block_size_bytes = 4096;
     // 1M/s asked, 4k done per 100 ms (40k/s), 96k more behind every 100 ms.
     let id = started_id(&type_rate(&mut a, "1000000"));
     feed_open_loop(&mut a, id, 20, 4_000, 900, 96_000);
@@ -2309,7 +2365,7 @@ fn a_rate_typed_as_a_throughput_keeps_its_bytes_per_second_when_the_block_size_c
     let mut a = app();
     a.start();
     match type_rate(&mut a, "50 MiB/s") {
-        Action::Start { spec, .. } => assert_eq!(spec.rate_iops, Some(50.0)),
+        Action::Start { spec, .. } => assert_eq!(spec.setup.rate(), Some(50.0)),
         other => panic!("{other:?}"),
     }
     assert!(
@@ -2319,7 +2375,7 @@ fn a_rate_typed_as_a_throughput_keeps_its_bytes_per_second_when_the_block_size_c
     );
     // ← halves the block: the same 50 MiB/s is now 100 ops/s, and the note says both.
     match a.handle_key(key(KeyCode::Left)) {
-        Action::Start { spec, .. } => assert_eq!(spec.rate_iops, Some(100.0)),
+        Action::Start { spec, .. } => assert_eq!(spec.setup.rate(), Some(100.0)),
         other => panic!("{other:?}"),
     }
     assert!(
@@ -2329,18 +2385,18 @@ fn a_rate_typed_as_a_throughput_keeps_its_bytes_per_second_when_the_block_size_c
         a.message
     );
     // Typed at 4K it stays 50 MiB/s: 12800 ops/s.
-    a.settings.block_size_bytes = 4096;
+    a.settings.setup.block_size_bytes = 4096;
     assert_eq!(a.settings.rate_iops(), Some(12_800.0));
     // Ops/s typed stay ops/s: 2000/s at any block size, its bytes shown beside.
     match type_rate(&mut a, "2000/s") {
-        Action::Start { spec, .. } => assert_eq!(spec.rate_iops, Some(2000.0)),
+        Action::Start { spec, .. } => assert_eq!(spec.setup.rate(), Some(2000.0)),
         other => panic!("{other:?}"),
     }
     assert!(a.message.contains("(7.81 MiB/s at 4K)"), "{}", a.message);
     a.handle_key(key(KeyCode::Right));
     assert_eq!(a.settings.rate_iops(), Some(2000.0));
     // The live line shows what was typed and the ops/s it means at the block size.
-    a.settings.block_size_bytes = 1 << 20;
+    a.settings.setup.block_size_bytes = 1 << 20;
     let id = started_id(&type_rate(&mut a, "50M/s"));
     feed_open_loop(&mut a, id, 12, 5, 80, 0);
     let screen = render(&a, 120, 40);
@@ -2349,9 +2405,9 @@ fn a_rate_typed_as_a_throughput_keeps_its_bytes_per_second_when_the_block_size_c
         "{screen}"
     );
     // A throughput whose ops/s would pass the pacer's bound at a tiny block is refused there.
-    a.settings.block_size_bytes = 4096;
+    a.settings.setup.block_size_bytes = 4096;
     type_rate(&mut a, "100G/s");
-    a.settings.block_size_bytes = 4096;
+    a.settings.setup.block_size_bytes = 4096;
     assert!(a.handle_key(key(KeyCode::Char('b'))) == Action::None);
     for c in "1".chars() {
         a.handle_key(key(KeyCode::Char(c)));
@@ -2359,7 +2415,7 @@ fn a_rate_typed_as_a_throughput_keeps_its_bytes_per_second_when_the_block_size_c
     a.handle_key(key(KeyCode::Enter));
     assert!(a.message.contains("over the 1e9"), "{}", a.message);
     assert_eq!(
-        a.settings.block_size_bytes, 4096,
+        a.settings.setup.block_size_bytes, 4096,
         "a refused block changes nothing"
     );
 }

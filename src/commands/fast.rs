@@ -94,20 +94,29 @@ fn fast_verdict(
         ),
     };
     let mut r = crate::measure::RunResult {
-        file: file.display().to_string(),
-        file_size_bytes: report.bytes,
-        operation: Op::Read.into(),
-        method: method.into(),
-        pattern: Pattern::Sequential.into(),
-        cache: cache.into(),
-        direct,
-        block_size_bytes: bs.max(1),
-        threads: if direct { 1 } else { report.threads.max(1) },
-        queue_depth: if direct { queue_depth.max(1) } else { 1 },
-        bytes: report.bytes,
-        seconds,
-        ops: report.bytes.div_ceil(bs.max(1)),
-        residency_before_pct: f64::NAN,
+        identity: crate::measure::result::Identity {
+            file: file.display().to_string(),
+            file_size_bytes: report.bytes,
+            ..Default::default()
+        },
+        setup: crate::config::RecordedSetup {
+            op: Op::Read.into(),
+            method: method.into(),
+            pattern: Pattern::Sequential.into(),
+            cache: cache.into(),
+            direct,
+            block_size_bytes: bs.max(1),
+            threads: if direct { 1 } else { report.threads.max(1) },
+            queue_depth: if direct { queue_depth.max(1) } else { 1 },
+            ..Default::default()
+        },
+        figures: crate::measure::result::Figures {
+            bytes: report.bytes,
+            seconds,
+            ops: report.bytes.div_ceil(bs.max(1)),
+            residency_before_pct: f64::NAN,
+            ..Default::default()
+        },
         facts: Some(facts.section()),
         ..Default::default()
     };

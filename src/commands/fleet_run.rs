@@ -50,7 +50,7 @@ pub fn execute(a: &RunArgs, mut fleet: Fleet) -> anyhow::Result<i32> {
                 ));
             }
             if let Some(refusal) = timeline_csv.and_then(|p| {
-                crate::fsguard::check_new_output(p, false, "--timeline", Some(&spec.path))
+                crate::fsguard::check_new_output(p, false, "--timeline", Some(&spec.target.path))
             }) {
                 return Err(crate::config::usage(refusal));
             }
@@ -64,7 +64,7 @@ pub fn execute(a: &RunArgs, mut fleet: Fleet) -> anyhow::Result<i32> {
     let stop = AtomicBool::new(false);
     let end = point::run_point(&mut fleet, 1, &spec, "run", &stop);
     let failed = |why: String, created: &[PathBuf], follower: i32| -> anyhow::Result<i32> {
-        let removed = if spec.op == Op::Write {
+        let removed = if spec.setup.op == Op::Write {
             remove_created(created)
         } else {
             Vec::new()
@@ -92,8 +92,8 @@ pub fn execute(a: &RunArgs, mut fleet: Fleet) -> anyhow::Result<i32> {
     }
     let rows = fleet.rows_of(&reports);
     let all = rows.last().expect("rows end with the aggregate");
-    if !all.error.is_empty() {
-        return failed(format!("fleet: {}", all.error), &created, 0);
+    if !all.figures.error.is_empty() {
+        return failed(format!("fleet: {}", all.figures.error), &created, 0);
     }
     let per_rank = &rows[..rows.len() - 1];
     if a.json {
@@ -114,7 +114,7 @@ pub fn execute(a: &RunArgs, mut fleet: Fleet) -> anyhow::Result<i32> {
         crate::eprintln_shown!(
             "rank {} ({}): {}{stopped}{verdict}",
             rep.rank,
-            crate::text::shown(&r.host),
+            crate::text::shown(&r.identity.host),
             summary_line(&spec, r)
         );
     }
@@ -149,8 +149,11 @@ pub fn execute(a: &RunArgs, mut fleet: Fleet) -> anyhow::Result<i32> {
 
 /// `--json` under mpirun: the document every command writes (context of rank 0's file, the
 /// setup, every rank's row and the `all` row) with the fleet's `timeline` (per rank and all).
-fn fleet_document(spec: &crate::config::RunSpec, rows: &[RunResult]) -> anyhow::Result<String> {
-    let ctx = crate::explain::context::Context::collect(&spec.path);
+fn fleet_document(
+    spec: &crate::config::spec::RunSpec,
+    rows: &[RunResult],
+) -> anyhow::Result<String> {
+    let ctx = crate::explain::context::Context::collect(&spec.target.path);
     let setup = crate::explain::json::setup_of(spec);
     let doc = crate::explain::json::document("run", &ctx, setup, rows, &[], &[])?;
     let mut v: serde_json::Value = serde_json::from_str(&doc)?;
@@ -162,15 +165,19 @@ fn fleet_document(spec: &crate::config::RunSpec, rows: &[RunResult]) -> anyhow::
 /// stdout without --json: the shared file's XOR, or one `XOR  FILE` line per rank's file.
 fn print_xors(layout: Layout, all: &RunResult, per_rank: &[RunResult]) -> anyhow::Result<()> {
     match layout {
-        Layout::SharedFile if !all.xor.is_empty() => println_stdout(&all.xor)?,
+        Layout::SharedFile if !all.figures.xor.is_empty() => println_stdout(&all.figures.xor)?,
         Layout::SharedFile => match xor_of_parts(per_rank) {
             Some(x) => println_stdout(&format_xor(x))?,
             None => eprintln!("note: no XOR: the ranks stopped before covering the file"),
         },
         Layout::FilePerProcess => {
             for r in per_rank {
-                let xor = if r.xor.is_empty() { "-" } else { &r.xor };
-                println_stdout(&format!("{xor}  {}", r.file))?;
+                let xor = if r.figures.xor.is_empty() {
+                    "-"
+                } else {
+                    &r.figures.xor
+                };
+                println_stdout(&format!("{xor}  {}", r.identity.file))?;
             }
         }
     }
@@ -180,7 +187,9 @@ fn print_xors(layout: Layout, all: &RunResult, per_rank: &[RunResult]) -> anyhow
 /// XOR of the ranks' XORs of what they read (random shared-file points); None if one is missing.
 fn xor_of_parts(rows: &[RunResult]) -> Option<u32> {
     rows.iter().try_fold(0u32, |acc, r| {
-        u32::from_str_radix(&r.xor, 16).ok().map(|x| acc ^ x)
+        u32::from_str_radix(&r.figures.xor, 16)
+            .ok()
+            .map(|x| acc ^ x)
     })
 }
 
@@ -196,23 +205,36 @@ pub fn fleet_line(all: &RunResult, hosts: &[String]) -> String {
         hosts.len(),
         distinct.len(),
         if distinct.len() == 1 { "" } else { "s" },
-        if all.operation == crate::config::Op::Write {
+        if all.setup.op == crate::config::Op::Write {
             "wrote"
-        } else if all.mix_read_pct_asked.is_some() {
+        } else if all.setup.mix_read_pct.is_some() {
             "read and wrote"
         } else {
             "read"
         },
-        format_bytes_approx(all.bytes),
-        all.seconds,
-        all.mib_s,
-        all.iops,
-        all.rank_min_mib_s.flatten().unwrap_or(0.0),
-        all.rank_max_mib_s.flatten().unwrap_or(0.0),
-        all.slowest.as_deref().unwrap_or(""),
-        all.lat_p50_us,
-        all.lat_p99_us,
-        all.lat_max_us,
-        all.start_skew_us.flatten().unwrap_or(0.0),
+        format_bytes_approx(all.figures.bytes),
+        all.figures.seconds,
+        all.figures.mib_s,
+        all.figures.iops,
+        all.fleet
+            .as_ref()
+            .and_then(|f| f.rank_min_mib_s)
+            .unwrap_or(0.0),
+        all.fleet
+            .as_ref()
+            .and_then(|f| f.rank_max_mib_s)
+            .unwrap_or(0.0),
+        all.fleet
+            .as_ref()
+            .map(|f| f.slowest.clone())
+            .as_deref()
+            .unwrap_or(""),
+        all.figures.lat_p50_us,
+        all.figures.lat_p99_us,
+        all.figures.lat_max_us,
+        all.fleet
+            .as_ref()
+            .and_then(|f| f.start_skew_us)
+            .unwrap_or(0.0),
     )
 }

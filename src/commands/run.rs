@@ -4,7 +4,8 @@
 //! goes into files with `--export-csv/json/svg/html` ([`RunResults`], through the one export
 //! path), checked before the run starts.
 
-use crate::config::{Op, RunSpec};
+use crate::config::spec::RunSpec;
+use crate::config::Op;
 use crate::export::figure::Figure;
 use crate::export::manager::{ExportManager, Exportable, Format};
 use crate::fsguard::Created;
@@ -35,7 +36,7 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
     let t = &a.timeline;
     // Every output is refused before the run (and before --log-ops is created), not after.
     let exports = ExportManager::new("run", &a.export, &Format::ALL, a.force)?
-        .besides(Some(&spec.path), "FILE")
+        .besides(Some(&spec.target.path), "FILE")
         .besides(t.timeline_csv.as_deref(), "--timeline")
         .besides(t.log_ops.as_deref(), "--log-ops");
     exports.check()?;
@@ -43,10 +44,12 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
         t.timeline_csv.as_deref(),
         &t.interval,
         t.log_ops.as_deref(),
-        &spec.path,
+        &spec.target.path,
     )?;
-    let existed = spec.path.exists();
-    let size_before = std::fs::metadata(&spec.path).map(|m| m.len()).unwrap_or(0);
+    let existed = spec.target.path.exists();
+    let size_before = std::fs::metadata(&spec.target.path)
+        .map(|m| m.len())
+        .unwrap_or(0);
     let stop = Arc::new(AtomicBool::new(false));
     // Ctrl-C (and SIGTERM, SIGHUP) stops the workers within one operation; the run then ends
     // here, where a write's partial file is removed (or kept with --keep-partial) and said so.
@@ -111,7 +114,7 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
         println_stdout(&format_xor(x))?;
     }
     crate::eprintln_shown!("{}", summary_line(&spec, r));
-    if !spec.checksum.xors() {
+    if !spec.setup.checksum.xors() {
         crate::eprintln_shown!("{}", crate::lab::throughput::CHECKSUM_NONE_LINE);
     }
     for line in crate::lab::throughput::mix_lines(r) {
@@ -124,7 +127,7 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
         let total = crate::fio::total_bytes_of(&spec, size_before);
         crate::eprintln_shown!("{}", crate::fio::fio_command(&spec, total));
     }
-    for line in crate::explain::stderr_lines(&spec.path, r) {
+    for line in crate::explain::stderr_lines(&spec.target.path, r) {
         crate::eprintln_shown!("{line}");
     }
     for line in crate::explain::verdict::lines_of(r) {
@@ -142,7 +145,7 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
         lines.extend(crate::lab::throughput::open_loop_lines(r));
         lines.extend(crate::explain::verdict::lines_of(r));
         let results = RunResults {
-            file: &spec.path,
+            file: &spec.target.path,
             result: r,
             document,
             lines,
@@ -203,8 +206,8 @@ fn interrupted_message(
     existed: bool,
     keep_partial: bool,
 ) -> String {
-    let p = crate::text::shown_path(&spec.path);
-    if spec.op != Op::Write {
+    let p = crate::text::shown_path(&spec.target.path);
+    if spec.setup.op != Op::Write {
         return format!("interrupted: stopped reading {p} before the end; no XOR is printed");
     }
     let Some(created) = created else {
@@ -245,7 +248,7 @@ fn cleanup_failed_write(
     existed: bool,
     e: anyhow::Error,
 ) -> anyhow::Error {
-    if spec.op != Op::Write {
+    if spec.setup.op != Op::Write {
         return e;
     }
     let Some(failed) = e.downcast_ref::<RunFailed>() else {
@@ -259,7 +262,7 @@ fn cleanup_failed_write(
     let Some(created) = created else {
         return anyhow::anyhow!(
             "{what} writing {}: {failed}",
-            crate::text::shown_path(&spec.path)
+            crate::text::shown_path(&spec.target.path)
         );
     };
     let fate = if !created.is_intact() {
@@ -276,7 +279,7 @@ fn cleanup_failed_write(
     };
     anyhow::anyhow!(
         "{what} writing {}: {}; {} bytes of {} were written; {fate}{replaced}",
-        crate::text::shown_path(&spec.path),
+        crate::text::shown_path(&spec.target.path),
         failed.message,
         failed.bytes_done,
         failed.bytes_planned

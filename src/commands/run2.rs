@@ -68,15 +68,15 @@ pub fn execute(a: &Run2Args) -> anyhow::Result<i32> {
         )));
     }
     let mut spec = run2_spec(a)?;
-    let bs = spec.block_size_bytes;
+    let bs = spec.setup.block_size_bytes;
     let mut last = None;
     let end = search(bs, a.target, |count| {
-        spec.block_count = Some(count);
+        spec.target.block_count = Some(count);
         let mut o = Run::start(&spec, "run2", Arc::new(AtomicBool::new(false)))?
             .finish()
             .map_err(RunError::into_anyhow)?;
         crate::explain::judge_result(&mut o.result);
-        let done = (o.result.bytes, o.result.seconds);
+        let done = (o.result.figures.bytes, o.result.figures.seconds);
         last = Some(o);
         Ok(done)
     })?;
@@ -101,7 +101,7 @@ pub fn execute(a: &Run2Args) -> anyhow::Result<i32> {
                 s.bytes as f64 / (1024.0 * 1024.0) / s.seconds.max(1e-9)
             );
             if let Some(o) = &last {
-                for line in crate::explain::stderr_lines(&spec.path, &o.result) {
+                for line in crate::explain::stderr_lines(&spec.target.path, &o.result) {
                     crate::eprintln_shown!("{line}");
                 }
                 for line in crate::explain::verdict::lines_of(&o.result) {

@@ -1,6 +1,6 @@
 //! Matching OLD and NEW point by point and judging each difference.
 //!
-//! A point of OLD matches the point of NEW with the same [`Setup`] (a hash map of NEW's points,
+//! A point of OLD matches the point of NEW with the same [`Point`] (a hash map of NEW's points,
 //! so matching a million points costs a million look-ups, not a million squared); points found
 //! on one side only are kept in [`Comparison::only_old`] / [`Comparison::only_new`] in their
 //! input order so the report can list them. Two chosen points of different setups are compared
@@ -27,7 +27,7 @@
 //! shifts its ranks: over the property test's 2000 A/A pairs of 8, dropping the rule's outliers
 //! before the test raised the false alarms from 97 (4.9 %) to 147 (7.4 %).
 
-use super::load::{Record, Setup};
+use super::load::{Point, Record};
 use super::rank;
 use crate::measure::stats::Stats;
 use std::collections::HashMap;
@@ -299,9 +299,9 @@ impl MetricDiff {
 /// A point measured in both OLD and NEW (or, for a pair, OLD's point and its partner in NEW).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PointDiff {
-    pub setup: Setup,
+    pub point: Point,
     /// NEW's setup where it differs from OLD's (a chosen pair, [`compare_pairs`]).
-    pub new_setup: Option<Setup>,
+    pub new_point: Option<Point>,
     pub mib_s: MetricDiff,
     pub p99: MetricDiff,
     pub failed_old: usize,
@@ -323,15 +323,15 @@ impl PointDiff {
     /// The point's label: OLD's setup, and for a pair the settings NEW differs in
     /// (`x: read pread 4K sequential warm T1 vs block_size 64K`).
     pub fn label(&self) -> String {
-        match &self.new_setup {
+        match &self.new_point {
             Some(n) => {
-                let d: Vec<String> = super::pair::differences(&self.setup, n)
+                let d: Vec<String> = super::pair::differences(&self.point, n)
                     .into_iter()
                     .map(|d| format!("{} {}", d.key, d.new))
                     .collect();
-                format!("{} vs {}", self.setup.label(), d.join(", "))
+                format!("{} vs {}", self.point.label(), d.join(", "))
             }
-            None => self.setup.label(),
+            None => self.point.label(),
         }
     }
 
@@ -361,8 +361,8 @@ impl PointDiff {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comparison {
     pub matched: Vec<PointDiff>,
-    pub only_old: Vec<Setup>,
-    pub only_new: Vec<Setup>,
+    pub only_old: Vec<Point>,
+    pub only_new: Vec<Point>,
     /// For chosen pairs of different setups: what A and B are (`A = block_size 4K (OLD), B =
     /// block_size 64K (NEW)`), printed above the table.
     pub pairing: Option<String>,
@@ -370,10 +370,10 @@ pub struct Comparison {
 
 impl Comparison {
     /// Metrics significantly worse by more than `pct` percent (throughput down, latency up).
-    pub fn regressions(&self, pct: f64) -> Vec<(&Setup, &MetricDiff)> {
+    pub fn regressions(&self, pct: f64) -> Vec<(&Point, &MetricDiff)> {
         self.matched
             .iter()
-            .flat_map(|p| p.metrics().map(|m| (&p.setup, m)))
+            .flat_map(|p| p.metrics().map(|m| (&p.point, m)))
             .filter(|(_, m)| m.verdict == Verdict::Slower && m.delta_pct.abs() > pct)
             .collect()
     }
@@ -576,8 +576,8 @@ pub fn judge(
 /// Judges one point of OLD against one of NEW (the same setup, or a chosen pair).
 fn diff_point(o: &Record, n: &Record, settings: &Settings) -> PointDiff {
     PointDiff {
-        setup: o.setup.clone(),
-        new_setup: (o.setup != n.setup).then(|| n.setup.clone()),
+        point: o.point.clone(),
+        new_point: (o.point != n.point).then(|| n.point.clone()),
         mib_s: judge(
             Metric::MibS,
             (&o.mib_s, &o.reps),
@@ -607,20 +607,20 @@ pub fn compare(old: &[Record], new: &[Record]) -> Comparison {
 /// Matches `old` and `new` on their setups: matched points and points only in OLD in OLD's
 /// order, points only in NEW in NEW's order.
 pub fn compare_with(old: &[Record], new: &[Record], settings: &Settings) -> Comparison {
-    let new_by_setup: HashMap<&Setup, &Record> = new.iter().map(|n| (&n.setup, n)).collect();
+    let new_by_setup: HashMap<&Point, &Record> = new.iter().map(|n| (&n.point, n)).collect();
     let mut matched = Vec::new();
     let mut only_old = Vec::new();
     for o in old {
-        match new_by_setup.get(&o.setup) {
+        match new_by_setup.get(&o.point) {
             Some(n) => matched.push(diff_point(o, n, settings)),
-            None => only_old.push(o.setup.clone()),
+            None => only_old.push(o.point.clone()),
         }
     }
-    let old_setups: std::collections::HashSet<&Setup> = old.iter().map(|o| &o.setup).collect();
+    let old_setups: std::collections::HashSet<&Point> = old.iter().map(|o| &o.point).collect();
     let only_new = new
         .iter()
-        .filter(|n| !old_setups.contains(&n.setup))
-        .map(|n| n.setup.clone())
+        .filter(|n| !old_setups.contains(&n.point))
+        .map(|n| n.point.clone())
         .collect();
     Comparison {
         matched,
@@ -634,8 +634,8 @@ pub fn compare_with(old: &[Record], new: &[Record], settings: &Settings) -> Comp
 /// `pairing` says what the two sides are.
 pub fn compare_pairs(
     pairs: &[(&Record, &Record)],
-    only_old: Vec<Setup>,
-    only_new: Vec<Setup>,
+    only_old: Vec<Point>,
+    only_new: Vec<Point>,
     pairing: String,
     settings: &Settings,
 ) -> Comparison {

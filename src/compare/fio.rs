@@ -18,7 +18,7 @@
 //! Repetitions come from several documents: a directory of them, one per run.
 
 use super::rows::{is_mix_operation, mix_operation, LoadError, Points, Record, Row};
-use crate::config::{CacheMode, Op, Pattern};
+use crate::config::{CacheMode, Op, Pattern, RecordedSetup};
 use crate::measure::result::Label;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -139,14 +139,17 @@ pub(super) fn read_doc(path: &Path, doc: &Value, points: &mut Points) -> Result<
                 experiment: name.to_string(),
                 host: String::new(),
                 file: opt("filename").unwrap_or("").to_string(),
-                operation,
-                method: Label::of_text(&format!("fio:{engine}")),
-                pattern: pattern.into(),
-                cache: cache.clone(),
-                direct,
-                block_size_bytes: bs,
-                threads: numjobs as usize,
-                queue_depth: u32::try_from(iodepth).unwrap_or(u32::MAX),
+                setup: RecordedSetup {
+                    op: operation,
+                    method: Label::of_text(&format!("fio:{engine}")),
+                    pattern: pattern.into(),
+                    cache: cache.clone(),
+                    direct,
+                    block_size_bytes: bs,
+                    threads: numjobs as usize,
+                    queue_depth: u32::try_from(iodepth).unwrap_or(u32::MAX),
+                    ..Default::default()
+                },
                 mib_s: Some(bytes_s / (1u64 << 20) as f64),
                 lat_p99_us: p99_us,
                 error: error.clone(),
@@ -158,7 +161,6 @@ pub(super) fn read_doc(path: &Path, doc: &Value, points: &mut Points) -> Result<
                 reasons: String::new(),
                 why: String::new(),
                 rank: None,
-                mix_read_pct_asked: None,
                 read_mib_s: None,
                 read_lat_p99_us: None,
                 write_mib_s: None,
@@ -216,28 +218,27 @@ fn method_of_engine(engine: &str) -> Option<crate::config::Method> {
 /// point. Between two fio runs (or two diskscope runs) nothing changes. Returns whether it
 /// restated a side.
 pub fn restate_across(old: &mut [Record], new: &mut [Record]) -> bool {
-    let is_fio = |r: &Record| r.setup.method.as_str().starts_with("fio:");
+    let is_fio = |r: &Record| r.point.setup.method.as_str().starts_with("fio:");
     let side = match (old.iter().all(is_fio), new.iter().all(is_fio)) {
         (true, false) if !new.iter().any(is_fio) => old,
         (false, true) if !old.iter().any(is_fio) => new,
         _ => return false,
     };
     for r in side.iter_mut() {
-        let s = &mut r.setup;
-        let Some(method) = method_of_engine(&s.method.as_str()["fio:".len()..]) else {
+        let s = &mut r.point;
+        let Some(method) = method_of_engine(&s.setup.method.as_str()["fio:".len()..]) else {
             continue;
         };
-        s.method = method.into();
-        s.kind = super::rows::Kind::of_method(&s.method);
+        s.setup.method = method.into();
         if method != crate::config::Method::IoUring {
-            s.queue_depth = 1;
+            s.setup.queue_depth = 1;
         }
-        s.cache = match s.operation.known() {
-            Some(Op::Read) if s.cache.as_str() == "invalidate" => CacheMode::Cold.into(),
+        s.setup.cache = match s.setup.op.known() {
+            Some(Op::Read) if s.setup.cache.as_str() == "invalidate" => CacheMode::Cold.into(),
             Some(Op::Write) => CacheMode::AsIs.into(),
             // A mix writes: `--batch job.fio` runs it on its file as it is, like a write.
-            None if is_mix_operation(&s.operation) => CacheMode::AsIs.into(),
-            _ => s.cache.clone(),
+            None if is_mix_operation(&s.setup.op) => CacheMode::AsIs.into(),
+            _ => s.setup.cache.clone(),
         };
     }
     true
@@ -259,19 +260,22 @@ mod tests {
         for name in ["psync-seq-rand.json", "psync-seq-rand-plus.json"] {
             let recs = load(&fixture(name)).unwrap();
             assert_eq!(recs.len(), 2, "{name}: {recs:?}");
-            let by_name = |n: &str| recs.iter().find(|r| r.setup.experiment == n).unwrap();
+            let by_name = |n: &str| recs.iter().find(|r| r.point.experiment == n).unwrap();
             let (rand, seq) = (by_name("randread"), by_name("seqread"));
-            assert_eq!(seq.setup.block_size_bytes, 64 << 10);
-            assert_eq!(rand.setup.block_size_bytes, 4 << 10);
-            assert_eq!(seq.setup.pattern.known(), Some(Pattern::Sequential));
-            assert_eq!(rand.setup.pattern.known(), Some(Pattern::Random));
-            assert_eq!(seq.setup.method.as_str(), "fio:psync");
-            assert_eq!((seq.setup.threads, seq.setup.queue_depth), (1, 1));
-            assert!(!seq.setup.direct);
+            assert_eq!(seq.point.setup.block_size_bytes, 64 << 10);
+            assert_eq!(rand.point.setup.block_size_bytes, 4 << 10);
+            assert_eq!(seq.point.setup.pattern.known(), Some(Pattern::Sequential));
+            assert_eq!(rand.point.setup.pattern.known(), Some(Pattern::Random));
+            assert_eq!(seq.point.setup.method.as_str(), "fio:psync");
+            assert_eq!(
+                (seq.point.setup.threads, seq.point.setup.queue_depth),
+                (1, 1)
+            );
+            assert!(!seq.point.setup.direct);
             for r in [seq, rand] {
                 assert_eq!(r.mib_s.len(), 1);
                 assert!(r.mib_s[0] > 0.0 && r.lat_p99_us[0] > 0.0, "{r:?}");
-                assert_eq!(r.setup.operation.known(), Some(Op::Read));
+                assert_eq!(r.point.setup.op.known(), Some(Op::Read));
             }
             assert_eq!(seq.files, ["/tmp/fiofix/data.bin"]);
         }
@@ -279,7 +283,7 @@ mod tests {
         let a: Vec<_> = load(&fixture("psync-seq-rand.json")).unwrap();
         let b: Vec<_> = load(&fixture("psync-seq-rand-plus.json")).unwrap();
         let setups =
-            |v: &[crate::compare::Record]| v.iter().map(|r| r.setup.clone()).collect::<Vec<_>>();
+            |v: &[crate::compare::Record]| v.iter().map(|r| r.point.clone()).collect::<Vec<_>>();
         assert_eq!(setups(&a), setups(&b));
     }
 
@@ -298,7 +302,7 @@ mod tests {
         let fio = dir.path().join("fio.json");
         std::fs::write(&fio, doc.to_string()).unwrap();
         let recs = load(&fio).unwrap();
-        let ops: Vec<&str> = recs.iter().map(|r| r.setup.operation.as_str()).collect();
+        let ops: Vec<&str> = recs.iter().map(|r| r.point.setup.op.as_str()).collect();
         assert_eq!(ops, ["mix70:read", "mix70:write"]);
         assert!((recs[0].mib_s[0] - 2.0 * recs[1].mib_s[0]).abs() < 1e-9 * recs[0].mib_s[0]);
         // A diskscope mix row of the same job: split the same way, and fio's side restated.
@@ -310,17 +314,26 @@ mod tests {
         m.write.bytes = 3 << 12;
         m.write.latency.record(90_000).unwrap();
         let mut row = crate::measure::RunResult {
-            experiment: recs[0].setup.experiment.clone(),
-            method: crate::config::Method::Pread.into(),
-            pattern: Pattern::Random.into(),
-            cache: CacheMode::AsIs.into(),
-            block_size_bytes: 4096,
-            threads: 1,
-            queue_depth: 1,
-            rep: 1,
-            seconds: 1.0,
-            bytes: 10 << 12,
-            ops: 10,
+            identity: crate::measure::result::Identity {
+                experiment: recs[0].point.experiment.clone(),
+                rep: 1,
+                ..Default::default()
+            },
+            setup: crate::config::RecordedSetup {
+                method: crate::config::Method::Pread.into(),
+                pattern: Pattern::Random.into(),
+                cache: CacheMode::AsIs.into(),
+                block_size_bytes: 4096,
+                threads: 1,
+                queue_depth: 1,
+                ..Default::default()
+            },
+            figures: crate::measure::result::Figures {
+                seconds: 1.0,
+                bytes: 10 << 12,
+                ops: 10,
+                ..Default::default()
+            },
             ..Default::default()
         };
         row.set_rates();
@@ -328,7 +341,7 @@ mod tests {
         let mut ours = crate::compare::load::records_of(&[row]).unwrap();
         let mut theirs = recs.clone();
         assert!(restate_across(&mut theirs, &mut ours));
-        let setups = |v: &[Record]| v.iter().map(|r| r.setup.clone()).collect::<Vec<_>>();
+        let setups = |v: &[Record]| v.iter().map(|r| r.point.clone()).collect::<Vec<_>>();
         assert_eq!(setups(&theirs), setups(&ours));
         assert!((ours[1].mib_s[0] - 3.0 * 4096.0 / (1 << 20) as f64).abs() < 1e-12);
         let p99 = ours[0].lat_p99_us[0];
@@ -350,7 +363,7 @@ mod tests {
         let (one, two) = (load(&p1).unwrap(), load(&p2).unwrap());
         let seq = |v: &[crate::compare::Record]| {
             v.iter()
-                .find(|r| r.setup.experiment == "seqread")
+                .find(|r| r.point.experiment == "seqread")
                 .unwrap()
                 .mib_s[0]
         };

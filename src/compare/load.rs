@@ -14,8 +14,8 @@
 //! directory holding neither CSVs nor `sweep.json` is read as fio documents, one run each.
 
 use super::rows::{add_row, check_row, Points, Row, REQUIRED};
-pub use super::rows::{Bound, InputKind, Kind, LoadError, Record, Setup};
-use serde::Deserialize;
+pub use super::rows::{Bound, InputKind, Kind, LoadError, Point, Record};
+use crate::measure::columns::Cells;
 use std::path::{Path, PathBuf};
 
 /// Loads `path` (a result directory or a CSV) into one record per point, sorted by setup.
@@ -91,7 +91,7 @@ pub fn records_of(rows: &[crate::measure::RunResult]) -> Result<Vec<Record>, Str
     let mut points = Points::new();
     for (i, r) in rows.iter().enumerate() {
         let v = serde_json::to_value(r).map_err(|e| format!("row {i}: {e}"))?;
-        let row = Row::deserialize(&v).map_err(|e| format!("row {i}: {e}"))?;
+        let row = Row::of_json(&v).map_err(|e| format!("row {i}: {e}"))?;
         check_row(&row).map_err(|m| format!("row {i}: {m}"))?;
         add_row(&mut points, row);
     }
@@ -131,9 +131,15 @@ fn read_csv(path: &Path, points: &mut Points) -> Result<(), LoadError> {
         .read_record(&mut record)
         .map_err(|e| row_error(path, &e))?
     {
-        let r: Row = record
+        let mut r: Row = record
             .deserialize(Some(&headers))
             .map_err(|e| row_error(path, &e))?;
+        r.set_setup(&Cells::of_record(&headers, &record))
+            .map_err(|message| LoadError::Row {
+                path: path.into(),
+                line: record.position().map(|p| p.line()).unwrap_or(0),
+                message,
+            })?;
         check_row(&r).map_err(|message| LoadError::Row {
             path: path.into(),
             line: record.position().map(|p| p.line()).unwrap_or(0),
@@ -183,13 +189,13 @@ fn read_json(path: &Path, points: &mut Points) -> Result<(), LoadError> {
     }
     let mut only = None;
     for (i, v) in results.iter().enumerate() {
-        let r = Row::deserialize(v).map_err(|e| {
+        let r = Row::of_json(v).map_err(|e| {
             json_err(format!(
                 "results[{i}]: {e} (a `{command}` document is not a throughput result)"
             ))
         })?;
         check_row(&r).map_err(|m| json_err(format!("results[{i}]: {m}")))?;
-        only = (results.len() == 1).then(|| (r.setup(), r.rep));
+        only = (results.len() == 1).then(|| (r.point(), r.rep));
         add_row(points, r);
     }
     super::timeline::read_json(&doc, only, points);
@@ -239,11 +245,11 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let recs = load(&path).unwrap();
         assert_eq!(recs.len(), 2);
-        assert_eq!(recs[0].setup.block_size_bytes, 4096);
+        assert_eq!(recs[0].point.setup.block_size_bytes, 4096);
         assert_eq!(recs[0].mib_s, vec![10.0, 12.0]);
         assert_eq!(recs[0].lat_p99_us, vec![7.5, 7.5]);
         assert_eq!(recs[0].failed_reps, 1);
-        assert_eq!(recs[0].setup.kind, Kind::Throughput);
+        assert_eq!(recs[0].point.kind(), Kind::Throughput);
     }
 
     /// Rows with every value of every setting enum, and text from outside them (a program, a
@@ -252,15 +258,24 @@ mod tests {
         use crate::config::Method;
         use crate::measure::RunResult;
         let base = RunResult {
-            experiment: "e".into(),
-            host: "h".into(),
-            file: "/f".into(),
-            block_size_bytes: 4096,
-            threads: 1,
-            queue_depth: 1,
-            rep: 1,
-            mib_s: 10.0,
-            lat_p99_us: 7.0,
+            identity: crate::measure::result::Identity {
+                experiment: "e".into(),
+                host: "h".into(),
+                file: "/f".into(),
+                rep: 1,
+                ..Default::default()
+            },
+            setup: crate::config::RecordedSetup {
+                block_size_bytes: 4096,
+                threads: 1,
+                queue_depth: 1,
+                ..Default::default()
+            },
+            figures: crate::measure::result::Figures {
+                mib_s: 10.0,
+                lat_p99_us: 7.0,
+                ..Default::default()
+            },
             ..Default::default()
         };
         let mut rows = Vec::new();
@@ -269,10 +284,13 @@ mod tests {
                 for &pattern in Pattern::ALL {
                     for &cache in CacheMode::ALL {
                         rows.push(RunResult {
-                            operation: operation.into(),
-                            method: method.into(),
-                            pattern: pattern.into(),
-                            cache: cache.into(),
+                            setup: crate::config::RecordedSetup {
+                                op: operation.into(),
+                                method: method.into(),
+                                pattern: pattern.into(),
+                                cache: cache.into(),
+                                ..base.clone().setup
+                            },
                             ..base.clone()
                         });
                     }
@@ -280,21 +298,30 @@ mod tests {
             }
         }
         rows.push(RunResult {
-            operation: Op::Read.into(),
-            method: Label::of_text("dd"),
-            pattern: Pattern::Sequential.into(),
-            cache: CacheMode::Cold.into(),
+            setup: crate::config::RecordedSetup {
+                op: Op::Read.into(),
+                method: Label::of_text("dd"),
+                pattern: Pattern::Sequential.into(),
+                cache: CacheMode::Cold.into(),
+                ..base.clone().setup
+            },
             ..base.clone()
         });
         rows.push(RunResult {
-            operation: Op::Read.into(),
-            method: Label::of_text("packed"),
-            pattern: Label::of_text("trace"),
-            cache: CacheMode::Warm.into(),
+            setup: crate::config::RecordedSetup {
+                op: Op::Read.into(),
+                method: Label::of_text("packed"),
+                pattern: Label::of_text("trace"),
+                cache: CacheMode::Warm.into(),
+                ..base.clone().setup
+            },
             ..base.clone()
         });
         rows.push(RunResult {
-            error: "the experiment failed before its setup was known".into(),
+            figures: crate::measure::result::Figures {
+                error: "the experiment failed before its setup was known".into(),
+                ..base.figures.clone()
+            },
             ..base
         });
         rows
@@ -330,11 +357,20 @@ mod tests {
         };
         assert_eq!(
             column(&text, "operation"),
-            text_of(|r| r.operation.to_string())
+            text_of(|r| r.setup.op.to_string())
         );
-        assert_eq!(column(&text, "method"), text_of(|r| r.method.to_string()));
-        assert_eq!(column(&text, "pattern"), text_of(|r| r.pattern.to_string()));
-        assert_eq!(column(&text, "cache"), text_of(|r| r.cache.to_string()));
+        assert_eq!(
+            column(&text, "method"),
+            text_of(|r| r.setup.method.to_string())
+        );
+        assert_eq!(
+            column(&text, "pattern"),
+            text_of(|r| r.setup.pattern.to_string())
+        );
+        assert_eq!(
+            column(&text, "cache"),
+            text_of(|r| r.setup.cache.to_string())
+        );
         let cache = column(&text, "cache");
         for name in ["as-is", "warm", "cold", "cold-all"] {
             assert!(cache.iter().any(|c| c == name), "{name} in {cache:?}");
@@ -369,22 +405,28 @@ mod tests {
                 let rec = recs
                     .iter()
                     .find(|rec| {
-                        let s = &rec.setup;
-                        (s.operation.known(), s.method.known(), s.pattern.known())
-                            == (r.operation.known(), r.method.known(), r.pattern.known())
-                            && s.cache.known() == r.cache.known()
-                            && (s.operation.as_str(), s.method.as_str())
-                                == (r.operation.as_str(), r.method.as_str())
-                            && (s.pattern.as_str(), s.cache.as_str())
-                                == (r.pattern.as_str(), r.cache.as_str())
+                        let s = &rec.point;
+                        (
+                            s.setup.op.known(),
+                            s.setup.method.known(),
+                            s.setup.pattern.known(),
+                        ) == (
+                            r.setup.op.known(),
+                            r.setup.method.known(),
+                            r.setup.pattern.known(),
+                        ) && s.setup.cache.known() == r.setup.cache.known()
+                            && (s.setup.op.as_str(), s.setup.method.as_str())
+                                == (r.setup.op.as_str(), r.setup.method.as_str())
+                            && (s.setup.pattern.as_str(), s.setup.cache.as_str())
+                                == (r.setup.pattern.as_str(), r.setup.cache.as_str())
                     })
                     .unwrap_or_else(|| panic!("{input:?} lost the point of {r:?}"));
-                let kind = match r.method {
+                let kind = match r.setup.method {
                     Label::Known(_) => Kind::Throughput,
                     Label::Other(_) => Kind::Other,
                 };
-                assert_eq!(rec.setup.kind, kind, "{r:?}");
-                assert_eq!(rec.failed_reps, usize::from(!r.error.is_empty()));
+                assert_eq!(rec.point.kind(), kind, "{r:?}");
+                assert_eq!(rec.failed_reps, usize::from(!r.figures.error.is_empty()));
             }
         }
     }

@@ -20,7 +20,7 @@ pub mod rows;
 pub mod stats;
 mod timeline;
 
-pub use load::{load, InputKind, LoadError, Record, Setup};
+pub use load::{load, InputKind, LoadError, Point, Record};
 
 use crate::config::usage;
 use crate::export::figure::Figure;
@@ -127,16 +127,16 @@ fn comparison(
             &[(o, n)],
             vec![],
             vec![],
-            pair::single_points_heading(&o.setup, &n.setup),
+            pair::single_points_heading(&o.point, &n.point),
             settings,
         ));
     }
     Err(usage(format!(
         "OLD and NEW share no point (different sweeps?): OLD has {} (first: {}), NEW has {} (first: {}); compare runs of the same sweep, or choose the setups to compare with --pair (e.g. --pair block_size=4K block_size=64K)",
         old.len(),
-        crate::text::shown(&old[0].setup.label()),
+        crate::text::shown(&old[0].point.label()),
         new.len(),
-        crate::text::shown(&new[0].setup.label())
+        crate::text::shown(&new[0].point.label())
     )))
 }
 
@@ -211,7 +211,7 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
                 let caveat = c
                     .matched
                     .iter()
-                    .find(|p| &p.setup == *s)
+                    .find(|p| &p.point == *s)
                     .and_then(|p| p.verdicts_differ())
                     .map(|d| format!("; but {d}"))
                     .unwrap_or_default();

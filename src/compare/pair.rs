@@ -15,7 +15,7 @@
 //! the short names users type (`block_size`, `bs`, `qd`, `op`). The key list lives in
 //! [`Key`] alone, so a setting added to the setup is one arm here.
 
-use super::load::{Record, Setup};
+use super::load::{Point, Record};
 use std::collections::HashMap;
 
 /// A setting a pairing can name.
@@ -78,17 +78,17 @@ impl Key {
     }
 
     /// The setting's value in `s`, as shown (`64K`, `warm`, `true`).
-    pub fn value(self, s: &Setup) -> String {
+    pub fn value(self, s: &Point) -> String {
         match self {
             Key::Experiment => s.experiment.clone(),
-            Key::Operation => s.operation.as_str().to_string(),
-            Key::Method => s.method.as_str().to_string(),
-            Key::BlockSize => crate::size::format_size(s.block_size_bytes),
-            Key::Pattern => s.pattern.as_str().to_string(),
-            Key::Cache => s.cache.as_str().to_string(),
-            Key::Threads => s.threads.to_string(),
-            Key::QueueDepth => s.queue_depth.to_string(),
-            Key::Direct => s.direct.to_string(),
+            Key::Operation => s.setup.op.as_str().to_string(),
+            Key::Method => s.setup.method.as_str().to_string(),
+            Key::BlockSize => crate::size::format_size(s.setup.block_size_bytes),
+            Key::Pattern => s.setup.pattern.as_str().to_string(),
+            Key::Cache => s.setup.cache.as_str().to_string(),
+            Key::Threads => s.setup.threads.to_string(),
+            Key::QueueDepth => s.setup.queue_depth.to_string(),
+            Key::Direct => s.setup.direct.to_string(),
         }
     }
 }
@@ -102,7 +102,7 @@ pub struct Difference {
 }
 
 /// The settings `new` differs from `old` in, in [`Key::ALL`]'s order.
-pub fn differences(old: &Setup, new: &Setup) -> Vec<Difference> {
+pub fn differences(old: &Point, new: &Point) -> Vec<Difference> {
     Key::ALL
         .iter()
         .filter_map(|k| {
@@ -227,21 +227,21 @@ impl Selector {
     }
 
     /// Whether `s` has every value the selector names.
-    pub fn selects(&self, s: &Setup) -> bool {
+    pub fn selects(&self, s: &Point) -> bool {
         self.terms.iter().all(|(k, v)| match v {
-            Value::Bytes(b) => s.block_size_bytes == *b,
+            Value::Bytes(b) => s.setup.block_size_bytes == *b,
             Value::Count(n) => match k {
-                Key::Threads => s.threads as u64 == *n,
-                _ => u64::from(s.queue_depth) == *n,
+                Key::Threads => s.setup.threads as u64 == *n,
+                _ => u64::from(s.setup.queue_depth) == *n,
             },
-            Value::Flag(f) => s.direct == *f,
+            Value::Flag(f) => s.setup.direct == *f,
             Value::Text(t) => k.value(s).eq_ignore_ascii_case(t),
         })
     }
 }
 
 /// Every other setting of `s` than `named`: the key two points of a pair agree on.
-fn rest(s: &Setup, named: &[Key]) -> Vec<String> {
+fn rest(s: &Point, named: &[Key]) -> Vec<String> {
     Key::ALL
         .iter()
         .filter(|k| !named.contains(k))
@@ -253,7 +253,7 @@ fn rest(s: &Setup, named: &[Key]) -> Vec<String> {
 fn present(records: &[Record], key: Key) -> String {
     let mut seen: Vec<String> = Vec::new();
     for r in records {
-        let v = key.value(&r.setup);
+        let v = key.value(&r.point);
         if !seen.contains(&v) {
             seen.push(v);
         }
@@ -266,8 +266,8 @@ fn present(records: &[Record], key: Key) -> String {
 /// then the selected points left without a partner on each side.
 pub struct Pairing<'r> {
     pub pairs: Vec<(&'r Record, &'r Record)>,
-    pub only_old: Vec<Setup>,
-    pub only_new: Vec<Setup>,
+    pub only_old: Vec<Point>,
+    pub only_new: Vec<Point>,
     /// `A = block_size=4K (OLD), B = block_size=64K (NEW): Δ is B against A`.
     pub heading: String,
 }
@@ -304,7 +304,7 @@ pub fn by_selectors<'r>(
         return Err(PairError::Same(a.text.clone()));
     }
     let chosen = |records: &'r [Record], sel: &Selector, side: &'static str| {
-        let v: Vec<&'r Record> = records.iter().filter(|r| sel.selects(&r.setup)).collect();
+        let v: Vec<&'r Record> = records.iter().filter(|r| sel.selects(&r.point)).collect();
         if v.is_empty() {
             // The first setting no point has the asked value of, with the values there are.
             let key = sel
@@ -316,7 +316,7 @@ pub fn by_selectors<'r>(
                         text: String::new(),
                         terms: sel.terms.iter().filter(|(t, _)| t == k).cloned().collect(),
                     };
-                    !records.iter().any(|r| one.selects(&r.setup))
+                    !records.iter().any(|r| one.selects(&r.point))
                 })
                 .unwrap_or(sel.terms[0].0);
             return Err(PairError::NoneSelected {
@@ -337,24 +337,24 @@ pub fn by_selectors<'r>(
     let b_points = chosen(new, b, new_side)?;
     let mut by_rest: HashMap<Vec<String>, &'r Record> = HashMap::new();
     for r in &b_points {
-        by_rest.entry(rest(&r.setup, &keys)).or_insert(r);
+        by_rest.entry(rest(&r.point, &keys)).or_insert(r);
     }
     let mut pairs = Vec::new();
     let mut only_old = Vec::new();
     let mut used = std::collections::HashSet::new();
     for r in &a_points {
-        match by_rest.get(&rest(&r.setup, &keys)) {
+        match by_rest.get(&rest(&r.point, &keys)) {
             Some(n) => {
-                used.insert(rest(&n.setup, &keys));
+                used.insert(rest(&n.point, &keys));
                 pairs.push((*r, *n));
             }
-            None => only_old.push(r.setup.clone()),
+            None => only_old.push(r.point.clone()),
         }
     }
     let only_new = b_points
         .iter()
-        .filter(|r| !used.contains(&rest(&r.setup, &keys)))
-        .map(|r| r.setup.clone())
+        .filter(|r| !used.contains(&rest(&r.point, &keys)))
+        .map(|r| r.point.clone())
         .collect();
     if pairs.is_empty() {
         let named: Vec<&str> = keys.iter().map(|k| k.name()).collect();
@@ -363,8 +363,8 @@ pub fn by_selectors<'r>(
             b: b.text.clone(),
             hint: format!(
                 "A's first point is {}, B's is {}; name every setting they differ in besides {}",
-                crate::text::shown(&a_points[0].setup.label()),
-                crate::text::shown(&b_points[0].setup.label()),
+                crate::text::shown(&a_points[0].point.label()),
+                crate::text::shown(&b_points[0].point.label()),
                 named.join(", ")
             ),
         });
@@ -392,11 +392,11 @@ pub fn by_selectors<'r>(
 }
 
 /// Two single-point results of different setups: the heading naming what differs.
-pub fn single_points_heading(old: &Setup, new: &Setup) -> String {
+pub fn single_points_heading(old: &Point, new: &Point) -> String {
     format!(
         "OLD and NEW are single points of different setups, compared as A vs B: {}{}",
         crate::text::shown(&differences_text(&differences(old, new))),
-        if old.block_size_bytes != new.block_size_bytes {
+        if old.setup.block_size_bytes != new.setup.block_size_bytes {
             P99_NOTE
         } else {
             ""
@@ -413,7 +413,7 @@ mod tests {
 
     fn rec(bs: u64, cache: crate::config::CacheMode) -> Record {
         let mut r = Record::sample(bs, vec![100.0, 101.0, 99.0, 100.5], 1.0);
-        r.setup.cache = cache.into();
+        r.point.setup.cache = cache.into();
         r
     }
 
@@ -421,10 +421,10 @@ mod tests {
     fn a_selector_reads_sizes_numbers_flags_and_labels_and_refuses_what_it_cannot() {
         let s = Selector::parse("bs=4K, cache=WARM,qd=1,direct=false").unwrap();
         let r = Record::sample(4096, vec![1.0], 1.0);
-        assert!(s.selects(&r.setup));
+        assert!(s.selects(&r.point));
         assert!(!Selector::parse("block_size_bytes=65536")
             .unwrap()
-            .selects(&r.setup));
+            .selects(&r.point));
         for (bad, want) in [
             ("block_size", "not KEY=VALUE"),
             ("blocksize=4K", "unknown setting 'blocksize'"),
@@ -442,7 +442,7 @@ mod tests {
     fn a_sweep_pairs_each_4k_point_with_the_64k_point_of_the_same_other_settings() {
         use crate::config::CacheMode::{Cold, Warm};
         let mut t4 = rec(8192, Warm);
-        t4.setup.threads = 4;
+        t4.point.setup.threads = 4;
         let sweep = [
             rec(4096, Warm),
             rec(4096, Cold),
@@ -458,12 +458,15 @@ mod tests {
         let p = by_selectors(&sweep, &sweep, &a, &b, true).unwrap();
         assert_eq!(p.pairs.len(), 2);
         for (x, y) in &p.pairs {
-            assert_eq!(x.setup.cache, y.setup.cache);
+            assert_eq!(x.point.setup.cache, y.point.setup.cache);
             assert_eq!(
-                (x.setup.block_size_bytes, y.setup.block_size_bytes),
+                (
+                    x.point.setup.block_size_bytes,
+                    y.point.setup.block_size_bytes
+                ),
                 (4096, 65536)
             );
-            let d = differences(&x.setup, &y.setup);
+            let d = differences(&x.point, &y.point);
             assert_eq!(differences_text(&d), "block_size 4K → 64K");
         }
         assert!(p.only_old.is_empty() && p.only_new.is_empty());

@@ -8,7 +8,7 @@
 //! [`Figure`]s drawn by the one renderer.
 
 use super::diff::{Comparison, Metric, MetricDiff, Verdict};
-use super::load::Setup;
+use super::load::Point;
 use crate::export::figure::{
     Anchor, Axis, Bar, Bars, Color, Corner, Figure, Legend, Panel, Text, Ticks,
 };
@@ -23,19 +23,19 @@ const SLOWER: Color = Color(200, 30, 30);
 const NEUTRAL: Color = Color(90, 90, 90);
 
 /// Labels that tell the points apart: only the settings that vary among them.
-pub fn short_labels(setups: &[&Setup]) -> Vec<String> {
-    type Field = fn(&Setup) -> String;
+pub fn short_labels(setups: &[&Point]) -> Vec<String> {
+    type Field = fn(&Point) -> String;
     let fields: [Field; 10] = [
         |s| s.experiment.clone(),
-        |s| s.kind.as_str().into(),
-        |s| s.operation.to_string(),
-        |s| s.method.to_string(),
-        |s| crate::size::format_size(s.block_size_bytes),
-        |s| s.pattern.to_string(),
-        |s| s.cache.to_string(),
-        |s| format!("T{}", s.threads),
-        |s| format!("QD{}", s.queue_depth),
-        |s| (if s.direct { "O_DIRECT" } else { "cached" }).into(),
+        |s| s.kind().as_str().into(),
+        |s| s.setup.op.to_string(),
+        |s| s.setup.method.to_string(),
+        |s| crate::size::format_size(s.setup.block_size_bytes),
+        |s| s.setup.pattern.to_string(),
+        |s| s.setup.cache.to_string(),
+        |s| format!("T{}", s.setup.threads),
+        |s| format!("QD{}", s.setup.queue_depth),
+        |s| (if s.setup.direct { "O_DIRECT" } else { "cached" }).into(),
     ];
     let varying: Vec<&Field> = fields
         .iter()
@@ -81,7 +81,7 @@ pub fn figure(c: &Comparison, metric: Metric, title: &str) -> Option<Figure> {
         return None;
     }
     let diffs: Vec<&MetricDiff> = c.matched.iter().map(|p| pick(p, metric)).collect();
-    let setups: Vec<&Setup> = c.matched.iter().map(|p| &p.setup).collect();
+    let setups: Vec<&Point> = c.matched.iter().map(|p| &p.point).collect();
     let labels = short_labels(&setups);
     let values: Vec<f64> = diffs
         .iter()

@@ -8,7 +8,9 @@
 //! begins like a formula gets a leading `'`; numbers stay numbers).
 
 use super::diff::{Comparison, MetricDiff, Outlier, PointDiff, Verdict};
-use super::load::Setup;
+use super::load::Point;
+use crate::config::{Label, RecordedSetup};
+use crate::measure::columns::Part;
 use crate::text::{csv_cell, md_cell, shown};
 use serde::Serialize;
 use std::borrow::Cow;
@@ -338,19 +340,34 @@ pub fn markdown(c: &Comparison) -> String {
 }
 
 /// One CSV row per matched point and metric; unmatched points get a row with `only_old` /
-/// `only_new` in the verdict column and empty numbers.
-#[derive(Debug, Serialize)]
+/// `only_new` in the verdict column and empty numbers. Written flat: the point's experiment and
+/// kind, its setup in the order compare lists points ([`Point::COLUMNS`]), then the figures.
 struct CsvRow<'a> {
-    experiment: Cow<'a, str>,
-    kind: &'static str,
-    method: Cow<'a, str>,
-    block_size_bytes: u64,
-    threads: usize,
-    queue_depth: u32,
-    cache: Cow<'a, str>,
-    direct: bool,
-    operation: Cow<'a, str>,
-    pattern: Cow<'a, str>,
+    /// The point, its text made safe for a spreadsheet.
+    point: Point,
+    figures: CsvFigures<'a>,
+}
+
+impl Serialize for CsvRow<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let setup = Part::of(Some(&self.point.setup));
+        let mut figures = Part::of(Some(&self.figures));
+        let len = 2 + Point::COLUMNS.len() + figures.present();
+        let mut st = s.serialize_struct("CsvRow", len)?;
+        st.serialize_field("experiment", &self.point.experiment)?;
+        st.serialize_field("kind", self.point.kind().as_str())?;
+        for c in Point::COLUMNS {
+            setup.emit_one(&mut st, c, true)?;
+        }
+        figures.emit(&mut st, None)?;
+        st.end()
+    }
+}
+
+/// A compare CSV row's figures.
+#[derive(Debug, Default, Serialize)]
+struct CsvFigures<'a> {
     metric: &'static str,
     old_n: Option<usize>,
     old_mean: Option<f64>,
@@ -387,43 +404,22 @@ struct CsvRow<'a> {
 }
 
 impl<'a> CsvRow<'a> {
-    /// The setup columns, numbers empty.
-    fn of(s: &'a Setup) -> Self {
+    /// The row of point `p` (its text made safe for a spreadsheet) with `figures`.
+    fn of(p: &Point, figures: CsvFigures<'a>) -> Self {
+        let safe = |l: &str| csv_cell(l).into_owned();
+        let s = &p.setup;
         CsvRow {
-            experiment: csv_cell(&s.experiment),
-            kind: s.kind.as_str(),
-            method: csv_cell(s.method.as_str()),
-            block_size_bytes: s.block_size_bytes,
-            threads: s.threads,
-            queue_depth: s.queue_depth,
-            cache: csv_cell(s.cache.as_str()),
-            direct: s.direct,
-            operation: csv_cell(s.operation.as_str()),
-            pattern: csv_cell(s.pattern.as_str()),
-            metric: "",
-            old_n: None,
-            old_mean: None,
-            old_median: None,
-            new_n: None,
-            new_mean: None,
-            new_median: None,
-            delta_pct: None,
-            ci_low_pct: None,
-            ci_high_pct: None,
-            verdict: "",
-            p_value: None,
-            old_outliers: None,
-            new_outliers: None,
-            old_spread: None,
-            new_spread: None,
-            old_verdict: Cow::Borrowed(""),
-            new_verdict: Cow::Borrowed(""),
-            note: String::new(),
-            margin_pct: None,
-            reps_to_decide: None,
-            old_dropped: String::new(),
-            new_dropped: String::new(),
-            pair: Cow::Borrowed(""),
+            point: Point {
+                experiment: safe(&p.experiment),
+                setup: RecordedSetup {
+                    op: Label::of_text(&safe(s.op.as_str())),
+                    method: Label::of_text(&safe(s.method.as_str())),
+                    pattern: Label::of_text(&safe(s.pattern.as_str())),
+                    cache: Label::of_text(&safe(s.cache.as_str())),
+                    ..s.clone()
+                },
+            },
+            figures,
         }
     }
 }
@@ -468,49 +464,54 @@ fn csv_rows(c: &Comparison) -> Vec<CsvRow<'_>> {
     let mut rows = Vec::new();
     for p in &c.matched {
         for m in p.metrics() {
-            rows.push(CsvRow {
-                metric: m.metric.key(),
-                old_n: Some(m.old.n),
-                old_mean: Some(m.old.mean),
-                old_median: Some(m.old.median),
-                new_n: Some(m.new.n),
-                new_mean: Some(m.new.mean),
-                new_median: Some(m.new.median),
-                delta_pct: Some(m.delta_pct).filter(|v| v.is_finite()),
-                ci_low_pct: m.ci_pct.map(|c| c.0),
-                ci_high_pct: m.ci_pct.map(|c| c.1),
-                verdict: m.verdict.as_str(),
-                p_value: m.p_value,
-                old_outliers: Some(m.outliers_old.len()),
-                new_outliers: Some(m.outliers_new.len()),
-                old_spread: Some(m.spread_old).filter(|v| v.is_finite()),
-                new_spread: Some(m.spread_new).filter(|v| v.is_finite()),
-                old_verdict: csv_cell(p.verdict_old.as_deref().unwrap_or("")),
-                new_verdict: csv_cell(p.verdict_new.as_deref().unwrap_or("")),
-                note: csv_cell(&csv_note(p)).into_owned(),
-                margin_pct: Some(m.margin_pct),
-                reps_to_decide: m.reps_to_decide,
-                old_dropped: dropped_cell(&m.outliers_old),
-                new_dropped: dropped_cell(&m.outliers_new),
-                pair: match &p.new_setup {
-                    Some(n) => Cow::Owned(
-                        csv_cell(&super::pair::differences_text(&super::pair::differences(
-                            &p.setup, n,
-                        )))
-                        .into_owned(),
-                    ),
-                    None => Cow::Borrowed(""),
+            rows.push(CsvRow::of(
+                &p.point,
+                CsvFigures {
+                    metric: m.metric.key(),
+                    old_n: Some(m.old.n),
+                    old_mean: Some(m.old.mean),
+                    old_median: Some(m.old.median),
+                    new_n: Some(m.new.n),
+                    new_mean: Some(m.new.mean),
+                    new_median: Some(m.new.median),
+                    delta_pct: Some(m.delta_pct).filter(|v| v.is_finite()),
+                    ci_low_pct: m.ci_pct.map(|c| c.0),
+                    ci_high_pct: m.ci_pct.map(|c| c.1),
+                    verdict: m.verdict.as_str(),
+                    p_value: m.p_value,
+                    old_outliers: Some(m.outliers_old.len()),
+                    new_outliers: Some(m.outliers_new.len()),
+                    old_spread: Some(m.spread_old).filter(|v| v.is_finite()),
+                    new_spread: Some(m.spread_new).filter(|v| v.is_finite()),
+                    old_verdict: csv_cell(p.verdict_old.as_deref().unwrap_or("")),
+                    new_verdict: csv_cell(p.verdict_new.as_deref().unwrap_or("")),
+                    note: csv_cell(&csv_note(p)).into_owned(),
+                    margin_pct: Some(m.margin_pct),
+                    reps_to_decide: m.reps_to_decide,
+                    old_dropped: dropped_cell(&m.outliers_old),
+                    new_dropped: dropped_cell(&m.outliers_new),
+                    pair: match &p.new_point {
+                        Some(n) => Cow::Owned(
+                            csv_cell(&super::pair::differences_text(&super::pair::differences(
+                                &p.point, n,
+                            )))
+                            .into_owned(),
+                        ),
+                        None => Cow::Borrowed(""),
+                    },
                 },
-                ..CsvRow::of(&p.setup)
-            });
+            ));
         }
     }
     for (side, list) in [("only_old", &c.only_old), ("only_new", &c.only_new)] {
         for s in list {
-            rows.push(CsvRow {
-                verdict: side,
-                ..CsvRow::of(s)
-            });
+            rows.push(CsvRow::of(
+                s,
+                CsvFigures {
+                    verdict: side,
+                    ..Default::default()
+                },
+            ));
         }
     }
     rows

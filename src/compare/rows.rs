@@ -1,10 +1,11 @@
-//! What compare reads into: the records of sweep points ([`Record`], keyed by [`Setup`]), the
+//! What compare reads into: the records of sweep points ([`Record`], keyed by [`Point`]), the
 //! per-repetition rows every input format is turned into ([`Row`]), the checks a row must pass and
 //! how a row joins its point, and the one error type of reading ([`LoadError`]). The readers
 //! (`load` for diskscope's CSVs and JSON, `fio` for fio's JSON) both build on this module and on
 //! nothing of each other's, so the files import each other without a cycle.
 
-use crate::config::{CacheMode, Op, Pattern};
+use crate::config::{CacheMode, Op, Pattern, RecordedSetup};
+use crate::measure::columns::{CellError, Cells};
 use crate::measure::result::{Label, MethodLabel};
 use crate::text::{shown, shown_path};
 use serde::Deserialize;
@@ -107,58 +108,107 @@ impl Kind {
     }
 }
 
-/// The setup that identifies a point across two runs: everything the sweep varies. The settings
-/// are the result rows' labels (which order by their text, so points sort as before).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-pub struct Setup {
+/// A point across two runs: its experiment and the settings every table shows
+/// ([`RecordedSetup::shown`]; the setup's other columns are absent from files written before
+/// they existed, so they take no part). The settings are the result rows' labels. Points sort as
+/// compare has always listed them: by experiment, kind, method, block size, threads, queue
+/// depth, cache, O_DIRECT, operation, pattern.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Point {
     pub experiment: String,
-    pub kind: Kind,
-    pub method: MethodLabel,
-    pub block_size_bytes: u64,
-    pub threads: usize,
-    pub queue_depth: u32,
-    pub cache: Label<CacheMode>,
-    pub direct: bool,
-    pub operation: Label<Op>,
-    pub pattern: Label<Pattern>,
+    pub setup: RecordedSetup,
 }
 
-impl Setup {
+impl Point {
+    /// The setup's columns in the order compare lists them (its CSV's columns after
+    /// `experiment` and `kind`).
+    pub const COLUMNS: [&'static str; 8] = [
+        "method",
+        "block_size_bytes",
+        "threads",
+        "queue_depth",
+        "cache",
+        "direct",
+        "operation",
+        "pattern",
+    ];
+
     /// The point a sweep's typed row belongs to (the report labels its rows the same way).
-    pub fn of_result(r: &crate::measure::RunResult) -> Setup {
-        Setup {
-            experiment: r.experiment.clone(),
-            kind: Kind::of_method(&r.method),
-            method: r.method.clone(),
-            block_size_bytes: r.block_size_bytes,
-            threads: r.threads,
-            queue_depth: r.queue_depth,
-            cache: r.cache.clone(),
-            direct: r.direct,
-            operation: r.operation.clone(),
-            pattern: r.pattern.clone(),
+    pub fn of_result(r: &crate::measure::RunResult) -> Point {
+        Point {
+            experiment: r.identity.experiment.clone(),
+            setup: r.setup.shown(),
         }
+    }
+
+    /// What kind of experiment measured it (from its method).
+    pub fn kind(&self) -> Kind {
+        Kind::of_method(&self.setup.method)
     }
 
     /// A short human label: `exp: read pread 1M sequential warm T1` (+ `QD32`, `O_DIRECT` when set).
     pub fn label(&self) -> String {
-        let mut s = format!(
+        let s = &self.setup;
+        let mut out = format!(
             "{}: {} {} {} {} {} T{}",
             self.experiment,
-            self.operation,
-            self.method,
-            crate::size::format_size(self.block_size_bytes),
-            self.pattern,
-            self.cache,
-            self.threads
+            s.op,
+            s.method,
+            crate::size::format_size(s.block_size_bytes),
+            s.pattern,
+            s.cache,
+            s.threads
         );
-        if self.queue_depth != 1 {
-            s += &format!(" QD{}", self.queue_depth);
+        if s.queue_depth != 1 {
+            out += &format!(" QD{}", s.queue_depth);
         }
-        if self.direct {
-            s += " O_DIRECT";
+        if s.direct {
+            out += " O_DIRECT";
         }
-        s
+        out
+    }
+
+    /// What it sorts by.
+    #[allow(clippy::type_complexity)]
+    fn order(
+        &self,
+    ) -> (
+        &str,
+        Kind,
+        &MethodLabel,
+        u64,
+        usize,
+        u32,
+        &Label<CacheMode>,
+        bool,
+        &Label<Op>,
+        &Label<Pattern>,
+    ) {
+        let s = &self.setup;
+        (
+            &self.experiment,
+            self.kind(),
+            &s.method,
+            s.block_size_bytes,
+            s.threads,
+            s.queue_depth,
+            &s.cache,
+            s.direct,
+            &s.op,
+            &s.pattern,
+        )
+    }
+}
+
+impl PartialOrd for Point {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Point {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.order().cmp(&other.order())
     }
 }
 
@@ -166,7 +216,7 @@ impl Setup {
 /// are counted, not sampled.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Record {
-    pub setup: Setup,
+    pub point: Point,
     /// Throughput of each successful repetition, MiB/s.
     pub mib_s: Vec<f64>,
     /// The `rep` column of each successful repetition, beside `mib_s` (0 where the input has
@@ -256,17 +306,19 @@ impl Record {
     #[cfg(test)]
     pub(crate) fn sample(block_size_bytes: u64, mib_s: Vec<f64>, p99_us: f64) -> Record {
         Record {
-            setup: Setup {
+            point: Point {
                 experiment: "x".into(),
-                kind: Kind::Throughput,
-                method: crate::config::Method::Pread.into(),
-                block_size_bytes,
-                threads: 1,
-                queue_depth: 1,
-                cache: CacheMode::Warm.into(),
-                direct: false,
-                operation: Op::Read.into(),
-                pattern: Pattern::Sequential.into(),
+                setup: RecordedSetup {
+                    op: Op::Read.into(),
+                    method: crate::config::Method::Pread.into(),
+                    pattern: Pattern::Sequential.into(),
+                    cache: CacheMode::Warm.into(),
+                    direct: false,
+                    block_size_bytes,
+                    threads: 1,
+                    queue_depth: 1,
+                    ..Default::default()
+                },
             },
             lat_p99_us: vec![p99_us; mib_s.len()],
             reps: (1..=mib_s.len() as u32).collect(),
@@ -291,9 +343,9 @@ impl Record {
     }
 }
 
-/// The columns compare needs (serde ignores the others, so the CSV may grow). The settings read
-/// as [`RunResult`](crate::measure::RunResult)'s labels: text outside the enums (a program, a
-/// locality layout or order, an empty cell) is kept as it was written.
+/// The columns compare needs (serde ignores the others, so the CSV may grow): the setup as
+/// [`RunResult`](crate::measure::RunResult) records it (text outside the enums, a program, a
+/// locality layout or order, an empty cell, is kept as it was written), and the figures.
 #[derive(Debug, Deserialize)]
 pub(super) struct Row {
     pub(super) experiment: String,
@@ -301,14 +353,9 @@ pub(super) struct Row {
     pub(super) host: String,
     #[serde(default)]
     pub(super) file: String,
-    pub(super) operation: Label<Op>,
-    pub(super) method: MethodLabel,
-    pub(super) pattern: Label<Pattern>,
-    pub(super) cache: Label<CacheMode>,
-    pub(super) direct: bool,
-    pub(super) block_size_bytes: u64,
-    pub(super) threads: usize,
-    pub(super) queue_depth: u32,
+    /// Read from the same cells ([`Row::of_cells`]).
+    #[serde(skip)]
+    pub(super) setup: RecordedSetup,
     /// Empty in a failed row.
     pub(super) mib_s: Option<f64>,
     /// Empty where latency was not measured (a `command` row): kept as 0, "not measured".
@@ -335,10 +382,9 @@ pub(super) struct Row {
     /// A fleet's rows: the rank (`0`, `1`, ... or `all`); only `all` rows are the fleet's figure.
     #[serde(default)]
     pub(super) rank: Option<String>,
-    /// A mixed run's share of reads asked (issue 26; empty in a pure row and absent from older
-    /// files). Such a row is compared per direction ([`directions`]), with these columns.
-    #[serde(default)]
-    pub(super) mix_read_pct_asked: Option<u32>,
+    /// A mixed run's directions (issue 26; empty in a pure row and absent from older files;
+    /// its share of reads asked is the setup's): such a row is compared per direction
+    /// ([`directions`]), with these columns.
     #[serde(default)]
     pub(super) read_mib_s: Option<f64>,
     #[serde(default)]
@@ -347,6 +393,26 @@ pub(super) struct Row {
     pub(super) write_mib_s: Option<f64>,
     #[serde(default)]
     pub(super) write_lat_p99_us: Option<f64>,
+}
+
+impl Row {
+    /// The row of a JSON document's result (`run --json`, a sweep's `results`): its figures,
+    /// and its setup from the same cells, whose shown columns must be there.
+    pub(super) fn of_json(v: &serde_json::Value) -> Result<Row, String> {
+        let mut row = Row::deserialize(v).map_err(|e| e.to_string())?;
+        let cells = Cells::deserialize(v).map_err(|e| e.to_string())?;
+        row.set_setup(&cells)?;
+        Ok(row)
+    }
+
+    /// Reads the setup from the row's cells (its shown columns must be there).
+    pub(super) fn set_setup(&mut self, c: &Cells) -> Result<(), String> {
+        if let Some(missing) = RecordedSetup::SHOWN_COLUMNS.iter().find(|k| !c.has(k)) {
+            return Err(format!("missing field `{missing}`"));
+        }
+        self.setup = c.part::<_, CellError>().map_err(|e| e.to_string())?;
+        Ok(())
+    }
 }
 
 /// The operation of one direction of a mix of `read_pct` percent reads: `mix70:read`,
@@ -365,14 +431,17 @@ pub fn is_mix_operation(op: &Label<Op>) -> bool {
 /// A row as the points it is compared as: a mixed row (`mix_read_pct_asked` set) as its two
 /// directions ([`mix_operation`]), each with its own throughput and p99; any other row as it is.
 pub(super) fn directions(r: Row) -> Vec<Row> {
-    let Some(pct) = r.mix_read_pct_asked else {
+    let Some(pct) = r.setup.mix_read_pct else {
         return vec![r];
     };
     let side = |direction: &str, mib_s: Option<f64>, p99: Option<f64>| Row {
-        operation: mix_operation(pct, direction),
+        setup: RecordedSetup {
+            op: mix_operation(pct, direction),
+            mix_read_pct: None,
+            ..r.setup.clone()
+        },
         mib_s,
         lat_p99_us: p99,
-        mix_read_pct_asked: None,
         read_mib_s: None,
         read_lat_p99_us: None,
         write_mib_s: None,
@@ -380,9 +449,6 @@ pub(super) fn directions(r: Row) -> Vec<Row> {
         experiment: r.experiment.clone(),
         host: r.host.clone(),
         file: r.file.clone(),
-        method: r.method.clone(),
-        pattern: r.pattern.clone(),
-        cache: r.cache.clone(),
         error: r.error.clone(),
         bound: r.bound.clone(),
         bound_mib_s: r.bound_mib_s,
@@ -391,10 +457,6 @@ pub(super) fn directions(r: Row) -> Vec<Row> {
         reasons: r.reasons.clone(),
         why: r.why.clone(),
         rank: r.rank.clone(),
-        direct: r.direct,
-        block_size_bytes: r.block_size_bytes,
-        threads: r.threads,
-        queue_depth: r.queue_depth,
         rep: r.rep,
     };
     vec![
@@ -413,18 +475,10 @@ impl Row {
     }
 
     /// The point it belongs to.
-    pub(super) fn setup(&self) -> Setup {
-        Setup {
+    pub(super) fn point(&self) -> Point {
+        Point {
             experiment: self.experiment.clone(),
-            kind: Kind::of_method(&self.method),
-            method: self.method.clone(),
-            block_size_bytes: self.block_size_bytes,
-            threads: self.threads,
-            queue_depth: self.queue_depth,
-            cache: self.cache.clone(),
-            direct: self.direct,
-            operation: self.operation.clone(),
-            pattern: self.pattern.clone(),
+            setup: self.setup.shown(),
         }
     }
 
@@ -451,17 +505,17 @@ pub(super) const REQUIRED: [&str; 12] = [
 ];
 
 /// A point being loaded: its record, and the hosts and files already listed in it.
-pub(super) struct Point {
+pub(super) struct Gathered {
     pub(super) record: Record,
     hosts: Seen,
     files: Seen,
 }
 
 #[cfg(test)]
-impl Point {
+impl Gathered {
     /// A point of `record`, with the hosts and files it lists (for the tests of the readers).
-    pub(super) fn of(record: Record) -> Point {
-        let mut p = Point {
+    pub(super) fn of(record: Record) -> Gathered {
+        let mut p = Gathered {
             record: Record {
                 hosts: Vec::new(),
                 files: Vec::new(),
@@ -511,7 +565,7 @@ impl Seen {
 }
 
 /// The points read so far, by setup (so they come out sorted).
-pub(super) type Points = BTreeMap<Setup, Point>;
+pub(super) type Points = BTreeMap<Point, Gathered>;
 
 /// Refuses numbers no measurement gives: a successful row whose `mib_s` or `lat_p99_us` (or any
 /// row's `bound_mib_s`) is not a finite number ≥ 0 (`inf`, `NaN`, `1e309`, `-5`). Such a row was
@@ -552,23 +606,12 @@ pub(super) fn add_row(points: &mut Points, r: Row) {
 
 fn add_one(points: &mut Points, r: Row) {
     let shift = r.why_of("level_shift").map(str::to_string);
-    let setup = Setup {
-        experiment: r.experiment,
-        kind: Kind::of_method(&r.method),
-        method: r.method,
-        block_size_bytes: r.block_size_bytes,
-        threads: r.threads,
-        queue_depth: r.queue_depth,
-        cache: r.cache,
-        direct: r.direct,
-        operation: r.operation,
-        pattern: r.pattern,
-    };
+    let key = r.point();
     // The key is cloned only for a new point, not for each repetition.
-    if !points.contains_key(&setup) {
-        let point = Point {
+    if !points.contains_key(&key) {
+        let point = Gathered {
             record: Record {
-                setup: setup.clone(),
+                point: key.clone(),
                 mib_s: Vec::new(),
                 reps: Vec::new(),
                 lat_p99_us: Vec::new(),
@@ -582,9 +625,9 @@ fn add_one(points: &mut Points, r: Row) {
             hosts: Seen::default(),
             files: Seen::default(),
         };
-        points.insert(setup.clone(), point);
+        points.insert(key.clone(), point);
     }
-    let Some(point) = points.get_mut(&setup) else {
+    let Some(point) = points.get_mut(&key) else {
         return;
     };
     let rec = &mut point.record;

@@ -10,45 +10,32 @@
 //! timeline written before the verdict existed is read the same way. A timeline that cannot be
 //! read adds no note and is no error: the results themselves were read and compared.
 
-use super::rows::{note_level_shift, Kind, Points, Setup};
-use crate::config::{CacheMode, Op, Pattern};
-use crate::measure::result::{Label, MethodLabel};
+use super::rows::{note_level_shift, Point, Points};
+use crate::config::RecordedSetup;
+use crate::measure::columns::{CellError, Cells};
 use crate::measure::timeline::{level_shift, LevelShift};
 use serde::Deserialize;
 use std::path::Path;
 
-/// The columns of a timeline CSV row (or a `sweep.json` timeline's `run`) compare needs.
-#[derive(Debug, Deserialize)]
-struct Key {
-    experiment: String,
-    operation: Label<Op>,
-    method: MethodLabel,
-    pattern: Label<Pattern>,
-    cache: Label<CacheMode>,
-    direct: bool,
-    block_size_bytes: u64,
-    threads: usize,
-    queue_depth: u32,
-    #[serde(default)]
-    rep: u32,
-}
-
-impl Key {
-    fn setup(self) -> (Setup, u32) {
-        let setup = Setup {
-            experiment: self.experiment,
-            kind: Kind::of_method(&self.method),
-            method: self.method,
-            block_size_bytes: self.block_size_bytes,
-            threads: self.threads,
-            queue_depth: self.queue_depth,
-            cache: self.cache,
-            direct: self.direct,
-            operation: self.operation,
-            pattern: self.pattern,
-        };
-        (setup, self.rep)
+/// The run of a timeline CSV row (or of a `sweep.json` timeline's `run`): its point (the
+/// experiment and the settings every table shows, which must be there) and its repetition.
+fn run_of(c: &Cells) -> Option<(Point, u32)> {
+    #[derive(Deserialize)]
+    struct Run {
+        experiment: String,
+        #[serde(default)]
+        rep: u32,
     }
+    if !RecordedSetup::SHOWN_COLUMNS.iter().all(|k| c.has(k)) {
+        return None;
+    }
+    let run: Run = c.part::<_, CellError>().ok()?;
+    let setup: RecordedSetup = c.part::<_, CellError>().ok()?;
+    let point = Point {
+        experiment: run.experiment,
+        setup: setup.shown(),
+    };
+    Some((point, run.rep))
 }
 
 #[derive(Debug, Deserialize)]
@@ -81,7 +68,7 @@ fn shift_of(rows: &[Interval]) -> Option<LevelShift> {
     level_shift(&series, interval_s)
 }
 
-fn note(points: &mut Points, setup: &Setup, rep: u32, s: &LevelShift) {
+fn note(points: &mut Points, setup: &Point, rep: u32, s: &LevelShift) {
     if let Some(p) = points.get_mut(setup) {
         note_level_shift(&mut p.record, rep, what(s));
     }
@@ -97,19 +84,18 @@ pub(super) fn read_csv(path: &Path, points: &mut Points) {
     };
     // A fleet's file of every rank: only its `all` rows are the points compare reads.
     let rank_col = headers.iter().position(|h| h == "rank");
-    let mut runs: Vec<((Setup, u32), Vec<Interval>)> = Vec::new();
+    let mut runs: Vec<((Point, u32), Vec<Interval>)> = Vec::new();
     let mut record = csv::StringRecord::new();
     while rdr.read_record(&mut record).unwrap_or(false) {
         if rank_col.is_some_and(|i| record.get(i).is_some_and(|r| r != "all")) {
             continue;
         }
-        let (Ok(key), Ok(row)) = (
-            record.deserialize::<Key>(Some(&headers)),
+        let (Some(key), Ok(row)) = (
+            run_of(&Cells::of_record(&headers, &record)),
             record.deserialize::<Interval>(Some(&headers)),
         ) else {
             continue;
         };
-        let key = key.setup();
         match runs.last_mut() {
             Some((k, rows)) if *k == key => rows.push(row),
             _ => runs.push((key, vec![row])),
@@ -157,7 +143,7 @@ pub(super) fn read_beside(csv: &Path, points: &mut Points) {
 /// The `timeline` of a diskscope JSON document: one timeline (`run --json`, of its one result
 /// `only`), or a list of `{run, timeline}` (`sweep.json`, a fleet's `--json`; a fleet's rank
 /// entries aside).
-pub(super) fn read_json(doc: &serde_json::Value, only: Option<(Setup, u32)>, points: &mut Points) {
+pub(super) fn read_json(doc: &serde_json::Value, only: Option<(Point, u32)>, points: &mut Points) {
     let shift = |t: &serde_json::Value| -> Option<LevelShift> {
         serde_json::from_value(t.get("reading")?.get("level_shift")?.clone()).ok()
     };
@@ -170,9 +156,11 @@ pub(super) fn read_json(doc: &serde_json::Value, only: Option<(Setup, u32)>, poi
                 {
                     continue;
                 }
-                let key = r.get("run").and_then(|k| Key::deserialize(k).ok());
-                if let (Some(key), Some(s)) = (key, r.get("timeline").and_then(shift)) {
-                    let (setup, rep) = key.setup();
+                let key = r
+                    .get("run")
+                    .and_then(|k| Cells::deserialize(k).ok())
+                    .and_then(|c| run_of(&c));
+                if let (Some((setup, rep)), Some(s)) = (key, r.get("timeline").and_then(shift)) {
                     note(points, &setup, rep, &s);
                 }
             }
@@ -209,11 +197,11 @@ mod tests {
         let mut points = Points::new();
         let rec = crate::compare::rows::Record::sample(4096, vec![100.0, 75.0], 1.0);
         points.insert(
-            rec.setup.clone(),
-            crate::compare::rows::Point::of(rec.clone()),
+            rec.point.clone(),
+            crate::compare::rows::Gathered::of(rec.clone()),
         );
         read_dir(dir.path(), &mut points);
-        let got = &points[&rec.setup].record.level_shifts;
+        let got = &points[&rec.point].record.level_shifts;
         assert_eq!(got.len(), 1, "{got:?}");
         assert_eq!(got[0].0, 2);
         assert!(

@@ -44,7 +44,7 @@ impl Engine for BufferedEngine {
             .max(512) as usize;
         let mut buf = job.take_buffer();
         let mut cursor = job.cursor();
-        match job.op {
+        match job.setup.op {
             Op::Read => {
                 let mut pos = u64::MAX;
                 let mut reader = BufReader::with_capacity(blksize, &job.file);

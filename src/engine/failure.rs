@@ -36,8 +36,8 @@ pub struct FileShrank {
 /// full aligned block is asked for at the tail and only the part before the planned end counts.
 #[inline(always)]
 pub fn wanted_len(job: &WorkerJob, b: &Block) -> usize {
-    if job.direct {
-        let end = match job.pattern {
+    if job.setup.direct {
+        let end = match job.setup.pattern {
             Pattern::Random => job.span,
             Pattern::Sequential => job.range.end,
         };
@@ -116,7 +116,7 @@ pub fn close_shared_leftovers() {
 /// Builders for unit tests of the engines.
 #[cfg(test)]
 pub(crate) mod tests_support {
-    use crate::config::{Op, Pattern};
+    use crate::config::{Op, Pattern, Setup};
     use crate::engine::WorkerJob;
 
     /// A one-worker sequential read job of the whole file at `path`.
@@ -126,21 +126,20 @@ pub(crate) mod tests_support {
         WorkerJob {
             worker: 0,
             file,
-            op: Op::Read,
-            block_size: 4096,
+            setup: Setup {
+                op: Op::Read,
+                pattern: Pattern::Sequential,
+                block_size_bytes: 4096,
+                queue_depth: 1,
+                ..Setup::default()
+            },
             range: 0..len,
             span: len,
-            pattern: Pattern::Sequential,
             loop_range: false,
             max_ops: None,
-            queue_depth: 1,
             seed: 1,
-            direct: false,
-            submit: crate::config::SubmitPolicy::DEFAULT,
-            buffers: None,
+            slots: None,
             write_data: None,
-            mix_read_pct: None,
-            checksum: crate::config::Checksum::DEFAULT,
         }
     }
 

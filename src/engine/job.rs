@@ -4,63 +4,63 @@
 //! of `engine/`: the methods' files and the dispatch in `mod.rs` read it; it reads none of them.
 
 use super::buffer::{AlignedBuf, BufferError, SlotBufs};
-use crate::config::{Checksum, Op, Pattern, SubmitPolicy};
+use crate::config::{Op, Pattern, Setup};
 use crate::measure::WorkerCtx;
 use crate::pattern::Rng;
 use std::fs::File;
 use std::ops::Range;
 use std::sync::Arc;
 
-/// One worker's share of a run.
+/// One worker's share of a run: what it does is the run's [`Setup`], with the block size and
+/// queue depth fitted to this worker (see `runner::budget`); where it does it, and what it was
+/// handed before the clock started.
 pub struct WorkerJob {
     pub worker: usize,
     /// This worker's own descriptor (one fd per thread).
     pub file: File,
-    pub op: Op,
-    pub block_size: usize,
+    /// The run's setup as this worker runs it: its `block_size_bytes` and `queue_depth` are
+    /// the fitted ones. O_DIRECT (`direct`): lengths must stay aligned, so the last block of a
+    /// file is asked for in full and comes back short at end of file. A mix
+    /// (`mix_read_pct`): each [`Block`] carries its own direction, drawn by the cursor.
+    /// `checksum`: the runner hands it to the worker's `WorkerCtx`, whose `xor` then does
+    /// nothing with `none`.
+    pub setup: Setup,
     /// Sequential range of this worker.
     pub range: Range<u64>,
     /// Random pattern: offsets are drawn from `0..span` (the run's whole range).
     pub span: u64,
-    pub pattern: Pattern,
     /// Start over at the beginning of the range when it ends (time-bounded runs).
     pub loop_range: bool,
     /// Random pattern: number of operations to do, if bounded by count.
     pub max_ops: Option<u64>,
-    pub queue_depth: u32,
     /// Seed of the data pattern (writes) and of random offsets.
     pub seed: u64,
-    /// O_DIRECT: lengths must stay aligned, so the last block of a file is asked for in full
-    /// and comes back short at end of file.
-    pub direct: bool,
-    /// io_uring: when queued operations are handed to the kernel.
-    pub submit: SubmitPolicy,
-    /// I/O buffers made before the run starts (see [`WorkerJob::take_slots`]).
-    pub buffers: Option<SlotBufs>,
+    /// I/O slots made before the run starts (see [`WorkerJob::take_slots`]).
+    pub slots: Option<SlotBufs>,
     /// Writes: the pattern bytes of the whole span, generated before the run starts; `None`
     /// when they did not fit in memory (then each block is generated just before its write).
     pub write_data: Option<Arc<WriteData>>,
-    /// A mixed workload: the share of blocks that read, percent (the others write; `op` is
-    /// then [`Op::Write`]). Each [`Block`] carries its own direction, drawn by the cursor.
-    pub mix_read_pct: Option<u32>,
-    /// Whether the worker XORs the data (`--checksum`); the runner hands it to the worker's
-    /// `WorkerCtx`, whose `xor` then does nothing with `none`.
-    pub checksum: Checksum,
 }
 
 impl WorkerJob {
     /// The job's I/O slots (`count` of `block_size` bytes), made before the clock started, or
     /// made now if the job came without them: contiguous memory for O_DIRECT.
     pub fn take_slots(&mut self, count: usize) -> SlotBufs {
-        match self.buffers.take() {
-            Some(b) if b.count() >= count && b.slot_bytes() >= self.block_size => b,
-            _ => SlotBufs::new(count, self.block_size, self.direct),
+        match self.slots.take() {
+            Some(b) if b.count() >= count && b.slot_bytes() >= self.block_size() => b,
+            _ => SlotBufs::new(count, self.block_size(), self.setup.direct),
         }
+    }
+
+    /// Bytes per operation, as a length.
+    #[inline]
+    pub fn block_size(&self) -> usize {
+        usize::try_from(self.setup.block_size_bytes).unwrap_or(usize::MAX)
     }
 
     /// The job's one I/O buffer (engines with one operation in flight).
     pub fn take_buffer(&mut self) -> AlignedBuf {
-        self.take_slots(1).into_single(self.block_size)
+        self.take_slots(1).into_single(self.block_size())
     }
 
     /// The bytes to write at block `b`: the pre-generated data, or `scratch` filled now.
@@ -81,17 +81,17 @@ impl WorkerJob {
             next: self.range.start,
             range: self.range.clone(),
             span: self.span,
-            block_size: self.block_size as u64,
+            block_size: self.block_size() as u64,
             loop_range: self.loop_range,
             pass: 0,
-            random: (self.pattern == Pattern::Random)
+            random: (self.setup.pattern == Pattern::Random)
                 .then(|| Rng::new(self.seed ^ (self.worker as u64 + 1).wrapping_mul(0x9E37))),
             left: self.max_ops,
-            full_blocks: self.direct,
-            op: self.op,
+            full_blocks: self.setup.direct,
+            op: self.setup.op,
             // Its own stream, apart from the offsets': a mix draws the same directions at every
             // block size and pattern, and the offsets stay those of a pure run.
-            mix: self.mix_read_pct.map(|pct| MixDraw {
+            mix: self.setup.mix_read_pct.map(|pct| MixDraw {
                 rng: Rng::new(
                     self.seed
                         ^ 0x4D49_5845_4452_4157

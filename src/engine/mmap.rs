@@ -110,7 +110,7 @@ impl Engine for MmapEngine {
         if job.range.is_empty() && job.span == 0 {
             return Ok(true);
         }
-        match job.op {
+        match job.setup.op {
             Op::Read => {
                 // SAFETY: the mapping is read-only and private to this worker; diskscope never
                 // writes a file it reads. A concurrent truncation by another process raises

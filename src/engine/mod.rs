@@ -104,11 +104,11 @@ mod tests {
     fn a_mixed_cursor_draws_each_blocks_direction_apart_from_its_offsets() {
         let job = |mix: Option<u32>| {
             let mut j = failure::tests_support::read_job(std::path::Path::new("/dev/null"));
-            j.op = crate::config::Op::Write;
-            j.pattern = crate::config::Pattern::Random;
+            j.setup.op = crate::config::Op::Write;
+            j.setup.pattern = crate::config::Pattern::Random;
             j.span = 1 << 20;
             j.max_ops = Some(10_000);
-            j.mix_read_pct = mix;
+            j.setup.mix_read_pct = mix;
             j
         };
         let pure: Vec<Block> = job(None).cursor().collect();

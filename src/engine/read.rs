@@ -117,7 +117,7 @@ pub const CAPS: Caps = Caps {
 
 impl Engine for ReadEngine {
     fn run(&self, job: &mut WorkerJob, ctx: &mut WorkerCtx) -> anyhow::Result<bool> {
-        if job.op == Op::Write {
+        if job.setup.op == Op::Write {
             return write_run(job, ctx);
         }
         privatize(job)?;
@@ -159,7 +159,8 @@ fn write_run(job: &mut WorkerJob, ctx: &mut WorkerCtx) -> anyhow::Result<bool> {
 
 #[cfg(test)]
 mod tests {
-    use crate::config::{Method, RunSpec};
+    use crate::config::spec::RunSpec;
+    use crate::config::Method;
     use std::cell::Cell;
 
     thread_local! {
@@ -245,9 +246,9 @@ mod tests {
         let data: Vec<u8> = (0..100_003u32).map(|i| (i * 7 + 1) as u8).collect();
         std::fs::write(&path, &data).unwrap();
         let mut spec = RunSpec::new(&path);
-        spec.method = Method::Read;
-        spec.block_size_bytes = 4096;
-        spec.threads = 3;
+        spec.setup.method = Method::Read;
+        spec.setup.block_size_bytes = 4096;
+        spec.setup.threads = 3;
         let before = open_descriptors();
         for _ in 0..20 {
             let stop = Arc::new(AtomicBool::new(false));

@@ -6,7 +6,8 @@
 use super::buffer::{BufferError, BufferKind, SlotBufs};
 use super::job::WriteData;
 use super::layout::Layout as BufferLayout;
-use crate::config::{Buffers, Op, Prealloc, RunSpec, UsageError};
+use crate::config::spec::RunSpec;
+use crate::config::{Buffers, Op, Prealloc, UsageError};
 use rustix::fs::FallocateFlags;
 use std::fs::File;
 use std::sync::Arc;
@@ -30,7 +31,7 @@ pub const WRITE_RING_BYTES: u64 = 64 << 20;
 
 /// I/O slots a worker of `spec` uses at `queue_depth` (see [`super::caps::Caps::slots`]).
 pub fn slots_per_worker(spec: &RunSpec, queue_depth: u32) -> usize {
-    super::caps(spec.method).slots(queue_depth)
+    super::caps(spec.setup.method).slots(queue_depth)
 }
 
 /// The slots of one worker of `spec`, made now, backed as `spec.buffers` asks (`auto`:
@@ -47,7 +48,7 @@ pub fn worker_slots(
     if n == 0 {
         return Ok(None);
     }
-    match SlotBufs::allocate(n, block_size, spec.buffers, spec.direct) {
+    match SlotBufs::allocate(n, block_size, spec.setup.buffers, spec.setup.direct) {
         Ok(s) => Ok(Some(s)),
         Err(e @ BufferError::NoHugeTlb { .. }) => Err(UsageError::new(
             "--buffers",
@@ -64,7 +65,7 @@ pub fn buffer_layout<'a>(
     spec: &RunSpec,
     slots: impl IntoIterator<Item = &'a SlotBufs>,
 ) -> Option<BufferLayout> {
-    if !spec.direct {
+    if !spec.setup.direct {
         return None;
     }
     slots
@@ -87,7 +88,7 @@ pub fn buffer_note(
     layout: Option<&BufferLayout>,
 ) -> Option<String> {
     let kind = slots?.kind();
-    if spec.buffers == Buffers::Thp && kind != BufferKind::TransparentHuge {
+    if spec.setup.buffers == Buffers::Thp && kind != BufferKind::TransparentHuge {
         return Some(format!(
             "note: --buffers thp: the kernel gave no transparent huge page, so the buffers are \
              {} (see /sys/kernel/mm/transparent_hugepage/enabled)",
@@ -103,7 +104,8 @@ pub fn buffer_note(
         ),
         None => kind.describe().to_string(),
     };
-    spec.direct
+    spec.setup
+        .direct
         .then(|| format!("note: O_DIRECT buffers: {what}"))
 }
 
@@ -124,7 +126,7 @@ pub fn write_data(
     total_bytes: u64,
     notes: &mut Vec<String>,
 ) -> Option<Arc<WriteData>> {
-    if spec.op != Op::Write || total_bytes == 0 {
+    if spec.setup.op != Op::Write || total_bytes == 0 {
         return None;
     }
     let avail = mem_available_bytes().unwrap_or(0);
@@ -140,22 +142,33 @@ pub fn write_data(
     // WRITE_RING_BYTES (whole blocks, so no block straddles its end), not from a copy of its
     // whole region held for as long as it runs.
     let ring_bytes =
-        WRITE_RING_BYTES.div_ceil(spec.block_size_bytes.max(1)) * spec.block_size_bytes;
-    let made = if spec.loop_range && total_bytes > ring_bytes {
-        WriteData::ring(spec.seed, ring_bytes as usize, memory.backing, memory.skew)
+        WRITE_RING_BYTES.div_ceil(spec.setup.block_size_bytes.max(1)) * spec.setup.block_size_bytes;
+    let made = if spec.target.loop_range && total_bytes > ring_bytes {
+        WriteData::ring(
+            spec.safety.seed,
+            ring_bytes as usize,
+            memory.backing,
+            memory.skew,
+        )
     } else {
-        WriteData::generate(spec.seed, total_bytes as usize, memory.backing, memory.skew)
+        WriteData::generate(
+            spec.safety.seed,
+            total_bytes as usize,
+            memory.backing,
+            memory.skew,
+        )
     };
     match made {
         Ok(d) => {
             // Only where the data's memory is not what was asked (`auto` asks for nothing).
-            if !spec.direct && matches!(spec.buffers, Buffers::Plain | Buffers::Malloc) {
+            if !spec.setup.direct && matches!(spec.setup.buffers, Buffers::Plain | Buffers::Malloc)
+            {
                 notes.push(format!(
                     "note: --buffers {}: each write copies from its data, generated before the \
                      clock in {}{} (a source of {} in 4 KiB pages would cost \
                      the copy a TLB miss every 4 KiB, which a reused buffer does not; the \
                      setting sets the I/O slots: docs/accuracy.md)",
-                    spec.buffers.as_str(),
+                    spec.setup.buffers.as_str(),
                     d.kind().describe(),
                     if memory.skew > 0 {
                         format!(", {} bytes past a page boundary", memory.skew)
@@ -195,8 +208,8 @@ pub struct DataMemory {
 /// when the data is too big to pregenerate. An O_DIRECT write's data is what the device reads,
 /// so its physical layout is the run's: it keeps the memory `--buffers` asks for.
 pub fn write_data_memory(spec: &RunSpec) -> DataMemory {
-    let (backing, skew) = match spec.buffers {
-        b if spec.direct => (b, 0),
+    let (backing, skew) = match spec.setup.buffers {
+        b if spec.setup.direct => (b, 0),
         Buffers::Plain | Buffers::Auto => (Buffers::Auto, 0),
         Buffers::Malloc => (Buffers::Auto, super::buffer::MALLOC_OFFSET_BYTES),
         b @ (Buffers::Thp | Buffers::HugeTlb) => (b, 0),
@@ -214,9 +227,9 @@ pub fn preallocate(
     len_bytes: u64,
     notes: &mut Vec<String>,
 ) -> anyhow::Result<()> {
-    if spec.op != Op::Write
-        || spec.prealloc == Prealloc::None
-        || spec.overwrite_in_place
+    if spec.setup.op != Op::Write
+        || spec.setup.prealloc == Prealloc::None
+        || spec.safety.overwrite_in_place
         || len_bytes == 0
         || !file.metadata().is_ok_and(|m| m.is_file())
     {
@@ -237,7 +250,7 @@ pub fn preallocate(
                 notes.push(format!(
                     "note: --prealloc native: the filesystem of {} cannot preallocate ({e}); \
                      the writes allocate the blocks",
-                    crate::text::shown_path(&spec.path)
+                    crate::text::shown_path(&spec.target.path)
                 ));
                 return Ok(());
             }
@@ -276,12 +289,12 @@ pub fn lay_out_mix(
     if !spec.is_mixed() || total_bytes == 0 {
         return Ok(());
     }
-    let start = spec.range_start_bytes;
+    let start = spec.target.range_start_bytes;
     let have = file.metadata().map(|m| m.len()).unwrap_or(0);
-    if spec.overwrite_in_place && have >= start + total_bytes {
+    if spec.safety.overwrite_in_place && have >= start + total_bytes {
         return Ok(());
     }
-    let bs = spec.block_size_bytes as usize;
+    let bs = spec.setup.block_size_bytes as usize;
     let chunk = (LAYOUT_CHUNK_BYTES / bs).max(1) * bs;
     let mut scratch = super::buffer::AlignedBuf::new(chunk);
     let mut at = 0u64;
@@ -292,7 +305,7 @@ pub fn lay_out_mix(
         let bytes: &[u8] = match data.filter(|d| d.covers(off, len)) {
             Some(d) => d.at(off, len),
             None => {
-                crate::pattern::fill(spec.seed, off, &mut scratch[..len]);
+                crate::pattern::fill(spec.safety.seed, off, &mut scratch[..len]);
                 &scratch[..len]
             }
         };
@@ -316,8 +329,8 @@ mod tests {
 
     fn write_spec(path: &std::path::Path, prealloc: Prealloc) -> RunSpec {
         let mut s = RunSpec::new(path);
-        s.op = Op::Write;
-        s.prealloc = prealloc;
+        s.setup.op = Op::Write;
+        s.setup.prealloc = prealloc;
         s
     }
 
@@ -366,23 +379,23 @@ mod tests {
             (Buffers::Thp, mem(Buffers::Thp, 0)),
             (Buffers::HugeTlb, mem(Buffers::HugeTlb, 0)),
         ] {
-            s.buffers = b;
-            s.direct = false;
+            s.setup.buffers = b;
+            s.setup.direct = false;
             assert_eq!(write_data_memory(&s), buffered, "{b:?} buffered");
-            s.direct = true;
+            s.setup.direct = true;
             assert_eq!(write_data_memory(&s), mem(b, 0), "{b:?} O_DIRECT");
         }
         // The data itself: malloc's starts 16 bytes past a page and holds the pattern; an
         // O_DIRECT write's plain data is plain pages. A buffered plain write's note says where
         // its data is.
         let mut notes = Vec::new();
-        s.direct = false;
-        s.buffers = Buffers::Malloc;
+        s.setup.direct = false;
+        s.setup.buffers = Buffers::Malloc;
         let d = write_data(&s, 1 << 20, &mut notes).expect("1 MiB fits in memory");
         assert_eq!(d.at(0, 1).as_ptr() as usize % 4096, MALLOC_OFFSET_BYTES);
         assert_eq!(d.len(), 1 << 20);
         let mut want = vec![0u8; 1 << 20];
-        crate::pattern::fill(s.seed, 0, &mut want);
+        crate::pattern::fill(s.safety.seed, 0, &mut want);
         assert_eq!(d.at(0, 1 << 20), &want[..]);
         assert!(d.covers(0, 1 << 20) && !d.covers(1, 1 << 20));
         assert!(notes[0].starts_with("note: --buffers malloc: each write copies from its data"));
@@ -392,12 +405,12 @@ mod tests {
             notes[0]
         );
         assert!(!notes[0].contains("  "), "{}", notes[0]);
-        s.buffers = Buffers::Auto;
+        s.setup.buffers = Buffers::Auto;
         notes.clear();
         write_data(&s, 1 << 20, &mut notes).unwrap();
         assert!(notes.is_empty(), "the default says nothing: {notes:?}");
-        s.direct = true;
-        s.buffers = Buffers::Plain;
+        s.setup.direct = true;
+        s.setup.buffers = Buffers::Plain;
         let d = write_data(&s, 8 << 20, &mut notes).expect("8 MiB fits in memory");
         assert_eq!(d.kind(), BufferKind::Pages);
         assert_eq!(d.at(0, 1).as_ptr() as usize % 4096, 0);
@@ -410,10 +423,10 @@ mod tests {
         let mut s = write_spec(std::path::Path::new("/x"), Prealloc::Native);
         let d = write_data(&s, 10_000, &mut notes).expect("10 kB fits in memory");
         let mut want = vec![0u8; 10_000];
-        crate::pattern::fill(s.seed, 0, &mut want);
+        crate::pattern::fill(s.safety.seed, 0, &mut want);
         assert_eq!(d.at(0, 10_000), &want[..]);
         assert!(d.covers(9_000, 1_000) && !d.covers(9_001, 1_000));
-        s.op = Op::Read;
+        s.setup.op = Op::Read;
         assert!(write_data(&s, 10_000, &mut notes).is_none());
     }
 
@@ -421,8 +434,8 @@ mod tests {
     fn a_looping_write_takes_its_data_from_a_ring_of_whole_blocks() {
         let mut notes = Vec::new();
         let mut s = write_spec(std::path::Path::new("/x"), Prealloc::Native);
-        s.block_size_bytes = 3 << 20;
-        s.loop_range = true;
+        s.setup.block_size_bytes = 3 << 20;
+        s.target.loop_range = true;
         let total = 1u64 << 30;
         let d = write_data(&s, total, &mut notes).expect("a ring fits in memory");
         let ring = WRITE_RING_BYTES.div_ceil(3 << 20) * (3 << 20);
@@ -439,14 +452,14 @@ mod tests {
             assert_eq!(d.at(off, 16), d.at(off % ring, 16));
         }
         let mut want = vec![0u8; 4096];
-        crate::pattern::fill(s.seed, 0, &mut want);
+        crate::pattern::fill(s.safety.seed, 0, &mut want);
         assert_eq!(
             d.at(ring, 4096),
             &want[..],
             "the ring starts over at its end"
         );
         // A write that stops by itself keeps its region's bytes.
-        s.loop_range = false;
+        s.target.loop_range = false;
         let d = write_data(&s, 80 << 20, &mut notes).unwrap();
         assert_eq!(d.len(), 80 << 20);
         assert!(!d.covers(80 << 20, 4096));

@@ -284,12 +284,12 @@ impl Drop for SlotRing {
 
 impl Engine for UringEngine {
     fn run(&self, job: &mut WorkerJob, ctx: &mut WorkerCtx) -> anyhow::Result<bool> {
-        let qd = job.queue_depth.max(1) as usize;
+        let qd = job.setup.queue_depth.max(1) as usize;
         let bufs = job.take_slots(qd);
         let mut ring = SlotRing::new(bufs, job.write_data.clone())
             .map_err(|e| anyhow!("io_uring is not available here ({e}); use --method pread"))?;
         let fd = types::Fd(job.file.as_raw_fd());
-        let each = job.submit == SubmitPolicy::Each;
+        let each = job.setup.submit == SubmitPolicy::Each;
         let mut blocks: Vec<Option<Block>> = vec![None; qd];
         let mut t0s = vec![0u64; qd];
         // Open loop (`--rate`): each slot's intended start, for its response time.
@@ -412,7 +412,7 @@ fn complete(
         );
     }
     let mut n = res as usize;
-    if n < b.len && n > 0 && b.op == Op::Read && !job.direct {
+    if n < b.len && n > 0 && b.op == Op::Read && !job.setup.direct {
         let rest = &mut ring.slot_mut(slot)[n..b.len];
         n += super::job::fill_from(rest, |s, d| job.file.read_at(s, b.offset + (n + d) as u64))?;
     }

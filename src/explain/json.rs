@@ -7,7 +7,7 @@
 
 use super::context::Context;
 use super::model::Explanation;
-use crate::config::RunSpec;
+use crate::config::spec::RunSpec;
 use crate::measure::RunResult;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -42,7 +42,7 @@ pub fn document<T: Serialize>(
 pub fn setup_of(spec: &RunSpec) -> Value {
     let mut setup = setup_fields(spec);
     // A mix (issue 26): its operation as the result row names it, and its share of reads.
-    if let Some(pct) = spec.mix_read_pct {
+    if let Some(pct) = spec.setup.mix_read_pct {
         setup["operation"] = crate::measure::result::MIX_OPERATION.into();
         setup["mix_read_pct"] = pct.into();
     }
@@ -51,20 +51,20 @@ pub fn setup_of(spec: &RunSpec) -> Value {
 
 fn setup_fields(spec: &RunSpec) -> Value {
     json!({
-        "file": spec.path.display().to_string(),
-        "operation": spec.op,
-        "method": spec.method,
-        "block_size_bytes": spec.block_size_bytes,
-        "block_count": spec.block_count,
-        "threads": spec.threads,
-        "direct": spec.direct,
-        "cache": spec.cache,
-        "queue_depth": spec.queue_depth,
-        "pattern": spec.pattern,
-        "duration_s": spec.duration.map(|d| d.as_secs_f64()),
-        "fsync": spec.fsync,
-        "dsync": spec.dsync,
-        "seed": spec.seed,
+        "file": spec.target.path.display().to_string(),
+        "operation": spec.setup.op,
+        "method": spec.setup.method,
+        "block_size_bytes": spec.setup.block_size_bytes,
+        "block_count": spec.target.block_count,
+        "threads": spec.setup.threads,
+        "direct": spec.setup.direct,
+        "cache": spec.setup.cache,
+        "queue_depth": spec.setup.queue_depth,
+        "pattern": spec.setup.pattern,
+        "duration_s": spec.target.duration.map(|d| d.as_secs_f64()),
+        "fsync": spec.setup.write_sync.fsync(),
+        "dsync": spec.setup.write_sync.dsync(),
+        "seed": spec.safety.seed,
     })
 }
 
@@ -77,8 +77,8 @@ pub fn run_document(
     result: &RunResult,
     notes: &[String],
 ) -> anyhow::Result<String> {
-    let ctx = Context::collect(&spec.path);
-    let explanation = super::explain_file_result(Path::new(&spec.path), result);
+    let ctx = Context::collect(&spec.target.path);
+    let explanation = super::explain_file_result(Path::new(&spec.target.path), result);
     let mut row = result.clone();
     super::fill_bound_columns(&mut row, explanation.as_ref());
     document(

@@ -30,7 +30,8 @@ use super::profile::{
     self, memory_words, now_unix_s, same_memory, DeviceCeiling, MemoryCeiling, MemoryLevel,
     MethodCost, Profile, Provenance, Spread, Stall, Stalls, PROFILE_VERSION,
 };
-use crate::config::{usage, Buffers, CacheMode, Method, Pattern, RunSpec};
+use crate::config::spec::RunSpec;
+use crate::config::{usage, Buffers, CacheMode, Method, Pattern};
 use crate::measure::RunResult;
 use crate::runner::run_blocking;
 use crate::text::{shown, shown_path};
@@ -254,10 +255,10 @@ fn run_read(spec: &RunSpec, stop: &Arc<AtomicBool>) -> anyhow::Result<RunResult>
 /// A time-bound read spec of the file.
 fn timed(path: &Path, method: Method, bs: u64, d: Duration) -> RunSpec {
     let mut s = RunSpec::new(path);
-    s.method = method;
-    s.block_size_bytes = bs;
-    s.duration = Some(d);
-    s.loop_range = true;
+    s.setup.method = method;
+    s.setup.block_size_bytes = bs;
+    s.target.duration = Some(d);
+    s.target.loop_range = true;
     s
 }
 
@@ -615,15 +616,15 @@ fn read_levels(
     for want in [Buffers::Plain, Buffers::Thp] {
         for &bs in &sizes {
             let mut s = timed(path, Method::Read, bs, d / TRIES);
-            s.threads = threads;
-            s.cache = CacheMode::Warm;
-            s.buffers = want;
+            s.setup.threads = threads;
+            s.setup.cache = CacheMode::Warm;
+            s.setup.buffers = want;
             let mut tries = Vec::new();
             let mut got = want;
             for _ in 0..TRIES {
                 let r = run_read(&s, stop)?;
-                got = r.buffers.known().unwrap_or(want);
-                tries.push(r.mib_s);
+                got = r.setup.buffers.known().unwrap_or(want);
+                tries.push(r.figures.mib_s);
             }
             let known = levels
                 .iter()
@@ -719,10 +720,10 @@ pub fn measure(
     for &m in Method::ALL {
         pb.set_message(format!("{m}: 1-byte reads"));
         let mut s = timed(&path, m, 1, budget.per_op_step / TRIES);
-        s.block_count = Some(1 << 20);
-        s.cache = CacheMode::Warm;
+        s.target.block_count = Some(1 << 20);
+        s.setup.cache = CacheMode::Warm;
         let tries: anyhow::Result<Vec<f64>> = (0..TRIES + 2)
-            .map(|_| run_read(&s, stop).map(|r| r.iops))
+            .map(|_| run_read(&s, stop).map(|r| r.figures.iops))
             .collect();
         match tries.map(|t| best_and_spread(&t)) {
             Ok((ops_per_s, sp)) => {
@@ -802,19 +803,19 @@ pub fn measure(
     pb.set_message("device: cold readahead (1M reads)");
     let watch_family = StallWatch::start();
     let mut s = RunSpec::new(&path);
-    s.method = Method::Read;
-    s.cache = CacheMode::Cold;
-    s.block_count = Some(file_bytes.div_ceil(1 << 20));
-    s.duration = Some(budget.device_step * 2 / TRIES);
+    s.setup.method = Method::Read;
+    s.setup.cache = CacheMode::Cold;
+    s.target.block_count = Some(file_bytes.div_ceil(1 << 20));
+    s.target.duration = Some(budget.device_step * 2 / TRIES);
     let mut readahead_tries = Vec::new();
     let mut readahead_note = None;
     for _ in 0..TRIES {
         match run_read(&s, stop) {
-            Ok(r) if r.residency_before_pct < 10.0 => readahead_tries.push(r.mib_s),
+            Ok(r) if r.figures.residency_before_pct < 10.0 => readahead_tries.push(r.figures.mib_s),
             Ok(r) => {
                 readahead_note = Some(format!(
                     "cold readahead not measured: {:.0}% of the file stayed cached after eviction",
-                    r.residency_before_pct
+                    r.figures.residency_before_pct
                 ))
             }
             Err(e) if stop.load(Ordering::Relaxed) => return Err(e),
@@ -899,10 +900,10 @@ fn device_ceiling(
     for (i, (m, bs, qd, pat, what)) in direct_specs.into_iter().enumerate() {
         pb.set_message(format!("device: {what} (O_DIRECT, {words} buffers)"));
         let mut s = timed(path, m, bs, budget.device_step / TRIES);
-        s.direct = true;
-        s.queue_depth = qd;
-        s.pattern = pat;
-        s.buffers = buffers;
+        s.setup.direct = true;
+        s.setup.queue_depth = qd;
+        s.setup.pattern = pat;
+        s.setup.buffers = buffers;
         // Best of the tries: a device shared with other guests has stalls that are not its
         // ceiling. Sequential figures are MiB/s, random ones IOPS.
         let tries: anyhow::Result<Vec<RunResult>> =
@@ -911,13 +912,19 @@ fn device_ceiling(
             Ok(rs) => {
                 let figures: Vec<f64> = rs
                     .iter()
-                    .map(|r| if i < 2 { r.mib_s } else { r.iops })
+                    .map(|r| {
+                        if i < 2 {
+                            r.figures.mib_s
+                        } else {
+                            r.figures.iops
+                        }
+                    })
                     .collect();
                 let (best, sp) = best_and_spread(&figures);
                 // The memory of the 1 MiB requests names the ceiling (a 4 KiB buffer is one
                 // page whatever was asked).
                 if i == 0 {
-                    if let Some(b) = rs.last().and_then(|r| r.buffers.known()) {
+                    if let Some(b) = rs.last().and_then(|r| r.setup.buffers.known()) {
                         dev.buffers = b;
                     }
                 }

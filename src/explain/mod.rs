@@ -57,11 +57,11 @@ pub fn profile_for(file: &Path) -> Option<Loaded> {
 /// `why` columns. A failed run, or a row no measurement of ours made (a command's), is not
 /// judged (`None`, the columns stay empty).
 pub fn judge_result(r: &mut RunResult) -> Option<verdict::Verdict> {
-    if !r.error.is_empty() {
+    if !r.figures.error.is_empty() {
         return None;
     }
     let facts = r.facts.as_ref()?.full.clone()?;
-    let file = Path::new(&r.file);
+    let file = Path::new(&r.identity.file);
     let ctx = Context::collect(file);
     let profile = profile_for(file).map(|(p, _)| refreshed(p, r, file));
     let v = verdict::judge(r, Some(&facts), &ctx, profile.as_ref());
@@ -79,7 +79,11 @@ fn refreshed(mut p: Profile, r: &RunResult, file: &Path) -> Profile {
     let above_memory = model::explain_result(&p, r)
         .is_some_and(|e| !e.explained && e.prediction.bound == model::Bound::Memory);
     if above_memory {
-        let threads = r.threads.min(p.cores_now.unwrap_or(usize::MAX)).max(1);
+        let threads = r
+            .setup
+            .threads
+            .min(p.cores_now.unwrap_or(usize::MAX))
+            .max(1);
         let measured = p.memory_for(threads).map_or(threads, |m| m.threads);
         limits::refresh_memory(&mut p, measured);
         if let Ok(mut guard) = LOADED.lock() {
@@ -179,10 +183,10 @@ pub fn stderr_lines(file: &Path, r: &RunResult) -> Vec<String> {
 /// profile is doubtful.
 pub fn annotate(r: &mut RunResult) {
     static WARNED: std::sync::Once = std::sync::Once::new();
-    if let Some((_, Some(doubt))) = profile_for(Path::new(&r.file)) {
+    if let Some((_, Some(doubt))) = profile_for(Path::new(&r.identity.file)) {
         WARNED.call_once(|| crate::eprintln_shown!("warning: {doubt}"));
     }
-    let e = explain_file_result(Path::new(&r.file), r);
+    let e = explain_file_result(Path::new(&r.identity.file), r);
     fill_bound_columns(r, e.as_ref());
 }
 
@@ -190,10 +194,10 @@ pub fn annotate(r: &mut RunResult) {
 /// value, the share reached, and in `bound_hint` what to look at below half the bound or, above
 /// the bound by more than the profile's error, that the profile does not explain the run.
 pub fn fill_bound_columns(r: &mut RunResult, e: Option<&Explanation>) {
-    r.bound = e.map(|e| e.prediction.bound.to_string());
-    r.bound_mib_s = e.map(|e| e.prediction.bound_mib_s);
-    r.pct_of_bound = e.map(|e| e.pct_of_bound);
-    r.bound_hint = e.and_then(|e| match (e.explained, &e.prediction.doubt) {
+    r.judgement.bound = e.map(|e| e.prediction.bound.to_string());
+    r.judgement.bound_mib_s = e.map(|e| e.prediction.bound_mib_s);
+    r.judgement.pct_of_bound = e.map(|e| e.pct_of_bound);
+    r.judgement.bound_hint = e.and_then(|e| match (e.explained, &e.prediction.doubt) {
         (true, _) => e.hint.clone(),
         (false, Some(doubt)) => Some(model::untrusted(doubt)),
         (false, None) => Some(model::NOT_EXPLAINED.to_string()),
@@ -228,17 +232,21 @@ pub fn fast_explanation(
         _ => return None,
     };
     let pt = Point {
-        method,
-        op: crate::config::Op::Read,
-        block_size_bytes: bs.max(1),
-        // The direct road serves all its streams from one ring: its depth is the queue depth.
-        threads: if direct { 1 } else { threads.max(1) },
-        queue_depth: if direct { queue_depth.max(1) } else { 1 },
+        setup: crate::config::Setup {
+            method,
+            op: crate::config::Op::Read,
+            block_size_bytes: bs.max(1),
+            // The direct road serves all its streams from one ring: its depth is the queue
+            // depth.
+            threads: if direct { 1 } else { threads.max(1) },
+            queue_depth: if direct { queue_depth.max(1) } else { 1 },
+            direct,
+            // fast's buffers are what `auto` gives: huge pages for O_DIRECT, plain pages
+            // otherwise.
+            buffers: profile::resolved(crate::config::Buffers::Auto, direct),
+            ..crate::config::Setup::default()
+        },
         cold,
-        direct,
-        random: false,
-        // fast's buffers are what `auto` gives: huge pages for O_DIRECT, plain pages otherwise.
-        buffers: profile::resolved(crate::config::Buffers::Auto, direct),
     };
     let measured = bytes as f64 / (1024.0 * 1024.0) / seconds.max(1e-9);
     model::explain(&p, &pt, measured)

@@ -35,7 +35,8 @@
 //! prediction and [`missing_ceiling`] says which memory is missing and which the profile has.
 
 use super::profile::{memory_words, resolved, Profile};
-use crate::config::{Buffers, CacheMode, Method, Op, Pattern, RunSpec};
+use crate::config::spec::RunSpec;
+use crate::config::{Buffers, CacheMode, Op, Pattern, Setup};
 use crate::measure::RunResult;
 use crate::size::format_size;
 use serde::{Deserialize, Serialize};
@@ -99,37 +100,26 @@ impl fmt::Display for Bound {
     }
 }
 
-/// The settings of a point that the model looks at.
+/// The settings of a point that the model looks at: its setup (queue depth as run, the
+/// buffers' memory resolved as a run resolves `auto`) and whether its data was cold.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
-    pub method: Method,
-    pub op: Op,
-    pub block_size_bytes: u64,
-    pub threads: usize,
-    /// Requests in flight per thread (io_uring); 1 for synchronous methods.
-    pub queue_depth: u32,
+    pub setup: Setup,
     /// The data is not in the page cache (cold) when read.
     pub cold: bool,
-    pub direct: bool,
-    pub random: bool,
-    /// The memory of the read buffers (plain, malloc, thp or hugetlb; `auto` resolved as a run
-    /// resolves it where the run does not say). Unused for mmap, which has no buffer.
-    pub buffers: Buffers,
 }
 
 impl Point {
     /// The point of a spec (cold when the spec asks for cold or cold-all).
     pub fn of_spec(spec: &RunSpec) -> Point {
+        let s = &spec.setup;
         Point {
-            method: spec.method,
-            op: spec.op,
-            block_size_bytes: spec.block_size_bytes,
-            threads: spec.threads,
-            queue_depth: crate::engine::caps(spec.method).queue_depth(spec.queue_depth),
-            cold: matches!(spec.cache, CacheMode::Cold | CacheMode::ColdAll),
-            direct: spec.direct,
-            random: spec.pattern == Pattern::Random,
-            buffers: resolved(spec.buffers, spec.direct),
+            setup: Setup {
+                queue_depth: crate::engine::caps(s.method).queue_depth(s.queue_depth),
+                buffers: resolved(s.buffers, s.direct),
+                ..*s
+            },
+            cold: matches!(s.cache, CacheMode::Cold | CacheMode::ColdAll),
         }
     }
 
@@ -139,29 +129,39 @@ impl Point {
     ///
     /// `None` for a run that did not XOR its data (`--checksum none`): every memory ceiling of
     /// the profile includes the XOR, so it would bound such a run too low and call its figure
-    /// faster than the machine goes.
+    /// faster than the machine goes. `None` too for a command's program or a locality layout,
+    /// which are not methods the model knows.
     pub fn of_result(r: &RunResult) -> Option<Point> {
-        if r.checksum == Some(crate::config::Checksum::None) {
+        let s = &r.setup;
+        if s.checksum == Some(crate::config::Checksum::None) {
             return None;
         }
-        let cold = match r.cache.known() {
+        let cold = match s.cache.known() {
             Some(CacheMode::Warm) => false,
             Some(CacheMode::Cold | CacheMode::ColdAll) => true,
-            Some(CacheMode::AsIs) | None => r.residency_before_pct < 50.0,
+            Some(CacheMode::AsIs) | None => r.figures.residency_before_pct < 50.0,
         };
         Some(Point {
-            // A command's program or a locality layout is not a method the model knows.
-            method: r.method.known()?,
-            op: r.operation.known()?,
-            block_size_bytes: r.block_size_bytes,
-            threads: r.threads.max(1),
-            queue_depth: r.queue_depth.max(1),
+            setup: Setup {
+                // A command's program, a locality layout or a mix is not what the model knows.
+                op: s.op.known()?,
+                method: s.method.known()?,
+                pattern: s.pattern.known().unwrap_or(Pattern::Sequential),
+                block_size_bytes: s.block_size_bytes,
+                threads: s.threads.max(1),
+                queue_depth: s.queue_depth.max(1),
+                direct: s.direct,
+                // A result written before the column: the memory `auto` gave then.
+                buffers: resolved(s.buffers.known().unwrap_or(Buffers::Auto), s.direct),
+                ..Setup::default()
+            },
             cold,
-            direct: r.direct,
-            random: r.pattern == Pattern::Random,
-            // A result written before the column: the memory `auto` gave then.
-            buffers: resolved(r.buffers.known().unwrap_or(Buffers::Auto), r.direct),
         })
+    }
+
+    /// Whether its offsets are random.
+    pub fn random(&self) -> bool {
+        self.setup.pattern == Pattern::Random
     }
 }
 
@@ -257,8 +257,8 @@ fn device_seconds_per_op(p: &Profile, pt: &Point, bytes: f64, qd: f64) -> Option
 /// The device figures that bound `pt`: for O_DIRECT those measured with the point's buffer
 /// memory; for cached reads (the kernel reads into its own pages) any.
 fn device_of<'a>(p: &'a Profile, pt: &Point) -> Option<&'a super::profile::DeviceCeiling> {
-    if pt.direct {
-        p.device_for(pt.buffers)
+    if pt.setup.direct {
+        p.device_for(pt.setup.buffers)
     } else {
         p.devices.first()
     }
@@ -269,7 +269,7 @@ fn device_of<'a>(p: &'a Profile, pt: &Point) -> Option<&'a super::profile::Devic
 /// measured with huge-page buffers only; ...)`. None when the memory is covered, or when the
 /// point needs no buffer ceiling (mmap, writes) or lacks something else.
 pub fn missing_ceiling(p: &Profile, pt: &Point) -> Option<String> {
-    if pt.op != Op::Read || crate::engine::caps(pt.method).maps_file {
+    if pt.setup.op != Op::Read || crate::engine::caps(pt.setup.method).maps_file {
         return None;
     }
     let have = |list: Vec<Buffers>| -> String {
@@ -280,8 +280,8 @@ pub fn missing_ceiling(p: &Profile, pt: &Point) -> Option<String> {
             format!("{} buffers only", words.join(" and "))
         }
     };
-    let (what, measured) = if pt.direct || (pt.cold && pt.random) {
-        if !pt.direct || p.devices.is_empty() || p.device_for(pt.buffers).is_some() {
+    let (what, measured) = if pt.setup.direct || (pt.cold && pt.random()) {
+        if !pt.setup.direct || p.devices.is_empty() || p.device_for(pt.setup.buffers).is_some() {
             return None;
         }
         (
@@ -290,9 +290,9 @@ pub fn missing_ceiling(p: &Profile, pt: &Point) -> Option<String> {
         )
     } else {
         let cpus = p.context.cpu_count.max(1);
-        let mem = p.memory_for(pt.threads.max(1).min(cpus))?;
+        let mem = p.memory_for(pt.setup.threads.max(1).min(cpus))?;
         if mem
-            .copy_xor_mib_s(pt.block_size_bytes, pt.buffers)
+            .copy_xor_mib_s(pt.setup.block_size_bytes, pt.setup.buffers)
             .is_some()
         {
             return None;
@@ -301,34 +301,34 @@ pub fn missing_ceiling(p: &Profile, pt: &Point) -> Option<String> {
     };
     Some(format!(
         "no bound: the limits profile has no {what} with {} buffers (it was measured with {measured}, and a ceiling measured with one memory does not bound a run with another); pass a `--buffers` it has, or run `diskscope limits --refresh` to measure both",
-        memory_words(pt.buffers)
+        memory_words(pt.setup.buffers)
     ))
 }
 
 /// Predicts the bound of `pt` from the ceilings in `p`; None when the profile lacks what the
 /// point needs (a write, a direct read without device figures).
 pub fn predict(p: &Profile, pt: &Point) -> Option<Prediction> {
-    if pt.op != Op::Read || pt.block_size_bytes == 0 {
+    if pt.setup.op != Op::Read || pt.setup.block_size_bytes == 0 {
         return None;
     }
-    let bytes = pt.block_size_bytes as f64;
+    let bytes = pt.setup.block_size_bytes as f64;
     // The cores the profile was measured with, and no more than this process has now.
     let cpus = p
         .context
         .cpu_count
         .max(1)
         .min(p.cores_now.unwrap_or(usize::MAX).max(1));
-    let threads = pt.threads.max(1);
+    let threads = pt.setup.threads.max(1);
     let running = threads.min(cpus) as f64;
     let mem = p.memory_for(threads.min(cpus))?;
     // Per thread: the memory ceilings are sums over the threads measured together.
     let per_thread = |total_mib_s: f64| total_mib_s * MIB / mem.threads.max(1) as f64;
-    let t_call = 1.0 / p.ops_per_s(pt.method)?;
+    let t_call = 1.0 / p.ops_per_s(pt.setup.method)?;
     // read(2) and friends copy from the cache into the buffer, then XOR it (fast while the
     // buffer fits a CPU cache); mmap and O_DIRECT reads only XOR, from memory.
-    let copies = crate::engine::caps(pt.method).copies(pt.direct);
+    let copies = crate::engine::caps(pt.setup.method).copies(pt.setup.direct);
     let memory_mib_s = if copies {
-        mem.copy_xor_mib_s(pt.block_size_bytes, pt.buffers)?
+        mem.copy_xor_mib_s(pt.setup.block_size_bytes, pt.setup.buffers)?
     } else {
         mem.xor_mib_s
     };
@@ -356,10 +356,10 @@ pub fn predict(p: &Profile, pt: &Point) -> Option<Prediction> {
         _ => None,
     };
     let mut error_pct = cpu_error;
-    let ops_per_s = if pt.direct || (pt.cold && pt.random) {
+    let ops_per_s = if pt.setup.direct || (pt.cold && pt.random()) {
         error_pct = with(spread.map(|s| s.device_pct));
-        let per_thread_qd = if crate::engine::caps(pt.method).queued {
-            pt.queue_depth.max(1) as f64
+        let per_thread_qd = if crate::engine::caps(pt.setup.method).queued {
+            pt.setup.queue_depth.max(1) as f64
         } else {
             1.0
         };
@@ -398,7 +398,7 @@ pub fn predict(p: &Profile, pt: &Point) -> Option<Prediction> {
         bound,
         bound_mib_s: ops_per_s * bytes / MIB,
         ops_per_s,
-        block_size_bytes: pt.block_size_bytes,
+        block_size_bytes: pt.setup.block_size_bytes,
         error_pct,
         doubt: p.family_doubt(bound.family()),
         detail,
@@ -412,7 +412,10 @@ pub fn predict_curve(p: &Profile, base: &Point, block_sizes: &[u64]) -> Vec<(u64
         .iter()
         .filter_map(|&bs| {
             let pt = Point {
-                block_size_bytes: bs,
+                setup: Setup {
+                    block_size_bytes: bs,
+                    ..base.setup
+                },
                 ..*base
             };
             predict(p, &pt).map(|pr| (bs, pr))
@@ -469,31 +472,31 @@ impl Explanation {
 
 /// Explains a measured result (None without a usable point or prediction).
 pub fn explain_result(p: &Profile, r: &RunResult) -> Option<Explanation> {
-    if !r.error.is_empty() || r.seconds <= 0.0 {
+    if !r.figures.error.is_empty() || r.figures.seconds <= 0.0 {
         return None;
     }
-    explain(p, &Point::of_result(r)?, r.mib_s)
+    explain(p, &Point::of_result(r)?, r.figures.mib_s)
 }
 
 /// What to look at when a point reaches less than half its bound.
 fn hint_for(p: &Profile, pt: &Point) -> String {
     let dev = p.context.device.as_ref();
     let lbs = dev.and_then(|d| d.logical_block_size_bytes).unwrap_or(512);
-    if pt.direct && !pt.block_size_bytes.is_multiple_of(lbs.max(4096)) {
+    if pt.setup.direct && !pt.setup.block_size_bytes.is_multiple_of(lbs.max(4096)) {
         return format!(
             "misaligned requests: O_DIRECT blocks of {} are not a multiple of 4 KiB, so the device does read-modify or split work",
-            format_size(pt.block_size_bytes)
+            format_size(pt.setup.block_size_bytes)
         );
     }
     if let Some(max_kb) = dev.and_then(|d| d.max_sectors_kb) {
-        if (pt.direct || pt.cold) && pt.block_size_bytes > max_kb * 1024 {
+        if (pt.setup.direct || pt.cold) && pt.setup.block_size_bytes > max_kb * 1024 {
             return format!(
                 "split requests: {} blocks exceed max_sectors_kb ({max_kb} KiB), so each read becomes several device requests",
-                format_size(pt.block_size_bytes)
+                format_size(pt.setup.block_size_bytes)
             );
         }
     }
-    if pt.cold && !pt.direct {
+    if pt.cold && !pt.setup.direct {
         return "page cache churn: readahead pages evicted before use (memory pressure) or another process reading the same device".to_string();
     }
     "another process competing for CPU or memory bandwidth (check top), CPU frequency scaling, or a misaligned buffer".to_string()
@@ -561,18 +564,18 @@ pub fn one_liner(
         Bound::Syscall => format!(
             "{} × {}{threads}",
             format_rate(pr.ops_per_s, "ops/s"),
-            format_size(pt.block_size_bytes)
+            format_size(pt.setup.block_size_bytes)
         ),
         Bound::Memory => {
-            let copies = crate::engine::caps(pt.method).copies(pt.direct);
+            let copies = crate::engine::caps(pt.setup.method).copies(pt.setup.direct);
             format!(
                 "{} {}{threads} ({}{})",
                 if copies { "copy + XOR at" } else { "XOR at" },
                 format_mib_s(d.memory_mib_s, d.memory_mib_s, true),
                 format_rate(pr.ops_per_s, "ops/s"),
                 // Named where it is not the default (plain pages), to keep the usual line short.
-                if copies && pt.buffers != Buffers::Plain {
-                    format!(", into {} buffers", memory_words(pt.buffers))
+                if copies && pt.setup.buffers != Buffers::Plain {
+                    format!(", into {} buffers", memory_words(pt.setup.buffers))
                 } else {
                     String::new()
                 }
@@ -581,10 +584,10 @@ pub fn one_liner(
         Bound::DeviceIops | Bound::DeviceBandwidth => format!(
             "{} × {} at QD {:.0}{}",
             format_rate(pr.ops_per_s, "IOPS"),
-            format_size(pt.block_size_bytes),
+            format_size(pt.setup.block_size_bytes),
             d.device_qd.max(1.0),
-            if pt.direct {
-                format!(", {} buffers", memory_words(pt.buffers))
+            if pt.setup.direct {
+                format!(", {} buffers", memory_words(pt.setup.buffers))
             } else {
                 String::new()
             }
@@ -626,6 +629,7 @@ pub fn one_liner(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Method;
 
     /// `Profile::synthetic_example`: 1 M read calls/s, copy 8 GiB/s and XOR 8 GiB/s on one
     /// thread (4 GiB/s together, 16 on 4), a device of 100 µs per 4 KiB request and 1 GiB/s at
@@ -636,15 +640,18 @@ mod tests {
 
     fn warm_read(bs: u64) -> Point {
         Point {
-            method: Method::Read,
-            op: Op::Read,
-            block_size_bytes: bs,
-            threads: 1,
-            queue_depth: 1,
+            setup: Setup {
+                method: Method::Read,
+                op: Op::Read,
+                block_size_bytes: bs,
+                threads: 1,
+                queue_depth: 1,
+                direct: false,
+                pattern: Pattern::Sequential,
+                buffers: Buffers::Plain,
+                ..Setup::default()
+            },
             cold: false,
-            direct: false,
-            random: false,
-            buffers: Buffers::Plain,
         }
     }
 
@@ -681,7 +688,10 @@ mod tests {
         let four = predict(
             &p,
             &Point {
-                threads: 4,
+                setup: Setup {
+                    threads: 4,
+                    ..warm_read(1).setup
+                },
                 ..warm_read(1)
             },
         )
@@ -690,7 +700,10 @@ mod tests {
         let eight = predict(
             &p,
             &Point {
-                threads: 8,
+                setup: Setup {
+                    threads: 8,
+                    ..warm_read(1).setup
+                },
                 ..warm_read(1)
             },
         )
@@ -706,11 +719,13 @@ mod tests {
         let small = predict(
             &p,
             &Point {
-                direct: true,
-                buffers: Buffers::Thp,
+                setup: Setup {
+                    direct: true,
+                    buffers: Buffers::Thp,
+                    pattern: Pattern::Random,
+                    ..warm_read(4096).setup
+                },
                 cold: true,
-                random: true,
-                ..warm_read(4096)
             },
         )
         .unwrap();
@@ -722,10 +737,12 @@ mod tests {
         let big = predict(
             &p,
             &Point {
-                direct: true,
-                buffers: Buffers::Thp,
+                setup: Setup {
+                    direct: true,
+                    buffers: Buffers::Thp,
+                    ..warm_read(4 << 20).setup
+                },
                 cold: true,
-                ..warm_read(4 << 20)
             },
         )
         .unwrap();
@@ -737,13 +754,15 @@ mod tests {
         let deep = predict(
             &p,
             &Point {
-                method: Method::IoUring,
-                direct: true,
-                buffers: Buffers::Thp,
+                setup: Setup {
+                    method: Method::IoUring,
+                    direct: true,
+                    buffers: Buffers::Thp,
+                    pattern: Pattern::Random,
+                    queue_depth: 32,
+                    ..warm_read(4096).setup
+                },
                 cold: true,
-                random: true,
-                queue_depth: 32,
-                ..warm_read(4096)
             },
         )
         .unwrap();
@@ -774,7 +793,10 @@ mod tests {
         assert!(predict(
             &p,
             &Point {
-                op: Op::Write,
+                setup: Setup {
+                    op: Op::Write,
+                    ..warm_read(4096).setup
+                },
                 ..warm_read(4096)
             }
         )
@@ -783,8 +805,11 @@ mod tests {
         assert!(predict(
             &p,
             &Point {
-                direct: true,
-                buffers: Buffers::Thp,
+                setup: Setup {
+                    direct: true,
+                    buffers: Buffers::Thp,
+                    ..warm_read(4096).setup
+                },
                 ..warm_read(4096)
             }
         )
@@ -820,29 +845,44 @@ mod tests {
     #[test]
     fn a_warm_run_over_part_of_a_file_is_warm_whatever_the_whole_file_residency() {
         let r = RunResult {
-            operation: Op::Read.into(),
-            method: Method::Read.into(),
-            cache: CacheMode::Warm.into(),
-            block_size_bytes: 1,
-            threads: 1,
-            queue_depth: 1,
-            residency_before_pct: 0.1,
+            setup: crate::config::RecordedSetup {
+                op: Op::Read.into(),
+                method: Method::Read.into(),
+                cache: CacheMode::Warm.into(),
+                block_size_bytes: 1,
+                threads: 1,
+                queue_depth: 1,
+                ..Default::default()
+            },
+            figures: crate::measure::result::Figures {
+                residency_before_pct: 0.1,
+                ..Default::default()
+            },
             ..Default::default()
         };
         assert!(!Point::of_result(&r).unwrap().cold);
         let as_is = RunResult {
-            cache: CacheMode::AsIs.into(),
+            setup: crate::config::RecordedSetup {
+                cache: CacheMode::AsIs.into(),
+                ..r.clone().setup
+            },
             ..r.clone()
         };
         assert!(Point::of_result(&as_is).unwrap().cold);
         let cold = RunResult {
-            cache: CacheMode::Cold.into(),
-            residency_before_pct: 100.0,
+            setup: crate::config::RecordedSetup {
+                cache: CacheMode::Cold.into(),
+                ..r.setup.clone()
+            },
+            figures: crate::measure::result::Figures {
+                residency_before_pct: 100.0,
+                ..r.figures.clone()
+            },
             ..r
         };
         assert!(Point::of_result(&cold).unwrap().cold);
         let mut unxored = cold.clone();
-        unxored.checksum = Some(crate::config::Checksum::None);
+        unxored.setup.checksum = Some(crate::config::Checksum::None);
         assert_eq!(
             Point::of_result(&unxored),
             None,
@@ -937,11 +977,13 @@ mod tests {
         let mut p = synthetic();
         p.spread.as_mut().unwrap().device_pct = Some(30.0);
         let direct = Point {
-            direct: true,
-            buffers: Buffers::Thp,
+            setup: Setup {
+                direct: true,
+                buffers: Buffers::Thp,
+                pattern: Pattern::Random,
+                ..warm_read(4096).setup
+            },
             cold: true,
-            random: true,
-            ..warm_read(4096)
         };
         assert_eq!(predict(&p, &direct).unwrap().error_pct, Some(30.0));
         assert_eq!(predict(&p, &warm_read(4096)).unwrap().error_pct, Some(10.0));
@@ -960,7 +1002,10 @@ mod tests {
             predict(
                 &p,
                 &Point {
-                    threads,
+                    setup: Setup {
+                        threads,
+                        ..warm_read(64 << 20).setup
+                    },
                     ..warm_read(64 << 20)
                 },
             )
@@ -974,7 +1019,10 @@ mod tests {
         let e = explain(
             &p,
             &Point {
-                threads: 8,
+                setup: Setup {
+                    threads: 8,
+                    ..warm_read(64 << 20).setup
+                },
                 ..warm_read(64 << 20)
             },
             one,
@@ -987,12 +1035,14 @@ mod tests {
     fn a_run_whose_buffer_memory_has_no_ceiling_is_told_so_instead_of_bounded_by_another() {
         let p = synthetic();
         let direct = |buffers| Point {
-            method: Method::IoUring,
-            queue_depth: 32,
-            direct: true,
+            setup: Setup {
+                method: Method::IoUring,
+                queue_depth: 32,
+                direct: true,
+                buffers,
+                ..warm_read(1 << 20).setup
+            },
             cold: true,
-            buffers,
-            ..warm_read(1 << 20)
         };
         // The synthetic device was measured with huge-page buffers only.
         assert!(predict(&p, &direct(Buffers::Thp)).is_some());
@@ -1013,7 +1063,10 @@ mod tests {
             buffers: Buffers::Plain,
         }];
         let warm = |buffers| Point {
-            buffers,
+            setup: Setup {
+                buffers,
+                ..warm_read(1 << 20).setup
+            },
             ..warm_read(1 << 20)
         };
         let plain = predict(&p, &warm(Buffers::Plain)).unwrap();
@@ -1027,7 +1080,10 @@ mod tests {
         );
         // mmap has no buffer: no ceiling is missing for it.
         let mmap = Point {
-            method: Method::Mmap,
+            setup: Setup {
+                method: Method::Mmap,
+                ..warm(Buffers::Thp).setup
+            },
             ..warm(Buffers::Thp)
         };
         assert_eq!(missing_ceiling(&p, &mmap), None);

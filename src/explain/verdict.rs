@@ -301,26 +301,31 @@ impl Verdict {
 
     /// Writes the `verdict`, `reasons` and `why` columns of `r`.
     pub fn fill(&self, r: &mut RunResult) {
-        r.verdict = self.verdict.as_str().to_string();
-        r.reasons = self.codes();
-        r.why = self.sentences();
+        r.judgement.verdict = self.verdict.as_str().to_string();
+        r.judgement.reasons = self.codes();
+        r.judgement.why = self.sentences();
     }
 }
 
 /// The stderr lines of a result's `verdict`, `reasons` and `why` columns (none when it was not
 /// judged).
 pub fn lines_of(r: &RunResult) -> Vec<String> {
-    match r.verdict.as_str() {
+    match r.judgement.verdict.as_str() {
         "" => vec![],
         "ok" => vec!["verdict: ok".to_string()],
         v => {
-            let codes: Vec<&str> = r.reasons.split(';').filter(|c| !c.is_empty()).collect();
+            let codes: Vec<&str> = r
+                .judgement
+                .reasons
+                .split(';')
+                .filter(|c| !c.is_empty())
+                .collect();
             let mut out = vec![format!(
                 "verdict: {} ({})",
                 crate::text::shown(v),
                 crate::text::shown(&codes.join(", "))
             )];
-            let mut why = r.why.split(" | ");
+            let mut why = r.judgement.why.split(" | ");
             for c in codes {
                 let s = why.next().unwrap_or("");
                 out.push(format!(
@@ -404,8 +409,8 @@ impl<'a> Input<'a> {
         ctx: &'a Context,
         profile: Option<&'a Profile>,
     ) -> Input<'a> {
-        let op = r.operation.known();
-        let cache = r.cache.known();
+        let op = r.setup.op.known();
+        let cache = r.setup.cache.known();
         let in_ram = facts.is_some_and(|f| f.ram_below.is_some())
             || ctx
                 .filesystem
@@ -421,15 +426,15 @@ impl<'a> Input<'a> {
             write: op == Some(Op::Write),
             cold: matches!(cache, Some(CacheMode::Cold | CacheMode::ColdAll)),
             warm: cache == Some(CacheMode::Warm),
-            synced: r.write_sync.is_some_and(|w| w != WriteSync::None),
+            synced: r.setup.write_sync.is_some_and(|w| w != WriteSync::None),
             in_ram,
         }
     }
 
     /// A run meant to measure the device: a cold or O_DIRECT read, an O_DIRECT or synced write.
     fn meant_for_device(&self) -> bool {
-        (self.read && (self.cold || self.r.direct))
-            || (self.write && (self.r.direct || self.synced))
+        (self.read && (self.cold || self.r.setup.direct))
+            || (self.write && (self.r.setup.direct || self.synced))
     }
 
     /// The run's own storage bytes in its direction (read or written), when known.
@@ -451,10 +456,10 @@ impl<'a> Input<'a> {
     /// share of the file that is holes, unwritten or compressed (which no device holds as such).
     fn device_held_bytes(&self) -> u64 {
         let Some(m) = self.facts.and_then(Facts::extents) else {
-            return self.r.bytes;
+            return self.r.figures.bytes;
         };
         let held = 1.0 - m.share(m.zero_bytes()) - m.share(m.encoded_bytes);
-        (self.r.bytes as f64 * held.max(0.0)) as u64
+        (self.r.figures.bytes as f64 * held.max(0.0)) as u64
     }
 }
 
@@ -695,7 +700,7 @@ fn not_a_disk(i: &Input) -> Option<Finding> {
 /// A read the zero-filled extents matter to: any read but a warm one (a warm read measures
 /// the page cache by design, zero pages included).
 fn reads_the_device_maybe(i: &Input) -> bool {
-    i.read && !i.warm && i.r.bytes >= MIN_JUDGED_BYTES
+    i.read && !i.warm && i.r.figures.bytes >= MIN_JUDGED_BYTES
 }
 
 fn sparse(i: &Input) -> Option<Finding> {
@@ -729,7 +734,7 @@ fn unwritten(i: &Input) -> Option<Finding> {
 
 fn compressed(i: &Input) -> Option<Finding> {
     let applies = reads_the_device_maybe(i)
-        || (i.write && (i.synced || i.r.direct) && i.r.bytes >= MIN_JUDGED_BYTES);
+        || (i.write && (i.synced || i.r.setup.direct) && i.r.figures.bytes >= MIN_JUDGED_BYTES);
     if !applies {
         return None;
     }
@@ -764,8 +769,8 @@ fn compressed(i: &Input) -> Option<Finding> {
 }
 
 fn not_cold(i: &Input) -> Option<Finding> {
-    let resident = i.r.residency_before_pct;
-    let mode = i.r.cache.known()?;
+    let resident = i.r.figures.residency_before_pct;
+    let mode = i.r.setup.cache.known()?;
     (i.read && !resident.is_nan() && crate::cache::not_cold(mode, resident) && !i.in_ram).then(
         || {
             Finding::Suspect(format!(
@@ -778,10 +783,10 @@ fn not_cold(i: &Input) -> Option<Finding> {
 }
 
 fn cache_not_disk(i: &Input) -> Option<Finding> {
-    if !(i.read && (i.cold || i.r.direct)) || i.in_ram {
+    if !(i.read && (i.cold || i.r.setup.direct)) || i.in_ram {
         return None;
     }
-    let what = if i.r.direct { "O_DIRECT" } else { "cold" };
+    let what = if i.r.setup.direct { "O_DIRECT" } else { "cold" };
     // The loop's image, one level down: the device under its backing file.
     if let Some(f) = i.facts {
         if let (Some(c), Some((loop_read, _)), Some((below, _))) =
@@ -841,11 +846,11 @@ fn cache_not_disk(i: &Input) -> Option<Finding> {
 }
 
 fn cache_evicted(i: &Input) -> Option<Finding> {
-    if !(i.warm && i.read && !i.r.direct) || i.r.bytes < MIN_JUDGED_BYTES {
+    if !(i.warm && i.read && !i.r.setup.direct) || i.r.figures.bytes < MIN_JUDGED_BYTES {
         return None;
     }
     let own = i.own_bytes()?;
-    let ratio = own as f64 / i.r.bytes as f64;
+    let ratio = own as f64 / i.r.figures.bytes as f64;
     (ratio > WARM_DEVICE_RATIO).then(|| {
         let cache = i.facts.and_then(|f| {
             Some(format!(
@@ -864,7 +869,7 @@ fn cache_evicted(i: &Input) -> Option<Finding> {
 }
 
 fn writes_in_page_cache(i: &Input) -> Option<Finding> {
-    if !i.write || i.r.direct || i.synced || i.r.bytes < MIN_JUDGED_BYTES {
+    if !i.write || i.r.setup.direct || i.synced || i.r.figures.bytes < MIN_JUDGED_BYTES {
         return None;
     }
     let dirty = i
@@ -874,23 +879,23 @@ fn writes_in_page_cache(i: &Input) -> Option<Finding> {
     // What the device under the file wrote during the run (every process's writes).
     let device_wrote = i
         .facts
-        .filter(|_| i.r.mix_read_pct_asked.is_none())
+        .filter(|_| i.r.mix.is_none())
         .and_then(|f| f.level_bytes(0))
         .map(|(_, w)| w);
     let figures = match dirty {
-        Some(d) if (d as f64) >= DIRTY_SHARE * i.r.bytes as f64 => format!(
+        Some(d) if (d as f64) >= DIRTY_SHARE * i.r.figures.bytes as f64 => format!(
             "{} of the {} written were still dirty or under writeback in the file's page cache \
              at its end",
             fmt_bytes(d),
-            fmt_bytes(i.r.bytes)
+            fmt_bytes(i.r.figures.bytes)
         ),
         Some(_) => match device_wrote {
-            Some(w) if (w as f64) < DIRTY_SHARE * i.r.bytes as f64 => format!(
+            Some(w) if (w as f64) < DIRTY_SHARE * i.r.figures.bytes as f64 => format!(
                 "its device {} wrote {} during the run for the {} written ({:.2}×)",
                 shown(&i.device()),
                 fmt_bytes(w),
-                fmt_bytes(i.r.bytes),
-                w as f64 / i.r.bytes as f64
+                fmt_bytes(i.r.figures.bytes),
+                w as f64 / i.r.figures.bytes as f64
             ),
             _ => return None,
         },
@@ -952,8 +957,8 @@ fn cpu_contended(i: &Input) -> Option<Finding> {
     let wait = f
         .run
         .worker_cpu_wait_s
-        .filter(|_| i.r.seconds > 0.0)
-        .map(|w| w / (i.r.seconds * i.r.threads.max(1) as f64));
+        .filter(|_| i.r.figures.seconds > 0.0)
+        .map(|w| w / (i.r.figures.seconds * i.r.setup.threads.max(1) as f64));
     contention(f.psi_cpu_some_pct(), wait, f.steal_pct()).map(Finding::Suspect)
 }
 
@@ -1015,7 +1020,7 @@ fn above_ceiling(i: &Input) -> Option<Finding> {
     if let Some(doubt) = &pr.doubt {
         return Some(Finding::Note(format!(
             "{:.1} MiB/s is above the profile's {} bound of {:.1} MiB/s, but {}",
-            i.r.mib_s,
+            i.r.figures.mib_s,
             pr.bound,
             pr.bound_mib_s,
             model::untrusted(doubt)
@@ -1026,14 +1031,14 @@ fn above_ceiling(i: &Input) -> Option<Finding> {
     let device_path = pr.bound.family() != super::profile::Family::Memory
         && pr.bound.family() != super::profile::Family::Methods;
     if let Some(own) = i.own_bytes().filter(|_| device_path && i.read) {
-        if own as f64 >= CONFIRMED_RATIO * i.r.bytes as f64 {
+        if own as f64 >= CONFIRMED_RATIO * i.r.figures.bytes as f64 {
             return Some(Finding::Note(format!(
                 "the run itself read {} from storage ({:.2}× its bytes) at {:.1} MiB/s, above \
                  the profile's {} bound of {:.1} MiB/s: the device delivered, so the profile is \
                  low for this path; `diskscope limits --refresh`",
                 fmt_bytes(own),
-                own as f64 / i.r.bytes.max(1) as f64,
-                i.r.mib_s,
+                own as f64 / i.r.figures.bytes.max(1) as f64,
+                i.r.figures.mib_s,
                 pr.bound,
                 pr.bound_mib_s
             )));
@@ -1046,7 +1051,7 @@ fn above_ceiling(i: &Input) -> Option<Finding> {
         "{:.1} MiB/s is {:.1}× the machine's measured ceiling for this path ({} {:.1} MiB/s), \
          beyond the profile's error ({err}): faster than this machine goes, so the data did not \
          come from where the run says",
-        i.r.mib_s,
+        i.r.figures.mib_s,
         e.pct_of_bound / 100.0,
         pr.bound,
         pr.bound_mib_s
@@ -1055,28 +1060,30 @@ fn above_ceiling(i: &Input) -> Option<Finding> {
 
 fn generator_bound(i: &Input) -> Option<Finding> {
     let r = i.r;
-    if !(i.meant_for_device() || i.cold || i.write || r.block_size_bytes < SMALL_BLOCK_BYTES) {
+    if !(i.meant_for_device() || i.cold || i.write || r.setup.block_size_bytes < SMALL_BLOCK_BYTES)
+    {
         return None;
     }
     // The run's own accounting: did it move bytes to or from a device at all?
     let io = i.facts.and_then(Facts::run_io);
     let touched_no_device = io.map(|io| {
-        ((io.read_bytes + io.net_write_bytes()) as f64) < NO_DEVICE_SHARE * r.bytes.max(1) as f64
+        ((io.read_bytes + io.net_write_bytes()) as f64)
+            < NO_DEVICE_SHARE * r.figures.bytes.max(1) as f64
     });
     if touched_no_device == Some(false) {
         return None;
     }
-    let workers = r.threads.max(1).min(i.ctx.cpu_count.max(1)) as f64;
+    let workers = r.setup.threads.max(1).min(i.ctx.cpu_count.max(1)) as f64;
     let share = i
         .facts
         .and_then(|f| f.run.worker_user_cpu_s)
-        .filter(|_| r.seconds >= MIN_SECONDS)
-        .map(|cpu| cpu / (r.seconds * workers));
+        .filter(|_| r.figures.seconds >= MIN_SECONDS)
+        .map(|cpu| cpu / (r.figures.seconds * workers));
     // Buffered writes never wait in their workers (the device's work is in the fsync).
     let sleeps = i
         .facts
         .and_then(Facts::voluntary_switches)
-        .filter(|_| i.read && r.ops >= NEVER_WAITED_MIN_OPS);
+        .filter(|_| i.read && r.figures.ops >= NEVER_WAITED_MIN_OPS);
     let why = match (share, sleeps) {
         (Some(share), _) if share >= CPU_BOUND_SHARE && touched_no_device == Some(true) => {
             Some(format!(
@@ -1084,13 +1091,16 @@ fn generator_bound(i: &Input) -> Option<Finding> {
                  run read nothing from a device"
             ))
         }
-        (_, Some(n)) if n.saturating_mul(NEVER_WAITED_OPS_PER_SLEEP) <= r.ops => Some(format!(
-            "the workers slept {n} times in {} operations (they never waited for a device)",
-            r.ops
-        )),
+        (_, Some(n)) if n.saturating_mul(NEVER_WAITED_OPS_PER_SLEEP) <= r.figures.ops => {
+            Some(format!(
+                "the workers slept {n} times in {} operations (they never waited for a device)",
+                r.figures.ops
+            ))
+        }
         _ => None,
     }?;
     let fix = if r
+        .setup
         .method
         .known()
         .is_some_and(|m| crate::engine::caps(m).queued)
@@ -1161,36 +1171,37 @@ fn latency_burst(i: &Input) -> Option<Finding> {
 
 fn too_short(i: &Input) -> Option<Finding> {
     let r = i.r;
-    if r.seconds < MIN_SECONDS {
+    if r.figures.seconds < MIN_SECONDS {
         return suspect(format!(
             "{:.3} s is shorter than the {MIN_SECONDS} s warm-up (thread start, first faults, \
              the queue filling): use more blocks",
-            r.seconds
+            r.figures.seconds
         ));
     }
-    if r.ops < MIN_OPS {
+    if r.figures.ops < MIN_OPS {
         return suspect(format!(
             "{} operations are too few for a stable figure (at least {MIN_OPS}: the mean of \
              fewer is uncertain by more than ±20%): use more or smaller blocks",
-            r.ops
+            r.figures.ops
         ));
     }
-    let intervals = (r.seconds / crate::measure::SNAPSHOT_INTERVAL.as_secs_f64()).floor() as u32;
-    (i.meant_for_device() && !i.in_ram && r.seconds < DEVICE_SETTLE_S).then(|| {
+    let intervals =
+        (r.figures.seconds / crate::measure::SNAPSHOT_INTERVAL.as_secs_f64()).floor() as u32;
+    (i.meant_for_device() && !i.in_ram && r.figures.seconds < DEVICE_SETTLE_S).then(|| {
         Finding::Suspect(format!(
             "a run meant for the device of {:.2} s spans {intervals} of the workers' 100 ms \
              intervals, fewer than {MIN_DEVICE_INTERVALS}: shorter than the device's settle \
              time ({DEVICE_SETTLE_S} s: the queue, the read-ahead window and write-back \
              ramping up, a host's or a drive's cache), so not a figure to bet on; use more \
              blocks",
-            r.seconds
+            r.figures.seconds
         ))
     })
 }
 
 fn split_requests(i: &Input) -> Option<Finding> {
     let f = i.facts?;
-    if !i.r.direct || f.run.buffer_pieces.is_empty() {
+    if !i.r.setup.direct || f.run.buffer_pieces.is_empty() {
         return None;
     }
     let (name, max) = f
@@ -1224,7 +1235,7 @@ fn split_requests(i: &Input) -> Option<Finding> {
 }
 
 fn small_test_area(i: &Input) -> Option<Finding> {
-    if !(i.read && i.cold && !i.r.direct) {
+    if !(i.read && i.cold && !i.r.setup.direct) {
         return None;
     }
     // The top device's read-ahead: the one the filesystem's reads go through.
@@ -1233,7 +1244,7 @@ fn small_test_area(i: &Input) -> Option<Finding> {
         .and_then(|f| f.chain.as_ref()?.top()?.queue.read_ahead_kb)
         .or_else(|| i.ctx.device.as_ref()?.read_ahead_kb)?;
     let ra = ra_kb * 1024;
-    let size = i.r.file_size_bytes;
+    let size = i.r.identity.file_size_bytes;
     (size > 0 && size <= ra).then(|| {
         Finding::Suspect(format!(
             "a cold read of a {} file, within one read-ahead window of {} ({ra_kb} KiB): the \

@@ -52,16 +52,16 @@ impl Dim {
     /// The row's value of this dimension.
     fn of(self, r: &RunResult) -> Value {
         match self {
-            Dim::Experiment => Value::Experiment(r.experiment.clone()),
-            Dim::Operation => Value::Operation(r.operation.clone()),
-            Dim::Method => Value::Method(r.method.clone()),
-            Dim::Pattern => Value::Pattern(r.pattern.clone()),
-            Dim::Cache => Value::Cache(r.cache.clone()),
-            Dim::Direct => Value::Direct(r.direct),
-            Dim::BlockSize => Value::BlockSize(r.block_size_bytes),
-            Dim::Threads => Value::Threads(r.threads),
-            Dim::QueueDepth => Value::QueueDepth(r.queue_depth),
-            Dim::Rate => Value::Rate(r.rate_iops_asked.map_or(0, |v| v.round() as u64)),
+            Dim::Experiment => Value::Experiment(r.identity.experiment.clone()),
+            Dim::Operation => Value::Operation(r.setup.op.clone()),
+            Dim::Method => Value::Method(r.setup.method.clone()),
+            Dim::Pattern => Value::Pattern(r.setup.pattern.clone()),
+            Dim::Cache => Value::Cache(r.setup.cache.clone()),
+            Dim::Direct => Value::Direct(r.setup.direct),
+            Dim::BlockSize => Value::BlockSize(r.setup.block_size_bytes),
+            Dim::Threads => Value::Threads(r.setup.threads),
+            Dim::QueueDepth => Value::QueueDepth(r.setup.queue_depth),
+            Dim::Rate => Value::Rate(r.setup.rate().map_or(0, |v| v.round() as u64)),
         }
     }
 
@@ -297,7 +297,7 @@ pub fn throughput_chart(
     x_pref: &[Dim],
     known: &Provenance,
 ) -> Option<Chart> {
-    let rows: Vec<&RunResult> = rows.iter().filter(|r| r.error.is_empty()).collect();
+    let rows: Vec<&RunResult> = rows.iter().filter(|r| r.figures.error.is_empty()).collect();
     if rows.is_empty() {
         return None;
     }
@@ -362,7 +362,7 @@ pub fn throughput_chart(
                     let v: Vec<f64> = rows
                         .iter()
                         .filter(|r| key_of(r) == *k && x_of(r) == *c)
-                        .map(|r| r.mib_s)
+                        .map(|r| r.figures.mib_s)
                         .collect();
                     (!v.is_empty()).then(|| Stats::of(&v))
                 })
@@ -376,13 +376,16 @@ pub fn throughput_chart(
                 .iter()
                 .filter(|r| key_of(r) == *k && x_of(r) == *c)
                 .collect();
-            let sus: Vec<&&&RunResult> = bar.iter().filter(|r| r.verdict == "suspect").collect();
+            let sus: Vec<&&&RunResult> = bar
+                .iter()
+                .filter(|r| r.judgement.verdict == "suspect")
+                .collect();
             if sus.is_empty() {
                 continue;
             }
             let mut codes: Vec<String> = Vec::new();
             for r in &sus {
-                for code in r.reasons.split(';').filter(|c| !c.is_empty()) {
+                for code in r.judgement.reasons.split(';').filter(|c| !c.is_empty()) {
                     if !codes.iter().any(|k| k == code) {
                         codes.push(code.to_string());
                     }
@@ -406,14 +409,14 @@ pub fn throughput_chart(
             .enumerate()
             .filter_map(|(si, k)| {
                 let first = rows.iter().find(|r| key_of(r) == *k)?;
-                model_line(si, first, &cats, known.profile(&first.file)?)
+                model_line(si, first, &cats, known.profile(&first.identity.file)?)
             })
             .collect()
     } else {
         Vec::new()
     };
     let mut subtitle = subtitle_of(rows.iter().copied());
-    if let Some(storage) = rows.first().and_then(|r| known.storage(&r.file)) {
+    if let Some(storage) = rows.first().and_then(|r| known.storage(&r.identity.file)) {
         subtitle = format!("{storage} · {subtitle}");
     }
     Some(Chart {
@@ -475,13 +478,13 @@ pub fn subtitle_of<'a>(rows: impl Iterator<Item = &'a RunResult>) -> String {
     let mut files: Vec<(&str, u64)> = Vec::new();
     let mut reps = 0u32;
     for r in rows {
-        if !r.host.is_empty() && !hosts.contains(&r.host.as_str()) {
-            hosts.push(&r.host);
+        if !r.identity.host.is_empty() && !hosts.contains(&r.identity.host.as_str()) {
+            hosts.push(&r.identity.host);
         }
-        if !r.file.is_empty() && !files.iter().any(|f| f.0 == r.file) {
-            files.push((&r.file, r.file_size_bytes));
+        if !r.identity.file.is_empty() && !files.iter().any(|f| f.0 == r.identity.file) {
+            files.push((&r.identity.file, r.identity.file_size_bytes));
         }
-        reps = reps.max(r.rep);
+        reps = reps.max(r.identity.rep);
     }
     let mut parts: Vec<String> = Vec::new();
     if !hosts.is_empty() {
@@ -605,12 +608,21 @@ mod tests {
 
     fn row(bs: u64, cache: CacheMode, mib_s: f64) -> RunResult {
         RunResult {
-            experiment: "e".into(),
-            method: Method::Pread.into(),
-            cache: cache.into(),
-            block_size_bytes: bs,
-            threads: 1,
-            mib_s,
+            identity: crate::measure::result::Identity {
+                experiment: "e".into(),
+                ..Default::default()
+            },
+            setup: crate::config::RecordedSetup {
+                method: Method::Pread.into(),
+                cache: cache.into(),
+                block_size_bytes: bs,
+                threads: 1,
+                ..Default::default()
+            },
+            figures: crate::measure::result::Figures {
+                mib_s,
+                ..Default::default()
+            },
             ..Default::default()
         }
     }
@@ -643,9 +655,9 @@ mod tests {
     #[test]
     fn settings_fixed_by_the_x_value_do_not_split_series() {
         let mut a = row(1 << 20, CacheMode::Warm, 1.0);
-        a.experiment = "seq".into();
+        a.identity.experiment = "seq".into();
         let mut b = row(4096, CacheMode::Warm, 2.0);
-        b.experiment = "rnd".into();
+        b.identity.experiment = "rnd".into();
         let c = throughput_chart("t", &[a, b], &[Dim::Experiment], &Provenance::none()).unwrap();
         assert_eq!(c.series.len(), 1);
         assert_eq!(c.categories.len(), 2);

@@ -7,10 +7,8 @@
 //! per-operation latency, so all its `lat_*` columns are zero — is left empty rather than
 //! written as a `0.0` that reads like a real measurement.
 
-use crate::config::{
-    Arrival, Buffers, CacheMode, Checksum, Op, Pattern, Prealloc, SubmitPolicy, WriteSync,
-};
-use crate::measure::result::{Label, MethodLabel};
+use crate::config::RecordedSetup;
+use crate::measure::columns::Part;
 use crate::measure::stats::Stats;
 use crate::measure::RunResult;
 use serde::Serialize;
@@ -356,18 +354,27 @@ pub fn to_csv_tidy<T: Serialize + Default>(rows: &[T]) -> anyhow::Result<String>
     Ok(String::from_utf8(w.into_inner()?)?)
 }
 
-/// Summary of one point of a throughput or command experiment over its repetitions.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+/// Summary of one point of a throughput or command experiment over its repetitions: the point
+/// (its experiment and setup) and its statistics. Written as one flat row: the experiment, the
+/// settings every table shows (operation to queue depth), the statistics, then the settings
+/// columns this summary needs ([`RunSummary::settings_columns`]).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunSummary {
     pub experiment: String,
-    pub operation: Label<Op>,
-    pub method: MethodLabel,
-    pub pattern: Label<Pattern>,
-    pub cache: Label<CacheMode>,
-    pub direct: bool,
-    pub block_size_bytes: u64,
-    pub threads: usize,
-    pub queue_depth: u32,
+    /// The point's setup, as its repetitions recorded it.
+    pub setup: RecordedSetup,
+    pub stats: PointStats,
+    /// The setup's columns past the ones every table shows that this summary writes, the same
+    /// on every row (issue 18): `buffers` when the points' buffers tell points apart that are
+    /// alike in every other setting, each other setting when a point has a value there (a
+    /// setting away from its default, an open-loop or a mixed point); then every row has the
+    /// column, empty where its point has none. So a summary of default points keeps its header.
+    pub settings_columns: Vec<&'static str>,
+}
+
+/// The statistics of one point over its repetitions.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PointStats {
     /// Repetitions that succeeded (the statistics are over these).
     pub reps: usize,
     /// Repetitions that failed.
@@ -381,154 +388,124 @@ pub struct RunSummary {
     pub median_lat_p50_us: f64,
     /// First error of a failed repetition.
     pub error: String,
-    /// The settings a point can differ in that the columns above do not show (issue 18). Each
-    /// is `None`, and its column left out, unless some point of the summary has it: `buffers`
-    /// when the points' buffers differ, the others (named as the per-repetition CSV's) when a
-    /// point has a value there (a setting away from its default, an open-loop or a mixed
-    /// point); then every row has the column, `Some(None)` an empty cell. So a summary of
-    /// default points keeps its header.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub buffers: Option<Option<Label<Buffers>>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub write_sync: Option<Option<WriteSync>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub submit: Option<Option<SubmitPolicy>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub prealloc: Option<Option<Prealloc>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rate_iops_asked: Option<Option<f64>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub arrival: Option<Option<Arrival>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mix_read_pct_asked: Option<Option<u32>>,
-    /// `none` for a point that did not XOR its data (`checksum = "none"`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub checksum: Option<Option<Checksum>>,
+}
+
+/// The order of a summary's settings columns, as they came to be written; a setting not named
+/// here follows them in the setup's order.
+const SUMMARY_SETTINGS_ORDER: &[&str] = &[
+    "buffers",
+    "write_sync",
+    "submit",
+    "prealloc",
+    "rate_iops_asked",
+    "arrival",
+    "mix_read_pct_asked",
+    "checksum",
+];
+
+/// How the summary table names a settings column in its note (`sync=fsync`).
+fn short_name(column: &str) -> &str {
+    match column {
+        "write_sync" => "sync",
+        "rate_iops_asked" => "rate",
+        "mix_read_pct_asked" => "mix",
+        other => other,
+    }
+}
+
+impl Serialize for RunSummary {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut setup = Part::of(Some(&self.setup));
+        let mut stats = Part::of(Some(&self.stats));
+        let shown = RecordedSetup::SHOWN_COLUMNS;
+        let len = 1 + shown.len() + stats.present() + self.settings_columns.len();
+        let mut st = s.serialize_struct("RunSummary", len)?;
+        st.serialize_field("experiment", &self.experiment)?;
+        setup.emit(&mut st, shown.last().copied())?;
+        stats.emit(&mut st, None)?;
+        for c in &self.settings_columns {
+            setup.emit_one(&mut st, c, true)?;
+        }
+        st.end()
+    }
 }
 
 impl RunSummary {
     /// The settings columns this row has, as `name=value` (empty cells left out), for the
     /// summary table: what tells two of its lines apart when the columns it prints agree.
     pub fn settings_note(&self) -> String {
-        fn cell<T: std::fmt::Display>(name: &str, v: &Option<Option<T>>) -> Option<String> {
-            v.as_ref()?.as_ref().map(|v| format!("{name}={v}"))
-        }
-        [
-            cell("buffers", &self.buffers),
-            cell("sync", &self.write_sync),
-            cell("submit", &self.submit),
-            cell("prealloc", &self.prealloc),
-            cell("rate", &self.rate_iops_asked),
-            cell("arrival", &self.arrival),
-            cell("mix", &self.mix_read_pct_asked),
-            cell("checksum", &self.checksum),
-        ]
+        let setup = Part::of(Some(&self.setup));
+        self.settings_columns
+            .iter()
+            .filter_map(|c| Some(format!("{}={}", short_name(c), setup.text_of(c)?)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// The setup columns past the ones every table shows, in a summary's order.
+fn settings_columns() -> Vec<&'static str> {
+    let all = Part::of(Some(&RecordedSetup::default()))
+        .fields()
+        .collect::<Vec<_>>();
+    let past: Vec<&'static str> = all
         .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join(" ")
-    }
-}
-
-/// The settings that make a point (everything but the repetition and the measurements).
-#[derive(PartialEq, Clone, Copy)]
-struct PointKey<'a> {
-    experiment: &'a str,
-    operation: &'a Label<Op>,
-    method: &'a MethodLabel,
-    pattern: &'a Label<Pattern>,
-    cache: &'a Label<CacheMode>,
-    direct: bool,
-    block_size_bytes: u64,
-    threads: usize,
-    queue_depth: u32,
-    /// A mixed workload's percent of reads: mixes of other shares are other points.
-    mix_read_pct: Option<u32>,
-    /// The memory the buffers had, the write sync policy, io_uring's submission, the
-    /// preallocation, an open loop's asked rate and arrivals: points that differ only in these
-    /// are other points too.
-    buffers: Option<&'a Label<Buffers>>,
-    write_sync: Option<WriteSync>,
-    submit: Option<SubmitPolicy>,
-    prealloc: Option<Prealloc>,
-    rate_iops_asked: Option<f64>,
-    arrival: Option<Arrival>,
-    /// A point that did not XOR its data is another point than one that did.
-    checksum: Option<Checksum>,
-}
-
-fn point_key(r: &RunResult) -> PointKey<'_> {
-    PointKey {
-        experiment: &r.experiment,
-        operation: &r.operation,
-        method: &r.method,
-        pattern: &r.pattern,
-        cache: &r.cache,
-        direct: r.direct,
-        block_size_bytes: r.block_size_bytes,
-        threads: r.threads,
-        queue_depth: r.queue_depth,
-        mix_read_pct: r.mix_read_pct_asked,
-        buffers: Some(&r.buffers),
-        write_sync: r.write_sync,
-        submit: r.submit,
-        prealloc: r.prealloc,
-        rate_iops_asked: r.rate_iops_asked,
-        arrival: r.arrival,
-        checksum: r.checksum,
-    }
+        .filter(|c| !RecordedSetup::SHOWN_COLUMNS.contains(c))
+        .collect();
+    let mut order: Vec<&'static str> = SUMMARY_SETTINGS_ORDER
+        .iter()
+        .copied()
+        .filter(|c| past.contains(c))
+        .collect();
+    let rest: Vec<&'static str> = past.into_iter().filter(|c| !order.contains(c)).collect();
+    order.extend(rest);
+    order
 }
 
 /// Groups rows by point (first-seen order) and summarises each; the settings columns are
-/// there when some point has them (see [`RunSummary::buffers`]).
+/// there when some point has them (see [`RunSummary::settings_columns`]).
 pub fn summarize_runs(rows: &[RunResult]) -> Vec<RunSummary> {
     let (keys, mut s) = summarize_points(rows);
     // The buffers' memory is a column where it tells points apart: two points alike in every
     // other setting. Where it follows another column (`auto` gives O_DIRECT points other
     // memory than buffered ones), that column says it already, and a default sweep keeps its
     // header.
-    fn alike<'a>(k: &PointKey<'a>) -> PointKey<'a> {
-        PointKey {
-            buffers: None,
-            ..*k
-        }
-    }
+    let alike = |k: &(&str, &RecordedSetup)| {
+        (
+            k.0.to_string(),
+            RecordedSetup {
+                buffers: Default::default(),
+                ..k.1.clone()
+            },
+        )
+    };
     let apart = keys
         .iter()
         .enumerate()
         .any(|(i, a)| keys[i + 1..].iter().any(|b| alike(a) == alike(b)));
-    if !apart {
-        for r in &mut s {
-            r.buffers = None;
-        }
-    }
-    fn every_row<T: Clone>(s: &mut [RunSummary], f: fn(&mut RunSummary) -> &mut Option<Option<T>>) {
-        let any = s.iter_mut().any(|r| matches!(f(r), Some(Some(_))));
-        for r in s.iter_mut() {
-            let cell = f(r);
-            *cell = if any {
-                Some(cell.clone().flatten())
+    let used: Vec<&'static str> = settings_columns()
+        .into_iter()
+        .filter(|c| {
+            if *c == "buffers" {
+                apart
             } else {
-                None
-            };
-        }
+                s.iter()
+                    .any(|r| Part::of(Some(&r.setup)).names().any(|n| n == *c))
+            }
+        })
+        .collect();
+    for r in &mut s {
+        r.settings_columns = used.clone();
     }
-    every_row(&mut s, |r| &mut r.write_sync);
-    every_row(&mut s, |r| &mut r.submit);
-    every_row(&mut s, |r| &mut r.prealloc);
-    every_row(&mut s, |r| &mut r.rate_iops_asked);
-    every_row(&mut s, |r| &mut r.arrival);
-    every_row(&mut s, |r| &mut r.mix_read_pct_asked);
-    every_row(&mut s, |r| &mut r.checksum);
     s
 }
 
-/// One summary per point, every settings column filled (`Some`); [`summarize_runs`] keeps
-/// the ones some point needs.
-fn summarize_points(rows: &[RunResult]) -> (Vec<PointKey<'_>>, Vec<RunSummary>) {
-    let mut groups: Vec<(_, Vec<&RunResult>)> = Vec::new();
+/// One summary per point (the key: its experiment and setup), no settings column yet.
+fn summarize_points(rows: &[RunResult]) -> (Vec<(&str, &RecordedSetup)>, Vec<RunSummary>) {
+    let mut groups: Vec<((&str, &RecordedSetup), Vec<&RunResult>)> = Vec::new();
     for r in rows {
-        let k = point_key(r);
+        let k = (r.identity.experiment.as_str(), &r.setup);
         match groups.iter_mut().find(|(g, _)| *g == k) {
             Some((_, v)) => v.push(r),
             None => groups.push((k, vec![r])),
@@ -538,43 +515,31 @@ fn summarize_points(rows: &[RunResult]) -> (Vec<PointKey<'_>>, Vec<RunSummary>) 
     let summaries = groups
         .into_iter()
         .map(|(_, v)| {
-            let ok: Vec<&&RunResult> = v.iter().filter(|r| r.error.is_empty()).collect();
-            let mib = Stats::of(&ok.iter().map(|r| r.mib_s).collect::<Vec<_>>());
-            let iops = Stats::of(&ok.iter().map(|r| r.iops).collect::<Vec<_>>());
-            let lat = Stats::of(&ok.iter().map(|r| r.lat_p50_us).collect::<Vec<_>>());
+            let ok: Vec<&&RunResult> = v.iter().filter(|r| r.figures.error.is_empty()).collect();
+            let stat =
+                |f: fn(&RunResult) -> f64| Stats::of(&ok.iter().map(|r| f(r)).collect::<Vec<_>>());
+            let mib = stat(|r| r.figures.mib_s);
             let f = v[0];
             RunSummary {
-                experiment: f.experiment.clone(),
-                operation: f.operation.clone(),
-                method: f.method.clone(),
-                pattern: f.pattern.clone(),
-                cache: f.cache.clone(),
-                direct: f.direct,
-                block_size_bytes: f.block_size_bytes,
-                threads: f.threads,
-                queue_depth: f.queue_depth,
-                reps: ok.len(),
-                failed: v.len() - ok.len(),
-                mean_mib_s: mib.mean,
-                median_mib_s: mib.median,
-                min_mib_s: mib.min,
-                max_mib_s: mib.max,
-                stddev_mib_s: mib.stddev,
-                mean_iops: iops.mean,
-                median_lat_p50_us: lat.median,
-                error: v
-                    .iter()
-                    .map(|r| r.error.clone())
-                    .find(|e| !e.is_empty())
-                    .unwrap_or_default(),
-                buffers: Some(Some(f.buffers.clone())),
-                write_sync: Some(f.write_sync),
-                submit: Some(f.submit),
-                prealloc: Some(f.prealloc),
-                rate_iops_asked: Some(f.rate_iops_asked),
-                arrival: Some(f.arrival),
-                mix_read_pct_asked: Some(f.mix_read_pct_asked),
-                checksum: Some(f.checksum),
+                experiment: f.identity.experiment.clone(),
+                setup: f.setup.clone(),
+                stats: PointStats {
+                    reps: ok.len(),
+                    failed: v.len() - ok.len(),
+                    mean_mib_s: mib.mean,
+                    median_mib_s: mib.median,
+                    min_mib_s: mib.min,
+                    max_mib_s: mib.max,
+                    stddev_mib_s: mib.stddev,
+                    mean_iops: stat(|r| r.figures.iops).mean,
+                    median_lat_p50_us: stat(|r| r.figures.lat_p50_us).median,
+                    error: v
+                        .iter()
+                        .map(|r| r.figures.error.clone())
+                        .find(|e| !e.is_empty())
+                        .unwrap_or_default(),
+                },
+                settings_columns: Vec::new(),
             }
         })
         .collect();
@@ -630,13 +595,23 @@ pub fn summarize_syscalls(rows: &[SyscallRow]) -> Vec<SyscallSummary> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{Arrival, Buffers, Checksum, Label, Prealloc, SubmitPolicy, WriteSync};
 
     fn row(bs: u64, rep: u32, mib_s: f64) -> RunResult {
         RunResult {
-            experiment: "e".into(),
-            block_size_bytes: bs,
-            rep,
-            mib_s,
+            identity: crate::measure::result::Identity {
+                experiment: "e".into(),
+                rep,
+                ..Default::default()
+            },
+            setup: crate::config::RecordedSetup {
+                block_size_bytes: bs,
+                ..Default::default()
+            },
+            figures: crate::measure::result::Figures {
+                mib_s,
+                ..Default::default()
+            },
             ..Default::default()
         }
     }
@@ -644,7 +619,7 @@ mod tests {
     #[test]
     fn summaries_group_repetitions_by_point_and_skip_failed_ones() {
         let mut failed = row(4096, 4, 0.0);
-        failed.error = "boom".into();
+        failed.figures.error = "boom".into();
         let rows = vec![
             row(4096, 1, 10.0),
             row(4096, 2, 30.0),
@@ -654,19 +629,19 @@ mod tests {
         ];
         let s = summarize_runs(&rows);
         assert_eq!(s.len(), 2);
-        assert_eq!((s[0].reps, s[0].failed), (3, 1));
+        assert_eq!((s[0].stats.reps, s[0].stats.failed), (3, 1));
         assert_eq!(
             (
-                s[0].mean_mib_s,
-                s[0].median_mib_s,
-                s[0].min_mib_s,
-                s[0].max_mib_s
+                s[0].stats.mean_mib_s,
+                s[0].stats.median_mib_s,
+                s[0].stats.min_mib_s,
+                s[0].stats.max_mib_s
             ),
             (20.0, 20.0, 10.0, 30.0)
         );
-        assert_eq!(s[0].stddev_mib_s, 10.0);
-        assert_eq!(s[0].error, "boom");
-        assert_eq!(s[1].block_size_bytes, 8192);
+        assert_eq!(s[0].stats.stddev_mib_s, 10.0);
+        assert_eq!(s[0].stats.error, "boom");
+        assert_eq!(s[1].setup.block_size_bytes, 8192);
     }
 
     #[test]
@@ -674,31 +649,31 @@ mod tests {
         let base = row(4096, 1, 10.0);
         let mut differ: Vec<(&str, RunResult)> = Vec::new();
         let mut r = base.clone();
-        r.buffers = Label::Known(Buffers::Malloc);
+        r.setup.buffers = Label::Known(Buffers::Malloc);
         differ.push(("buffers", r));
         let mut r = base.clone();
-        r.write_sync = Some(WriteSync::Dsync);
+        r.setup.write_sync = Some(WriteSync::Dsync);
         differ.push(("write_sync", r));
         let mut r = base.clone();
-        r.submit = Some(SubmitPolicy::Batch);
+        r.setup.submit = Some(SubmitPolicy::Batch);
         differ.push(("submit", r));
         let mut r = base.clone();
-        r.prealloc = Some(Prealloc::None);
+        r.setup.prealloc = Some(Prealloc::None);
         differ.push(("prealloc", r));
         let mut r = base.clone();
-        r.rate_iops_asked = Some(1000.0);
+        r.setup.rate_iops = Some(crate::config::Iops(1000.0));
         differ.push(("rate_iops_asked", r));
         let mut r = base.clone();
-        r.arrival = Some(Arrival::Poisson);
+        r.setup.arrival = Some(Arrival::Poisson);
         differ.push(("arrival", r));
         let mut r = base.clone();
         r.set_mixed(70, &crate::measure::snapshot::MixedSnapshot::new());
         differ.push(("mix_read_pct_asked", r));
         let mut r = base.clone();
-        r.checksum = Some(Checksum::None);
+        r.setup.checksum = Some(Checksum::None);
         differ.push(("checksum", r));
         let mut plain = base.clone();
-        plain.buffers = Label::Known(Buffers::Plain);
+        plain.setup.buffers = Label::Known(Buffers::Plain);
         for (column, other) in differ {
             let mut first = base.clone();
             if column == "buffers" {
@@ -707,7 +682,7 @@ mod tests {
             let rows = [first.clone(), other.clone(), first];
             let s = summarize_runs(&rows);
             assert_eq!(s.len(), 2, "{column}: {s:?}");
-            assert_eq!(s[0].reps, 2, "{column}");
+            assert_eq!(s[0].stats.reps, 2, "{column}");
             let text = to_csv_tidy(&s).unwrap();
             let mut rd = ::csv::Reader::from_reader(text.as_bytes());
             let h = rd.headers().unwrap().clone();
@@ -739,8 +714,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("rows.csv");
         let mut uring = row(4096, 1, 1.0);
-        uring.submit = Some(SubmitPolicy::Batch);
-        uring.rate_iops_asked = Some(123.456789);
+        uring.setup.submit = Some(SubmitPolicy::Batch);
+        uring.setup.rate_iops = Some(crate::config::Iops(123.456789));
         let pread = row(4096, 2, 2.0);
         let extra = RunResult::optional_columns_of(&[uring.clone(), pread.clone()]);
         assert_eq!(
@@ -781,8 +756,8 @@ mod tests {
         assert_eq!(round_float(0.000123456789), "0.000123457");
         assert_eq!(round_float(f64::NAN), "", "not known is an empty cell");
         let mut r = row(4096, 1, 1.5624820879999999);
-        r.seconds = 0.30000000000000004;
-        r.lat_p50_us = 12.345678901;
+        r.figures.seconds = 0.30000000000000004;
+        r.figures.lat_p50_us = 12.345678901;
         let text = through_sink(&[r]);
         assert!(!text.contains("1.5624820879999999"), "{text}");
         assert!(
@@ -795,7 +770,7 @@ mod tests {
     #[test]
     fn latency_a_command_did_not_measure_is_empty_not_zero() {
         let mut dd = row(1 << 20, 1, 900.0);
-        dd.method = Label::of_text("dd");
+        dd.setup.method = Label::of_text("dd");
         let text = through_sink(std::slice::from_ref(&dd));
         assert_eq!(text, to_csv_tidy(&[dd]).unwrap());
         let mut r = ::csv::Reader::from_reader(text.as_bytes());

@@ -43,12 +43,12 @@ impl Provenance {
     ) -> Provenance {
         let mut files: Vec<FileFacts> = Vec::new();
         for r in rows {
-            if r.file.is_empty() || files.iter().any(|f| f.file == r.file) {
+            if r.identity.file.is_empty() || files.iter().any(|f| f.file == r.identity.file) {
                 continue;
             }
             files.push(FileFacts {
-                file: r.file.clone(),
-                ..look(Path::new(&r.file))
+                file: r.identity.file.clone(),
+                ..look(Path::new(&r.identity.file))
             });
         }
         Provenance { files }
@@ -90,7 +90,10 @@ mod tests {
     #[test]
     fn each_file_is_looked_up_once_and_found_by_its_name() {
         let row = |f: &str| RunResult {
-            file: f.into(),
+            identity: crate::measure::result::Identity {
+                file: f.into(),
+                ..Default::default()
+            },
             ..Default::default()
         };
         let rows = [row("/a"), row("/b"), row("/a"), row("")];

@@ -408,21 +408,31 @@ mod tests {
             .step_by(2)
             .map(|k| {
                 let mut r = crate::measure::RunResult {
-                    experiment: "block-size".into(),
-                    file: "/nonexistent/diskscope-test.bin".into(),
-                    operation: crate::config::Op::Read.into(),
-                    method: crate::config::Method::Read.into(),
-                    pattern: crate::config::Pattern::Sequential.into(),
-                    cache: crate::config::CacheMode::Warm.into(),
-                    block_size_bytes: 1 << k,
-                    threads: 1,
-                    queue_depth: 1,
-                    rep: 1,
-                    seconds: 1.0,
+                    identity: crate::measure::result::Identity {
+                        experiment: "block-size".into(),
+                        file: "/nonexistent/diskscope-test.bin".into(),
+                        rep: 1,
+                        ..Default::default()
+                    },
+                    setup: crate::config::RecordedSetup {
+                        op: crate::config::Op::Read.into(),
+                        method: crate::config::Method::Read.into(),
+                        pattern: crate::config::Pattern::Sequential.into(),
+                        cache: crate::config::CacheMode::Warm.into(),
+                        block_size_bytes: 1 << k,
+                        threads: 1,
+                        queue_depth: 1,
+                        ..Default::default()
+                    },
+                    figures: crate::measure::result::Figures {
+                        seconds: 1.0,
+                        ..Default::default()
+                    },
                     ..Default::default()
                 };
                 let pt = crate::explain::model::Point::of_result(&r).unwrap();
-                r.mib_s = 0.6 * crate::explain::model::predict(&p, &pt).unwrap().bound_mib_s;
+                r.figures.mib_s =
+                    0.6 * crate::explain::model::predict(&p, &pt).unwrap().bound_mib_s;
                 r
             })
             .collect()

@@ -4,46 +4,46 @@
 //! ([`IntervalRow`]: time, bytes, rates, latency percentiles, device and CPU). Floats are
 //! rounded and unknown figures left empty as in every CSV diskscope writes.
 
-use crate::config::{usage, CacheMode, Method, Op, Pattern};
+use crate::config::{usage, RecordedSetup};
 use crate::fsguard::Created;
-use crate::measure::result::Label;
+use crate::measure::columns::Part;
 use crate::measure::timeline::{parse_interval, IntervalRow};
 use crate::measure::RunResult;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// The setup columns of a run, repeated on each of its intervals.
-#[derive(Debug, Clone, Default, Serialize)]
+/// The setup columns of a run, repeated on each of its intervals: its experiment, the settings
+/// every table shows (`RecordedSetup::shown`), its repetition and the device of its counters.
+#[derive(Debug, Clone, Default)]
 pub struct RunKey {
     pub experiment: String,
-    pub operation: Label<Op>,
-    pub method: Label<Method>,
-    pub pattern: Label<Pattern>,
-    pub cache: Label<CacheMode>,
-    pub direct: bool,
-    pub block_size_bytes: u64,
-    pub threads: usize,
-    pub queue_depth: u32,
+    pub setup: RecordedSetup,
     pub rep: u32,
     /// The device whose counters the row's `dev_` columns are (empty: no device).
     pub device: String,
+}
+
+impl Serialize for RunKey {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let shown = RecordedSetup::SHOWN_COLUMNS;
+        let mut st = s.serialize_struct("RunKey", shown.len() + 3)?;
+        st.serialize_field("experiment", &self.experiment)?;
+        Part::of(Some(&self.setup)).emit(&mut st, shown.last().copied())?;
+        st.serialize_field("rep", &self.rep)?;
+        st.serialize_field("device", &self.device)?;
+        st.end()
+    }
 }
 
 impl RunKey {
     /// The key of `r` (the device is its timeline's).
     pub fn of(r: &RunResult) -> RunKey {
         RunKey {
-            experiment: crate::text::csv_cell(&r.experiment).into_owned(),
-            operation: r.operation.clone(),
-            method: r.method.clone(),
-            pattern: r.pattern.clone(),
-            cache: r.cache.clone(),
-            direct: r.direct,
-            block_size_bytes: r.block_size_bytes,
-            threads: r.threads,
-            queue_depth: r.queue_depth,
-            rep: r.rep,
+            experiment: crate::text::csv_cell(&r.identity.experiment).into_owned(),
+            setup: r.setup.shown(),
+            rep: r.identity.rep,
             device: r
                 .timeline
                 .as_ref()
@@ -160,7 +160,7 @@ impl KernelColumns {
 /// `kernel_*` columns ([`KernelColumns`]) follow; otherwise the header is the plain one.
 pub fn to_timeline_csv(runs: &[&RunResult]) -> anyhow::Result<String> {
     let rows = timeline_rows(runs);
-    let open_loop = runs.iter().any(|r| r.rate_iops_asked.is_some());
+    let open_loop = runs.iter().any(|r| r.setup.rate().is_some());
     let kernel = runs
         .iter()
         .any(|r| r.timeline.as_ref().is_some_and(|t| t.kernel.is_some()));
@@ -366,6 +366,7 @@ pub fn timeline_value(t: &crate::measure::timeline::Timeline) -> anyhow::Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Op;
     use crate::measure::device::Sampler;
     use crate::measure::{new_latency_histogram, Snapshot, SnapshotKind, TimelineBuilder};
     use std::time::Duration;
@@ -388,8 +389,11 @@ mod tests {
             kind: SnapshotKind::Interval,
         });
         let mut r = RunResult {
-            experiment: "=x".into(),
-            rep: 2,
+            identity: crate::measure::result::Identity {
+                experiment: "=x".into(),
+                rep: 2,
+                ..Default::default()
+            },
             ..Default::default()
         };
         r.timeline = Some(std::sync::Arc::new(b.finish(

@@ -32,30 +32,35 @@ const CELL_HEIGHT_PX: f64 = 110.0;
 /// with the rate of an open loop and a fleet's rank; repetitions share it.
 pub fn point_label(r: &RunResult) -> String {
     use crate::config::CacheMode;
-    let mut s = r.operation.to_string();
-    if r.cache.known() != Some(CacheMode::AsIs) {
-        s += &format!(" {}", r.cache);
+    let mut s = r.setup.op.to_string();
+    if r.setup.cache.known() != Some(CacheMode::AsIs) {
+        s += &format!(" {}", r.setup.cache);
     }
-    if r.direct {
+    if r.setup.direct {
         s += " direct";
     }
     s += &format!(
         " {} {} t{}",
-        r.method,
-        crate::size::format_size(r.block_size_bytes),
-        r.threads
+        r.setup.method,
+        crate::size::format_size(r.setup.block_size_bytes),
+        r.setup.threads
     );
-    if r.queue_depth > 1 {
-        s += &format!(" qd{}", r.queue_depth);
+    if r.setup.queue_depth > 1 {
+        s += &format!(" qd{}", r.setup.queue_depth);
     }
-    if let Some(rate) = r.rate_iops_asked {
+    if let Some(rate) = r.setup.rate() {
         s += &format!(" @{rate:.0}/s");
     }
     // A fleet's row: which rank, and how far apart the ranks started (the time axis is the
     // fleet's clock, from the earliest rank's start).
-    if let Some(rank) = &r.rank {
+    if let Some(rank) = r.fleet.as_ref().map(|f| &f.rank) {
         s = format!("rank {} {s}", crate::text::shown(rank));
-        if let Some(skew) = r.start_skew_us.flatten().filter(|v| *v > 0.0) {
+        if let Some(skew) = r
+            .fleet
+            .as_ref()
+            .and_then(|f| f.start_skew_us)
+            .filter(|v| *v > 0.0)
+        {
             s += &format!(
                 " (start skew {})",
                 super::axis::fmt_us(skew, super::axis::UsStyle::Fixed)
@@ -222,7 +227,7 @@ pub fn figure(title: &str, runs: &[&RunResult]) -> Option<Figure> {
     )
     .height(height)
     .legend(Legend::Hidden)
-    .caption(if runs.iter().any(|r| r.rank.is_some()) {
+    .caption(if runs.iter().any(|r| r.fleet.is_some()) {
         "throughput (a vertical line: level shift; shaded from 0: the ranks' start skew, time 0 \
          is the first rank's start)"
     } else {
@@ -234,7 +239,12 @@ pub fn figure(title: &str, runs: &[&RunResult]) -> Option<Figure> {
     for (i, (r, t)) in runs.iter().zip(&timelines).enumerate() {
         let color = color_of[i];
         // A fleet's start skew, shaded on the time axis from 0 to the last rank's start.
-        if let Some(skew_s) = r.start_skew_us.flatten().map(|v| v / 1e6) {
+        if let Some(skew_s) = r
+            .fleet
+            .as_ref()
+            .and_then(|f| f.start_skew_us)
+            .map(|v| v / 1e6)
+        {
             throughput = throughput.layer(Band {
                 x: Some((0.0, skew_s.min(x1))),
                 y: Some((0.0, top * 0.04)),
@@ -367,12 +377,18 @@ mod tests {
             });
         }
         let mut r = RunResult {
-            block_size_bytes,
-            threads: 1,
-            rep,
-            operation: op.into(),
-            cache: cache.into(),
-            method: Method::Pread.into(),
+            identity: crate::measure::result::Identity {
+                rep,
+                ..Default::default()
+            },
+            setup: crate::config::RecordedSetup {
+                block_size_bytes,
+                threads: 1,
+                op: op.into(),
+                cache: cache.into(),
+                method: Method::Pread.into(),
+                ..Default::default()
+            },
             ..Default::default()
         };
         r.timeline = Some(std::sync::Arc::new(b.finish(

@@ -10,7 +10,7 @@
 use super::error::FioError;
 use super::map::{map_job, Mapped};
 use super::parse::{parse_ini_file, Job, Opt};
-use crate::config::{CacheMode, Method, Op, Pattern};
+use crate::config::{CacheMode, Iops, Op, Setup};
 use std::path::Path;
 use std::time::Duration;
 
@@ -27,30 +27,15 @@ pub struct ExplorerLimits {
 pub struct ExplorerStart {
     /// The job's name (its section, or `name=`).
     pub job: String,
-    pub op: Op,
-    pub method: Method,
-    pub block_size_bytes: u64,
-    pub threads: usize,
-    /// io_uring's depth (1 for the synchronous engines, as fio runs them).
-    pub queue_depth: u32,
-    pub direct: bool,
-    /// Keep FILE out of the page cache (`invalidate=1`, fio's default for reads).
-    pub cold: bool,
-    pub pattern: Pattern,
-    /// Writes: one timed fsync at the end (`end_fsync`).
-    pub fsync: bool,
-    /// Writes: every write durable (`sync`, `fsync=1`/`fdatasync=1` run as O_DSYNC).
-    pub dsync: bool,
+    /// The setup the job asks for: io_uring's depth (1 for the synchronous engines, as fio
+    /// runs them); `cache` cold where FILE is to be kept out of the page cache (`invalidate=1`,
+    /// fio's default for reads), else as-is; `rate_iops` the open loop (`rate_iops` ×
+    /// `numjobs`, whole operations per second; the explorer's `R`), constant spacing; a mix
+    /// (`rw=randrw`/`rw=rw`, the explorer's `W`) writes, so it runs on the explorer's scratch
+    /// file, as `w` does.
+    pub setup: Setup,
     /// `runtime`: each run's time bound; `None` runs until stopped.
     pub run: Option<Duration>,
-    /// The memory behind the buffers (`iomem`; the explorer's `M`).
-    pub buffers: crate::config::Buffers,
-    /// Open loop (`rate_iops` × `numjobs`; the explorer's `R`), constant spacing.
-    pub rate_iops: Option<u64>,
-    /// `rw=randrw`/`rw=rw`: the percent of operations that read (`rwmixread`, or 100 minus
-    /// `rwmixwrite`, fio's default 50), the explorer's `W`; `op` is then [`Op::Write`] (a mix
-    /// writes, so it runs on the explorer's scratch file, as `w` does).
-    pub mix_read_pct: Option<u32>,
 }
 
 /// The starting settings of the first job of the fio job file `job_path` for exploring `file`;
@@ -90,18 +75,18 @@ fn start_of(
             None => FioError::refused(&job.header, key, why),
         }
     };
-    if m.mix_read_pct.is_some() && !crate::config::MIX_METHODS.contains(&m.method) {
+    if m.setup.mix_read_pct.is_some() && !crate::config::MIX_METHODS.contains(&m.setup.method) {
         return Err(refuse(
             "ioengine",
             &format!(
                 "the explorer mixes reads and writes with psync (pread) or io_uring, not {}; \
                  change ioengine, or the mix (rw)",
-                m.method
+                m.setup.method
             ),
         ));
     }
-    if m.mix_read_pct.is_some() && m.rate_iops.is_some() {
-        // `run` refuses the same (config::check_mix): no open loop of a mix yet.
+    if m.setup.mix_read_pct.is_some() && m.setup.rate().is_some() {
+        // `run` refuses the same (config::spec::check_mix): no open loop of a mix yet.
         return Err(refuse(
             "rate_iops",
             "the explorer does not mix reads and writes at a rate; remove rate_iops, or the mix (rw)",
@@ -128,7 +113,7 @@ fn start_of(
             ));
         }
     }
-    if m.rate_iops.is_some() && m.arrival != crate::config::Arrival::Constant {
+    if m.setup.rate().is_some() && m.setup.arrival != crate::config::Arrival::Constant {
         return Err(refuse(
             "rate_process",
             "the explorer's rate (R) spaces operations evenly; remove it (linear), or run the job with --batch",
@@ -140,13 +125,13 @@ fn start_of(
             "the explorer runs until stopped, with no repetitions; remove it, or run the job with --batch",
         ));
     }
-    if m.threads > limits.max_threads {
+    if m.setup.threads > limits.max_threads {
         return Err(refuse(
             "numjobs",
             &format!("the explorer runs at most {} threads", limits.max_threads),
         ));
     }
-    if crate::engine::caps(m.method).queued && m.queue_depth > limits.max_queue_depth {
+    if crate::engine::caps(m.setup.method).queued && m.setup.queue_depth > limits.max_queue_depth {
         return Err(refuse(
             "iodepth",
             &format!(
@@ -155,7 +140,7 @@ fn start_of(
             ),
         ));
     }
-    if m.block_size_bytes > limits.max_block_size_bytes {
+    if m.setup.block_size_bytes > limits.max_block_size_bytes {
         return Err(refuse(
             "bs",
             &format!(
@@ -164,26 +149,25 @@ fn start_of(
             ),
         ));
     }
+    let s = &m.setup;
+    let cold = s.op == Op::Read && matches!(s.cache, CacheMode::Cold | CacheMode::ColdAll);
     Ok(ExplorerStart {
         job: m.name.clone(),
-        op: m.op,
-        method: m.method,
-        block_size_bytes: m.block_size_bytes,
-        threads: m.threads,
-        queue_depth: if crate::engine::caps(m.method).queued {
-            m.queue_depth
-        } else {
-            1
+        setup: Setup {
+            queue_depth: if crate::engine::caps(s.method).queued {
+                s.queue_depth
+            } else {
+                1
+            },
+            cache: if cold {
+                CacheMode::Cold
+            } else {
+                CacheMode::AsIs
+            },
+            rate_iops: s.rate().map(|r| Iops(r.round().max(1.0))),
+            ..*s
         },
-        direct: m.direct,
-        cold: m.op == Op::Read && matches!(m.cache, CacheMode::Cold | CacheMode::ColdAll),
-        pattern: m.pattern,
-        fsync: m.fsync,
-        dsync: m.dsync,
         run: m.runtime,
-        buffers: m.buffers,
-        rate_iops: m.rate_iops.map(|r| r.round().max(1.0) as u64),
-        mix_read_pct: m.mix_read_pct,
     })
 }
 
@@ -208,6 +192,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{Method, Pattern};
 
     const LIMITS: ExplorerLimits = ExplorerLimits {
         max_threads: 64,
@@ -238,25 +223,30 @@ mod tests {
             s,
             ExplorerStart {
                 job: "rand-4k-qd32".into(),
-                op: Op::Read,
-                method: Method::IoUring,
-                block_size_bytes: 4096,
-                threads: 2,
-                queue_depth: 32,
-                direct: true,
-                cold: s.cold,
-                pattern: Pattern::Random,
-                fsync: false,
-                dsync: false,
+                setup: Setup {
+                    op: Op::Read,
+                    method: Method::IoUring,
+                    block_size_bytes: 4096,
+                    threads: 2,
+                    queue_depth: 32,
+                    direct: true,
+                    cache: s.setup.cache,
+                    pattern: Pattern::Random,
+                    ..Setup::default()
+                },
                 run: Some(Duration::from_secs(5)),
-                buffers: crate::config::Buffers::DEFAULT,
-                rate_iops: None,
-                mix_read_pct: None,
             }
         );
         let w = start("[w]\nrw=write\nbs=1m\nioengine=psync\nend_fsync=1\n").unwrap();
+        let ws = w.setup;
         assert_eq!(
-            (w.op, w.method, w.block_size_bytes, w.queue_depth, w.fsync),
+            (
+                ws.op,
+                ws.method,
+                ws.block_size_bytes,
+                ws.queue_depth,
+                ws.write_sync.fsync()
+            ),
             (Op::Write, Method::Pread, 1 << 20, 1, true)
         );
     }

@@ -55,7 +55,7 @@ pub fn plan_file(mapped: &mut [Mapped]) -> Result<FilePlan, FioError> {
         }
     }
     let needed = mapped.iter().filter_map(|m| m.region_bytes).max();
-    let writes = mapped.iter().find(|m| m.op == Op::Write);
+    let writes = mapped.iter().find(|m| m.setup.op == Op::Write);
     match std::fs::symlink_metadata(&path) {
         Ok(_) => {
             let (_, meta) = crate::fsguard::check_input(&path, "filename")

@@ -7,8 +7,9 @@
 use super::error::FioError;
 use super::options::{canonical, fio_time, Opts, KNOWN, REFUSED};
 use super::parse::{Job, Opt};
+use crate::config::spec::{RunSpec, TOML_NAMES};
 use crate::config::{
-    Arrival, Buffers, CacheMode, Method, Op, Pattern, RunSpec, SubmitPolicy, TOML_NAMES,
+    Arrival, Buffers, CacheMode, Method, Op, Pattern, Setup, SubmitPolicy, WriteSync,
 };
 use crate::size::format_size;
 use crate::sweep::files::FilePlan;
@@ -19,18 +20,12 @@ use std::time::Duration;
 pub struct Mapped<'a> {
     pub job: &'a Job,
     pub name: String,
-    pub op: Op,
-    pub pattern: Pattern,
+    /// What the job measures, as diskscope's setup: `rw=rw`/`readwrite`/`randrw` is a mix (its
+    /// `mix_read_pct` from `rwmixread`, or 100 minus `rwmixwrite`, fio's default 50; its `op`
+    /// [`Op::Write`]: a mix writes); `iomem` the buffers; `rate_iops` and `rate_process` the
+    /// open loop over all threads. Prealloc and checksum stay at their defaults.
+    pub setup: Setup,
     pub rw: Option<&'a Opt>,
-    /// `rw=rw`/`readwrite`/`randrw`: the percent of operations that read (`rwmixread`, or 100
-    /// minus `rwmixwrite`, fio's default 50); `op` is then [`Op::Write`] (a mix writes).
-    pub mix_read_pct: Option<u32>,
-    pub method: Method,
-    pub block_size_bytes: u64,
-    pub threads: usize,
-    pub queue_depth: u32,
-    pub direct: bool,
-    pub cache: CacheMode,
     pub runtime: Option<Duration>,
     pub time_based: bool,
     pub reps: u32,
@@ -38,15 +33,6 @@ pub struct Mapped<'a> {
     pub region_bytes: Option<u64>,
     pub region_opt: Option<&'a Opt>,
     pub number_ios: Option<u64>,
-    pub fsync: bool,
-    pub dsync: bool,
-    pub submit: SubmitPolicy,
-    /// The memory behind the buffers (`iomem`).
-    pub buffers: Buffers,
-    /// Open loop (`rate_iops`, `rate_process`): operations per second over all threads, and
-    /// how their intended starts are spaced.
-    pub rate_iops: Option<f64>,
-    pub arrival: Arrival,
     pub seed: Option<u64>,
     pub target: Option<(PathBuf, &'a Opt)>,
     /// The setting ← option lines and the notes of the printed plan.
@@ -129,28 +115,30 @@ pub fn map_job<'a>(job: &'a Job, index: usize, jobs: &'a [Job]) -> Result<Mapped
     Ok(Mapped {
         job,
         name: sanitise(&name),
-        op,
-        pattern,
+        setup: Setup {
+            op,
+            method,
+            pattern,
+            cache,
+            direct,
+            block_size_bytes,
+            threads,
+            queue_depth,
+            buffers,
+            rate_iops: rate_iops.map(crate::config::Iops),
+            mix_read_pct,
+            write_sync: WriteSync::of(fsync, dsync),
+            submit,
+            arrival,
+            ..Setup::default()
+        },
         rw,
-        mix_read_pct,
-        method,
-        block_size_bytes,
-        threads,
-        queue_depth,
-        direct,
-        cache,
         runtime,
         time_based,
         reps,
         region_bytes: region.bytes,
         region_opt: region.size_opt,
         number_ios: region.number_ios,
-        fsync,
-        dsync,
-        submit,
-        buffers,
-        rate_iops,
-        arrival,
         seed,
         target: region.target,
         notes,
@@ -813,47 +801,47 @@ fn numjobs_difference(
 
 /// The point of a job on the batch's file.
 pub fn spec_of(m: &Mapped, file: &FilePlan) -> Result<RunSpec, FioError> {
-    let bs = m.block_size_bytes.max(1);
+    let bs = m.setup.block_size_bytes.max(1);
     let mut s = RunSpec::new(&file.path);
-    s.op = m.op;
-    s.pattern = m.pattern;
-    s.method = m.method;
-    s.block_size_bytes = m.block_size_bytes;
-    s.threads = m.threads;
-    s.queue_depth = m.queue_depth;
-    s.direct = m.direct;
-    s.cache = m.cache;
-    s.duration = m.runtime;
-    s.fsync = m.fsync;
-    s.dsync = m.dsync;
-    s.rate_iops = m.rate_iops;
-    s.arrival = m.arrival;
-    s.mix_read_pct = m.mix_read_pct;
-    if crate::engine::caps(m.method).queued {
-        s.submit = m.submit;
-        s.buffers = m.buffers;
+    s.setup.op = m.setup.op;
+    s.setup.pattern = m.setup.pattern;
+    s.setup.method = m.setup.method;
+    s.setup.block_size_bytes = m.setup.block_size_bytes;
+    s.setup.threads = m.setup.threads;
+    s.setup.queue_depth = m.setup.queue_depth;
+    s.setup.direct = m.setup.direct;
+    s.setup.cache = m.setup.cache;
+    s.target.duration = m.runtime;
+    s.setup.write_sync =
+        crate::config::WriteSync::of(m.setup.write_sync.fsync(), m.setup.write_sync.dsync());
+    s.setup.rate_iops = m.setup.rate().map(crate::config::Iops);
+    s.setup.arrival = m.setup.arrival;
+    s.setup.mix_read_pct = m.setup.mix_read_pct;
+    if crate::engine::caps(m.setup.method).queued {
+        s.setup.submit = m.setup.submit;
+        s.setup.buffers = m.setup.buffers;
     }
     if let Some(seed) = m.seed {
-        s.seed = seed;
+        s.safety.seed = seed;
     }
     let region = m
         .region_bytes
         .unwrap_or(file.size_bytes)
         .min(file.size_bytes);
-    let covers_file = region + bs * m.threads as u64 > file.size_bytes;
-    s.block_count = if m.time_based {
-        if covers_file && m.op == Op::Read {
+    let covers_file = region + bs * m.setup.threads as u64 > file.size_bytes;
+    s.target.block_count = if m.time_based {
+        if covers_file && m.setup.op == Op::Read {
             None
         } else {
-            s.loop_range = true;
+            s.target.loop_range = true;
             Some((region / bs).max(1))
         }
     } else {
         Some(m.number_ios.unwrap_or(region.div_ceil(bs)).max(1))
     };
-    if m.op == Op::Write {
-        s.force = true;
-        s.overwrite_in_place = true;
+    if m.setup.op == Op::Write {
+        s.safety.force = true;
+        s.safety.overwrite_in_place = true;
     }
     s.validate(&TOML_NAMES).map_err(|e| {
         let has = |k: &str| {

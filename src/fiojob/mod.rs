@@ -6,7 +6,7 @@
 //! The steps, each its own module: [`parse`] reads the text as fio does (sections, `[global]`
 //! inheritance, comments, includes, substitutions), keeping the file and line of every option;
 //! [`map`] turns each job's options (named and read by [`options`]) into a
-//! [`RunSpec`](crate::config::RunSpec) and refuses every option diskscope does not implement by
+//! [`RunSpec`](crate::config::spec::RunSpec) and refuses every option diskscope does not implement by
 //! name, with its line and what to do: an option is never silently ignored; [`file`] picks the
 //! one file of the batch; [`plan`] assembles the sweep's plan. Every error is a [`FioError`]
 //! ([`error`]) that names its file and line. The printed plan says, for every setting, the fio option it came

@@ -250,7 +250,7 @@ mod tests {
         let f = p.file.unwrap();
         assert_eq!((f.size_bytes, f.create, f.writable), (2 << 20, true, true));
         let w = &p.experiments[2].points[0];
-        assert_eq!(w.block_count, Some(128)); // 512k at fio's default bs=4k
-        assert!(w.overwrite_in_place);
+        assert_eq!(w.target.block_count, Some(128)); // 512k at fio's default bs=4k
+        assert!(w.safety.overwrite_in_place);
     }
 }

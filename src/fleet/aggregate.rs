@@ -18,6 +18,7 @@
 use super::options::Layout;
 use super::wire::RankReport;
 use crate::measure::histogram::new_latency_histogram;
+use crate::measure::result::FleetRow;
 use crate::measure::{LatencySummary, RunResult};
 use crate::xor::format_xor;
 use std::sync::Arc;
@@ -33,9 +34,11 @@ pub fn rows(reports: &[RankReport], clients: usize, layout: Layout) -> Vec<RunRe
         .map(|r| {
             let mut row = r.result.clone();
             mark(&mut row, &r.rank.to_string(), clients, layout);
-            row.stopped_early = Some(!r.stopped_by.is_empty());
             let offset_ns = r.start_unix_ns.saturating_sub(start);
-            row.start_skew_us = Some(Some(offset_ns as f64 / 1000.0));
+            if let Some(f) = &mut row.fleet {
+                f.stopped_early = !r.stopped_by.is_empty();
+                f.start_skew_us = Some(offset_ns as f64 / 1000.0);
+            }
             row.timeline = r
                 .timeline
                 .as_ref()
@@ -54,14 +57,12 @@ pub fn mark_all(row: &mut RunResult, clients: usize, layout: Layout) {
 }
 
 fn mark(row: &mut RunResult, rank: &str, clients: usize, layout: Layout) {
-    row.rank = Some(rank.to_string());
-    row.clients = Some(clients as u32);
-    row.layout = Some(layout);
-    row.stopped_early = Some(false);
-    row.rank_min_mib_s = Some(None);
-    row.rank_max_mib_s = Some(None);
-    row.slowest = Some(String::new());
-    row.start_skew_us = Some(None);
+    row.fleet = Some(FleetRow {
+        rank: rank.to_string(),
+        clients: clients as u32,
+        layout,
+        ..Default::default()
+    });
 }
 
 /// The `rank = all` row of a point.
@@ -69,30 +70,36 @@ pub fn aggregate_row(reports: &[RankReport], clients: usize, layout: Layout) -> 
     let Some(first) = reports.first() else {
         let mut r = RunResult::default();
         mark(&mut r, "all", clients, layout);
-        r.error = "no rank reported".into();
+        r.figures.error = "no rank reported".into();
         return r;
     };
     let mut row = first.result.clone();
     mark(&mut row, "all", clients, layout);
-    row.host = distinct_hosts(reports);
+    row.identity.host = distinct_hosts(reports);
     if layout == Layout::FilePerProcess {
-        row.file = format!("{}.{{rank}}", strip_rank(&first.result.file, first.rank));
+        row.identity.file = format!(
+            "{}.{{rank}}",
+            strip_rank(&first.result.identity.file, first.rank)
+        );
     }
-    row.bytes = reports.iter().map(|r| r.result.bytes).sum();
-    row.ops = reports.iter().map(|r| r.result.ops).sum();
-    row.block_count = reports.iter().map(|r| r.result.block_count).sum();
-    row.file_size_bytes = match layout {
+    row.figures.bytes = reports.iter().map(|r| r.result.figures.bytes).sum();
+    row.figures.ops = reports.iter().map(|r| r.result.figures.ops).sum();
+    row.figures.block_count = reports.iter().map(|r| r.result.figures.block_count).sum();
+    row.identity.file_size_bytes = match layout {
         Layout::SharedFile => reports
             .iter()
-            .map(|r| r.result.file_size_bytes)
+            .map(|r| r.result.identity.file_size_bytes)
             .max()
             .unwrap_or(0),
-        Layout::FilePerProcess => reports.iter().map(|r| r.result.file_size_bytes).sum(),
+        Layout::FilePerProcess => reports
+            .iter()
+            .map(|r| r.result.identity.file_size_bytes)
+            .sum(),
     };
     let start = reports.iter().map(|r| r.start_unix_ns).min().unwrap_or(0);
     let end = reports.iter().map(|r| r.end_unix_ns).max().unwrap_or(0);
     let latest_start = reports.iter().map(|r| r.start_unix_ns).max().unwrap_or(0);
-    row.seconds = end.saturating_sub(start) as f64 / 1e9;
+    row.figures.seconds = end.saturating_sub(start) as f64 / 1e9;
     row.set_rates();
     let mut merged = new_latency_histogram();
     for r in reports {
@@ -101,45 +108,54 @@ pub fn aggregate_row(reports: &[RankReport], clients: usize, layout: Layout) -> 
     }
     row.set_latency(&LatencySummary::of(&merged));
     mix_all(&mut row, reports);
-    row.residency_before_pct = reports
+    row.figures.residency_before_pct = reports
         .iter()
-        .map(|r| r.result.residency_before_pct)
+        .map(|r| r.result.figures.residency_before_pct)
         .sum::<f64>()
         / reports.len() as f64;
-    row.xor = combined_xor(reports, layout)
+    row.figures.xor = combined_xor(reports, layout)
         .map(format_xor)
         .unwrap_or_default();
-    row.error = reports
+    row.figures.error = reports
         .iter()
-        .find(|r| !r.result.error.is_empty())
-        .map(|r| format!("rank {} ({}): {}", r.rank, r.result.host, r.result.error))
+        .find(|r| !r.result.figures.error.is_empty())
+        .map(|r| {
+            format!(
+                "rank {} ({}): {}",
+                r.rank, r.result.identity.host, r.result.figures.error
+            )
+        })
         .unwrap_or_default();
-    row.stopped_early = Some(reports.iter().any(|r| !r.stopped_by.is_empty()));
+    let stopped_early = reports.iter().any(|r| !r.stopped_by.is_empty());
     let slowest = reports
         .iter()
-        .min_by(|a, b| a.result.mib_s.total_cmp(&b.result.mib_s))
+        .min_by(|a, b| a.result.figures.mib_s.total_cmp(&b.result.figures.mib_s))
         .expect("at least one report");
     let fastest = reports
         .iter()
-        .max_by(|a, b| a.result.mib_s.total_cmp(&b.result.mib_s))
+        .max_by(|a, b| a.result.figures.mib_s.total_cmp(&b.result.figures.mib_s))
         .expect("at least one report");
-    row.rank_min_mib_s = Some(Some(slowest.result.mib_s));
-    row.rank_max_mib_s = Some(Some(fastest.result.mib_s));
-    row.slowest = Some(format!("{}#{}", slowest.result.host, slowest.rank));
-    row.start_skew_us = Some(Some(latest_start.saturating_sub(start) as f64 / 1000.0));
+    if let Some(f) = &mut row.fleet {
+        f.stopped_early = stopped_early;
+        f.rank_min_mib_s = Some(slowest.result.figures.mib_s);
+        f.rank_max_mib_s = Some(fastest.result.figures.mib_s);
+        f.slowest = format!("{}#{}", slowest.result.identity.host, slowest.rank);
+        f.start_skew_us = Some(latest_start.saturating_sub(start) as f64 / 1000.0);
+    }
     let placed: Vec<super::timeline::Placed> = reports
         .iter()
         .filter_map(|r| {
             Some(super::timeline::Placed {
                 rank: r.rank,
-                host: &r.result.host,
+                host: &r.result.identity.host,
                 offset_ns: r.start_unix_ns.saturating_sub(start),
                 timeline: r.timeline.as_ref()?,
             })
         })
         .collect();
-    let op = row.operation.known().unwrap_or(crate::config::Op::Read);
-    row.timeline = super::timeline::merged(&placed, op, row.direct, row.bytes).map(Arc::new);
+    let op = row.setup.op.known().unwrap_or(crate::config::Op::Read);
+    row.timeline =
+        super::timeline::merged(&placed, op, row.setup.direct, row.figures.bytes).map(Arc::new);
     super::verdict::fill_all(&mut row, reports);
     row
 }
@@ -151,48 +167,49 @@ pub fn aggregate_row(reports: &[RankReport], clients: usize, layout: Layout) -> 
 /// the operations. Nothing for a pure point.
 fn mix_all(row: &mut RunResult, reports: &[RankReport]) {
     use crate::measure::snapshot::{DirectionShare, MixedSnapshot};
-    let Some(asked) = reports.iter().find_map(|r| r.result.mix_read_pct_asked) else {
+    let Some(asked) = reports.iter().find_map(|r| r.result.setup.mix_read_pct) else {
         return;
     };
     let mut merged = MixedSnapshot::new();
     let mut whole = true;
     for r in reports {
-        let res = &r.result;
+        let m = r.result.mix.clone().unwrap_or_default();
         let (read_lat, write_lat) = match &r.mixed_latency {
             Some(m) => (m.read.clone(), m.write.clone()),
             None => {
-                whole &= res.read_ops.unwrap_or(0) + res.write_ops.unwrap_or(0) == 0;
+                whole &= m.read_ops + m.write_ops == 0;
                 (new_latency_histogram(), new_latency_histogram())
             }
         };
         merged.add(&MixedSnapshot {
             read: DirectionShare {
-                bytes: res.read_bytes.unwrap_or(0),
-                ops: res.read_ops.unwrap_or(0),
+                bytes: m.read_bytes,
+                ops: m.read_ops,
                 latency: read_lat,
             },
             write: DirectionShare {
-                bytes: res.write_bytes.unwrap_or(0),
-                ops: res.write_ops.unwrap_or(0),
+                bytes: m.write_bytes,
+                ops: m.write_ops,
                 latency: write_lat,
             },
         });
     }
     row.set_mixed(asked, &merged);
-    if !whole {
+    if let Some(m) = row.mix.as_mut().filter(|_| !whole) {
+        // Not known: empty cells (NaN).
         for v in [
-            &mut row.read_lat_p50_us,
-            &mut row.read_lat_p90_us,
-            &mut row.read_lat_p99_us,
-            &mut row.read_lat_p999_us,
-            &mut row.read_lat_max_us,
-            &mut row.write_lat_p50_us,
-            &mut row.write_lat_p90_us,
-            &mut row.write_lat_p99_us,
-            &mut row.write_lat_p999_us,
-            &mut row.write_lat_max_us,
+            &mut m.read_lat_p50_us,
+            &mut m.read_lat_p90_us,
+            &mut m.read_lat_p99_us,
+            &mut m.read_lat_p999_us,
+            &mut m.read_lat_max_us,
+            &mut m.write_lat_p50_us,
+            &mut m.write_lat_p90_us,
+            &mut m.write_lat_p99_us,
+            &mut m.write_lat_p999_us,
+            &mut m.write_lat_max_us,
         ] {
-            *v = None;
+            *v = f64::NAN;
         }
     }
 }
@@ -201,21 +218,24 @@ fn mix_all(row: &mut RunResult, reports: &[RankReport]) {
 /// `fleet mix: reads 69.9% of ops (70% asked): 12.3 MiB/s, 3150 IOPS, p99 87.0 µs | writes:
 /// ...`; None for a pure point.
 pub fn mix_line(all: &RunResult) -> Option<String> {
-    let asked = all.mix_read_pct_asked?;
-    let side = |mib_s: Option<f64>, iops: Option<f64>, p99: Option<f64>| {
+    let asked = all.setup.mix_read_pct?;
+    let m = all.mix.clone().unwrap_or_default();
+    let side = |mib_s: f64, iops: f64, p99: f64| {
         format!(
-            "{:.1} MiB/s, {:.0} IOPS, p99 {}",
-            mib_s.unwrap_or(0.0),
-            iops.unwrap_or(0.0),
-            p99.map_or("-".to_string(), |v| format!("{v:.1} µs"))
+            "{mib_s:.1} MiB/s, {iops:.0} IOPS, p99 {}",
+            if p99.is_nan() {
+                "-".to_string()
+            } else {
+                format!("{p99:.1} µs")
+            }
         )
     };
     Some(format!(
         "fleet mix: reads {} of ops ({asked}% asked): {} | writes: {}",
-        all.mix_read_pct_done
+        m.mix_read_pct_done
             .map_or("-".to_string(), |d| format!("{d:.1}%")),
-        side(all.read_mib_s, all.read_iops, all.read_lat_p99_us),
-        side(all.write_mib_s, all.write_iops, all.write_lat_p99_us)
+        side(m.read_mib_s, m.read_iops, m.read_lat_p99_us),
+        side(m.write_mib_s, m.write_iops, m.write_lat_p99_us)
     ))
 }
 
@@ -233,7 +253,10 @@ pub fn combined_xor(reports: &[RankReport], layout: Layout) -> Option<u32> {
 }
 
 fn distinct_hosts(reports: &[RankReport]) -> String {
-    let mut hosts: Vec<&str> = reports.iter().map(|r| r.result.host.as_str()).collect();
+    let mut hosts: Vec<&str> = reports
+        .iter()
+        .map(|r| r.result.identity.host.as_str())
+        .collect();
     hosts.sort_unstable();
     hosts.dedup();
     hosts.join(" ")
@@ -264,11 +287,17 @@ mod tests {
             latency.record(*v).unwrap();
         }
         let mut result = RunResult {
-            host: host.into(),
-            file: format!("/d/f.{rank}"),
-            bytes,
-            ops: lat.len() as u64,
-            seconds: (end_ns - start_ns) as f64 / 1e9,
+            identity: crate::measure::result::Identity {
+                host: host.into(),
+                file: format!("/d/f.{rank}"),
+                ..Default::default()
+            },
+            figures: crate::measure::result::Figures {
+                bytes,
+                ops: lat.len() as u64,
+                seconds: (end_ns - start_ns) as f64 / 1e9,
+                ..Default::default()
+            },
             ..Default::default()
         };
         result.set_rates();
@@ -304,7 +333,7 @@ mod tests {
         let mut all = lat(reads, read_ns);
         all.add(lat(writes, write_ns)).unwrap();
         let mut r = report(rank, "h", (reads + writes) << 12, start_ns, end_ns, &[]);
-        r.result.ops = reads + writes;
+        r.result.figures.ops = reads + writes;
         r.latency = all;
         let mut m = MixedSnapshot::new();
         m.read.ops = reads;
@@ -333,35 +362,41 @@ mod tests {
         ];
         let rows = rows(&reps, 2, Layout::FilePerProcess);
         let all = &rows[2];
-        assert_eq!(all.operation.as_str(), "mix");
-        assert_eq!(all.mix_read_pct_asked, Some(70));
-        assert_eq!((all.read_ops, all.write_ops), (Some(1390), Some(310)));
-        assert_eq!(all.read_bytes, Some(1390 << 12));
-        let done = all.mix_read_pct_done.unwrap();
+        assert_eq!(all.setup.op.as_str(), "mix");
+        assert_eq!(all.setup.mix_read_pct, Some(70));
+        assert_eq!(
+            (
+                all.mix.as_ref().map(|m| m.read_ops),
+                all.mix.as_ref().map(|m| m.write_ops)
+            ),
+            (Some(1390), Some(310))
+        );
+        assert_eq!(all.mix.as_ref().map(|m| m.read_bytes), Some(1390 << 12));
+        let done = all.mix.as_ref().and_then(|m| m.mix_read_pct_done).unwrap();
         assert!((done - 1390.0 * 100.0 / 1700.0).abs() < 1e-9, "{done}");
         // Over the fleet's span (2 s), as the whole row's MiB/s.
-        assert!((all.read_iops.unwrap() - 695.0).abs() < 1e-9);
+        assert!((all.mix.as_ref().map(|m| m.read_iops).unwrap() - 695.0).abs() < 1e-9);
         let mib = |b: u64| b as f64 / (1 << 20) as f64 / 2.0;
-        assert!((all.write_mib_s.unwrap() - mib(310 << 12)).abs() < 1e-12);
-        assert!((all.seconds - 2.0).abs() < 1e-12);
-        let p99 = all.write_lat_p99_us.unwrap();
+        assert!((all.mix.as_ref().map(|m| m.write_mib_s).unwrap() - mib(310 << 12)).abs() < 1e-12);
+        assert!((all.figures.seconds - 2.0).abs() < 1e-12);
+        let p99 = all.mix.as_ref().map(|m| m.write_lat_p99_us).unwrap();
         assert!(
             p99 > 49_000.0,
             "the slow rank's writes are in the tail: {p99}"
         );
-        assert!(all.read_lat_p99_us.unwrap() < 11.0);
+        assert!(all.mix.as_ref().map(|m| m.read_lat_p99_us).unwrap() < 11.0);
         // Each rank's row keeps its own directions.
-        assert_eq!(rows[0].write_ops, Some(300));
-        assert_eq!(rows[1].read_ops, Some(690));
+        assert_eq!(rows[0].mix.as_ref().map(|m| m.write_ops), Some(300));
+        assert_eq!(rows[1].mix.as_ref().map(|m| m.read_ops), Some(690));
         // A report without the histograms by direction: sums stay, percentiles are left empty.
         let mut old = reps.clone();
         old[1].mixed_latency = None;
         let all = aggregate_row(&old, 2, Layout::FilePerProcess);
-        assert_eq!(all.write_ops, Some(310));
-        assert_eq!(all.write_lat_p99_us, None);
+        assert_eq!(all.mix.as_ref().map(|m| m.write_ops), Some(310));
+        assert!(all.mix.as_ref().unwrap().write_lat_p99_us.is_nan());
         // A pure point has no mixed columns.
         let pure = aggregate_row(&[report(0, "a", 1, 0, S, &[1])], 1, Layout::FilePerProcess);
-        assert_eq!(pure.mix_read_pct_asked, None);
+        assert_eq!(pure.setup.mix_read_pct, None);
     }
 
     #[test]
@@ -374,16 +409,47 @@ mod tests {
         let rows = rows(&reps, 2, Layout::FilePerProcess);
         assert_eq!(rows.len(), 3);
         let all = &rows[2];
-        assert_eq!(all.rank.as_deref(), Some("all"));
-        assert_eq!(all.bytes, 200 * mib);
-        assert!((all.seconds - 4.0).abs() < 1e-9);
-        assert!((all.mib_s - 50.0).abs() < 1e-9, "{}", all.mib_s);
-        assert_eq!(all.slowest.as_deref(), Some("b#1"));
-        assert!((all.rank_max_mib_s.unwrap().unwrap() - 100.0).abs() < 1e-9);
-        assert!((all.start_skew_us.unwrap().unwrap() - 100_000.0).abs() < 1e-6);
-        assert_eq!(all.file, "/d/f.{rank}");
-        assert_eq!(all.host, "a b");
-        assert_eq!(rows[1].rank.as_deref(), Some("1"));
+        assert_eq!(
+            all.fleet.as_ref().map(|f| f.rank.clone()).as_deref(),
+            Some("all")
+        );
+        assert_eq!(all.figures.bytes, 200 * mib);
+        assert!((all.figures.seconds - 4.0).abs() < 1e-9);
+        assert!(
+            (all.figures.mib_s - 50.0).abs() < 1e-9,
+            "{}",
+            all.figures.mib_s
+        );
+        assert_eq!(
+            all.fleet.as_ref().map(|f| f.slowest.clone()).as_deref(),
+            Some("b#1")
+        );
+        assert!(
+            (all.fleet
+                .as_ref()
+                .map(|f| f.rank_max_mib_s)
+                .unwrap()
+                .unwrap()
+                - 100.0)
+                .abs()
+                < 1e-9
+        );
+        assert!(
+            (all.fleet
+                .as_ref()
+                .map(|f| f.start_skew_us)
+                .unwrap()
+                .unwrap()
+                - 100_000.0)
+                .abs()
+                < 1e-6
+        );
+        assert_eq!(all.identity.file, "/d/f.{rank}");
+        assert_eq!(all.identity.host, "a b");
+        assert_eq!(
+            rows[1].fleet.as_ref().map(|f| f.rank.clone()).as_deref(),
+            Some("1")
+        );
     }
 
     #[test]
@@ -396,9 +462,13 @@ mod tests {
             report(1, "a", 1, 0, S, &[50_000_000]),
         ];
         let all = aggregate_row(&reps, 2, Layout::SharedFile);
-        assert!(all.lat_p99_us < 11.0, "{}", all.lat_p99_us);
-        assert!(all.lat_max_us > 49_000.0, "{}", all.lat_max_us);
-        assert_eq!(all.ops, 100);
+        assert!(all.figures.lat_p99_us < 11.0, "{}", all.figures.lat_p99_us);
+        assert!(
+            all.figures.lat_max_us > 49_000.0,
+            "{}",
+            all.figures.lat_max_us
+        );
+        assert_eq!(all.figures.ops, 100);
     }
 
     #[test]
@@ -425,10 +495,10 @@ mod tests {
     #[test]
     fn the_aggregate_row_names_the_rank_that_failed() {
         let mut reps = vec![report(0, "a", 1, 0, S, &[1]), report(1, "b", 1, 0, S, &[1])];
-        reps[1].result.error = "pread at offset 4096: Input/output error".into();
+        reps[1].result.figures.error = "pread at offset 4096: Input/output error".into();
         let all = aggregate_row(&reps, 2, Layout::FilePerProcess);
         assert_eq!(
-            all.error,
+            all.figures.error,
             "rank 1 (b): pread at offset 4096: Input/output error"
         );
     }
@@ -443,8 +513,14 @@ mod tests {
         reps[0].timeline = Some(timeline(4, 10_000, None));
         reps[1].timeline = Some(timeline(4, 10_000, None));
         let rows = rows(&reps, 2, Layout::FilePerProcess);
-        assert_eq!(rows[0].start_skew_us, Some(Some(0.0)));
-        assert_eq!(rows[1].start_skew_us, Some(Some(3000.0)));
+        assert_eq!(
+            rows[0].fleet.as_ref().map(|f| f.start_skew_us),
+            Some(Some(0.0))
+        );
+        assert_eq!(
+            rows[1].fleet.as_ref().map(|f| f.start_skew_us),
+            Some(Some(3000.0))
+        );
         let t1 = rows[1].timeline.as_ref().unwrap();
         assert!(
             (t1.rows[0].t_start_s - 0.003).abs() < 1e-9,
@@ -462,31 +538,35 @@ mod tests {
             .map(|r| report(r, "h", 40 << 20, 0, S, &[1000; 500]))
             .collect();
         for r in &mut reps {
-            r.result.verdict = "ok".into();
+            r.result.judgement.verdict = "ok".into();
         }
         let rows_ok = rows(&reps, 3, Layout::FilePerProcess);
-        assert_eq!(rows_ok[3].verdict, "ok", "{}", rows_ok[3].why);
+        assert_eq!(
+            rows_ok[3].judgement.verdict, "ok",
+            "{}",
+            rows_ok[3].judgement.why
+        );
         for r in [0, 2] {
-            reps[r].result.verdict = "suspect".into();
-            reps[r].result.reasons = "cache_not_disk".into();
-            reps[r].result.why = format!("served from memory on {r}");
+            reps[r].result.judgement.verdict = "suspect".into();
+            reps[r].result.judgement.reasons = "cache_not_disk".into();
+            reps[r].result.judgement.why = format!("served from memory on {r}");
         }
-        reps[2].result.reasons = "cache_not_disk;too_short".into();
-        reps[2].result.why = "served from memory on 2 | 0.010 s is short".into();
+        reps[2].result.judgement.reasons = "cache_not_disk;too_short".into();
+        reps[2].result.judgement.why = "served from memory on 2 | 0.010 s is short".into();
         let rows = rows(&reps, 3, Layout::FilePerProcess);
         let all = &rows[3];
-        assert_eq!(all.verdict, "suspect");
-        assert_eq!(all.reasons, "cache_not_disk;too_short");
+        assert_eq!(all.judgement.verdict, "suspect");
+        assert_eq!(all.judgement.reasons, "cache_not_disk;too_short");
         assert!(
-            all.why.starts_with(
+            all.judgement.why.starts_with(
                 "2 ranks (rank 0 (h), rank 2 (h)); the first: served from memory on 0 | rank 2 (h): 0.010 s"
             ),
             "{}",
-            all.why
+            all.judgement.why
         );
         // The ranks' own rows keep their own verdicts.
-        assert_eq!(rows[1].verdict, "ok");
-        assert_eq!(rows[2].reasons, "cache_not_disk;too_short");
+        assert_eq!(rows[1].judgement.verdict, "ok");
+        assert_eq!(rows[2].judgement.reasons, "cache_not_disk;too_short");
     }
 
     #[test]

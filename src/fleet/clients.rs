@@ -44,8 +44,8 @@ pub fn aggregate_rows(paths: &[PathBuf]) -> anyhow::Result<Vec<RunResult>> {
                     i + 2
                 ))
             })?;
-            any_fleet |= r.rank.is_some();
-            if r.rank.as_deref() == Some("all") && r.error.is_empty() {
+            any_fleet |= r.fleet.is_some();
+            if r.fleet.as_ref().is_some_and(|f| f.rank == "all") && r.figures.error.is_empty() {
                 rows.push(r);
             }
         }
@@ -63,19 +63,22 @@ pub fn aggregate_rows(paths: &[PathBuf]) -> anyhow::Result<Vec<RunResult>> {
 fn point_of(r: &RunResult) -> String {
     format!(
         "{} {} {} {} {}{} t{}",
-        r.operation,
-        r.method,
-        r.pattern,
-        crate::size::format_size(r.block_size_bytes),
-        r.cache,
-        if r.direct { " direct" } else { "" },
-        r.threads
+        r.setup.op,
+        r.setup.method,
+        r.setup.pattern,
+        crate::size::format_size(r.setup.block_size_bytes),
+        r.setup.cache,
+        if r.setup.direct { " direct" } else { "" },
+        r.setup.threads
     )
 }
 
 /// The chart: x = clients, one series per point, MiB/s of the fleet.
 pub fn clients_chart(rows: &[RunResult]) -> Option<Chart> {
-    let mut clients: Vec<u32> = rows.iter().filter_map(|r| r.clients).collect();
+    let mut clients: Vec<u32> = rows
+        .iter()
+        .filter_map(|r| r.fleet.as_ref().map(|f| f.clients))
+        .collect();
     clients.sort_unstable();
     clients.dedup();
     if clients.is_empty() {
@@ -83,13 +86,13 @@ pub fn clients_chart(rows: &[RunResult]) -> Option<Chart> {
     }
     let mut by_point: BTreeMap<String, BTreeMap<u32, Vec<f64>>> = BTreeMap::new();
     for r in rows {
-        if let Some(c) = r.clients {
+        if let Some(c) = r.fleet.as_ref().map(|f| f.clients) {
             by_point
                 .entry(point_of(r))
                 .or_default()
                 .entry(c)
                 .or_default()
-                .push(r.mib_s);
+                .push(r.figures.mib_s);
         }
     }
     let categories = clients
@@ -151,10 +154,16 @@ mod tests {
 
     fn row(clients: u32, bs: u64, mib_s: f64) -> RunResult {
         let mut r = RunResult {
-            operation: crate::config::Op::Read.into(),
-            method: crate::config::Method::Pread.into(),
-            block_size_bytes: bs,
-            mib_s,
+            setup: crate::config::RecordedSetup {
+                op: crate::config::Op::Read.into(),
+                method: crate::config::Method::Pread.into(),
+                block_size_bytes: bs,
+                ..Default::default()
+            },
+            figures: crate::measure::result::Figures {
+                mib_s,
+                ..Default::default()
+            },
             ..Default::default()
         };
         crate::fleet::aggregate::mark_all(
@@ -189,13 +198,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let fleet = dir.path().join("fleet.csv");
         let mut rank0 = row(2, 4096, 10.0);
-        rank0.rank = Some("0".into());
+        rank0.fleet.as_mut().unwrap().rank = "0".into();
         let text =
             crate::export::csv::to_csv(&[rank0, row(2, 4096, 20.0), row(2, 4096, 30.0)]).unwrap();
         std::fs::write(&fleet, text).unwrap();
         let rows = aggregate_rows(std::slice::from_ref(&fleet)).unwrap();
         assert_eq!(rows.len(), 2);
-        assert_eq!(rows[1].mib_s, 30.0);
+        assert_eq!(rows[1].figures.mib_s, 30.0);
         let plain = dir.path().join("plain.csv");
         std::fs::write(
             &plain,

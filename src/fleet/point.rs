@@ -16,7 +16,8 @@
 
 use super::wire::{Msg, RankReport};
 use super::{Fleet, FleetError, Layout};
-use crate::config::{CacheMode, Op, Pattern, RunSpec};
+use crate::config::spec::RunSpec;
+use crate::config::{CacheMode, Op, Pattern};
 use crate::runner::{self, make_result, FailureCause, Run, RunError, Step};
 use std::fs::OpenOptions;
 use std::path::PathBuf;
@@ -48,36 +49,38 @@ pub fn rank_spec(
     file_size_bytes: u64,
 ) -> RunSpec {
     let mut s = spec.clone();
-    if spec.pattern == Pattern::Random && spec.op == Op::Read {
+    if spec.setup.pattern == Pattern::Random && spec.setup.op == Op::Read {
         // Each rank its own offsets (the same seed would send every rank to the same blocks in
         // the same order). Not for writes: the seed is also the data, and a test file must keep
         // its pattern.
-        s.seed = spec.seed ^ (rank as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        s.safety.seed = spec.safety.seed ^ (rank as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
     match layout {
-        Layout::FilePerProcess => s.path = rank_file(&spec.path, rank),
+        Layout::FilePerProcess => s.target.path = rank_file(&spec.target.path, rank),
         Layout::SharedFile => {
-            let bs = spec.block_size_bytes.max(1);
+            let bs = spec.setup.block_size_bytes.max(1);
             let (r, n) = (rank as u64, size as u64);
-            let blocks = match spec.block_count {
+            let blocks = match spec.target.block_count {
                 Some(c) => c,
-                None if spec.op == Op::Read => file_size_bytes.div_ceil(bs),
+                None if spec.setup.op == Op::Read => file_size_bytes.div_ceil(bs),
                 // Time-bounded writes without a count loop over the default span.
                 None => runner::DEFAULT_WRITE_SPAN.div_ceil(bs),
             };
             let first = blocks * r / n;
             let last = blocks * (r + 1) / n;
-            match spec.pattern {
+            match spec.setup.pattern {
                 Pattern::Sequential => {
-                    s.range_start_bytes = first * bs;
-                    s.block_count = Some(last - first);
+                    s.target.range_start_bytes = first * bs;
+                    s.target.block_count = Some(last - first);
                 }
-                Pattern::Random => s.block_count = spec.block_count.map(|_| last - first),
+                Pattern::Random => {
+                    s.target.block_count = spec.target.block_count.map(|_| last - first)
+                }
             }
-            if spec.op == Op::Write {
+            if spec.setup.op == Op::Write {
                 // Rank 0 created the file before the barrier; every rank writes into it.
-                s.force = true;
-                s.overwrite_in_place = true;
+                s.safety.force = true;
+                s.safety.overwrite_in_place = true;
             }
         }
     }
@@ -96,24 +99,24 @@ fn now_unix_ns() -> u64 {
 /// same error a single `run -w` gives. Returns whether this run created it.
 fn create_shared(spec: &RunSpec) -> anyhow::Result<bool> {
     use std::os::unix::fs::OpenOptionsExt;
-    let p = crate::text::shown_path(&spec.path);
-    if spec.overwrite_in_place && spec.path.is_file() {
+    let p = crate::text::shown_path(&spec.target.path);
+    if spec.safety.overwrite_in_place && spec.target.path.is_file() {
         return Ok(false); // batch mode's own test file: overwritten in place
     }
-    let existed = spec.path.exists();
-    if existed && !spec.force {
+    let existed = spec.target.path.exists();
+    if existed && !spec.safety.force {
         return Err(crate::config::usage(format!(
             "FILE: {p} already exists; pass --force to replace it"
         )));
     }
     let mut o = OpenOptions::new();
     o.write(true).custom_flags(libc::O_NOFOLLOW);
-    if spec.force {
+    if spec.safety.force {
         o.create(true).truncate(true);
     } else {
         o.create_new(true);
     }
-    o.open(&spec.path)
+    o.open(&spec.target.path)
         .map_err(|e| anyhow::anyhow!("FILE: cannot create {p}: {e}"))?;
     Ok(!existed)
 }
@@ -138,8 +141,10 @@ pub fn run_point(
     user_stop: &AtomicBool,
 ) -> Result<PointEnd, (FleetError, Vec<PathBuf>)> {
     let (rank, size, layout) = (fleet.rank(), fleet.size(), fleet.options.layout);
-    let shared_size = if spec.op == Op::Read {
-        std::fs::metadata(&spec.path).map(|m| m.len()).unwrap_or(0)
+    let shared_size = if spec.setup.op == Op::Read {
+        std::fs::metadata(&spec.target.path)
+            .map(|m| m.len())
+            .unwrap_or(0)
     } else {
         0
     };
@@ -148,25 +153,25 @@ pub fn run_point(
     let fail = |e: FleetError, created: &Vec<PathBuf>| Err((e, created.clone()));
 
     // Step 0 (only when needed): per-host cache drop, or the shared output file, then a barrier.
-    let cold_all = spec.op == Op::Read && spec.cache == CacheMode::ColdAll;
-    let shared_write = spec.op == Op::Write && layout == Layout::SharedFile;
+    let cold_all = spec.setup.op == Op::Read && spec.setup.cache == CacheMode::ColdAll;
+    let shared_write = spec.setup.op == Op::Write && layout == Layout::SharedFile;
     if cold_all || shared_write {
         let mut pre: Result<(), String> = Ok(());
         if cold_all {
             if fleet.is_host_leader() {
-                let path = mine.path.clone();
+                let path = mine.target.path.clone();
                 pre = fleet
                     .while_alive(|| crate::cache::prepare(&path, CacheMode::ColdAll, 0))
                     .map_err(|e| format!("{e:#}"));
             }
             // The host's page cache is dropped once; every rank then evicts its own file.
-            mine.cache = CacheMode::Cold;
+            mine.setup.cache = CacheMode::Cold;
         }
         if shared_write && rank == 0 {
             // The point's own flags decide (`mine` is always force + in place: it writes into
             // the file created here).
             match fleet.while_alive(|| create_shared(spec)) {
-                Ok(true) => created.push(mine.path.clone()),
+                Ok(true) => created.push(mine.target.path.clone()),
                 Ok(false) => {}
                 Err(e) => pre = Err(format!("{e:#}")),
             }
@@ -177,10 +182,10 @@ pub fn run_point(
     }
 
     // Step 1: this rank's setup, before the clock.
-    let existed = mine.path.exists();
+    let existed = mine.target.path.exists();
     let prepared = fleet.while_alive(|| runner::prepare(&mine));
-    if mine.op == Op::Write && !existed && mine.path.is_file() {
-        created.push(mine.path.clone());
+    if mine.setup.op == Op::Write && !existed && mine.target.path.is_file() {
+        created.push(mine.target.path.clone());
     }
     let ready = prepared.as_ref().map(|_| ()).map_err(|e| format!("{e:#}"));
     // Step 2: the barrier.
@@ -239,7 +244,7 @@ pub fn run_point(
         // The workers' figures stand, but the run's time does not.
         Err(e) => {
             result = make_result(&ended.meta, experiment, &ended.aggregate, Duration::ZERO);
-            result.error = match e {
+            result.figures.error = match e {
                 RunError::Failed(f) => f.message.clone(),
                 RunError::Other(e) => format!("{e:#}"),
             };
@@ -248,10 +253,10 @@ pub fn run_point(
     // Each rank's row is judged where it ran, from its own facts.
     crate::explain::judge_result(&mut result);
     let agg = ended.aggregate;
-    result.host = fleet.host().to_string();
+    result.identity.host = fleet.host().to_string();
     // `cold-all` ran as a host-wide drop plus `cold` per rank: report what was asked.
-    result.cache = spec.cache.into();
-    let error = (!result.error.is_empty()).then(|| result.error.clone());
+    result.setup.cache = spec.setup.cache.into();
+    let error = (!result.figures.error.is_empty()).then(|| result.figures.error.clone());
     // The timeline travels beside the row (the row's CSV has no place for it).
     let timeline = result.timeline.take().map(|t| (*t).clone());
     let report = RankReport {
@@ -478,7 +483,7 @@ mod tests {
 
     fn read_spec(base: &std::path::Path) -> RunSpec {
         let mut s = RunSpec::new(base);
-        s.block_size_bytes = 4096;
+        s.setup.block_size_bytes = 4096;
         s
     }
 
@@ -506,12 +511,16 @@ mod tests {
             "{}",
             slow.stopped_by
         );
-        assert!(slow.result.bytes < 64 << 20, "{}", slow.result.bytes);
+        assert!(
+            slow.result.figures.bytes < 64 << 20,
+            "{}",
+            slow.result.figures.bytes
+        );
         assert_eq!(slow.xor_full, None);
         let all = crate::fleet::aggregate::aggregate_row(reports, 3, Layout::FilePerProcess);
-        let sum: u64 = reports.iter().map(|r| r.result.bytes).sum();
-        assert_eq!(all.bytes, sum);
-        assert_eq!(all.stopped_early, Some(true));
+        let sum: u64 = reports.iter().map(|r| r.result.figures.bytes).sum();
+        assert_eq!(all.figures.bytes, sum);
+        assert_eq!(all.fleet.as_ref().map(|f| f.stopped_early), Some(true));
         assert!(got[1].is_ok() && got[2].is_ok());
     }
 
@@ -524,7 +533,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let base = write_rank_files(dir.path(), &[8192, 8192]);
         let mut spec = read_spec(&base);
-        spec.cache = CacheMode::ColdAll;
+        spec.setup.cache = CacheMode::ColdAll;
         let got = on_ranks(2, FleetOptions::default(), move |mut f| {
             run_point(&mut f, 1, &spec, "t", &AtomicBool::new(false))
                 .map(|e| e.reports)
@@ -532,8 +541,8 @@ mod tests {
         });
         let reports = got[0].as_ref().unwrap();
         for r in reports {
-            assert_eq!(r.result.cache, CacheMode::ColdAll);
-            assert_eq!(r.result.bytes, 8192);
+            assert_eq!(r.result.setup.cache, CacheMode::ColdAll);
+            assert_eq!(r.result.figures.bytes, 8192);
         }
     }
 
@@ -543,9 +552,9 @@ mod tests {
         let f = dir.path().join("shared");
         std::fs::write(&f, b"precious").unwrap();
         let mut spec = RunSpec::new(&f);
-        spec.op = Op::Write;
-        spec.block_size_bytes = 4096;
-        spec.block_count = Some(6);
+        spec.setup.op = Op::Write;
+        spec.setup.block_size_bytes = 4096;
+        spec.target.block_count = Some(6);
         let o = FleetOptions {
             layout: Layout::SharedFile,
             ..Default::default()
@@ -615,9 +624,9 @@ mod tests {
 
     fn spec(op: Op, count: Option<u64>) -> RunSpec {
         let mut s = RunSpec::new("/data/f");
-        s.op = op;
-        s.block_size_bytes = 4096;
-        s.block_count = count;
+        s.setup.op = op;
+        s.setup.block_size_bytes = 4096;
+        s.target.block_count = count;
         s
     }
 
@@ -625,8 +634,11 @@ mod tests {
     fn file_per_process_gives_each_rank_its_own_file_and_the_whole_point() {
         let s = spec(Op::Read, Some(10));
         let r = rank_spec(&s, Layout::FilePerProcess, 2, 3, 0);
-        assert_eq!(r.path, PathBuf::from("/data/f.2"));
-        assert_eq!((r.block_count, r.range_start_bytes), (Some(10), 0));
+        assert_eq!(r.target.path, PathBuf::from("/data/f.2"));
+        assert_eq!(
+            (r.target.block_count, r.target.range_start_bytes),
+            (Some(10), 0)
+        );
     }
 
     #[test]
@@ -637,9 +649,12 @@ mod tests {
                 let mut next = 0;
                 for r in 0..n {
                     let rs = rank_spec(&s, Layout::SharedFile, r, n, 0);
-                    assert_eq!(rs.path, s.path);
-                    assert_eq!(rs.range_start_bytes, next, "n {n} count {count} rank {r}");
-                    next += rs.block_count.unwrap() * 4096;
+                    assert_eq!(rs.target.path, s.target.path);
+                    assert_eq!(
+                        rs.target.range_start_bytes, next,
+                        "n {n} count {count} rank {r}"
+                    );
+                    next += rs.target.block_count.unwrap() * 4096;
                 }
                 assert_eq!(next, count * 4096);
             }
@@ -651,27 +666,30 @@ mod tests {
         let s = spec(Op::Read, None);
         let last = rank_spec(&s, Layout::SharedFile, 2, 3, 10 * 4096 + 100);
         // 11 blocks (the last one partial): rank 2 gets blocks 7..11.
-        assert_eq!(last.range_start_bytes, 7 * 4096);
-        assert_eq!(last.block_count, Some(4));
+        assert_eq!(last.target.range_start_bytes, 7 * 4096);
+        assert_eq!(last.target.block_count, Some(4));
     }
 
     #[test]
     fn random_reads_draw_different_offsets_on_each_rank_but_writes_keep_the_data_seed() {
         let mut s = spec(Op::Read, Some(10));
-        s.pattern = Pattern::Random;
+        s.setup.pattern = Pattern::Random;
         let seeds: Vec<u64> = (0..3)
-            .map(|r| rank_spec(&s, Layout::SharedFile, r, 3, 1 << 20).seed)
+            .map(|r| rank_spec(&s, Layout::SharedFile, r, 3, 1 << 20).safety.seed)
             .collect();
-        assert_eq!(seeds[0], s.seed);
+        assert_eq!(seeds[0], s.safety.seed);
         assert!(seeds[1] != seeds[0] && seeds[2] != seeds[1]);
-        s.op = Op::Write;
-        assert_eq!(rank_spec(&s, Layout::SharedFile, 2, 3, 0).seed, s.seed);
+        s.setup.op = Op::Write;
+        assert_eq!(
+            rank_spec(&s, Layout::SharedFile, 2, 3, 0).safety.seed,
+            s.safety.seed
+        );
     }
 
     #[test]
     fn shared_file_writes_go_into_the_file_rank_0_created() {
         let s = spec(Op::Write, Some(8));
         let r = rank_spec(&s, Layout::SharedFile, 1, 2, 0);
-        assert!(r.force && r.overwrite_in_place);
+        assert!(r.safety.force && r.safety.overwrite_in_place);
     }
 }

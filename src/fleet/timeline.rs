@@ -194,8 +194,15 @@ pub struct FleetCols {
 impl FleetCols {
     fn of(r: &RunResult) -> FleetCols {
         FleetCols {
-            rank: crate::text::csv_cell(r.rank.as_deref().unwrap_or("")).into_owned(),
-            start_skew_us: r.start_skew_us.flatten(),
+            rank: crate::text::csv_cell(
+                r.fleet
+                    .as_ref()
+                    .map(|f| f.rank.clone())
+                    .as_deref()
+                    .unwrap_or(""),
+            )
+            .into_owned(),
+            start_skew_us: r.fleet.as_ref().and_then(|f| f.start_skew_us),
         }
     }
 }
@@ -227,8 +234,8 @@ pub fn timeline_json(rows: &[&RunResult]) -> serde_json::Value {
             let t = r.timeline.as_ref()?;
             Some(serde_json::json!({
                 "run": RunKey::of(r),
-                "rank": r.rank,
-                "start_skew_us": r.start_skew_us.flatten(),
+                "rank": r.fleet.as_ref().map(|f| f.rank.clone()),
+                "start_skew_us": r.fleet.as_ref().and_then(|f| f.start_skew_us),
                 "timeline": &**t,
             }))
         })

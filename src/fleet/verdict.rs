@@ -17,8 +17,9 @@ use crate::measure::RunResult;
 
 /// The reasons of a judged row (its `reasons` codes with their `why` sentences).
 pub fn reasons_of(r: &RunResult) -> Vec<Reason> {
-    let mut why = r.why.split(" | ");
-    r.reasons
+    let mut why = r.judgement.why.split(" | ");
+    r.judgement
+        .reasons
         .split(';')
         .filter(|c| !c.is_empty())
         .filter_map(|c| {
@@ -32,7 +33,7 @@ pub fn reasons_of(r: &RunResult) -> Vec<Reason> {
 /// The `all` row's verdict: the ranks' reasons, each once with the ranks that gave it, then the
 /// fleet's own (from the merged timeline in `row.timeline`). A failed aggregate is not judged.
 pub fn of_all(row: &RunResult, reports: &[RankReport]) -> Option<Verdict> {
-    if !row.error.is_empty() {
+    if !row.figures.error.is_empty() {
         return None;
     }
     let mut reasons: Vec<(Reason, Vec<String>)> = Vec::new();
@@ -40,7 +41,7 @@ pub fn of_all(row: &RunResult, reports: &[RankReport]) -> Option<Verdict> {
         let who = format!(
             "rank {} ({})",
             rep.rank,
-            crate::text::shown(&rep.result.host)
+            crate::text::shown(&rep.result.identity.host)
         );
         for reason in reasons_of(&rep.result) {
             match reasons.iter_mut().find(|(r, _)| r.code == reason.code) {
@@ -83,9 +84,9 @@ pub fn fill_all(row: &mut RunResult, reports: &[RankReport]) {
     match of_all(row, reports) {
         Some(v) => v.fill(row),
         None => {
-            row.verdict.clear();
-            row.reasons.clear();
-            row.why.clear();
+            row.judgement.verdict.clear();
+            row.judgement.reasons.clear();
+            row.judgement.why.clear();
         }
     }
 }

@@ -332,12 +332,18 @@ mod tests {
         RankReport {
             rank: 2,
             result: RunResult {
-                host: "node-7".into(),
-                file: "/data/f, \"quoted\"".into(),
-                bytes: 1 << 40,
-                seconds: 1.25,
-                xor: "0badf00d".into(),
-                error: "line one\nline two".into(),
+                identity: crate::measure::result::Identity {
+                    host: "node-7".into(),
+                    file: "/data/f, \"quoted\"".into(),
+                    ..Default::default()
+                },
+                figures: crate::measure::result::Figures {
+                    bytes: 1 << 40,
+                    seconds: 1.25,
+                    xor: "0badf00d".into(),
+                    error: "line one\nline two".into(),
+                    ..Default::default()
+                },
                 ..Default::default()
             },
             start_unix_ns: 1_700_000_000_000_000_000,
@@ -441,13 +447,15 @@ mod tests {
     fn a_row_whose_residency_is_unknown_still_travels() {
         // Residency is NaN (an empty cell) for a file this user may not write (cachestat EPERM).
         let mut r = report();
-        r.result.residency_before_pct = f64::NAN;
+        r.result.figures.residency_before_pct = f64::NAN;
         let m = Msg::Report {
             seq: 2,
             report: Box::new(r),
         };
         match Msg::decode(&m.encode()).unwrap() {
-            Msg::Report { report, .. } => assert!(report.result.residency_before_pct.is_nan()),
+            Msg::Report { report, .. } => {
+                assert!(report.result.figures.residency_before_pct.is_nan())
+            }
             other => panic!("{other:?}"),
         }
     }

@@ -5,9 +5,8 @@
 //! the same [`RunSpec`] from their TOML axes (`sweep::points`), so a flag and a key are checked by
 //! the same `RunSpec::validate`.
 
-use crate::config::{
-    parse_block_size, parse_count, CacheMode, Method, Op, Pattern, RunSpec, CLI_NAMES,
-};
+use crate::config::spec::{RunSpec, CLI_NAMES};
+use crate::config::{parse_block_size, parse_count, CacheMode, Method, Op, Pattern};
 use crate::measure::result::Schedule;
 use crate::measure::RunResult;
 use crate::size::format_bytes_approx;
@@ -204,20 +203,20 @@ pub struct Run2Args {
 
 /// Applies the shared I/O options to a spec (names in errors are the CLI flags).
 pub fn apply_io_opts(spec: &mut RunSpec, io: &IoOpts) -> anyhow::Result<()> {
-    spec.method = Method::parse(io.method.as_deref().unwrap_or("read"), "--method")?;
-    spec.cache = CacheMode::parse(&io.cache, "--cache")?;
-    spec.pattern = Pattern::parse(&io.pattern, "--pattern")?;
-    spec.threads = io.threads;
-    spec.direct = io.direct;
-    spec.queue_depth = io.queue_depth;
-    spec.max_memory_bytes = io
+    spec.setup.method = Method::parse(io.method.as_deref().unwrap_or("read"), "--method")?;
+    spec.setup.cache = CacheMode::parse(&io.cache, "--cache")?;
+    spec.setup.pattern = Pattern::parse(&io.pattern, "--pattern")?;
+    spec.setup.threads = io.threads;
+    spec.setup.direct = io.direct;
+    spec.setup.queue_depth = io.queue_depth;
+    spec.safety.max_memory_bytes = io
         .max_memory
         .as_deref()
         .map(crate::config::parse_max_memory)
         .transpose()?;
-    spec.submit = crate::config::SubmitPolicy::parse(&io.submit, "--submit")?;
-    spec.buffers = crate::config::Buffers::parse(&io.buffers, "--buffers")?;
-    spec.checksum = crate::config::Checksum::parse(&io.checksum, "--checksum")?;
+    spec.setup.submit = crate::config::SubmitPolicy::parse(&io.submit, "--submit")?;
+    spec.setup.buffers = crate::config::Buffers::parse(&io.buffers, "--buffers")?;
+    spec.setup.checksum = crate::config::Checksum::parse(&io.checksum, "--checksum")?;
     spec.kernel = io
         .kernel
         .as_deref()
@@ -230,28 +229,28 @@ pub fn apply_io_opts(spec: &mut RunSpec, io: &IoOpts) -> anyhow::Result<()> {
 pub fn spec_of(a: &RunArgs) -> anyhow::Result<RunSpec> {
     let mut spec = RunSpec::new(&a.file);
     let writes = a.write || a.mix.is_some();
-    spec.op = if writes { Op::Write } else { Op::Read };
-    spec.mix_read_pct = a.mix.as_deref().map(parse_mix).transpose()?;
-    spec.block_size_bytes = parse_block_size(&a.block_size, "BLOCK_SIZE")?;
-    spec.block_count = Some(parse_count(&a.block_count, "BLOCK_COUNT")?);
+    spec.setup.op = if writes { Op::Write } else { Op::Read };
+    spec.setup.mix_read_pct = a.mix.as_deref().map(parse_mix).transpose()?;
+    spec.setup.block_size_bytes = parse_block_size(&a.block_size, "BLOCK_SIZE")?;
+    spec.target.block_count = Some(parse_count(&a.block_count, "BLOCK_COUNT")?);
     apply_io_opts(&mut spec, &a.io)?;
     if spec.is_mixed() && a.io.method.is_none() {
         // `run`'s default method is read(2), which has one file position and no mix; a mix
         // without --method runs pread, fio's psync.
-        spec.method = Method::Pread;
+        spec.setup.method = Method::Pread;
     }
-    spec.force = a.force;
-    spec.fsync = a.fsync;
-    spec.dsync = a.dsync;
-    spec.prealloc = crate::config::Prealloc::parse(&a.prealloc, "--prealloc")?;
-    spec.arrival = crate::config::Arrival::parse(&a.arrival, "--arrival")?;
-    spec.rate_iops = a
+    spec.safety.force = a.force;
+    spec.setup.write_sync = crate::config::WriteSync::of(a.fsync, a.dsync);
+    spec.setup.prealloc = crate::config::Prealloc::parse(&a.prealloc, "--prealloc")?;
+    spec.setup.arrival = crate::config::Arrival::parse(&a.arrival, "--arrival")?;
+    spec.setup.rate_iops = a
         .rate
         .as_deref()
-        .map(|r| crate::measure::pacer::parse_rate(r, spec.block_size_bytes, "--rate"))
+        .map(|r| crate::measure::pacer::parse_rate(r, spec.setup.block_size_bytes, "--rate"))
         .transpose()
-        .map_err(crate::config::usage)?;
-    if spec.rate_iops.is_none() && spec.arrival != crate::config::Arrival::Constant {
+        .map_err(crate::config::usage)?
+        .map(crate::config::Iops);
+    if spec.setup.rate().is_none() && spec.setup.arrival != crate::config::Arrival::Constant {
         return Err(crate::config::usage(
             "--arrival: applies to open-loop runs; add --rate N (operations per second)",
         ));
@@ -268,7 +267,7 @@ pub fn spec_of(a: &RunArgs) -> anyhow::Result<RunSpec> {
 }
 
 /// Parses `--mix` (percent of operations that read, a whole number; `70` or `70%`). The range
-/// (1 to 99) and the conflicts are `config::check_mix`'s.
+/// (1 to 99) and the conflicts are `config::spec::check_mix`'s.
 pub fn parse_mix(text: &str) -> Result<u32, crate::config::UsageError> {
     text.trim()
         .trim_end_matches('%')
@@ -289,9 +288,9 @@ pub fn parse_mix(text: &str) -> Result<u32, crate::config::UsageError> {
 /// changes only the count).
 pub fn run2_spec(a: &Run2Args) -> anyhow::Result<RunSpec> {
     let mut spec = RunSpec::new(&a.file);
-    spec.block_size_bytes = parse_block_size(&a.block_size, "BLOCK_SIZE")?;
+    spec.setup.block_size_bytes = parse_block_size(&a.block_size, "BLOCK_SIZE")?;
     apply_io_opts(&mut spec, &a.io)?;
-    spec.block_count = Some(1);
+    spec.target.block_count = Some(1);
     spec.validate(&CLI_NAMES)?;
     Ok(spec)
 }
@@ -302,24 +301,24 @@ pub const CHECKSUM_NONE_LINE: &str = "checksum none: data not XOR-ed";
 /// The open-loop lines of a result (`--rate`), for stderr: the response-time percentiles beside
 /// the service times, and whether the device kept up. Empty for a closed-loop run.
 pub fn open_loop_lines(r: &RunResult) -> Vec<String> {
-    let (Some(asked), Some(schedule)) = (r.rate_iops_asked, r.schedule()) else {
+    let (Some(asked), Some(schedule)) = (r.setup.rate(), r.schedule()) else {
         return Vec::new();
     };
-    let f = |v: Option<f64>| v.unwrap_or(0.0);
+    let o = r.open_loop.clone().unwrap_or_default();
     vec![
         format!(
             "open loop at {asked:.0} IOPS: service time (issue -> completion) p50 {:.2} µs, p90 \
              {:.2} µs, p99 {:.2} µs, p99.9 {:.2} µs, max {:.1} µs",
-            r.lat_p50_us, r.lat_p90_us, r.lat_p99_us, r.lat_p999_us, r.lat_max_us
+            r.figures.lat_p50_us,
+            r.figures.lat_p90_us,
+            r.figures.lat_p99_us,
+            r.figures.lat_p999_us,
+            r.figures.lat_max_us
         ),
         format!(
             "open loop at {asked:.0} IOPS: response time (intended start -> completion) p50 \
              {:.2} µs, p90 {:.2} µs, p99 {:.2} µs, p99.9 {:.2} µs, max {:.1} µs",
-            f(r.resp_p50_us),
-            f(r.resp_p90_us),
-            f(r.resp_p99_us),
-            f(r.resp_p999_us),
-            f(r.resp_max_us)
+            o.resp_p50_us, o.resp_p90_us, o.resp_p99_us, o.resp_p999_us, o.resp_max_us
         ),
         match schedule {
             // Nothing to keep up with or fall behind on: an empty file, or a run stopped first.
@@ -328,12 +327,11 @@ pub fn open_loop_lines(r: &RunResult) -> Vec<String> {
             }
             Schedule::FellBehind => format!(
                 "fell behind: achieved {:.0} of {asked:.0} IOPS, backlog {} ops at the end",
-                f(r.rate_iops_achieved),
-                r.backlog_ops.unwrap_or(0)
+                o.rate_iops_achieved, o.backlog_ops
             ),
             Schedule::KeptUp => format!(
                 "kept up: achieved {:.0} of {asked:.0} IOPS",
-                f(r.rate_iops_achieved)
+                o.rate_iops_achieved
             ),
         },
     ]
@@ -344,63 +342,65 @@ pub fn open_loop_lines(r: &RunResult) -> Vec<String> {
 /// change under it, so it has no XOR that means anything; the mix it did is its answer. `None`
 /// for a pure run.
 pub fn mix_answer(r: &RunResult) -> Option<String> {
-    let asked = r.mix_read_pct_asked?;
-    let done = r.mix_read_pct_done.unwrap_or(f64::NAN);
+    let asked = r.setup.mix_read_pct?;
+    let done = r
+        .mix
+        .as_ref()
+        .and_then(|m| m.mix_read_pct_done)
+        .unwrap_or(f64::NAN);
     Some(format!(
         "mix {asked}/{} asked, {done:.1}/{:.1} done (reads/writes of {} operations)",
         100 - asked,
         100.0 - done,
-        r.ops
+        r.figures.ops
     ))
 }
 
 /// Each direction of a mixed run, for stderr: throughput, IOPS and latency percentiles of its
 /// reads and of its writes. Empty for a pure run.
 pub fn mix_lines(r: &RunResult) -> Vec<String> {
-    if r.mix_read_pct_asked.is_none() {
+    let Some(m) = r.mix.as_ref().filter(|_| r.setup.mix_read_pct.is_some()) else {
         return Vec::new();
-    }
-    let f = |v: Option<f64>| v.unwrap_or(0.0);
-    let line = |what: &str, bytes: Option<u64>, ops: Option<u64>, q: [Option<f64>; 6]| {
+    };
+    let line = |what: &str, bytes: u64, ops: u64, q: [f64; 6]| {
         format!(
-            "  {what}: {} in {} ops, {:.1} MiB/s, {:.0} IOPS | latency p50 {:.2} µs, p99 {:.2} \
+            "  {what}: {} in {ops} ops, {:.1} MiB/s, {:.0} IOPS | latency p50 {:.2} µs, p99 {:.2} \
              µs, p99.9 {:.2} µs, max {:.1} µs",
-            format_bytes_approx(bytes.unwrap_or(0)),
-            ops.unwrap_or(0),
-            f(q[0]),
-            f(q[1]),
-            f(q[2]),
-            f(q[3]),
-            f(q[4]),
-            f(q[5]),
+            format_bytes_approx(bytes),
+            q[0],
+            q[1],
+            q[2],
+            q[3],
+            q[4],
+            q[5],
         )
     };
     let mut out =
         vec!["no XOR: a mixed run reads data its own writes replace while it runs".into()];
     out.push(line(
         "reads ",
-        r.read_bytes,
-        r.read_ops,
+        m.read_bytes,
+        m.read_ops,
         [
-            r.read_mib_s,
-            r.read_iops,
-            r.read_lat_p50_us,
-            r.read_lat_p99_us,
-            r.read_lat_p999_us,
-            r.read_lat_max_us,
+            m.read_mib_s,
+            m.read_iops,
+            m.read_lat_p50_us,
+            m.read_lat_p99_us,
+            m.read_lat_p999_us,
+            m.read_lat_max_us,
         ],
     ));
     out.push(line(
         "writes",
-        r.write_bytes,
-        r.write_ops,
+        m.write_bytes,
+        m.write_ops,
         [
-            r.write_mib_s,
-            r.write_iops,
-            r.write_lat_p50_us,
-            r.write_lat_p99_us,
-            r.write_lat_p999_us,
-            r.write_lat_max_us,
+            m.write_mib_s,
+            m.write_iops,
+            m.write_lat_p50_us,
+            m.write_lat_p99_us,
+            m.write_lat_p999_us,
+            m.write_lat_max_us,
         ],
     ));
     out
@@ -429,55 +429,55 @@ pub fn sync_label(fsync: bool, dsync: bool) -> &'static str {
 pub fn summary_line(spec: &RunSpec, r: &RunResult) -> String {
     let head = format!(
         "{} {} in {:.4} s: {:.1} MiB/s, {} ops, {:.0} IOPS | latency p50 {:.2} µs, p99 {:.2} µs, max {:.1} µs",
-        if r.operation == Op::Write {
+        if r.setup.op == Op::Write {
             "wrote"
         } else if spec.is_mixed() {
             "moved"
         } else {
             "read"
         },
-        format_bytes_approx(r.bytes),
-        r.seconds,
-        r.mib_s,
-        r.ops,
-        r.iops,
-        r.lat_p50_us,
-        r.lat_p99_us,
-        r.lat_max_us,
+        format_bytes_approx(r.figures.bytes),
+        r.figures.seconds,
+        r.figures.mib_s,
+        r.figures.ops,
+        r.figures.iops,
+        r.figures.lat_p50_us,
+        r.figures.lat_p99_us,
+        r.figures.lat_max_us,
     );
     let threads = format!(
         "{} thread{}, {}{}",
-        r.threads,
-        if r.threads == 1 { "" } else { "s" },
-        crate::size::format_size(r.block_size_bytes),
-        if r.direct { " O_DIRECT" } else { "" },
+        r.setup.threads,
+        if r.setup.threads == 1 { "" } else { "s" },
+        crate::size::format_size(r.setup.block_size_bytes),
+        if r.setup.direct { " O_DIRECT" } else { "" },
     );
-    if spec.op == Op::Write {
-        let cache = if spec.cache == CacheMode::AsIs {
+    if spec.setup.op == Op::Write {
+        let cache = if spec.setup.cache == CacheMode::AsIs {
             String::new()
         } else {
-            format!(", cache {}", r.cache)
+            format!(", cache {}", r.setup.cache)
         };
         return format!(
             "{head} | {}, {threads}, {}, buffers {}{cache}",
-            if spec.is_mixed() && spec.method == Method::Pread {
+            if spec.is_mixed() && spec.setup.method == Method::Pread {
                 "pread/pwrite"
             } else {
-                write_call(spec.method)
+                write_call(spec.setup.method)
             },
-            sync_label(spec.fsync, spec.dsync),
-            r.buffers.as_str(),
+            sync_label(spec.setup.write_sync.fsync(), spec.setup.write_sync.dsync()),
+            r.setup.buffers.as_str(),
         );
     }
     format!(
         "{head} | {}, {threads}, buffers {}, cache {} ({})",
-        r.method,
-        r.buffers.as_str(),
-        r.cache,
-        if r.residency_before_pct.is_nan() {
+        r.setup.method,
+        r.setup.buffers.as_str(),
+        r.setup.cache,
+        if r.figures.residency_before_pct.is_nan() {
             "residency unknown".to_string()
         } else {
-            format!("{:.1}% resident before", r.residency_before_pct)
+            format!("{:.1}% resident before", r.figures.residency_before_pct)
         },
     )
 }

@@ -238,25 +238,33 @@ fn result_of(
         LayoutKind::Packed => layout.packed_path.display().to_string(),
     };
     let mut r = RunResult {
-        experiment: experiment.to_string(),
-        host: host.to_string(),
-        file,
-        file_size_bytes: p.files as u64 * p.file_size_bytes,
-        operation: crate::config::Op::Read.into(),
-        method: Label::of_text(kind.as_str()),
-        pattern: Label::of_text(order.as_str()),
-        cache: cache.into(),
-        direct: false,
-        block_size_bytes: p.file_size_bytes,
-        block_count: pass.accesses,
-        threads: 1,
-        queue_depth: 1,
-        rep,
-        bytes: pass.bytes,
-        seconds: pass.total_ns as f64 / 1e9,
-        ops: pass.accesses,
-        residency_before_pct: resident_pct,
-        xor: crate::xor::format_xor(pass.xor),
+        identity: crate::measure::result::Identity {
+            experiment: experiment.to_string(),
+            host: host.to_string(),
+            file,
+            file_size_bytes: p.files as u64 * p.file_size_bytes,
+            rep,
+        },
+        setup: crate::config::RecordedSetup {
+            op: crate::config::Op::Read.into(),
+            method: Label::of_text(kind.as_str()),
+            pattern: Label::of_text(order.as_str()),
+            cache: cache.into(),
+            direct: false,
+            block_size_bytes: p.file_size_bytes,
+            threads: 1,
+            queue_depth: 1,
+            ..Default::default()
+        },
+        figures: crate::measure::result::Figures {
+            block_count: pass.accesses,
+            bytes: pass.bytes,
+            seconds: pass.total_ns as f64 / 1e9,
+            ops: pass.accesses,
+            residency_before_pct: resident_pct,
+            xor: crate::xor::format_xor(pass.xor),
+            ..Default::default()
+        },
         ..RunResult::default()
     };
     r.set_rates();

@@ -70,12 +70,12 @@ pub fn execute(args: &LocalityParams) -> anyhow::Result<i32> {
             let r = &m.result;
             crate::eprintln_shown!(
                 "  {} {} {} rep {}: {:.2} ms ({:.1}% cached before)",
-                r.cache,
-                r.pattern,
-                r.method,
-                r.rep,
-                r.seconds * 1e3,
-                r.residency_before_pct
+                r.setup.cache,
+                r.setup.pattern,
+                r.setup.method,
+                r.identity.rep,
+                r.figures.seconds * 1e3,
+                r.figures.residency_before_pct
             );
             passes.push(m);
             Ok(())

@@ -27,9 +27,9 @@ pub fn rows(passes: &[Measured]) -> Vec<Row> {
     let mut keys: Vec<(String, String, String)> = Vec::new();
     for m in passes {
         let k = (
-            m.result.cache.to_string(),
-            m.result.pattern.to_string(),
-            m.result.method.to_string(),
+            m.result.setup.cache.to_string(),
+            m.result.setup.pattern.to_string(),
+            m.result.setup.method.to_string(),
         );
         if !keys.contains(&k) {
             keys.push(k);
@@ -42,9 +42,9 @@ pub fn rows(passes: &[Measured]) -> Vec<Row> {
             let group: Vec<&Measured> = passes
                 .iter()
                 .filter(|m| {
-                    m.result.cache.as_str() == cache
-                        && m.result.pattern.as_str() == order
-                        && m.result.method.as_str() == layout
+                    m.result.setup.cache.as_str() == cache
+                        && m.result.setup.pattern.as_str() == order
+                        && m.result.setup.method.as_str() == layout
                 })
                 .collect();
             let mut hist = new_latency_histogram();
@@ -53,14 +53,17 @@ pub fn rows(passes: &[Measured]) -> Vec<Row> {
                     .expect("latency histograms share their bounds");
             }
             let lat = LatencySummary::of(&hist);
-            let ms: Vec<f64> = group.iter().map(|m| m.result.seconds * 1e3).collect();
-            let mib: Vec<f64> = group.iter().map(|m| m.result.mib_s).collect();
+            let ms: Vec<f64> = group
+                .iter()
+                .map(|m| m.result.figures.seconds * 1e3)
+                .collect();
+            let mib: Vec<f64> = group.iter().map(|m| m.result.figures.mib_s).collect();
             Row {
                 cache,
                 order,
                 layout,
                 reps: group.len(),
-                accesses_per_rep: group.first().map_or(0, |m| m.result.ops),
+                accesses_per_rep: group.first().map_or(0, |m| m.result.figures.ops),
                 total_ms: Stats::of(&ms),
                 p50_us: lat.p50_us,
                 p99_us: lat.p99_us,
@@ -73,7 +76,9 @@ pub fn rows(passes: &[Measured]) -> Vec<Row> {
 fn keys_pos(passes: &[Measured], cache: &str, order: &str) -> usize {
     passes
         .iter()
-        .position(|m| m.result.cache.as_str() == cache && m.result.pattern.as_str() == order)
+        .position(|m| {
+            m.result.setup.cache.as_str() == cache && m.result.setup.pattern.as_str() == order
+        })
         .unwrap_or(usize::MAX)
 }
 

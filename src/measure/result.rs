@@ -1,22 +1,25 @@
-//! [`RunResult`]: the one record per measured run. The CSV columns are its fields (serde), so a
-//! column cannot drift from the struct; the TUI's results table, batch summaries and `run`'s stderr
-//! report all read it.
+//! [`RunResult`]: the one record per measured run, in parts: who and where ([`Identity`]), the
+//! setup it ran with ([`RecordedSetup`], the same type a run is made from, as recorded), what
+//! it measured ([`Figures`]), how it is judged ([`Judgement`]), and the sections only some runs
+//! have (a fleet's [`FleetRow`], an open loop's [`OpenLoop`], a mix's [`MixFigures`]). A CSV row
+//! has no nesting, so the record writes its parts as one flat row (`measure::columns`), in the
+//! column order every file written so far has: the columns are the parts' fields (serde), so a
+//! column cannot drift from the struct; the TUI's results table, batch summaries and `run`'s
+//! stderr report all read it.
 //!
-//! The settings columns (`operation`, `method`, `pattern`, `cache`) keep diskscope's enums as
-//! [`Label`]s, so a record is built and compared with `Op::Write`, never with `"write"`; the
-//! enums' serde names are the column text. A label also holds text from outside its enum
-//! verbatim: the program of a `command` experiment (`dd`) and the layout of a locality pass
-//! (`dir`, `packed`) in `method`, the locality order `trace` in `pattern`, and the empty cells of
-//! a row whose setup was never known (a locality experiment that failed before its first pass,
-//! a fleet point no rank reported). So every CSV and JSON document written so far reads back,
-//! and writes out again, with the same text.
+//! The settings columns (`operation`, `method`, `pattern`, `cache`, `buffers`) keep diskscope's
+//! enums as [`Label`]s, so a record is built and compared with `Op::Write`, never with
+//! `"write"`; the enums' serde names are the column text. A label also holds text from outside
+//! its enum verbatim: the program of a `command` experiment (`dd`) and the layout of a locality
+//! pass (`dir`, `packed`) in `method`, the locality order `trace` in `pattern`, and the empty
+//! cells of a row whose setup was never known (a locality experiment that failed before its
+//! first pass, a fleet point no rank reported). So every CSV and JSON document written so far
+//! reads back, and writes out again, with the same text.
 
-use crate::config::{
-    Arrival, Buffers, CacheMode, Checksum, Layout, Method, Op, Pattern, Prealloc, SubmitPolicy,
-    WriteSync,
-};
+use super::columns::{flat_serialize, Cells};
+use crate::config::{Arrival, Layout, Prealloc, RecordedSetup, SubmitPolicy, WriteSync};
+pub use crate::config::{Label, MethodLabel, Named, MIX_OPERATION};
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
 /// The name of this machine, as results and contexts record it.
 pub fn host_name() -> String {
@@ -24,8 +27,45 @@ pub fn host_name() -> String {
 }
 
 /// One measured run (one repetition of one sweep point).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunResult {
+    /// Which run of which experiment, where.
+    pub identity: Identity,
+    /// The setup it ran with (see [`crate::config::Setup`]; recorded: labels, and the settings
+    /// a default run does not show left out at their default).
+    pub setup: RecordedSetup,
+    /// What it measured.
+    pub figures: Figures,
+    /// Its bound and verdict.
+    pub judgement: Judgement,
+    /// Fleet runs (MPI, see `src/fleet/`) only: `None` outside a fleet, and then no column, so
+    /// a single-process CSV keeps its header.
+    pub fleet: Option<FleetRow>,
+    /// Open-loop runs (`--rate`, see `measure::pacer`) only; `None` in a closed-loop run, and
+    /// then no column. The `lat_*` figures of an open-loop run are service times (issue →
+    /// completion); these are the achieved rate and the response times (intended start →
+    /// completion). The asked rate is the setup's `rate_iops`.
+    pub open_loop: Option<OpenLoop>,
+    /// Mixed workloads (`--mix`, fio's `rw=randrw`) only; `None` in a pure run, and then no
+    /// column (a sweep with a mixed point writes them on every row, empty on the pure ones).
+    /// The share asked is the setup's `mix_read_pct`; the record's `operation` is `mix`.
+    pub mix: Option<MixFigures>,
+    /// The kernel view (`--kernel`, `crate::kernel`) only; `None` without it, and then no
+    /// column, so a run without the view keeps its header.
+    pub kernel: Option<KernelFigures>,
+    /// The run's own facts (`crate::facts`, issue 36): its own I/O, the others' on its device,
+    /// what the file is made of, what the cache held, who else ran, the device chain. Its
+    /// columns follow the others (their own names, `crate::facts::Section`); `None` (no
+    /// columns) for a row that was not measured by the runner.
+    pub facts: Option<crate::facts::Section>,
+    /// The run as a timeline (per-interval figures, device counters, the bytes ratio); not a
+    /// column: written as its own CSV (`--timeline`, `<experiment>-timeline.csv`).
+    pub timeline: Option<std::sync::Arc<super::timeline::Timeline>>,
+}
+
+/// Which run a record is, and of what.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Identity {
     /// Experiment name (batch), or the command that produced it (`run`, `tui`).
     pub experiment: String,
     /// Host name of the machine.
@@ -34,34 +74,15 @@ pub struct RunResult {
     pub file: String,
     /// Size of that file, bytes, when the run started.
     pub file_size_bytes: u64,
-    /// `read` or `write`.
-    pub operation: Label<Op>,
-    /// I/O method: read, pread, mmap, io_uring, buffered; or the program of a `command`
-    /// experiment (`dd`), or the layout of a locality pass (`dir`, `packed`).
-    pub method: Label<Method>,
-    /// `sequential` or `random` offsets; or the locality order `trace`.
-    pub pattern: Label<Pattern>,
-    /// Cache mode asked for: as-is, warm, cold, cold-all. A sweep's warm read is recorded as
-    /// `warm` though the sweep warms the file itself and runs it as-is.
-    pub cache: Label<CacheMode>,
-    /// O_DIRECT used.
-    pub direct: bool,
-    /// Bytes per operation.
-    pub block_size_bytes: u64,
-    /// Blocks transferred.
-    pub block_count: u64,
-    /// Worker threads.
-    pub threads: usize,
-    /// io_uring queue depth (1 for synchronous methods).
-    pub queue_depth: u32,
-    /// The memory the I/O buffers had (`--buffers`): plain, malloc, thp or hugetlb, what the
-    /// setting obtained (`auto` resolved, a `thp` the kernel could not give recorded as plain);
-    /// the setting itself where no buffer was made (mmap, a run that failed first). Empty in
-    /// files written before the column existed.
-    #[serde(default)]
-    pub buffers: Label<Buffers>,
     /// Repetition number, 1-based.
     pub rep: u32,
+}
+
+/// What a run measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    /// Blocks transferred.
+    pub block_count: u64,
     /// Bytes transferred.
     pub bytes: u64,
     /// Wall time of the measured part, seconds.
@@ -86,6 +107,11 @@ pub struct RunResult {
     pub xor: String,
     /// Error message when the run failed, else empty.
     pub error: String,
+}
+
+/// How a run is judged: what bounds it and whether its number can be trusted.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Judgement {
     /// What limits this point (`syscall-bound`, `memory-bound`, `device-bound (...)`), from the
     /// `diskscope limits` profile; empty without one (see `explain::model`).
     pub bound: Option<String>,
@@ -107,169 +133,160 @@ pub struct RunResult {
     /// Each reason's sentence with its measured figures, ` | `-separated.
     #[serde(default)]
     pub why: String,
-    /// Fleet runs (MPI, see `src/fleet/`) only: the columns below are `None` outside a fleet and
-    /// then left out of the CSV, so a single-process CSV keeps its header. A fleet CSV has them
-    /// all; `Some(None)` is an empty cell.
+}
+
+/// A fleet row's columns (see `src/fleet/`); `None` figures are empty cells.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FleetRow {
     /// MPI rank of the row (`0`, `1`, ...) or `all` for the aggregate row of a point.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rank: Option<String>,
+    pub rank: String,
     /// Ranks (clients) that ran the point together.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clients: Option<u32>,
+    pub clients: u32,
     /// `file-per-process` or `shared-file`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub layout: Option<Layout>,
+    pub layout: Layout,
     /// True when this rank was stopped before its end (stonewalling, or another rank failed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stopped_early: Option<bool>,
+    pub stopped_early: bool,
     /// Aggregate row: the slowest and fastest rank's throughput, MiB/s.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rank_min_mib_s: Option<Option<f64>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rank_max_mib_s: Option<Option<f64>>,
+    pub rank_min_mib_s: Option<f64>,
+    pub rank_max_mib_s: Option<f64>,
     /// Aggregate row: `host#rank` of the slowest rank.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub slowest: Option<String>,
-    /// Aggregate row: latest minus earliest start of the ranks after the barrier, microseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start_skew_us: Option<Option<f64>>,
-    /// Open-loop runs (`--rate`, see `measure::pacer`) only; `None` in a closed-loop run and
-    /// then left out of the CSV, so a closed-loop CSV keeps its header. The `lat_*` columns of
-    /// an open-loop run are service times (issue → completion); these are the asked and
-    /// achieved rates, operations per second, the operations the workers were behind at the
-    /// end, and the response-time percentiles (intended start → completion), microseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate_iops_asked: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate_iops_achieved: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub backlog_ops: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resp_p50_us: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resp_p90_us: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resp_p99_us: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resp_p999_us: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resp_max_us: Option<f64>,
+    pub slowest: String,
+    /// Latest minus earliest start of the ranks after the barrier (the aggregate row), or this
+    /// rank's start after the earliest, microseconds.
+    pub start_skew_us: Option<f64>,
+}
+
+/// An open-loop run's own figures: the achieved rate (operations per second), the operations
+/// the workers were behind at the end, and the response-time percentiles (intended start →
+/// completion), microseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpenLoop {
+    pub rate_iops_achieved: f64,
+    pub backlog_ops: u64,
+    pub resp_p50_us: f64,
+    pub resp_p90_us: f64,
+    pub resp_p99_us: f64,
+    pub resp_p999_us: f64,
+    pub resp_max_us: f64,
     /// Open-loop runs of at least a second: the response p99 without the run's worst burst
     /// (the contiguous tenth of its time whose operations, left out, lower the p99 most;
     /// `measure::burst`), microseconds; NaN (empty) in a shorter open-loop run. Far below
     /// `resp_p99_us`, one stall set the p99.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resp_p99_no_burst_us: Option<f64>,
-    /// Mixed workloads (`--mix`, fio's `rw=randrw`) only; `None` in a pure run and then left
-    /// out of the CSV, so a pure run's CSV keeps its header (a sweep with a mixed point writes
-    /// them on every row, empty on the pure ones). The share of reads asked for and done,
-    /// percent of operations (70 asked, 69.8 done); then each direction's bytes, operations,
-    /// throughput (MiB/s and IOPS over the run's `seconds`, as fio counts them) and latency
-    /// percentiles (microseconds). The two directions add up to `bytes`, `ops` and the `lat_*`
-    /// histogram. `operation` of a mixed run is `mix`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mix_read_pct_asked: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mix_read_pct_done: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_bytes: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_ops: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_mib_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_iops: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_lat_p50_us: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_lat_p90_us: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_lat_p99_us: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_lat_p999_us: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_lat_max_us: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_bytes: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_ops: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_mib_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_iops: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_lat_p50_us: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_lat_p90_us: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_lat_p99_us: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_lat_p999_us: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_lat_max_us: Option<f64>,
-    /// The settings a run with the defaults does not show (issue 18: a result holds every
-    /// setting it ran with): each `None`, and then left out of the CSV, where the run used the
-    /// default or the setting does not apply, so a default run's CSV keeps its header; a sweep
-    /// whose points differ in one writes its column on every row (see
-    /// `runner::optional_columns`). How writes were made durable (`fsync`, `dsync`,
-    /// `dsync+fsync`; writes only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_sync: Option<WriteSync>,
-    /// io_uring's submission policy when not the default `each` (queued methods only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub submit: Option<SubmitPolicy>,
-    /// Preallocation of a written file when not the default `native` (writes only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prealloc: Option<Prealloc>,
-    /// How an open-loop run's starts were spaced when not the default `constant`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arrival: Option<Arrival>,
-    /// `none` when the run did not XOR its data (`--checksum none`: moved, never read back by
-    /// the CPU, so `xor` is empty); left out at the default `xor`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub checksum: Option<Checksum>,
-    /// The kernel view (`--kernel`, `crate::kernel`) only; `None` without it and then left out
-    /// of the CSV, so a run without the view keeps its header. Whose requests were counted
-    /// (`process`: the run's own; `device`: every request to the file's disk), then the run's
-    /// requests as issued to the driver, the block layer's queue time (the bio's entry to the
-    /// issue) and the device's time (issue to completion) as p50 and p99, microseconds, the
-    /// mean size of a request as issued, bytes, merges and splits; and the software's share:
-    /// the run's `lat_p50_us` minus the queue's and the device's p50s, microseconds. Empty
-    /// cells where the view was asked for but absent (why: the timeline's `kernel.absent`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kernel_filter: Option<crate::kernel::FilterBy>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kernel_requests: Option<Option<u64>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kernel_queue_p50_us: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kernel_queue_p99_us: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kernel_device_p50_us: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kernel_device_p99_us: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kernel_issued_mean_bytes: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kernel_merges: Option<Option<u64>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kernel_splits: Option<Option<u64>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kernel_software_p50_us: Option<f64>,
-    /// The run's own facts (`crate::facts`, issue 36): its own I/O, the others' on its device,
-    /// what the file is made of, what the cache held, who else ran, the device chain. Its
-    /// columns follow the others (their own names, `crate::facts::Section`); `None` (no
-    /// columns) for a row that was not measured by the runner.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub facts: Option<crate::facts::Section>,
-    /// The run as a timeline (per-interval figures, device counters, the bytes ratio); not a
-    /// column: written as its own CSV (`--timeline`, `<experiment>-timeline.csv`).
-    #[serde(skip)]
-    pub timeline: Option<std::sync::Arc<super::timeline::Timeline>>,
 }
 
-/// The `operation` text of a mixed workload (not an [`Op`]: a mix both reads and writes).
-pub const MIX_OPERATION: &str = "mix";
+/// The kernel view's figures of a run (`--kernel`, `crate::kernel`): whose requests were
+/// counted (`process`: the run's own; `device`: every request to the file's disk), then the
+/// run's requests as issued to the driver, the block layer's queue time (the bio's entry to the
+/// issue) and the device's time (issue to completion) as p50 and p99, microseconds, the mean
+/// size of a request as issued, bytes, merges and splits; and the software's share: the run's
+/// `lat_p50_us` minus the queue's and the device's p50s, microseconds. Empty cells where the
+/// view was asked for but absent (why: the timeline's `kernel.absent`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelFigures {
+    pub kernel_filter: crate::kernel::FilterBy,
+    #[serde(default)]
+    pub kernel_requests: Option<u64>,
+    #[serde(deserialize_with = "empty_as_nan")]
+    pub kernel_queue_p50_us: f64,
+    #[serde(deserialize_with = "empty_as_nan")]
+    pub kernel_queue_p99_us: f64,
+    #[serde(deserialize_with = "empty_as_nan")]
+    pub kernel_device_p50_us: f64,
+    #[serde(deserialize_with = "empty_as_nan")]
+    pub kernel_device_p99_us: f64,
+    #[serde(deserialize_with = "empty_as_nan")]
+    pub kernel_issued_mean_bytes: f64,
+    #[serde(default)]
+    pub kernel_merges: Option<u64>,
+    #[serde(default)]
+    pub kernel_splits: Option<u64>,
+    #[serde(deserialize_with = "empty_as_nan")]
+    pub kernel_software_p50_us: f64,
+}
+
+/// A mixed run's own figures: the share of reads done (percent of operations; `None` when no
+/// operation completed), then each direction's bytes, operations, throughput (MiB/s and IOPS
+/// over the run's `seconds`, as fio counts them) and latency percentiles (microseconds). The
+/// two directions add up to `bytes`, `ops` and the `lat_*` histogram.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MixFigures {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix_read_pct_done: Option<f64>,
+    pub read_bytes: u64,
+    pub read_ops: u64,
+    pub read_mib_s: f64,
+    pub read_iops: f64,
+    #[serde(serialize_with = "nan_as_empty", deserialize_with = "empty_as_nan")]
+    pub read_lat_p50_us: f64,
+    #[serde(serialize_with = "nan_as_empty", deserialize_with = "empty_as_nan")]
+    pub read_lat_p90_us: f64,
+    #[serde(serialize_with = "nan_as_empty", deserialize_with = "empty_as_nan")]
+    pub read_lat_p99_us: f64,
+    #[serde(serialize_with = "nan_as_empty", deserialize_with = "empty_as_nan")]
+    pub read_lat_p999_us: f64,
+    #[serde(serialize_with = "nan_as_empty", deserialize_with = "empty_as_nan")]
+    pub read_lat_max_us: f64,
+    pub write_bytes: u64,
+    pub write_ops: u64,
+    pub write_mib_s: f64,
+    pub write_iops: f64,
+    #[serde(serialize_with = "nan_as_empty", deserialize_with = "empty_as_nan")]
+    pub write_lat_p50_us: f64,
+    #[serde(serialize_with = "nan_as_empty", deserialize_with = "empty_as_nan")]
+    pub write_lat_p90_us: f64,
+    #[serde(serialize_with = "nan_as_empty", deserialize_with = "empty_as_nan")]
+    pub write_lat_p99_us: f64,
+    #[serde(serialize_with = "nan_as_empty", deserialize_with = "empty_as_nan")]
+    pub write_lat_p999_us: f64,
+    #[serde(serialize_with = "nan_as_empty", deserialize_with = "empty_as_nan")]
+    pub write_lat_max_us: f64,
+}
+
+impl Serialize for RunResult {
+    /// One flat row, in the column order of every file written so far: the identity and the
+    /// setup interleave at its head, the setup's open-loop rate and mix share sit at the head
+    /// of their sections, the settings a default run does not show come next, the run's facts last.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        flat_serialize!(s, "RunResult", {
+            id: Some(&self.identity),
+            setup: Some(&self.setup),
+            figures: Some(&self.figures),
+            judgement: Some(&self.judgement),
+            fleet: self.fleet.as_ref(),
+            open_loop: self.open_loop.as_ref(),
+            mix: self.mix.as_ref(),
+            kernel: self.kernel.as_ref(),
+            facts: self.facts.as_ref(),
+        }, [
+            id => "file_size_bytes",
+            setup => "block_size_bytes",
+            figures => "block_count",
+            setup => "buffers",
+            id,
+            figures,
+            judgement,
+            fleet,
+            setup => "rate_iops_asked",
+            open_loop,
+            setup => "mix_read_pct_asked",
+            mix,
+            setup,
+            kernel,
+            facts,
+        ])
+    }
+}
+
+impl<'de> Deserialize<'de> for RunResult {
+    /// A flat row (CSV, JSON, CBOR) back into its parts; a section is there when one of its
+    /// columns is.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Self::of_cells(&Cells::deserialize(d)?)
+    }
+}
 
 /// An open-loop run whose backlog at the end exceeds this many seconds of its schedule fell
 /// behind (see [`RunResult::fell_behind`]).
@@ -287,14 +304,32 @@ pub enum Schedule {
 }
 
 impl RunResult {
+    /// A record from the cells of one flat row (see [`Cells`]): a CSV record read as text
+    /// ([`Cells::of_record`]), or a JSON or CBOR row.
+    pub fn of_cells<E: serde::de::Error>(c: &Cells) -> Result<Self, E> {
+        Ok(RunResult {
+            identity: c.part()?,
+            setup: c.part()?,
+            figures: c.part()?,
+            judgement: c.part()?,
+            fleet: c.section()?,
+            open_loop: c.section()?,
+            mix: c.section()?,
+            kernel: c.section()?,
+            facts: c.section()?,
+            timeline: None,
+        })
+    }
+
     /// Fills the derived throughput fields from bytes, ops and seconds.
     pub fn set_rates(&mut self) {
-        if self.seconds > 0.0 {
-            self.mib_s = self.bytes as f64 / (1024.0 * 1024.0) / self.seconds;
-            self.iops = self.ops as f64 / self.seconds;
+        let f = &mut self.figures;
+        if f.seconds > 0.0 {
+            f.mib_s = f.bytes as f64 / (1024.0 * 1024.0) / f.seconds;
+            f.iops = f.ops as f64 / f.seconds;
         } else {
-            self.mib_s = 0.0;
-            self.iops = 0.0;
+            f.mib_s = 0.0;
+            f.iops = 0.0;
         }
     }
 
@@ -306,14 +341,18 @@ impl RunResult {
         backlog_ops: u64,
         response: &super::histogram::LatencySummary,
     ) {
-        self.rate_iops_asked = Some(asked_iops);
-        self.rate_iops_achieved = Some(self.iops);
-        self.backlog_ops = Some(backlog_ops);
-        self.resp_p50_us = Some(response.p50_us);
-        self.resp_p90_us = Some(response.p90_us);
-        self.resp_p99_us = Some(response.p99_us);
-        self.resp_p999_us = Some(response.p999_us);
-        self.resp_max_us = Some(response.max_us);
+        self.setup.rate_iops = Some(crate::config::Iops(asked_iops));
+        let no_burst = self.open_loop.as_ref().and_then(|o| o.resp_p99_no_burst_us);
+        self.open_loop = Some(OpenLoop {
+            rate_iops_achieved: self.figures.iops,
+            backlog_ops,
+            resp_p50_us: response.p50_us,
+            resp_p90_us: response.p90_us,
+            resp_p99_us: response.p99_us,
+            resp_p999_us: response.p999_us,
+            resp_max_us: response.max_us,
+            resp_p99_no_burst_us: no_burst,
+        });
     }
 
     /// Whether an open-loop run fell behind its schedule: a backlog at the end of more than
@@ -321,8 +360,8 @@ impl RunResult {
     /// not a device that cannot keep up). Not the achieved rate: over a short run, Poisson
     /// arrivals alone make it miss the asked one by several percent. `None` in a closed-loop run.
     pub fn fell_behind(&self) -> Option<bool> {
-        let asked = self.rate_iops_asked?;
-        let backlog = self.backlog_ops.unwrap_or(0) as f64;
+        let asked = self.setup.rate()?;
+        let backlog = self.open_loop.as_ref().map_or(0, |o| o.backlog_ops) as f64;
         Some(backlog > (asked * FELL_BEHIND_BACKLOG_S).max(1.0))
     }
 
@@ -331,7 +370,7 @@ impl RunResult {
     /// it neither kept up nor fell behind, whatever its backlog.
     pub fn schedule(&self) -> Option<Schedule> {
         let behind = self.fell_behind()?;
-        Some(if self.ops == 0 {
+        Some(if self.figures.ops == 0 {
             Schedule::Idle
         } else if behind {
             Schedule::FellBehind
@@ -344,11 +383,10 @@ impl RunResult {
     /// [`RunResult::set_rates`] (the rates are over `seconds`), and names the operation `mix`.
     pub fn set_mixed(&mut self, read_pct_asked: u32, mixed: &super::snapshot::MixedSnapshot) {
         use super::histogram::LatencySummary;
-        self.operation = Label::Other(MIX_OPERATION.into());
-        self.mix_read_pct_asked = Some(read_pct_asked);
+        self.setup.op = Label::Other(MIX_OPERATION.into());
+        self.setup.mix_read_pct = Some(read_pct_asked);
         let ops = mixed.read.ops + mixed.write.ops;
-        self.mix_read_pct_done = (ops > 0).then(|| mixed.read.ops as f64 * 100.0 / ops as f64);
-        let secs = self.seconds;
+        let secs = self.figures.seconds;
         let rate = |n: u64, per: f64| {
             if secs > 0.0 {
                 n as f64 / per / secs
@@ -356,28 +394,32 @@ impl RunResult {
                 0.0
             }
         };
-        let d = &mixed.read;
-        let l = LatencySummary::of(&d.latency);
-        self.read_bytes = Some(d.bytes);
-        self.read_ops = Some(d.ops);
-        self.read_mib_s = Some(rate(d.bytes, 1024.0 * 1024.0));
-        self.read_iops = Some(rate(d.ops, 1.0));
-        self.read_lat_p50_us = Some(l.p50_us);
-        self.read_lat_p90_us = Some(l.p90_us);
-        self.read_lat_p99_us = Some(l.p99_us);
-        self.read_lat_p999_us = Some(l.p999_us);
-        self.read_lat_max_us = Some(l.max_us);
-        let d = &mixed.write;
-        let l = LatencySummary::of(&d.latency);
-        self.write_bytes = Some(d.bytes);
-        self.write_ops = Some(d.ops);
-        self.write_mib_s = Some(rate(d.bytes, 1024.0 * 1024.0));
-        self.write_iops = Some(rate(d.ops, 1.0));
-        self.write_lat_p50_us = Some(l.p50_us);
-        self.write_lat_p90_us = Some(l.p90_us);
-        self.write_lat_p99_us = Some(l.p99_us);
-        self.write_lat_p999_us = Some(l.p999_us);
-        self.write_lat_max_us = Some(l.max_us);
+        let (r, w) = (&mixed.read, &mixed.write);
+        let (rl, wl) = (
+            LatencySummary::of(&r.latency),
+            LatencySummary::of(&w.latency),
+        );
+        self.mix = Some(MixFigures {
+            mix_read_pct_done: (ops > 0).then(|| r.ops as f64 * 100.0 / ops as f64),
+            read_bytes: r.bytes,
+            read_ops: r.ops,
+            read_mib_s: rate(r.bytes, 1024.0 * 1024.0),
+            read_iops: rate(r.ops, 1.0),
+            read_lat_p50_us: rl.p50_us,
+            read_lat_p90_us: rl.p90_us,
+            read_lat_p99_us: rl.p99_us,
+            read_lat_p999_us: rl.p999_us,
+            read_lat_max_us: rl.max_us,
+            write_bytes: w.bytes,
+            write_ops: w.ops,
+            write_mib_s: rate(w.bytes, 1024.0 * 1024.0),
+            write_iops: rate(w.ops, 1.0),
+            write_lat_p50_us: wl.p50_us,
+            write_lat_p90_us: wl.p90_us,
+            write_lat_p99_us: wl.p99_us,
+            write_lat_p999_us: wl.p999_us,
+            write_lat_max_us: wl.max_us,
+        });
     }
 
     /// The mixed-workload columns' names, in order (a sweep with a mixed point writes them on
@@ -386,7 +428,9 @@ impl RunResult {
         let mut r = RunResult::default();
         r.set_mixed(50, &super::snapshot::MixedSnapshot::new());
         // No operations, no share done: set it, so its column is named too.
-        r.mix_read_pct_done = Some(0.0);
+        if let Some(m) = &mut r.mix {
+            m.mix_read_pct_done = Some(0.0);
+        }
         let pure = column_names(&RunResult::default());
         column_names(&r)
             .into_iter()
@@ -399,12 +443,14 @@ impl RunResult {
     fn with_every_optional_column() -> RunResult {
         let mut r = RunResult::default();
         r.set_mixed(50, &super::snapshot::MixedSnapshot::new());
-        r.mix_read_pct_done = Some(0.0);
+        if let Some(m) = &mut r.mix {
+            m.mix_read_pct_done = Some(0.0);
+        }
         r.set_open_loop(1.0, 0, &Default::default());
-        r.write_sync = Some(WriteSync::FsyncAtEnd);
-        r.submit = Some(SubmitPolicy::Batch);
-        r.prealloc = Some(Prealloc::None);
-        r.arrival = Some(Arrival::Poisson);
+        r.setup.write_sync = Some(WriteSync::FsyncAtEnd);
+        r.setup.submit = Some(SubmitPolicy::Batch);
+        r.setup.prealloc = Some(Prealloc::None);
+        r.setup.arrival = Some(Arrival::Poisson);
         // Not `checksum`: the explorer always XORs, so its saved file's header (made from
         // these) has no such column; a sweep with a `none` point gets it after these.
         r.facts = Some(crate::facts::Section::with_every_column());
@@ -425,7 +471,7 @@ impl RunResult {
             }
         }
         let mut order = column_names(&RunResult::with_every_optional_column());
-        // A fleet's columns come before these in the struct; the full row has none of them.
+        // A fleet's columns come before these in the row; the full row has none of them.
         let rest: Vec<String> = used
             .iter()
             .filter(|c| !order.contains(c))
@@ -445,19 +491,22 @@ impl RunResult {
     /// [`RunResult::set_latency`]: the software's share is taken from `lat_p50_us`); empty
     /// cells where the view was absent or saw no request.
     pub fn set_kernel(&mut self, k: &super::kernel::KernelSection) {
-        self.kernel_filter = Some(k.filter);
         let t = k.total.filter(|t| t.requests > 0 || t.completed > 0);
         let f = |get: fn(&crate::kernel::Summary) -> f64| t.as_ref().map_or(f64::NAN, get);
-        self.kernel_requests = Some(t.map(|t| t.requests));
-        self.kernel_queue_p50_us = Some(f(|t| t.queue_p50_us));
-        self.kernel_queue_p99_us = Some(f(|t| t.queue_p99_us));
-        self.kernel_device_p50_us = Some(f(|t| t.device_p50_us));
-        self.kernel_device_p99_us = Some(f(|t| t.device_p99_us));
-        self.kernel_issued_mean_bytes = Some(f(|t| t.issued_mean_bytes));
-        self.kernel_merges = Some(t.map(|t| t.merges));
-        self.kernel_splits = Some(t.map(|t| t.splits));
-        self.kernel_software_p50_us =
-            Some(self.lat_p50_us - f(|t| t.queue_p50_us) - f(|t| t.device_p50_us));
+        self.kernel = Some(KernelFigures {
+            kernel_filter: k.filter,
+            kernel_requests: t.map(|t| t.requests),
+            kernel_queue_p50_us: f(|t| t.queue_p50_us),
+            kernel_queue_p99_us: f(|t| t.queue_p99_us),
+            kernel_device_p50_us: f(|t| t.device_p50_us),
+            kernel_device_p99_us: f(|t| t.device_p99_us),
+            kernel_issued_mean_bytes: f(|t| t.issued_mean_bytes),
+            kernel_merges: t.map(|t| t.merges),
+            kernel_splits: t.map(|t| t.splits),
+            kernel_software_p50_us: self.figures.lat_p50_us
+                - f(|t| t.queue_p50_us)
+                - f(|t| t.device_p50_us),
+        });
     }
 
     /// The kernel view's columns, in order (for a header declared before the run).
@@ -471,141 +520,12 @@ impl RunResult {
 
     /// Copies the latency percentiles in.
     pub fn set_latency(&mut self, s: &super::histogram::LatencySummary) {
-        self.lat_p50_us = s.p50_us;
-        self.lat_p90_us = s.p90_us;
-        self.lat_p99_us = s.p99_us;
-        self.lat_p999_us = s.p999_us;
-        self.lat_max_us = s.max_us;
-    }
-}
-
-/// A setting's enum with its column text: the names of [`crate::config`]'s `named_enum!`s.
-pub trait Named: Copy + PartialEq + 'static {
-    /// Every value, in the enum's order.
-    const ALL: &'static [Self];
-    /// The column text (the serde name).
-    fn name(self) -> &'static str;
-}
-
-macro_rules! named {
-    ($($t:ty),+) => {$(
-        impl Named for $t {
-            const ALL: &'static [Self] = <$t>::ALL;
-            fn name(self) -> &'static str {
-                self.as_str()
-            }
-        }
-    )+};
-}
-named!(Op, Method, Pattern, CacheMode, Buffers);
-
-/// A recorded setting: one of diskscope's values, or text from outside the enum kept verbatim
-/// (see the module doc). Written as the plain text (`Known` as its serde name), read back as
-/// `Known` when the text is exactly one of the enum's names and as `Other` otherwise, so a value
-/// never changes on the way through a file. It compares equal to its enum value
-/// (`r.operation == Op::Write`); two labels compare, hash and order by their text, like the
-/// strings they replace.
-#[derive(Debug, Clone)]
-pub enum Label<T> {
-    /// One of diskscope's values.
-    Known(T),
-    /// Text from outside the enum: a program (`dd`), a locality layout or order, or empty
-    /// when the setup is unknown.
-    Other(String),
-}
-
-/// The `method` column: an engine's [`Method`], or a program or layout name.
-pub type MethodLabel = Label<Method>;
-
-impl<T: Named> Label<T> {
-    /// The label of `text`: `Known` when it is exactly one of the enum's names.
-    pub fn of_text(text: &str) -> Self {
-        T::ALL
-            .iter()
-            .find(|v| v.name() == text)
-            .map_or_else(|| Label::Other(text.to_string()), |v| Label::Known(*v))
-    }
-
-    /// The enum value, when it is one.
-    pub fn known(&self) -> Option<T> {
-        match self {
-            Label::Known(v) => Some(*v),
-            Label::Other(_) => None,
-        }
-    }
-
-    /// The column text.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Label::Known(v) => v.name(),
-            Label::Other(text) => text,
-        }
-    }
-}
-
-impl<T> Default for Label<T> {
-    /// Unknown: an empty cell.
-    fn default() -> Self {
-        Label::Other(String::new())
-    }
-}
-
-impl<T> From<T> for Label<T> {
-    fn from(v: T) -> Self {
-        Label::Known(v)
-    }
-}
-
-impl<T: PartialEq> PartialEq<T> for Label<T> {
-    fn eq(&self, other: &T) -> bool {
-        matches!(self, Label::Known(v) if v == other)
-    }
-}
-
-impl<T: Named> PartialEq for Label<T> {
-    fn eq(&self, other: &Self) -> bool {
-        self.as_str() == other.as_str()
-    }
-}
-
-impl<T: Named> Eq for Label<T> {}
-
-impl<T: Named> std::hash::Hash for Label<T> {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        self.as_str().hash(h);
-    }
-}
-
-impl<T: Named> fmt::Display for Label<T> {
-    /// The column text, padded as asked (`{:<9}` in the summary tables).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.as_str())
-    }
-}
-
-impl<T: Named> PartialOrd for Label<T> {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl<T: Named> Ord for Label<T> {
-    /// By the text, as the string columns sorted before.
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.as_str().cmp(other.as_str())
-    }
-}
-
-impl<T: Named> Serialize for Label<T> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-impl<'de, T: Named> Deserialize<'de> for Label<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        Ok(Label::of_text(&text))
+        let f = &mut self.figures;
+        f.lat_p50_us = s.p50_us;
+        f.lat_p90_us = s.p90_us;
+        f.lat_p99_us = s.p99_us;
+        f.lat_p999_us = s.p999_us;
+        f.lat_max_us = s.max_us;
     }
 }
 
@@ -632,46 +552,99 @@ fn nan_as_empty<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{Checksum, Iops, Op};
 
-    #[test]
-    fn a_label_is_its_enum_value_for_the_enum_names_and_verbatim_text_otherwise() {
-        assert_eq!(Label::<CacheMode>::of_text("cold-all"), CacheMode::ColdAll);
-        assert_eq!(
-            Label::<CacheMode>::of_text("cold-all").known(),
-            Some(CacheMode::ColdAll)
-        );
-        assert_eq!(
-            Label::<Method>::of_text("io_uring").known(),
-            Some(Method::IoUring)
-        );
-        for other in ["dd", "packed", "", "IO_URING"] {
-            let l = Label::<Method>::of_text(other);
-            assert_eq!(l.known(), None, "{other}");
-            assert_eq!(l.as_str(), other);
-        }
-        assert_eq!(
-            Label::<Op>::default().as_str(),
-            "",
-            "unknown is an empty cell"
-        );
+    const HEAD: &str = "experiment,host,file,file_size_bytes,operation,method,pattern,cache,\
+        direct,block_size_bytes,block_count,threads,queue_depth,buffers,rep,bytes,seconds,mib_s,\
+        ops,iops,lat_p50_us,lat_p90_us,lat_p99_us,lat_p999_us,lat_max_us,residency_before_pct,\
+        xor,error,bound,bound_mib_s,pct_of_bound,bound_hint,verdict,reasons,why";
+    const FLEET: &str = "rank,clients,layout,stopped_early,rank_min_mib_s,rank_max_mib_s,\
+        slowest,start_skew_us";
+    const OPEN_LOOP: &str = "rate_iops_asked,rate_iops_achieved,backlog_ops,resp_p50_us,\
+        resp_p90_us,resp_p99_us,resp_p999_us,resp_max_us,resp_p99_no_burst_us";
+    const MIX: &str = "mix_read_pct_asked,mix_read_pct_done,read_bytes,read_ops,read_mib_s,\
+        read_iops,read_lat_p50_us,read_lat_p90_us,read_lat_p99_us,read_lat_p999_us,\
+        read_lat_max_us,write_bytes,write_ops,write_mib_s,write_iops,write_lat_p50_us,\
+        write_lat_p90_us,write_lat_p99_us,write_lat_p999_us,write_lat_max_us";
+    const SETTINGS: &str = "write_sync,submit,prealloc,arrival,checksum";
+    const FACTS: &str = "run_read_bytes,run_write_bytes,others_read_bytes,others_write_bytes,\
+        below_read_bytes,below_write_bytes,hole_bytes,unwritten_bytes,encoded_bytes,shared_bytes,\
+        cached_before_pct,cached_after_pct,dirty_after_bytes,psi_cpu_some_pct,psi_io_some_pct,\
+        psi_memory_some_pct,steal_pct,device_chain,read_ahead_kb";
+
+    fn header(r: &RunResult) -> String {
+        column_names(r).join(",")
     }
 
     #[test]
-    fn labels_compare_with_their_enum_and_order_and_pad_like_their_text() {
-        let write: Label<Op> = Op::Write.into();
-        assert!(write == Op::Write && write != Op::Read);
-        assert!(Label::<Pattern>::of_text("trace") != Pattern::Random);
-        let mut v: Vec<MethodLabel> = ["pread", "dd", "buffered", "io_uring"]
-            .into_iter()
-            .map(Label::of_text)
-            .collect();
-        v.sort();
-        let text: Vec<&str> = v.iter().map(|l| l.as_str()).collect();
-        assert_eq!(text, ["buffered", "dd", "io_uring", "pread"]);
-        // The summary table aligns its columns with `{:<9}`.
+    fn the_kernel_view_writes_its_columns_after_the_settings_and_before_the_facts() {
+        use crate::kernel::FilterBy;
         assert_eq!(
-            format!("[{:<9}]", Label::from(Method::Pread)),
-            "[pread    ]"
+            RunResult::kernel_columns().join(","),
+            "kernel_filter,kernel_requests,kernel_queue_p50_us,kernel_queue_p99_us,\
+             kernel_device_p50_us,kernel_device_p99_us,kernel_issued_mean_bytes,kernel_merges,\
+             kernel_splits,kernel_software_p50_us"
         );
+        let mut r = RunResult::default();
+        r.setup.checksum = Some(Checksum::None);
+        r.set_kernel(&super::super::kernel::KernelSection::absent_of(
+            FilterBy::Device,
+        ));
+        r.facts = Some(crate::facts::Section::with_every_column());
+        let names = column_names(&r);
+        let at = |c: &str| names.iter().position(|n| n == c).unwrap();
+        assert!(at("checksum") < at("kernel_filter"));
+        assert!(at("kernel_software_p50_us") < at("run_read_bytes"));
+        // An absent view: its filter, and no figure (NaN, read back as NaN).
+        let text = crate::export::csv::to_csv(std::slice::from_ref(&r)).unwrap();
+        let mut rd = csv::Reader::from_reader(text.as_bytes());
+        let h = rd.headers().unwrap().clone();
+        let rec = rd.records().next().unwrap().unwrap();
+        let back: RunResult =
+            RunResult::of_cells::<serde::de::value::Error>(&Cells::of_record(&h, &rec)).unwrap();
+        let k = back.kernel.expect("the kernel section reads back");
+        assert_eq!(
+            (k.kernel_filter, k.kernel_requests),
+            (FilterBy::Device, None)
+        );
+        assert!(k.kernel_queue_p50_us.is_nan());
+        let json = serde_json::to_string(&r).unwrap();
+        let back: RunResult = serde_json::from_str(&json).unwrap();
+        assert!(back.kernel.is_some_and(|k| k.kernel_device_p99_us.is_nan()));
+    }
+
+    #[test]
+    fn the_parts_write_the_columns_of_every_file_written_so_far_in_their_order() {
+        assert_eq!(header(&RunResult::default()), HEAD);
+        let mut every = RunResult::with_every_optional_column();
+        every.setup.checksum = Some(Checksum::None);
+        every.open_loop.as_mut().unwrap().resp_p99_no_burst_us = Some(f64::NAN);
+        every.fleet = Some(FleetRow::default());
+        assert_eq!(
+            header(&every),
+            [HEAD, FLEET, OPEN_LOOP, MIX, SETTINGS, FACTS].join(",")
+        );
+        // Read back from its own CSV, JSON and CBOR, it is the same record.
+        let mut r = every.clone();
+        r.open_loop.as_mut().unwrap().resp_p99_no_burst_us = Some(12.5);
+        r.identity.experiment = "0012".into();
+        r.figures.xor = "00001234".into();
+        r.setup.op = Op::Write.into();
+        r.setup.rate_iops = Some(Iops(2500.0));
+        let json = serde_json::to_string(&r).unwrap();
+        assert_eq!(serde_json::from_str::<RunResult>(&json).unwrap(), r);
+        let mut cbor = Vec::new();
+        ciborium::into_writer(&r, &mut cbor).unwrap();
+        assert_eq!(
+            ciborium::from_reader::<RunResult, _>(cbor.as_slice()).unwrap(),
+            r
+        );
+        let text = crate::export::csv::to_csv(std::slice::from_ref(&r)).unwrap();
+        let mut rd = csv::Reader::from_reader(text.as_bytes());
+        let h = rd.headers().unwrap().clone();
+        let rec = rd.records().next().unwrap().unwrap();
+        let back: RunResult =
+            RunResult::of_cells::<serde::de::value::Error>(&Cells::of_record(&h, &rec)).unwrap();
+        assert_eq!(back, r);
     }
 }

@@ -180,9 +180,10 @@ mod tests {
             .enumerate()
             .map(|(i, mib_s)| {
                 let mut r = crate::runner::setup_result(&plan.experiments[0].points[0], 1 << 20);
-                r.experiment = "x".into();
-                r.rep = i as u32 + 1;
-                (r.mib_s, r.bytes, r.seconds) = (*mib_s, 1 << 20, 1.0 / mib_s);
+                r.identity.experiment = "x".into();
+                r.identity.rep = i as u32 + 1;
+                (r.figures.mib_s, r.figures.bytes, r.figures.seconds) =
+                    (*mib_s, 1 << 20, 1.0 / mib_s);
                 r
             })
             .collect();

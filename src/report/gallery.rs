@@ -38,19 +38,27 @@ fn bars_with_model() -> String {
         for k in (0..=26).step_by(2) {
             for rep in 1..=3u32 {
                 let mut r = RunResult {
-                    experiment: "block-size".into(),
-                    file: "/nonexistent/diskscope-test.bin".into(),
-                    host: "lab-host".into(),
-                    file_size_bytes: 1 << 30,
-                    operation: crate::config::Op::Read.into(),
-                    method: crate::config::Method::Read.into(),
-                    pattern: crate::config::Pattern::Sequential.into(),
-                    cache: cache.into(),
-                    block_size_bytes: 1 << k,
-                    threads: 1,
-                    queue_depth: 1,
-                    rep,
-                    seconds: 1.0,
+                    identity: crate::measure::result::Identity {
+                        experiment: "block-size".into(),
+                        file: "/nonexistent/diskscope-test.bin".into(),
+                        host: "lab-host".into(),
+                        file_size_bytes: 1 << 30,
+                        rep,
+                    },
+                    setup: crate::config::RecordedSetup {
+                        op: crate::config::Op::Read.into(),
+                        method: crate::config::Method::Read.into(),
+                        pattern: crate::config::Pattern::Sequential.into(),
+                        cache: cache.into(),
+                        block_size_bytes: 1 << k,
+                        threads: 1,
+                        queue_depth: 1,
+                        ..Default::default()
+                    },
+                    figures: crate::measure::result::Figures {
+                        seconds: 1.0,
+                        ..Default::default()
+                    },
                     ..Default::default()
                 };
                 let pt = crate::explain::model::Point::of_result(&r).unwrap();
@@ -60,7 +68,7 @@ fn bars_with_model() -> String {
                 } else {
                     0.25
                 };
-                r.mib_s = bound * share * (0.95 + 0.05 * rep as f64);
+                r.figures.mib_s = bound * share * (0.95 + 0.05 * rep as f64);
                 rows.push(r);
             }
         }
@@ -227,10 +235,16 @@ fn timeline(runs: usize) -> String {
                 });
             }
             let mut r = RunResult {
-                method: crate::config::Method::Pread.into(),
-                block_size_bytes: 4096 << (k % 4),
-                threads: 1 + k % 3,
-                rep: 1 + k as u32 / 4,
+                identity: crate::measure::result::Identity {
+                    rep: 1 + k as u32 / 4,
+                    ..Default::default()
+                },
+                setup: crate::config::RecordedSetup {
+                    method: crate::config::Method::Pread.into(),
+                    block_size_bytes: 4096 << (k % 4),
+                    threads: 1 + k % 3,
+                    ..Default::default()
+                },
                 ..Default::default()
             };
             r.timeline = Some(std::sync::Arc::new(b.finish(
@@ -384,11 +398,17 @@ fn clients() -> String {
         for bs in [4096u64, 1 << 20] {
             for rep in 0..3 {
                 let mut r = RunResult {
-                    operation: crate::config::Op::Read.into(),
-                    method: crate::config::Method::Pread.into(),
-                    block_size_bytes: bs,
-                    mib_s: clients as f64 * if bs == 4096 { 90.0 } else { 700.0 }
-                        + rep as f64 * 5.0,
+                    setup: crate::config::RecordedSetup {
+                        op: crate::config::Op::Read.into(),
+                        method: crate::config::Method::Pread.into(),
+                        block_size_bytes: bs,
+                        ..Default::default()
+                    },
+                    figures: crate::measure::result::Figures {
+                        mib_s: clients as f64 * if bs == 4096 { 90.0 } else { 700.0 }
+                            + rep as f64 * 5.0,
+                        ..Default::default()
+                    },
                     ..Default::default()
                 };
                 crate::fleet::aggregate::mark_all(

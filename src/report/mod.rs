@@ -87,7 +87,7 @@ fn summary_table(page: &mut Page, recs: &[Record]) {
             let s = Stats::of(&r.mib_s);
             let p99 = Stats::of(&r.lat_p99_us);
             let mut row = vec![
-                (r.setup.label(), ""),
+                (r.point.label(), ""),
                 (s.n.to_string(), ""),
                 (render::num(s.mean), ""),
                 (render::num(s.median), ""),

@@ -51,7 +51,7 @@ pub struct WorstInterval {
 
 /// A row's point without its rate, in the words of the summary table's labels.
 fn setup_label(r: &RunResult) -> String {
-    crate::compare::rows::Setup::of_result(r).label()
+    crate::compare::rows::Point::of_result(r).label()
 }
 
 /// `@500/s`: the rate a label carries.
@@ -63,8 +63,8 @@ fn rate_suffix(iops: f64) -> String {
 /// experiment. Failed repetitions are left out.
 pub fn points(runs: &[RunResult]) -> Vec<OpenLoopPoint> {
     let mut groups: Vec<(String, f64, Vec<&RunResult>)> = Vec::new();
-    for r in runs.iter().filter(|r| r.error.is_empty()) {
-        let Some(asked) = r.rate_iops_asked else {
+    for r in runs.iter().filter(|r| r.figures.error.is_empty()) {
+        let Some(asked) = r.setup.rate() else {
             continue;
         };
         let label = format!("{} {}", setup_label(r), rate_suffix(asked));
@@ -91,8 +91,12 @@ pub fn points(runs: &[RunResult]) -> Vec<OpenLoopPoint> {
                 label,
                 reps: rows.len(),
                 asked_iops,
-                achieved_iops: median(&|r| r.rate_iops_achieved),
-                backlog_ops_max: rows.iter().filter_map(|r| r.backlog_ops).max().unwrap_or(0),
+                achieved_iops: median(&|r| r.open_loop.as_ref().map(|o| o.rate_iops_achieved)),
+                backlog_ops_max: rows
+                    .iter()
+                    .filter_map(|r| r.open_loop.as_ref().map(|o| o.backlog_ops))
+                    .max()
+                    .unwrap_or(0),
                 fell_behind: rows
                     .iter()
                     .filter(|r| r.fell_behind() == Some(true))
@@ -102,14 +106,14 @@ pub fn points(runs: &[RunResult]) -> Vec<OpenLoopPoint> {
                     .filter(|r| r.schedule() == Some(Schedule::Idle))
                     .count(),
                 service_us: [
-                    median(&|r| Some(r.lat_p50_us)),
-                    median(&|r| Some(r.lat_p99_us)),
-                    median(&|r| Some(r.lat_p999_us)),
+                    median(&|r| Some(r.figures.lat_p50_us)),
+                    median(&|r| Some(r.figures.lat_p99_us)),
+                    median(&|r| Some(r.figures.lat_p999_us)),
                 ],
                 response_us: [
-                    median(&|r| r.resp_p50_us),
-                    median(&|r| r.resp_p99_us),
-                    median(&|r| r.resp_p999_us),
+                    median(&|r| r.open_loop.as_ref().map(|o| o.resp_p50_us)),
+                    median(&|r| r.open_loop.as_ref().map(|o| o.resp_p99_us)),
+                    median(&|r| r.open_loop.as_ref().map(|o| o.resp_p999_us)),
                 ],
             }
         })
@@ -119,8 +123,8 @@ pub fn points(runs: &[RunResult]) -> Vec<OpenLoopPoint> {
 /// The worst interval of each open-loop run that has a timeline with response times.
 pub fn worst_intervals(runs: &[RunResult]) -> Vec<WorstInterval> {
     let mut out = Vec::new();
-    for r in runs.iter().filter(|r| r.error.is_empty()) {
-        let (Some(asked), Some(t)) = (r.rate_iops_asked, r.timeline.as_ref()) else {
+    for r in runs.iter().filter(|r| r.figures.error.is_empty()) {
+        let (Some(asked), Some(t)) = (r.setup.rate(), r.timeline.as_ref()) else {
             continue;
         };
         let worst = |f: &dyn Fn(&crate::measure::timeline::IntervalRow) -> Option<f64>| {
@@ -136,7 +140,12 @@ pub fn worst_intervals(runs: &[RunResult]) -> Vec<WorstInterval> {
             continue;
         };
         out.push(WorstInterval {
-            run: format!("{} {} rep {}", setup_label(r), rate_suffix(asked), r.rep),
+            run: format!(
+                "{} {} rep {}",
+                setup_label(r),
+                rate_suffix(asked),
+                r.identity.rep
+            ),
             service_p99_us: service.0,
             service_at_s: service.1,
             response_p99_us: response.0,
@@ -151,7 +160,7 @@ pub fn worst_intervals(runs: &[RunResult]) -> Vec<WorstInterval> {
 pub fn records_by_rate(runs: &[RunResult]) -> Vec<Record> {
     let mut groups: Vec<(Option<u64>, Vec<RunResult>)> = Vec::new();
     for r in runs {
-        let key = r.rate_iops_asked.map(f64::to_bits);
+        let key = r.setup.rate().map(f64::to_bits);
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, rows)) => rows.push(r.clone()),
             None => groups.push((key, vec![r.clone()])),
@@ -163,9 +172,9 @@ pub fn records_by_rate(runs: &[RunResult]) -> Vec<Record> {
             let mut recs = crate::compare::load::records_of(&rows).unwrap_or_default();
             if let Some(bits) = key {
                 for rec in &mut recs {
-                    rec.setup.experiment = format!(
+                    rec.point.experiment = format!(
                         "{} {}",
-                        rec.setup.experiment,
+                        rec.point.experiment,
                         rate_suffix(f64::from_bits(bits))
                     );
                 }
@@ -294,17 +303,26 @@ mod tests {
 
     fn row(rate: Option<f64>, rep: u32, lat_p99: f64, resp_p99: f64) -> RunResult {
         let mut r = RunResult {
-            experiment: "x".into(),
-            block_size_bytes: 4096,
-            threads: 1,
-            queue_depth: 1,
-            rep,
-            lat_p50_us: 10.0,
-            lat_p99_us: lat_p99,
-            lat_p999_us: lat_p99 * 2.0,
-            iops: rate.unwrap_or(1000.0),
-            mib_s: 1.0,
-            ops: 1000,
+            identity: crate::measure::result::Identity {
+                experiment: "x".into(),
+                rep,
+                ..Default::default()
+            },
+            setup: crate::config::RecordedSetup {
+                block_size_bytes: 4096,
+                threads: 1,
+                queue_depth: 1,
+                ..Default::default()
+            },
+            figures: crate::measure::result::Figures {
+                lat_p50_us: 10.0,
+                lat_p99_us: lat_p99,
+                lat_p999_us: lat_p99 * 2.0,
+                iops: rate.unwrap_or(1000.0),
+                mib_s: 1.0,
+                ops: 1000,
+                ..Default::default()
+            },
             ..Default::default()
         };
         if let Some(asked) = rate {
@@ -338,8 +356,8 @@ mod tests {
         // The summary table's records: the closed loop and each rate apart.
         let recs = records_by_rate(&runs);
         assert_eq!(recs.len(), 3, "{recs:?}");
-        assert!(recs.iter().any(|r| r.setup.experiment == "x @2000/s"));
-        assert!(recs.iter().any(|r| r.setup.experiment == "x"));
+        assert!(recs.iter().any(|r| r.point.experiment == "x @2000/s"));
+        assert!(recs.iter().any(|r| r.point.experiment == "x"));
         let mut page = Page::new("t", "s");
         table(&mut page, &pts);
         let html = page.finish("t");
@@ -356,7 +374,7 @@ mod tests {
     #[test]
     fn an_open_loop_point_that_completed_nothing_is_not_said_to_have_kept_up() {
         let mut idle = row(Some(500.0), 1, 40.0, 100.0);
-        idle.ops = 0;
+        idle.figures.ops = 0;
         let pts = points(&[idle.clone()]);
         assert_eq!(pts[0].idle, 1);
         let mut page = Page::new("t", "s");

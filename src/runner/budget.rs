@@ -16,7 +16,8 @@
 //! typed [`BudgetExceeded`], so each front end names its own controls: the command line its
 //! flags and the override, the explorer its keys.
 
-use crate::config::{Method, Pattern, RunSpec};
+use crate::config::spec::RunSpec;
+use crate::config::{Method, Pattern};
 use crate::engine::BUF_ALIGN;
 use crate::size::{format_bytes_approx, format_size};
 use std::ops::Range;
@@ -39,27 +40,30 @@ pub struct Share {
 /// block longer than the reachable bytes is clipped to them anyway. A worker with nothing to do
 /// (more threads than blocks) gets a 1-byte block and one slot.
 pub fn fitted(spec: &RunSpec, share: &Share, span: u64, loop_range: bool) -> (usize, u32) {
-    let reach = match spec.pattern {
+    let reach = match spec.setup.pattern {
         Pattern::Random => span,
         Pattern::Sequential => share.range.end - share.range.start,
     };
     if reach == 0 {
         return (1, 1);
     }
-    let cap = if spec.direct {
+    let cap = if spec.setup.direct {
         reach.next_multiple_of(BUF_ALIGN as u64)
     } else {
         reach
     };
-    let block = spec.block_size_bytes.min(cap);
-    let ops = match spec.pattern {
+    let block = spec.setup.block_size_bytes.min(cap);
+    let ops = match spec.setup.pattern {
         Pattern::Sequential if !loop_range => Some(reach.div_ceil(block)),
         Pattern::Random => share.max_ops,
         Pattern::Sequential => None,
     };
     let qd = match ops {
-        Some(ops) => spec.queue_depth.min(ops.clamp(1, u32::MAX as u64) as u32),
-        None => spec.queue_depth,
+        Some(ops) => spec
+            .setup
+            .queue_depth
+            .min(ops.clamp(1, u32::MAX as u64) as u32),
+        None => spec.setup.queue_depth,
     };
     (block as usize, qd.max(1))
 }
@@ -139,8 +143,8 @@ pub fn check_budget(
     fits: &[(usize, u32)],
     available_bytes: Option<u64>,
 ) -> anyhow::Result<()> {
-    let needed_bytes = buffer_bytes(spec.method, fits);
-    let Some((limit, what)) = limit_of(spec.max_memory_bytes, available_bytes) else {
+    let needed_bytes = buffer_bytes(spec.setup.method, fits);
+    let Some((limit, what)) = limit_of(spec.safety.max_memory_bytes, available_bytes) else {
         return Ok(());
     };
     if needed_bytes <= limit {
@@ -148,12 +152,12 @@ pub fn check_budget(
     }
     Err(anyhow::Error::new(BudgetExceeded {
         needed_bytes,
-        fits: describe_fits(spec.method, fits),
+        fits: describe_fits(spec.setup.method, fits),
         limit: what,
-        method: spec.method,
-        threads: spec.threads,
-        queue_depth: spec.queue_depth,
-        block_size_bytes: spec.block_size_bytes,
+        method: spec.setup.method,
+        threads: spec.setup.threads,
+        queue_depth: spec.setup.queue_depth,
+        block_size_bytes: spec.setup.block_size_bytes,
     }))
 }
 
@@ -238,16 +242,16 @@ mod tests {
     #[test]
     fn a_block_larger_than_the_file_is_trimmed_to_it_and_slots_to_the_blocks() {
         let mut spec = RunSpec::new("/x");
-        spec.block_size_bytes = 1 << 30;
-        spec.queue_depth = 4;
+        spec.setup.block_size_bytes = 1 << 30;
+        spec.setup.queue_depth = 4;
         assert_eq!(fit(&spec, 0..1_000_000), (1_000_000, 1));
-        spec.direct = true;
+        spec.setup.direct = true;
         assert_eq!(fit(&spec, 0..1_000_000), (1_003_520, 1));
-        spec.direct = false;
-        spec.block_size_bytes = 1 << 20;
-        spec.queue_depth = 64;
+        spec.setup.direct = false;
+        spec.setup.block_size_bytes = 1 << 20;
+        spec.setup.queue_depth = 64;
         assert_eq!(fit(&spec, 0..(8 << 20)), (1 << 20, 8));
-        spec.queue_depth = 1024;
+        spec.setup.queue_depth = 1024;
         let idle = fit(&spec, 0..0);
         assert_eq!(buffer_bytes(Method::IoUring, &[idle]), 4096);
     }
@@ -255,9 +259,9 @@ mod tests {
     #[test]
     fn buffers_beyond_half_the_available_memory_are_refused_naming_the_flags() {
         let mut spec = RunSpec::new("/x");
-        spec.method = Method::IoUring;
-        spec.threads = 64;
-        spec.queue_depth = 1024;
+        spec.setup.method = Method::IoUring;
+        spec.setup.threads = 64;
+        spec.setup.queue_depth = 1024;
         let fits = vec![(1 << 20, 1024u32); 64];
         let e = check_budget(&spec, &fits, Some(16 << 30)).unwrap_err();
         let msg = e.to_string();
@@ -271,9 +275,9 @@ mod tests {
         }
         assert!(!keys.contains("--"), "the explorer has no flags: {keys}");
         assert!(check_budget(&spec, &fits[..7], Some(16 << 30)).is_ok());
-        spec.max_memory_bytes = Some(64 << 30);
+        spec.safety.max_memory_bytes = Some(64 << 30);
         assert!(check_budget(&spec, &fits, Some(16 << 30)).is_ok());
-        spec.max_memory_bytes = Some(1 << 20);
+        spec.safety.max_memory_bytes = Some(1 << 20);
         assert!(check_budget(&spec, &[(2 << 20, 1)], None).is_err());
     }
 
@@ -282,11 +286,11 @@ mod tests {
         // The explorer's case: 11 threads asked for queue depth 256 of 64M blocks, but a file
         // of 16 MiB fits each worker to one 16 MiB block and 1 slot... except where it does not.
         let mut spec = RunSpec::new("/x");
-        spec.method = Method::IoUring;
-        spec.threads = 11;
-        spec.queue_depth = 256;
-        spec.block_size_bytes = 64 << 20;
-        spec.max_memory_bytes = Some(1 << 30);
+        spec.setup.method = Method::IoUring;
+        spec.setup.threads = 11;
+        spec.setup.queue_depth = 256;
+        spec.setup.block_size_bytes = 64 << 20;
+        spec.safety.max_memory_bytes = Some(1 << 30);
         let mut fits = vec![(64 << 20, 8u32); 10];
         fits.push((16 << 20, 2));
         let msg = check_budget(&spec, &fits, None).unwrap_err().to_string();

@@ -52,7 +52,7 @@ pub use result::{host_name, make_result, optional_columns, setup_result};
 pub use run::{Ended, Run, RunOutcome, Step};
 pub use watch::{FileChanged, FileWatch};
 
-use crate::config::RunSpec;
+use crate::config::spec::RunSpec;
 use crate::measure::{Aggregate, Snapshot};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;

@@ -6,7 +6,8 @@ use super::budget::{self, Share};
 use super::error::{FailureCause, RunFailed};
 use super::watch::FileWatch;
 use crate::cache::{self, Residency};
-use crate::config::{usage, Op, Pattern, RunSpec};
+use crate::config::spec::RunSpec;
+use crate::config::{usage, Op, Pattern};
 use crate::engine::setup::PreallocFailed;
 use crate::engine::{BufferLayout, WorkerJob};
 use crate::fsguard::Created;
@@ -61,8 +62,8 @@ impl Prepared {
     pub fn meta(&self) -> PreparedMeta {
         let mut spec = self.spec.clone();
         // The spec of what runs: the memory the buffers got (`auto` resolved).
-        if let Some(b) = self.jobs.first().and_then(|j| j.buffers.as_ref()) {
-            spec.buffers = b.kind().setting();
+        if let Some(b) = self.jobs.first().and_then(|j| j.slots.as_ref()) {
+            spec.setup.buffers = b.kind().setting();
         }
         PreparedMeta {
             spec,
@@ -111,16 +112,16 @@ fn open_error(path: &std::path::Path, e: std::io::Error, direct: bool) -> anyhow
 fn open_for(spec: &RunSpec, write: bool) -> anyhow::Result<File> {
     if !write {
         // Before `open`: a FIFO blocks in open, a character device never ends, /proc lies.
-        crate::fsguard::check_input(&spec.path, "FILE").map_err(|e| usage(e.to_string()))?;
+        crate::fsguard::check_input(&spec.target.path, "FILE").map_err(|e| usage(e.to_string()))?;
     }
     let mut flags = 0;
-    if spec.direct {
+    if spec.setup.direct {
         flags |= libc::O_DIRECT;
     }
     if write {
         // Never through a symbolic link (one put at the path after the checks included).
         flags |= libc::O_NOFOLLOW;
-        if spec.dsync {
+        if spec.setup.write_sync.dsync() {
             flags |= libc::O_DSYNC;
         }
     }
@@ -130,17 +131,17 @@ fn open_for(spec: &RunSpec, write: bool) -> anyhow::Result<File> {
     // character device (/dev/null) or a batch's kept test file.
     let f = crate::fsguard::open_then_check(
         OpenOptions::new().read(true).write(write),
-        &spec.path,
+        &spec.target.path,
         flags,
         "FILE",
         write,
     )
     .map_err(|e| match e {
-        crate::fsguard::OpenError::Io(e) => open_error(&spec.path, e, spec.direct),
+        crate::fsguard::OpenError::Io(e) => open_error(&spec.target.path, e, spec.setup.direct),
         crate::fsguard::OpenError::Refused(refused) => usage(refused.to_string()),
     })?;
     // A batch's file: still the inode the batch checked, not one renamed over the path since.
-    crate::fsguard::check_registered(&spec.path, &f)?;
+    crate::fsguard::check_registered(&spec.target.path, &f)?;
     Ok(f)
 }
 
@@ -151,21 +152,21 @@ fn open_for(spec: &RunSpec, write: bool) -> anyhow::Result<File> {
 /// The inode is compared anyway, and a mismatch is an error, never a write elsewhere.
 fn reopen(anchor: &File, spec: &RunSpec, write: bool) -> anyhow::Result<File> {
     let mut flags = libc::O_CLOEXEC;
-    if spec.direct {
+    if spec.setup.direct {
         flags |= libc::O_DIRECT;
     }
-    if write && spec.dsync {
+    if write && spec.setup.write_sync.dsync() {
         flags |= libc::O_DSYNC;
     }
     let proc_path = format!("/proc/self/fd/{}", anchor.as_raw_fd());
-    let p = crate::text::shown_path(&spec.path);
+    let p = crate::text::shown_path(&spec.target.path);
     let f = OpenOptions::new()
         .read(true)
         .write(write)
         .custom_flags(flags)
         .open(&proc_path)
         .map_err(|e| match e.raw_os_error() {
-            Some(libc::EINVAL) if spec.direct => usage(format!(
+            Some(libc::EINVAL) if spec.setup.direct => usage(format!(
                 "--direct: the filesystem of {p} refuses O_DIRECT; run without --direct"
             )),
             _ => anyhow!("FILE: cannot open another descriptor of {p} (through {proc_path}): {e}"),
@@ -226,10 +227,10 @@ struct Output {
 /// Creates (or with `force`, replaces) the output file of a write run, after checking there is
 /// room for `need_bytes`.
 fn create_output(spec: &RunSpec, need_bytes: u64) -> anyhow::Result<Output> {
-    let p = crate::text::shown_path(&spec.path);
+    let p = crate::text::shown_path(&spec.target.path);
     // lstat, not stat: a symbolic link is never written through, even with --force (the file it
     // points to is not the one the user named).
-    if let Ok(m) = std::fs::symlink_metadata(&spec.path) {
+    if let Ok(m) = std::fs::symlink_metadata(&spec.target.path) {
         if m.file_type().is_symlink() {
             return Err(usage(format!(
                 "FILE: {p} is a symbolic link; diskscope does not write through links, give the \
@@ -237,8 +238,8 @@ fn create_output(spec: &RunSpec, need_bytes: u64) -> anyhow::Result<Output> {
             )));
         }
     }
-    let existing_file = std::fs::symlink_metadata(&spec.path).is_ok_and(|m| m.is_file());
-    let existing = match std::fs::metadata(&spec.path) {
+    let existing_file = std::fs::symlink_metadata(&spec.target.path).is_ok_and(|m| m.is_file());
+    let existing = match std::fs::metadata(&spec.target.path) {
         Ok(m) if m.is_dir() => {
             return Err(usage(format!(
                 "FILE: {p} is a directory; give a file name to write"
@@ -249,7 +250,7 @@ fn create_output(spec: &RunSpec, need_bytes: u64) -> anyhow::Result<Output> {
                 "FILE: {p} is a block device; diskscope does not write to devices"
             )))
         }
-        Ok(_) if !spec.force => {
+        Ok(_) if !spec.safety.force => {
             return Err(usage(format!(
                 "FILE: {p} already exists; pass --force to replace it"
             )))
@@ -265,7 +266,7 @@ fn create_output(spec: &RunSpec, need_bytes: u64) -> anyhow::Result<Output> {
                 }
             )))
         }
-        Ok(m) if !m.is_file() || spec.overwrite_in_place => {
+        Ok(m) if !m.is_file() || spec.safety.overwrite_in_place => {
             // A character device (/dev/null with --force): written as is. Batch mode's kept
             // test file: overwritten in place, keeping its blocks. Neither is ever removed.
             return Ok(Output {
@@ -291,14 +292,14 @@ fn create_output(spec: &RunSpec, need_bytes: u64) -> anyhow::Result<Output> {
     };
     // Before anything is created: a write that cannot fit fails here, not at a full disk.
     let key = format!("FILE {p}");
-    crate::fsguard::ensure_free(&spec.path, need_bytes.saturating_sub(existing), &key)
+    crate::fsguard::ensure_free(&spec.target.path, need_bytes.saturating_sub(existing), &key)
         .map_err(|e| anyhow!("{e}"))?;
-    if spec.force && existing_file {
+    if spec.safety.force && existing_file {
         // Replaced like a batch's outputs, never truncated in place: a truncation would write
         // through every other hard link of the file (`ln precious.txt out.bin`) and into a file
         // another process has open. Unlinking removes only this name; what another link names
         // keeps its data.
-        std::fs::remove_file(&spec.path)
+        std::fs::remove_file(&spec.target.path)
             .map_err(|e| anyhow!("FILE: --force: cannot replace {p}: {e}"))?;
     }
     // O_CREAT|O_EXCL|O_NOFOLLOW: only a file this run makes is ever written, whatever another
@@ -308,17 +309,17 @@ fn create_output(spec: &RunSpec, need_bytes: u64) -> anyhow::Result<Output> {
         .write(true)
         .create_new(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&spec.path)
-        .map_err(|e| open_error(&spec.path, e, false))?;
+        .open(&spec.target.path)
+        .map_err(|e| open_error(&spec.target.path, e, false))?;
     // First, before the layout's long writes: a process killed from here on leaves a marked
     // file. A file system without user extended attributes keeps no mark (no proof then).
-    match &spec.mark_created {
+    match &spec.safety.mark_created {
         Some(mark) => crate::fsguard::mark(&anchor, mark),
         // The record that diskscope made this file: a batch reuses it as its test file only
         // with it (and only while every byte is still the pattern, `sweep::files`).
         None => crate::fsguard::mark_test_file(&anchor),
     };
-    let created = crate::fsguard::created_of_open(&spec.path, &anchor)
+    let created = crate::fsguard::created_of_open(&spec.target.path, &anchor)
         .with_context(|| format!("FILE: reading back {p}"))?;
     Ok(Output {
         anchor,
@@ -328,44 +329,46 @@ fn create_output(spec: &RunSpec, need_bytes: u64) -> anyhow::Result<Output> {
 
 /// Opens files, applies cache control and measures residency.
 pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
-    if let Some(probe) = crate::engine::caps(spec.method).probe {
+    if let Some(probe) = crate::engine::caps(spec.setup.method).probe {
         probe().map_err(usage)?;
     }
-    let bs = spec.block_size_bytes;
-    let write = spec.op == Op::Write;
+    let bs = spec.setup.block_size_bytes;
+    let write = spec.setup.op == Op::Write;
     let mut notes = Vec::new();
     let (file_size, total, read_anchor) = if write {
-        let total = match spec.block_count {
+        let total = match spec.target.block_count {
             Some(c) => bs * c,
             None => DEFAULT_WRITE_SPAN.next_multiple_of(bs),
         };
         (total, total, None)
     } else {
-        let meta = std::fs::metadata(&spec.path).map_err(|e| open_error(&spec.path, e, false))?;
+        let meta = std::fs::metadata(&spec.target.path)
+            .map_err(|e| open_error(&spec.target.path, e, false))?;
         if meta.is_dir() {
             return Err(usage(format!(
                 "FILE: {} is a directory; give a regular file",
-                crate::text::shown_path(&spec.path)
+                crate::text::shown_path(&spec.target.path)
             )));
         }
         let mut f = open_for(spec, false)?;
         let file_size = f.seek(SeekFrom::End(0)).context("finding the file size")?;
         // A fleet rank's share of a shared file starts at `range_start_bytes` (0 elsewhere).
-        let size = file_size.saturating_sub(spec.range_start_bytes);
-        let total = match spec.block_count {
-            Some(c) if bs * c > size && spec.pattern == Pattern::Sequential => {
+        let size = file_size.saturating_sub(spec.target.range_start_bytes);
+        let total = match spec.target.block_count {
+            Some(c) if bs * c > size && spec.setup.pattern == Pattern::Sequential => {
                 notes.push(format!(
                     "note: the file ends at {size} bytes, before {c} blocks of {bs}; read {size} bytes"
                 ));
                 size
             }
-            Some(c) if spec.pattern == Pattern::Sequential => bs * c,
+            Some(c) if spec.setup.pattern == Pattern::Sequential => bs * c,
             _ => size,
         };
         (file_size, total, Some(f))
     };
     // The buffers must fit before anything is created or read.
-    let loop_range = spec.loop_range || (spec.duration.is_some() && spec.block_count.is_none());
+    let loop_range = spec.target.loop_range
+        || (spec.target.duration.is_some() && spec.target.block_count.is_none());
     let shares = plan_shares(spec, total);
     let fits: Vec<(usize, u32)> = shares
         .iter()
@@ -379,11 +382,11 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
     };
     let (anchor, created) = match read_anchor {
         None => {
-            let out = create_output(spec, spec.range_start_bytes + total)?;
+            let out = create_output(spec, spec.target.range_start_bytes + total)?;
             (out.anchor, out.created)
         }
         Some(f) => {
-            cache::prepare_open(&f, spec.cache, spec.range_start_bytes + total)?;
+            cache::prepare_open(&f, spec.setup.cache, spec.target.range_start_bytes + total)?;
             (f, None)
         }
     };
@@ -434,7 +437,7 @@ pub fn prepare(spec: &RunSpec) -> anyhow::Result<Prepared> {
                 }
                 Err(e) => e.context(format!(
                     "removed {} again, which this run had created",
-                    crate::text::shown_path(&spec.path)
+                    crate::text::shown_path(&spec.target.path)
                 )),
             })
         }
@@ -450,12 +453,12 @@ fn watch_input(
     notes: &mut Vec<String>,
 ) -> anyhow::Result<Option<FileWatch>> {
     let watch = FileWatch::new(probe.try_clone()?);
-    notes.extend(watch.as_ref().and_then(|w| w.unguarded(&spec.path)));
+    notes.extend(watch.as_ref().and_then(|w| w.unguarded(&spec.target.path)));
     if probe.metadata()?.file_type().is_block_device() {
         notes.push(format!(
             "note: {} is a block device: writes to it by other processes during the run cannot \
              be detected (leases exist only for regular files)",
-            crate::text::shown_path(&spec.path)
+            crate::text::shown_path(&spec.target.path)
         ));
     }
     Ok(watch)
@@ -495,9 +498,9 @@ fn prepare_opened(
         fits,
     } = plan;
     let probe = reopen(anchor, spec, write)?;
-    if write && crate::engine::caps(spec.method).maps_file {
+    if write && crate::engine::caps(spec.setup.method).maps_file {
         // Never shrink: fleet ranks write their shares of one file (`range_start_bytes`).
-        let end = spec.range_start_bytes + total;
+        let end = spec.target.range_start_bytes + total;
         let len = probe.metadata().map(|m| m.len()).unwrap_or(0);
         probe
             .set_len(end.max(len))
@@ -506,7 +509,7 @@ fn prepare_opened(
     crate::engine::setup::preallocate(spec, &probe, total, &mut notes)?;
     let residency_before = cache::residency_of(&probe).ok();
     if !write {
-        if let Some(w) = cache::cold_warning(spec.cache, residency_before.as_ref()) {
+        if let Some(w) = cache::cold_warning(spec.setup.cache, residency_before.as_ref()) {
             notes.push(w);
         }
     }
@@ -514,10 +517,10 @@ fn prepare_opened(
     crate::engine::setup::lay_out_mix(spec, &probe, total, write_data.as_deref(), &mut notes)?;
     let jobs = plan_jobs(spec, anchor, total, shares, &fits, loop_range, write_data)?;
     let layout =
-        crate::engine::setup::buffer_layout(spec, jobs.iter().filter_map(|j| j.buffers.as_ref()));
+        crate::engine::setup::buffer_layout(spec, jobs.iter().filter_map(|j| j.slots.as_ref()));
     notes.extend(crate::engine::setup::buffer_note(
         spec,
-        jobs.first().and_then(|j| j.buffers.as_ref()),
+        jobs.first().and_then(|j| j.slots.as_ref()),
         layout.as_ref(),
     ));
     Ok((probe, residency_before, jobs, notes, layout))
@@ -526,15 +529,15 @@ fn prepare_opened(
 /// Splits the run between workers: contiguous, block-aligned ranges (sequential), or the whole
 /// span with a share of the operations each (random).
 fn plan_shares(spec: &RunSpec, total: u64) -> Vec<Share> {
-    let bs = spec.block_size_bytes;
+    let bs = spec.setup.block_size_bytes;
     let blocks = total.div_ceil(bs);
-    let threads = spec.threads as u64;
+    let threads = spec.setup.threads as u64;
     (0..threads)
-        .map(|w| match spec.pattern {
+        .map(|w| match spec.setup.pattern {
             Pattern::Sequential => {
                 let first = blocks * w / threads;
                 let last = blocks * (w + 1) / threads;
-                let at = spec.range_start_bytes;
+                let at = spec.target.range_start_bytes;
                 Share {
                     range: at + (first * bs).min(total)..at + (last * bs).min(total),
                     max_ops: None,
@@ -545,8 +548,9 @@ fn plan_shares(spec: &RunSpec, total: u64) -> Vec<Share> {
                 // A looping run (the explorer) goes on until stopped; the count only sizes the
                 // range.
                 max_ops: spec
+                    .target
                     .block_count
-                    .filter(|_| !spec.loop_range)
+                    .filter(|_| !spec.target.loop_range)
                     .map(|c| c * (w + 1) / threads - c * w / threads),
             },
         })
@@ -568,23 +572,20 @@ fn plan_jobs(
     for (w, (share, &(block_size, queue_depth))) in shares.into_iter().zip(fits).enumerate() {
         jobs.push(WorkerJob {
             worker: w,
-            file: reopen(anchor, spec, spec.op == Op::Write)?,
-            op: spec.op,
-            block_size,
+            file: reopen(anchor, spec, spec.setup.op == Op::Write)?,
+            setup: crate::config::Setup {
+                block_size_bytes: block_size as u64,
+                queue_depth,
+                ..spec.setup
+            },
             range: share.range,
             span: total,
-            pattern: spec.pattern,
             loop_range,
             max_ops: share.max_ops,
-            queue_depth,
-            seed: spec.seed,
-            direct: spec.direct,
-            submit: spec.submit,
+            seed: spec.safety.seed,
             // Sized by what the budget fitted to this worker, never by the spec's raw values.
-            buffers: crate::engine::setup::worker_slots(spec, block_size, queue_depth)?,
+            slots: crate::engine::setup::worker_slots(spec, block_size, queue_depth)?,
             write_data: write_data.clone(),
-            mix_read_pct: spec.mix_read_pct,
-            checksum: spec.checksum,
         });
     }
     Ok(jobs)

@@ -9,7 +9,7 @@ use super::prepare::{prepare, test_hook, Prepared, PreparedMeta};
 use super::result::make_result;
 use super::watch::FileWatch;
 use super::workers::Workers;
-use crate::config::RunSpec;
+use crate::config::spec::RunSpec;
 use crate::fsguard::Created;
 use crate::measure::device::Sampler;
 use crate::measure::kernel::KernelTrack;
@@ -123,18 +123,22 @@ impl Run {
         }
         // The facts' first look, then the device's first sample (time 0 of the run), just
         // before the workers start.
-        let facts = crate::facts::Gatherer::start(&meta.spec.path);
+        let facts = crate::facts::Gatherer::start(&meta.spec.target.path);
         let mut timeline =
-            TimelineBuilder::from_env(DEFAULT_INTERVAL, Sampler::for_file(&meta.spec.path));
+            TimelineBuilder::from_env(DEFAULT_INTERVAL, Sampler::for_file(&meta.spec.target.path));
         if let Some(k) = kernel {
             timeline.set_kernel(k);
         }
         let spawned = Workers::spawn(
             prepared.jobs,
-            prepared.spec.method,
-            prepared.spec.duration,
+            prepared.spec.setup.method,
+            prepared.spec.target.duration,
             stop,
-            prepared.spec.rate_iops.map(|r| (r, prepared.spec.arrival)),
+            prepared
+                .spec
+                .setup
+                .rate()
+                .map(|r| (r, prepared.spec.setup.arrival)),
         );
         let workers = match spawned {
             Ok(w) => w,
@@ -211,9 +215,12 @@ impl Run {
     /// come); the last interval ends now. The same computation as the finished run's.
     pub fn timeline_so_far(&self) -> Timeline {
         let spec = &self.meta.spec;
-        self.timeline
-            .clone()
-            .finish(self.now_ns(), spec.op, spec.direct, self.aggregate.bytes)
+        self.timeline.clone().finish(
+            self.now_ns(),
+            spec.setup.op,
+            spec.setup.direct,
+            self.aggregate.bytes,
+        )
     }
 
     /// Nanoseconds since the run's origin.
@@ -397,7 +404,7 @@ impl Run {
         };
         let (elapsed, failure) = join(
             self.workers,
-            self.meta.spec.fsync,
+            self.meta.spec.setup.write_sync.fsync(),
             self.sync_file.as_ref(),
             self.watch.as_ref(),
             self.created.as_ref(),
@@ -420,14 +427,14 @@ impl Run {
         // The last sample after the workers ended and a write's fsync: both are the run's I/O.
         let mut timeline = self.timeline.finish(
             started.elapsed().as_nanos() as u64,
-            self.meta.spec.op,
-            self.meta.spec.direct,
+            self.meta.spec.setup.op,
+            self.meta.spec.setup.direct,
             self.aggregate.bytes,
         );
         // The device's counters read beside the run's own bytes, so a line never says "every
         // byte went to the device" of bytes another process read.
         if let Some(io) = facts.run_io() {
-            timeline.with_own_bytes(self.meta.spec.op, io.read_bytes);
+            timeline.with_own_bytes(self.meta.spec.setup.op, io.read_bytes);
         }
         let timeline = Arc::new(timeline);
         Ended {
@@ -450,11 +457,11 @@ fn kernel_track(spec: &RunSpec, by: crate::kernel::FilterBy) -> KernelTrack {
     use crate::config::Op;
     use crate::kernel::{Direction, Filter, FilterBy, KernelView};
     let mut filter = match by {
-        FilterBy::Process => Filter::process(&spec.path),
-        FilterBy::Device => Filter::device(&spec.path),
+        FilterBy::Process => Filter::process(&spec.target.path),
+        FilterBy::Device => Filter::device(&spec.target.path),
     };
     // The run's direction only (a mix: both).
-    filter.direction = match (spec.op, spec.is_mixed()) {
+    filter.direction = match (spec.setup.op, spec.is_mixed()) {
         (_, true) => None,
         (Op::Read, false) => Some(Direction::Read),
         (Op::Write, false) => Some(Direction::Write),
@@ -537,15 +544,17 @@ impl Ended {
             &self.aggregate,
             self.elapsed.unwrap_or_default(),
         );
-        if r.resp_p99_us.is_some() {
+        if r.open_loop.is_some() {
             // On every open-loop row, NaN (an empty cell, null in JSON) where the run was too
             // short to say, so the rows of one experiment share their columns.
-            r.resp_p99_no_burst_us = Some(
-                self.timeline
-                    .reading
-                    .burst
-                    .map_or(f64::NAN, |b| b.p99_without_us),
-            );
+            if let Some(o) = &mut r.open_loop {
+                o.resp_p99_no_burst_us = Some(
+                    self.timeline
+                        .reading
+                        .burst
+                        .map_or(f64::NAN, |b| b.p99_without_us),
+                );
+            }
         }
         if let Some(k) = &self.timeline.kernel {
             r.set_kernel(k);
@@ -580,9 +589,9 @@ mod tests {
         let path = dir.path().join("data");
         std::fs::write(&path, vec![7u8; 4 << 20]).unwrap();
         let mut spec = RunSpec::new(&path);
-        spec.block_size_bytes = 4096;
-        spec.block_count = Some(1024);
-        spec.threads = 2;
+        spec.setup.block_size_bytes = 4096;
+        spec.target.block_count = Some(1024);
+        spec.setup.threads = 2;
         let mut run = Run::start(&spec, "t", Arc::new(AtomicBool::new(false))).unwrap();
         run.set_timeline_interval(Duration::from_millis(100));
         while !matches!(run.poll(Duration::from_millis(50)), Step::Ended) {}
@@ -591,12 +600,12 @@ mod tests {
         let t = outcome.result.timeline.as_ref().expect("a timeline");
         assert_eq!(
             so_far.rows.iter().map(|r| r.ops).sum::<u64>(),
-            outcome.result.ops
+            outcome.result.figures.ops
         );
         assert_eq!(t.interval_s, 0.1);
         assert_eq!(
             t.rows.iter().map(|r| r.ops).sum::<u64>(),
-            outcome.result.ops
+            outcome.result.figures.ops
         );
         assert_eq!(t.rows.iter().map(|r| r.bytes).sum::<u64>(), 4 << 20);
         assert_eq!(t.total_latency(), outcome.aggregate.latency);
@@ -607,10 +616,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out");
         let mut spec = RunSpec::new(&path);
-        spec.op = Op::Write;
-        spec.block_size_bytes = 4096;
-        spec.block_count = Some(64);
-        spec.threads = 4;
+        spec.setup.op = Op::Write;
+        spec.setup.block_size_bytes = 4096;
+        spec.target.block_count = Some(64);
+        spec.setup.threads = 4;
         let (tx, rx) = std::sync::mpsc::channel();
         let p = path.clone();
         std::thread::spawn(move || {

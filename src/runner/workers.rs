@@ -140,7 +140,7 @@ impl Workers {
                     let cpu_start = thread_user_ns();
                     let wait_start = thread_run_delay_ns();
                     let mut ctx =
-                        WorkerCtx::new(epoch_raw, job.worker, stop, tx, duration, job.block_size);
+                        WorkerCtx::new(epoch_raw, job.worker, stop, tx, duration, job.block_size());
                     if let Some((rate_iops, arrival)) = pace {
                         // Open loop: this thread's share of the schedule, from the run's origin.
                         let pacer = crate::measure::pacer::Pacer::new(
@@ -153,10 +153,10 @@ impl Workers {
                         );
                         ctx.pace(pacer);
                     }
-                    if job.mix_read_pct.is_some() {
+                    if job.setup.mix_read_pct.is_some() {
                         ctx.mix();
                     }
-                    ctx.checksum(job.checksum);
+                    ctx.checksum(job.setup.checksum);
                     let outcome = engine.run(&mut job, &mut ctx);
                     if let (Some(a), Some(b)) = (cpu_start, thread_user_ns()) {
                         cpu_w.fetch_add(b.saturating_sub(a), Ordering::Relaxed);

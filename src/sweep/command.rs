@@ -22,7 +22,8 @@
 use super::experiment::CommandPlan;
 use super::files::FilePlan;
 use super::wait::{spawn_result, warm_interruptibly, POLL};
-use crate::config::{CacheMode, Op, Pattern, RunSpec};
+use crate::config::spec::RunSpec;
+use crate::config::{CacheMode, Op, Pattern};
 use crate::measure::result::Label;
 use crate::measure::RunResult;
 use crate::runner::host_name;
@@ -82,18 +83,18 @@ pub fn run_command(
     file: &FilePlan,
     stop: &AtomicBool,
 ) -> anyhow::Result<Option<RunResult>> {
-    let bs = spec.block_size_bytes;
-    let count = spec.block_count.unwrap_or(1);
-    if spec.cache == CacheMode::Warm {
-        if !warm_interruptibly(&spec.path, file.size_bytes, stop)? {
+    let bs = spec.setup.block_size_bytes;
+    let count = spec.target.block_count.unwrap_or(1);
+    if spec.setup.cache == CacheMode::Warm {
+        if !warm_interruptibly(&spec.target.path, file.size_bytes, stop)? {
             return Ok(None);
         }
     } else {
-        crate::cache::prepare(&spec.path, spec.cache, file.size_bytes)?;
+        crate::cache::prepare(&spec.target.path, spec.setup.cache, file.size_bytes)?;
     }
     // Unknown residency (a file this user may not write) stays unknown: NaN, an empty cell.
-    let residency = crate::cache::residency(&spec.path).ok();
-    let command_os = command_text(&cmd.template, &spec.path, bs, count);
+    let residency = crate::cache::residency(&spec.target.path).ok();
+    let command_os = command_text(&cmd.template, &spec.target.path, bs, count);
     // For messages only: the command runs as `command_os`, byte for byte.
     let text = crate::text::shown_os(&command_os).into_owned();
     let mut command = Command::new("sh");
@@ -185,23 +186,32 @@ pub fn run_command(
     let stderr_text = err_rx.recv_timeout(STDERR_WAIT).unwrap_or_default();
     let program = program_of(&text);
     let mut r = RunResult {
-        host: host_name(),
-        file: spec.path.display().to_string(),
-        file_size_bytes: file.size_bytes,
-        operation: Op::Read.into(),
-        method: Label::of_text(&program),
-        pattern: Pattern::Sequential.into(),
-        cache: spec.cache.into(),
-        block_size_bytes: bs,
-        block_count: count,
-        threads: 1,
-        queue_depth: 1,
-        bytes: cmd
-            .bytes
-            .unwrap_or(bs.saturating_mul(count).min(file.size_bytes)),
-        seconds: ended.duration_since(started).as_secs_f64(),
-        ops: count,
-        residency_before_pct: residency.map_or(f64::NAN, |r| r.percent()),
+        identity: crate::measure::result::Identity {
+            host: host_name(),
+            file: spec.target.path.display().to_string(),
+            file_size_bytes: file.size_bytes,
+            ..Default::default()
+        },
+        setup: crate::config::RecordedSetup {
+            op: Op::Read.into(),
+            method: Label::of_text(&program),
+            pattern: Pattern::Sequential.into(),
+            cache: spec.setup.cache.into(),
+            block_size_bytes: bs,
+            threads: 1,
+            queue_depth: 1,
+            ..Default::default()
+        },
+        figures: crate::measure::result::Figures {
+            block_count: count,
+            bytes: cmd
+                .bytes
+                .unwrap_or(bs.saturating_mul(count).min(file.size_bytes)),
+            seconds: ended.duration_since(started).as_secs_f64(),
+            ops: count,
+            residency_before_pct: residency.map_or(f64::NAN, |r| r.percent()),
+            ..Default::default()
+        },
         ..Default::default()
     };
     r.set_rates();
@@ -211,7 +221,7 @@ pub fn run_command(
             .rev()
             .find(|l| !l.trim().is_empty())
             .unwrap_or("");
-        r.error = format!("`{text}` failed ({status}): {last}");
+        r.figures.error = format!("`{text}` failed ({status}): {last}");
     }
     Ok(Some(r))
 }

@@ -5,7 +5,8 @@
 //! a command's `timeout`) as the limit. Before this, such runs were counted at their bound, so
 //! dd-compare's plan said "≤ 4 min" for a sweep that measures for a few seconds.
 
-use crate::config::{CacheMode, RunSpec};
+use crate::config::spec::RunSpec;
+use crate::config::CacheMode;
 use crate::size::format_size;
 
 /// Stated rate of a read from the device (cold cache): a SATA SSD or a fast network file
@@ -18,9 +19,9 @@ pub const STATED_COMMAND_START_S: f64 = 0.01;
 
 /// The stated rate of a point, MiB/s.
 pub fn stated_mib_s(spec: &RunSpec) -> f64 {
-    match spec.cache {
+    match spec.setup.cache {
         CacheMode::Cold | CacheMode::ColdAll => STATED_COLD_MIB_S,
-        _ if spec.direct => STATED_COLD_MIB_S,
+        _ if spec.setup.direct => STATED_COLD_MIB_S,
         _ => STATED_WARM_MIB_S,
     }
 }
@@ -28,7 +29,11 @@ pub fn stated_mib_s(spec: &RunSpec) -> f64 {
 /// Seconds of one repetition of a point: its bytes at the stated rate when it has a block
 /// count (one pass), else `bound_s`; never past `bound_s`.
 pub fn point_s(spec: &RunSpec, bytes: Option<u64>, bound_s: f64) -> f64 {
-    let bytes = bytes.or_else(|| spec.block_count.map(|n| n * spec.block_size_bytes));
+    let bytes = bytes.or_else(|| {
+        spec.target
+            .block_count
+            .map(|n| n * spec.setup.block_size_bytes)
+    });
     match bytes {
         Some(b) => (b as f64 / (1024.0 * 1024.0) / stated_mib_s(spec)).min(bound_s),
         None => bound_s,
@@ -37,7 +42,7 @@ pub fn point_s(spec: &RunSpec, bytes: Option<u64>, bound_s: f64) -> f64 {
 
 /// Whether some point is bounded by its bytes, not by time (its estimate uses a stated rate).
 pub fn any_by_bytes(points: &[RunSpec], bytes: Option<u64>) -> bool {
-    bytes.is_some() || points.iter().any(|s| s.block_count.is_some())
+    bytes.is_some() || points.iter().any(|s| s.target.block_count.is_some())
 }
 
 /// The plan's note on an estimate made from bytes: the stated rates and the bound.
@@ -57,14 +62,14 @@ mod tests {
     #[test]
     fn a_one_pass_point_takes_its_bytes_at_the_stated_rate_within_its_bound() {
         let mut s = RunSpec::new("f");
-        s.block_size_bytes = 1 << 20;
-        s.block_count = Some(256);
-        s.cache = CacheMode::Cold;
+        s.setup.block_size_bytes = 1 << 20;
+        s.target.block_count = Some(256);
+        s.setup.cache = CacheMode::Cold;
         assert_eq!(point_s(&s, None, 10.0), 256.0 / STATED_COLD_MIB_S);
         assert_eq!(point_s(&s, None, 0.1), 0.1);
-        s.block_count = None;
+        s.target.block_count = None;
         assert_eq!(point_s(&s, None, 10.0), 10.0);
-        s.cache = CacheMode::Warm;
+        s.setup.cache = CacheMode::Warm;
         assert_eq!(
             point_s(&s, Some(4096 << 20), 60.0),
             4096.0 / STATED_WARM_MIB_S

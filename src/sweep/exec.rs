@@ -8,7 +8,8 @@ use super::experiment::{CommandPlan, Experiment, Row};
 use super::files::{self, FilePlan};
 use super::progress::Progress;
 use super::wait::{warm_interruptibly, POLL};
-use crate::config::{CacheMode, Op, RunSpec};
+use crate::config::spec::RunSpec;
+use crate::config::{CacheMode, Op};
 use crate::measure::result::Label;
 use crate::measure::RunResult;
 use crate::runner::{FailureCause, Run, RunError, RunFailed, Step};
@@ -44,7 +45,7 @@ pub fn run_points(
             progress.begin(&format!("{label} rep {rep}/{}", x.reps));
             let mut warnings = Vec::new();
             let outcome = measure(spec, file, &mut warnings);
-            if spec.op == Op::Write {
+            if spec.setup.op == Op::Write {
                 files::after_write(file, &AtomicBool::new(false))
                     .context("restoring the file after a write")?;
             }
@@ -53,8 +54,8 @@ pub fn run_points(
                 Ok(None) => return Ok(()),
                 Err(e) => failed_result(spec, file, x.command.as_ref(), e),
             };
-            r.experiment = x.name.clone();
-            r.rep = rep;
+            r.identity.experiment = x.name.clone();
+            r.identity.rep = rep;
             for w in warnings {
                 progress.note(&format!("{label} rep {rep}: {w}"));
             }
@@ -78,14 +79,16 @@ pub fn run_point(
     warnings: &mut Vec<String>,
 ) -> anyhow::Result<Option<RunResult>> {
     // Warm here (interruptibly) and let the runner take the file as it is.
-    let warm = spec.op == Op::Read && spec.cache == CacheMode::Warm;
+    let warm = spec.setup.op == Op::Read && spec.setup.cache == CacheMode::Warm;
     let mut spec = spec.clone();
     if warm {
-        let len = std::fs::metadata(&spec.path).map(|m| m.len()).unwrap_or(0);
-        if !warm_interruptibly(&spec.path, len, stop)? {
+        let len = std::fs::metadata(&spec.target.path)
+            .map(|m| m.len())
+            .unwrap_or(0);
+        if !warm_interruptibly(&spec.target.path, len, stop)? {
             return Ok(None);
         }
-        spec.cache = CacheMode::AsIs;
+        spec.setup.cache = CacheMode::AsIs;
     }
     // The run gets its own flag: a failing worker raises it, and that must not look like Ctrl-C.
     let mut run = Run::start(&spec, experiment, Arc::new(AtomicBool::new(false)))?;
@@ -115,7 +118,7 @@ pub fn run_point(
         Err(RunError::Other(e)) => return Err(e),
     };
     if warm {
-        r.cache = CacheMode::Warm.into();
+        r.setup.cache = CacheMode::Warm.into();
     }
     Ok(Some(r))
 }
@@ -128,54 +131,56 @@ fn failed_result(
     command: Option<&CommandPlan>,
     e: anyhow::Error,
 ) -> RunResult {
-    let setup = crate::runner::setup_result(spec, file.size_bytes);
-    RunResult {
-        method: match command {
-            Some(cmd) => Label::of_text(&super::command::program_of(&cmd.template)),
-            None => setup.method.clone(),
-        },
-        error: format!("{e:#}").replace('\n', " "),
-        ..setup
+    let mut r = crate::runner::setup_result(spec, file.size_bytes);
+    if let Some(cmd) = command {
+        r.setup.method = Label::of_text(&super::command::program_of(&cmd.template));
     }
+    r.figures.error = format!("{e:#}").replace('\n', " ");
+    r
 }
 
 /// `exp: read pread warm 4K x1` for progress lines.
 pub fn point_label(exp: &str, s: &RunSpec) -> String {
-    let bs = crate::size::format_size(s.block_size_bytes);
+    let bs = crate::size::format_size(s.setup.block_size_bytes);
     format!(
         "{exp}: {} {} {} {}{} bs {bs} t{}{}{}",
         // A mix is written through the write path: say the mix and its share, not `write`.
-        match s.mix_read_pct {
+        match s.setup.mix_read_pct {
             Some(pct) => format!("mix {pct}/{}", 100 - pct),
-            None => s.op.to_string(),
+            None => s.setup.op.to_string(),
         },
-        s.method,
-        s.pattern,
-        s.cache,
-        if s.direct { " direct" } else { "" },
-        s.threads,
-        if crate::engine::caps(s.method).queued {
-            format!(" qd{}", s.queue_depth)
+        s.setup.method,
+        s.setup.pattern,
+        s.setup.cache,
+        if s.setup.direct { " direct" } else { "" },
+        s.setup.threads,
+        if crate::engine::caps(s.setup.method).queued {
+            format!(" qd{}", s.setup.queue_depth)
         } else {
             String::new()
         },
-        match s.rate_iops {
-            Some(r) => format!(" @{r:.0}/s {}", s.arrival),
+        match s.setup.rate() {
+            Some(r) => format!(" @{r:.0}/s {}", s.setup.arrival),
             None => String::new(),
         }
     )
 }
 
 fn run_outcome(r: &RunResult) -> String {
-    if !r.error.is_empty() {
-        format!("FAILED: {}", r.error)
-    } else if let (Some(asked), Some(p99)) = (r.rate_iops_asked, r.resp_p99_us) {
+    if !r.figures.error.is_empty() {
+        format!("FAILED: {}", r.figures.error)
+    } else if let (Some(asked), Some(p99)) =
+        (r.setup.rate(), r.open_loop.as_ref().map(|o| o.resp_p99_us))
+    {
         // Open loop: the rate it kept and the response time its users waited.
         format!(
             "{:.1} MiB/s, {:.0} of {asked:.0} IOPS, response p99 {p99:.0} µs (service {:.0} µs){}",
-            r.mib_s,
-            r.rate_iops_achieved.unwrap_or(r.iops),
-            r.lat_p99_us,
+            r.figures.mib_s,
+            r.open_loop
+                .as_ref()
+                .map(|o| o.rate_iops_achieved)
+                .unwrap_or(r.figures.iops),
+            r.figures.lat_p99_us,
             if r.fell_behind() == Some(true) {
                 ", fell behind"
             } else {
@@ -183,6 +188,6 @@ fn run_outcome(r: &RunResult) -> String {
             }
         )
     } else {
-        format!("{:.1} MiB/s, {:.0} IOPS", r.mib_s, r.iops)
+        format!("{:.1} MiB/s, {:.0} IOPS", r.figures.mib_s, r.figures.iops)
     }
 }

@@ -6,7 +6,7 @@
 use super::files::FilePlan;
 use super::layered::Layered;
 use super::progress::Progress;
-use crate::config::RunSpec;
+use crate::config::spec::RunSpec;
 use crate::export::chart::Chart;
 use crate::export::SyscallRow;
 use crate::measure::RunResult;

@@ -121,7 +121,7 @@ impl PointRunner for FleetRunner {
         if let Some(x) = plan
             .experiments
             .iter()
-            .find(|x| x.points.iter().any(|s| s.rate_iops.is_some()))
+            .find(|x| x.points.iter().any(|s| s.setup.rate().is_some()))
         {
             // The ranks' rows are merged into a point's `all` row by their service-time
             // histograms; their schedules and response times are not merged (yet).
@@ -206,7 +206,7 @@ impl PointRunner for FleetRunner {
     }
 
     fn columns(&self, x: &Experiment) -> Columns {
-        if x.points.iter().any(crate::config::RunSpec::is_mixed) {
+        if x.points.iter().any(crate::config::spec::RunSpec::is_mixed) {
             Columns::FleetMixedRuns
         } else {
             Columns::FleetRuns
@@ -241,7 +241,7 @@ impl PointRunner for FleetRunner {
                     progress.begin(&format!("{label} rep {rep}/{}", x.reps));
                 }
                 let end = point::run_point(&mut fleet, self.seq.get(), spec, &x.name, stop);
-                if spec.op == Op::Write && makes_file {
+                if spec.setup.op == Op::Write && makes_file {
                     fleet.while_alive(|| files::after_write(&mine, &AtomicBool::new(false)))?;
                 }
                 if stop.load(Ordering::Relaxed) {
@@ -252,8 +252,8 @@ impl PointRunner for FleetRunner {
                     Ok(PointEnd { reports, .. }) => {
                         let mut out = fleet.rows_of(&reports);
                         for r in &mut out {
-                            r.experiment = x.name.clone();
-                            r.rep = rep;
+                            r.identity.experiment = x.name.clone();
+                            r.identity.rep = rep;
                         }
                         out
                     }
@@ -261,9 +261,9 @@ impl PointRunner for FleetRunner {
                         fleet.note_error(&e);
                         let mut r = crate::runner::setup_result(spec, file.size_bytes);
                         crate::fleet::aggregate::mark_all(&mut r, fleet.size(), layout);
-                        r.experiment = x.name.clone();
-                        r.rep = rep;
-                        r.error = e.to_string();
+                        r.identity.experiment = x.name.clone();
+                        r.identity.rep = rep;
+                        r.figures.error = e.to_string();
                         if e.is_lost() {
                             broken = Some(e);
                         }
@@ -275,15 +275,21 @@ impl PointRunner for FleetRunner {
                         for r in ranks {
                             emit(Row::Detail(r.clone()))?;
                         }
-                        let said = if !all.error.is_empty() {
-                            format!("FAILED: {}", all.error)
+                        let said = if !all.figures.error.is_empty() {
+                            format!("FAILED: {}", all.figures.error)
                         } else {
                             format!(
                                 "{:.1} MiB/s from {} ranks (ranks {:.1}..{:.1})",
-                                all.mib_s,
+                                all.figures.mib_s,
                                 fleet.size(),
-                                all.rank_min_mib_s.flatten().unwrap_or(0.0),
-                                all.rank_max_mib_s.flatten().unwrap_or(0.0),
+                                all.fleet
+                                    .as_ref()
+                                    .and_then(|f| f.rank_min_mib_s)
+                                    .unwrap_or(0.0),
+                                all.fleet
+                                    .as_ref()
+                                    .and_then(|f| f.rank_max_mib_s)
+                                    .unwrap_or(0.0),
                             )
                         };
                         progress.finish_run(&format!("{label} rep {rep}/{}", x.reps), &said);

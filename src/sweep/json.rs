@@ -46,7 +46,7 @@ pub fn documents(o: &SweepOutcome) -> anyhow::Result<Vec<Export>> {
         .iter()
         .map(|r| {
             o.known
-                .profile(&r.file)
+                .profile(&r.identity.file)
                 .and_then(|p| crate::explain::model::explain_result(p, r))
         })
         .collect();

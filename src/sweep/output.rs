@@ -189,7 +189,7 @@ pub fn compare_svg(
         return Ok(None);
     }
     let all_sweep_sizes = runs.iter().all(|(x, _)| {
-        let mut bs: Vec<u64> = x.points.iter().map(|p| p.block_size_bytes).collect();
+        let mut bs: Vec<u64> = x.points.iter().map(|p| p.setup.block_size_bytes).collect();
         bs.sort_unstable();
         bs.dedup();
         bs.len() > 1

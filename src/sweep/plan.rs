@@ -1,5 +1,5 @@
 //! Sweep file -> [`Plan`]: the file to use, and for each experiment the cartesian product of its
-//! axes as validated [`RunSpec`](crate::config::RunSpec)s. Everything that can be wrong with a sweep is found here, before
+//! axes as validated [`RunSpec`](crate::config::spec::RunSpec)s. Everything that can be wrong with a sweep is found here, before
 //! any I/O, and reported with the key and line (`RunSpec::validate` does the value checks, so a
 //! sweep rejects exactly what the command line rejects).
 //!

@@ -5,9 +5,8 @@ use super::experiment::{CommandPlan, Experiment};
 use super::files::FilePlan;
 use super::layered::Layered;
 use super::values::{one_size, Rate};
-use crate::config::{
-    Arrival, Buffers, CacheMode, Checksum, Method, Op, Pattern, RunSpec, SubmitPolicy, TOML_NAMES,
-};
+use crate::config::spec::{RunSpec, TOML_NAMES};
+use crate::config::{Arrival, Buffers, CacheMode, Checksum, Method, Op, Pattern, SubmitPolicy};
 use std::time::Duration;
 
 /// Seconds after which a `command` repetition is killed, unless `timeout` says otherwise.
@@ -229,32 +228,33 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
                                     inner.flat_map(|p| mixes.iter().map(move |m| (p, m)))
                                 {
                                     let mut s = RunSpec::new(&file.path);
-                                    s.op = op;
-                                    s.mix_read_pct = mix;
-                                    s.method = method;
-                                    s.cache = if op == Op::Write {
+                                    s.setup.op = op;
+                                    s.setup.mix_read_pct = mix;
+                                    s.setup.method = method;
+                                    s.setup.cache = if op == Op::Write {
                                         CacheMode::AsIs
                                     } else {
                                         cache
                                     };
-                                    s.direct = direct;
-                                    s.threads = usize::try_from(t).unwrap_or(usize::MAX);
+                                    s.setup.direct = direct;
+                                    s.setup.threads = usize::try_from(t).unwrap_or(usize::MAX);
                                     let caps = crate::engine::caps(method);
-                                    s.queue_depth =
+                                    s.setup.queue_depth =
                                         caps.queue_depth(u32::try_from(qd).unwrap_or(u32::MAX));
-                                    s.pattern = pattern;
+                                    s.setup.pattern = pattern;
                                     if caps.queued {
-                                        s.submit = submit;
+                                        s.setup.submit = submit;
                                     }
-                                    s.block_size_bytes = bs;
-                                    s.rate_iops = rate
+                                    s.setup.block_size_bytes = bs;
+                                    s.setup.rate_iops = rate
                                         .iops(bs, "rate")
-                                        .map_err(|e| l.src.key_error(l.span("rate"), "rate", &e))?;
-                                    s.arrival = *arrival;
-                                    s.buffers = buf;
-                                    s.checksum = checksum;
+                                        .map_err(|e| l.src.key_error(l.span("rate"), "rate", &e))?
+                                        .map(crate::config::Iops);
+                                    s.setup.arrival = *arrival;
+                                    s.setup.buffers = buf;
+                                    s.setup.checksum = checksum;
                                     s.kernel = kernel;
-                                    s.duration = Some(Duration::from_secs_f64(x.seconds));
+                                    s.target.duration = Some(Duration::from_secs_f64(x.seconds));
                                     let one_pass = one_pass_all
                                         || op == Op::Write
                                         || (pattern == Pattern::Sequential
@@ -262,9 +262,10 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
                                                 cache,
                                                 CacheMode::Cold | CacheMode::ColdAll
                                             ));
-                                    s.block_count = one_pass.then(|| size.div_ceil(bs).max(1));
-                                    s.force = op == Op::Write;
-                                    s.overwrite_in_place = op == Op::Write;
+                                    s.target.block_count =
+                                        one_pass.then(|| size.div_ceil(bs).max(1));
+                                    s.safety.force = op == Op::Write;
+                                    s.safety.overwrite_in_place = op == Op::Write;
                                     s.validate(&TOML_NAMES)
                                         .map_err(|e| l.src.spec_error(e, |k| l.span(k)))?;
                                     // A set of the points' descriptions: linear, not quadratic.
@@ -353,10 +354,10 @@ pub fn command_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> anyho
         for &count in &counts {
             for &bs in &sizes {
                 let mut s = RunSpec::new(&file.path);
-                s.method = Method::Read;
-                s.cache = cache;
-                s.block_size_bytes = bs;
-                s.block_count = Some(count.unwrap_or(file.size_bytes.div_ceil(bs).max(1)));
+                s.setup.method = Method::Read;
+                s.setup.cache = cache;
+                s.setup.block_size_bytes = bs;
+                s.target.block_count = Some(count.unwrap_or(file.size_bytes.div_ceil(bs).max(1)));
                 s.validate(&TOML_NAMES)
                     .map_err(|e| src.spec_error(e, |k| l.span(k)))?;
                 x.points.push(s);
@@ -437,10 +438,13 @@ mod tests {
         let p = plan("cache = [\"warm\", \"cold\"]\nblock_size = \"3K\"\nseconds = 1.5");
         let pts = &p.experiments[0].points;
         assert_eq!(pts.len(), 2);
-        assert_eq!((pts[0].cache, pts[0].block_count), (CacheMode::Warm, None));
-        assert_eq!(pts[0].duration.unwrap().as_secs_f64(), 1.5);
         assert_eq!(
-            (pts[1].cache, pts[1].block_count),
+            (pts[0].setup.cache, pts[0].target.block_count),
+            (CacheMode::Warm, None)
+        );
+        assert_eq!(pts[0].target.duration.unwrap().as_secs_f64(), 1.5);
+        assert_eq!(
+            (pts[1].setup.cache, pts[1].target.block_count),
             (CacheMode::Cold, Some(342))
         );
     }
@@ -452,10 +456,10 @@ mod tests {
         assert_eq!(x.points.len(), 1);
         let w = &x.points[0];
         assert_eq!(
-            (w.op, w.cache, w.block_count),
+            (w.setup.op, w.setup.cache, w.target.block_count),
             (Op::Write, CacheMode::AsIs, Some(16))
         );
-        assert!(w.overwrite_in_place && w.force);
+        assert!(w.safety.overwrite_in_place && w.safety.force);
         assert!(x
             .notes
             .iter()
@@ -468,7 +472,9 @@ mod tests {
         let pts = &p.experiments[0].points;
         assert_eq!(pts.len(), 4);
         assert_eq!(
-            pts.iter().filter(|s| s.method == Method::IoUring).count(),
+            pts.iter()
+                .filter(|s| s.setup.method == Method::IoUring)
+                .count(),
             3
         );
         assert_eq!(p.experiments[0].estimate_s(), Some(4.0 * 5.0 * 2.0));
@@ -483,7 +489,7 @@ mod tests {
         let pts = &p.experiments[0].points;
         let got: Vec<(u64, Option<f64>, Arrival)> = pts
             .iter()
-            .map(|s| (s.block_size_bytes, s.rate_iops, s.arrival))
+            .map(|s| (s.setup.block_size_bytes, s.setup.rate(), s.setup.arrival))
             .collect();
         // The closed loop once (it has no arrivals), each open rate once per arrival.
         assert_eq!(got.len(), 2 + 2 * 2 * 2, "{got:?}");
@@ -494,10 +500,10 @@ mod tests {
         // The fio companion of an open-loop point paces fio the same way, per job.
         let mut two = pts
             .iter()
-            .find(|s| s.rate_iops == Some(500.0) && s.arrival == Arrival::Poisson)
+            .find(|s| s.setup.rate() == Some(500.0) && s.setup.arrival == Arrival::Poisson)
             .unwrap()
             .clone();
-        two.threads = 2;
+        two.setup.threads = 2;
         let companion = crate::fio::sweep_companion("x", &[pts[0].clone(), two], 1 << 20);
         let lines: Vec<&str> = companion
             .lines()
@@ -520,7 +526,7 @@ mod tests {
         .unwrap();
         let s = &back.experiments[0].points[0];
         assert_eq!(
-            (s.threads, s.rate_iops, s.arrival),
+            (s.setup.threads, s.setup.rate(), s.setup.arrival),
             (2, Some(500.0), Arrival::Poisson)
         );
     }
@@ -584,8 +590,11 @@ mod tests {
     fn submit_sets_the_io_uring_policy_once_per_experiment() {
         let p = plan("method = [\"pread\", \"io_uring\"]\nsubmit = \"each\"");
         let pts = &p.experiments[0].points;
-        let uring = pts.iter().find(|s| s.method == Method::IoUring).unwrap();
-        assert_eq!(uring.submit, SubmitPolicy::Each);
+        let uring = pts
+            .iter()
+            .find(|s| s.setup.method == Method::IoUring)
+            .unwrap();
+        assert_eq!(uring.setup.submit, SubmitPolicy::Each);
         let companion = crate::fio::sweep_companion("x", pts, 1 << 20);
         assert!(
             companion.contains("--iodepth_batch_submit=1"),

@@ -260,7 +260,10 @@ pub fn run(
     let failed = rows
         .iter()
         .map(|c| {
-            c.runs.iter().filter(|r| !r.error.is_empty()).count()
+            c.runs
+                .iter()
+                .filter(|r| !r.figures.error.is_empty())
+                .count()
                 + c.syscalls.iter().filter(|r| !r.error.is_empty()).count()
         })
         .sum();
@@ -404,14 +407,14 @@ mod tests {
         ) -> anyhow::Result<Option<String>> {
             for (i, spec) in x.points.iter().enumerate() {
                 let mut r = crate::runner::setup_result(spec, 1 << 20);
-                r.experiment = x.name.clone();
-                r.rep = 1;
+                r.identity.experiment = x.name.clone();
+                r.identity.rep = 1;
                 if i == 1 {
-                    r.error = "made to fail".into();
+                    r.figures.error = "made to fail".into();
                 } else {
-                    r.bytes = 1 << 20;
-                    r.seconds = 0.5;
-                    r.mib_s = 2.0;
+                    r.figures.bytes = 1 << 20;
+                    r.figures.seconds = 0.5;
+                    r.figures.mib_s = 2.0;
                 }
                 emit(Row::Run(r))?;
             }

@@ -13,7 +13,8 @@ pub use super::segment::{Segment, XorSeen};
 use super::session::Update;
 use super::settings::{Settings, WriteSync};
 use crate::cache::Residency;
-use crate::config::{Op, Pattern, RunSpec};
+use crate::config::spec::RunSpec;
+use crate::config::{Op, Pattern};
 use crate::measure::{Aggregate, RunResult, SnapshotKind};
 use crate::xor::format_xor;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -76,7 +77,7 @@ pub const MIN_ROW_OPS: u64 = 100;
 /// Whether a finished row is too short to compare (under [`MIN_ROW_SECONDS`] or
 /// [`MIN_ROW_OPS`]).
 pub fn is_transient(r: &RunResult) -> bool {
-    r.seconds < MIN_ROW_SECONDS || r.ops < MIN_ROW_OPS
+    r.figures.seconds < MIN_ROW_SECONDS || r.figures.ops < MIN_ROW_OPS
 }
 
 /// Event-log entries kept.
@@ -190,7 +191,7 @@ pub struct App {
     /// When the explorer started: the log's clock.
     pub clock: std::time::Instant,
     /// The kernel panel (`L`): on or off, and what the live run's kernel view counted.
-    pub kernel: super::widgets::kernel::KernelPanel,
+    pub kernel: super::kernel_view::KernelPanel,
     /// An action the event loop must carry out without a key (the set's next test).
     pending: Option<Action>,
     next_id: u64,
@@ -681,32 +682,32 @@ impl App {
             Cmd::BlockDown => s.step_block_size(false).map(|_| block_note(s)),
             Cmd::ThreadUp => s
                 .step_threads(true)
-                .map(|_| format!("threads {}", s.threads)),
+                .map(|_| format!("threads {}", s.setup.threads)),
             Cmd::ThreadDown => s
                 .step_threads(false)
-                .map(|_| format!("threads {}", s.threads)),
+                .map(|_| format!("threads {}", s.setup.threads)),
             Cmd::QueueUp => s
                 .step_queue_depth(true)
-                .map(|_| format!("queue depth {}", s.queue_depth)),
+                .map(|_| format!("queue depth {}", s.setup.queue_depth)),
             Cmd::QueueDown => s
                 .step_queue_depth(false)
-                .map(|_| format!("queue depth {}", s.queue_depth)),
+                .map(|_| format!("queue depth {}", s.setup.queue_depth)),
             Cmd::Method => Ok(match s.cycle_method() {
-                Some(note) => format!("method {}; {note}", s.method),
-                None => format!("method {}", s.method),
+                Some(note) => format!("method {}; {note}", s.setup.method),
+                None => format!("method {}", s.setup.method),
             }),
             Cmd::Direct => s
                 .toggle_direct()
-                .map(|_| format!("O_DIRECT {}", on_off(s.direct))),
+                .map(|_| format!("O_DIRECT {}", on_off(s.setup.direct))),
             Cmd::Buffers => s.cycle_buffers().map(|_| {
                 format!(
                     "buffers {} (the row records the memory obtained)",
-                    s.buffers
+                    s.setup.buffers
                 )
             }),
             Cmd::Cold => {
-                s.cold = !s.cold;
-                Ok(match (s.cold, s.op) {
+                s.set_cold(!s.cold());
+                Ok(match (s.cold(), s.setup.op) {
                     (true, Op::Write) => "cold: applies to reads (w switches back)".into(),
                     (true, Op::Read) => "cold: file evicted now and before every pass".into(),
                     (false, _) => {
@@ -717,7 +718,7 @@ impl App {
             }
             Cmd::Write => {
                 let skipped = s.cycle_op(self.mix_share_pct);
-                Ok(match (s.op, skipped) {
+                Ok(match (s.setup.op, skipped) {
                     (Op::Write, _) if s.is_mixed() => mix_note(s, &self.scratch),
                     (Op::Write, _) => {
                         format!("writing to {}", crate::text::shown_path(&self.scratch))
@@ -730,16 +731,17 @@ impl App {
             }
             Cmd::Pattern => {
                 s.toggle_pattern();
-                Ok(format!("offsets {}", s.pattern))
+                Ok(format!("offsets {}", s.setup.pattern))
             }
             Cmd::Sync => {
                 s.cycle_sync();
-                let what = match s.sync {
+                let what = match s.setup.write_sync {
                     WriteSync::None => "writes: plain (may be page-cache speed)",
                     WriteSync::FsyncAtEnd => "writes: fsync at the end, timed",
                     WriteSync::Dsync => "writes: O_DSYNC, every write durable",
+                    WriteSync::DsyncAndFsync => "writes: O_DSYNC and fsync at the end",
                 };
-                let when = if s.op == Op::Read {
+                let when = if s.setup.op == Op::Read {
                     " (applies once w switches to writes)"
                 } else {
                     ""
@@ -1179,7 +1181,7 @@ impl App {
             self.message = format!("error: {e}");
         }
         let s = seg.settings;
-        if s.op == Op::Read && s.pattern == Pattern::Sequential {
+        if s.setup.op == Op::Read && s.setup.pattern == Pattern::Sequential {
             if let Some(x) = seg.agg.xor() {
                 self.note_xor(format_xor(x), s.short());
             }
@@ -1191,8 +1193,11 @@ impl App {
                 // Judged on the segment's whole time: a warm-up left out of the figures does
                 // not make a 1.5 s segment transient.
                 let whole = RunResult {
-                    seconds,
-                    ops: seg.agg.ops,
+                    figures: crate::measure::result::Figures {
+                        seconds,
+                        ops: seg.agg.ops,
+                        ..Default::default()
+                    },
                     ..Default::default()
                 };
                 if is_transient(&whole) && !self.keep_transient {
@@ -1201,8 +1206,8 @@ impl App {
                     self.message = format!(
                         "{} ran {:.2} s, {} ops: transient, not kept (under {MIN_ROW_SECONDS} s or {MIN_ROW_OPS} ops; t keeps such rows)",
                         crate::tui::widgets::results::setting_label(&row),
-                        row.seconds,
-                        row.ops
+                        row.figures.seconds,
+                        row.figures.ops
                     );
                     return None;
                 }
@@ -1226,12 +1231,18 @@ impl App {
                     self.sync_log();
                 }
                 self.fill_bound(&mut row);
-                self.judge(&mut row, s.op == Op::Write && s.sync != WriteSync::None);
-                if let Some(said) = detail_said.filter(|_| row.verdict == "suspect") {
+                self.judge(
+                    &mut row,
+                    s.setup.op == Op::Write && s.setup.write_sync != WriteSync::None,
+                );
+                if let Some(said) = detail_said.filter(|_| row.judgement.verdict == "suspect") {
                     // The verdict's sentences go to the log; the line keeps what the row did
                     // (`fell behind`) with the verdict's codes after it.
                     self.sync_log();
-                    self.message = format!("{said} │ suspect ({})", row.reasons.replace(';', ", "));
+                    self.message = format!(
+                        "{said} │ suspect ({})",
+                        row.judgement.reasons.replace(';', ", ")
+                    );
                 }
                 self.rows.push(row.clone());
                 let mut extra = seg.extra(true);
@@ -1450,13 +1461,13 @@ impl App {
 
     /// Whether cold eviction should be active (cold mode and reading).
     pub fn wants_cold(&self) -> bool {
-        self.settings.cold && self.settings.op == Op::Read
+        self.settings.cold() && self.settings.setup.op == Op::Read
     }
 
     /// Whether cold mode needs periodic eviction: random reads loop instead of running pass by
     /// pass (see [`super::cache_watch`]).
     pub fn wants_periodic_eviction(&self) -> bool {
-        self.wants_cold() && self.settings.pattern == Pattern::Random
+        self.wants_cold() && self.settings.setup.pattern == Pattern::Random
     }
 }
 
@@ -1489,8 +1500,8 @@ pub enum Why {
 fn row_facts(seg: &Segment, r: &RunResult) -> Option<crate::facts::Section> {
     let f = seg.facts.as_ref()?;
     let whole = f.seconds();
-    if whole > 0.0 && r.seconds > 0.0 && r.seconds < whole {
-        let share = r.seconds / whole;
+    if whole > 0.0 && r.figures.seconds > 0.0 && r.figures.seconds < whole {
+        let share = r.figures.seconds / whole;
         let mut scaled = (**f).clone();
         scaled.run.worker_user_cpu_s = scaled.run.worker_user_cpu_s.map(|s| s * share);
         scaled.run.worker_cpu_wait_s = scaled.run.worker_cpu_wait_s.map(|s| s * share);
@@ -1500,7 +1511,7 @@ fn row_facts(seg: &Segment, r: &RunResult) -> Option<crate::facts::Section> {
 }
 
 fn not_modelled(spec: &RunSpec) -> String {
-    if spec.op == Op::Write {
+    if spec.setup.op == Op::Write {
         "writes are not modelled (the profile measures reads)".to_string()
     } else {
         "the profile lacks the ceilings these settings need (see `diskscope limits`)".to_string()
@@ -1528,9 +1539,9 @@ fn on_off(b: bool) -> &'static str {
 fn mark_label(s: &Settings) -> String {
     let mut l = s.short();
     for (on, word) in [
-        (s.pattern == Pattern::Random, " random"),
-        (s.direct, " direct"),
-        (s.cold && s.op == Op::Read, " cold"),
+        (s.setup.pattern == Pattern::Random, " random"),
+        (s.setup.direct, " direct"),
+        (s.cold() && s.setup.op == Op::Read, " cold"),
     ] {
         if on {
             l.push_str(word);
@@ -1544,13 +1555,13 @@ fn rate_note(s: &Settings) -> String {
         Some(r @ super::settings::Rate::Iops(n)) => format!(
             "open loop at {n} ops/s ({} at {}): latency panel shows service (the call) beside \
              response (from the intended start)",
-            super::settings::bytes_per_s_text(r.bytes_per_s_at(s.block_size_bytes)),
-            crate::size::format_size(s.block_size_bytes)
+            super::settings::bytes_per_s_text(r.bytes_per_s_at(s.setup.block_size_bytes)),
+            crate::size::format_size(s.setup.block_size_bytes)
         ),
         Some(r) => format!(
             "open loop at {}: kept as a throughput, its ops/s follow the block size; latency \
              panel shows service (the call) beside response (from the intended start)",
-            r.both(s.block_size_bytes)
+            r.both(s.setup.block_size_bytes)
         ),
         None => "closed loop: as fast as it goes".into(),
     }
@@ -1562,7 +1573,7 @@ fn mix_note(s: &Settings, scratch: &std::path::Path) -> String {
         "{}: each operation reads or writes, drawn at {}% reads, on {} (laid out first, as fio \
          does); w: back to reads",
         s.op_text(),
-        s.mix_read_pct.unwrap_or_default(),
+        s.setup.mix_read_pct.unwrap_or_default(),
         crate::text::shown_path(scratch)
     )
 }
@@ -1571,11 +1582,11 @@ fn mix_note(s: &Settings, scratch: &std::path::Path) -> String {
 fn block_note(s: &Settings) -> String {
     let rate = s
         .rate
-        .map(|r| format!("; open loop {}", r.both(s.block_size_bytes)))
+        .map(|r| format!("; open loop {}", r.both(s.setup.block_size_bytes)))
         .unwrap_or_default();
     format!(
         "block size {}{rate}",
-        crate::size::format_size(s.block_size_bytes)
+        crate::size::format_size(s.setup.block_size_bytes)
     )
 }
 
@@ -1614,5 +1625,35 @@ impl super::rows::TableView for App {
     }
     fn delta_pct(&self, r: &RunResult) -> Option<f64> {
         App::delta_pct(self, r)
+    }
+}
+
+impl App {
+    /// `L`: turns the kernel view on or off for the current setting; a running setting restarts
+    /// with it (a new row: the view is attached before the run's clock), a KDiskMark set's test
+    /// keeps going and its next one has it.
+    pub fn toggle_kernel(&mut self) -> Action {
+        self.kernel.on = !self.kernel.on;
+        self.kernel.clear();
+        let narrow = self
+            .screen_size
+            .is_some_and(|(w, _)| w < super::kernel_view::SHOWN_FROM_WIDTH);
+        self.message = match (self.kernel.on, narrow) {
+            (true, false) => {
+                "kernel view on: the block layer's and the device's times of this process's \
+                              requests (needs root and BTF), above the log"
+                    .into()
+            }
+            (true, true) => format!(
+                "kernel view on: its panel shows from {} columns (above the log)",
+                super::kernel_view::SHOWN_FROM_WIDTH
+            ),
+            (false, _) => "kernel view off".into(),
+        };
+        if self.paused || self.live.is_none() || self.kdm_running() {
+            Action::None
+        } else {
+            self.start()
+        }
     }
 }

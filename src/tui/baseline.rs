@@ -2,14 +2,13 @@
 //!
 //! Two sources, one shape: a row of this session pinned with `B`, or a list of records supplied
 //! from outside (a previous run's results, e.g. `diskscope --baseline RESULTS` through the compare
-//! module). A record says what a *setup* achieved: a [`SetupKey`] (operation, method, order,
-//! cache, O_DIRECT, block size, threads, queue depth, as the rows' enums) so a row finds its own
+//! module). A record says what a *setup* achieved: a [`SetupKey`] (the settings every table shows,
+//! operation to queue depth, as the rows record them) so a row finds its own
 //! reference in a list; a pinned row is the reference of every row. The list keeps an index by
 //! setup ([`BaselineRecords`]), so a baseline of a million saved points costs one hash look-up
 //! per row drawn, not a scan of the list.
 
-use crate::config::{CacheMode, Op, Pattern};
-use crate::measure::result::{Label, MethodLabel};
+use crate::config::RecordedSetup;
 use crate::measure::RunResult;
 use std::collections::HashMap;
 use std::fmt;
@@ -27,8 +26,8 @@ impl BaselineRecord {
     pub fn of(r: &RunResult) -> Self {
         BaselineRecord {
             setup: setup_key(r),
-            mib_s: r.mib_s,
-            p99_us: r.lat_p99_us,
+            mib_s: r.figures.mib_s,
+            p99_us: r.figures.lat_p99_us,
         }
     }
 }
@@ -38,18 +37,8 @@ impl BaselineRecord {
     /// (the experiment name does not take part: a row matches a setup, not a sweep).
     fn of_compared(r: &crate::compare::Record) -> Option<Self> {
         let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-        let s = &r.setup;
         Some(BaselineRecord {
-            setup: SetupKey {
-                operation: s.operation.clone(),
-                method: s.method.clone(),
-                pattern: s.pattern.clone(),
-                cache: s.cache.clone(),
-                direct: s.direct,
-                block_size_bytes: s.block_size_bytes,
-                threads: s.threads,
-                queue_depth: s.queue_depth,
-            },
+            setup: SetupKey(r.point.setup.shown()),
             mib_s: mean(&r.mib_s)?,
             p99_us: mean(&r.lat_p99_us).unwrap_or(0.0),
         })
@@ -111,33 +100,26 @@ impl PartialEq for BaselineRecords {
     }
 }
 
-/// The setup a row measured: rows and records match on these values. Shown (status line,
-/// exports) as `read pread sequential as-is buffered 1M t1 qd1`.
+/// The setup a row measured: rows and records match on the settings every table shows
+/// ([`RecordedSetup::shown`]). Shown (status line, exports) as `read pread sequential as-is
+/// buffered 1M t1 qd1`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct SetupKey {
-    pub operation: Label<Op>,
-    pub method: MethodLabel,
-    pub pattern: Label<Pattern>,
-    pub cache: Label<CacheMode>,
-    pub direct: bool,
-    pub block_size_bytes: u64,
-    pub threads: usize,
-    pub queue_depth: u32,
-}
+pub struct SetupKey(pub RecordedSetup);
 
 impl fmt::Display for SetupKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = &self.0;
         write!(
             f,
             "{} {} {} {} {} {} t{} qd{}",
-            self.operation,
-            self.method,
-            self.pattern,
-            self.cache,
-            if self.direct { "direct" } else { "buffered" },
-            crate::size::format_size(self.block_size_bytes),
-            self.threads,
-            self.queue_depth
+            s.op,
+            s.method,
+            s.pattern,
+            s.cache,
+            if s.direct { "direct" } else { "buffered" },
+            crate::size::format_size(s.block_size_bytes),
+            s.threads,
+            s.queue_depth
         )
     }
 }
@@ -151,16 +133,7 @@ impl serde::Serialize for SetupKey {
 
 /// The setup a row measured.
 pub fn setup_key(r: &RunResult) -> SetupKey {
-    SetupKey {
-        operation: r.operation.clone(),
-        method: r.method.clone(),
-        pattern: r.pattern.clone(),
-        cache: r.cache.clone(),
-        direct: r.direct,
-        block_size_bytes: r.block_size_bytes,
-        threads: r.threads,
-        queue_depth: r.queue_depth,
-    }
+    SetupKey(r.setup.shown())
 }
 
 impl Baseline {
@@ -183,7 +156,7 @@ impl Baseline {
     pub fn from_results(rows: &[RunResult]) -> Baseline {
         Baseline::Records(
             rows.iter()
-                .filter(|r| r.error.is_empty() && r.ops > 0)
+                .filter(|r| r.figures.error.is_empty() && r.figures.ops > 0)
                 .map(BaselineRecord::of)
                 .collect::<Vec<_>>()
                 .into(),
@@ -202,7 +175,7 @@ impl Baseline {
     /// Throughput of `r` relative to its reference, percent (`+12.0` = 12% faster).
     pub fn delta_pct(&self, r: &RunResult) -> Option<f64> {
         let b = self.reference(r)?;
-        (b.mib_s > 0.0).then(|| (r.mib_s / b.mib_s - 1.0) * 100.0)
+        (b.mib_s > 0.0).then(|| (r.figures.mib_s / b.mib_s - 1.0) * 100.0)
     }
 
     /// A one-line description for the status line and the exports.
@@ -221,15 +194,21 @@ mod tests {
 
     fn row(bs: u64, mib_s: f64) -> RunResult {
         RunResult {
-            operation: Op::Read.into(),
-            method: Method::Pread.into(),
-            pattern: Pattern::Sequential.into(),
-            cache: CacheMode::AsIs.into(),
-            block_size_bytes: bs,
-            threads: 1,
-            queue_depth: 1,
-            mib_s,
-            ops: 10,
+            setup: crate::config::RecordedSetup {
+                op: Op::Read.into(),
+                method: Method::Pread.into(),
+                pattern: Pattern::Sequential.into(),
+                cache: CacheMode::AsIs.into(),
+                block_size_bytes: bs,
+                threads: 1,
+                queue_depth: 1,
+                ..Default::default()
+            },
+            figures: crate::measure::result::Figures {
+                mib_s,
+                ops: 10,
+                ..Default::default()
+            },
             ..Default::default()
         }
     }
@@ -268,9 +247,9 @@ mod tests {
         let csv = dir.join("tui-saved.csv");
         let mut saved = vec![row(4096, 100.0), row(4096, 300.0), row(1 << 20, 800.0)];
         for (i, r) in saved.iter_mut().enumerate() {
-            r.experiment = "tui".into();
-            r.rep = i as u32 + 1;
-            r.lat_p99_us = 50.0;
+            r.identity.experiment = "tui".into();
+            r.identity.rep = i as u32 + 1;
+            r.figures.lat_p99_us = 50.0;
         }
         crate::tui::save::append_rows(&csv, &saved).unwrap();
         let b = Baseline::from_saved(&csv);

@@ -18,7 +18,7 @@ pub fn figure(app: &App) -> SessionFigure {
     let mut table = vec![results::headers(app)];
     if let Some(live) = &app.live {
         if let Some(r) = live.result(&live.experiment, live.seconds()) {
-            if r.ops > 0 {
+            if r.figures.ops > 0 {
                 table.push(results::cells(app, "▶", &r, Some(&live.extra(false))));
             }
         }
@@ -95,10 +95,14 @@ pub fn row_figure(app: &App) -> Option<RowFigure> {
         Some((row, &seg.series, true))
     };
     let (row, series, is_live): (_, &RowSeries, _) = finished.or_else(live)?;
-    let verdict = match row.verdict.as_str() {
+    let verdict = match row.judgement.verdict.as_str() {
         "" => String::new(),
         "ok" => "ok".into(),
-        v => format!("{v} ({}): {}", row.reasons.replace(';', ", "), row.why),
+        v => format!(
+            "{v} ({}): {}",
+            row.judgement.reasons.replace(';', ", "),
+            row.judgement.why
+        ),
     };
     Some(RowFigure {
         label: format!(

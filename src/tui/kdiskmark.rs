@@ -7,8 +7,8 @@
 //! the card says so, so its numbers are never mistaken for the real thing. Reads go to the
 //! explored file, writes to the explorer's scratch file, as every write of the explorer.
 
-use super::settings::{Settings, WriteSync};
-use crate::config::{Method, Op, Pattern};
+use super::settings::Settings;
+use crate::config::{Method, Op, Pattern, Setup};
 use crate::measure::RunResult;
 
 /// One test of the set.
@@ -104,23 +104,22 @@ impl KdmRun {
         let (op, t) = *Self::steps().get(i)?;
         let uring = self.caps.io_uring;
         Some(Settings {
-            op,
-            method: if uring {
-                Method::IoUring
-            } else {
-                Method::Pread
+            setup: Setup {
+                op,
+                method: if uring {
+                    Method::IoUring
+                } else {
+                    Method::Pread
+                },
+                block_size_bytes: t.block_size_bytes,
+                threads: 1,
+                queue_depth: if uring { t.queue_depth } else { 1 },
+                direct: self.caps.direct,
+                pattern: t.pattern,
+                ..Setup::default()
             },
-            block_size_bytes: t.block_size_bytes,
-            threads: 1,
-            queue_depth: if uring { t.queue_depth } else { 1 },
-            direct: self.caps.direct,
-            cold: false,
-            pattern: t.pattern,
-            sync: WriteSync::None,
             run_ms: Some((self.seconds * 1000.0).round().max(1.0) as u64),
-            buffers: crate::config::Buffers::DEFAULT,
             rate: None,
-            mix_read_pct: None,
         })
     }
 
@@ -156,7 +155,8 @@ impl KdmRun {
 /// The test name of a row made by the set (`RND4K Q32T1`), kept in its experiment column
 /// (`tui-kdiskmark RND4K Q32T1`) so it survives the fallbacks and the CSV.
 pub fn test_name(r: &RunResult) -> Option<&str> {
-    r.experiment
+    r.identity
+        .experiment
         .strip_prefix(EXPERIMENT)
         .and_then(|rest| rest.strip_prefix(' '))
 }
@@ -190,10 +190,16 @@ mod tests {
         assert_eq!(KdmRun::steps().len(), 8);
         let s = k.settings(2).unwrap();
         assert_eq!(
-            (s.op, s.block_size_bytes, s.queue_depth, s.pattern, s.run_ms),
+            (
+                s.setup.op,
+                s.setup.block_size_bytes,
+                s.setup.queue_depth,
+                s.setup.pattern,
+                s.run_ms
+            ),
             (Op::Read, 4096, 32, Pattern::Random, Some(2000))
         );
-        assert_eq!(k.settings(4).unwrap().op, Op::Write);
+        assert_eq!(k.settings(4).unwrap().setup.op, Op::Write);
         assert!(k.settings(8).is_none());
         assert_eq!(k.caveat(), None);
         let fallback = KdmRun::new(
@@ -204,7 +210,7 @@ mod tests {
             1.0,
             Settings::default(),
         );
-        assert_eq!(fallback.settings(0).unwrap().method, Method::Pread);
+        assert_eq!(fallback.settings(0).unwrap().setup.method, Method::Pread);
         assert!(fallback.caveat().unwrap().contains("page cache"));
     }
 }

@@ -4,7 +4,7 @@
 //! Shaped like ratatui's templates, with the engine kept at arm's length:
 //! * [`event`] — one [`event::Event`] enum: tick, key, resize, termination signal.
 //! * [`app`] — state and key handling that returns actions (no drawing, no threads).
-//! * [`settings`] — the knobs and the validated [`RunSpec`](crate::config::RunSpec) they make.
+//! * [`settings`] — the knobs and the validated [`RunSpec`](crate::config::spec::RunSpec) they make.
 //! * [`ui`] and [`widgets`] — `impl Widget for &App`, a pure function of the state.
 //! * [`session`] — the thread that owns the running engine and restarts it with new settings;
 //!   [`cache_watch`] — residency polling and cold-mode eviction on their own thread.
@@ -25,6 +25,7 @@ pub mod event;
 pub mod export;
 pub mod history;
 pub mod kdiskmark;
+pub mod kernel_view;
 pub mod keys;
 pub mod rows;
 pub mod save;
@@ -399,15 +400,23 @@ impl Writes {
 
 /// Carries out what a key asked for.
 fn perform(action: Action, app: &mut App, session: &Session, writes: &mut Writes) {
-    let action = app.kernel.attach(action);
+    // With the kernel panel on, the run attaches the view, as `run --kernel` (this process's
+    // requests) does.
+    let action = match action {
+        Action::Start { id, mut spec } if app.kernel.on => {
+            spec.kernel = Some(crate::kernel::FilterBy::Process);
+            Action::Start { id, spec }
+        }
+        a => a,
+    };
     match action {
         Action::None | Action::Quit => {}
-        Action::Start { id, mut spec } if spec.op == crate::config::Op::Write => {
+        Action::Start { id, mut spec } if spec.setup.op == crate::config::Op::Write => {
             // A fresh file of our own for every write run: never a file this explorer did not
             // create, and never one still being removed.
             match writes.scratch.claim() {
                 Ok(path) => {
-                    spec.path = path.clone();
+                    spec.target.path = path.clone();
                     writes.runs.push((id, path.clone()));
                     app.scratch_claimed(path);
                     session.send(Command::Start { id, spec })

@@ -129,8 +129,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/t.csv");
         let row = RunResult {
-            experiment: "tui".into(),
-            mib_s: 1.5,
+            identity: crate::measure::result::Identity {
+                experiment: "tui".into(),
+                ..Default::default()
+            },
+            figures: crate::measure::result::Figures {
+                mib_s: 1.5,
+                ..Default::default()
+            },
             ..Default::default()
         };
         append_rows(&path, std::slice::from_ref(&row)).unwrap();
@@ -150,15 +156,27 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.csv");
         let plain = RunResult {
-            experiment: "tui".into(),
-            mib_s: 1.5,
-            lat_p50_us: 5.0,
+            identity: crate::measure::result::Identity {
+                experiment: "tui".into(),
+                ..Default::default()
+            },
+            figures: crate::measure::result::Figures {
+                mib_s: 1.5,
+                lat_p50_us: 5.0,
+                ..Default::default()
+            },
             ..Default::default()
         };
         let mut mixed = RunResult {
-            experiment: "tui".into(),
-            seconds: 2.0,
-            lat_p50_us: 5.0,
+            identity: crate::measure::result::Identity {
+                experiment: "tui".into(),
+                ..Default::default()
+            },
+            figures: crate::measure::result::Figures {
+                seconds: 2.0,
+                lat_p50_us: 5.0,
+                ..Default::default()
+            },
             ..Default::default()
         };
         let mut m = crate::measure::snapshot::MixedSnapshot::new();
@@ -189,8 +207,8 @@ mod tests {
             .deserialize()
             .map(|r| r.unwrap())
             .collect();
-        assert_eq!(back[1].read_ops, Some(7));
-        assert_eq!(back[0].read_ops, None);
+        assert_eq!(back[1].mix.as_ref().map(|m| m.read_ops), Some(7));
+        assert_eq!(back[0].mix.as_ref().map(|m| m.read_ops), None);
     }
 
     #[test]
@@ -201,7 +219,10 @@ mod tests {
         let path = dir.path().join("tui-x.csv");
         std::os::unix::fs::symlink(&victim, &path).unwrap();
         let row = RunResult {
-            experiment: "tui".into(),
+            identity: crate::measure::result::Identity {
+                experiment: "tui".into(),
+                ..Default::default()
+            },
             ..Default::default()
         };
         let used = append_rows(&path, std::slice::from_ref(&row)).unwrap();

@@ -10,7 +10,8 @@
 //! written under an exclusively created `.partial` name and renamed into place only when nothing
 //! else holds the final name.
 
-use crate::config::{Op, RunSpec};
+use crate::config::spec::RunSpec;
+use crate::config::Op;
 use crate::runner;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
@@ -192,9 +193,9 @@ pub async fn ensure_default_file(dir: &Path) -> anyhow::Result<PathBuf> {
         )
     })?;
     let mut spec = RunSpec::new(&partial);
-    spec.op = Op::Write;
-    spec.block_count = Some(DEFAULT_FILE_BYTES >> 20);
-    spec.force = true;
+    spec.setup.op = Op::Write;
+    spec.target.block_count = Some(DEFAULT_FILE_BYTES >> 20);
+    spec.safety.force = true;
     let stop = Arc::new(AtomicBool::new(false));
     let stop_w = stop.clone();
     let writer = tokio::task::spawn_blocking(move || {
@@ -226,7 +227,7 @@ pub async fn ensure_default_file(dir: &Path) -> anyhow::Result<PathBuf> {
         }
     };
     match outcome {
-        Ok(o) if o.result.bytes == DEFAULT_FILE_BYTES => {
+        Ok(o) if o.result.figures.bytes == DEFAULT_FILE_BYTES => {
             // Never over a file that appeared meanwhile: RENAME_NOREPLACE fails instead.
             if let Err(e) = rename_noreplace(&partial, path) {
                 created.remove();
@@ -674,12 +675,12 @@ mod tests {
         let path = d.path().join("diskscope-scratch-1G");
         crate::fsguard::create_exclusive(&path).unwrap();
         let mut spec = RunSpec::new(&path);
-        spec.op = Op::Write;
-        spec.block_count = Some(4);
-        spec.force = true;
+        spec.setup.op = Op::Write;
+        spec.target.block_count = Some(4);
+        spec.safety.force = true;
         let stop = Arc::new(AtomicBool::new(false));
         let outcome = runner::run_blocking(&spec, "t", stop, |_, _| {}).unwrap();
-        assert_eq!(outcome.result.bytes, 4 << 20);
+        assert_eq!(outcome.result.figures.bytes, 4 << 20);
         assert_eq!(not_our_default_file(&path, 4 << 20), None);
     }
 

@@ -268,7 +268,7 @@ impl Segment {
         {
             self.full_passes += 1;
         }
-        let over = match self.settings.pattern {
+        let over = match self.settings.setup.pattern {
             // A looping read's first pass is over once it moved the file's bytes; a chained
             // (pass by pass) one says so with its final snapshots.
             Pattern::Sequential => {
@@ -487,8 +487,10 @@ impl Segment {
         let mut whole = make_result(meta, experiment, &self.agg, elapsed);
         // Live (not every worker ended): the backlog as of now, not the ended workers' alone.
         let live_backlog = self.backlog_now().filter(|_| !self.agg.all_finished());
-        if let Some(b) = live_backlog.filter(|_| whole.rate_iops_asked.is_some()) {
-            whole.backlog_ops = Some(b);
+        if let Some(b) = live_backlog.filter(|_| whole.setup.rate().is_some()) {
+            if let Some(o) = &mut whole.open_loop {
+                o.backlog_ops = b;
+            }
         }
         match self.warmup {
             Warmup::Over { end_ns } if self.steady.ops > 0 => {
@@ -499,12 +501,12 @@ impl Segment {
                     &self.steady,
                     std::time::Duration::from_secs_f64(after),
                 );
-                r.xor = whole.xor;
-                if r.rate_iops_asked.is_some() {
-                    r.backlog_ops = whole.backlog_ops;
+                r.figures.xor = whole.figures.xor;
+                if let (Some(o), Some(w)) = (&mut r.open_loop, &whole.open_loop) {
+                    o.backlog_ops = w.backlog_ops;
                 }
-                if r.error.is_empty() {
-                    r.error = whole.error;
+                if r.figures.error.is_empty() {
+                    r.figures.error = whole.figures.error;
                 }
                 Some(r)
             }
@@ -516,7 +518,7 @@ impl Segment {
 impl Warmup {
     /// A read with the cache as is, through the page cache, warms up; nothing else does.
     pub fn of(s: &Settings) -> Self {
-        if s.op == Op::Read && !s.cold && !s.direct {
+        if s.setup.op == Op::Read && !s.cold() && !s.setup.direct {
             Warmup::Running
         } else {
             Warmup::None

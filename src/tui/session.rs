@@ -24,7 +24,8 @@
 
 use super::discard::DiscardSender;
 use crate::cache::Residency;
-use crate::config::{Op, RunSpec};
+use crate::config::spec::RunSpec;
+use crate::config::Op;
 use crate::measure::{Snapshot, SnapshotKind};
 use crate::runner::{FailureCause, PreparedMeta, Run, RunError, RunFailed, Step};
 use std::sync::atomic::AtomicBool;
@@ -143,7 +144,7 @@ impl Running {
 impl Running {
     /// Whether a pass that ends by itself is followed by a fresh one.
     fn chained(&self) -> bool {
-        self.spec.op == Op::Read && !self.spec.loop_range && !self.failed
+        self.spec.setup.op == Op::Read && !self.spec.target.loop_range && !self.failed
     }
 }
 
@@ -268,9 +269,9 @@ fn session_loop(commands: Receiver<Command>, out: Sender<Update>, discard: Disca
                     sampled_at = Some(std::time::Instant::now());
                     if sampler
                         .as_ref()
-                        .is_none_or(|(p, _)| *p != running.spec.path)
+                        .is_none_or(|(p, _)| *p != running.spec.target.path)
                     {
-                        let path = running.spec.path.clone();
+                        let path = running.spec.target.path.clone();
                         let s = crate::measure::device::Sampler::for_file(&path);
                         sampler = Some((path, s));
                     }
@@ -369,8 +370,8 @@ fn begin(id: u64, mut spec: RunSpec, out: &Sender<Update>) -> Option<Running> {
     // runner marks that one as it creates it, so a session killed during the run leaves a file
     // the next session can prove ours and remove (without, a SIGKILL after `w` left
     // `.FILE.diskscope-scratch.<pid>.1` for good).
-    if spec.op != Op::Read {
-        spec.mark_created = Some(super::scratch::scratch_marker(std::process::id()));
+    if spec.setup.op != Op::Read {
+        spec.safety.mark_created = Some(super::scratch::scratch_marker(std::process::id()));
     }
     match launch(&spec) {
         Ok(run) => {
@@ -554,7 +555,7 @@ mod tests {
         let data: Vec<u8> = (0..1u32 << 20).map(|i| (i * 31 % 251) as u8).collect();
         std::fs::write(&path, &data).unwrap();
         let mut spec = RunSpec::new(&path);
-        spec.block_size_bytes = 64 << 10;
+        spec.setup.block_size_bytes = 64 << 10;
         (spec, data)
     }
 
@@ -631,7 +632,7 @@ mod tests {
     fn a_run_the_session_launches_keeps_no_timeline_however_long_it_goes() {
         let dir = tempfile::tempdir().unwrap();
         let (mut spec, _) = chained_read(&dir);
-        spec.loop_range = true;
+        spec.target.loop_range = true;
         let mut run = launch(&spec).expect("the run starts");
         let deadline = Instant::now() + Duration::from_millis(1500);
         let mut snapshots = 0;
@@ -657,7 +658,7 @@ mod tests {
     fn a_file_changed_under_a_pass_ends_the_chain_with_that_error() {
         let dir = tempfile::tempdir().unwrap();
         let (spec, _) = chained_read(&dir);
-        let path = spec.path.clone();
+        let path = spec.target.path.clone();
         let (out, updates) = channel();
         let mut running = begin(4, spec, &out).expect("the first pass starts");
         // Take the first pass's snapshots until its workers ended, then change the file before

@@ -5,7 +5,8 @@
 //! adjustment either changes the settings or returns a one-line reason why it did not (shown in
 //! the status line), never a half-applied state.
 
-use crate::config::{CacheMode, Method, Op, Pattern, RunSpec, UsageError};
+use crate::config::spec::RunSpec;
+use crate::config::{CacheMode, Method, Op, Pattern, Setup, UsageError};
 use std::path::Path;
 
 /// Smallest block size the arrow keys reach (O_DIRECT needs a multiple of 512); `b` reaches
@@ -27,75 +28,38 @@ pub const MAX_WRITE_SPAN_BYTES: u64 = 1 << 30;
 /// mix with no share given is the same workload in both programs.
 pub const DEFAULT_MIX_READ_PCT: u32 = 50;
 
-/// How writes reach the disk: the page cache's speed is not the disk's, so `f` makes a write
-/// figure durable. Reads ignore it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum WriteSync {
-    /// Plain writes: the figure may be page-cache speed.
-    #[default]
-    None,
-    /// One `fsync` when the run ends, timed (RunSpec's `fsync`, `run --fsync`).
-    FsyncAtEnd,
-    /// Every write durable: the file is opened with O_DSYNC (RunSpec's `dsync`, `run --dsync`).
-    Dsync,
-}
+/// How writes reach the disk (`f` cycles none, fsync at the end, O_DSYNC): the page cache's
+/// speed is not the disk's, so `f` makes a write figure durable. Reads ignore it.
+pub use crate::config::WriteSync;
 
-impl WriteSync {
-    /// Short name for the panel, the rows' flags and the CSV's experiment column.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WriteSync::None => "none",
-            WriteSync::FsyncAtEnd => "fsync",
-            WriteSync::Dsync => "dsync",
-        }
-    }
-}
-
-/// What the user has dialled in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What the user has dialled in: the setup of the next run (a write's own settings kept while
+/// it reads, so `w` back to a write finds them), and what the setup alone does not say.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {
-    pub op: Op,
-    pub method: Method,
-    pub block_size_bytes: u64,
-    pub threads: usize,
-    pub queue_depth: u32,
-    pub direct: bool,
-    /// Keep the explored file out of the page cache (reads only).
-    pub cold: bool,
-    pub pattern: Pattern,
-    /// Durability of writes.
-    pub sync: WriteSync,
+    /// The knobs: operation (a mix, `w`/`W`, writes, on the scratch file), method, block size,
+    /// threads, queue depth, O_DIRECT, order, durability of writes (`f`), buffers (`M`), and
+    /// `cache`: `cold` keeps the explored file out of the page cache (reads only), `as-is`
+    /// otherwise. Its `rate_iops` is unused: the open loop is [`Settings::rate`], worked out at
+    /// each run's block size.
+    pub setup: Setup,
     /// A time bound, ms (the KDiskMark set's runs); `None` runs until stopped.
     pub run_ms: Option<u64>,
-    /// The memory behind the I/O buffers (issue 20, `--buffers` of run and sweep; `M`).
-    pub buffers: crate::config::Buffers,
     /// Open loop (issue 25, `--rate` of run; `R`): the rate over all threads as typed (ops/s,
     /// or a throughput whose ops/s follow the block size), each operation with an intended
     /// start; None: closed loop.
     pub rate: Option<Rate>,
-    /// A mix of reads and writes (issue 26, `run -m`; the third step of `w`, its share typed
-    /// with `W`): the percent of operations that read, 1 to 99. A mix writes, so `op` is then
-    /// [`Op::Write`] and it runs on the scratch file like a write; None: `op` alone.
-    pub mix_read_pct: Option<u32>,
 }
 
 impl Default for Settings {
     /// Sequential single-thread 1 MiB `pread`, warm: the fastest honest start.
     fn default() -> Self {
         Settings {
-            op: Op::Read,
-            method: Method::Pread,
-            block_size_bytes: 1 << 20,
-            threads: 1,
-            queue_depth: 8,
-            direct: false,
-            cold: false,
-            pattern: Pattern::Sequential,
-            sync: WriteSync::None,
+            setup: Setup {
+                queue_depth: 8,
+                ..Setup::default()
+            },
             run_ms: None,
-            buffers: crate::config::Buffers::DEFAULT,
             rate: None,
-            mix_read_pct: None,
         }
     }
 }
@@ -210,59 +174,71 @@ impl Settings {
     /// Reads go to `file`; writes go to `scratch` (never to `file`) over a region as large as
     /// the explored file, at most [`MAX_WRITE_SPAN_BYTES`].
     pub fn spec(&self, file: &Path, scratch: &Path, file_size_bytes: u64) -> RunSpec {
-        let write = self.op == Op::Write;
+        let s = &self.setup;
+        let write = s.op == Op::Write;
+        let cold = self.cold() && !write;
         let mut spec = RunSpec::new(if write { scratch } else { file });
-        spec.op = self.op;
-        spec.method = self.method;
-        spec.block_size_bytes = self.block_size_bytes;
-        spec.threads = self.threads;
-        spec.queue_depth = crate::engine::caps(self.method).queue_depth(self.queue_depth);
-        spec.direct = self.direct;
-        spec.cache = if self.cold && !write {
-            CacheMode::Cold
-        } else {
-            CacheMode::AsIs
+        spec.setup = Setup {
+            queue_depth: crate::engine::caps(s.method).queue_depth(s.queue_depth),
+            cache: if cold {
+                CacheMode::Cold
+            } else {
+                CacheMode::AsIs
+            },
+            rate_iops: self.rate_iops().map(crate::config::Iops),
+            // A read's durability and mix are a write's, kept for `w`.
+            write_sync: if write { s.write_sync } else { WriteSync::None },
+            mix_read_pct: s.mix_read_pct.filter(|_| write),
+            ..*s
         };
-        spec.pattern = self.pattern;
-        spec.buffers = self.buffers;
-        spec.rate_iops = self.rate_iops();
         // Cold sequential reads run one pass at a time (the session evicts and starts the next
         // pass), so every pass starts cold; everything else loops until stopped.
-        spec.loop_range = !(self.cold && !write && self.pattern == Pattern::Sequential);
-        spec.duration = self.run_ms.map(std::time::Duration::from_millis);
+        spec.target.loop_range = !(cold && s.pattern == Pattern::Sequential);
+        spec.target.duration = self.run_ms.map(std::time::Duration::from_millis);
         if write {
-            spec.fsync = self.sync == WriteSync::FsyncAtEnd;
-            spec.dsync = self.sync == WriteSync::Dsync;
-            let span = file_size_bytes.clamp(self.block_size_bytes, MAX_WRITE_SPAN_BYTES);
-            spec.block_count = Some(span.div_ceil(self.block_size_bytes));
+            let span = file_size_bytes.clamp(s.block_size_bytes, MAX_WRITE_SPAN_BYTES);
+            spec.target.block_count = Some(span.div_ceil(s.block_size_bytes));
             // The scratch file is ours: replace it on every restart.
-            spec.force = true;
-            spec.mix_read_pct = self.mix_read_pct;
+            spec.safety.force = true;
         }
         spec
     }
 
+    /// Whether the explored file is kept out of the page cache (reads only).
+    pub fn cold(&self) -> bool {
+        self.setup.cache == CacheMode::Cold
+    }
+
+    /// Keeps the explored file out of the page cache, or not.
+    pub fn set_cold(&mut self, cold: bool) {
+        self.setup.cache = if cold {
+            CacheMode::Cold
+        } else {
+            CacheMode::AsIs
+        };
+    }
+
     /// The open loop's operations per second at these settings' block size; None: closed loop.
     pub fn rate_iops(&self) -> Option<f64> {
-        self.rate.map(|r| r.iops_at(self.block_size_bytes))
+        self.rate.map(|r| r.iops_at(self.setup.block_size_bytes))
     }
 
     /// Whether these settings mix reads and writes.
     pub fn is_mixed(&self) -> bool {
-        self.op == Op::Write && self.mix_read_pct.is_some()
+        self.setup.op == Op::Write && self.setup.mix_read_pct.is_some()
     }
 
     /// What the run does, for the panel and messages: `read`, `write`, `mix 70/30`.
     pub fn op_text(&self) -> String {
-        match self.mix_read_pct {
-            Some(p) if self.op == Op::Write => format!("mix {p}/{}", 100 - p),
-            _ => self.op.to_string(),
+        match self.setup.mix_read_pct {
+            Some(p) if self.setup.op == Op::Write => format!("mix {p}/{}", 100 - p),
+            _ => self.setup.op.to_string(),
         }
     }
 
     /// Checks the settings the way `run` checks its flags.
     pub fn validate(&self) -> Result<(), UsageError> {
-        let names = crate::config::Names {
+        let names = crate::config::spec::Names {
             block_size: "block size",
             block_count: "block count",
             threads: "threads",
@@ -278,9 +254,9 @@ impl Settings {
                     "{} is {} operations per second at {} blocks, over the {MAX_RATE_IOPS:.0e} \
                      an open loop can ask; type a lower rate (R) or a larger block",
                     self.rate
-                        .map_or(String::new(), |r| r.short(self.block_size_bytes)),
+                        .map_or(String::new(), |r| r.short(self.setup.block_size_bytes)),
                     short_count(iops),
-                    crate::size::format_size(self.block_size_bytes)
+                    crate::size::format_size(self.setup.block_size_bytes)
                 ),
             )),
             _ => Ok(()),
@@ -290,9 +266,9 @@ impl Settings {
     /// Halves (`up == false`) or doubles the block size.
     pub fn step_block_size(&mut self, up: bool) -> Result<(), String> {
         let next = if up {
-            self.block_size_bytes.saturating_mul(2)
+            self.setup.block_size_bytes.saturating_mul(2)
         } else {
-            self.block_size_bytes / 2
+            self.setup.block_size_bytes / 2
         };
         if !(MIN_BLOCK_SIZE_BYTES..=MAX_BLOCK_SIZE_BYTES).contains(&next) {
             return Err(format!(
@@ -301,7 +277,7 @@ impl Settings {
                 crate::size::format_size(MAX_BLOCK_SIZE_BYTES)
             ));
         }
-        self.try_set(|s| s.block_size_bytes = next)
+        self.try_set(|s| s.setup.block_size_bytes = next)
     }
 
     /// Sets an exact block size typed after `b` (`12K`, `3`, `1M`): 1 B to 1 GiB.
@@ -312,29 +288,29 @@ impl Settings {
                 "block size: {text} is outside 1 B to 1G; type e.g. 4K, 12K or 3"
             ));
         }
-        self.try_set(|s| s.block_size_bytes = bytes)
+        self.try_set(|s| s.setup.block_size_bytes = bytes)
     }
 
     /// Plain writes → fsync at the end → O_DSYNC → plain.
     pub fn cycle_sync(&mut self) {
-        self.sync = match self.sync {
+        self.setup.write_sync = match self.setup.write_sync {
             WriteSync::None => WriteSync::FsyncAtEnd,
             WriteSync::FsyncAtEnd => WriteSync::Dsync,
-            WriteSync::Dsync => WriteSync::None,
+            WriteSync::Dsync | WriteSync::DsyncAndFsync => WriteSync::None,
         };
     }
 
     /// The method's name for this operation: writes go through `write`, `pwrite`, stores into
     /// the mapping, io_uring writes or a buffered writer, so a write row never reads `pread`.
     pub fn method_label(&self) -> &'static str {
-        method_label(self.op, self.method)
+        method_label(self.setup.op, self.setup.method)
     }
 
     /// The method as the panel names it: [`Settings::method_label`], and for a mix both calls
     /// when they differ (`pread/pwrite`; `io_uring` does both).
     pub fn method_text(&self) -> String {
-        let read = method_label(Op::Read, self.method);
-        let write = method_label(Op::Write, self.method);
+        let read = method_label(Op::Read, self.setup.method);
+        let write = method_label(Op::Write, self.setup.method);
         if self.is_mixed() && read != write {
             format!("{read}/{write}")
         } else {
@@ -345,30 +321,30 @@ impl Settings {
     /// One thread more or less.
     pub fn step_threads(&mut self, up: bool) -> Result<(), String> {
         let next = if up {
-            self.threads + 1
+            self.setup.threads + 1
         } else {
-            self.threads.saturating_sub(1)
+            self.setup.threads.saturating_sub(1)
         };
         if next == 0 || next > MAX_THREADS {
             return Err(format!("threads stay between 1 and {MAX_THREADS} here"));
         }
-        self.try_set(|s| s.threads = next)
+        self.try_set(|s| s.setup.threads = next)
     }
 
     /// Halves or doubles the io_uring queue depth.
     pub fn step_queue_depth(&mut self, up: bool) -> Result<(), String> {
-        if !crate::engine::caps(self.method).queued {
+        if !crate::engine::caps(self.setup.method).queued {
             return Err("queue depth applies to io_uring; press m to reach it".into());
         }
         let next = if up {
-            self.queue_depth * 2
+            self.setup.queue_depth * 2
         } else {
-            self.queue_depth / 2
+            self.setup.queue_depth / 2
         };
         if next == 0 || next > MAX_QUEUE_DEPTH {
             return Err(format!("queue depth stays between 1 and {MAX_QUEUE_DEPTH}"));
         }
-        self.try_set(|s| s.queue_depth = next)
+        self.try_set(|s| s.setup.queue_depth = next)
     }
 
     /// The next method in `Method::ALL`. A method that cannot use O_DIRECT turns it off (and
@@ -376,20 +352,22 @@ impl Settings {
     pub fn cycle_method(&mut self) -> Option<String> {
         let i = Method::ALL
             .iter()
-            .position(|m| *m == self.method)
+            .position(|m| *m == self.setup.method)
             .unwrap_or(0);
-        self.method = Method::ALL[(i + 1) % Method::ALL.len()];
+        self.setup.method = Method::ALL[(i + 1) % Method::ALL.len()];
         let mut notes = Vec::new();
-        if self.direct && !crate::engine::caps(self.method).direct() {
-            self.direct = false;
-            notes.push(format!("O_DIRECT off: {} cannot use it", self.method));
+        if self.setup.direct && !crate::engine::caps(self.setup.method).direct() {
+            self.setup.direct = false;
+            notes.push(format!("O_DIRECT off: {} cannot use it", self.setup.method));
         }
-        if self.mix_read_pct.is_some() && !crate::config::MIX_METHODS.contains(&self.method) {
+        if self.setup.mix_read_pct.is_some()
+            && !crate::config::MIX_METHODS.contains(&self.setup.method)
+        {
             // Writes stay writes: the scratch file is still the target.
-            self.mix_read_pct = None;
+            self.setup.mix_read_pct = None;
             notes.push(format!(
                 "mix off, writing: {} does not mix reads and writes (pread and io_uring do)",
-                self.method
+                self.setup.method
             ));
         }
         (!notes.is_empty()).then(|| notes.join("; "))
@@ -397,7 +375,7 @@ impl Settings {
 
     /// O_DIRECT on or off.
     pub fn toggle_direct(&mut self) -> Result<(), String> {
-        self.try_set(|s| s.direct = !s.direct)
+        self.try_set(|s| s.setup.direct = !s.setup.direct)
     }
 
     /// `M`: the next buffer backing (auto, plain, malloc, thp, hugetlb), skipping one the
@@ -412,11 +390,14 @@ impl Settings {
             Buffers::Thp,
             Buffers::HugeTlb,
         ];
-        let at = ORDER.iter().position(|b| *b == self.buffers).unwrap_or(0);
+        let at = ORDER
+            .iter()
+            .position(|b| *b == self.setup.buffers)
+            .unwrap_or(0);
         let mut last = String::new();
         for step in 1..ORDER.len() {
             let next = ORDER[(at + step) % ORDER.len()];
-            match self.try_set(|s| s.buffers = next) {
+            match self.try_set(|s| s.setup.buffers = next) {
                 Ok(()) => return Ok(()),
                 Err(e) => last = e,
             }
@@ -439,7 +420,8 @@ impl Settings {
             .filter(|n| n.parse::<f64>().is_ok());
         let rate = match (plain, lower.ends_with("/s")) {
             (Some(n), _) => {
-                let iops = crate::measure::pacer::parse_rate(n, self.block_size_bytes, "rate")?;
+                let iops =
+                    crate::measure::pacer::parse_rate(n, self.setup.block_size_bytes, "rate")?;
                 Rate::Iops(iops.round().max(1.0) as u64)
             }
             (None, true) => {
@@ -448,7 +430,8 @@ impl Settings {
                 Rate::BytesPerSec(((per_mib * (1u64 << 20) as f64).round() as u64).max(1))
             }
             (None, false) => {
-                let iops = crate::measure::pacer::parse_rate(t, self.block_size_bytes, "rate")?;
+                let iops =
+                    crate::measure::pacer::parse_rate(t, self.setup.block_size_bytes, "rate")?;
                 Rate::Iops(iops.round().max(1.0) as u64)
             }
         };
@@ -457,34 +440,34 @@ impl Settings {
 
     /// Read or write (a mix ends as a read).
     pub fn toggle_op(&mut self) {
-        self.op = match self.op {
+        self.setup.op = match self.setup.op {
             Op::Read => Op::Write,
             Op::Write => Op::Read,
         };
-        self.mix_read_pct = None;
+        self.setup.mix_read_pct = None;
     }
 
     /// `w`: read → write → a mix of `mix_pct` % reads → read. A mix these settings cannot run
     /// (a method other than pread or io_uring, an open loop) is passed over to read, and the
     /// returned note says why, so `w` never sticks. Returns that note, if any.
     pub fn cycle_op(&mut self, mix_pct: u32) -> Option<String> {
-        match (self.op, self.mix_read_pct) {
+        match (self.setup.op, self.setup.mix_read_pct) {
             (Op::Read, _) => {
-                self.op = Op::Write;
-                self.mix_read_pct = None;
+                self.setup.op = Op::Write;
+                self.setup.mix_read_pct = None;
                 None
             }
-            (Op::Write, None) => match self.try_set(|s| s.mix_read_pct = Some(mix_pct)) {
+            (Op::Write, None) => match self.try_set(|s| s.setup.mix_read_pct = Some(mix_pct)) {
                 Ok(()) => None,
                 Err(why) => {
-                    self.op = Op::Read;
-                    self.mix_read_pct = None;
+                    self.setup.op = Op::Read;
+                    self.setup.mix_read_pct = None;
                     Some(format!("no mix ({why})"))
                 }
             },
             (Op::Write, Some(_)) => {
-                self.op = Op::Read;
-                self.mix_read_pct = None;
+                self.setup.op = Op::Read;
+                self.setup.mix_read_pct = None;
                 None
             }
         }
@@ -501,15 +484,15 @@ impl Settings {
             )
         })?;
         self.try_set(|s| {
-            s.op = Op::Write;
-            s.mix_read_pct = Some(pct);
+            s.setup.op = Op::Write;
+            s.setup.mix_read_pct = Some(pct);
         })?;
         Ok(pct)
     }
 
     /// Sequential or random offsets.
     pub fn toggle_pattern(&mut self) {
-        self.pattern = match self.pattern {
+        self.setup.pattern = match self.setup.pattern {
             Pattern::Sequential => Pattern::Random,
             Pattern::Random => Pattern::Sequential,
         };
@@ -528,7 +511,7 @@ impl Settings {
     pub fn short(&self) -> String {
         let method = if self.is_mixed() {
             // Both calls run; the read side's name is the method's (`pread`, `io_uring`).
-            method_label(Op::Read, self.method)
+            method_label(Op::Read, self.setup.method)
         } else {
             self.method_label()
         };
@@ -536,7 +519,7 @@ impl Settings {
             "{} {} {}",
             self.op_text(),
             method,
-            crate::size::format_size(self.block_size_bytes)
+            crate::size::format_size(self.setup.block_size_bytes)
         )
     }
 }
@@ -556,19 +539,19 @@ mod tests {
     fn block_size_doubles_and_halves_within_limits() {
         let mut s = Settings::default();
         s.step_block_size(true).unwrap();
-        assert_eq!(s.block_size_bytes, 2 << 20);
-        s.block_size_bytes = MIN_BLOCK_SIZE_BYTES;
+        assert_eq!(s.setup.block_size_bytes, 2 << 20);
+        s.setup.block_size_bytes = MIN_BLOCK_SIZE_BYTES;
         assert!(s.step_block_size(false).is_err());
-        assert_eq!(s.block_size_bytes, MIN_BLOCK_SIZE_BYTES);
+        assert_eq!(s.setup.block_size_bytes, MIN_BLOCK_SIZE_BYTES);
     }
 
     #[test]
     fn typed_block_sizes_reach_any_size_from_1_byte_to_1_gib() {
         let mut s = Settings::default();
         s.set_block_size_text("12K").unwrap();
-        assert_eq!(s.block_size_bytes, 12 << 10);
+        assert_eq!(s.setup.block_size_bytes, 12 << 10);
         s.set_block_size_text("3").unwrap();
-        assert_eq!(s.block_size_bytes, 3);
+        assert_eq!(s.setup.block_size_bytes, 3);
         s.set_block_size_text("1G").unwrap();
         assert!(s
             .set_block_size_text("0")
@@ -576,17 +559,20 @@ mod tests {
             .contains("1 B to 1G"));
         assert!(s.set_block_size_text("2G").is_err());
         assert!(s.set_block_size_text("12Q").unwrap_err().contains("suffix"));
-        assert_eq!(s.block_size_bytes, 1 << 30);
+        assert_eq!(s.setup.block_size_bytes, 1 << 30);
         // O_DIRECT needs whole sectors: a 3-byte block is refused with the reason.
-        s.direct = true;
-        s.block_size_bytes = 4096;
+        s.setup.direct = true;
+        s.setup.block_size_bytes = 4096;
         assert!(s.set_block_size_text("3").unwrap_err().contains("512"));
     }
 
     #[test]
     fn writes_are_named_after_the_write_call_not_the_read_call() {
         let s = Settings {
-            op: Op::Write,
+            setup: crate::config::Setup {
+                op: Op::Write,
+                ..Settings::default().setup
+            },
             ..Settings::default()
         };
         assert_eq!(s.short(), "write pwrite 1M");
@@ -599,95 +585,108 @@ mod tests {
     #[test]
     fn the_sync_toggle_reaches_fsync_at_end_and_o_dsync_for_writes_only() {
         let mut s = Settings {
-            op: Op::Write,
+            setup: crate::config::Setup {
+                op: Op::Write,
+                ..Settings::default().setup
+            },
             ..Settings::default()
         };
         s.cycle_sync();
         let spec = s.spec(Path::new("/f"), Path::new("/s"), 1 << 20);
-        assert!(spec.fsync && !spec.dsync);
+        assert!(spec.setup.write_sync.fsync() && !spec.setup.write_sync.dsync());
         s.cycle_sync();
         let spec = s.spec(Path::new("/f"), Path::new("/s"), 1 << 20);
-        assert!(!spec.fsync && spec.dsync);
-        s.op = Op::Read;
+        assert!(!spec.setup.write_sync.fsync() && spec.setup.write_sync.dsync());
+        s.setup.op = Op::Read;
         let spec = s.spec(Path::new("/f"), Path::new("/s"), 1 << 20);
-        assert!(!spec.fsync && !spec.dsync);
+        assert!(!spec.setup.write_sync.fsync() && !spec.setup.write_sync.dsync());
     }
 
     #[test]
     fn direct_is_refused_for_mmap_and_dropped_when_cycling_to_it() {
         let mut s = Settings {
-            method: Method::Mmap,
+            setup: crate::config::Setup {
+                method: Method::Mmap,
+                ..Settings::default().setup
+            },
             ..Settings::default()
         };
         assert!(s.toggle_direct().unwrap_err().contains("O_DIRECT"));
-        assert!(!s.direct);
-        s.method = Method::Pread;
+        assert!(!s.setup.direct);
+        s.setup.method = Method::Pread;
         s.toggle_direct().unwrap();
         assert!(s.cycle_method().unwrap().contains("mmap"));
-        assert_eq!((s.method, s.direct), (Method::Mmap, false));
+        assert_eq!((s.setup.method, s.setup.direct), (Method::Mmap, false));
     }
 
     #[test]
     fn writes_target_the_scratch_file_never_the_explored_one() {
         let s = Settings {
-            op: Op::Write,
+            setup: crate::config::Setup {
+                op: Op::Write,
+                ..Settings::default().setup
+            },
             ..Settings::default()
         };
         let spec = s.spec(Path::new("/data/f"), Path::new("/data/.f.scratch"), 8 << 20);
-        assert_eq!(spec.path, Path::new("/data/.f.scratch"));
-        assert_eq!(spec.block_count, Some(8));
-        assert!(spec.force && spec.loop_range);
-        assert_eq!(spec.cache, CacheMode::AsIs);
+        assert_eq!(spec.target.path, Path::new("/data/.f.scratch"));
+        assert_eq!(spec.target.block_count, Some(8));
+        assert!(spec.safety.force && spec.target.loop_range);
+        assert_eq!(spec.setup.cache, CacheMode::AsIs);
     }
 
     #[test]
     fn w_cycles_read_write_and_a_mix_on_the_scratch_file_and_skips_a_mix_it_cannot_run() {
         let mut s = Settings::default();
         assert_eq!(s.cycle_op(DEFAULT_MIX_READ_PCT), None);
-        assert_eq!((s.op, s.mix_read_pct), (Op::Write, None));
+        assert_eq!((s.setup.op, s.setup.mix_read_pct), (Op::Write, None));
         assert_eq!(s.cycle_op(DEFAULT_MIX_READ_PCT), None);
-        assert_eq!((s.op, s.mix_read_pct), (Op::Write, Some(50)));
+        assert_eq!((s.setup.op, s.setup.mix_read_pct), (Op::Write, Some(50)));
         assert_eq!(s.short(), "mix 50/50 pread 1M");
         let spec = s.spec(Path::new("/data/f"), Path::new("/data/.f.scratch"), 8 << 20);
-        assert_eq!(spec.path, Path::new("/data/.f.scratch"));
-        assert_eq!(spec.mix_read_pct, Some(50));
+        assert_eq!(spec.target.path, Path::new("/data/.f.scratch"));
+        assert_eq!(spec.setup.mix_read_pct, Some(50));
         assert!(s.validate().is_ok());
         assert_eq!(s.cycle_op(DEFAULT_MIX_READ_PCT), None);
-        assert_eq!((s.op, s.mix_read_pct), (Op::Read, None));
+        assert_eq!((s.setup.op, s.setup.mix_read_pct), (Op::Read, None));
         // mmap cannot mix: w goes from write back to read and says why.
-        s.method = Method::Mmap;
+        s.setup.method = Method::Mmap;
         s.cycle_op(50);
         let note = s.cycle_op(50).expect("a note");
         assert!(note.contains("pread or io_uring"), "{note}");
-        assert_eq!((s.op, s.mix_read_pct), (Op::Read, None));
+        assert_eq!((s.setup.op, s.setup.mix_read_pct), (Op::Read, None));
     }
 
     #[test]
     fn w_capital_takes_the_mix_share_checked_as_run_m_checks_it() {
         let mut s = Settings::default();
         assert_eq!(s.set_mix_text("70"), Ok(70));
-        assert_eq!((s.op, s.mix_read_pct), (Op::Write, Some(70)));
+        assert_eq!((s.setup.op, s.setup.mix_read_pct), (Op::Write, Some(70)));
         assert_eq!(s.op_text(), "mix 70/30");
         for bad in ["0", "100", "abc", ""] {
             let e = s.set_mix_text(bad).unwrap_err();
             assert!(e.contains("mix") && e.contains("99"), "{bad}: {e}");
         }
-        assert_eq!(s.mix_read_pct, Some(70), "a refused share changes nothing");
-        s.method = Method::Mmap;
-        s.mix_read_pct = None;
-        s.op = Op::Read;
+        assert_eq!(
+            s.setup.mix_read_pct,
+            Some(70),
+            "a refused share changes nothing"
+        );
+        s.setup.method = Method::Mmap;
+        s.setup.mix_read_pct = None;
+        s.setup.op = Op::Read;
         assert!(s
             .set_mix_text("70")
             .unwrap_err()
             .contains("pread or io_uring"));
-        assert_eq!(s.op, Op::Read);
+        assert_eq!(s.setup.op, Op::Read);
         // m to a method that cannot mix turns the mix into plain writes, and says so.
-        s.method = Method::Pread;
+        s.setup.method = Method::Pread;
         s.set_mix_text("70").unwrap();
         let note = s.cycle_method().expect("a note");
-        assert_eq!(s.method, Method::Mmap);
+        assert_eq!(s.setup.method, Method::Mmap);
         assert!(note.contains("mix off, writing"), "{note}");
-        assert_eq!((s.op, s.mix_read_pct), (Op::Write, None));
+        assert_eq!((s.setup.op, s.setup.mix_read_pct), (Op::Write, None));
     }
 
     #[test]
@@ -696,7 +695,7 @@ mod tests {
         s.set_rate_text("50 MiB/s").unwrap();
         assert_eq!(s.rate, Some(Rate::BytesPerSec(50 << 20)));
         assert_eq!(s.rate_iops(), Some(50.0));
-        s.block_size_bytes = 4096;
+        s.setup.block_size_bytes = 4096;
         assert_eq!(s.rate_iops(), Some(12_800.0));
         assert_eq!(s.rate.unwrap().both(4096), "50.0 MiB/s (12.8k/s at 4K)");
         s.set_rate_text("2000/s").unwrap();
@@ -706,18 +705,18 @@ mod tests {
         assert_eq!(s.rate, None);
         // A throughput that would ask more than 1e9 ops/s at the block size is refused, and a
         // block that would make it so too.
-        s.block_size_bytes = 1;
+        s.setup.block_size_bytes = 1;
         assert!(s
             .set_rate_text("2G/s")
             .unwrap_err()
             .contains("over the 1e9"));
-        s.block_size_bytes = 4096;
+        s.setup.block_size_bytes = 4096;
         s.set_rate_text("2G/s").unwrap();
         assert!(s
             .set_block_size_text("1")
             .unwrap_err()
             .contains("larger block"));
-        assert_eq!(s.block_size_bytes, 4096);
+        assert_eq!(s.setup.block_size_bytes, 4096);
         assert_eq!(
             (per_s(0.5), per_s(2000.0), per_s(1e6)),
             ("0.5/s".into(), "2000/s".into(), "1.00M/s".into())
@@ -727,14 +726,21 @@ mod tests {
     #[test]
     fn cold_reads_ask_the_runner_to_evict_first() {
         let s = Settings {
-            cold: true,
+            setup: crate::config::Setup {
+                cache: if true {
+                    crate::config::CacheMode::Cold
+                } else {
+                    crate::config::CacheMode::AsIs
+                },
+                ..Settings::default().setup
+            },
             ..Settings::default()
         };
         let spec = s.spec(Path::new("/f"), Path::new("/s"), 1 << 30);
         assert_eq!(
-            (spec.cache, spec.path.as_path()),
+            (spec.setup.cache, spec.target.path.as_path()),
             (CacheMode::Cold, Path::new("/f"))
         );
-        assert_eq!(spec.duration, None);
+        assert_eq!(spec.target.duration, None);
     }
 }

@@ -20,7 +20,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 pub use super::widgets::{MIN_HEIGHT, MIN_WIDTH};
 /// From this width on, latency and results sit side by side.
-pub const SIDE_BY_SIDE_WIDTH: u16 = 150;
+pub const SIDE_BY_SIDE_WIDTH: u16 = super::kernel_view::SHOWN_FROM_WIDTH;
 
 impl Widget for &App {
     fn render(self, area: Rect, buf: &mut Buffer) {
@@ -279,11 +279,11 @@ pub fn status_line(app: &App, width: usize) -> Line<'static> {
     } else {
         ("STOPPED", Color::Red)
     };
-    let path = match app.settings.op {
+    let path = match app.settings.setup.op {
         crate::config::Op::Read => shown_path(&app.file).into_owned(),
         crate::config::Op::Write => shown_path(&app.scratch).into_owned(),
     };
-    let before = match app.settings.op {
+    let before = match app.settings.setup.op {
         crate::config::Op::Read => String::new(),
         // A mix reads what it writes: the scratch file, never the explored one.
         crate::config::Op::Write if app.settings.is_mixed() => "mixing ".to_string(),
@@ -367,7 +367,7 @@ pub fn info_lines(app: &App, width: usize) -> Vec<Line<'static>> {
             .live
             .iter()
             .chain(&app.ending)
-            .any(|s| s.settings.op == crate::config::Op::Write);
+            .any(|s| s.settings.setup.op == crate::config::Op::Write);
         let text = match app.removal_text(now, true) {
             Some(r) => format!("quitting after removing the scratch file: {r}"),
             // The run's end (its workers' last operations, a write's close) is on the session

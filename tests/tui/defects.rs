@@ -47,8 +47,8 @@ fn keys_do_nothing_while_the_screen_says_it_is_too_small_but_q() {
     for k in ['c', 'w', 'd', 'p', 'B', 'x', 'r'] {
         assert_eq!(a.handle_key(key(KeyCode::Char(k))), Action::None, "{k}");
     }
-    assert!(!a.settings.cold && !a.settings.direct);
-    assert_eq!(a.settings.op, diskscope::config::Op::Read);
+    assert!(!a.settings.cold() && !a.settings.setup.direct);
+    assert_eq!(a.settings.setup.op, diskscope::config::Op::Read);
     assert!(a.message.contains("too small"), "{}", a.message);
     assert_eq!(a.handle_key(key(KeyCode::Char('q'))), Action::Quit);
     // Large enough again: keys act.
@@ -86,16 +86,21 @@ fn saved_rows_keep_the_bound_the_screen_showed() {
     let live = a.rows_to_save();
     assert_eq!(live.len(), 1);
     assert!(
-        live[0].bound.is_some() && live[0].bound_mib_s.is_some() && live[0].pct_of_bound.is_some(),
+        live[0].judgement.bound.is_some()
+            && live[0].judgement.bound_mib_s.is_some()
+            && live[0].judgement.pct_of_bound.is_some(),
         "{:?}",
         live[0]
     );
-    assert!(!live[0].verdict.is_empty(), "judged as it stands");
+    assert!(!live[0].judgement.verdict.is_empty(), "judged as it stands");
     let second = started_id(&a.handle_key(key(KeyCode::Right)));
     end_run(&mut a, first, 0, 2);
     feed_run(&mut a, second, 5, 100, 200);
     let row = &a.rows[0];
-    assert!(row.bound.is_some() && row.bound_mib_s.is_some(), "{row:?}");
+    assert!(
+        row.judgement.bound.is_some() && row.judgement.bound_mib_s.is_some(),
+        "{row:?}"
+    );
     let screen = render(&a, 200, 60);
     assert!(
         screen.contains("%bound"),

@@ -61,7 +61,11 @@ fn a_buffered_write_without_fsync_is_flagged_live_and_on_its_row_and_in_the_save
     a.context = Some(diskscope::explain::context::Context::default());
     a.start();
     let id = started_id(&a.handle_key(key(KeyCode::Char('w'))));
-    assert_eq!(a.settings.sync, WriteSync::None, "buffered, no fsync");
+    assert_eq!(
+        a.settings.setup.write_sync,
+        WriteSync::None,
+        "buffered, no fsync"
+    );
     // 2 s of 1 MiB writes at 3000 MiB/s looping over the 1 GiB scratch file.
     feed_run(&mut a, id, 20, 300, 200);
     let live = &diskscope::tui::widgets::results::body(&a)[0].0;
@@ -98,11 +102,11 @@ fn a_buffered_write_without_fsync_is_flagged_live_and_on_its_row_and_in_the_save
     );
     // `s` saves the live row with the reason `run` gives and the facts it was judged by.
     let saved = a.rows_to_save();
-    assert_eq!(saved[0].verdict, "suspect", "{:?}", saved[0]);
+    assert_eq!(saved[0].judgement.verdict, "suspect", "{:?}", saved[0]);
     assert!(
-        saved[0].reasons.contains("writes_in_page_cache"),
+        saved[0].judgement.reasons.contains("writes_in_page_cache"),
         "{}",
-        saved[0].reasons
+        saved[0].judgement.reasons
     );
     let facts = saved[0].facts.as_ref().expect("the facts columns");
     assert_eq!(facts.dirty_after_bytes, Some(900 * MIB));
@@ -115,15 +119,22 @@ fn a_buffered_write_without_fsync_is_flagged_live_and_on_its_row_and_in_the_save
     a.handle_key(key(KeyCode::Char('w')));
     end_run(&mut a, id, 0, 2);
     let row = &a.rows[0];
-    assert_eq!(row.verdict, "suspect", "{row:?}");
-    assert!(row.reasons.contains("writes_in_page_cache"), "{row:?}");
-    assert!(row.why.contains("add --fsync"), "{}", row.why);
+    assert_eq!(row.judgement.verdict, "suspect", "{row:?}");
+    assert!(
+        row.judgement.reasons.contains("writes_in_page_cache"),
+        "{row:?}"
+    );
+    assert!(
+        row.judgement.why.contains("add --fsync"),
+        "{}",
+        row.judgement.why
+    );
     assert_eq!(
         row.facts.as_ref().and_then(|f| f.dirty_after_bytes),
         Some(880 * MIB)
     );
     let saved = a.rows_to_save();
-    assert!(saved[0].reasons.contains("writes_in_page_cache"));
+    assert!(saved[0].judgement.reasons.contains("writes_in_page_cache"));
     let dir = crate::util::tmp();
     let csv = crate::util::p(&dir, "rows.csv");
     diskscope::tui::save::append_rows(&csv, &saved[..1]).unwrap();
@@ -145,8 +156,8 @@ fn a_write_the_device_kept_up_with_stays_ok_live_and_on_its_row() {
     });
     let live = &diskscope::tui::widgets::results::body(&a)[0].0;
     assert!(!live[2].ends_with('!'), "{live:?}");
-    assert_eq!(a.rows_to_save()[0].verdict, "ok");
+    assert_eq!(a.rows_to_save()[0].judgement.verdict, "ok");
     a.handle_key(key(KeyCode::Char('w')));
     end_run(&mut a, id, 0, 2);
-    assert_eq!(a.rows[0].verdict, "ok", "{:?}", a.rows[0]);
+    assert_eq!(a.rows[0].judgement.verdict, "ok", "{:?}", a.rows[0]);
 }

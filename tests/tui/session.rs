@@ -12,8 +12,15 @@ fn cold_sequential_reads_run_pass_after_pass_as_one_segment_with_one_xor() {
     // An explored file is normally clean; flush the fresh one so eviction does not time writeback.
     std::fs::File::open(&f).unwrap().sync_all().unwrap();
     let settings = diskscope::tui::settings::Settings {
-        cold: true,
-        block_size_bytes: 64 << 10,
+        setup: diskscope::config::Setup {
+            cache: if true {
+                diskscope::config::CacheMode::Cold
+            } else {
+                diskscope::config::CacheMode::AsIs
+            },
+            block_size_bytes: 64 << 10,
+            ..diskscope::tui::settings::Settings::default().setup
+        },
         ..Default::default()
     };
     let spec = settings.spec(&f, &crate::util::p(&dir, "scratch"), 1 << 20);
@@ -83,8 +90,8 @@ fn a_new_setting_runs_within_a_second_of_the_key() {
     std::thread::sleep(Duration::from_millis(300));
     let mut worst = Duration::ZERO;
     for (id, cold) in [(2, false), (3, true), (4, false)] {
-        settings.block_size_bytes *= 2;
-        settings.cold = cold;
+        settings.setup.block_size_bytes *= 2;
+        settings.set_cold(cold);
         let asked = std::time::Instant::now();
         session.send(Command::Start {
             id,
@@ -120,14 +127,17 @@ fn random_writes_loop_until_stopped_like_reads() {
     crate::util::write_varied_file(&f, 256 << 10, 2);
     let scratch = crate::util::p(&dir, ".explored.bin.diskscope-scratch");
     let settings = diskscope::tui::settings::Settings {
-        op: Op::Write,
-        pattern: Pattern::Random,
-        block_size_bytes: 4096,
+        setup: diskscope::config::Setup {
+            op: Op::Write,
+            pattern: Pattern::Random,
+            block_size_bytes: 4096,
+            ..diskscope::tui::settings::Settings::default().setup
+        },
         ..Default::default()
     };
     // 256 KiB: 64 blocks; a run that stopped after one file's worth would do 64 operations.
     let spec = settings.spec(&f, &scratch, 256 << 10);
-    assert_eq!(spec.block_count, Some(64));
+    assert_eq!(spec.target.block_count, Some(64));
     let mut session = Session::spawn().unwrap();
     session.send(Command::Start { id: 1, spec });
     let (mut ops, mut stopped_early) = (0u64, false);
@@ -171,12 +181,15 @@ fn a_write_rows_time_ends_with_its_workers_not_with_the_scratch_files_removal() 
     // Random 4 KiB O_DIRECT writes into a fresh 256 MiB scratch file leave tens of thousands of
     // extents: unlinking it takes long enough to show in the row's time if it were timed.
     let settings = diskscope::tui::settings::Settings {
-        op: Op::Write,
-        pattern: Pattern::Random,
-        method: Method::IoUring,
-        queue_depth: 32,
-        direct: true,
-        block_size_bytes: 4096,
+        setup: diskscope::config::Setup {
+            op: Op::Write,
+            pattern: Pattern::Random,
+            method: Method::IoUring,
+            queue_depth: 32,
+            direct: true,
+            block_size_bytes: 4096,
+            ..diskscope::tui::settings::Settings::default().setup
+        },
         run_ms: Some(1000),
         ..Default::default()
     };
@@ -243,10 +256,10 @@ fn buffers_beyond_the_memory_budget_are_refused_naming_the_keys_and_the_explorer
         scratch.clone(),
         crate::util::p(&dir, "r.csv"),
     );
-    app.settings.method = Method::IoUring;
-    app.settings.threads = 64;
-    app.settings.queue_depth = 64;
-    app.settings.block_size_bytes = 64 << 20;
+    app.settings.setup.method = Method::IoUring;
+    app.settings.setup.threads = 64;
+    app.settings.setup.queue_depth = 64;
+    app.settings.setup.block_size_bytes = 64 << 20;
     let Action::Start { id, spec } = app.start() else {
         panic!("the explorer did not ask for a run");
     };
@@ -290,14 +303,14 @@ fn buffers_beyond_the_memory_budget_are_refused_naming_the_keys_and_the_explorer
     let Action::Start { spec, .. } = app.handle_key(key(KeyCode::Down)) else {
         panic!("↓ after a refusal did nothing: {}", app.message);
     };
-    assert!(spec.threads < 64, "{}", spec.threads);
+    assert!(spec.setup.threads < 64, "{}", spec.setup.threads);
     let Action::Start { spec, .. } = app.handle_key(key(KeyCode::Char('['))) else {
         panic!("[ after a refusal did nothing: {}", app.message);
     };
-    assert!(spec.queue_depth < 64, "{}", spec.queue_depth);
-    app.settings.threads = 2;
-    app.settings.queue_depth = 2;
-    app.settings.block_size_bytes = 1 << 20;
+    assert!(spec.setup.queue_depth < 64, "{}", spec.setup.queue_depth);
+    app.settings.setup.threads = 2;
+    app.settings.setup.queue_depth = 2;
+    app.settings.setup.block_size_bytes = 1 << 20;
     let Action::Start { id, spec } = app.start() else {
         panic!("no run after the refusal");
     };
@@ -326,8 +339,11 @@ fn the_session_samples_the_device_under_the_file_and_an_o_direct_read_reaches_it
     crate::util::write_varied_file(&f, 16 << 20, 3);
     std::fs::File::open(&f).unwrap().sync_all().unwrap();
     let settings = diskscope::tui::settings::Settings {
-        direct: true,
-        block_size_bytes: 1 << 20,
+        setup: diskscope::config::Setup {
+            direct: true,
+            block_size_bytes: 1 << 20,
+            ..diskscope::tui::settings::Settings::default().setup
+        },
         ..Default::default()
     };
     let spec = settings.spec(&f, &crate::util::p(&dir, "scratch"), 16 << 20);

@@ -21,29 +21,41 @@ const GIB: u64 = 1 << 30;
 /// A clean cold O_DIRECT 1 MiB read: 1 GiB in 2 s on an ext4 disk.
 fn clean() -> RunResult {
     RunResult {
-        file: "/d/f".into(),
-        file_size_bytes: GIB,
-        operation: Op::Read.into(),
-        method: Method::Pread.into(),
-        pattern: Pattern::Sequential.into(),
-        cache: CacheMode::Cold.into(),
-        direct: true,
-        block_size_bytes: MIB,
-        threads: 1,
-        queue_depth: 1,
-        bytes: GIB,
-        seconds: 2.0,
-        mib_s: 512.0,
-        ops: 1024,
-        residency_before_pct: 0.0,
+        identity: crate::measure::result::Identity {
+            file: "/d/f".into(),
+            file_size_bytes: GIB,
+            ..Default::default()
+        },
+        setup: crate::config::RecordedSetup {
+            op: Op::Read.into(),
+            method: Method::Pread.into(),
+            pattern: Pattern::Sequential.into(),
+            cache: CacheMode::Cold.into(),
+            direct: true,
+            block_size_bytes: MIB,
+            threads: 1,
+            queue_depth: 1,
+            ..Default::default()
+        },
+        figures: crate::measure::result::Figures {
+            bytes: GIB,
+            seconds: 2.0,
+            mib_s: 512.0,
+            ops: 1024,
+            residency_before_pct: 0.0,
+            ..Default::default()
+        },
         ..Default::default()
     }
 }
 
 fn warm(r: RunResult) -> RunResult {
     RunResult {
-        cache: CacheMode::Warm.into(),
-        direct: false,
+        setup: crate::config::RecordedSetup {
+            cache: CacheMode::Warm.into(),
+            direct: false,
+            ..r.setup.clone()
+        },
         ..r
     }
 }
@@ -338,8 +350,14 @@ fn preallocated_never_written_extents_are_unwritten_and_compressed_ones_compress
 fn a_cold_read_that_started_resident_is_not_cold_exactly_when_the_warning_says_so() {
     for pct in [0.0, 0.5, 1.5, 45.0, 100.0] {
         let r = RunResult {
-            direct: false,
-            residency_before_pct: pct,
+            setup: crate::config::RecordedSetup {
+                direct: false,
+                ..clean().setup
+            },
+            figures: crate::measure::result::Figures {
+                residency_before_pct: pct,
+                ..clean().figures
+            },
             ..clean()
         };
         let warned = crate::cache::cold_warning(
@@ -354,8 +372,14 @@ fn a_cold_read_that_started_resident_is_not_cold_exactly_when_the_warning_says_s
         assert_eq!(v.has(Code::NotCold), warned, "{pct}%: {v:?}");
     }
     let r = RunResult {
-        direct: false,
-        residency_before_pct: 45.0,
+        setup: crate::config::RecordedSetup {
+            direct: false,
+            ..clean().setup
+        },
+        figures: crate::measure::result::Figures {
+            residency_before_pct: 45.0,
+            ..clean().figures
+        },
         ..clean()
     };
     let v = judged(&r, &F::clean().moved(GIB * 55 / 100), &disk());
@@ -387,9 +411,15 @@ fn a_loop_over_a_cached_image_is_judged_by_the_device_under_it() {
     let chain = vec![level("loop0", LK::Loop, 128), level("vda", LK::Disk, 8192)];
     // The run read 64 MiB through loop0 (every byte, by its own accounting); vda moved nothing.
     let r = RunResult {
-        bytes: 64 * MIB,
-        file_size_bytes: 64 * MIB,
-        ops: 640,
+        identity: crate::measure::result::Identity {
+            file_size_bytes: 64 * MIB,
+            ..clean().identity
+        },
+        figures: crate::measure::result::Figures {
+            bytes: 64 * MIB,
+            ops: 640,
+            ..clean().figures
+        },
         ..clean()
     };
     let f = F::clean()
@@ -429,9 +459,12 @@ fn a_warm_read_is_evicted_only_by_its_own_storage_reads_never_by_others_on_the_d
 #[test]
 fn a_buffered_write_still_dirty_at_its_end_is_writes_in_page_cache_whatever_the_device_did() {
     let w = RunResult {
-        operation: Op::Write.into(),
-        direct: false,
-        cache: CacheMode::AsIs.into(),
+        setup: crate::config::RecordedSetup {
+            op: Op::Write.into(),
+            direct: false,
+            cache: CacheMode::AsIs.into(),
+            ..clean().setup
+        },
         ..clean()
     };
     // The device wrote a lot (other files' write-back); the file kept 900 MiB dirty.
@@ -450,10 +483,8 @@ fn a_buffered_write_still_dirty_at_its_end_is_writes_in_page_cache_whatever_the_
     assert!(!judged(&w, &f, &disk()).has(Code::WritesInPageCache));
     // A write looping over a 64 MiB file (the explorer's): 4 GiB written, at most 64 MiB
     // dirty at its end, and its device wrote 100 MiB: memory's figure all the same.
-    let looped = RunResult {
-        bytes: 4 * GIB,
-        ..w.clone()
-    };
+    let mut looped = w.clone();
+    looped.figures.bytes = 4 * GIB;
     let f = F::clean()
         .own(0, 64 * MIB)
         .chain(vec![level("vda", LK::Disk, 8192)], &[(0, 100 * MIB)])
@@ -462,7 +493,10 @@ fn a_buffered_write_still_dirty_at_its_end_is_writes_in_page_cache_whatever_the_
     assert_eq!(codes(&v), [Code::WritesInPageCache], "{v:?}");
     assert!(v.reasons[0].sentence.contains("vda wrote 100"), "{v:?}");
     let synced = RunResult {
-        write_sync: Some(WriteSync::FsyncAtEnd),
+        setup: crate::config::RecordedSetup {
+            write_sync: Some(WriteSync::FsyncAtEnd),
+            ..w.setup.clone()
+        },
         ..w
     };
     let f = F::clean().own(0, GIB).cache(0.0, 100.0, 900 * MIB);
@@ -526,10 +560,13 @@ fn above_a_trusted_ceiling_is_suspect_but_not_when_the_device_delivered_or_the_p
     let p = Profile::synthetic_example();
     // The synthetic device does 1 GiB/s at QD 1: 5 GiB/s cold direct is not it.
     let fast = RunResult {
-        mib_s: 5120.0,
-        bytes: 10 * GIB,
-        seconds: 2.0,
-        ops: 10240,
+        figures: crate::measure::result::Figures {
+            mib_s: 5120.0,
+            bytes: 10 * GIB,
+            seconds: 2.0,
+            ops: 10240,
+            ..clean().figures
+        },
         ..clean()
     };
     let v = judge(&fast, None, &disk(), Some(&p));
@@ -571,9 +608,15 @@ fn above_a_trusted_ceiling_is_suspect_but_not_when_the_device_delivered_or_the_p
 #[test]
 fn generator_bound_needs_a_run_that_never_touched_a_device_and_names_method_io_uring() {
     let one_byte = RunResult {
-        block_size_bytes: 1,
-        ops: 1_000_000,
-        bytes: 1_000_000,
+        setup: crate::config::RecordedSetup {
+            block_size_bytes: 1,
+            ..warm(clean()).setup
+        },
+        figures: crate::measure::result::Figures {
+            ops: 1_000_000,
+            bytes: 1_000_000,
+            ..warm(clean()).figures
+        },
         ..warm(clean())
     };
     let f = F::clean().own(0, 0).sleeps(40);
@@ -593,9 +636,15 @@ fn generator_bound_needs_a_run_that_never_touched_a_device_and_names_method_io_u
     // A cold 4K read whose every byte went to the device is never generator-bound, however
     // busy or sleepless its workers.
     let cold4k = RunResult {
-        direct: false,
-        block_size_bytes: 4096,
-        ops: 262_144,
+        setup: crate::config::RecordedSetup {
+            direct: false,
+            block_size_bytes: 4096,
+            ..clean().setup
+        },
+        figures: crate::measure::result::Figures {
+            ops: 262_144,
+            ..clean().figures
+        },
         ..clean()
     };
     let f = F::clean().worker_cpu(1.95).sleeps(10);
@@ -623,8 +672,14 @@ fn a_mid_run_level_shift_and_a_wide_interval_spread_are_named() {
 fn an_open_loop_p99_set_by_one_stall_is_suspect_and_one_high_all_along_is_not() {
     use crate::measure::burst::Burst;
     let mut r = RunResult {
-        rate_iops_asked: Some(3000.0),
-        resp_p99_us: Some(45_000.0),
+        setup: crate::config::RecordedSetup {
+            rate_iops: Some(crate::config::Iops(3000.0)),
+            ..clean().setup
+        },
+        open_loop: Some(crate::measure::result::OpenLoop {
+            resp_p99_us: 45_000.0,
+            ..Default::default()
+        }),
         ..clean()
     };
     let mut t = (*timeline(&[512.0, 512.0], GIB, GIB)).clone();
@@ -651,18 +706,30 @@ fn an_open_loop_p99_set_by_one_stall_is_suspect_and_one_high_all_along_is_not() 
 #[test]
 fn a_run_shorter_than_its_warm_up_or_the_devices_settle_time_is_too_short() {
     let short = RunResult {
-        seconds: 0.01,
+        figures: crate::measure::result::Figures {
+            seconds: 0.01,
+            ..clean().figures
+        },
         ..clean()
     };
     assert_eq!(
         codes(&judged(&short, &F::clean(), &disk())),
         [Code::TooShort]
     );
-    let few = RunResult { ops: 10, ..clean() };
+    let few = RunResult {
+        figures: crate::measure::result::Figures {
+            ops: 10,
+            ..clean().figures
+        },
+        ..clean()
+    };
     assert!(judged(&few, &F::clean(), &disk()).has(Code::TooShort));
     // A cold 1M read of 0.2 s: past the warm-up, short of the device's settle time.
     let cold = RunResult {
-        seconds: 0.2,
+        figures: crate::measure::result::Figures {
+            seconds: 0.2,
+            ..clean().figures
+        },
         ..clean()
     };
     let v = judged(&cold, &F::clean(), &disk());
@@ -680,12 +747,21 @@ fn a_run_shorter_than_its_warm_up_or_the_devices_settle_time_is_too_short() {
 fn read_ahead_is_the_top_devices_so_a_small_file_on_a_loop_is_judged_by_the_loops_window() {
     let chain = vec![level("loop0", LK::Loop, 128), level("vda", LK::Disk, 8192)];
     let cold4m = RunResult {
-        direct: false,
-        file_size_bytes: 4 * MIB,
-        bytes: 4 * MIB,
-        ops: 1024,
-        block_size_bytes: 4096,
-        seconds: 1.0,
+        identity: crate::measure::result::Identity {
+            file_size_bytes: 4 * MIB,
+            ..clean().identity
+        },
+        setup: crate::config::RecordedSetup {
+            direct: false,
+            block_size_bytes: 4096,
+            ..clean().setup
+        },
+        figures: crate::measure::result::Figures {
+            bytes: 4 * MIB,
+            ops: 1024,
+            seconds: 1.0,
+            ..clean().figures
+        },
         ..clean()
     };
     let f = F::clean()
@@ -694,7 +770,10 @@ fn read_ahead_is_the_top_devices_so_a_small_file_on_a_loop_is_judged_by_the_loop
     // 4 MiB is under vda's 8 MiB window but over loop0's 128 KiB: not a small test area.
     assert!(!judged(&cold4m, &f, &disk()).has(Code::SmallTestArea));
     let tiny = RunResult {
-        file_size_bytes: 64 << 10,
+        identity: crate::measure::result::Identity {
+            file_size_bytes: 64 << 10,
+            ..cold4m.identity.clone()
+        },
         ..cold4m
     };
     let v = judged(&tiny, &f, &disk());
@@ -714,7 +793,10 @@ fn o_direct_buffers_in_more_pieces_than_a_request_takes_split_their_reads_from_a
     let few = [vec![255; 7], vec![40; 25]].concat();
     assert!(codes(&judged(&clean(), &F::clean().pieces(few), &disk())).is_empty());
     let buffered = RunResult {
-        direct: false,
+        setup: crate::config::RecordedSetup {
+            direct: false,
+            ..clean().setup
+        },
         ..clean()
     };
     let f = F::clean().pieces(vec![256; 32]);
@@ -735,8 +817,14 @@ fn tmpfs_ramfs_a_ram_device_a_loop_over_ram_and_nfs_are_not_a_disk_and_say_which
     }
     // A file in RAM is always cached: not said again as a cold run that was not cold.
     let cached = RunResult {
-        direct: false,
-        residency_before_pct: 100.0,
+        setup: crate::config::RecordedSetup {
+            direct: false,
+            ..clean().setup
+        },
+        figures: crate::measure::result::Figures {
+            residency_before_pct: 100.0,
+            ..clean().figures
+        },
         ..clean()
     };
     assert_eq!(
@@ -768,7 +856,11 @@ fn codes_are_stable_snake_case_and_fill_the_columns() {
     let mut r = RunResult::default();
     v.fill(&mut r);
     assert_eq!(
-        (r.verdict.as_str(), r.reasons.as_str(), r.why.as_str()),
+        (
+            r.judgement.verdict.as_str(),
+            r.judgement.reasons.as_str(),
+            r.judgement.why.as_str()
+        ),
         ("suspect", "not_a_disk;too_short", "a | b")
     );
     assert_eq!(v.lines()[0], "verdict: suspect (not_a_disk, too_short)");

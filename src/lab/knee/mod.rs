@@ -96,18 +96,18 @@ pub fn setup_words(plan: &Plan) -> String {
     let s = &plan.base;
     format!(
         "{} {} {} t{}{}{} {} arrivals, cache {}",
-        s.method,
-        crate::size::format_size(s.block_size_bytes),
-        s.pattern,
-        s.threads,
-        if s.queue_depth > 1 {
-            format!(" qd{}", s.queue_depth)
+        s.setup.method,
+        crate::size::format_size(s.setup.block_size_bytes),
+        s.setup.pattern,
+        s.setup.threads,
+        if s.setup.queue_depth > 1 {
+            format!(" qd{}", s.setup.queue_depth)
         } else {
             String::new()
         },
-        if s.direct { " O_DIRECT" } else { "" },
-        s.arrival,
-        s.cache,
+        if s.setup.direct { " O_DIRECT" } else { "" },
+        s.setup.arrival,
+        s.setup.cache,
     )
 }
 

@@ -3,7 +3,8 @@
 //! checked [`Plan`] they make: the search's settings and the spec every point starts from.
 
 use super::search::Settings;
-use crate::config::{parse_block_size, Arrival, CacheMode, Method, Pattern, RunSpec, UsageError};
+use crate::config::spec::RunSpec;
+use crate::config::{parse_block_size, Arrival, CacheMode, Method, Pattern, UsageError};
 use serde::Deserialize;
 use std::path::Path;
 use std::time::Duration;
@@ -19,7 +20,6 @@ impl Syntax {
     /// `p99` as `--p99` or `p99`; a key's underscores are the flag's dashes.
     pub fn name(self, key: &str) -> String {
         match self {
-            Syntax::Flag if key == "queue_depth" => "--qd".to_string(),
             Syntax::Flag => format!("--{}", key.replace('_', "-")),
             Syntax::Key => key.to_string(),
         }
@@ -70,9 +70,9 @@ pub struct KneeParams {
     #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     pub p99: String,
     /// Bytes per read: 4K, 64K, 1M
-    #[arg(long, default_value = "4K", value_name = "SIZE")]
-    #[serde(default = "d_block")]
-    pub block: String,
+    #[arg(long, alias = "block", default_value = "4K", value_name = "SIZE")]
+    #[serde(default = "d_block", alias = "block")]
+    pub block_size: String,
     /// I/O method: read, pread, mmap, io_uring, buffered
     #[arg(long, default_value = "pread", value_name = "METHOD")]
     #[serde(default = "d_method")]
@@ -82,12 +82,7 @@ pub struct KneeParams {
     #[serde(default = "d_one")]
     pub threads: usize,
     /// io_uring queue depth (operations in flight per thread); 1 for the other methods
-    #[arg(
-        long = "qd",
-        visible_alias = "queue-depth",
-        default_value_t = 8,
-        value_name = "N"
-    )]
+    #[arg(long, alias = "qd", default_value_t = 8, value_name = "N")]
     #[serde(default = "d_qd")]
     pub queue_depth: u32,
     /// Open with O_DIRECT (bypass the page cache)
@@ -166,7 +161,8 @@ impl KneeParams {
     pub fn from_toml(table: &toml::Table) -> Result<KneeParams, UsageError> {
         let known = crate::config::serde_fields::<KneeParams>();
         for (key, value) in table {
-            if !known.contains(&key.as_str()) {
+            // `block` is the older spelling of `block_size` (one name per setting).
+            if !known.contains(&key.as_str()) && key != "block" {
                 return Err(UsageError::new(
                     key.as_str(),
                     format!("unknown key in a knee experiment; use {}", known.join(", ")),
@@ -194,19 +190,19 @@ impl KneeParams {
         let n = |k: &str| syn.name(k);
         let target_us = parse_time_us(&self.p99).map_err(|m| UsageError::new(n("p99"), m))?;
         let mut spec = RunSpec::new(file);
-        spec.block_size_bytes = parse_block_size(&self.block, &n("block"))?;
-        spec.method = Method::parse(&self.method, &n("method"))?;
-        spec.threads = self.threads;
-        spec.queue_depth = if spec.method == Method::IoUring {
+        spec.setup.block_size_bytes = parse_block_size(&self.block_size, &n("block_size"))?;
+        spec.setup.method = Method::parse(&self.method, &n("method"))?;
+        spec.setup.threads = self.threads;
+        spec.setup.queue_depth = if spec.setup.method == Method::IoUring {
             self.queue_depth
         } else {
             1
         };
         crate::config::check_queue_depth(self.queue_depth, &n("queue_depth"))?;
-        spec.direct = self.direct;
-        spec.pattern = Pattern::parse(&self.pattern, &n("pattern"))?;
-        spec.cache = CacheMode::parse(&self.cache, &n("cache"))?;
-        spec.arrival = Arrival::parse(&self.arrival, &n("arrival"))?;
+        spec.setup.direct = self.direct;
+        spec.setup.pattern = Pattern::parse(&self.pattern, &n("pattern"))?;
+        spec.setup.cache = CacheMode::parse(&self.cache, &n("cache"))?;
+        spec.setup.arrival = Arrival::parse(&self.arrival, &n("arrival"))?;
         let secs = crate::config::check_seconds(self.seconds, &n("seconds"))?;
         if self.seconds < MIN_POINT_SECONDS {
             return Err(UsageError::new(
@@ -219,8 +215,8 @@ impl KneeParams {
                 ),
             ));
         }
-        spec.duration = Some(secs);
-        spec.loop_range = true;
+        spec.target.duration = Some(secs);
+        spec.target.loop_range = true;
         if self.min_ops == 0 || self.min_ops > 10_000_000 {
             return Err(UsageError::new(
                 n("min_ops"),
@@ -260,15 +256,15 @@ impl KneeParams {
 }
 
 /// The settings `RunSpec::validate` names, as the knee's flags and keys.
-const FLAG_NAMES: crate::config::Names = crate::config::Names {
-    block_size: "--block",
+const FLAG_NAMES: crate::config::spec::Names = crate::config::spec::Names {
+    block_size: "--block-size",
     block_count: "--min-ops",
     threads: "--threads",
-    queue_depth: "--qd",
+    queue_depth: "--queue-depth",
     direct: "--direct",
 };
-const KEY_NAMES: crate::config::Names = crate::config::Names {
-    block_size: "block",
+const KEY_NAMES: crate::config::spec::Names = crate::config::spec::Names {
+    block_size: "block_size",
     block_count: "min_ops",
     threads: "threads",
     queue_depth: "queue_depth",
@@ -327,6 +323,48 @@ mod tests {
     }
 
     #[test]
+    fn block_size_and_queue_depth_are_named_as_everywhere_and_the_old_spellings_still_read() {
+        #[derive(clap::Parser)]
+        struct Cmd {
+            #[command(flatten)]
+            params: KneeParams,
+        }
+        use clap::Parser;
+        for args in [
+            [
+                "k",
+                "--p99",
+                "2ms",
+                "--block-size",
+                "64K",
+                "--queue-depth",
+                "4",
+            ],
+            ["k", "--p99", "2ms", "--block", "64K", "--qd", "4"],
+        ] {
+            let p = Cmd::try_parse_from(args).unwrap().params;
+            assert_eq!(
+                (p.block_size.as_str(), p.queue_depth),
+                ("64K", 4),
+                "{args:?}"
+            );
+        }
+        for key in ["block_size", "block"] {
+            let t: toml::Table =
+                toml::from_str(&format!("p99 = \"2ms\"\n{key} = \"64K\"")).unwrap();
+            assert_eq!(
+                KneeParams::from_toml(&t).unwrap().block_size,
+                "64K",
+                "{key}"
+            );
+        }
+        let mut p = params();
+        p.block_size = "0".into();
+        let e = p.plan(Path::new("f"), Syntax::Flag).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("--block-size"));
+    }
+
+    #[test]
     fn a_plan_names_the_flag_or_the_key_at_fault() {
         let mut p = params();
         p.tolerance = 0.0;
@@ -350,7 +388,7 @@ mod tests {
         let plan = params().plan(Path::new("f"), Syntax::Flag).unwrap();
         assert_eq!(plan.settings.target_p99_us, 2000.0);
         assert_eq!(
-            plan.base.queue_depth, 1,
+            plan.base.setup.queue_depth, 1,
             "pread has one operation in flight"
         );
         assert_eq!(plan.point_duration(None).as_secs_f64(), 1.0);

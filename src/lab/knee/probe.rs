@@ -40,8 +40,8 @@ impl<'a> RunProbe<'a> {
         rate: Option<f64>,
     ) -> anyhow::Result<(RunResult, Option<Histogram<u64>>)> {
         let mut spec = self.plan.base.clone();
-        spec.rate_iops = rate;
-        spec.duration = Some(self.plan.point_duration(rate));
+        spec.setup.rate_iops = rate.map(crate::config::Iops);
+        spec.target.duration = Some(self.plan.point_duration(rate));
         let t = Instant::now();
         let outcome = Run::start(&spec, &self.experiment, self.stop.clone())?
             .run_to_end(|_, _| {})
@@ -58,8 +58,8 @@ impl Probe for RunProbe<'_> {
     fn closed_loop(&mut self) -> anyhow::Result<Ceiling> {
         let (r, _) = self.measure(None)?;
         Ok(Ceiling {
-            iops: r.iops,
-            lat_p99_us: r.lat_p99_us,
+            iops: r.figures.iops,
+            lat_p99_us: r.figures.lat_p99_us,
         })
     }
 
@@ -89,7 +89,7 @@ pub fn point_of(
     (low_us, high_us): (f64, f64),
     target_us: f64,
 ) -> Point {
-    let backlog_s = r.backlog_ops.unwrap_or(0) as f64 / rate_iops;
+    let backlog_s = r.open_loop.as_ref().map(|o| o.backlog_ops).unwrap_or(0) as f64 / rate_iops;
     let allowed_s = (target_us / 1e6).max(crate::measure::result::FELL_BEHIND_BACKLOG_S);
     let burst_at_end = r
         .timeline
@@ -98,16 +98,32 @@ pub fn point_of(
         .is_some_and(|b| b.at_end);
     Point {
         offered_iops: rate_iops,
-        achieved_iops: r.rate_iops_achieved.unwrap_or(r.iops),
-        resp_p50_us: r.resp_p50_us.unwrap_or(f64::NAN),
-        resp_p99_us: r.resp_p99_us.unwrap_or(f64::INFINITY),
-        resp_p999_us: r.resp_p999_us.unwrap_or(f64::NAN),
+        achieved_iops: r
+            .open_loop
+            .as_ref()
+            .map(|o| o.rate_iops_achieved)
+            .unwrap_or(r.figures.iops),
+        resp_p50_us: r
+            .open_loop
+            .as_ref()
+            .map(|o| o.resp_p50_us)
+            .unwrap_or(f64::NAN),
+        resp_p99_us: r
+            .open_loop
+            .as_ref()
+            .map(|o| o.resp_p99_us)
+            .unwrap_or(f64::INFINITY),
+        resp_p999_us: r
+            .open_loop
+            .as_ref()
+            .map(|o| o.resp_p999_us)
+            .unwrap_or(f64::NAN),
         resp_p99_low_us: low_us,
         resp_p99_high_us: high_us,
-        resp_p99_no_burst_us: r.resp_p99_no_burst_us,
-        lat_p99_us: r.lat_p99_us,
-        ops: r.ops,
-        seconds: r.seconds,
+        resp_p99_no_burst_us: r.open_loop.as_ref().and_then(|o| o.resp_p99_no_burst_us),
+        lat_p99_us: r.figures.lat_p99_us,
+        ops: r.figures.ops,
+        seconds: r.figures.seconds,
         fell_behind: backlog_s > allowed_s,
         burst_at_end,
         passed: false,

@@ -2,7 +2,7 @@
 //! same points as a throughput experiment, so the two can be drawn side by side. Running and
 //! killing the program (with everything it started) is `sweep::command`'s job.
 
-use crate::config::RunSpec;
+use crate::config::spec::RunSpec;
 use crate::export::chart::Chart;
 use crate::export::provenance::Provenance;
 use crate::sweep::command::run_command;
@@ -84,8 +84,8 @@ impl SweepKind for Command {
     ) -> anyhow::Result<()> {
         let cmd = x.command.as_ref().context("the command was not planned")?;
         let label = |spec: &RunSpec| {
-            let bs = crate::size::format_size(spec.block_size_bytes);
-            format!("{}: command {} bs {bs}", x.name, spec.cache)
+            let bs = crate::size::format_size(spec.setup.block_size_bytes);
+            format!("{}: command {} bs {bs}", x.name, spec.setup.cache)
         };
         let measure = |spec: &RunSpec, file: &FilePlan, _: &mut Vec<String>| {
             run_command(spec, cmd, file, stop)

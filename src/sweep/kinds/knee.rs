@@ -126,9 +126,15 @@ impl SweepKind for Knee {
                 let error = format!("{e:#}");
                 progress.finish_run(&x.name, &format!("FAILED: {error}"));
                 let r = RunResult {
-                    experiment: x.name.clone(),
-                    host: host_name(),
-                    error: error.clone(),
+                    identity: crate::measure::result::Identity {
+                        experiment: x.name.clone(),
+                        host: host_name(),
+                        ..Default::default()
+                    },
+                    figures: crate::measure::result::Figures {
+                        error: error.clone(),
+                        ..Default::default()
+                    },
                     ..Default::default()
                 };
                 emit(Row::Run(r))?;
@@ -140,7 +146,7 @@ impl SweepKind for Knee {
             }
             Ok((k, results, elapsed_s)) => {
                 progress.finish_run(&x.name, &k.confidence_line());
-                for r in results.into_iter().filter(|r| r.rate_iops_asked.is_some()) {
+                for r in results.into_iter().filter(|r| r.setup.rate().is_some()) {
                     emit(Row::Run(r))?;
                 }
                 Outcome {
@@ -203,17 +209,15 @@ fn summary_of(x: &Experiment, answer: &Outcome) -> String {
 
 /// Response p50, p99 and p99.9 (µs) by offered rate.
 fn chart_of(x: &Experiment, runs: &[RunResult]) -> Option<Chart> {
-    let mut pts: Vec<&RunResult> = runs
-        .iter()
-        .filter(|r| r.rate_iops_asked.is_some())
-        .collect();
+    let mut pts: Vec<&RunResult> = runs.iter().filter(|r| r.setup.rate().is_some()).collect();
     if pts.is_empty() {
         return None;
     }
     pts.sort_by(|a, b| {
-        a.rate_iops_asked
+        a.setup
+            .rate()
             .unwrap_or(0.0)
-            .total_cmp(&b.rate_iops_asked.unwrap_or(0.0))
+            .total_cmp(&b.setup.rate().unwrap_or(0.0))
     });
     let series = |name: &str, f: fn(&RunResult) -> Option<f64>| Series {
         name: name.to_string(),
@@ -229,23 +233,24 @@ fn chart_of(x: &Experiment, runs: &[RunResult]) -> Option<Chart> {
             .iter()
             .enumerate()
             .map(|(i, r)| Category {
-                label: format!("{:.0}", r.rate_iops_asked.unwrap_or(0.0)),
+                label: format!("{:.0}", r.setup.rate().unwrap_or(0.0)),
                 pos: i as f64,
             })
             .collect(),
         series: vec![
-            series("p50", |r| r.resp_p50_us),
-            series("p99", |r| r.resp_p99_us),
-            series("p99.9", |r| r.resp_p999_us),
+            series("p50", |r| r.open_loop.as_ref().map(|o| o.resp_p50_us)),
+            series("p99", |r| r.open_loop.as_ref().map(|o| o.resp_p99_us)),
+            series("p99.9", |r| r.open_loop.as_ref().map(|o| o.resp_p999_us)),
         ],
         model: Vec::new(),
         // A point judged suspect: its three bars hollow, its reasons in the footnote.
         suspect: pts
             .iter()
             .enumerate()
-            .filter(|(_, r)| r.verdict == "suspect")
+            .filter(|(_, r)| r.judgement.verdict == "suspect")
             .flat_map(|(c, r)| {
                 let mut codes: Vec<String> = r
+                    .judgement
                     .reasons
                     .split(';')
                     .filter(|c| !c.is_empty())

@@ -92,12 +92,18 @@ impl SweepKind for Locality {
             Err(_) if stop.load(Ordering::Relaxed) => {}
             Err(e) => {
                 let r = RunResult {
-                    experiment: x.name.clone(),
-                    host: host_name(),
-                    error: format!("{e:#}"),
+                    identity: crate::measure::result::Identity {
+                        experiment: x.name.clone(),
+                        host: host_name(),
+                        ..Default::default()
+                    },
+                    figures: crate::measure::result::Figures {
+                        error: format!("{e:#}"),
+                        ..Default::default()
+                    },
                     ..Default::default()
                 };
-                progress.finish_run(&x.name, &format!("FAILED: {}", r.error));
+                progress.finish_run(&x.name, &format!("FAILED: {}", r.figures.error));
                 emit(Row::Run(r))?;
             }
             Ok(()) => progress.finish_run(&x.name, "done"),

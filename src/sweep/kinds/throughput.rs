@@ -3,7 +3,7 @@
 //! of the runner's lifecycle. Its points are the command line's `run` at those settings, checked
 //! by the same `RunSpec::validate`.
 
-use crate::config::RunSpec;
+use crate::config::spec::RunSpec;
 use crate::export::chart::Chart;
 use crate::export::provenance::Provenance;
 use crate::sweep::estimate;

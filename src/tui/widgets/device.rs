@@ -158,7 +158,7 @@ pub fn run_share_line(
 ) -> Line<'static> {
     let bold = Style::default().add_modifier(Modifier::BOLD);
     let dim = Style::default().fg(Color::DarkGray);
-    let (op, mixed) = (app.settings.op, app.settings.is_mixed());
+    let (op, mixed) = (app.settings.setup.op, app.settings.is_mixed());
     let Some(sp) = split(app, d) else {
         let dev_bytes = match (op, mixed) {
             // A mix moves the file's bytes both ways.

@@ -24,9 +24,9 @@ pub fn card_lines(app: &App, k: &KdmRun) -> Vec<String> {
         };
         match k.results.get(i) {
             Some(Some(r)) => {
-                let v = fmt_mib_s(app.in_unit(r.mib_s));
+                let v = fmt_mib_s(app.in_unit(r.figures.mib_s));
                 if TESTS[ti].block_size_bytes < 1 << 20 {
-                    format!("{v:>7} {:>5} IOPS", fmt_rate(r.iops))
+                    format!("{v:>7} {:>5} IOPS", fmt_rate(r.figures.iops))
                 } else {
                     format!("{v:>7}")
                 }

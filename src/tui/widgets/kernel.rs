@@ -13,7 +13,7 @@
 //! it began, as a row's are; the request rate is the last read's.
 //!
 //! **Where it shows.** At the top of the log column (from
-//! [`SIDE_BY_SIDE_WIDTH`](crate::tui::ui::SIDE_BY_SIDE_WIDTH) columns, so at 200×60), which is
+//! [`SHOWN_FROM_WIDTH`](crate::tui::kernel_view::SHOWN_FROM_WIDTH) columns, so at 200×60), which is
 //! the one place with rows to spare; on a narrower screen it is hidden (the key's message says
 //! so) and the layout is unchanged. A view that could not start (not root, no BTF or tracefs)
 //! says why in one line.
@@ -22,16 +22,14 @@
 //! [`Update::Kernel`]: crate::tui::session::Update::Kernel
 
 use super::{fmt_rate, fmt_us, frame};
-use crate::kernel::{Counts, FilterBy, Word};
 use crate::measure::kernel::KernelSection;
 use crate::text::shown;
-use crate::tui::app::{Action, App};
+use crate::tui::app::App;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
-use std::time::Instant;
 
 /// The panel's title (the e2e test looks for it).
 pub const TITLE: &str = " kernel view (L) ";
@@ -48,139 +46,6 @@ const LABEL_W: usize = 9;
 
 /// Rows the log keeps under the panel; below that the panel is not drawn.
 pub const LOG_KEEPS_ROWS: u16 = 5;
-
-/// The panel's state: whether it is on and what the live segment's view counted so far.
-#[derive(Debug, Clone, Default)]
-pub struct KernelPanel {
-    /// `L` turned it on: the explorer's runs attach the view.
-    pub on: bool,
-    /// The segment the counts are of.
-    id: Option<u64>,
-    /// Its counts so far, every read (and pass) added.
-    total: Option<Counts>,
-    /// Why the view is absent, as its last read said.
-    absent: Option<String>,
-    /// The last read's requests and the seconds it spanned.
-    last: Option<(u64, f64)>,
-    /// When the last read came.
-    last_at: Option<Instant>,
-}
-
-impl KernelPanel {
-    /// Adds a read of segment `id` (one that is not the current segment's starts afresh).
-    pub fn add(&mut self, id: u64, read: Result<Box<Counts>, String>, now: Instant) {
-        if self.id != Some(id) {
-            *self = KernelPanel {
-                on: self.on,
-                id: Some(id),
-                ..KernelPanel::default()
-            };
-        }
-        match read {
-            Ok(c) => {
-                let secs = self
-                    .last_at
-                    .map(|t| now.saturating_duration_since(t).as_secs_f64());
-                if let Some(s) = secs.filter(|s| *s >= 0.05) {
-                    self.last = Some((c.get(Word::Issued), s));
-                }
-                self.total.get_or_insert_with(Counts::default).add(&c);
-                self.absent = None;
-            }
-            Err(why) => self.absent = Some(why),
-        }
-        self.last_at = Some(now);
-    }
-
-    /// `action` with the view attached to the run it starts, when the panel is on: the run's
-    /// `spec.kernel`, as `run --kernel` (this process's requests).
-    pub fn attach(&self, action: Action) -> Action {
-        match action {
-            Action::Start { id, mut spec } if self.on => {
-                spec.kernel = Some(FilterBy::Process);
-                Action::Start { id, spec }
-            }
-            a => a,
-        }
-    }
-
-    /// Forgets the counts (the view was turned off).
-    pub fn clear(&mut self) {
-        *self = KernelPanel {
-            on: self.on,
-            ..KernelPanel::default()
-        };
-    }
-
-    /// The segment the counts are of.
-    pub fn segment(&self) -> Option<u64> {
-        self.id
-    }
-
-    /// Requests per second over the last read.
-    pub fn per_s(&self) -> Option<f64> {
-        self.last.map(|(n, s)| n as f64 / s)
-    }
-
-    /// The section so far, of the run's `ops` operations moving `bytes` with latency p50
-    /// `app_p50_us` (None: no operation yet), its requests going to `device`.
-    pub fn section(
-        &self,
-        device: Option<String>,
-        ops: u64,
-        bytes: u64,
-        app_p50_us: Option<f64>,
-    ) -> KernelSection {
-        let mut s = KernelSection::absent_of(FilterBy::Process);
-        s.absent = self.absent.clone();
-        s.device = device;
-        if let Some(c) = &self.total {
-            s.total = Some(c.summary());
-            s.bios = c.get(Word::Bios);
-            s.requeues = c.get(Word::Requeues);
-            s.errors = c.get(Word::Errors);
-            s.unissued = c.get(Word::Unissued);
-        }
-        let mut s = match app_p50_us {
-            Some(p50) if ops > 0 => s.with_run(ops, bytes, p50),
-            _ => s,
-        };
-        // The counts lag the run's operations by up to a read (a second): bytes that did not
-        // reach the device yet by the view's count are not the page cache's.
-        s.facts.retain(|f| f.code != "page_cache");
-        s
-    }
-}
-
-impl App {
-    /// `L`: turns the kernel view on or off for the current setting; a running setting restarts
-    /// with it (a new row: the view is attached before the run's clock), a KDiskMark set's test
-    /// keeps going and its next one has it.
-    pub fn toggle_kernel(&mut self) -> Action {
-        self.kernel.on = !self.kernel.on;
-        self.kernel.clear();
-        let narrow = self
-            .screen_size
-            .is_some_and(|(w, _)| w < crate::tui::ui::SIDE_BY_SIDE_WIDTH);
-        self.message = match (self.kernel.on, narrow) {
-            (true, false) => {
-                "kernel view on: the block layer's and the device's times of this process's \
-                              requests (needs root and BTF), above the log"
-                    .into()
-            }
-            (true, true) => format!(
-                "kernel view on: its panel shows from {} columns (above the log)",
-                crate::tui::ui::SIDE_BY_SIDE_WIDTH
-            ),
-            (false, _) => "kernel view off".into(),
-        };
-        if self.paused || self.live.is_none() || self.kdm_running() {
-            Action::None
-        } else {
-            self.start()
-        }
-    }
-}
 
 /// Whether the view is on in `app`.
 pub fn is_on(app: &App) -> bool {
@@ -331,8 +196,11 @@ pub fn render_section(
 mod tests {
     use super::*;
     use crate::kernel::hist::bucket_of;
+    use crate::kernel::{Counts, Word};
+    use crate::tui::kernel_view::KernelPanel;
     use ratatui::backend::TestBackend;
     use ratatui::Terminal;
+    use std::time::Instant;
 
     fn screen(s: &KernelSection, per_s: Option<f64>, w: u16) -> String {
         let mut t = Terminal::new(TestBackend::new(w, PANEL_HEIGHT)).unwrap();
@@ -363,10 +231,8 @@ mod tests {
 
     #[test]
     fn the_panel_shows_the_split_of_a_synthetic_section() {
-        let mut p = KernelPanel {
-            on: true,
-            ..KernelPanel::default()
-        };
+        let mut p = KernelPanel::default();
+        p.on = true;
         let t0 = Instant::now();
         p.add(7, Ok(Box::new(counts(1000, 2_000, 480_000))), t0);
         p.add(

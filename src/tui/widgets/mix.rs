@@ -47,6 +47,7 @@ pub fn heading(units_mb: bool, name: &str, d: &DirectionShare, seconds: f64) -> 
 pub fn done_line(seg: &Segment) -> Option<Line<'static>> {
     let asked = seg
         .settings
+        .setup
         .mix_read_pct
         .filter(|_| seg.settings.is_mixed())?;
     let dim = Style::default().fg(Color::DarkGray);
@@ -68,9 +69,11 @@ pub fn done_line(seg: &Segment) -> Option<Line<'static>> {
 /// `reads 49.8% of ops (50% asked): 12.3 MiB/s, 3.1k IOPS, p99 87.0µs │ writes: 12.1 MiB/s,
 /// 3.1k IOPS, p99 1.20ms`. None for a row that does not mix.
 pub fn row_detail(r: &RunResult) -> Option<String> {
-    let asked = r.mix_read_pct_asked?;
+    let asked = r.setup.mix_read_pct?;
     let done = r
-        .mix_read_pct_done
+        .mix
+        .as_ref()
+        .and_then(|m| m.mix_read_pct_done)
         .map_or("-".to_string(), |d| format!("{d:.1}%"));
     let side = |mib_s: Option<f64>, iops: Option<f64>, p99: Option<f64>| {
         format!(
@@ -82,8 +85,16 @@ pub fn row_detail(r: &RunResult) -> Option<String> {
     };
     Some(format!(
         "reads {done} of ops ({asked}% asked): {} │ writes: {}",
-        side(r.read_mib_s, r.read_iops, r.read_lat_p99_us),
-        side(r.write_mib_s, r.write_iops, r.write_lat_p99_us)
+        side(
+            r.mix.as_ref().map(|m| m.read_mib_s),
+            r.mix.as_ref().map(|m| m.read_iops),
+            r.mix.as_ref().map(|m| m.read_lat_p99_us)
+        ),
+        side(
+            r.mix.as_ref().map(|m| m.write_mib_s),
+            r.mix.as_ref().map(|m| m.write_iops),
+            r.mix.as_ref().map(|m| m.write_lat_p99_us)
+        )
     ))
 }
 
@@ -99,7 +110,10 @@ mod tests {
     #[test]
     fn a_mixed_rows_detail_names_the_share_asked_and_done_and_each_direction() {
         let mut r = RunResult {
-            seconds: 2.0,
+            figures: crate::measure::result::Figures {
+                seconds: 2.0,
+                ..Default::default()
+            },
             ..Default::default()
         };
         assert_eq!(row_detail(&r), None);

@@ -23,8 +23,14 @@ use ratatui::text::{Line, Span};
 /// [`FELL_BEHIND_BACKLOG_S`]: crate::measure::result::FELL_BEHIND_BACKLOG_S
 pub fn is_behind(asked_iops: f64, backlog: u64) -> bool {
     RunResult {
-        rate_iops_asked: Some(asked_iops),
-        backlog_ops: Some(backlog),
+        setup: crate::config::RecordedSetup {
+            rate_iops: Some(crate::config::Iops(asked_iops)),
+            ..Default::default()
+        },
+        open_loop: Some(crate::measure::result::OpenLoop {
+            backlog_ops: backlog,
+            ..Default::default()
+        }),
         ..Default::default()
     }
     .fell_behind()
@@ -37,7 +43,7 @@ pub fn is_behind(asked_iops: f64, backlog: u64) -> bool {
 /// for a closed loop.
 pub fn live_line(seg: &Segment, width: usize) -> Option<Line<'static>> {
     let rate = seg.settings.rate?;
-    let bs = seg.settings.block_size_bytes;
+    let bs = seg.settings.setup.block_size_bytes;
     let asked_iops = rate.iops_at(bs);
     let dim = Style::default().fg(Color::DarkGray);
     let backlog = seg.backlog_now();
@@ -96,9 +102,13 @@ pub fn live_line(seg: &Segment, width: usize) -> Option<Line<'static>> {
 /// at exit: `2000/s asked, 1850/s done, 412 behind at the end: fell behind (the device cannot
 /// keep up; response times include the wait)`, or `…, on schedule`. None for a closed loop.
 pub fn row_detail(r: &RunResult) -> Option<String> {
-    let asked = r.rate_iops_asked?;
-    let done = r.rate_iops_achieved.unwrap_or(r.iops);
-    let backlog = r.backlog_ops.unwrap_or(0);
+    let asked = r.setup.rate()?;
+    let done = r
+        .open_loop
+        .as_ref()
+        .map(|o| o.rate_iops_achieved)
+        .unwrap_or(r.figures.iops);
+    let backlog = r.open_loop.as_ref().map(|o| o.backlog_ops).unwrap_or(0);
     let head = format!(
         "open loop {} asked, {} done, {} behind at the end",
         per_s(asked),
@@ -123,10 +133,13 @@ mod tests {
     fn a_row_that_fell_behind_says_so_with_both_rates_and_its_backlog() {
         let mut r = RunResult::default();
         assert_eq!(row_detail(&r), None);
-        r.ops = 41_234;
-        r.rate_iops_asked = Some(1e6);
-        r.rate_iops_achieved = Some(41_234.0);
-        r.backlog_ops = Some(3_200_000);
+        r.figures.ops = 41_234;
+        r.setup.rate_iops = Some(crate::config::Iops(1e6));
+        r.open_loop = Some(crate::measure::result::OpenLoop {
+            rate_iops_achieved: 41_234.0,
+            backlog_ops: 3_200_000,
+            ..Default::default()
+        });
         let d = row_detail(&r).unwrap();
         assert!(
             d.starts_with(
@@ -134,13 +147,16 @@ mod tests {
             ),
             "{d}"
         );
-        r.rate_iops_asked = Some(2000.0);
-        r.rate_iops_achieved = Some(1999.0);
-        r.backlog_ops = Some(3);
+        r.setup.rate_iops = Some(crate::config::Iops(2000.0));
+        r.open_loop = Some(crate::measure::result::OpenLoop {
+            rate_iops_achieved: 1999.0,
+            backlog_ops: 3,
+            ..Default::default()
+        });
         assert!(row_detail(&r).unwrap().ends_with("on schedule"));
         // A run that completed nothing neither kept up nor fell behind.
-        r.ops = 0;
-        r.backlog_ops = Some(0);
+        r.figures.ops = 0;
+        r.open_loop.as_mut().unwrap().backlog_ops = 0;
         let d = row_detail(&r).unwrap();
         assert!(
             d.ends_with("no operation completed, so no rate was kept"),

@@ -33,7 +33,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         Line::from(
             [
                 pair("op     ", s.op_text()),
-                pair("  ", s.pattern.to_string()),
+                pair("  ", s.setup.pattern.to_string()),
             ]
             .concat(),
         ),
@@ -42,8 +42,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                 pair("method ", s.method_text()),
                 pair(
                     "  qd ",
-                    if crate::engine::caps(s.method).queued {
-                        s.queue_depth.to_string()
+                    if crate::engine::caps(s.setup.method).queued {
+                        s.setup.queue_depth.to_string()
                     } else {
                         "-".into()
                     },
@@ -53,15 +53,15 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         ),
         Line::from(
             [
-                pair("block  ", format_size(s.block_size_bytes)),
-                pair("  threads ", s.threads.to_string()),
+                pair("block  ", format_size(s.setup.block_size_bytes)),
+                pair("  threads ", s.setup.threads.to_string()),
             ]
             .concat(),
         ),
         Line::from(
             [
-                pair("direct ", if s.direct { "on" } else { "off" }.into()),
-                match (s.op, s.sync) {
+                pair("direct ", if s.setup.direct { "on" } else { "off" }.into()),
+                match (s.setup.op, s.setup.write_sync) {
                     (crate::config::Op::Write, sync) => pair("  sync ", sync.as_str().into()),
                     (_, crate::tui::settings::WriteSync::None) => pair("  sync ", "-".into()),
                     // Set with `f` while reading: said, so the next write's durability is not
@@ -76,8 +76,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         ),
     ];
     // The buffer memory (`M`) when it is not the default, where the method's line has room.
-    if s.buffers != crate::config::Buffers::DEFAULT {
-        let extra = pair("  buf ", s.buffers.to_string());
+    if s.setup.buffers != crate::config::Buffers::DEFAULT {
+        let extra = pair("  buf ", s.setup.buffers.to_string());
         if lines[3].width() + super::spans_width(&extra) <= inner.width as usize {
             lines[3].spans.extend(extra);
         }
@@ -85,7 +85,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     // The open loop's rate as typed (`R`), on the first line of op, block or direct with room
     // (the throughput panel says it whole, with the rate done).
     if let Some(rate) = s.rate {
-        let typed = rate.short(s.block_size_bytes);
+        let typed = rate.short(s.setup.block_size_bytes);
         for extra in [pair("  rate ", typed.clone()), pair("  @", typed)] {
             let w = super::spans_width(&extra);
             if let Some(l) = [2, 4, 5]
@@ -108,8 +108,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             });
         // Not "warm": the explorer does not pre-read the file, so next to a 78% gauge "warm"
         // would claim what the gauge denies. "as is" is what the mode does (batch's `as-is`).
-        let cache = if s.cold { "cold" } else { "as is" };
-        let cache_style = if s.cold {
+        let cache = if s.cold() { "cold" } else { "as is" };
+        let cache_style = if s.cold() {
             Style::default()
                 .fg(Color::Cyan)
                 .add_modifier(Modifier::BOLD)

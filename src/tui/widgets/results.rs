@@ -29,19 +29,19 @@ use ratatui::widgets::{Row, StatefulWidget, Table, TableState};
 /// `WDCRFS`: what the setting name does not say.
 pub fn flags(r: &RunResult) -> String {
     let mut f = String::new();
-    if r.operation == Op::Write {
+    if r.setup.op == Op::Write {
         f.push('W');
     }
-    if r.direct {
+    if r.setup.direct {
         f.push('D');
     }
-    if r.cache == CacheMode::Cold {
+    if r.setup.cache == CacheMode::Cold {
         f.push('C');
     }
-    if r.pattern == Pattern::Random {
+    if r.setup.pattern == Pattern::Random {
         f.push('R');
     }
-    let sync = r.write_sync.unwrap_or(WriteSync::None);
+    let sync = r.setup.write_sync.unwrap_or(WriteSync::None);
     if sync.fsync() {
         f.push('F');
     }
@@ -57,13 +57,14 @@ pub fn setting_label(r: &RunResult) -> String {
         return name.to_string();
     }
     // Only read and write exist; an unknown operation (no row of the explorer) reads as read.
-    let op = r.operation.known().unwrap_or(Op::Read);
+    let op = r.setup.op.known().unwrap_or(Op::Read);
     // A block larger than the file moves the file's size per operation: the label says what
     // was done (`pread 4K<1M`: 4 KiB per operation where 1 MiB was asked).
-    let per_op = r.bytes.checked_div(r.ops).unwrap_or(0);
+    let per_op = r.figures.bytes.checked_div(r.figures.ops).unwrap_or(0);
     let size = if per_op > 0
-        && per_op * 2 <= r.block_size_bytes
+        && per_op * 2 <= r.setup.block_size_bytes
         && !r
+            .setup
             .method
             .known()
             .is_some_and(|m| crate::engine::caps(m).maps_file)
@@ -71,27 +72,28 @@ pub fn setting_label(r: &RunResult) -> String {
         format!(
             "{}<{}",
             format_size(per_op),
-            format_size(r.block_size_bytes)
+            format_size(r.setup.block_size_bytes)
         )
     } else {
-        format_size(r.block_size_bytes)
+        format_size(r.setup.block_size_bytes)
     };
     let mut s = format!(
         "{} {size}",
-        r.method.known().map_or("?", |m| method_label(op, m))
+        r.setup.method.known().map_or("?", |m| method_label(op, m))
     );
-    if r.method
+    if r.setup
+        .method
         .known()
         .is_some_and(|m| crate::engine::caps(m).queued)
     {
-        s.push_str(&format!(" q{}", r.queue_depth));
+        s.push_str(&format!(" q{}", r.setup.queue_depth));
     }
     // A mix (issue 26): its share of reads; its directions are told apart by `mix::row_detail`.
-    if let Some(pct) = r.mix_read_pct_asked {
+    if let Some(pct) = r.setup.mix_read_pct {
         s.push_str(&format!(" mix{pct}"));
     }
     // An open loop (issue 25): the rate asked, so rows at 2000/s and 200/s differ.
-    if let Some(asked) = r.rate_iops_asked {
+    if let Some(asked) = r.setup.rate() {
         s.push_str(&format!(" @{}", crate::tui::settings::per_s(asked)));
     }
     s
@@ -140,10 +142,10 @@ pub const SORT_COLUMNS: [usize; 4] = [3, 5, 7, 8];
 /// The value a row is sorted by in column `c` (of [`SORT_COLUMNS`]).
 fn sort_value(r: &RunResult, c: usize) -> f64 {
     match c {
-        3 => r.mib_s,
-        5 => r.iops,
-        7 => r.lat_p99_us,
-        _ => r.seconds,
+        3 => r.figures.mib_s,
+        5 => r.figures.iops,
+        7 => r.figures.lat_p99_us,
+        _ => r.figures.seconds,
     }
 }
 
@@ -169,7 +171,7 @@ pub fn warmup_text(extra: Option<&RowExtra>) -> String {
 /// The flags of a row with its verdict: `!` ends them when it is suspect.
 pub fn flags_with_verdict(r: &RunResult) -> String {
     let mut f = flags(r);
-    if r.verdict == "suspect" {
+    if r.judgement.verdict == "suspect" {
         f.push('!');
     }
     f
@@ -184,21 +186,22 @@ pub fn cells(
 ) -> Vec<String> {
     vec![
         format!("{mark}{}", setting_label(r)),
-        r.threads.to_string(),
+        r.setup.threads.to_string(),
         flags_with_verdict(r),
-        fmt_mib_s(app.in_unit(r.mib_s)),
+        fmt_mib_s(app.in_unit(r.figures.mib_s)),
         app.delta_pct(r).map(fmt_delta_pct).unwrap_or_default(),
-        fmt_rate(r.iops),
-        fmt_us(r.lat_p50_us),
-        fmt_us(r.lat_p99_us),
-        fmt_secs(r.seconds),
-        fmt_rate(r.ops as f64),
-        fmt_us(r.lat_p90_us),
-        fmt_us(r.lat_p999_us),
-        fmt_us(r.lat_max_us),
-        r.bound_mib_s
+        fmt_rate(r.figures.iops),
+        fmt_us(r.figures.lat_p50_us),
+        fmt_us(r.figures.lat_p99_us),
+        fmt_secs(r.figures.seconds),
+        fmt_rate(r.figures.ops as f64),
+        fmt_us(r.figures.lat_p90_us),
+        fmt_us(r.figures.lat_p999_us),
+        fmt_us(r.figures.lat_max_us),
+        r.judgement
+            .bound_mib_s
             .filter(|b| *b > 0.0)
-            .map(|b| format!("{:.0}%", r.mib_s / b * 100.0))
+            .map(|b| format!("{:.0}%", r.figures.mib_s / b * 100.0))
             .unwrap_or_default(),
         spread_text(extra.and_then(|e| e.spread_pct)),
         warmup_text(extra),
@@ -290,7 +293,7 @@ pub fn body(app: &dyn TableView) -> Vec<(Vec<String>, Style, Option<usize>)> {
             if let Some(v) = &live.verdict {
                 v.fill(&mut r);
             }
-            if r.ops > 0 {
+            if r.figures.ops > 0 {
                 let extra = live.extra(false);
                 body.push((
                     cells(app, "▶", &r, Some(&extra)),
@@ -427,15 +430,21 @@ mod tests {
     #[test]
     fn a_block_larger_than_the_file_is_labelled_with_what_each_operation_moved() {
         let mut r = RunResult {
-            method: Method::Pread.into(),
-            operation: Op::Read.into(),
-            block_size_bytes: 1 << 20,
-            bytes: 40 << 10,
-            ops: 10,
+            setup: crate::config::RecordedSetup {
+                method: Method::Pread.into(),
+                op: Op::Read.into(),
+                block_size_bytes: 1 << 20,
+                ..Default::default()
+            },
+            figures: crate::measure::result::Figures {
+                bytes: 40 << 10,
+                ops: 10,
+                ..Default::default()
+            },
             ..Default::default()
         };
         assert_eq!(setting_label(&r), "pread 4K<1M");
-        r.bytes = 10 << 20;
+        r.figures.bytes = 10 << 20;
         assert_eq!(setting_label(&r), "pread 1M");
     }
 

@@ -188,8 +188,8 @@ fn why_spans(app: &App) -> Vec<Span<'static>> {
     let row_suspect = under
         .flatten()
         .and_then(|i| app.rows.get(i))
-        .filter(|r| r.verdict == "suspect")
-        .map(|r| (super::results::setting_label(r), r.why.clone()));
+        .filter(|r| r.judgement.verdict == "suspect")
+        .map(|r| (super::results::setting_label(r), r.judgement.why.clone()));
     if let Some((label, why_text)) = live_suspect.or(row_suspect) {
         why.push(Span::styled(
             format!(" │ ⚠ {} suspect: {}", shown(&label), shown(&why_text)),
