@@ -6,6 +6,7 @@ mod defects;
 mod docs;
 mod e2e;
 mod layout;
+mod live_verdict;
 mod memory;
 mod plots;
 mod session;

@@ -148,6 +148,17 @@ impl Gatherer {
         Gatherer { file, facts }
     }
 
+    /// A look now, the run going on: the facts from the first look until now (what the
+    /// explorer judges its live row by, once a second). The extent map is not read again (a
+    /// file of random writes has tens of thousands of extents; the second look reads it).
+    pub fn so_far(&self, run: RunSide) -> Facts {
+        Facts {
+            after: Moment::now(self.file.as_ref(), self.facts.chain.as_ref()),
+            run,
+            ..self.facts.clone()
+        }
+    }
+
     /// The second look, with what the runner knows of its workers.
     pub fn finish(self, run: RunSide) -> Facts {
         let Gatherer { file, mut facts } = self;
@@ -199,6 +210,29 @@ fn device_bytes(a: Option<&DiskStat>, b: Option<&DiskStat>) -> Option<(u64, u64)
 }
 
 impl Facts {
+    /// The facts of two runs one after the other (the explorer's passes over a file, each a run
+    /// of its own, make one row): from `earlier`'s first look to `later`'s second, the workers'
+    /// CPU times added. The device chain must be the same (the same file).
+    pub fn joined(earlier: &Facts, later: &Facts) -> Facts {
+        let add = |a: Option<f64>, b: Option<f64>| Some(a? + b?);
+        Facts {
+            before: earlier.before.clone(),
+            after: later.after.clone(),
+            extents_before: earlier.extents_before,
+            extents_after: later.extents_after,
+            chain: later.chain.clone().or_else(|| earlier.chain.clone()),
+            ram_below: later
+                .ram_below
+                .clone()
+                .or_else(|| earlier.ram_below.clone()),
+            run: RunSide {
+                worker_user_cpu_s: add(earlier.run.worker_user_cpu_s, later.run.worker_user_cpu_s),
+                worker_cpu_wait_s: add(earlier.run.worker_cpu_wait_s, later.run.worker_cpu_wait_s),
+                ..later.run.clone()
+            },
+        }
+    }
+
     /// Seconds from the first look to the second (the run's time and the two looks).
     pub fn seconds(&self) -> f64 {
         self.after.at_ns.saturating_sub(self.before.at_ns) as f64 / 1e9

@@ -103,9 +103,56 @@ impl CpuTicks {
     }
 }
 
+/// The time this process's live threads named `name_prefix…` (their `comm`, which the kernel
+/// cuts at 15 bytes) have spent runnable but waiting for a CPU, seconds (the second field of
+/// each `/proc/self/task/TID/schedstat`): a running run's workers' wait so far, which each
+/// worker adds up itself only when it ends. None when no such thread's could be read.
+pub fn threads_run_delay_s(name_prefix: &str) -> Option<f64> {
+    let mut sum_ns = 0u64;
+    let mut any = false;
+    for e in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let dir = e.path();
+        // A thread may end between the listing and the reads: skip it.
+        let Ok(comm) = std::fs::read_to_string(dir.join("comm")) else {
+            continue;
+        };
+        if !comm.trim_end().starts_with(name_prefix) {
+            continue;
+        }
+        let delay = std::fs::read_to_string(dir.join("schedstat"))
+            .ok()
+            .and_then(|t| t.split_whitespace().nth(1)?.parse::<u64>().ok());
+        if let Some(d) = delay {
+            sum_ns += d;
+            any = true;
+        }
+    }
+    any.then(|| sum_ns as f64 / 1e9)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_run_delay_of_threads_by_name_counts_only_those_threads() {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let t = std::thread::Builder::new()
+            .name("dstest-delay-1".into())
+            .spawn(move || {
+                let _ = rx.recv();
+            })
+            .unwrap();
+        let found = threads_run_delay_s("dstest-delay-");
+        assert_eq!(threads_run_delay_s("no-such-thread-name"), None);
+        tx.send(()).unwrap();
+        t.join().unwrap();
+        if std::fs::metadata("/proc/self/task").is_ok()
+            && std::fs::read_to_string("/proc/thread-self/schedstat").is_ok()
+        {
+            assert!(found.is_some_and(|s| s >= 0.0), "{found:?}");
+        }
+    }
 
     #[test]
     fn the_totals_of_some_and_full_are_read_and_a_delta_is_a_share_of_the_interval() {

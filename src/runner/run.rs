@@ -279,6 +279,23 @@ impl Run {
         &self.aggregate
     }
 
+    /// The run's facts from its first look until now, the workers still running (the
+    /// explorer's live verdict, once a second; a few procfs and sysfs reads and one
+    /// `cachestat`, never the extent map). Each worker adds its CPU times up itself only when
+    /// it ends, so their wait for a CPU so far is read from the live workers' `schedstat`, and
+    /// their user CPU time is left unknown (the rule that reads it waits for the end).
+    /// [`Ended::facts`] is the whole run's.
+    pub fn facts_so_far(&self) -> crate::facts::Facts {
+        let layout = self.buffer_layout.clone().unwrap_or_default();
+        self.facts.so_far(crate::facts::RunSide {
+            worker_user_cpu_s: None,
+            // The workers' thread names, `diskscope-worker-N`, as the kernel keeps them.
+            worker_cpu_wait_s: crate::facts::pressure::threads_run_delay_s("diskscope-worke"),
+            buffer_slot_bytes: layout.slot_bytes as u64,
+            buffer_pieces: layout.pieces,
+        })
+    }
+
     /// Asks every worker to stop; they do within one operation. Their last snapshots still come.
     pub fn stop(&self) {
         self.workers.stop();

@@ -163,8 +163,15 @@ pub struct App {
     /// first sample, `Some(None)` when the file has no block device (tmpfs, overlay, NFS).
     pub device_name: Option<Option<String>>,
     /// The last second of device/CPU samples, each with the bytes the file had moved by then
-    /// ([`App::file_bytes_moved`]), oldest first.
-    pub device_samples: VecDeque<(crate::measure::device::Sample, u64)>,
+    /// ([`App::file_bytes_moved`]) and this process's own I/O accounting read just before it
+    /// ([`Update::OwnIo`]; None where `/proc/self/io` cannot be read), oldest first.
+    pub device_samples: VecDeque<(
+        crate::measure::device::Sample,
+        u64,
+        Option<crate::facts::taskio::TaskIo>,
+    )>,
+    /// This process's I/O accounting as the session last read it, for the next device sample.
+    pub own_io: Option<crate::facts::taskio::TaskIo>,
     /// Bytes the explorer's runs have moved through the file, all runs together: set against the
     /// bytes the device moved in the same span.
     pub file_bytes_moved: u64,
@@ -227,6 +234,7 @@ impl App {
             hidden_rows: Default::default(),
             device_name: None,
             device_samples: VecDeque::new(),
+            own_io: None,
             file_bytes_moved: 0,
             log: VecDeque::new(),
             keep_transient: false,
@@ -1033,7 +1041,7 @@ impl App {
                 if let Some(d) = self
                     .device_samples
                     .back()
-                    .and_then(|(prev, _)| crate::measure::device::disk_delta(prev, &sample))
+                    .and_then(|(prev, _, _)| crate::measure::device::disk_delta(prev, &sample))
                 {
                     self.device_history
                         .push([d.dev_util_pct, d.dev_await_ms, d.dev_aqu_sz]);
@@ -1042,7 +1050,17 @@ impl App {
                     self.device_samples.pop_front();
                 }
                 self.device_samples
-                    .push_back((sample, self.file_bytes_moved));
+                    .push_back((sample, self.file_bytes_moved, self.own_io.take()));
+            }
+            Update::OwnIo(io) => self.own_io = Some(io),
+            Update::Facts { id, facts } => {
+                let is_live = self.live.as_ref().is_some_and(|l| l.id == id);
+                if let Some(seg) = self.segment_mut(id) {
+                    seg.facts = Some(facts);
+                }
+                if is_live {
+                    self.judge_live();
+                }
             }
             Update::Removing(r) => match self.removing.iter_mut().find(|x| x.path == r.path) {
                 // The removal thread's first report of a file queued earlier: the wait is
@@ -1170,6 +1188,8 @@ impl App {
         }
         if seg.keep {
             if let Some(mut row) = seg.result(&seg.experiment, seconds) {
+                // The whole segment's facts, from its first look to the one after its end.
+                row.facts = row_facts(&seg, &row);
                 // Judged on the segment's whole time: a warm-up left out of the figures does
                 // not make a 1.5 s segment transient.
                 let whole = RunResult {
@@ -1191,6 +1211,7 @@ impl App {
                     );
                     return None;
                 }
+                let mut detail_said = None;
                 if let Some(detail) = super::widgets::openloop::row_detail(&row) {
                     // A run the device could not keep up with says so when it ends.
                     self.message = format!(
@@ -1198,6 +1219,7 @@ impl App {
                         crate::tui::widgets::results::setting_label(&row)
                     );
                     self.sync_log();
+                    detail_said = Some(self.message.clone());
                 }
                 if let Some(detail) = super::widgets::mix::row_detail(&row) {
                     // Its directions apart (the table has room for the whole only); a suspect
@@ -1213,6 +1235,15 @@ impl App {
                     &mut row,
                     s.setup.op == Op::Write && s.setup.write_sync != WriteSync::None,
                 );
+                if let Some(said) = detail_said.filter(|_| row.judgement.verdict == "suspect") {
+                    // The verdict's sentences go to the log; the line keeps what the row did
+                    // (`fell behind`) with the verdict's codes after it.
+                    self.sync_log();
+                    self.message = format!(
+                        "{said} │ suspect ({})",
+                        row.judgement.reasons.replace(';', ", ")
+                    );
+                }
                 self.rows.push(row.clone());
                 let mut extra = seg.extra(true);
                 extra.series = Some(seg.series.clone());
@@ -1233,14 +1264,15 @@ impl App {
     }
 
     /// Gives a finished row its verdict (issue 23) with the function the `run` command uses,
-    /// `explain::verdict::judge`, on what the explorer knows (the file's context and profile;
-    /// no timeline, so the device-counter rules do not apply). A suspect row says why on the
-    /// message line and in the log.
+    /// `explain::verdict::judge`, on the row's facts (its `facts` columns, which `s` saves)
+    /// and what the explorer knows (the file's context and profile; no timeline). A suspect
+    /// row says why on the message line and in the log.
     /// (Whether writes were synced, `_synced`, the row's `write_sync` column already says.)
     fn judge(&mut self, row: &mut RunResult, _synced: bool) {
-        use crate::explain::verdict::{judge, Kind};
-        let Some(ctx) = &self.context else { return };
-        let v = judge(row, None, ctx, self.profile.as_ref().map(|(p, _)| p));
+        use crate::explain::verdict::Kind;
+        let Some(v) = self.verdict_of(row) else {
+            return;
+        };
         v.fill(row);
         if v.verdict == Kind::Suspect {
             self.message = format!(
@@ -1252,29 +1284,58 @@ impl App {
         }
     }
 
-    /// The verdict of `row` by `explain::verdict::judge`, the function `run` uses, on what the
-    /// explorer knows now: the file's context and profile (no timeline; the run's own I/O, its
-    /// file's extents, the page cache and pressure will come from the run's facts). `None`
-    /// before the context is collected. Pure: the live row is judged with it too.
+    /// The verdict of `row` by `explain::verdict::judge`, the function `run` uses, on the
+    /// row's facts (`row.facts`, the run's own I/O, its file's extents, the page cache and
+    /// pressure, as `run` gathers them; none yet, the rules that need them stay silent) and
+    /// what the explorer knows: the file's context and profile (no timeline). `None` before
+    /// the context is collected. Pure: the live row is judged with it too.
     pub fn verdict_of(&self, row: &RunResult) -> Option<crate::explain::verdict::Verdict> {
         let ctx = self.context.as_ref()?;
+        let facts = row.facts.as_ref().and_then(|s| s.full.as_deref());
         Some(crate::explain::verdict::judge(
             row,
-            None,
+            facts,
             ctx,
             self.profile.as_ref().map(|(p, _)| p),
         ))
     }
 
-    /// The live row as it stands, judged and with its bound columns, as `s` saves it.
+    /// The live row as it stands, with its facts so far (the session's latest look), judged
+    /// and with its bound columns, as `s` saves it.
     pub fn live_row(&self, experiment: &str) -> Option<RunResult> {
         let live = self.live.as_ref().filter(|l| l.agg.ops > 0)?;
         let mut r = live.result(experiment, live.seconds())?;
+        r.facts = row_facts(live, &r);
         self.fill_bound(&mut r);
         if let Some(v) = self.verdict_of(&r) {
             v.fill(&mut r);
         }
         Some(r)
+    }
+
+    /// Judges the live row on its latest facts (once a second, as they come): its `!` and
+    /// reasons on screen until it ends and is judged on the whole run's. A verdict that turns
+    /// suspect says why on the message line once.
+    fn judge_live(&mut self) {
+        let Some(r) = self.live_row(EXPERIMENT) else {
+            return;
+        };
+        let Some(v) = self.verdict_of(&r) else {
+            return;
+        };
+        let was = self.live.as_ref().and_then(|l| l.verdict.as_ref());
+        let newly = was.is_none_or(|w| w.codes() != v.codes());
+        if newly && v.verdict == crate::explain::verdict::Kind::Suspect {
+            self.message = format!(
+                "{} (live) is suspect ({}): {}",
+                crate::tui::widgets::results::setting_label(&r),
+                v.codes().replace(';', ", "),
+                v.sentences()
+            );
+        }
+        if let Some(l) = self.live.as_mut() {
+            l.verdict = Some(v);
+        }
     }
 
     /// The row's `bound`, `bound_mib_s`, `pct_of_bound` and `bound_hint` from the profile the
@@ -1432,6 +1493,23 @@ pub enum Why {
 }
 
 /// Why the model has nothing to say about `spec`.
+/// The `facts` columns of `r`, a row of `seg`, from the segment's facts (the session's latest
+/// look). A row that leaves its warm-up out covers less time than the facts: the workers' CPU
+/// times, which cover the whole segment, are scaled to the row's share of it, so a warm read's
+/// workers are not said to have waited 174% of its time.
+fn row_facts(seg: &Segment, r: &RunResult) -> Option<crate::facts::Section> {
+    let f = seg.facts.as_ref()?;
+    let whole = f.seconds();
+    if whole > 0.0 && r.figures.seconds > 0.0 && r.figures.seconds < whole {
+        let share = r.figures.seconds / whole;
+        let mut scaled = (**f).clone();
+        scaled.run.worker_user_cpu_s = scaled.run.worker_user_cpu_s.map(|s| s * share);
+        scaled.run.worker_cpu_wait_s = scaled.run.worker_cpu_wait_s.map(|s| s * share);
+        return Some(std::sync::Arc::new(scaled).section());
+    }
+    Some(f.section())
+}
+
 fn not_modelled(spec: &RunSpec) -> String {
     if spec.setup.op == Op::Write {
         "writes are not modelled (the profile measures reads)".to_string()

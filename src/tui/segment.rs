@@ -187,6 +187,12 @@ pub struct Segment {
     /// its latest snapshot. The aggregate counts backlogs at the end only; the screen needs
     /// them while the run goes.
     backlog_by_worker: Vec<u64>,
+    /// The run's facts (`crate::facts`: its own I/O, the page cache, pressure, the extents)
+    /// from its first look until the session's latest (once a second, and at its end).
+    pub facts: Option<std::sync::Arc<crate::facts::Facts>>,
+    /// The live row's verdict as of `facts`, by the judge `run` uses (its `!` in the table and
+    /// its reasons on the why row); None before the first facts.
+    pub verdict: Option<crate::explain::verdict::Verdict>,
 }
 
 impl Segment {
@@ -212,6 +218,8 @@ impl Segment {
             steady: Aggregate::without_series(0),
             full_passes: 0,
             backlog_by_worker: Vec::new(),
+            facts: None,
+            verdict: None,
         }
     }
 

@@ -78,6 +78,18 @@ pub enum Update {
         device: Option<String>,
         sample: crate::measure::device::Sample,
     },
+    /// This process's own I/O accounting (`/proc/self/io`), read by the session thread right
+    /// before each [`Update::Device`]: the device panel sets the bytes this run caused the
+    /// storage layer to move against the device's, so another process's I/O is told apart.
+    OwnIo(crate::facts::taskio::TaskIo),
+    /// The facts of run `id` (`crate::facts`, the ones `run` judges by) from its first look
+    /// until now: every [`FACTS_EVERY`] while it runs (the live row's verdict), and once more
+    /// when it ends, before its [`Update::Stopped`] (the row's). A segment of several passes
+    /// has them from its first pass's first look.
+    Facts {
+        id: u64,
+        facts: Arc<crate::facts::Facts>,
+    },
     /// What run `id`'s kernel view counted since its last read ([`Run::kernel_read`]), read by
     /// the session thread every [`KERNEL_READ_EVERY`] and at a pass's end (never by the UI
     /// thread); `Err`: why the view is absent. Only runs started with `spec.kernel` send it.
@@ -106,6 +118,27 @@ struct Running {
     /// Passes completed before the current one.
     passes: u64,
     failed: bool,
+    /// The facts of the passes before the current one, joined; None on the first.
+    earlier: Option<Arc<crate::facts::Facts>>,
+    /// When the facts were last sent.
+    facts_sent: Instant,
+}
+
+impl Running {
+    /// The segment's facts: the earlier passes' joined with `current` (the current pass's).
+    fn facts_with(&self, current: &crate::facts::Facts) -> Arc<crate::facts::Facts> {
+        Arc::new(match &self.earlier {
+            Some(e) => crate::facts::Facts::joined(e, current),
+            None => current.clone(),
+        })
+    }
+
+    /// Sends the facts from the segment's first look until now.
+    fn send_facts_so_far(&mut self, out: &Sender<Update>) {
+        self.facts_sent = Instant::now();
+        let facts = self.facts_with(&self.run.facts_so_far());
+        let _ = out.send(Update::Facts { id: self.id, facts });
+    }
 }
 
 impl Running {
@@ -206,6 +239,9 @@ impl Drop for Session {
 /// the throughput samples.
 pub const DEVICE_SAMPLE_EVERY: Duration = Duration::from_millis(100);
 
+/// How often the session thread sends the running segment's facts (the live row's verdict).
+pub const FACTS_EVERY: Duration = Duration::from_secs(1);
+
 /// How often the session thread reads a run's kernel view (the explorer's kernel panel).
 pub const KERNEL_READ_EVERY: Duration = Duration::from_secs(1);
 
@@ -240,11 +276,17 @@ fn session_loop(commands: Receiver<Command>, out: Sender<Update>, discard: Disca
                         sampler = Some((path, s));
                     }
                     if let Some((_, s)) = &sampler {
+                        if let Some(io) = crate::facts::taskio::TaskIo::process() {
+                            let _ = out.send(Update::OwnIo(io));
+                        }
                         let _ = out.send(Update::Device {
                             device: s.device.as_ref().map(|d| d.name.clone()),
                             sample: s.sample(clock.elapsed().as_nanos() as u64),
                         });
                     }
+                }
+                if running.facts_sent.elapsed() >= FACTS_EVERY {
+                    running.send_facts_so_far(&out);
                 }
                 if kernel_read_at.elapsed() >= KERNEL_READ_EVERY {
                     kernel_read_at = std::time::Instant::now();
@@ -347,6 +389,8 @@ fn begin(id: u64, mut spec: RunSpec, out: &Sender<Update>) -> Option<Running> {
                 offset_ns: 0,
                 passes: 0,
                 failed: false,
+                earlier: None,
+                facts_sent: Instant::now(),
             })
         }
         Err(e) => {
@@ -388,10 +432,20 @@ fn next_pass(
         offset_ns,
         passes,
         failed: _,
+        earlier,
+        facts_sent,
     } = running;
     // Its snapshots were all forwarded; what is left is its verdict.
     let ended = run.end();
+    let joined = Arc::new(match &earlier {
+        Some(e) => crate::facts::Facts::joined(e, &ended.facts),
+        None => (*ended.facts).clone(),
+    });
     let stopped = |error: String, elapsed: Option<Duration>| {
+        let _ = out.send(Update::Facts {
+            id,
+            facts: joined.clone(),
+        });
         let _ = out.send(Update::Stopped {
             id,
             elapsed: elapsed
@@ -412,6 +466,8 @@ fn next_pass(
             origin,
             passes: passes + 1,
             failed: false,
+            earlier: Some(joined.clone()),
+            facts_sent,
         }),
         Err(e) => {
             stopped(format!("{e:#}"), None);
@@ -431,7 +487,17 @@ fn finish(mut running: Running, out: &Sender<Update>, discard: &DiscardSender) {
     // can take seconds that must not dilute the row's MiB/s.
     send_kernel(out, &mut running);
     let created = running.run.created().cloned();
-    let ended = running.run.end();
+    let Running { run, earlier, .. } = running;
+    let ended = run.end();
+    // The row's facts, before its end: the whole segment's.
+    let facts = Arc::new(match &earlier {
+        Some(e) => crate::facts::Facts::joined(e, &ended.facts),
+        None => (*ended.facts).clone(),
+    });
+    let _ = out.send(Update::Facts {
+        id: running.id,
+        facts,
+    });
     let elapsed = match ended.elapsed {
         Some(wall) => wall + Duration::from_nanos(running.offset_ns),
         None => running.origin.elapsed(),
@@ -519,6 +585,7 @@ mod tests {
         finish(running, &out, &no_discard());
         drop(out);
         let (mut bytes, mut finals, mut last_at_ns, mut stopped) = (0u64, Vec::new(), 0, None);
+        let mut last_facts = None;
         for u in updates.iter() {
             match u {
                 Update::Snapshot { id: 3, snapshot } => {
@@ -534,6 +601,7 @@ mod tests {
                 }
                 Update::Stopped { id: 3, error, .. } => stopped = Some(error),
                 Update::Started { id: 3, .. } => {}
+                Update::Facts { id: 3, facts } => last_facts = Some(facts),
                 other => panic!("unexpected {other:?}"),
             }
         }
@@ -552,6 +620,12 @@ mod tests {
             vec![Some(xor)],
             "only the first pass reports its XOR"
         );
+        // The segment's facts, sent before its end, span both passes: the process read at
+        // least the two passes' bytes through the file (`rchar`), from the first look on.
+        let facts = last_facts.expect("the facts came before the end");
+        if let Some(io) = facts.run_io() {
+            assert!(io.rchar >= 2 << 20, "{io:?}");
+        }
     }
 
     #[test]

@@ -476,8 +476,22 @@ fn a_buffered_write_still_dirty_at_its_end_is_writes_in_page_cache_whatever_the_
     assert_eq!(codes(&v), [Code::WritesInPageCache], "{v:?}");
     assert!(v.reasons[0].sentence.contains("--fsync"), "{v:?}");
     // Written back during the run: fine; synced: not judged.
-    let f = F::clean().own(0, GIB).cache(0.0, 100.0, 10 * MIB);
+    let f = F::clean()
+        .own(0, GIB)
+        .chain(vec![level("vda", LK::Disk, 8192)], &[(0, GIB)])
+        .cache(0.0, 100.0, 10 * MIB);
     assert!(!judged(&w, &f, &disk()).has(Code::WritesInPageCache));
+    // A write looping over a 64 MiB file (the explorer's): 4 GiB written, at most 64 MiB
+    // dirty at its end, and its device wrote 100 MiB: memory's figure all the same.
+    let mut looped = w.clone();
+    looped.figures.bytes = 4 * GIB;
+    let f = F::clean()
+        .own(0, 64 * MIB)
+        .chain(vec![level("vda", LK::Disk, 8192)], &[(0, 100 * MIB)])
+        .cache(0.0, 100.0, 60 * MIB);
+    let v = judged(&looped, &f, &disk());
+    assert_eq!(codes(&v), [Code::WritesInPageCache], "{v:?}");
+    assert!(v.reasons[0].sentence.contains("vda wrote 100"), "{v:?}");
     let synced = RunResult {
         setup: crate::config::RecordedSetup {
             write_sync: Some(WriteSync::FsyncAtEnd),

@@ -14,9 +14,13 @@
 //!
 //! The counters are read by the session thread at the throughput samples' cadence
 //! ([`Update::Device`](crate::tui::session::Update::Device)), never by the UI thread; they are
-//! the whole device's, so another process's I/O to it counts too ([`run_share_line`] is where
-//! the run's own accounting will split them). A file on tmpfs, overlay or a network filesystem
-//! has no device, and the panel says so.
+//! the whole device's, so another process's I/O to it counts too. Beside each sample the
+//! session reads this process's own I/O accounting (`/proc/self/io`,
+//! [`Update::OwnIo`](crate::tui::session::Update::OwnIo)), which [`Split`] sets against the
+//! device's: this run's storage MiB/s beside the others' (the device's less the run's), and
+//! `file/dev` against the run's own storage bytes, so a neighbour reading the disk never makes
+//! a run served from the page cache read `454×`. A file on tmpfs, overlay or a network
+//! filesystem has no device, and the panel says so.
 
 use super::{fmt_mib_s, fmt_rate, frame};
 use crate::measure::device::{cpu_delta, disk_delta};
@@ -85,30 +89,123 @@ fn direction(
     super::first_fitting(vec![full, short], width)
 }
 
-/// The ratio line: the file's bytes against the device's, in the run's direction. The device's
-/// counters are everyone's I/O: until the run's own accounting (per-task I/O, the facts of a
-/// run) splits "this run" from "the others", the line says whose bytes it counts.
+/// Bytes of one second split into this run's and the others' (`crate::facts::taskio`): what
+/// this process caused the storage layer to move (`/proc/self/io`) against what the device
+/// moved, each direction apart.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Split {
+    /// This run's storage reads, bytes: `read_bytes`, counted as they are submitted.
+    pub run_read: u64,
+    /// This run's storage writes, bytes: its written bytes (`write_bytes` less the cancelled,
+    /// counted when a page is dirtied or an O_DIRECT write submitted) that the device can have
+    /// written in the span, at most the device's own (a buffered write dirties pages now and
+    /// the device writes them later, or never during the run).
+    pub run_write: u64,
+    /// The device's bytes that were not this run's (its total less this run's, never below 0):
+    /// another process's, the filesystem's journal and metadata, write-back of older writes.
+    pub others_read: u64,
+    pub others_write: u64,
+}
+
+impl Split {
+    /// The split of the device's `dev_read`/`dev_write` bytes given this process's I/O
+    /// accounting `own` over the same span.
+    pub fn of(own: &crate::facts::taskio::TaskIo, dev_read: u64, dev_write: u64) -> Split {
+        let run_write = own.net_write_bytes().min(dev_write);
+        Split {
+            run_read: own.read_bytes,
+            run_write,
+            others_read: dev_read.saturating_sub(own.read_bytes),
+            others_write: dev_write.saturating_sub(run_write),
+        }
+    }
+
+    /// This run's bytes and the others' in `op`'s direction (a mix: both).
+    fn in_direction(&self, op: crate::config::Op, mixed: bool) -> (u64, u64) {
+        match (op, mixed) {
+            (_, true) => (
+                self.run_read + self.run_write,
+                self.others_read + self.others_write,
+            ),
+            (crate::config::Op::Write, false) => (self.run_write, self.others_write),
+            (crate::config::Op::Read, false) => (self.run_read, self.others_read),
+        }
+    }
+}
+
+/// The split of the panel's span (its first and last samples), when both carry this process's
+/// I/O accounting.
+pub fn split(app: &App, d: &crate::measure::device::DeviceDelta) -> Option<Split> {
+    let (_, _, Some(a)) = app.device_samples.front()? else {
+        return None;
+    };
+    let (_, _, Some(b)) = app.device_samples.back()? else {
+        return None;
+    };
+    Some(Split::of(&b.since(a), d.dev_read_bytes, d.dev_write_bytes))
+}
+
+/// The ratio line: the file's bytes against the storage bytes this run moved in its direction
+/// (its own accounting, so another process's I/O on the device never makes a run served from
+/// the page cache read `454×`: it reads `∞ (cache)`), then this run's storage MiB/s beside the
+/// others'. Without the run's own accounting, against the whole device's, and it says so.
 pub fn run_share_line(
     app: &App,
     file_bytes: u64,
     d: &crate::measure::device::DeviceDelta,
+    secs: f64,
     width: usize,
 ) -> Line<'static> {
     let bold = Style::default().add_modifier(Modifier::BOLD);
     let dim = Style::default().fg(Color::DarkGray);
-    let dev_bytes = match app.settings.setup.op {
-        // A mix moves the file's bytes both ways.
-        crate::config::Op::Write if app.settings.is_mixed() => d.dev_read_bytes + d.dev_write_bytes,
-        crate::config::Op::Write => d.dev_write_bytes,
-        // Against the device's bytes in the run's direction: another process's writes (a
-        // build, a log) do not dilute a read's ratio.
-        _ => d.dev_read_bytes,
+    let (op, mixed) = (app.settings.setup.op, app.settings.is_mixed());
+    let Some(sp) = split(app, d) else {
+        let dev_bytes = match (op, mixed) {
+            // A mix moves the file's bytes both ways.
+            (_, true) => d.dev_read_bytes + d.dev_write_bytes,
+            (crate::config::Op::Write, false) => d.dev_write_bytes,
+            // Against the device's bytes in the run's direction: another process's writes (a
+            // build, a log) do not dilute a read's ratio.
+            (crate::config::Op::Read, false) => d.dev_read_bytes,
+        };
+        let ratio = Span::styled(ratio_text(file_bytes, dev_bytes), bold);
+        return super::first_fitting(
+            vec![
+                vec![ratio.clone(), Span::styled("  (device: all I/O)", dim)],
+                vec![ratio.clone(), Span::styled(" (all I/O)", dim)],
+                vec![ratio],
+            ],
+            width,
+        );
     };
-    let ratio = Span::styled(ratio_text(file_bytes, dev_bytes), bold);
+    let (run, others) = sp.in_direction(op, mixed);
+    let mib = |b: u64| fmt_mib_s(b as f64 / secs.max(1e-9) / (1u64 << 20) as f64);
+    let ratio = Span::styled(ratio_text(file_bytes, run), bold);
     super::first_fitting(
         vec![
-            vec![ratio.clone(), Span::styled("  (device: all I/O)", dim)],
-            vec![ratio.clone(), Span::styled(" (all I/O)", dim)],
+            vec![
+                ratio.clone(),
+                Span::styled("  this run ", dim),
+                Span::raw(mib(run)),
+                Span::styled(", others ", dim),
+                Span::raw(mib(others)),
+                Span::styled(" MiB/s", dim),
+            ],
+            vec![
+                ratio.clone(),
+                Span::styled(" run ", dim),
+                Span::raw(mib(run)),
+                Span::styled(" others ", dim),
+                Span::raw(mib(others)),
+                Span::styled(" MiB/s", dim),
+            ],
+            vec![
+                ratio.clone(),
+                Span::styled(" run ", dim),
+                Span::raw(mib(run)),
+                Span::styled(" oth ", dim),
+                Span::raw(mib(others)),
+            ],
             vec![ratio],
         ],
         width,
@@ -123,7 +220,8 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
     let Some(Some(_)) = &app.device_name else {
         return Vec::new();
     };
-    let (Some((a, fa)), Some((b, fb))) = (app.device_samples.front(), app.device_samples.back())
+    let (Some((a, fa, _)), Some((b, fb, _))) =
+        (app.device_samples.front(), app.device_samples.back())
     else {
         return Vec::new();
     };
@@ -187,7 +285,7 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
             ],
             width,
         ),
-        run_share_line(app, fb - fa, &d, width),
+        run_share_line(app, fb - fa, &d, secs, width),
     ];
     if let Some(c) = cpu_delta(a, b) {
         out.push(Line::from(vec![
@@ -375,6 +473,100 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::facts::taskio::TaskIo;
+    use crate::measure::device::{DiskStat, Sample};
+
+    /// An app reading, with one second of device samples: the device reads `dev_mib` MiB in
+    /// it, this process `own_mib` MiB of them, and the file moves `file_mib` MiB.
+    fn app_with_second(file_mib: u64, dev_mib: u64, own_mib: Option<u64>) -> App {
+        let mut a = App::new(
+            "/data/big.bin".into(),
+            1 << 30,
+            "/data/.scratch".into(),
+            "out.csv".into(),
+        );
+        a.device_name = Some(Some("vda".into()));
+        for i in 0..=10u64 {
+            let sample = Sample {
+                at_ns: i * 100_000_000,
+                disk: Some(DiskStat {
+                    read_ios: i * dev_mib,
+                    read_sectors: i * dev_mib * 2048 / 10,
+                    io_ticks_ms: i * 50,
+                    ..Default::default()
+                }),
+                cpu: None,
+            };
+            let own = own_mib.map(|m| TaskIo {
+                read_bytes: 7 + i * m * (1 << 20) / 10,
+                rchar: (i * file_mib) << 20,
+                ..Default::default()
+            });
+            a.device_samples
+                .push_back((sample, i * file_mib * (1 << 20) / 10, own));
+        }
+        a
+    }
+
+    fn share_line(a: &App) -> String {
+        lines(a, 60)
+            .iter()
+            .map(|l| {
+                l.spans
+                    .iter()
+                    .map(|s| s.content.as_ref())
+                    .collect::<String>()
+            })
+            .find(|l| l.starts_with("file/dev"))
+            .expect("a ratio line")
+    }
+
+    #[test]
+    fn another_process_reading_the_disk_is_the_others_and_never_sets_the_runs_ratio() {
+        // A warm read at 3000 MiB/s served from the page cache while a neighbour reads 500
+        // MiB/s from the disk: the device's counters alone said `file/dev 6× cache`, and with a
+        // smaller neighbour `454×`. The run's own accounting says it read nothing.
+        let a = app_with_second(3000, 500, Some(0));
+        let line = share_line(&a);
+        assert!(
+            line.starts_with("file/dev ∞ (cache)  this run 0.00, others 500.0 MiB/s"),
+            "{line}"
+        );
+        // Whatever the neighbour reads, a run that reads nothing from storage reads cache.
+        for dev in [1, 7, 64, 5000] {
+            let line = share_line(&app_with_second(3000, dev, Some(0)));
+            assert!(line.starts_with("file/dev ∞ (cache)"), "{dev}: {line}");
+        }
+        // A cold read of 200 MiB/s beside a neighbour's 300: the ratio is the run's alone.
+        let line = share_line(&app_with_second(200, 500, Some(200)));
+        assert!(
+            line.starts_with("file/dev 1.00×  this run 200.0, others 300.0 MiB/s"),
+            "{line}"
+        );
+        // The run's read-ahead past the device's count (counted at submission): others at 0.
+        let d = Split::of(
+            &TaskIo {
+                read_bytes: 600,
+                write_bytes: 50,
+                cancelled_write_bytes: 10,
+                ..Default::default()
+            },
+            500,
+            20,
+        );
+        assert_eq!(
+            d,
+            Split {
+                run_read: 600,
+                run_write: 20,
+                others_read: 0,
+                others_write: 0
+            }
+        );
+        // Without the run's accounting the ratio is the device's, and says so.
+        let line = share_line(&app_with_second(3000, 500, None));
+        assert!(line.contains("6.00×") && line.contains("all I/O"), "{line}");
+    }
 
     #[test]
     fn the_ratio_says_cache_when_the_device_moved_nothing() {

@@ -288,7 +288,11 @@ pub fn row_count(app: &dyn TableView) -> usize {
 pub fn body(app: &dyn TableView) -> Vec<(Vec<String>, Style, Option<usize>)> {
     let mut body = Vec::new();
     if let Some(live) = app.live() {
-        if let Some(r) = live.result(&live.experiment, live.seconds()) {
+        if let Some(mut r) = live.result(&live.experiment, live.seconds()) {
+            // Its verdict as of the latest facts (once a second): `!` while suspect.
+            if let Some(v) = &live.verdict {
+                v.fill(&mut r);
+            }
             if r.figures.ops > 0 {
                 let extra = live.extra(false);
                 body.push((

@@ -173,18 +173,26 @@ fn why_spans(app: &App) -> Vec<Span<'static>> {
     // The row under the table's cursor, when its verdict is suspect: its reasons (issue 23).
     let body = super::results::body(app);
     let at = app.table_cursor.min(body.len().saturating_sub(1));
-    if let Some(r) = body
-        .get(at)
-        .and_then(|(_, _, i)| *i)
+    let under = body.get(at).map(|(_, _, i)| *i);
+    let live = app.live.as_ref().filter(|l| l.agg.ops > 0);
+    // The live row (the first, without an index) as of its latest facts.
+    let live_suspect = live
+        .filter(|_| under == Some(None))
+        .and_then(|l| Some((l, l.verdict.as_ref()?)))
+        .filter(|(_, v)| v.verdict == crate::explain::verdict::Kind::Suspect)
+        .and_then(|(l, v)| {
+            let r = l.result(&l.experiment, l.seconds())?;
+            let label = super::results::setting_label(&r);
+            Some((format!("{label} (live)"), v.sentences()))
+        });
+    let row_suspect = under
+        .flatten()
         .and_then(|i| app.rows.get(i))
         .filter(|r| r.judgement.verdict == "suspect")
-    {
+        .map(|r| (super::results::setting_label(r), r.judgement.why.clone()));
+    if let Some((label, why_text)) = live_suspect.or(row_suspect) {
         why.push(Span::styled(
-            format!(
-                " │ ⚠ {} suspect: {}",
-                super::results::setting_label(r),
-                shown(&r.judgement.why)
-            ),
+            format!(" │ ⚠ {} suspect: {}", shown(&label), shown(&why_text)),
             warn(),
         ));
     }
