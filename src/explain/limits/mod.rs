@@ -29,6 +29,11 @@
 //! machine did meanwhile), `memory` (the memory ceilings), `steps` (the I/O steps and
 //! [`measure`], which runs them all) and `table` (printing a profile); the command's entry point
 //! is here.
+//!
+//! [`RunSpec`]: crate::config::spec::RunSpec
+//! [`run_blocking`]: crate::runner::run_blocking
+//! [`Spread`]: crate::explain::profile::Spread
+//! [`Provenance`]: crate::explain::profile::Provenance
 
 mod budget;
 mod machine;

@@ -147,7 +147,7 @@ pub struct Verdict {
     pub notes: Vec<String>,
 }
 
-/// What [`judge`] returns.
+/// What [`judge`](super::judge) returns.
 pub type Judgement = Verdict;
 
 impl Verdict {
