@@ -137,12 +137,16 @@ mod tests {
     #[test]
     fn the_run_delay_of_threads_by_name_counts_only_those_threads() {
         let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<()>();
+        // The new thread sets its own name as it starts: read the names once it runs.
         let t = std::thread::Builder::new()
             .name("dstest-delay-1".into())
             .spawn(move || {
+                let _ = ready_tx.send(());
                 let _ = rx.recv();
             })
             .unwrap();
+        ready_rx.recv().unwrap();
         let found = threads_run_delay_s("dstest-delay-");
         assert_eq!(threads_run_delay_s("no-such-thread-name"), None);
         tx.send(()).unwrap();

@@ -2,7 +2,7 @@
 //! names, says its figures, and stays silent on the clean run beside it.
 
 use super::*;
-use crate::config::{Method, Pattern};
+use crate::config::{CacheMode, Method, Op, Pattern, WriteSync};
 use crate::explain::context::{Device, Filesystem};
 use crate::facts::chain::{Chain, Kind as LK, Level, Queue};
 use crate::facts::extents::{ExtentMap, Source as ExtentSource};
