@@ -131,10 +131,12 @@ impl RowSink {
             )?,
             Columns::Syscalls => CsvSink::create::<SyscallRow>(path, force)?,
             Columns::FleetRuns => CsvSink::create::<super::fleet::FleetCsvRow>(path, force)?,
+            // A mixed point's columns, and every other optional column its rows write (the
+            // run's facts), named up front as for a local sweep.
             Columns::FleetMixedRuns => CsvSink::create_with::<super::fleet::FleetCsvRow>(
                 path,
                 force,
-                RunResult::mixed_columns(),
+                crate::runner::optional_columns(&x.points),
             )?,
         };
         Ok(RowSink { sink, columns })
