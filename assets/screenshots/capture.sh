@@ -4,7 +4,7 @@
 #   assets/screenshots/capture.sh [DISKSCOPE]      (default target/release/diskscope)
 # It makes a 256 MiB file in a temp directory, explores it for about 15 s while turning a few
 # knobs (block size, method, random offsets), captures the screen with its colours
-# (`capture-pane -e`), converts it to SVG (ansi2svg.py) and to PNG (rsvg-convert), and removes
+# (`capture-pane -e`), converts it to SVG (bench/ansi2svg.py) and to PNG (rsvg-convert), and removes
 # the file. Needs tmux, python3 and librsvg2-bin.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -33,6 +33,6 @@ key Left Left  # 2M -> 512K
 sleep 4
 tmux -L "$sock" capture-pane -e -p >"$work/screen.txt"
 key q
-python3 "$here/ansi2svg.py" "$work/screen.txt" >"$work/explorer.svg"
+python3 "$here/../../bench/ansi2svg.py" "$work/screen.txt" "$work/explorer.svg" --cols 100 --rows 30
 rsvg-convert "$work/explorer.svg" -o "$here/explorer.png"
 echo "wrote $here/explorer.png"
