@@ -108,7 +108,7 @@ fn a_file_named_with_an_escape_sequence_is_drawn_escaped_in_every_explorer_panel
         assert!(!has_terminal_control(screen.as_bytes()), "{screen}");
         assert!(screen.contains("big\\u{1b}]2;pwned"), "{screen}");
     }
-    app.show_help = true;
+    app.view.show_help = true;
     let help = explorer_screen(&app, 100, 40);
     assert!(!has_terminal_control(help.as_bytes()), "{help}");
 }

@@ -399,7 +399,7 @@ fn explorer_screen(mib_per_interval: u64, width: u16, height: u16) -> String {
         PathBuf::from("/data/.big.bin.diskscope-scratch"),
         PathBuf::from("diskscope-results/tui-test.csv"),
     );
-    app.profile = Some((Profile::synthetic_example(), None));
+    app.explored.profile = Some((Profile::synthetic_example(), None));
     let Action::Start { id, spec } = app.start() else {
         panic!("the explorer starts a run");
     };

@@ -50,15 +50,15 @@ fn started_id(action: &Action) -> u64 {
 fn feed_run(app: &mut App, id: u64, intervals: u64, mib_per_interval: u64, lat_us: u64) {
     let spec = app.live.as_ref().map(|l| l.settings).unwrap().spec(
         &app.file,
-        &app.scratch,
-        app.file_size_bytes,
+        &app.explored.scratch,
+        app.explored.size_bytes,
     );
     app.apply(Update::Started {
         id,
         meta: Box::new(PreparedMeta {
             spec: spec.clone(),
-            file_size: app.file_size_bytes,
-            total: app.file_size_bytes,
+            file_size: app.explored.size_bytes,
+            total: app.explored.size_bytes,
             residency_before: Some(Residency {
                 resident_pages: 10,
                 total_pages: 10,
@@ -193,15 +193,15 @@ fn closing_the_help_or_the_kdiskmark_card_does_not_also_run_the_key() {
         KeyCode::Char('q'),
         KeyCode::Char('s'),
     ] {
-        a.show_help = true;
+        a.view.show_help = true;
         assert_eq!(a.handle_key(key(key_code)), Action::None, "{key_code:?}");
-        assert!(!a.show_help);
-        a.show_kdm = true;
+        assert!(!a.view.show_help);
+        a.kdm.show = true;
         assert_eq!(a.handle_key(key(key_code)), Action::None, "{key_code:?}");
-        assert!(!a.show_kdm);
+        assert!(!a.kdm.show);
     }
     assert!(
-        !a.settings.cold() && !a.quit,
+        !a.settings.cold() && !a.runs.quit,
         "a closing key changed a setting"
     );
     assert_eq!(a.settings.setup.block_size_bytes, MIB);
@@ -225,7 +225,7 @@ fn tiny_terminals_draw_without_panicking() {
     let mut a = app();
     let id = started_id(&a.start());
     feed_run(&mut a, id, 5, 10, 3000);
-    a.show_help = true;
+    a.view.show_help = true;
     for (w, h) in [(1, 1), (10, 3), (40, 10), (79, 23), (80, 5), (200, 8)] {
         render(&a, w, h);
     }
@@ -313,7 +313,7 @@ fn space_pauses_and_changes_made_while_paused_wait_for_resume() {
     let mut a = app();
     a.start();
     assert_eq!(a.handle_key(key(KeyCode::Char(' '))), Action::Stop);
-    assert!(a.paused && a.live.is_none());
+    assert!(a.runs.paused && a.live.is_none());
     assert_eq!(a.handle_key(key(KeyCode::Right)), Action::None);
     assert!(render(&a, 80, 24).contains("PAUSED"));
     let Action::Start { spec, .. } = a.handle_key(key(KeyCode::Char(' '))) else {
@@ -385,7 +385,7 @@ fn q_and_ctrl_c_quit() {
     let mut a = app();
     let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
     assert_eq!(a.handle_key(ctrl_c), Action::Quit);
-    assert!(a.quit);
+    assert!(a.runs.quit);
 }
 
 /// Ends the live run by a setting change and feeds the next one, so the first becomes a row.
@@ -714,7 +714,7 @@ fn k_runs_the_kdiskmark_set_test_after_test_and_shows_a_card() {
         (spec.setup.block_size_bytes, spec.target.duration),
         (MIB, None)
     );
-    assert!(a.show_kdm);
+    assert!(a.kdm.show);
     let screen = render(&a, 80, 24);
     for want in [
         "KDiskMark set",
@@ -832,8 +832,8 @@ mod why {
 
     fn explained() -> App {
         let mut a = app();
-        a.profile = Some((Profile::synthetic_example(), None));
-        a.context = Some(Context {
+        a.explored.profile = Some((Profile::synthetic_example(), None));
+        a.explored.context = Some(Context {
             filesystem: Some(Filesystem {
                 fs_type: "ext4".into(),
                 mount_options: "rw,relatime".into(),
@@ -952,7 +952,7 @@ mod why {
             mount_options: "rw".into(),
             ..Default::default()
         };
-        a.context = Some(Context {
+        a.explored.context = Some(Context {
             warnings: warnings_for(Some(&fs), None),
             filesystem: Some(fs),
             ..Default::default()
@@ -999,7 +999,7 @@ fn a_scratch_file_being_removed_shows_its_progress_and_q_says_what_it_waits_for(
     });
     let screen = render(&a, 80, 24);
     assert!(screen.contains("removing scratch: 512"), "{screen}");
-    a.quitting = true;
+    a.runs.quitting = true;
     let screen = render(&a, 80, 24);
     assert!(
         screen.contains("quitting after removing the scratch file: 512"),
@@ -1009,7 +1009,7 @@ fn a_scratch_file_being_removed_shows_its_progress_and_q_says_what_it_waits_for(
         path,
         elapsed: Duration::from_secs(3),
     });
-    assert!(a.removing.is_empty());
+    assert!(a.runs.removing.is_empty());
     assert!(
         render(&a, 80, 24).contains("quitting: stopping the run, "),
         "{}",
@@ -1148,7 +1148,7 @@ fn the_results_cursor_scrolls_to_rows_out_of_view_and_o_sorts_and_h_hides_the_ro
         !screen.contains("▶pread"),
         "scrolled past the live row:\n{screen}"
     );
-    assert_eq!(a.table_cursor, 30);
+    assert_eq!(a.view.table_cursor, 30);
     a.handle_key(key(KeyCode::Home));
     assert!(first_row(&a, 80, 24).contains("▶"));
     // Sorting by throughput puts the fastest finished row first (after the live row).
@@ -1253,19 +1253,18 @@ fn the_event_log_keeps_a_keys_feedback_that_a_note_replaced_and_wraps_long_entri
     feed_run(&mut a, id, 5, 100, 20);
     let next = started_id(&a.handle_key(key(KeyCode::Char('p'))));
     let key_message = a.message.clone();
-    let spec =
-        a.live
-            .as_ref()
-            .map(|l| l.settings)
-            .unwrap()
-            .spec(&a.file, &a.scratch, a.file_size_bytes);
+    let spec = a.live.as_ref().map(|l| l.settings).unwrap().spec(
+        &a.file,
+        &a.explored.scratch,
+        a.explored.size_bytes,
+    );
     let note = "O_DIRECT is not used here: the filesystem refused it, so this run reads through the page cache and its figures are the cache's, not the device's".to_string();
     a.apply(Update::Started {
         id: next,
         meta: Box::new(PreparedMeta {
             spec,
-            file_size: a.file_size_bytes,
-            total: a.file_size_bytes,
+            file_size: a.explored.size_bytes,
+            total: a.explored.size_bytes,
             residency_before: None,
         }),
         workers: 1,
@@ -1313,7 +1312,7 @@ fn a_setting_left_within_a_second_is_transient_not_kept_unless_t_asks_and_b_cann
     assert!(a.baseline.is_none(), "nothing to pin");
     // t keeps them.
     a.handle_key(key(KeyCode::Char('t')));
-    assert!(a.keep_transient);
+    assert!(a.view.keep_transient);
     feed_run(&mut a, next, 1, 100, 20);
     a.handle_key(key(KeyCode::Char('p')));
     a.apply(Update::Stopped {
@@ -1327,7 +1326,7 @@ fn a_setting_left_within_a_second_is_transient_not_kept_unless_t_asks_and_b_cann
 #[test]
 fn no_color_draws_every_cell_in_the_terminal_s_own_colours() {
     let mut a = app_with_rows(3);
-    a.no_color = true;
+    a.view.no_color = true;
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
     terminal.draw(|f| f.render_widget(&a, f.area())).unwrap();
     let buf = terminal.backend().buffer().clone();
@@ -1366,12 +1365,12 @@ fn no_figure_is_cut_on_the_status_message_or_why_lines_at_any_size() {
         mount_options: "rw,relatime,size=16777216k,nr_inodes=4194304".into(),
         ..Default::default()
     };
-    a.context = Some(Context {
+    a.explored.context = Some(Context {
         warnings: warnings_for(Some(&fs), None),
         filesystem: Some(fs),
         ..Default::default()
     });
-    a.profile = Some((Profile::synthetic_example(), None));
+    a.explored.profile = Some((Profile::synthetic_example(), None));
     let id = started_id(&a.start());
     feed_run(&mut a, id, 100, 300, 200);
     let message = "pread 1M ran 0.05 s, 12 ops: transient, not kept (under 1 s or 100 ops; \
@@ -1548,7 +1547,7 @@ fn a_warm_reads_figures_leave_out_its_first_pass_and_rows_show_the_warm_up_and_t
         r.figures.seconds
     );
     assert_eq!(r.figures.xor, "00000007", "the XOR is the whole segment's");
-    let extra = &a.row_extra[0];
+    let extra = &a.runs.row_extra[0];
     assert_eq!((extra.warmup_s, extra.warmup_over), (Some(1.0), true));
     let screen = render(&a, 200, 60);
     let row = screen
@@ -1575,7 +1574,7 @@ fn a_suspect_row_is_flagged_and_says_why_with_the_run_commands_verdict() {
         mount_options: "rw".into(),
         ..Default::default()
     };
-    a.context = Some(Context {
+    a.explored.context = Some(Context {
         warnings: warnings_for(Some(&fs), None),
         filesystem: Some(fs),
         ..Default::default()
@@ -1616,9 +1615,11 @@ fn the_latency_histogram_gets_finer_with_room_marks_p50_and_p99_and_l_switches_t
     a.apply(Update::Started {
         id,
         meta: Box::new(PreparedMeta {
-            spec: a.settings.spec(&a.file, &a.scratch, a.file_size_bytes),
-            file_size: a.file_size_bytes,
-            total: a.file_size_bytes,
+            spec: a
+                .settings
+                .spec(&a.file, &a.explored.scratch, a.explored.size_bytes),
+            file_size: a.explored.size_bytes,
+            total: a.explored.size_bytes,
             residency_before: None,
         }),
         workers: 1,
@@ -1670,7 +1671,7 @@ fn the_latency_histogram_gets_finer_with_room_marks_p50_and_p99_and_l_switches_t
     };
     assert_eq!(tail_len(&big), 1);
     a.handle_key(key(KeyCode::Char('l')));
-    assert!(a.latency_log);
+    assert!(a.view.latency_log);
     let (big_log, screen) = bars(200, 60, &a);
     assert!(tail_len(&big_log) > 3, "{screen}");
     assert!(screen.contains("log counts (l)"), "{screen}");
@@ -1801,9 +1802,9 @@ fn b_pins_and_x_deletes_the_row_under_the_cursor_and_the_mouse_scrolls_and_selec
     for _ in 0..4 {
         a.handle_mouse(mouse(MouseEventKind::ScrollDown, 60, 30), screen);
     }
-    assert_eq!(a.table_cursor, 4);
+    assert_eq!(a.view.table_cursor, 4);
     a.handle_mouse(mouse(MouseEventKind::ScrollUp, 60, 30), screen);
-    assert_eq!(a.table_cursor, 3);
+    assert_eq!(a.view.table_cursor, 3);
     // A click on the table's third body row selects it.
     let t = screen;
     a.handle_mouse(
@@ -1814,10 +1815,10 @@ fn b_pins_and_x_deletes_the_row_under_the_cursor_and_the_mouse_scrolls_and_selec
         ),
         screen,
     );
-    assert_eq!(a.table_cursor, 2);
+    assert_eq!(a.view.table_cursor, 2);
     // A click outside the table changes nothing.
     a.handle_mouse(mouse(MouseEventKind::Down(MouseButton::Left), 1, 0), screen);
-    assert_eq!(a.table_cursor, 2);
+    assert_eq!(a.view.table_cursor, 2);
     // B pins the row under the cursor; B on it again unpins.
     let under = a.row_under_cursor().unwrap();
     a.handle_key(key(KeyCode::Char('B')));
@@ -1838,7 +1839,7 @@ fn b_pins_and_x_deletes_the_row_under_the_cursor_and_the_mouse_scrolls_and_selec
     let next_label = diskscope::tui::widgets::results::setting_label(&a.rows[gone]);
     a.handle_key(key(KeyCode::Char('x')));
     assert_eq!(a.rows.len(), n - 1);
-    assert_eq!(a.row_extra.len(), n - 1);
+    assert_eq!(a.runs.row_extra.len(), n - 1);
     assert!(
         a.message.contains(&format!("row {next_label} deleted")),
         "{}",
@@ -1922,9 +1923,11 @@ fn capital_r_takes_a_rate_for_an_open_loop_and_the_histogram_shows_service_besid
     a.apply(Update::Started {
         id,
         meta: Box::new(PreparedMeta {
-            spec: a.settings.spec(&a.file, &a.scratch, a.file_size_bytes),
-            file_size: a.file_size_bytes,
-            total: a.file_size_bytes,
+            spec: a
+                .settings
+                .spec(&a.file, &a.explored.scratch, a.explored.size_bytes),
+            file_size: a.explored.size_bytes,
+            total: a.explored.size_bytes,
             residency_before: None,
         }),
         workers: 1,
@@ -1985,16 +1988,16 @@ fn feed_mixed(app: &mut App, id: u64, intervals: u64, reads: u64, writes: u64) {
     use diskscope::measure::snapshot::{DirectionShare, MixedSnapshot};
     let spec = app.live.as_ref().map(|l| l.settings).unwrap().spec(
         &app.file,
-        &app.scratch,
-        app.file_size_bytes,
+        &app.explored.scratch,
+        app.explored.size_bytes,
     );
     assert!(spec.is_mixed());
     app.apply(Update::Started {
         id,
         meta: Box::new(PreparedMeta {
             spec: spec.clone(),
-            file_size: app.file_size_bytes,
-            total: app.file_size_bytes,
+            file_size: app.explored.size_bytes,
+            total: app.explored.size_bytes,
             residency_before: None,
         }),
         workers: 1,
@@ -2046,7 +2049,7 @@ fn w_steps_from_read_to_write_to_a_mix_and_capital_w_types_its_share() {
         panic!("w starts a mix")
     };
     assert_eq!(spec.setup.mix_read_pct, Some(50), "fio's rwmixread default");
-    assert_eq!(spec.target.path, a.scratch);
+    assert_eq!(spec.target.path, a.explored.scratch);
     assert_ne!(spec.target.path, a.file);
     assert!(a.message.starts_with("mix 50/50"), "{}", a.message);
     let screen = render(&a, 80, 24);
@@ -2187,13 +2190,13 @@ fn a_mix_shows_each_directions_histogram_throughput_and_share_and_its_row_says_t
 fn feed_open_loop(app: &mut App, id: u64, intervals: u64, ops: u64, resp_us: u64, behind: u64) {
     use diskscope::measure::snapshot::PacedSnapshot;
     let settings = app.live.as_ref().unwrap().settings;
-    let spec = settings.spec(&app.file, &app.scratch, app.file_size_bytes);
+    let spec = settings.spec(&app.file, &app.explored.scratch, app.explored.size_bytes);
     app.apply(Update::Started {
         id,
         meta: Box::new(PreparedMeta {
             spec: spec.clone(),
-            file_size: app.file_size_bytes,
-            total: app.file_size_bytes,
+            file_size: app.explored.size_bytes,
+            total: app.explored.size_bytes,
             residency_before: None,
         }),
         workers: 1,

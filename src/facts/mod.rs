@@ -65,6 +65,9 @@ pub struct RunSide {
     /// The worker threads' time runnable but waiting for a CPU, seconds (`schedstat`'s
     /// `run_delay` in each): how much CPU contention cost the run itself.
     pub worker_cpu_wait_s: Option<f64>,
+    /// The worker threads' time on a CPU, user and system, seconds (`schedstat`'s
+    /// `sum_exec_runtime` in each): how CPU-bound the run was.
+    pub worker_on_cpu_s: Option<f64>,
     /// O_DIRECT slots: their size and how many physically contiguous pieces each is.
     pub buffer_slot_bytes: u64,
     pub buffer_pieces: Vec<u32>,
@@ -228,6 +231,7 @@ impl Facts {
             run: RunSide {
                 worker_user_cpu_s: add(earlier.run.worker_user_cpu_s, later.run.worker_user_cpu_s),
                 worker_cpu_wait_s: add(earlier.run.worker_cpu_wait_s, later.run.worker_cpu_wait_s),
+                worker_on_cpu_s: add(earlier.run.worker_on_cpu_s, later.run.worker_on_cpu_s),
                 ..later.run.clone()
             },
         }

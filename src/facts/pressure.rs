@@ -103,12 +103,19 @@ impl CpuTicks {
     }
 }
 
+/// What [`threads_sched_times`] reads: seconds on a CPU and seconds runnable but waiting for one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SchedTimes {
+    pub on_cpu_s: f64,
+    pub wait_s: f64,
+}
+
 /// The time this process's live threads named `name_prefix…` (their `comm`, which the kernel
-/// cuts at 15 bytes) have spent runnable but waiting for a CPU, seconds (the second field of
-/// each `/proc/self/task/TID/schedstat`): a running run's workers' wait so far, which each
-/// worker adds up itself only when it ends. None when no such thread's could be read.
-pub fn threads_run_delay_s(name_prefix: &str) -> Option<f64> {
-    let mut sum_ns = 0u64;
+/// cuts at 15 bytes) have spent on a CPU and runnable but waiting for one, seconds (the first
+/// two fields of each `/proc/self/task/TID/schedstat`): a running run's workers' times so far,
+/// which each worker adds up itself only when it ends. None when no such thread's could be read.
+pub fn threads_sched_times(name_prefix: &str) -> Option<SchedTimes> {
+    let (mut on_ns, mut wait_ns) = (0u64, 0u64);
     let mut any = false;
     for e in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
         let dir = e.path();
@@ -119,15 +126,22 @@ pub fn threads_run_delay_s(name_prefix: &str) -> Option<f64> {
         if !comm.trim_end().starts_with(name_prefix) {
             continue;
         }
-        let delay = std::fs::read_to_string(dir.join("schedstat"))
+        let times = std::fs::read_to_string(dir.join("schedstat"))
             .ok()
-            .and_then(|t| t.split_whitespace().nth(1)?.parse::<u64>().ok());
-        if let Some(d) = delay {
-            sum_ns += d;
+            .and_then(|t| {
+                let mut f = t.split_whitespace().map(|v| v.parse::<u64>().ok());
+                Some((f.next()??, f.next()??))
+            });
+        if let Some((on, wait)) = times {
+            on_ns += on;
+            wait_ns += wait;
             any = true;
         }
     }
-    any.then(|| sum_ns as f64 / 1e9)
+    any.then(|| SchedTimes {
+        on_cpu_s: on_ns as f64 / 1e9,
+        wait_s: wait_ns as f64 / 1e9,
+    })
 }
 
 #[cfg(test)]
@@ -135,7 +149,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_run_delay_of_threads_by_name_counts_only_those_threads() {
+    fn the_sched_times_of_threads_by_name_count_only_those_threads() {
         let (tx, rx) = std::sync::mpsc::channel::<()>();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel::<()>();
         // The new thread sets its own name as it starts: read the names once it runs.
@@ -147,14 +161,17 @@ mod tests {
             })
             .unwrap();
         ready_rx.recv().unwrap();
-        let found = threads_run_delay_s("dstest-delay-");
-        assert_eq!(threads_run_delay_s("no-such-thread-name"), None);
+        let found = threads_sched_times("dstest-delay-");
+        assert_eq!(threads_sched_times("no-such-thread-name"), None);
         tx.send(()).unwrap();
         t.join().unwrap();
         if std::fs::metadata("/proc/self/task").is_ok()
             && std::fs::read_to_string("/proc/thread-self/schedstat").is_ok()
         {
-            assert!(found.is_some_and(|s| s >= 0.0), "{found:?}");
+            assert!(
+                found.is_some_and(|s| s.wait_s >= 0.0 && s.on_cpu_s > 0.0),
+                "{found:?}"
+            );
         }
     }
 

@@ -549,6 +549,12 @@ mod tests {
         // A thread group that does not exist: nothing is the run's.
         filter.tgid = u32::MAX >> 2;
         for how in [Attach::RawTracepoint, Attach::PerfTracepoint] {
+            // Perf tracepoints are found by their ids in tracefs, which a fresh machine may not
+            // have mounted (the raw tracepoints, the default, need no tracefs).
+            if how == Attach::PerfTracepoint && tracefs::root().is_none() {
+                eprintln!("perf tracepoints skipped: tracefs is not mounted");
+                continue;
+            }
             let view = match KernelView::start_with(&filter, Some(how)) {
                 Ok(v) => v,
                 Err(e) => panic!("check() passed but start with {} failed: {e}", how.name()),

@@ -287,10 +287,12 @@ impl Run {
     /// [`Ended::facts`] is the whole run's.
     pub fn facts_so_far(&self) -> crate::facts::Facts {
         let layout = self.buffer_layout.clone().unwrap_or_default();
+        // The workers' thread names, `diskscope-worker-N`, as the kernel keeps them.
+        let times = crate::facts::pressure::threads_sched_times("diskscope-worke");
         self.facts.so_far(crate::facts::RunSide {
             worker_user_cpu_s: None,
-            // The workers' thread names, `diskscope-worker-N`, as the kernel keeps them.
-            worker_cpu_wait_s: crate::facts::pressure::threads_run_delay_s("diskscope-worke"),
+            worker_cpu_wait_s: times.map(|t| t.wait_s),
+            worker_on_cpu_s: times.map(|t| t.on_cpu_s),
             buffer_slot_bytes: layout.slot_bytes as u64,
             buffer_pieces: layout.pieces,
         })
@@ -393,6 +395,7 @@ impl Run {
         let started = self.workers.started;
         let worker_user_ns = self.workers.user_cpu_ns.clone();
         let worker_wait_ns = self.workers.wait_cpu_ns.clone();
+        let worker_on_cpu_ns = self.workers.on_cpu_ns.clone();
         let timeline = &mut self.timeline;
         // The device and CPU samples go on through a write's fsync, which another thread makes.
         let mut sample = |wait: Duration| {
@@ -420,6 +423,9 @@ impl Run {
             ),
             worker_cpu_wait_s: Some(
                 worker_wait_ns.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e9,
+            ),
+            worker_on_cpu_s: Some(
+                worker_on_cpu_ns.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e9,
             ),
             buffer_slot_bytes: layout.slot_bytes as u64,
             buffer_pieces: layout.pieces,

@@ -32,13 +32,18 @@ pub(super) struct Workers {
     /// Time the worker threads spent runnable but waiting for a CPU, ns (`schedstat`'s
     /// `run_delay`), added by each as it ends: the run's own share of CPU contention.
     pub(super) wait_cpu_ns: Arc<AtomicU64>,
+    /// Time the worker threads spent on a CPU, ns (`schedstat`'s `sum_exec_runtime`: user and
+    /// system), added by each as it ends: how CPU-bound the run was, which decides whether time
+    /// the hypervisor stole could have cost it anything.
+    pub(super) on_cpu_ns: Arc<AtomicU64>,
 }
 
-/// The calling thread's time spent waiting on a run queue, ns (`/proc/thread-self/schedstat`,
-/// its second field); None without schedstats.
-fn thread_run_delay_ns() -> Option<u64> {
+/// The calling thread's time on a CPU and its time spent waiting on a run queue, ns
+/// (`/proc/thread-self/schedstat`, its first two fields); None without schedstats.
+fn thread_schedstat_ns() -> Option<(u64, u64)> {
     let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    text.split_whitespace().nth(1)?.parse().ok()
+    let mut f = text.split_whitespace().map(|v| v.parse::<u64>().ok());
+    Some((f.next()??, f.next()??))
 }
 
 /// The calling thread's user-space CPU time, ns; None if it cannot be read.
@@ -123,12 +128,14 @@ impl Workers {
         let mut threads = Vec::with_capacity(count);
         let user_cpu_ns = Arc::new(AtomicU64::new(0));
         let wait_cpu_ns = Arc::new(AtomicU64::new(0));
+        let on_cpu_ns = Arc::new(AtomicU64::new(0));
         for mut job in jobs {
             let tx: Sender<Snapshot> = tx.clone();
             let stop = stop.clone();
             let gate_w = gate.clone();
             let cpu_w = user_cpu_ns.clone();
             let wait_w = wait_cpu_ns.clone();
+            let on_w = on_cpu_ns.clone();
             let spawned = spawn_thread(
                 std::thread::Builder::new().name(format!("diskscope-worker-{}", job.worker)),
                 move || {
@@ -138,7 +145,7 @@ impl Workers {
                         return None;
                     }
                     let cpu_start = thread_user_ns();
-                    let wait_start = thread_run_delay_ns();
+                    let sched_start = thread_schedstat_ns();
                     let mut ctx =
                         WorkerCtx::new(epoch_raw, job.worker, stop, tx, duration, job.block_size());
                     if let Some((rate_iops, arrival)) = pace {
@@ -161,8 +168,9 @@ impl Workers {
                     if let (Some(a), Some(b)) = (cpu_start, thread_user_ns()) {
                         cpu_w.fetch_add(b.saturating_sub(a), Ordering::Relaxed);
                     }
-                    if let (Some(a), Some(b)) = (wait_start, thread_run_delay_ns()) {
-                        wait_w.fetch_add(b.saturating_sub(a), Ordering::Relaxed);
+                    if let (Some(a), Some(b)) = (sched_start, thread_schedstat_ns()) {
+                        on_w.fetch_add(b.0.saturating_sub(a.0), Ordering::Relaxed);
+                        wait_w.fetch_add(b.1.saturating_sub(a.1), Ordering::Relaxed);
                     }
                     let span = ctx.finish(&outcome);
                     dispose_job(job, descriptor_lost(&outcome));
@@ -193,6 +201,7 @@ impl Workers {
             count,
             user_cpu_ns,
             wait_cpu_ns,
+            on_cpu_ns,
         })
     }
 

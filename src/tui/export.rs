@@ -28,7 +28,7 @@ pub fn figure(app: &App) -> SessionFigure {
             app,
             results::mark(app, i).trim(),
             r,
-            app.row_extra.get(i),
+            app.runs.row_extra.get(i),
         ));
     }
     for row in &mut table {
@@ -55,6 +55,7 @@ pub fn figure(app: &App) -> SessionFigure {
         .unwrap_or_default();
     SessionFigure {
         context: app
+            .explored
             .context
             .as_ref()
             .map(|c| c.to_string())
@@ -64,17 +65,17 @@ pub fn figure(app: &App) -> SessionFigure {
         subtitle: subtitle(app),
         series: app
             .history
-            .points(app.span)
+            .points(app.view.span)
             .iter()
             .map(|p| app.in_unit(p.mib_s))
             .collect(),
         marks: app
             .history
-            .marks(app.span)
+            .marks(app.view.span)
             .into_iter()
             .map(|(at, l)| (at, l.to_string()))
             .collect(),
-        bin_s: app.span.point_s(),
+        bin_s: app.view.span.point_s(),
         unit: app.unit().into(),
         histogram,
         table,
@@ -86,7 +87,7 @@ pub fn figure(app: &App) -> SessionFigure {
 pub fn row_figure(app: &App) -> Option<RowFigure> {
     use crate::tui::history::RowSeries;
     let finished = app.row_under_cursor().and_then(|i| {
-        let series = app.row_extra.get(i)?.series.as_ref()?;
+        let series = app.runs.row_extra.get(i)?.series.as_ref()?;
         Some((app.rows.get(i)?.clone(), series, false))
     });
     let live = || {
@@ -135,7 +136,7 @@ pub fn subtitle(app: &App) -> String {
         "{} · {} ({}) · {} row{} · {}-{}-{} {}:{} UTC",
         crate::runner::host_name(),
         crate::text::shown_path(&app.file),
-        crate::size::format_bytes_approx(app.file_size_bytes),
+        crate::size::format_bytes_approx(app.explored.size_bytes),
         app.rows.len(),
         if app.rows.len() == 1 { "" } else { "s" },
         &stamp[0..4],
@@ -165,7 +166,7 @@ pub fn json(app: &App) -> serde_json::Value {
         "tool": "diskscope",
         "subtitle": subtitle(app),
         "file": app.file.display().to_string(),
-        "file_size_bytes": app.file_size_bytes,
+        "file_size_bytes": app.explored.size_bytes,
         "history_mib_s_per_100ms": app
             .history
             .points(super::history::Span::Minute)
@@ -191,7 +192,7 @@ pub fn json(app: &App) -> serde_json::Value {
             "p99_us": r.p99_us.iter().map(|v| finite(*v)).collect::<Vec<_>>(),
             "verdict": r.verdict,
         })),
-        "context": app.context.as_ref().map(|c| c.to_string()),
+        "context": app.explored.context.as_ref().map(|c| c.to_string()),
         "baseline": baseline,
         "rows": app.rows,
         "rows_delta_pct": app.rows.iter().map(|r| app.delta_pct(r)).collect::<Vec<_>>(),
@@ -231,6 +232,7 @@ fn create_new(dir: &Path, stem: &str, ext: &str) -> anyhow::Result<(PathBuf, std
 /// Writes the SVG and the JSON beside the CSV file; returns their paths.
 pub fn write_session(app: &App) -> anyhow::Result<Vec<PathBuf>> {
     let dir = app
+        .explored
         .csv_path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -238,6 +240,7 @@ pub fn write_session(app: &App) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("creating {}", crate::text::shown_path(dir)))?;
     let stem = app
+        .explored
         .csv_path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

@@ -24,6 +24,7 @@ pub mod discard;
 pub mod event;
 pub mod export;
 pub mod history;
+pub mod input;
 pub mod kdiskmark;
 pub mod kernel_view;
 pub mod keys;
@@ -33,7 +34,9 @@ pub mod scratch;
 pub mod segment;
 pub mod session;
 pub mod settings;
+pub mod state;
 pub mod ui;
+pub mod updates;
 pub mod widgets;
 
 use crate::config::usage;
@@ -139,7 +142,7 @@ async fn explore(
         .and_then(|v| v.parse::<f64>().ok())
         .filter(|v| *v > 0.0 && *v <= 600.0)
     {
-        app.kdm_seconds = secs;
+        app.kdm.seconds = secs;
     }
     let mut session = Session::spawn()?;
     // Scratch files of ours that a killed session left (proved by owner, marker and a pid that
@@ -227,16 +230,16 @@ pub fn save_now(app: &mut App) -> String {
     if rows.is_empty() {
         return "nothing to save yet".into();
     }
-    match save::append_rows(&app.csv_path, &rows) {
+    match save::append_rows(&app.explored.csv_path, &rows) {
         Ok(path) => {
-            app.csv_path = path;
-            app.rows_saved = app.rows.len();
-            app.csv_rows_written += rows.len();
+            app.explored.csv_path = path;
+            app.runs.rows_saved = app.rows.len();
+            app.runs.csv_rows_written += rows.len();
             format!(
                 "saved {} row{} to {}",
                 rows.len(),
                 if rows.len() == 1 { "" } else { "s" },
-                crate::text::shown_path(&app.csv_path)
+                crate::text::shown_path(&app.explored.csv_path)
             )
         }
         Err(e) => format!("error: {e:#}"),
@@ -246,15 +249,15 @@ pub fn save_now(app: &mut App) -> String {
 /// At exit: appends the finished rows not saved yet to the session's CSV. Returns how many
 /// were written now, or the error.
 pub fn save_unsaved(app: &mut App) -> Result<usize, String> {
-    let rows = app.rows[app.rows_saved.min(app.rows.len())..].to_vec();
+    let rows = app.rows[app.runs.rows_saved.min(app.rows.len())..].to_vec();
     if rows.is_empty() {
         return Ok(0);
     }
-    match save::append_rows(&app.csv_path, &rows) {
+    match save::append_rows(&app.explored.csv_path, &rows) {
         Ok(path) => {
-            app.csv_path = path;
-            app.rows_saved = app.rows.len();
-            app.csv_rows_written += rows.len();
+            app.explored.csv_path = path;
+            app.runs.rows_saved = app.rows.len();
+            app.runs.csv_rows_written += rows.len();
             Ok(rows.len())
         }
         Err(e) => Err(format!("{e:#}")),
@@ -272,8 +275,8 @@ async fn wait_for_cleanup(
     session: &Session,
     mut terminal_ok: bool,
 ) {
-    app.quitting = true;
-    app.quit_since = Some(std::time::Instant::now());
+    app.runs.quitting = true;
+    app.runs.quit_since = Some(std::time::Instant::now());
     session.begin_quit();
     loop {
         while let Ok(u) = session.updates.try_recv() {
@@ -340,7 +343,7 @@ async fn event_loop(
         terminal
             .draw(|f| {
                 let a = f.area();
-                app.screen_size = Some((a.width, a.height));
+                app.view.screen_size = Some((a.width, a.height));
                 f.render_widget(&*app, a)
             })
             .context("drawing")?;
@@ -369,7 +372,7 @@ async fn event_loop(
             }
         }
         watch.set_cold(app.wants_cold(), app.wants_periodic_eviction());
-        if app.quit {
+        if app.runs.quit {
             return Ok(None);
         }
     }

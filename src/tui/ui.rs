@@ -48,14 +48,14 @@ impl Widget for &App {
             Style::default().fg(Color::DarkGray),
         ))
         .render(footer, buf);
-        if self.show_kdm {
+        if self.kdm.show {
             kdm_card::render(self, area, buf);
         }
-        if self.show_help {
+        if self.view.show_help {
             help::render(self, area, buf);
         }
         no_controls_in(area, buf);
-        if self.no_color {
+        if self.view.no_color {
             for y in area.top()..area.bottom() {
                 for x in area.left()..area.right() {
                     let cell = &mut buf[(x, y)];
@@ -270,7 +270,7 @@ fn too_small(area: Rect, buf: &mut Buffer) {
 /// the edge: warnings shortened to their first clause (the why rows and the log have them
 /// whole), the path shortened in its middle, the badge dropped, the storage dropped.
 pub fn status_line(app: &App, width: usize) -> Line<'static> {
-    let (state, color) = if app.paused {
+    let (state, color) = if app.runs.paused {
         ("PAUSED", Color::Yellow)
     } else if app.live.as_ref().is_some_and(|l| l.meta.is_some()) {
         ("RUNNING", Color::Green)
@@ -281,7 +281,7 @@ pub fn status_line(app: &App, width: usize) -> Line<'static> {
     };
     let path = match app.settings.setup.op {
         crate::config::Op::Read => shown_path(&app.file).into_owned(),
-        crate::config::Op::Write => shown_path(&app.scratch).into_owned(),
+        crate::config::Op::Write => shown_path(&app.explored.scratch).into_owned(),
     };
     let before = match app.settings.setup.op {
         crate::config::Op::Read => String::new(),
@@ -289,7 +289,7 @@ pub fn status_line(app: &App, width: usize) -> Line<'static> {
         crate::config::Op::Write if app.settings.is_mixed() => "mixing ".to_string(),
         crate::config::Op::Write => "writing ".to_string(),
     };
-    let before = match (&app.kdm, app.kdm_running()) {
+    let before = match (&app.kdm.run, app.kdm_running()) {
         (Some(k), true) => format!("KDiskMark {} │ {before}", k.step_name(k.step)),
         _ => before,
     };
@@ -358,15 +358,16 @@ pub fn info_lines(app: &App, width: usize) -> Vec<Line<'static>> {
         .add_modifier(Modifier::BOLD);
     let now = std::time::Instant::now();
     let mut spans = Vec::new();
-    let (text, style) = if app.quitting {
+    let (text, style) = if app.runs.quitting {
         // Leaving waits for the run to stop and the scratch file to go, and says so.
         let waited = app
+            .runs
             .quit_since
             .map_or(0.0, |t| now.saturating_duration_since(t).as_secs_f64());
         let writing = app
             .live
             .iter()
-            .chain(&app.ending)
+            .chain(&app.runs.ending)
             .any(|s| s.settings.setup.op == crate::config::Op::Write);
         let text = match app.removal_text(now, true) {
             Some(r) => format!("quitting after removing the scratch file: {r}"),
@@ -375,7 +376,7 @@ pub fn info_lines(app: &App, width: usize) -> Vec<Line<'static>> {
             None if writing => format!(
                 "quitting: ending the write run, {waited:.1} s (its scratch file is removed next)"
             ),
-            None if app.live.is_some() || !app.ending.is_empty() => {
+            None if app.live.is_some() || !app.runs.ending.is_empty() => {
                 format!("quitting: stopping the run, {waited:.1} s")
             }
             None => format!("quitting, {waited:.1} s"),
@@ -389,7 +390,7 @@ pub fn info_lines(app: &App, width: usize) -> Vec<Line<'static>> {
             spans.push(Span::styled(format!("removing scratch: {r} "), busy));
         } else {
             spans.push(Span::styled("XOR ", dim));
-            match &app.xor {
+            match &app.runs.xor {
                 Some(x) if x.mismatch.is_some() => spans.push(Span::styled(
                     format!(
                         "{} MISMATCH {} ",
@@ -406,11 +407,11 @@ pub fn info_lines(app: &App, width: usize) -> Vec<Line<'static>> {
             }
         }
         spans.push(Span::raw("│ "));
-        match &app.entry {
+        match &app.view.entry {
             Some(text) => (
                 format!(
                     "{} ▸ {text}▏ (Enter applies, Esc cancels)",
-                    app.entry_kind.name()
+                    app.view.entry_kind.name()
                 ),
                 Style::default()
                     .fg(Color::Yellow)

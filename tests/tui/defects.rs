@@ -22,7 +22,7 @@ fn h_on_the_pinned_baseline_says_why_it_stays_instead_of_hiding_nothing() {
         "the cursor is on the pinned row"
     );
     a.handle_key(key(KeyCode::Char('h')));
-    assert!(a.hidden_rows.is_empty(), "{:?}", a.hidden_rows);
+    assert!(a.view.hidden_rows.is_empty(), "{:?}", a.view.hidden_rows);
     assert!(a.message.contains("baseline row stays"), "{}", a.message);
 }
 
@@ -42,7 +42,7 @@ fn f_while_reading_shows_the_next_writes_sync_on_the_panel() {
 fn keys_do_nothing_while_the_screen_says_it_is_too_small_but_q() {
     let mut a = app();
     a.start();
-    a.screen_size = Some((70, 20));
+    a.view.screen_size = Some((70, 20));
     assert!(render(&a, 70, 20).contains("terminal too small"));
     for k in ['c', 'w', 'd', 'p', 'B', 'x', 'r'] {
         assert_eq!(a.handle_key(key(KeyCode::Char(k))), Action::None, "{k}");
@@ -54,7 +54,7 @@ fn keys_do_nothing_while_the_screen_says_it_is_too_small_but_q() {
     // Large enough again: keys act.
     let mut b = app();
     b.start();
-    b.screen_size = Some((80, 24));
+    b.view.screen_size = Some((80, 24));
     assert!(matches!(
         b.handle_key(key(KeyCode::Char('c'))),
         Action::Start { .. }
@@ -71,15 +71,15 @@ fn the_write_message_names_the_scratch_file_the_run_was_given() {
     let claimed = PathBuf::from("/data/.big.bin.diskscope-scratch.4242.3");
     a.scratch_claimed(claimed.clone());
     assert_eq!(a.message, format!("writing to {}", claimed.display()));
-    assert_eq!(a.scratch, claimed);
+    assert_eq!(a.explored.scratch, claimed);
 }
 
 #[test]
 fn saved_rows_keep_the_bound_the_screen_showed() {
     use diskscope::explain::profile::Profile;
     let mut a = app();
-    a.profile = Some((Profile::synthetic_example(), None));
-    a.context = Some(diskscope::explain::context::Context::default());
+    a.explored.profile = Some((Profile::synthetic_example(), None));
+    a.explored.context = Some(diskscope::explain::context::Context::default());
     let first = started_id(&a.start());
     feed_run(&mut a, first, 20, 100, 200);
     // The live row as `s` saves it, then the finished one.

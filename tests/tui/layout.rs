@@ -188,8 +188,8 @@ fn the_where_row_follows_the_why_row_and_the_fix_of_a_doubtful_profile_is_whole_
     let mut a = busy();
     let doubt = "the profile was measured 41 days ago under load (load average 5.2 on 2 CPUs), \
                  so its ceilings may be low; run `diskscope limits --refresh`";
-    a.profile = Some((Profile::synthetic_example(), Some(doubt.into())));
-    a.context = Some(diskscope::explain::context::Context::default());
+    a.explored.profile = Some((Profile::synthetic_example(), Some(doubt.into())));
+    a.explored.context = Some(diskscope::explain::context::Context::default());
     for (w, h) in [(120u16, 40u16), (200, 60)] {
         let screen = render(&a, w, h);
         let r = diskscope::tui::ui::areas(&a, Rect::new(0, 0, w, h));

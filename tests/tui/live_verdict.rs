@@ -58,7 +58,7 @@ fn write_facts(secs: f64, dirtied: u64, device_wrote: u64, dirty: u64) -> Arc<Fa
 #[test]
 fn a_buffered_write_without_fsync_is_flagged_live_and_on_its_row_and_in_the_saved_csv() {
     let mut a = app();
-    a.context = Some(diskscope::explain::context::Context::default());
+    a.explored.context = Some(diskscope::explain::context::Context::default());
     a.start();
     let id = started_id(&a.handle_key(key(KeyCode::Char('w'))));
     assert_eq!(
@@ -145,7 +145,7 @@ fn a_buffered_write_without_fsync_is_flagged_live_and_on_its_row_and_in_the_save
 #[test]
 fn a_write_the_device_kept_up_with_stays_ok_live_and_on_its_row() {
     let mut a = app();
-    a.context = Some(diskscope::explain::context::Context::default());
+    a.explored.context = Some(diskscope::explain::context::Context::default());
     a.start();
     let id = started_id(&a.handle_key(key(KeyCode::Char('w'))));
     feed_run(&mut a, id, 20, 30, 200);

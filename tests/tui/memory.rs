@@ -55,13 +55,15 @@ fn feed(app: &mut App, id: u64, from_s: u64, to_s: u64) {
 fn thirty_minutes_of_one_setting_hold_the_bytes_three_minutes_do() {
     let mut a = app();
     let id = started_id(&a.start());
-    let spec = a.settings.spec(&a.file, &a.scratch, a.file_size_bytes);
+    let spec = a
+        .settings
+        .spec(&a.file, &a.explored.scratch, a.explored.size_bytes);
     a.apply(Update::Started {
         id,
         meta: Box::new(PreparedMeta {
             spec,
-            file_size: a.file_size_bytes,
-            total: a.file_size_bytes,
+            file_size: a.explored.size_bytes,
+            total: a.explored.size_bytes,
             residency_before: None,
         }),
         workers: 1,

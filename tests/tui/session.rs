@@ -297,7 +297,7 @@ fn buffers_beyond_the_memory_budget_are_refused_naming_the_keys_and_the_explorer
     );
     app.apply(Update::Failed { id, message });
     assert!(app.message.contains("threads 64 (↓)"), "{}", app.message);
-    assert!(!app.quit && app.live.is_none());
+    assert!(!app.runs.quit && app.live.is_none());
     // The UI goes on: fewer threads, a smaller queue and block fit, and that run starts.
     let key = |code| KeyEvent::new(code, KeyModifiers::NONE);
     let Action::Start { spec, .. } = app.handle_key(key(KeyCode::Down)) else {

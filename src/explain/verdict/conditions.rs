@@ -8,27 +8,50 @@ use crate::text::shown;
 
 pub(super) fn cpu_contended(i: &Input) -> Option<Finding> {
     let f = i.facts?;
-    // The run's own wait: its workers' run-queue time over their time in the run.
-    let wait = f
-        .run
-        .worker_cpu_wait_s
-        .filter(|_| i.r.figures.seconds > 0.0)
-        .map(|w| w / (i.r.figures.seconds * i.r.setup.threads.max(1) as f64));
-    contention(f.psi_cpu_some_pct(), wait, f.steal_pct()).map(Finding::Suspect)
+    // The run's own shares of its workers' time in the run: waiting on a run queue, on a CPU.
+    let share = |s: Option<f64>| {
+        s.filter(|_| i.r.figures.seconds > 0.0)
+            .map(|w| w / (i.r.figures.seconds * i.r.setup.threads.max(1) as f64))
+    };
+    let wait = share(f.run.worker_cpu_wait_s);
+    let steal = f.steal_pct().map(|pct| Steal {
+        pct,
+        own_cpu_share: share(f.run.worker_on_cpu_s).map(|s| s.min(1.0)),
+    });
+    contention(f.psi_cpu_some_pct(), wait, steal).map(Finding::Suspect)
+}
+
+/// CPU time the hypervisor stole during a run, and how much of the run's own time its workers
+/// spent on a CPU (user and system; None where `schedstat` could not be read).
+#[derive(Debug, Clone, Copy)]
+pub struct Steal {
+    pub pct: f64,
+    pub own_cpu_share: Option<f64>,
+}
+
+impl Steal {
+    /// The share of the run's time the steal can have cost, percent: stolen time slows only a
+    /// worker that wanted a CPU, so a run that waited for its device lost nothing to it. Where
+    /// the workers' CPU time is unknown, the steal alone.
+    fn cost_pct(&self) -> f64 {
+        self.pct * self.own_cpu_share.unwrap_or(1.0)
+    }
 }
 
 /// The `cpu_contended` sentence, where it applies: some task waited for a CPU during more than
 /// [`CPU_SOME_PCT`] of the measurement (`psi_some_pct`) and the measuring threads themselves
 /// waited [`WORKER_WAIT_SHARE`] of their time or more (`own_wait_share`, when known), or the
-/// hypervisor stole more than [`STEAL_PCT`]. Also the `syscalls` lab's rule.
+/// hypervisor stole CPU time that can have cost the run more than [`STEAL_PCT`] of its time
+/// (the steal times the workers' share of their time on a CPU: a run that waited for its device
+/// while the host took the CPU lost nothing). Also the `syscalls` lab's rule.
 pub fn contention(
     psi_some_pct: Option<f64>,
     own_wait_share: Option<f64>,
-    steal_pct: Option<f64>,
+    steal: Option<Steal>,
 ) -> Option<String> {
     let some = psi_some_pct
         .filter(|p| *p > CPU_SOME_PCT && own_wait_share.is_none_or(|w| w >= WORKER_WAIT_SHARE));
-    let steal = steal_pct.filter(|p| *p > STEAL_PCT);
+    let steal = steal.filter(|s| s.cost_pct() > STEAL_PCT);
     if some.is_none() && steal.is_none() {
         return None;
     }
@@ -45,8 +68,17 @@ pub fn contention(
              {CPU_SOME_PCT:.0}%){own}"
         ));
     }
-    if let Some(p) = steal {
-        parts.push(format!("the hypervisor stole {p:.0}% of the CPU time"));
+    if let Some(s) = steal {
+        let own = s.own_cpu_share.map_or(String::new(), |c| {
+            format!(
+                " while the run's workers were on a CPU {:.0}% of their time",
+                c * 100.0
+            )
+        });
+        parts.push(format!(
+            "the hypervisor stole {:.0}% of the CPU time{own}",
+            s.pct
+        ));
     }
     Some(format!(
         "{}: the run shared its CPUs with other work, so its figure includes waiting for them",

@@ -136,10 +136,10 @@ impl Split {
 /// The split of the panel's span (its first and last samples), when both carry this process's
 /// I/O accounting.
 pub fn split(app: &App, d: &crate::measure::device::DeviceDelta) -> Option<Split> {
-    let (_, _, Some(a)) = app.device_samples.front()? else {
+    let (_, _, Some(a)) = app.device.samples.front()? else {
         return None;
     };
-    let (_, _, Some(b)) = app.device_samples.back()? else {
+    let (_, _, Some(b)) = app.device.samples.back()? else {
         return None;
     };
     Some(Split::of(&b.since(a), d.dev_read_bytes, d.dev_write_bytes))
@@ -217,11 +217,11 @@ pub fn run_share_line(
 /// figure is known (the state is said by [`status_line`]).
 pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
     let dim = Style::default().fg(Color::DarkGray);
-    let Some(Some(_)) = &app.device_name else {
+    let Some(Some(_)) = &app.device.name else {
         return Vec::new();
     };
     let (Some((a, fa, _)), Some((b, fb, _))) =
-        (app.device_samples.front(), app.device_samples.back())
+        (app.device.samples.front(), app.device.samples.back())
     else {
         return Vec::new();
     };
@@ -303,7 +303,7 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
 /// The panel's one line while it has no figures: before the first samples, without a device.
 fn status_line(app: &App) -> Vec<Line<'static>> {
     let dim = Style::default().fg(Color::DarkGray);
-    match &app.device_name {
+    match &app.device.name {
         None => vec![Line::styled("sampled while a run is on", dim)],
         Some(None) => vec![
             Line::styled("no block device under this file", dim),
@@ -342,7 +342,7 @@ pub fn spark_rows(values: &[f64], top: f64, rows: usize) -> Vec<String> {
 /// the span, said at the right), each `rows` tall, over the chart's span.
 fn sparklines(app: &App, area: Rect, buf: &mut Buffer) {
     let dim = Style::default().fg(Color::DarkGray);
-    let points = app.device_history.points(app.span);
+    let points = app.device.history.points(app.view.span);
     let rows = (area.height / 3).max(1) as usize;
     let label_w = 7u16;
     let value_w = 8u16;
@@ -415,7 +415,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if area.height < 3 {
         return;
     }
-    let title = match &app.device_name {
+    let title = match &app.device.name {
         Some(Some(n)) => format!(" device {}, last second ", shown(n)),
         _ => " device, last second ".to_string(),
     };
@@ -485,7 +485,7 @@ mod tests {
             "/data/.scratch".into(),
             "out.csv".into(),
         );
-        a.device_name = Some(Some("vda".into()));
+        a.device.name = Some(Some("vda".into()));
         for i in 0..=10u64 {
             let sample = Sample {
                 at_ns: i * 100_000_000,
@@ -502,7 +502,8 @@ mod tests {
                 rchar: (i * file_mib) << 20,
                 ..Default::default()
             });
-            a.device_samples
+            a.device
+                .samples
                 .push_back((sample, i * file_mib * (1 << 20) / 10, own));
         }
         a

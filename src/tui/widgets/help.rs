@@ -30,11 +30,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .collect();
     lines.push(Line::raw(format!(
         "CSV:     {}",
-        crate::text::shown_path(&app.csv_path)
+        crate::text::shown_path(&app.explored.csv_path)
     )));
     lines.push(Line::raw(format!(
         "scratch: {}",
-        crate::text::shown_path(&app.scratch)
+        crate::text::shown_path(&app.explored.scratch)
     )));
     lines.push(Line::raw("any key closes this help"));
     let w = area

@@ -59,7 +59,7 @@ pub fn card_lines(app: &App, k: &KdmRun) -> Vec<String> {
 
 /// Draws the card centred in `area`.
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
-    let Some(k) = &app.kdm else { return };
+    let Some(k) = &app.kdm.run else { return };
     let mut lines: Vec<Line> = card_lines(app, k)
         .into_iter()
         .enumerate()

@@ -54,7 +54,7 @@ pub fn is_on(app: &App) -> bool {
 
 /// The live segment's section (its operations, bytes and p50 from its aggregate).
 fn section_of(app: &App) -> KernelSection {
-    let device = app.device_name.clone().flatten();
+    let device = app.device.name.clone().flatten();
     let seg = app
         .live
         .as_ref()
@@ -262,7 +262,7 @@ mod tests {
         ] {
             assert!(text.contains(want), "{want:?} missing in\n{text}");
         }
-        // Device p50 near 480 µs (a bucket is an eighth of an octave).
+        // Device p50 near 480 µs (a bucket is a sixteenth of an octave).
         assert!((t.device_p50_us - 480.0).abs() < 480.0 / 8.0, "{t:?}");
     }
 

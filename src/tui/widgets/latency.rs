@@ -202,7 +202,7 @@ pub fn split_two(inner: Rect) -> [Rect; 2] {
 
 /// Draws the latency panel.
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
-    let title = if app.latency_log {
+    let title = if app.view.latency_log {
         " latency per operation, log counts (l) "
     } else {
         " latency per operation (l: log counts) "
@@ -225,8 +225,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if let Some([(rn, r), (wn, w)]) = super::mix::live_directions(seg) {
         let [left, right] = split_two(inner);
         let secs = seg.seconds();
-        let rh = super::mix::heading(app.units_mb, rn, r, secs);
-        let wh = super::mix::heading(app.units_mb, wn, w, secs);
+        let rh = super::mix::heading(app.view.units_mb, rn, r, secs);
+        let wh = super::mix::heading(app.view.units_mb, wn, w, secs);
         draw(app, &r.latency, Some(rh.as_str()), left, buf);
         draw(app, &w.latency, Some(wh.as_str()), right, buf);
         return;
@@ -308,7 +308,7 @@ fn draw(
         b.lo_ns <= v && v < b.hi_ns
     };
     for b in buckets.iter().take(rows) {
-        let len = bar_len(b.count, most, bar_w, app.latency_log);
+        let len = bar_len(b.count, most, bar_w, app.view.latency_log);
         let mark = match (holds(b, p50_ns), holds(b, p99_ns)) {
             (true, true) => " p50 p99",
             (true, false) => " p50",
@@ -439,7 +439,7 @@ pub fn draw_columns(
         } else {
             Color::Blue
         };
-        let len = bar_len(b.count, most, bar_rows * 8, app.latency_log);
+        let len = bar_len(b.count, most, bar_rows * 8, app.view.latency_log);
         let bar_w = col_w.saturating_sub(1).max(1);
         let rows = super::device::spark_rows(&[len as f64], (bar_rows * 8) as f64, bar_rows);
         for (r, row) in rows.iter().enumerate() {

@@ -25,7 +25,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .file_name()
         .map(|n| crate::text::shown_os(n).into_owned())
         .unwrap_or_else(|| crate::text::shown_path(&app.file).into_owned());
-    let size = format_bytes_approx(app.file_size_bytes);
+    let size = format_bytes_approx(app.explored.size_bytes);
     let room = (inner.width as usize).saturating_sub(7 + 1 + size.chars().count());
     let mut lines = vec![
         Line::from(pair("file   ", format!("{} {size}", shorten(&name, room)))),
@@ -123,8 +123,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             Span::styled(cache, cache_style),
         ]))
         .render(label, buf);
-        let pct = app.residency.map(|r| r.percent()).unwrap_or(0.0);
-        let text = match app.residency {
+        let pct = app.explored.residency.map(|r| r.percent()).unwrap_or(0.0);
+        let text = match app.explored.residency {
             Some(_) => format!("{pct:.0}% cached"),
             None => "measuring".into(),
         };

@@ -112,13 +112,13 @@ pub fn time_axis(bars: usize, secs: f64) -> String {
 
 /// Draws the throughput panel.
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
-    let points = app.history.points(app.span);
+    let points = app.history.points(app.view.span);
     let history: Vec<f64> = points.iter().map(|p| app.in_unit(p.mib_s)).collect();
     let bars = area.width.saturating_sub(2 + GUTTER) as usize;
     let (visible, per) = binned(&history, bars);
-    let window = window_title(visible.len(), per, app.span.point_s());
+    let window = window_title(visible.len(), per, app.view.span.point_s());
     let short_window = window.replace(" s per bar", " s/bar");
-    let next = format!("v: {}", app.span.next().label());
+    let next = format!("v: {}", app.view.span.next().label());
     let room = area.width.saturating_sub(2) as usize;
     let title = [
         format!(" throughput {}, {window} ({next}) ", app.unit()),
@@ -176,14 +176,14 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
     if axis_h > 0 {
         let [_, axis_area] = split(axis_row);
-        let secs = visible.len() as f64 * per * app.span.point_s();
+        let secs = visible.len() as f64 * per * app.view.span.point_s();
         Paragraph::new(Line::styled(time_axis(visible.len(), secs), dim)).render(axis_area, buf);
     }
     let [_, marks_area] = split(marks_row);
     let n = history.len();
     let xs: Vec<(u16, &str)> = app
         .history
-        .marks(app.span)
+        .marks(app.view.span)
         .into_iter()
         .map(|(at, label)| (bar_of(at, n, visible.len()) as u16, label))
         .collect();
@@ -297,8 +297,8 @@ fn figures_lines(app: &App, figures: Rect, legend: bool, buf: &mut Buffer) {
                 ),
             ]
         }
-        Some(_) if !app.paused => vec![Line::styled("starting…", dim)],
-        _ if app.paused => vec![Line::styled("paused: space resumes", dim)],
+        Some(_) if !app.runs.paused => vec![Line::styled("starting…", dim)],
+        _ if app.runs.paused => vec![Line::styled("paused: space resumes", dim)],
         _ => vec![Line::styled("stopped: change a setting to start", dim)],
     };
     let mut lines = lines;

@@ -112,7 +112,7 @@ pub fn short_line(app: &App, width: usize) -> Line<'static> {
 /// The status line's parts: each warning whole and as its first clause (`the file is on
 /// tmpfs, in RAM`), and the storage (`│ ext4 on vda`).
 pub fn status_parts(app: &App) -> (Vec<(String, String)>, Vec<Span<'static>>) {
-    let Some(ctx) = &app.context else {
+    let Some(ctx) = &app.explored.context else {
         return (Vec::new(), Vec::new());
     };
     let warnings = ctx
@@ -172,7 +172,7 @@ fn why_spans(app: &App) -> Vec<Span<'static>> {
     }
     // The row under the table's cursor, when its verdict is suspect: its reasons (issue 23).
     let body = super::results::body(app);
-    let at = app.table_cursor.min(body.len().saturating_sub(1));
+    let at = app.view.table_cursor.min(body.len().saturating_sub(1));
     let under = body.get(at).map(|(_, _, i)| *i);
     let live = app.live.as_ref().filter(|l| l.agg.ops > 0);
     // The live row (the first, without an index) as of its latest facts.
@@ -204,7 +204,7 @@ fn why_spans(app: &App) -> Vec<Span<'static>> {
 fn where_spans(app: &App, brief: bool) -> Vec<Span<'static>> {
     let dim = Style::default().fg(Color::DarkGray);
     let mut line = vec![Span::styled("where ", dim)];
-    match &app.context {
+    match &app.explored.context {
         Some(ctx) => {
             for w in &ctx.warnings {
                 let w = shown(w).into_owned();
@@ -216,7 +216,7 @@ fn where_spans(app: &App, brief: bool) -> Vec<Span<'static>> {
                 line.push(Span::styled(format!("⚠ {w} │ "), warn()));
             }
             line.push(Span::raw(ctx.storage_summary()));
-            if let Some((_, Some(doubt))) = &app.profile {
+            if let Some((_, Some(doubt))) = &app.explored.profile {
                 line.push(Span::styled(format!(" │ ⚠ {}", shown(doubt)), warn()));
             }
         }
