@@ -69,47 +69,8 @@ impl App {
             self.message = "terminal too small: enlarge it, or q to quit".into();
             return Action::None;
         }
-        if let Some(text) = &mut self.view.entry {
-            let kind = self.view.entry_kind;
-            let rate = kind == Entry::Rate;
-            let what = kind.name();
-            return match key.code {
-                KeyCode::Esc => {
-                    self.view.entry = None;
-                    self.message = format!("{what} unchanged");
-                    Action::None
-                }
-                KeyCode::Backspace => {
-                    text.pop();
-                    Action::None
-                }
-                KeyCode::Char(c)
-                    if (c.is_ascii_alphanumeric() || rate && matches!(c, '.' | '/' | ' '))
-                        && text.len() < 16 =>
-                {
-                    text.push(c);
-                    Action::None
-                }
-                KeyCode::Enter => {
-                    let text = self.view.entry.take().unwrap_or_default();
-                    let changed = match kind {
-                        Entry::Rate => self
-                            .settings
-                            .set_rate_text(&text)
-                            .map(|_| rate_note(&self.settings)),
-                        Entry::BlockSize => self
-                            .settings
-                            .set_block_size_text(&text)
-                            .map(|_| block_note(&self.settings)),
-                        Entry::MixShare => self.settings.set_mix_text(&text).map(|pct| {
-                            self.runs.mix_share_pct = pct;
-                            mix_note(&self.settings, &self.explored.scratch)
-                        }),
-                    };
-                    self.after_change(changed)
-                }
-                _ => Action::None,
-            };
+        if self.view.entry.is_some() {
+            return self.take_entry_key(key);
         }
         // An overlay (help, the KDiskMark card) is closed by any key, and that key does
         // nothing else: `?` then `c` must not evict the file the user was only reading about.
@@ -138,110 +99,15 @@ impl App {
         let Some(cmd) = cmd else {
             return Action::None;
         };
-        match cmd {
-            Cmd::Rate => {
-                self.view.entry = Some(String::new());
-                self.view.entry_kind = Entry::Rate;
-                self.message = "rate: ops/s (2000) or a throughput (50M/s), 0 = closed loop; \
-                                Enter applies, Esc cancels"
-                    .into();
-                return Action::None;
-            }
-            Cmd::MixShare => {
-                self.view.entry = Some(String::new());
-                self.view.entry_kind = Entry::MixShare;
-                self.message = format!(
-                    "mix: type the percent of operations that read (1-99, now {}; fio's \
-                     rwmixread default is 50), Enter mixes, Esc cancels",
-                    self.runs.mix_share_pct
-                );
-                return Action::None;
-            }
-            Cmd::BlockType => {
-                self.view.entry_kind = Entry::BlockSize;
-                self.view.entry = Some(String::new());
-                self.message =
-                    "block size: type e.g. 12K or 3 (1 B to 1G), Enter applies, Esc cancels".into();
-                return Action::None;
-            }
-            Cmd::Pin => {
-                self.pin_row_under_cursor();
-                return Action::None;
-            }
-            Cmd::Delete => {
-                self.delete_row_under_cursor();
-                return Action::None;
-            }
-            Cmd::Units => {
-                self.view.units_mb = !self.view.units_mb;
-                self.message = format!("throughput in {}", self.unit());
-                return Action::None;
-            }
-            Cmd::Export => return Action::Export,
-            Cmd::KDiskMark => return Action::KDiskMark,
-            Cmd::CursorDown
-            | Cmd::CursorUp
-            | Cmd::PageDown
-            | Cmd::PageUp
-            | Cmd::Home
-            | Cmd::End => {
-                self.move_cursor(cmd);
-                self.say_mix_of_row_under_cursor();
-                return Action::None;
-            }
-            Cmd::Transient => {
-                self.view.keep_transient = !self.view.keep_transient;
-                self.message = if self.view.keep_transient {
-                    format!("rows under {MIN_ROW_SECONDS} s or {MIN_ROW_OPS} ops are kept too")
-                } else {
-                    format!("rows under {MIN_ROW_SECONDS} s or {MIN_ROW_OPS} ops are not kept")
-                };
-                return Action::None;
-            }
-            Cmd::LogCounts => {
-                self.view.latency_log = !self.view.latency_log;
-                self.message = if self.view.latency_log {
-                    "latency counts on a log scale (small buckets visible)".into()
-                } else {
-                    "latency counts on a linear scale".into()
-                };
-                return Action::None;
-            }
-            Cmd::Sort => {
-                self.cycle_sort();
-                return Action::None;
-            }
-            Cmd::Span => {
-                self.view.span = self.view.span.next();
-                self.message = format!(
-                    "chart: the last {} ({} s per point; v: the last {})",
-                    self.view.span.label(),
-                    self.view.span.point_s(),
-                    self.view.span.next().label()
-                );
-                return Action::None;
-            }
-            Cmd::Kernel => return self.toggle_kernel(),
-            Cmd::Hide => {
-                self.hide_row_under_cursor();
-                return Action::None;
-            }
-            Cmd::ShowHidden => {
-                let n = self.view.hidden_rows.len();
-                self.view.hidden_rows.clear();
-                self.message = format!("{n} hidden rows shown again");
-                return Action::None;
-            }
-            Cmd::Quit => return self.quit_action(),
-            Cmd::Help => {
-                self.view.show_help = true;
-                return Action::None;
-            }
-            Cmd::Pause => return self.toggle_pause(),
-            Cmd::Reset => return self.reset(),
-            Cmd::Save => return Action::Save,
-            _ => {}
+        if let Some(action) = self.view_key(cmd) {
+            return action;
         }
+        self.setting_key(cmd)
+    }
+
+    /// A key that changes a setting: the run restarts with it (unless paused), or the message
+    /// says why the change was refused.
+    fn setting_key(&mut self, cmd: Cmd) -> Action {
         let s = &mut self.settings;
         let changed: Result<String, String> = match cmd {
             Cmd::BlockUp => s.step_block_size(true).map(|_| block_note(s)),
@@ -320,6 +186,163 @@ impl App {
             _ => return Action::None,
         };
         self.after_change(changed)
+    }
+
+    /// A key while an entry line (`b`, `R`, `W`) is open: typing, Backspace, Enter applies,
+    /// Esc cancels; nothing else acts.
+    fn take_entry_key(&mut self, key: KeyEvent) -> Action {
+        let Some(text) = &mut self.view.entry else {
+            return Action::None;
+        };
+        let kind = self.view.entry_kind;
+        let rate = kind == Entry::Rate;
+        let what = kind.name();
+        match key.code {
+            KeyCode::Esc => {
+                self.view.entry = None;
+                self.message = format!("{what} unchanged");
+                Action::None
+            }
+            KeyCode::Backspace => {
+                text.pop();
+                Action::None
+            }
+            KeyCode::Char(c)
+                if (c.is_ascii_alphanumeric() || rate && matches!(c, '.' | '/' | ' '))
+                    && text.len() < 16 =>
+            {
+                text.push(c);
+                Action::None
+            }
+            KeyCode::Enter => {
+                let text = self.view.entry.take().unwrap_or_default();
+                let changed = match kind {
+                    Entry::Rate => self
+                        .settings
+                        .set_rate_text(&text)
+                        .map(|_| rate_note(&self.settings)),
+                    Entry::BlockSize => self
+                        .settings
+                        .set_block_size_text(&text)
+                        .map(|_| block_note(&self.settings)),
+                    Entry::MixShare => self.settings.set_mix_text(&text).map(|pct| {
+                        self.runs.mix_share_pct = pct;
+                        mix_note(&self.settings, &self.explored.scratch)
+                    }),
+                };
+                self.after_change(changed)
+            }
+            _ => Action::None,
+        }
+    }
+
+    /// A key that acts on the view, the rows or the session (not a setting): the action, or
+    /// None for a setting's key.
+    fn view_key(&mut self, cmd: Cmd) -> Option<Action> {
+        match cmd {
+            Cmd::Rate => {
+                self.view.entry = Some(String::new());
+                self.view.entry_kind = Entry::Rate;
+                self.message = "rate: ops/s (2000) or a throughput (50M/s), 0 = closed loop; \
+                                Enter applies, Esc cancels"
+                    .into();
+                Some(Action::None)
+            }
+            Cmd::MixShare => {
+                self.view.entry = Some(String::new());
+                self.view.entry_kind = Entry::MixShare;
+                self.message = format!(
+                    "mix: type the percent of operations that read (1-99, now {}; fio's \
+                     rwmixread default is 50), Enter mixes, Esc cancels",
+                    self.runs.mix_share_pct
+                );
+                Some(Action::None)
+            }
+            Cmd::BlockType => {
+                self.view.entry_kind = Entry::BlockSize;
+                self.view.entry = Some(String::new());
+                self.message =
+                    "block size: type e.g. 12K or 3 (1 B to 1G), Enter applies, Esc cancels".into();
+                Some(Action::None)
+            }
+            Cmd::Pin => {
+                self.pin_row_under_cursor();
+                Some(Action::None)
+            }
+            Cmd::Delete => {
+                self.delete_row_under_cursor();
+                Some(Action::None)
+            }
+            Cmd::Units => {
+                self.view.units_mb = !self.view.units_mb;
+                self.message = format!("throughput in {}", self.unit());
+                Some(Action::None)
+            }
+            Cmd::Export => Some(Action::Export),
+            Cmd::KDiskMark => Some(Action::KDiskMark),
+            Cmd::CursorDown
+            | Cmd::CursorUp
+            | Cmd::PageDown
+            | Cmd::PageUp
+            | Cmd::Home
+            | Cmd::End => {
+                self.move_cursor(cmd);
+                self.say_mix_of_row_under_cursor();
+                Some(Action::None)
+            }
+            Cmd::Transient => {
+                self.view.keep_transient = !self.view.keep_transient;
+                self.message = if self.view.keep_transient {
+                    format!("rows under {MIN_ROW_SECONDS} s or {MIN_ROW_OPS} ops are kept too")
+                } else {
+                    format!("rows under {MIN_ROW_SECONDS} s or {MIN_ROW_OPS} ops are not kept")
+                };
+                Some(Action::None)
+            }
+            Cmd::LogCounts => {
+                self.view.latency_log = !self.view.latency_log;
+                self.message = if self.view.latency_log {
+                    "latency counts on a log scale (small buckets visible)".into()
+                } else {
+                    "latency counts on a linear scale".into()
+                };
+                Some(Action::None)
+            }
+            Cmd::Sort => {
+                self.cycle_sort();
+                Some(Action::None)
+            }
+            Cmd::Span => {
+                self.view.span = self.view.span.next();
+                self.message = format!(
+                    "chart: the last {} ({} s per point; v: the last {})",
+                    self.view.span.label(),
+                    self.view.span.point_s(),
+                    self.view.span.next().label()
+                );
+                Some(Action::None)
+            }
+            Cmd::Kernel => Some(self.toggle_kernel()),
+            Cmd::Hide => {
+                self.hide_row_under_cursor();
+                Some(Action::None)
+            }
+            Cmd::ShowHidden => {
+                let n = self.view.hidden_rows.len();
+                self.view.hidden_rows.clear();
+                self.message = format!("{n} hidden rows shown again");
+                Some(Action::None)
+            }
+            Cmd::Quit => Some(self.quit_action()),
+            Cmd::Help => {
+                self.view.show_help = true;
+                Some(Action::None)
+            }
+            Cmd::Pause => Some(self.toggle_pause()),
+            Cmd::Reset => Some(self.reset()),
+            Cmd::Save => Some(Action::Save),
+            _ => None,
+        }
     }
 
     /// Restarts after a successful change (unless paused), or shows why it was refused.
