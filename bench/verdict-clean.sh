@@ -94,7 +94,8 @@ for i in $(seq 1 "$n"); do
         line=$(python3 -c '
 import json, sys
 r = json.load(sys.stdin)["results"][0]
-f = r.get("facts") or {}
+# The facts columns are fields of the flat row itself.
+f = r
 mib = lambda k: "-" if f.get(k) is None else "%.0f" % (f[k] / 2**20)
 pct = lambda k: "-" if f.get(k) is None else "%.0f%%" % f[k]
 others = (f.get("others_read_bytes") or 0) + (f.get("others_write_bytes") or 0)

@@ -678,3 +678,58 @@ fn the_setting_counter_sees_a_struct_that_restates_the_setup() {
         ["method", "threads", "queue_depth", "block_size", "direct"]
     );
 }
+
+/// Lines of a source file before its test module (`#[cfg(test)]` followed by a `mod`; the whole
+/// file when it has none).
+fn lines_outside_tests(text: &str) -> usize {
+    let lines: Vec<&str> = text.lines().collect();
+    (0..lines.len())
+        .find(|&i| {
+            lines[i].trim() == "#[cfg(test)]"
+                && lines.get(i + 1).is_some_and(|n| {
+                    let n = n.trim_start();
+                    n.starts_with("mod ") || n.contains(" mod ")
+                })
+        })
+        .unwrap_or(lines.len())
+}
+
+#[test]
+fn no_source_file_is_over_900_lines_outside_its_tests() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut long = Vec::new();
+    for (module, path) in modules(&src) {
+        // A file that is a test module itself (`#[cfg(test)] mod tests;`) is all tests.
+        if path.file_name().is_some_and(|n| n == "tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let n = lines_outside_tests(&text);
+        if n > 900 {
+            long.push(format!("{module}: {n} lines"));
+        }
+    }
+    assert!(long.is_empty(), "over 900 lines outside tests: {long:?}");
+    assert_eq!(lines_outside_tests("a\nb\n#[cfg(test)]\nmod tests {}\n"), 2);
+    assert_eq!(lines_outside_tests("#[cfg(test)]\nfn f() {}\nc\n"), 3);
+}
+
+#[test]
+fn the_explorers_app_has_at_most_15_public_fields() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tui/app.rs");
+    let code = code_of(&std::fs::read_to_string(path).unwrap());
+    let (_, body) = struct_bodies(&code)
+        .into_iter()
+        .find(|(name, _)| name == "App")
+        .expect("struct App in src/tui/app.rs");
+    let public: Vec<&str> = body
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("pub ") && l.contains(':'))
+        .collect();
+    assert!(
+        !public.is_empty() && public.len() <= 15,
+        "App has {} public fields (at most 15: group the rest, as tui::state does): {public:?}",
+        public.len()
+    );
+}

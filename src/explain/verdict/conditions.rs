@@ -97,7 +97,18 @@ pub(super) fn memory_pressure(i: &Input) -> Option<Finding> {
     })
 }
 
+/// A write through the page cache without O_DSYNC: its intervals measure the cache taking the
+/// data in, then writeback throttling it, then the fsync writing the rest (an interval with no
+/// write at all) — phases of the one figure (bytes over the time to durable or to the end), not
+/// a figure that moved. The timeline rules leave such runs alone; the data rules judge them.
+fn paced_by_the_page_cache(i: &Input) -> bool {
+    i.write && !i.r.setup.direct && !i.r.setup.write_sync.is_some_and(|w| w.dsync())
+}
+
 pub(super) fn level_shift(i: &Input) -> Option<Finding> {
+    if paced_by_the_page_cache(i) {
+        return None;
+    }
     let s = i.r.timeline.as_ref()?.reading.level_shift.clone()?;
     suspect(format!(
         "throughput went from {:.1} to {:.1} MiB/s at {:.1} s and stayed there: something \
@@ -107,6 +118,9 @@ pub(super) fn level_shift(i: &Input) -> Option<Finding> {
 }
 
 pub(super) fn unstable(i: &Input) -> Option<Finding> {
+    if paced_by_the_page_cache(i) {
+        return None;
+    }
     let t = i.r.timeline.as_ref()?;
     if t.reading.level_shift.is_some() {
         return None;

@@ -156,13 +156,15 @@ pub const RULES: &[Rule] = &[
     Rule {
         code: Code::LevelShift,
         threshold: "a throughput change of more than 30% lasting 3 intervals on each side",
-        why: "one spike is no shift; a lasting one means the run measured two things",
+        why: "one spike is no shift; a lasting one means the run measured two things (not \
+              judged on a write through the page cache: cache, writeback and fsync are its phases)",
         check: level_shift,
     },
     Rule {
         code: Code::Unstable,
         threshold: "at least 3 full intervals whose throughput varies by a CV over 0.5",
-        why: "a clean run's intervals stay within 10%; 50% is no single figure",
+        why: "a clean run's intervals stay within 10%; 50% is no single figure (not judged on a \
+              write through the page cache: cache, writeback and fsync are its phases)",
         check: unstable,
     },
     Rule {

@@ -552,28 +552,32 @@ fn cpu_contention_and_memory_pressure_over_the_run_are_said_with_their_share() {
         v.reasons[0].sentence.contains("waited for one 50%"),
         "{v:?}"
     );
-    let v = judged(&clean(), &F::clean().steal(15.0), &disk());
+    let v = judged(&clean(), &F::clean().steal(25.0), &disk());
     assert_eq!(codes(&v), [Code::CpuContended], "{v:?}");
-    assert!(v.reasons[0].sentence.contains("stole 15%"), "{v:?}");
+    assert!(v.reasons[0].sentence.contains("stole 25%"), "{v:?}");
     // Steal costs only a run that wanted a CPU. A CPU-bound run (its worker on a CPU 1.9 s of
-    // 2 s) lost up to 14% of its time: said, with the share.
-    let v = judged(&clean(), &F::clean().steal(15.0).on_cpu(1.9), &disk());
+    // 2 s) under 25% steal lost up to 24% of its time: said, with the share.
+    let v = judged(&clean(), &F::clean().steal(25.0).on_cpu(1.9), &disk());
     assert_eq!(codes(&v), [Code::CpuContended], "{v:?}");
     assert!(
         v.reasons[0]
             .sentence
-            .contains("stole 15% of the CPU time while the run's workers were on a CPU 95%"),
+            .contains("stole 25% of the CPU time while the run's workers were on a CPU 95%"),
         "{v:?}"
     );
-    // A run that waited for its device (on a CPU 0.4 s of 2 s) while the host stole 15% or even
-    // 40%: at most 3% and 8% of its time, not contention (the clean-run bench's one false alarm
-    // was a cold read under 12% steal).
-    for pct in [15.0, 40.0] {
+    // The same run under 14% steal: up to 13%, under the bar the run's own run-queue wait has
+    // (20%): a VM's routine steal (the clean-run bench's warm 4K reads, figure 6% off).
+    let v = judged(&clean(), &F::clean().steal(14.0).on_cpu(1.9), &disk());
+    assert_eq!(v.verdict, Kind::Ok, "{v:?}");
+    // A run that waited for its device (on a CPU 0.4 s of 2 s) while the host stole 25% or even
+    // 60%: at most 5% and 12% of its time, not contention (the clean-run bench's first false
+    // alarm was a cold read under 12% steal).
+    for pct in [25.0, 60.0] {
         let v = judged(&clean(), &F::clean().steal(pct).on_cpu(0.4), &disk());
         assert_eq!(v.verdict, Kind::Ok, "{pct}% stolen: {v:?}");
     }
-    // Half on a CPU under 30% steal: 15% of its time, said.
-    let v = judged(&clean(), &F::clean().steal(30.0).on_cpu(1.0), &disk());
+    // Half on a CPU under 50% steal: 25% of its time, said.
+    let v = judged(&clean(), &F::clean().steal(50.0).on_cpu(1.0), &disk());
     assert_eq!(codes(&v), [Code::CpuContended], "{v:?}");
     let v = judged(&clean(), &F::clean().psi(0.0, 30.0), &disk());
     assert_eq!(codes(&v), [Code::MemoryPressure], "{v:?}");
@@ -691,6 +695,23 @@ fn a_mid_run_level_shift_and_a_wide_interval_spread_are_named() {
     assert_eq!(codes(&judged(&r, &F::clean(), &disk())), [Code::Unstable]);
     r.timeline = Some(timeline(&[500.0, 520.0, 480.0, 510.0], GIB, GIB));
     assert_eq!(judged(&r, &F::clean(), &disk()).verdict, Kind::Ok);
+    // A 1 GiB write through the page cache with an fsync: the cache took 700 MiB in the
+    // first second, writeback throttled the second, the fsync wrote the rest in the third
+    // (the clean-run bench's nine false alarms of 20 such writes on a 350 MiB/s disk). Its
+    // phases, not a figure that moved; with O_DSYNC or O_DIRECT each interval is the device's
+    // pace, and a spread like that is judged.
+    let mut w = clean();
+    w.setup.op = Op::Write.into();
+    w.setup.direct = false;
+    w.setup.write_sync = Some(crate::config::WriteSync::FsyncAtEnd);
+    w.timeline = Some(timeline(&[700.0, 300.0, 24.0], GIB, GIB));
+    let v = judged(&w, &F::clean(), &disk());
+    assert!(!v.has(Code::Unstable), "{v:?}");
+    w.timeline = Some(timeline(&[500.0, 510.0, 505.0, 200.0, 190.0, 210.0], GIB, GIB));
+    assert!(!judged(&w, &F::clean(), &disk()).has(Code::LevelShift));
+    w.setup.write_sync = Some(crate::config::WriteSync::Dsync);
+    w.timeline = Some(timeline(&[700.0, 300.0, 24.0], GIB, GIB));
+    assert!(judged(&w, &F::clean(), &disk()).has(Code::Unstable));
 }
 
 #[test]
