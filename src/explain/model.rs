@@ -471,6 +471,40 @@ impl Explanation {
 }
 
 /// Explains a measured result (None without a usable point or prediction).
+/// How far above its predicted bound `r` can be before it is faster than the machine goes,
+/// as a factor (1 where nothing is interpolated): a page-cache copy whose block size lies
+/// between two measured buffer sizes is predicted from a log-linear estimate between their
+/// levels, and only the smaller size's level is a ceiling
+/// ([`crate::explain::profile::MemoryCeiling::copy_xor_upper_mib_s`]). The bound's own time
+/// per call does not scale with it, so the factor overstates the headroom a little: an upper
+/// bound may, a false alarm may not.
+pub fn memory_headroom(p: &Profile, r: &RunResult) -> f64 {
+    let Some(pt) = Point::of_result(r) else {
+        return 1.0;
+    };
+    if pt.setup.op != Op::Read
+        || !crate::engine::caps(pt.setup.method).copies(pt.setup.direct)
+    {
+        return 1.0;
+    }
+    let cpus = p
+        .context
+        .cpu_count
+        .max(1)
+        .min(p.cores_now.unwrap_or(usize::MAX).max(1));
+    let Some(mem) = p.memory_for(pt.setup.threads.max(1).min(cpus)) else {
+        return 1.0;
+    };
+    let (bs, buffers) = (pt.setup.block_size_bytes, pt.setup.buffers);
+    match (
+        mem.copy_xor_mib_s(bs, buffers),
+        mem.copy_xor_upper_mib_s(bs, buffers),
+    ) {
+        (Some(estimate), Some(upper)) if estimate > 0.0 => (upper / estimate).max(1.0),
+        _ => 1.0,
+    }
+}
+
 pub fn explain_result(p: &Profile, r: &RunResult) -> Option<Explanation> {
     if !r.figures.error.is_empty() || r.figures.seconds <= 0.0 {
         return None;

@@ -163,6 +163,28 @@ impl MemoryCeiling {
         Some(last.copy_xor_mib_s)
     }
 
+    /// What bounds a copy + XOR of blocks of `bytes` from above: the level of the largest buffer
+    /// measured at or below `bytes` (the first level below them all, the last beyond them).
+    /// Copying slows as the buffer outgrows each CPU cache, and where that step lies between
+    /// two measured sizes is unknown: [`Self::copy_xor_mib_s`] interpolates an estimate; a
+    /// ceiling that says "faster than this machine goes" takes the smaller size's level.
+    pub fn copy_xor_upper_mib_s(&self, bytes: u64, buffers: Buffers) -> Option<f64> {
+        if self.read_levels.is_empty() {
+            return self.copy_xor_mib_s(bytes, buffers);
+        }
+        let levels = self
+            .read_levels
+            .iter()
+            .filter(|l| same_memory(l.buffers, buffers));
+        let mut best: Option<&MemoryLevel> = None;
+        for l in levels {
+            if best.is_none() || l.buffer_bytes <= bytes {
+                best = Some(l);
+            }
+        }
+        best.map(|l| l.copy_xor_mib_s)
+    }
+
     /// The memories the copy levels were measured with, each once, in the order measured.
     pub fn level_memories(&self) -> Vec<Buffers> {
         let mut seen: Vec<Buffers> = Vec::new();

@@ -333,6 +333,28 @@ pub(super) fn above_ceiling(i: &Input) -> Option<Finding> {
             )));
         }
     }
+    // Between two measured buffer sizes the memory bound is an estimate; the ceiling is the
+    // smaller size's level.
+    let headroom = if pr.bound.family() == crate::explain::profile::Family::Memory {
+        model::memory_headroom(p, i.r)
+    } else {
+        1.0
+    };
+    if headroom > 1.0 {
+        let ceiling = pr.bound_mib_s * headroom;
+        if i.r.figures.mib_s <= ceiling * (1.0 + pr.error_pct.unwrap_or(0.0) / 100.0) {
+            return Some(Finding::Note(format!(
+                "{:.1} MiB/s is above the profile's {} estimate of {:.1} MiB/s for {} blocks, \
+                 which lie between two buffer sizes it measured; the smaller size's copy \
+                 ceiling ({:.1} MiB/s) holds it",
+                i.r.figures.mib_s,
+                pr.bound,
+                pr.bound_mib_s,
+                crate::size::format_size(i.r.setup.block_size_bytes),
+                ceiling
+            )));
+        }
+    }
     let err = pr
         .error_pct
         .map_or("an unknown error".to_string(), |v| format!("±{v:.0}%"));

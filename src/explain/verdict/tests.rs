@@ -924,3 +924,39 @@ fn docs_explain_md_has_a_row_for_every_reason_code() {
         );
     }
 }
+
+#[test]
+fn a_block_size_between_two_measured_buffer_sizes_is_bounded_by_the_smaller_sizes_level() {
+    use crate::explain::profile::MemoryLevel;
+    // Copy levels measured at 64 KiB (8000 MiB/s) and 32.5 MiB (4500): a 1 MiB block lies
+    // between, where the estimate is ~5900 MiB/s. The clean-run bench's warm 1M preads ran
+    // 5500-7800 MiB/s and one was called faster than the machine against that estimate.
+    let mut p = Profile::synthetic_example();
+    let level = |buffer_bytes, copy_xor_mib_s| MemoryLevel {
+        buffer_bytes,
+        copy_xor_mib_s,
+        buffers: crate::config::Buffers::Plain,
+    };
+    p.memory[0].read_levels = vec![level(64 << 10, 8000.0), level(65 << 19, 4500.0)];
+    let at = |mib_s: f64| {
+        let mut r = warm(clean());
+        r.setup.buffers = crate::config::Buffers::Plain.into();
+        r.figures.mib_s = mib_s;
+        r.figures.seconds = 1024.0 / mib_s;
+        r
+    };
+    let v = judge(&at(7500.0), None, &disk(), Some(&p));
+    assert!(!v.has(Code::AboveCeiling), "{v:?}");
+    assert!(
+        v.notes.iter().any(|n| n.contains("between two buffer sizes")),
+        "{v:?}"
+    );
+    // Past the smaller size's level and the profile's error: faster than the machine goes.
+    let v = judge(&at(12000.0), None, &disk(), Some(&p));
+    assert!(v.has(Code::AboveCeiling), "{v:?}");
+    // At a measured size there is nothing to interpolate: the level is the ceiling.
+    let mut r = at(7000.0);
+    r.setup.block_size_bytes = 65 << 19;
+    let v = judge(&r, None, &disk(), Some(&p));
+    assert!(v.has(Code::AboveCeiling), "{v:?}");
+}
