@@ -64,4 +64,5 @@ pub mod size;
 pub mod sweep;
 pub mod text;
 pub mod tui;
+pub mod units;
 pub mod xor;

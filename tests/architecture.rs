@@ -382,6 +382,7 @@ const CYCLE_DEBT: &[&[&str]] = &[];
 const LAYERS: &[(&str, u8)] = &[
     // below all: leaf helpers
     ("text", 0),
+    ("units", 0),
     ("size", 0),
     ("xor", 0),
     ("pattern", 0),
@@ -392,10 +393,11 @@ const LAYERS: &[(&str, u8)] = &[
     ("fsguard", 1),
     ("kernel", 1),
     ("config", 2),
-    ("measure", 3),
     // The run's own facts (per-task I/O, extents, cachestat, PSI, the device chain): read by
-    // the runner around the timed part, carried by the result, judged by explain.
-    ("facts", 3),
+    // the runner around the timed part, carried by the result, judged by explain. Below the
+    // measuring layer, whose result carries them.
+    ("facts", 2),
+    ("measure", 3),
     ("engine", 4),
     ("cache", 5),
     ("runner", 6),

@@ -16,6 +16,7 @@ pub mod json;
 pub mod limits;
 pub mod model;
 pub mod profile;
+pub mod provenance;
 pub mod verdict;
 
 use crate::config::Method;
@@ -142,13 +143,11 @@ pub fn storage_of(file: &Path) -> Option<String> {
 /// run was judged) and handed to the exporters, which read nothing themselves.
 pub fn provenance_of<'a>(
     rows: impl IntoIterator<Item = &'a RunResult>,
-) -> crate::export::provenance::Provenance {
-    crate::export::provenance::Provenance::gather(rows, |file| {
-        crate::export::provenance::FileFacts {
-            storage: storage_of(file),
-            profile: profile_for(file).map(|(p, _)| p),
-            ..Default::default()
-        }
+) -> self::provenance::Provenance {
+    self::provenance::Provenance::gather(rows, |file| self::provenance::FileFacts {
+        storage: storage_of(file),
+        profile: profile_for(file).map(|(p, _)| p),
+        ..Default::default()
     })
 }
 

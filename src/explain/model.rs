@@ -482,9 +482,7 @@ pub fn memory_headroom(p: &Profile, r: &RunResult) -> f64 {
     let Some(pt) = Point::of_result(r) else {
         return 1.0;
     };
-    if pt.setup.op != Op::Read
-        || !crate::engine::caps(pt.setup.method).copies(pt.setup.direct)
-    {
+    if pt.setup.op != Op::Read || !crate::engine::caps(pt.setup.method).copies(pt.setup.direct) {
         return 1.0;
     }
     let cpus = p

@@ -11,8 +11,8 @@
 //! worth a second look.
 
 use super::csv::SyscallRow;
-use super::provenance::Provenance;
 use crate::config::{CacheMode, Op, Pattern};
+use crate::explain::provenance::Provenance;
 use crate::measure::result::{Label, MethodLabel};
 use crate::measure::stats::Stats;
 use crate::measure::RunResult;

@@ -20,7 +20,6 @@ pub mod csv;
 pub mod figure;
 pub mod html;
 pub mod manager;
-pub mod provenance;
 pub mod session_svg;
 pub mod svg;
 pub mod table;

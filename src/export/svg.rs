@@ -440,8 +440,8 @@ mod tests {
 
     #[test]
     fn a_block_size_plot_draws_the_model_over_the_bars_and_names_where_the_bound_turns() {
+        use crate::explain::provenance::Provenance;
         use crate::export::chart::{throughput_chart, Dim};
-        use crate::export::provenance::Provenance;
         let rows = block_size_rows();
         let known = Provenance::everywhere(
             None,

@@ -14,7 +14,7 @@
 //!
 //! Everything is read from sysfs (`sys`, a directory tree in tests).
 
-use crate::measure::device::DiskStat;
+use super::diskstat::DiskStat;
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};

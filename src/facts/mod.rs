@@ -20,13 +20,14 @@
 //! This is a leaf: it reads the kernel and knows nothing of runs, engines or verdicts.
 
 pub mod chain;
+pub mod diskstat;
 pub mod extents;
 pub mod pagecache;
 pub mod pressure;
 pub mod taskio;
 
-use crate::measure::device::{DiskStat, STAT_SECTOR_BYTES};
 use chain::Chain;
+use diskstat::{DiskStat, STAT_SECTOR_BYTES};
 use extents::ExtentMap;
 use pagecache::PageCache;
 use pressure::{share_pct, CpuTicks, Pressure};

@@ -23,9 +23,9 @@ pub mod report;
 pub mod synth;
 pub mod trace;
 
+use crate::explain::provenance::Provenance;
 use crate::export::figure::Figure;
 use crate::export::manager::{ExportManager, Exportable, Format};
-use crate::export::provenance::Provenance;
 use crate::measure::RunResult;
 use crate::text::{shown, shown_lines, shown_path};
 use params::Syntax;

@@ -194,7 +194,7 @@ mod tests {
                 ..Collected::default()
             }],
             context: None,
-            known: crate::export::provenance::Provenance::none(),
+            known: crate::explain::provenance::Provenance::none(),
             written: Vec::new(),
             ended: Ended::Complete,
         };

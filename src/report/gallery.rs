@@ -73,7 +73,7 @@ fn bars_with_model() -> String {
             }
         }
     }
-    let known = crate::export::provenance::Provenance::everywhere(
+    let known = crate::explain::provenance::Provenance::everywhere(
         Some("ext4 on vda".into()),
         Some(crate::explain::profile::Profile::synthetic_example()),
     );

@@ -63,7 +63,7 @@ pub trait SweepKind: Sync + std::fmt::Debug {
         &self,
         x: &Experiment,
         rows: &Collected,
-        known: &crate::export::provenance::Provenance,
+        known: &crate::explain::provenance::Provenance,
     ) -> anyhow::Result<(String, Option<Chart>)>;
 }
 

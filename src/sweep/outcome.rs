@@ -6,7 +6,7 @@
 
 use super::experiment::{Collected, Experiment, Plan};
 use crate::explain::context::Context;
-use crate::export::provenance::Provenance;
+use crate::explain::provenance::Provenance;
 use std::path::PathBuf;
 
 /// How a sweep ended.

@@ -5,9 +5,9 @@
 //! named bytes out): the executor creates the files, the HTML report reuses the figures.
 
 use super::experiment::Experiment;
+use crate::explain::provenance::Provenance;
 use crate::export::chart::{throughput_chart, Chart, Dim, YScale};
 use crate::export::csv::to_csv_tidy as to_csv;
-use crate::export::provenance::Provenance;
 use crate::export::table::{runs_table, syscalls_table};
 use crate::export::timeline::to_timeline_csv;
 use crate::export::{summarize_runs, summarize_syscalls, svg, RunResult, SyscallRow};

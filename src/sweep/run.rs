@@ -24,7 +24,7 @@ use super::output;
 use super::progress::Progress;
 use crate::config::usage;
 use crate::explain::context::Context;
-use crate::export::provenance::Provenance;
+use crate::explain::provenance::Provenance;
 use crate::export::{CsvSink, Export, RunResult, SyscallRow};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -28,7 +28,7 @@ pub fn compresses(ctx: &Context) -> Option<String> {
 }
 
 pub(super) fn fmt_us(us: f64) -> String {
-    crate::export::axis::fmt_us(us, crate::export::axis::UsStyle::Tick)
+    crate::units::fmt_us(us, crate::units::UsStyle::Tick)
 }
 
 pub(super) fn fmt_bytes(b: u64) -> String {

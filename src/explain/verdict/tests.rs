@@ -707,7 +707,11 @@ fn a_mid_run_level_shift_and_a_wide_interval_spread_are_named() {
     w.timeline = Some(timeline(&[700.0, 300.0, 24.0], GIB, GIB));
     let v = judged(&w, &F::clean(), &disk());
     assert!(!v.has(Code::Unstable), "{v:?}");
-    w.timeline = Some(timeline(&[500.0, 510.0, 505.0, 200.0, 190.0, 210.0], GIB, GIB));
+    w.timeline = Some(timeline(
+        &[500.0, 510.0, 505.0, 200.0, 190.0, 210.0],
+        GIB,
+        GIB,
+    ));
     assert!(!judged(&w, &F::clean(), &disk()).has(Code::LevelShift));
     w.setup.write_sync = Some(crate::config::WriteSync::Dsync);
     w.timeline = Some(timeline(&[700.0, 300.0, 24.0], GIB, GIB));
@@ -948,7 +952,9 @@ fn a_block_size_between_two_measured_buffer_sizes_is_bounded_by_the_smaller_size
     let v = judge(&at(7500.0), None, &disk(), Some(&p));
     assert!(!v.has(Code::AboveCeiling), "{v:?}");
     assert!(
-        v.notes.iter().any(|n| n.contains("between two buffer sizes")),
+        v.notes
+            .iter()
+            .any(|n| n.contains("between two buffer sizes")),
         "{v:?}"
     );
     // Past the smaller size's level and the profile's error: faster than the machine goes.

@@ -3,8 +3,8 @@
 //! killing the program (with everything it started) is `sweep::command`'s job.
 
 use crate::config::spec::RunSpec;
+use crate::explain::provenance::Provenance;
 use crate::export::chart::Chart;
-use crate::export::provenance::Provenance;
 use crate::sweep::command::run_command;
 use crate::sweep::estimate;
 use crate::sweep::exec::run_points;

@@ -12,8 +12,8 @@
 //! sweep's outcome that every writer and the HTML report read (the report draws the search's
 //! own figure from it, the knee marked).
 
+use crate::explain::provenance::Provenance;
 use crate::export::chart::{Category, Chart, Series};
-use crate::export::provenance::Provenance;
 use crate::lab::knee::{KneeParams, Outcome, Plan, Syntax};
 use crate::measure::stats::Stats;
 use crate::measure::RunResult;

@@ -3,8 +3,8 @@
 //! form, unknown keys refused), read and checked when the sweep is planned — a bad key fails
 //! `--dry-run` naming `FILE:LINE: key params.KEY` — and carried to the run already validated.
 
+use crate::explain::provenance::Provenance;
 use crate::export::chart::{Chart, Dim};
-use crate::export::provenance::Provenance;
 use crate::locality::params::Syntax;
 use crate::locality::LocalityParams;
 use crate::measure::RunResult;

@@ -2,9 +2,9 @@
 //! the sweep's file, `seconds` per call and repetition. The sweep only adapts: it builds the
 //! kind's own [`SyscallsParams`] and turns each measured call into a CSV row.
 
+use crate::explain::provenance::Provenance;
 use crate::export::chart::{syscalls_chart, Chart};
 use crate::export::csv::to_csv_tidy;
-use crate::export::provenance::Provenance;
 use crate::export::{summarize_syscalls, SyscallRow};
 use crate::lab::syscalls::SyscallsParams;
 use crate::runner::host_name;

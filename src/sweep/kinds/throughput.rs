@@ -4,8 +4,8 @@
 //! by the same `RunSpec::validate`.
 
 use crate::config::spec::RunSpec;
+use crate::explain::provenance::Provenance;
 use crate::export::chart::Chart;
-use crate::export::provenance::Provenance;
 use crate::sweep::estimate;
 use crate::sweep::exec::{point_label, run_point, run_points};
 use crate::sweep::experiment::{Collected, Experiment, Row, SweepKind, Traits};

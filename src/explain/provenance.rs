@@ -7,7 +7,7 @@
 //! `/proc/self/mountinfo`, so a figure drawn twice from the same rows is the same figure, and
 //! a test can give any profile it likes.
 
-use crate::explain::profile::Profile;
+use super::profile::Profile;
 use crate::measure::RunResult;
 use std::path::Path;
 
