@@ -453,7 +453,10 @@ fn the_layers_import_downwards_only() {
     }
     assert!(broken.is_empty(), "imports against the layers: {broken:?}");
     let paid: Vec<_> = LAYER_DEBT.iter().filter(|d| !owed.contains(*d)).collect();
-    assert!(paid.is_empty(), "debts paid but still listed in LAYER_DEBT: {paid:?}");
+    assert!(
+        paid.is_empty(),
+        "debts paid but still listed in LAYER_DEBT: {paid:?}"
+    );
 }
 
 #[test]

@@ -516,6 +516,10 @@ fn last_lines(log: &str, n: usize) -> String {
 mod tests {
     use super::*;
 
+    /// Held by every unit test that creates BPF objects (maps, programs, attachments): the
+    /// view's test counts this process's BPF descriptors, which the others' would change.
+    pub(crate) static BPF_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     #[test]
     fn a_kernel_device_number_packs_major_and_minor_as_tracepoints_do() {
         let d = KernelDev::new(254, 0);
@@ -528,6 +532,8 @@ mod tests {
     /// by the process filter of another process), read, drop (every descriptor closed).
     #[test]
     fn a_view_starts_reads_and_closes_everything_it_opened() {
+        // The descriptors are counted process-wide: no other test may hold BPF objects meanwhile.
+        let _alone = BPF_TESTS.lock().unwrap_or_else(|e| e.into_inner());
         if let Err(why) = check() {
             eprintln!("skipped: kernel view unavailable: {why}");
             return;

@@ -847,6 +847,9 @@ mod tests {
     /// says: the bucket edges, both sides of each octave, and past the top.
     #[test]
     fn the_kernel_files_each_time_in_the_bucket_the_reader_expects() {
+        let _alone = super::super::tests::BPF_TESTS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         if let Err(why) = super::super::check() {
             eprintln!("skipped: kernel view unavailable: {why}");
             return;
