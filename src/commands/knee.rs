@@ -68,9 +68,7 @@ pub fn execute(a: &KneeArgs) -> anyhow::Result<i32> {
         knee: &k,
         elapsed_s,
     };
-    for line in exports.write(&results)? {
-        crate::eprintln_shown!("{line}");
-    }
+    exports.write_and_say(&results)?;
     if a.json {
         println_stdout(&document(&a.file, &plan, &k, elapsed_s)?)?;
     } else if let (Some(r), false) = (k.knee_iops, k.stop == Stop::Interrupted) {

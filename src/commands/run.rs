@@ -150,9 +150,7 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
             document,
             lines,
         };
-        for line in exports.write(&results)? {
-            crate::eprintln_shown!("{line}");
-        }
+        exports.write_and_say(&results)?;
     }
     Ok(0)
 }

@@ -29,9 +29,7 @@ pub fn execute(a: &SyscallsParams) -> anyhow::Result<i32> {
         results: &results,
         document,
     };
-    for line in exports.write(&out)? {
-        crate::eprintln_shown!("{line}");
-    }
+    exports.write_and_say(&out)?;
     Ok(0)
 }
 

@@ -200,9 +200,7 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
             // The page says where it was made: read here, once, not by the exporter.
             machine: crate::report::context::machine(),
         };
-        for line in exports.write(&compared)? {
-            crate::eprintln_shown!("{line}");
-        }
+        exports.write_and_say(&compared)?;
     }
     if let Some(pct) = a.fail_on_regression {
         let regs = c.regressions(pct);

@@ -328,6 +328,15 @@ impl ExportManager {
         }
         Ok(lines)
     }
+
+    /// [`Self::write`], each line said on stderr (escaped): what every command does after its
+    /// run.
+    pub fn write_and_say(&self, results: &(impl Exportable + ?Sized)) -> anyhow::Result<()> {
+        for line in self.write(results)? {
+            crate::eprintln_shown!("{line}");
+        }
+        Ok(())
+    }
 }
 
 /// Whether two paths name the same existing file.

@@ -98,9 +98,7 @@ pub fn execute(args: &LocalityParams) -> anyhow::Result<i32> {
         rows,
         document,
     };
-    for line in exports.write(&results)? {
-        crate::eprintln_shown!("{line}");
-    }
+    exports.write_and_say(&results)?;
     if !completed {
         if passes.is_empty() {
             eprintln!("interrupted before any repetition finished");
