@@ -305,6 +305,15 @@ pub fn missing_ceiling(p: &Profile, pt: &Point) -> Option<String> {
     ))
 }
 
+/// The cores the profile was measured with, and no more than this process has now: the most
+/// threads its ceilings can speak for.
+fn usable_cpus(p: &Profile) -> usize {
+    p.context
+        .cpu_count
+        .max(1)
+        .min(p.cores_now.unwrap_or(usize::MAX).max(1))
+}
+
 /// Predicts the bound of `pt` from the ceilings in `p`; None when the profile lacks what the
 /// point needs (a write, a direct read without device figures).
 pub fn predict(p: &Profile, pt: &Point) -> Option<Prediction> {
@@ -312,12 +321,7 @@ pub fn predict(p: &Profile, pt: &Point) -> Option<Prediction> {
         return None;
     }
     let bytes = pt.setup.block_size_bytes as f64;
-    // The cores the profile was measured with, and no more than this process has now.
-    let cpus = p
-        .context
-        .cpu_count
-        .max(1)
-        .min(p.cores_now.unwrap_or(usize::MAX).max(1));
+    let cpus = usable_cpus(p);
     let threads = pt.setup.threads.max(1);
     let running = threads.min(cpus) as f64;
     let mem = p.memory_for(threads.min(cpus))?;
@@ -470,7 +474,6 @@ impl Explanation {
     }
 }
 
-/// Explains a measured result (None without a usable point or prediction).
 /// How far above its predicted bound `r` can be before it is faster than the machine goes,
 /// as a factor (1 where nothing is interpolated): a page-cache copy whose block size lies
 /// between two measured buffer sizes is predicted from a log-linear estimate between their
@@ -485,12 +488,7 @@ pub fn memory_headroom(p: &Profile, r: &RunResult) -> f64 {
     if pt.setup.op != Op::Read || !crate::engine::caps(pt.setup.method).copies(pt.setup.direct) {
         return 1.0;
     }
-    let cpus = p
-        .context
-        .cpu_count
-        .max(1)
-        .min(p.cores_now.unwrap_or(usize::MAX).max(1));
-    let Some(mem) = p.memory_for(pt.setup.threads.max(1).min(cpus)) else {
+    let Some(mem) = p.memory_for(pt.setup.threads.max(1).min(usable_cpus(p))) else {
         return 1.0;
     };
     let (bs, buffers) = (pt.setup.block_size_bytes, pt.setup.buffers);
@@ -503,6 +501,7 @@ pub fn memory_headroom(p: &Profile, r: &RunResult) -> f64 {
     }
 }
 
+/// Explains a measured result (None without a usable point or prediction).
 pub fn explain_result(p: &Profile, r: &RunResult) -> Option<Explanation> {
     if !r.figures.error.is_empty() || r.figures.seconds <= 0.0 {
         return None;

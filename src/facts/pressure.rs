@@ -103,6 +103,14 @@ impl CpuTicks {
     }
 }
 
+/// A thread's `schedstat` (`/proc/thread-self/schedstat`, `/proc/self/task/TID/schedstat`):
+/// ns on a CPU (`sum_exec_runtime`) and ns runnable but waiting for one (`run_delay`), its first
+/// two fields.
+pub fn parse_schedstat(text: &str) -> Option<(u64, u64)> {
+    let mut f = text.split_whitespace().map(|v| v.parse::<u64>().ok());
+    Some((f.next()??, f.next()??))
+}
+
 /// What [`threads_sched_times`] reads: seconds on a CPU and seconds runnable but waiting for one.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SchedTimes {
@@ -128,10 +136,7 @@ pub fn threads_sched_times(name_prefix: &str) -> Option<SchedTimes> {
         }
         let times = std::fs::read_to_string(dir.join("schedstat"))
             .ok()
-            .and_then(|t| {
-                let mut f = t.split_whitespace().map(|v| v.parse::<u64>().ok());
-                Some((f.next()??, f.next()??))
-            });
+            .and_then(|t| parse_schedstat(&t));
         if let Some((on, wait)) = times {
             on_ns += on;
             wait_ns += wait;
@@ -161,6 +166,8 @@ mod tests {
             })
             .unwrap();
         ready_rx.recv().unwrap();
+        assert_eq!(parse_schedstat("1234 56 7\n"), Some((1234, 56)));
+        assert_eq!(parse_schedstat("1234"), None);
         let found = threads_sched_times("dstest-delay-");
         assert_eq!(threads_sched_times("no-such-thread-name"), None);
         tx.send(()).unwrap();

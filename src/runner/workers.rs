@@ -41,9 +41,9 @@ pub(super) struct Workers {
 /// The calling thread's time on a CPU and its time spent waiting on a run queue, ns
 /// (`/proc/thread-self/schedstat`, its first two fields); None without schedstats.
 fn thread_schedstat_ns() -> Option<(u64, u64)> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let mut f = text.split_whitespace().map(|v| v.parse::<u64>().ok());
-    Some((f.next()??, f.next()??))
+    crate::facts::pressure::parse_schedstat(
+        &std::fs::read_to_string("/proc/thread-self/schedstat").ok()?,
+    )
 }
 
 /// The calling thread's user-space CPU time, ns; None if it cannot be read.
