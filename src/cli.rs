@@ -83,7 +83,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Read or write BLOCK_COUNT blocks of BLOCK_SIZE bytes and print the XOR
-    Run(RunArgs),
+    Run(RunCommand),
     /// Find a block count that takes at least --target seconds to read
     Run2(Run2Args),
     /// XOR a whole file as fast as this machine allows
@@ -250,7 +250,7 @@ pub fn diskscope_main() -> ! {
 
 fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
-        Some(Command::Run(a)) => commands::run::execute(&a),
+        Some(Command::Run(a)) => run_command(&a),
         Some(Command::Run2(a)) => commands::run2::execute(&a),
         Some(Command::Fast(a)) => commands::fast::execute(&a),
         Some(Command::Syscalls(a)) => commands::syscalls::execute(&a),
@@ -277,7 +277,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                     cli.force,
                 )
                 .and_then(|o| batch_status(o.as_ref())),
-                _ => crate::sweep::execute(
+                _ => crate::batch::execute(
                     &sweep,
                     cli.out.as_deref(),
                     cli.dry_run,
@@ -398,7 +398,45 @@ fn print_man_page(subcommand: Option<&str>) -> anyhow::Result<i32> {
 )]
 pub struct RunBin {
     #[command(flatten)]
+    pub args: RunCommand,
+}
+
+/// `run`'s command line: the run's own flags and the fleet's (which apply under mpirun only).
+#[derive(Debug, clap::Args)]
+pub struct RunCommand {
+    #[command(flatten)]
     pub args: RunArgs,
+    #[cfg(feature = "mpi")]
+    #[command(flatten)]
+    pub fleet: crate::fleet::FleetArgs,
+    #[cfg(not(feature = "mpi"))]
+    #[command(flatten)]
+    pub fleet: crate::fleet::FleetArgsWithoutMpi,
+}
+
+/// `run` (and the `run` binary): under mpirun or srun (built with `--features mpi`) the point on
+/// every rank (`commands::fleet_run`, src/fleet/); otherwise a local run (`commands::run`), which
+/// never passes through `fleet/` (tests/architecture.rs follows its imports).
+pub fn run_command(c: &RunCommand) -> anyhow::Result<i32> {
+    #[cfg(feature = "mpi")]
+    {
+        // Checked in every run, so a misspelt layout is an error before the first mpirun.
+        let options = c.fleet.options()?;
+        if crate::fleet::launched_by_mpi() {
+            if let Some(fleet) = crate::fleet::join(options)? {
+                if c.args.export.any() {
+                    return Err(crate::config::usage(
+                        "--export-*: not under mpirun (a fleet's rows are one per rank); run a \
+                         sweep with --out for a fleet's files",
+                    ));
+                }
+                return commands::fleet_run::execute(&c.args, fleet);
+            }
+        }
+    }
+    #[cfg(not(feature = "mpi"))]
+    c.fleet.refuse_any()?;
+    commands::run::execute(&c.args)
 }
 
 /// The `run2` binary (the same as `diskscope run2`).

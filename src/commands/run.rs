@@ -18,20 +18,9 @@ use std::sync::Arc;
 
 use crate::config::EXIT_INTERRUPTED;
 
+/// A local run: the one process measures `FILE` (a run under mpirun is `cli::run_command`'s
+/// other road, `fleet_run`; nothing here knows of fleets).
 pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
-    // Under mpirun/srun (built with `--features mpi`): the point on every rank, src/fleet/.
-    #[cfg(feature = "mpi")]
-    if let Some(fleet) = crate::fleet::join(a.fleet.options()?)? {
-        if a.export.any() {
-            return Err(crate::config::usage(
-                "--export-*: not under mpirun (a fleet's rows are one per rank); run a sweep with \
-                 --out for a fleet's files",
-            ));
-        }
-        return super::fleet_run::execute(a, fleet);
-    }
-    #[cfg(not(feature = "mpi"))]
-    a.fleet.refuse_any()?;
     let spec = spec_of(a)?;
     let t = &a.timeline;
     // Every output is refused before the run (and before --log-ops is created), not after.
@@ -79,7 +68,7 @@ pub fn execute(a: &RunArgs) -> anyhow::Result<i32> {
         Err(e) => e.downcast_ref::<RunFailed>().is_some(),
     };
     if interrupted.load(Ordering::SeqCst) && started {
-        let msg = interrupted_message(&spec, created.as_ref(), existed, a.keep_partial);
+        let msg = interrupted_message(&spec, created.as_ref(), existed, a.write_opts.keep_partial);
         crate::eprintln_shown!("{msg}");
         return Ok(EXIT_INTERRUPTED);
     }

@@ -15,6 +15,7 @@
 //!   `sweep::kinds::command`. `sweep::kinds` adapts every kind to sweep experiments.
 
 pub mod fast;
+pub mod flags;
 pub mod knee;
 pub mod syscalls;
 pub mod throughput;

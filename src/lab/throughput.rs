@@ -6,66 +6,28 @@
 //! the same `RunSpec::validate`.
 
 use crate::config::spec::{RunSpec, CLI_NAMES};
-use crate::config::{parse_block_size, parse_count, CacheMode, Method, Op, Pattern};
+use crate::config::{parse_block_size, parse_count, CacheMode, Method, Op};
+use crate::lab::flags::SetupFlags;
 use crate::measure::result::Schedule;
 use crate::measure::RunResult;
 use crate::size::format_bytes_approx;
 use clap::{ArgGroup, Args};
 use std::path::PathBuf;
 
-/// Options shared by the measuring commands.
+/// Options shared by `run` and `run2`: the setup's flags (with `run`'s defaults, [`run_base`])
+/// and what bounds or observes a run.
 #[derive(Debug, Args, Clone)]
+#[command(mut_args(|a| {
+    crate::lab::flags::show_default(a, &run_base(), &[("method", "read; pread with --mix")])
+}))]
 pub struct IoOpts {
-    // An Option, not a clap default, so a mixed run can tell "not given" from "read".
-    /// I/O method: read, pread, mmap, io_uring, buffered [default: read]
-    #[arg(long, value_name = "METHOD")]
-    pub method: Option<String>,
-    /// Worker threads, each with its own descriptor and a disjoint range
-    #[arg(
-        long,
-        short = 't',
-        default_value_t = 1,
-        value_name = "N",
-        allow_negative_numbers = true
-    )]
-    pub threads: usize,
-    /// Open with O_DIRECT (bypass the page cache); needs a block size multiple of 512
-    #[arg(long)]
-    pub direct: bool,
-    /// Page cache before the run: as-is, warm, cold (fsync + fadvise), cold-all (root: drop_caches)
-    #[arg(long, default_value = "as-is", value_name = "MODE")]
-    pub cache: String,
-    /// io_uring queue depth (operations in flight per thread)
-    #[arg(
-        long,
-        default_value_t = 8,
-        value_name = "N",
-        allow_negative_numbers = true
-    )]
-    pub queue_depth: u32,
-    /// Offsets: sequential or random (block-aligned)
-    #[arg(long, default_value = "sequential", value_name = "ORDER")]
-    pub pattern: String,
+    // `--method` has no default of its own, so a mixed run can tell "not given" from "read".
+    #[command(flatten)]
+    pub setup: SetupFlags,
     /// Most memory the I/O buffers may take (threads x queue depth x block size); default: half
     /// of the memory available
     #[arg(long, value_name = "SIZE")]
     pub max_memory: Option<String>,
-    /// io_uring submission: batch (fill every free slot, one submit-and-wait) or each (submit
-    /// every operation as it is queued, like fio)
-    #[arg(long, default_value = "each", value_name = "POLICY")]
-    pub submit: String,
-    /// Memory behind the I/O buffers: auto (huge pages for O_DIRECT when offered, else plain),
-    /// plain (page-aligned 4 KiB pages), malloc (16 bytes past a page, like malloc and fio's
-    /// default), thp (transparent huge pages), hugetlb (reserved huge pages). A write that is
-    /// not O_DIRECT with plain or malloc copies from its data, generated before the clock in
-    /// huge pages where offered
-    #[arg(long, default_value = "auto", value_name = "BACKING")]
-    pub buffers: String,
-    /// Read the data back: xor (fold every byte into the XOR printed on stdout) or none (move
-    /// the data without the CPU reading it, like fio: no XOR; an mmap read touches one byte
-    /// per page)
-    #[arg(long, default_value = "xor", value_name = "CHECKSUM")]
-    pub checksum: String,
     /// The block layer's own clock (root, or CAP_BPF and CAP_PERFMON): each block request of
     /// the run timed in the block layer's queue and in the device, with its size as issued,
     /// merges and splits, per interval and for the run. --kernel counts the run's own requests
@@ -116,24 +78,8 @@ pub struct RunArgs {
     /// Replace an existing file when writing, and existing --export-* files
     #[arg(long)]
     pub force: bool,
-    /// fsync the file at the end of a write (timed)
-    #[arg(long)]
-    pub fsync: bool,
-    /// Open with O_DSYNC: every write is durable before it returns
-    #[arg(long)]
-    pub dsync: bool,
-    /// On Ctrl-C during a write, keep the partial file instead of removing it
-    #[arg(long)]
-    pub keep_partial: bool,
-    #[cfg(feature = "mpi")]
     #[command(flatten)]
-    pub fleet: crate::fleet::FleetArgs,
-    #[cfg(not(feature = "mpi"))]
-    #[command(flatten)]
-    pub fleet: crate::fleet::FleetArgsWithoutMpi,
-    /// Writes: preallocate the file before the run: native (fallocate, fio's default) or none
-    #[arg(long, default_value = "native", value_name = "MODE")]
-    pub prealloc: String,
+    pub write_opts: WriteOpts,
     /// Also print (on stderr) the fio command line that does the same I/O
     #[arg(long)]
     pub fio: bool,
@@ -158,6 +104,23 @@ pub struct RunArgs {
     /// (--export-html), each into a new file (--force replaces an existing one)
     #[command(flatten)]
     pub export: crate::export::manager::ExportArgs,
+}
+
+/// How `run -w` (or a mix) makes its writes durable and lays its file out.
+#[derive(Debug, Args, Clone)]
+pub struct WriteOpts {
+    /// fsync the file at the end of a write (timed)
+    #[arg(long)]
+    pub fsync: bool,
+    /// Open with O_DSYNC: every write is durable before it returns
+    #[arg(long)]
+    pub dsync: bool,
+    /// On Ctrl-C during a write, keep the partial file instead of removing it
+    #[arg(long)]
+    pub keep_partial: bool,
+    /// Writes: preallocate the file before the run: native (fallocate, fio's default) or none
+    #[arg(long, default_value = "native", value_name = "MODE")]
+    pub prealloc: String,
 }
 
 /// The timeline flags of `run` (see `measure::timeline`).
@@ -201,22 +164,31 @@ pub struct Run2Args {
     pub json: bool,
 }
 
+/// `run`'s starting setup: every setting a flag leaves alone (read(2), sequential, one thread,
+/// a queue depth of 8 for io_uring), so its defaults are written once, here.
+pub fn run_base() -> crate::config::Setup {
+    crate::config::Setup {
+        method: Method::Read,
+        queue_depth: 8,
+        ..crate::config::Setup::default()
+    }
+}
+
 /// Applies the shared I/O options to a spec (names in errors are the CLI flags).
 pub fn apply_io_opts(spec: &mut RunSpec, io: &IoOpts) -> anyhow::Result<()> {
-    spec.setup.method = Method::parse(io.method.as_deref().unwrap_or("read"), "--method")?;
-    spec.setup.cache = CacheMode::parse(&io.cache, "--cache")?;
-    spec.setup.pattern = Pattern::parse(&io.pattern, "--pattern")?;
-    spec.setup.threads = io.threads;
-    spec.setup.direct = io.direct;
-    spec.setup.queue_depth = io.queue_depth;
+    spec.setup = crate::config::Setup {
+        op: spec.setup.op,
+        mix_read_pct: spec.setup.mix_read_pct,
+        block_size_bytes: spec.setup.block_size_bytes,
+        ..run_base()
+    };
+    io.setup
+        .apply(&mut spec.setup, |k| format!("--{}", k.replace('_', "-")))?;
     spec.safety.max_memory_bytes = io
         .max_memory
         .as_deref()
         .map(crate::config::parse_max_memory)
         .transpose()?;
-    spec.setup.submit = crate::config::SubmitPolicy::parse(&io.submit, "--submit")?;
-    spec.setup.buffers = crate::config::Buffers::parse(&io.buffers, "--buffers")?;
-    spec.setup.checksum = crate::config::Checksum::parse(&io.checksum, "--checksum")?;
     spec.kernel = io
         .kernel
         .as_deref()
@@ -234,14 +206,14 @@ pub fn spec_of(a: &RunArgs) -> anyhow::Result<RunSpec> {
     spec.setup.block_size_bytes = parse_block_size(&a.block_size, "BLOCK_SIZE")?;
     spec.target.block_count = Some(parse_count(&a.block_count, "BLOCK_COUNT")?);
     apply_io_opts(&mut spec, &a.io)?;
-    if spec.is_mixed() && a.io.method.is_none() {
+    if spec.is_mixed() && a.io.setup.method.is_none() {
         // `run`'s default method is read(2), which has one file position and no mix; a mix
         // without --method runs pread, fio's psync.
         spec.setup.method = Method::Pread;
     }
     spec.safety.force = a.force;
-    spec.setup.write_sync = crate::config::WriteSync::of(a.fsync, a.dsync);
-    spec.setup.prealloc = crate::config::Prealloc::parse(&a.prealloc, "--prealloc")?;
+    spec.setup.write_sync = crate::config::WriteSync::of(a.write_opts.fsync, a.write_opts.dsync);
+    spec.setup.prealloc = crate::config::Prealloc::parse(&a.write_opts.prealloc, "--prealloc")?;
     spec.setup.arrival = crate::config::Arrival::parse(&a.arrival, "--arrival")?;
     spec.setup.rate_iops = a
         .rate
@@ -256,7 +228,12 @@ pub fn spec_of(a: &RunArgs) -> anyhow::Result<RunSpec> {
         ));
     }
     // --force also lets --export-* replace an old file, on a read too.
-    if !writes && ((a.force && !a.export.any()) || a.fsync || a.dsync || a.keep_partial) {
+    if !writes
+        && ((a.force && !a.export.any())
+            || a.write_opts.fsync
+            || a.write_opts.dsync
+            || a.write_opts.keep_partial)
+    {
         return Err(crate::config::usage(
             "--force, --fsync, --dsync and --keep-partial apply to writes (-w); remove them or \
              use -w",

@@ -4,7 +4,8 @@
 
 use super::search::Settings;
 use crate::config::spec::RunSpec;
-use crate::config::{parse_block_size, Arrival, CacheMode, Method, Pattern, UsageError};
+use crate::config::{parse_block_size, Arrival, Method, Pattern, Setup, UsageError};
+use crate::lab::flags::SetupFlags;
 use serde::Deserialize;
 use std::path::Path;
 use std::time::Duration;
@@ -29,21 +30,6 @@ impl Syntax {
 fn d_block() -> String {
     "4K".into()
 }
-fn d_method() -> String {
-    "pread".into()
-}
-fn d_one() -> usize {
-    1
-}
-fn d_qd() -> u32 {
-    8
-}
-fn d_pattern() -> String {
-    "random".into()
-}
-fn d_cache() -> String {
-    "as-is".into()
-}
 fn d_arrival() -> String {
     "poisson".into()
 }
@@ -61,8 +47,10 @@ fn d_max_points() -> usize {
 }
 
 /// The knee's parameters: the command's flags and a sweep's `params = { ... }`.
+// Unknown keys are refused by `from_toml` (serde's `deny_unknown_fields` does not combine with
+// the flattened setup).
 #[derive(Debug, Clone, clap::Args, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[command(mut_args(|a| crate::lab::flags::show_default(a, &knee_base(), &[])))]
 pub struct KneeParams {
     /// The response-time p99 a rate must stay under: 2ms, 500us, 0.5ms, 1s
     // allow_hyphen_values: `--p99 -1ms` reaches the target's own check, not clap's
@@ -73,30 +61,10 @@ pub struct KneeParams {
     #[arg(long, alias = "block", default_value = "4K", value_name = "SIZE")]
     #[serde(default = "d_block", alias = "block")]
     pub block_size: String,
-    /// I/O method: read, pread, mmap, io_uring, buffered
-    #[arg(long, default_value = "pread", value_name = "METHOD")]
-    #[serde(default = "d_method")]
-    pub method: String,
-    /// Worker threads; each issues its share of the rate
-    #[arg(long, short = 't', default_value_t = 1, value_name = "N")]
-    #[serde(default = "d_one")]
-    pub threads: usize,
-    /// io_uring queue depth (operations in flight per thread); 1 for the other methods
-    #[arg(long, alias = "qd", default_value_t = 8, value_name = "N")]
-    #[serde(default = "d_qd")]
-    pub queue_depth: u32,
-    /// Open with O_DIRECT (bypass the page cache)
-    #[arg(long)]
-    #[serde(default)]
-    pub direct: bool,
-    /// Offsets: random or sequential (each worker loops over its range)
-    #[arg(long, default_value = "random", value_name = "ORDER")]
-    #[serde(default = "d_pattern")]
-    pub pattern: String,
-    /// Page cache before each point: as-is, warm, cold, cold-all
-    #[arg(long, default_value = "as-is", value_name = "MODE")]
-    #[serde(default = "d_cache")]
-    pub cache: String,
+    /// The setup's flags, as `run`'s (the knee's defaults: [`knee_base`]).
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub setup: SetupFlags,
     /// How the intended starts are spaced: poisson (independent users) or constant
     #[arg(long, default_value = "poisson", value_name = "ARRIVAL")]
     #[serde(default = "d_arrival")]
@@ -119,6 +87,30 @@ pub struct KneeParams {
     #[serde(default = "d_max_points")]
     pub max_points: usize,
 }
+
+/// The knee's starting setup: random 4 KiB preads, one thread (a queue depth of 8 for io_uring),
+/// Poisson arrivals; every setting a flag or key leaves alone.
+pub fn knee_base() -> Setup {
+    Setup {
+        method: Method::Pread,
+        pattern: Pattern::Random,
+        queue_depth: 8,
+        block_size_bytes: 4096,
+        arrival: Arrival::Poisson,
+        ..Setup::default()
+    }
+}
+
+/// The knee's own keys in a sweep's `params`, beside the setup's ([`SetupFlags::IDS`]).
+const OWN_KEYS: [&str; 7] = [
+    "p99",
+    "block_size",
+    "arrival",
+    "seconds",
+    "min_ops",
+    "tolerance",
+    "max_points",
+];
 
 /// The shortest `--seconds` a search takes: a point shorter than this holds too few operations
 /// for a p99 (`1e-9` made single-operation points and printed a knee from them).
@@ -159,10 +151,11 @@ impl KneeParams {
     /// Reads a sweep's `params = { ... }` table: an unknown key, a missing `p99` or a value of
     /// the wrong type is an error naming its key.
     pub fn from_toml(table: &toml::Table) -> Result<KneeParams, UsageError> {
-        let known = crate::config::serde_fields::<KneeParams>();
+        let known: Vec<&str> = OWN_KEYS.iter().chain(&SetupFlags::IDS).copied().collect();
         for (key, value) in table {
-            // `block` is the older spelling of `block_size` (one name per setting).
-            if !known.contains(&key.as_str()) && key != "block" {
+            // `block` and `qd` are the older spellings of `block_size` and `queue_depth` (one
+            // name per setting).
+            if !known.contains(&key.as_str()) && key != "block" && key != "qd" {
                 return Err(UsageError::new(
                     key.as_str(),
                     format!("unknown key in a knee experiment; use {}", known.join(", ")),
@@ -190,18 +183,13 @@ impl KneeParams {
         let n = |k: &str| syn.name(k);
         let target_us = parse_time_us(&self.p99).map_err(|m| UsageError::new(n("p99"), m))?;
         let mut spec = RunSpec::new(file);
+        spec.setup = knee_base();
         spec.setup.block_size_bytes = parse_block_size(&self.block_size, &n("block_size"))?;
-        spec.setup.method = Method::parse(&self.method, &n("method"))?;
-        spec.setup.threads = self.threads;
-        spec.setup.queue_depth = if spec.setup.method == Method::IoUring {
-            self.queue_depth
-        } else {
-            1
-        };
-        crate::config::check_queue_depth(self.queue_depth, &n("queue_depth"))?;
-        spec.setup.direct = self.direct;
-        spec.setup.pattern = Pattern::parse(&self.pattern, &n("pattern"))?;
-        spec.setup.cache = CacheMode::parse(&self.cache, &n("cache"))?;
+        self.setup.apply(&mut spec.setup, n)?;
+        crate::config::check_queue_depth(spec.setup.queue_depth, &n("queue_depth"))?;
+        if !crate::engine::caps(spec.setup.method).queued {
+            spec.setup.queue_depth = 1;
+        }
         spec.setup.arrival = Arrival::parse(&self.arrival, &n("arrival"))?;
         let secs = crate::config::check_seconds(self.seconds, &n("seconds"))?;
         if self.seconds < MIN_POINT_SECONDS {
@@ -344,8 +332,8 @@ mod tests {
         ] {
             let p = Cmd::try_parse_from(args).unwrap().params;
             assert_eq!(
-                (p.block_size.as_str(), p.queue_depth),
-                ("64K", 4),
+                (p.block_size.as_str(), p.setup.queue_depth),
+                ("64K", Some(4)),
                 "{args:?}"
             );
         }
@@ -375,7 +363,7 @@ mod tests {
         let e = p.plan(Path::new("f"), Syntax::Key).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("max_points"));
         p.max_points = 10;
-        p.method = "nope".into();
+        p.setup.method = Some("nope".into());
         let e = p.plan(Path::new("f"), Syntax::Flag).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("--method"));
         let t: toml::Table = toml::from_str("p99 = \"2ms\"\nrate = 3").unwrap();
