@@ -36,6 +36,7 @@
 //! * [`text`] — text from outside (names, fields, trace lines) made safe for terminals and CSVs.
 //! * [`cli`] — clap definitions and the entry points of the binaries.
 
+pub mod batch;
 pub mod cache;
 pub mod cli;
 pub mod commands;

@@ -174,7 +174,7 @@ fn every_job_file_of_the_fixtures_plans_with_each_setting_traced_to_its_fio_opti
 #[test]
 fn the_plan_of_a_job_file_holds_what_fio_would_do() {
     let load = |name: &str| {
-        diskscope::sweep::load(
+        diskscope::batch::load(
             &jobs_dir().join(name),
             Some(Path::new("/nonexistent-diskscope-out")),
             false,
@@ -411,7 +411,7 @@ fn the_fio_lines_diskscope_writes_plan_the_same_points_again() {
         let sweep = dir.path().join(format!("s{i}.toml"));
         std::fs::write(&sweep, toml).unwrap();
         let out = Some(Path::new("/nonexistent-diskscope-out"));
-        let plan = diskscope::sweep::load(&sweep, out, false).unwrap();
+        let plan = diskscope::batch::load(&sweep, out, false).unwrap();
         let x = &plan.experiments[0];
         let size = plan.file.as_ref().unwrap().size_bytes;
         let txt = dir.path().join(format!("{}-fio.txt", x.name));
@@ -420,7 +420,7 @@ fn the_fio_lines_diskscope_writes_plan_the_same_points_again() {
             diskscope::fio::sweep_companion(&x.name, &x.points, size),
         )
         .unwrap();
-        let back = diskscope::sweep::load(&txt, out, false).unwrap();
+        let back = diskscope::batch::load(&txt, out, false).unwrap();
         let points: Vec<_> = back
             .experiments
             .iter()
@@ -778,7 +778,7 @@ fn a_fio_result_and_a_diskscope_run_of_the_same_job_compare_point_by_point() {
 
 #[test]
 fn a_rate_iops_job_plans_an_open_loop_over_all_its_clones_and_runs_with_response_times() {
-    let p = diskscope::sweep::load(
+    let p = diskscope::batch::load(
         &jobs_dir().join("rate-iops.fio"),
         Some(Path::new("/nonexistent-diskscope-out")),
         false,

@@ -5,13 +5,14 @@
 //! (or [`pair`] pairs two chosen setups: two single-point inputs, or `--pair A B`) and judges each
 //! with ranks ([`rank`]: Mann–Whitney U, Hodges–Lehmann interval of the ratio, an equivalence
 //! margin, outliers) → [`render`] prints a table, Markdown or CSV; [`plot`] draws OLD vs NEW;
-//! [`crate::report`] makes the HTML page; [`Compared`] is all of it for the one export path
+//! [`page`] makes the HTML page; [`Compared`] is all of it for the one export path
 //! (`--export-csv/json/svg/html`, and `--plot`, `--report` as before). The loader is public so
 //! other front ends (the explorer's baseline) can read a saved run the same way.
 
 pub mod diff;
 pub mod fio;
 pub mod load;
+pub mod page;
 pub mod pair;
 pub mod plot;
 pub mod rank;
@@ -198,7 +199,7 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
             comparison: &c,
             margin_pct: a.margin,
             // The page says where it was made: read here, once, not by the exporter.
-            machine: crate::report::context::machine(),
+            machine: crate::explain::machine::machine(),
         };
         exports.write_and_say(&compared)?;
     }
@@ -272,7 +273,7 @@ impl Exportable for Compared<'_> {
     }
 
     fn html(&self) -> anyhow::Result<Option<Vec<u8>>> {
-        let page = crate::report::compare_page(
+        let page = page::compare_page(
             self.old_path,
             self.new_path,
             self.old,

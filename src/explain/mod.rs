@@ -14,6 +14,7 @@
 pub mod context;
 pub mod json;
 pub mod limits;
+pub mod machine;
 pub mod model;
 pub mod profile;
 pub mod provenance;

@@ -80,3 +80,20 @@ pub fn utc_stamp(secs: u64) -> String {
         rem % 60
     )
 }
+
+/// Now, UTC, as `2026-11-22 06:50 UTC`.
+pub fn now_utc() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let s = utc_stamp(secs); // YYYYMMDD-HHMMSS
+    format!(
+        "{}-{}-{} {}:{} UTC",
+        &s[0..4],
+        &s[4..6],
+        &s[6..8],
+        &s[9..11],
+        &s[11..13]
+    )
+}

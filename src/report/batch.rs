@@ -82,7 +82,7 @@ impl Exporter<SweepOutcome> for HtmlReport {
         let machine = o
             .context
             .as_ref()
-            .map(super::context::facts_of)
+            .map(crate::explain::machine::facts_of)
             .unwrap_or_default();
         let html = batch_page(
             &plan.name,
@@ -132,7 +132,7 @@ pub fn run_with_report(
         .forced(force)
         .with(Format::Html, Some(report), "--report")
         .check()?;
-    let Some(outcome) = crate::sweep::execute(sweep, out, false, force, false)? else {
+    let Some(outcome) = crate::batch::execute(sweep, out, false, force, false)? else {
         return Ok(None);
     };
     match outcome.ended {

@@ -51,40 +51,46 @@ pub use runner::PointRunner;
 pub use text::plan_text;
 
 /// Reads and plans a sweep file (or a built-in preset by name, [`presets`]) without running
-/// anything. A fio job file (`*.fio`, `*.job`,
-/// `*.ini`, or text starting with `[global]`) or fio command lines (a `-fio.txt` companion) are
-/// planned by [`crate::fiojob`] into the same plan.
+/// anything. (`--batch` also takes fio job files: `crate::batch` tells them apart and hands them
+/// to `crate::fiojob`, which plans into the same [`Plan`]; this module knows no other format.)
 pub fn load(sweep_path: &Path, out: Option<&Path>, force: bool) -> anyhow::Result<Plan> {
-    Ok(read(sweep_path, out, force)?.0)
+    if let Some((plan, _)) = preset(sweep_path, out, force)? {
+        return Ok(plan);
+    }
+    let text = read_input(sweep_path)?;
+    Ok(plan_file(sweep_path, text, out, force)?.0)
 }
 
-/// [`load`], and the sweep's `fleet` options, checked (in every build, so a misspelt layout is
-/// an error even before the first mpirun), or None when it has no `fleet` key (a fio job file
-/// has none). The file is read and parsed once.
-fn read(
+/// A built-in preset by name (`--batch kdiskmark`) when no file of that name exists, planned,
+/// with its `fleet` options; None when `sweep_path` is not a preset's name.
+pub fn preset(
     sweep_path: &Path,
     out: Option<&Path>,
     force: bool,
-) -> anyhow::Result<(Plan, Option<crate::fleet::FleetOptions>)> {
-    // A built-in preset by name (`--batch kdiskmark`) when no file of that name exists.
-    if let Some(preset) = presets::resolve(sweep_path).map_err(usage)? {
-        let src = Source {
-            display: format!("preset:{}", preset.name),
-            text: preset.text.to_string(),
-        };
-        let doc = src.parse()?;
-        let plan = plan::build_with(&src, &doc, preset.name, out, force)?;
-        let fleet = doc
-            .fleet
-            .as_ref()
-            .map(|f| f.get_ref().options(&src))
-            .transpose()?;
-        return Ok((plan, fleet));
-    }
+) -> anyhow::Result<Option<(Plan, Option<crate::fleet::FleetOptions>)>> {
+    let Some(preset) = presets::resolve(sweep_path).map_err(usage)? else {
+        return Ok(None);
+    };
+    let src = Source {
+        display: format!("preset:{}", preset.name),
+        text: preset.text.to_string(),
+    };
+    let doc = src.parse()?;
+    let plan = plan::build_with(&src, &doc, preset.name, out, force)?;
+    let fleet = doc
+        .fleet
+        .as_ref()
+        .map(|f| f.get_ref().options(&src))
+        .transpose()?;
+    Ok(Some((plan, fleet)))
+}
+
+/// The text of the file `--batch` names: checked to be a readable regular file and read with a
+/// size limit (a huge or sparse file named by mistake is refused by its size, at once).
+pub fn read_input(sweep_path: &Path) -> anyhow::Result<String> {
     crate::fsguard::check_input(sweep_path, "SWEEP.toml").map_err(|e| usage(e.to_string()))?;
-    // Bounded: a huge (or sparse) file named by mistake is refused by its size, at once.
-    let text = crate::fsguard::read_text_bounded(sweep_path, crate::fsguard::MAX_TEXT_INPUT_BYTES)
-        .map_err(|e| {
+    crate::fsguard::read_text_bounded(sweep_path, crate::fsguard::MAX_TEXT_INPUT_BYTES).map_err(
+        |e| {
             let p = crate::text::shown_path(sweep_path);
             usage(match e {
                 crate::fsguard::TextReadError::NotUtf8 { line, byte } => format!(
@@ -96,11 +102,19 @@ fn read(
                 }
                 e => format!("--batch: {p} {e}"),
             })
-        })?;
-    if let Some(format) = crate::fiojob::format_of(sweep_path, &text) {
-        let plan = crate::fiojob::load(sweep_path, &text, format, out, force)?;
-        return Ok((plan, None));
-    }
+        },
+    )
+}
+
+/// Plans the sweep file `sweep_path` whose text is `text`, and reads its `fleet` options,
+/// checked (in every build, so a misspelt layout is an error even before the first mpirun), or
+/// None when it has no `fleet` key. The file is parsed once.
+pub fn plan_file(
+    sweep_path: &Path,
+    text: String,
+    out: Option<&Path>,
+    force: bool,
+) -> anyhow::Result<(Plan, Option<crate::fleet::FleetOptions>)> {
     let src = Source {
         display: crate::text::shown_path(sweep_path).to_string(),
         text,
@@ -137,19 +151,17 @@ fn stop_flag() -> Arc<AtomicBool> {
     crate::interrupt::stop_flag()
 }
 
-/// `--batch SWEEP`: loads the plan and runs it through the one executor ([`run::run`]) with the
+/// `--batch SWEEP`: runs a loaded plan (`crate::batch::read`) through the one executor ([`run::run`]) with the
 /// local runner, or under mpirun (a build with `--features mpi`) with the fleet's. Returns the
 /// outcome, or None for `--dry-run` (the plan printed, nothing created); the command line maps
 /// the outcome to the exit status ([`SweepOutcome::exit_code`]). With `json` the sweep's JSON
 /// document goes to stdout, the plan and the summary table to stderr.
 pub fn execute(
-    sweep_path: &Path,
-    out: Option<&Path>,
+    plan: Plan,
+    fleet_options: Option<crate::fleet::FleetOptions>,
     dry_run: bool,
-    force: bool,
     json: bool,
 ) -> anyhow::Result<Option<SweepOutcome>> {
-    let (plan, fleet_options) = read(sweep_path, out, force)?;
     // Under mpirun/srun (built with `--features mpi`): every rank runs the sweep, src/fleet/.
     #[cfg(feature = "mpi")]
     if !dry_run {

@@ -1,11 +1,13 @@
 //! The explorer's keys and mouse: each key, as the key table (`keys::KEYS`) names it, changes
 //! the settings or the view and returns the [`Action`] the event loop carries out (start a run,
-//! save, export, quit). An entry line (`b`, `R`, `W`) and the overlays (help, the KDiskMark
-//! card) take keys before the table does. No terminal type beyond crossterm's key event.
+//! save, export, quit). A key goes to the first active part of the explorer (`keys::Part`:
+//! anywhere for Ctrl keys, a screen too small, the entry line (`b`, `R`, `W`), an overlay (help,
+//! the KDiskMark card), a running KDiskMark set, the main view), and only through that part's
+//! table. No terminal type beyond crossterm's key event.
 
 use super::app::{Action, App, Entry, MIN_ROW_OPS, MIN_ROW_SECONDS};
 use super::baseline::{Baseline, BaselineRecord};
-use super::keys::Cmd;
+use super::keys::{Cmd, Part};
 use super::settings::{Settings, WriteSync};
 use crate::config::Op;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -53,56 +55,76 @@ impl App {
         action
     }
 
-    pub(super) fn take_key(&mut self, key: KeyEvent) -> Action {
+    /// The part of the explorer that takes `key` now (the first active one in the order of
+    /// [`keys::PARTS`](super::keys::PARTS)).
+    pub(super) fn part_for(&self, key: KeyEvent) -> Part {
         if key.modifiers.contains(KeyModifiers::CONTROL) {
-            return match key.code {
-                KeyCode::Char('c') | KeyCode::Char('d') => self.quit_action(),
-                _ => Action::None,
-            };
+            Part::Anywhere
+        } else if self.too_small() {
+            // A screen too small to show the settings shows no key's effect either.
+            Part::TooSmall
+        } else if self.view.entry.is_some() {
+            Part::Entry
+        } else if self.view.show_help || self.kdm.show {
+            // Closed by any key, and that key does nothing else: `?` then `c` must not evict
+            // the file the user was only reading about.
+            Part::Overlay
+        } else if self.kdm_running() {
+            Part::KDiskMark
+        } else {
+            Part::Main
         }
-        // A screen too small to show the settings shows no key's effect either: only q acts
-        // (the screen says so).
-        if self.too_small() {
-            if super::keys::command_of(key.code) == Some(Cmd::Quit) {
-                return self.quit_action();
-            }
-            self.message = "terminal too small: enlarge it, or q to quit".into();
-            return Action::None;
-        }
-        if self.view.entry.is_some() {
-            return self.take_entry_key(key);
-        }
-        // An overlay (help, the KDiskMark card) is closed by any key, and that key does
-        // nothing else: `?` then `c` must not evict the file the user was only reading about.
-        if self.view.show_help || self.kdm.show {
-            self.view.show_help = false;
-            self.kdm.show = false;
-            return Action::None;
-        }
-        // Every key is declared once, with its help text, in `keys::KEYS`.
-        let cmd = super::keys::command_of(key.code);
-        if self.kdm_running() {
-            return match cmd {
-                Some(Cmd::Quit) => self.quit_action(),
-                Some(Cmd::KDiskMark) => self.cancel_kdiskmark(),
-                _ if key.code == KeyCode::Esc => self.cancel_kdiskmark(),
-                Some(Cmd::Help) => {
-                    self.view.show_help = true;
-                    Action::None
-                }
-                _ => {
-                    self.message = "KDiskMark set running: k cancels it".into();
-                    Action::None
-                }
-            };
-        }
-        let Some(cmd) = cmd else {
+    }
+
+    pub(super) fn take_key(&mut self, key: KeyEvent) -> Action {
+        // Every key is declared once, with its help text, in its part's table (`keys::PARTS`).
+        let part = self.part_for(key);
+        let Some(cmd) = super::keys::command_in(part, key) else {
             return Action::None;
         };
-        if let Some(action) = self.view_key(cmd) {
-            return action;
+        match part {
+            Part::Main => match self.view_key(cmd) {
+                Some(action) => action,
+                None => self.setting_key(cmd),
+            },
+            Part::Entry => self.take_entry_key(cmd, key.code),
+            Part::Anywhere | Part::TooSmall | Part::Overlay | Part::KDiskMark => {
+                self.part_key(part, cmd)
+            }
         }
-        self.setting_key(cmd)
+    }
+
+    /// A key of the small parts: quit, close an overlay, cancel a running set, or say why the
+    /// key does nothing now.
+    fn part_key(&mut self, part: Part, cmd: Cmd) -> Action {
+        match cmd {
+            Cmd::Quit => self.quit_action(),
+            Cmd::CloseOverlay => {
+                self.view.show_help = false;
+                self.kdm.show = false;
+                Action::None
+            }
+            Cmd::CancelSet => self.cancel_kdiskmark(),
+            Cmd::Help => {
+                self.view.show_help = true;
+                Action::None
+            }
+            _ => {
+                match part {
+                    Part::TooSmall => {
+                        self.message = "terminal too small: enlarge it, or q to quit".into()
+                    }
+                    Part::KDiskMark => {
+                        self.message = format!(
+                            "KDiskMark set running: {}",
+                            super::keys::hint(Part::KDiskMark)
+                        )
+                    }
+                    _ => {}
+                }
+                Action::None
+            }
+        }
     }
 
     /// A key that changes a setting: the run restarts with it (unless paused), or the message
@@ -190,31 +212,31 @@ impl App {
 
     /// A key while an entry line (`b`, `R`, `W`) is open: typing, Backspace, Enter applies,
     /// Esc cancels; nothing else acts.
-    fn take_entry_key(&mut self, key: KeyEvent) -> Action {
+    fn take_entry_key(&mut self, cmd: Cmd, code: KeyCode) -> Action {
         let Some(text) = &mut self.view.entry else {
             return Action::None;
         };
         let kind = self.view.entry_kind;
         let rate = kind == Entry::Rate;
         let what = kind.name();
-        match key.code {
-            KeyCode::Esc => {
+        match (cmd, code) {
+            (Cmd::EntryCancel, _) => {
                 self.view.entry = None;
                 self.message = format!("{what} unchanged");
                 Action::None
             }
-            KeyCode::Backspace => {
+            (Cmd::EntryErase, _) => {
                 text.pop();
                 Action::None
             }
-            KeyCode::Char(c)
+            (Cmd::EntryType, KeyCode::Char(c))
                 if (c.is_ascii_alphanumeric() || rate && matches!(c, '.' | '/' | ' '))
                     && text.len() < 16 =>
             {
                 text.push(c);
                 Action::None
             }
-            KeyCode::Enter => {
+            (Cmd::EntryApply, _) => {
                 let text = self.view.entry.take().unwrap_or_default();
                 let changed = match kind {
                     Entry::Rate => self

@@ -1,11 +1,15 @@
 //! Every key of the explorer, declared once: the key codes, the command they give, the help
-//! text and the footer's short label (gitui's `Component::commands()`). The key handler
-//! ([`App::handle_key`](super::app::App::handle_key)) looks a key up here and matches on the
-//! [`Cmd`]; the help overlay ([`help_lines`]) and the footer ([`footer`]) are generated from
-//! the same table, so a key cannot work without being listed nor be listed without working
-//! (the tests walk the table).
+//! text and the footer's short label (gitui's `Component::commands()`). The explorer's parts
+//! that take keys ([`Part`]: anywhere (Ctrl-C), a screen too small, the entry line, an overlay,
+//! a running KDiskMark set, the main view) each bring their part of the one table ([`PARTS`]);
+//! the key handler ([`App::handle_key`](super::app::App::handle_key)) offers a key to the first
+//! part that is active, looks it up in that part's table ([`command_in`]) and matches on the
+//! [`Cmd`]. The help overlay ([`help_lines`]), the footer ([`footer`]) and each part's hint
+//! ([`hint`]: the entry line's "Enter applies · Esc cancels") are generated from the same
+//! tables, so a key cannot work without being listed nor be listed without working (the tests
+//! walk the tables).
 
-use crossterm::event::KeyCode;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// What a key asks for.
 #[allow(missing_docs)]
@@ -50,6 +54,47 @@ pub enum Cmd {
     Save,
     Help,
     Quit,
+    /// The entry line: apply what was typed.
+    EntryApply,
+    /// The entry line: close it, nothing changed.
+    EntryCancel,
+    /// The entry line: erase the last character.
+    EntryErase,
+    /// The entry line: a character typed into it.
+    EntryType,
+    /// An overlay (help, the KDiskMark card): closed by any key, which does nothing else.
+    CloseOverlay,
+    /// A running KDiskMark set: cancel it.
+    CancelSet,
+    /// A key the active part does not take: it says why (a screen too small, a set running) or
+    /// does nothing (another Ctrl key).
+    Refused,
+}
+
+/// The parts of the explorer that take keys, in the order a key is offered to them: the first
+/// part that is active takes it, and only from its own table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// A key with Ctrl held, wherever the explorer is.
+    Anywhere,
+    /// The terminal is too small to show the settings: only q acts.
+    TooSmall,
+    /// An entry line is open (`b`, `R`, `W`).
+    Entry,
+    /// The help or the KDiskMark card is open.
+    Overlay,
+    /// A KDiskMark set is running.
+    KDiskMark,
+    /// The explorer itself: settings, view, rows.
+    Main,
+}
+
+/// A part's keys: its table, and what a key outside it does (None: nothing).
+pub struct PartKeys {
+    pub part: Part,
+    pub keys: &'static [KeyDef],
+    /// How the help names the other keys, what they do, and their command.
+    pub other: Option<(&'static str, &'static str, Cmd)>,
 }
 
 /// One line of the key table (one line of the help): the keys as the help shows them, each
@@ -121,6 +166,72 @@ pub const KEYS: &[KeyDef] = &[
         "append the table to the CSV / this help / quit (Ctrl-C too)", Some("s  ?  q")),
 ];
 
+/// Every part's keys, in the order a key is offered to the parts.
+#[rustfmt::skip]
+pub const PARTS: &[PartKeys] = &[
+    PartKeys { part: Part::Anywhere,
+        keys: &[k("Ctrl-C Ctrl-D", &[(C('c'), Cmd::Quit), (C('d'), Cmd::Quit)], "quit", None)],
+        other: Some(("other Ctrl keys", "nothing", Cmd::Refused)) },
+    PartKeys { part: Part::TooSmall,
+        keys: &[k("q", &[(C('q'), Cmd::Quit)], "quit", None)],
+        other: Some(("other keys", "say the terminal is too small", Cmd::Refused)) },
+    PartKeys { part: Part::Entry,
+        keys: &[k("Enter", &[(KeyCode::Enter, Cmd::EntryApply)], "applies", None),
+                k("Esc", &[(KeyCode::Esc, Cmd::EntryCancel)], "cancels", None),
+                k("Backspace", &[(KeyCode::Backspace, Cmd::EntryErase)], "erases", None)],
+        other: Some(("letters, digits, . / space", "typed", Cmd::EntryType)) },
+    PartKeys { part: Part::Overlay, keys: &[],
+        other: Some(("any key", "closes this help", Cmd::CloseOverlay)) },
+    PartKeys { part: Part::KDiskMark,
+        keys: &[k("k Esc", &[(C('k'), Cmd::CancelSet), (KeyCode::Esc, Cmd::CancelSet)],
+                  "cancels the set", None),
+                k("?", &[(C('?'), Cmd::Help)], "help", None),
+                k("q", &[(C('q'), Cmd::Quit)], "quits", None)],
+        other: Some(("other keys", "say the set is running", Cmd::Refused)) },
+    PartKeys { part: Part::Main, keys: KEYS, other: None },
+];
+
+/// The keys of `part`.
+pub fn part_keys(part: Part) -> &'static PartKeys {
+    PARTS
+        .iter()
+        .find(|p| p.part == part)
+        .expect("every part has its keys in PARTS")
+}
+
+/// The command `key` gives in `part`: a key of its table, else the part's other keys' command.
+/// Ctrl keys belong to [`Part::Anywhere`] alone.
+pub fn command_in(part: Part, key: KeyEvent) -> Option<Cmd> {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    if ctrl != (part == Part::Anywhere) {
+        return None;
+    }
+    let p = part_keys(part);
+    p.keys
+        .iter()
+        .flat_map(|d| d.binds.iter())
+        .find(|(c, _)| *c == key.code)
+        .map(|(_, cmd)| *cmd)
+        .or(p.other.map(|(_, _, cmd)| cmd))
+}
+
+/// A part's keys in one line, where the part shows them: `Enter applies · Esc cancels ·
+/// Backspace erases`.
+pub fn hint(part: Part) -> String {
+    let p = part_keys(part);
+    let mut items: Vec<String> = p
+        .keys
+        .iter()
+        .map(|d| format!("{} {}", d.shown, d.help))
+        .collect();
+    if let Some((shown, help, _)) = p.other {
+        if p.keys.is_empty() {
+            items.push(format!("{shown} {help}"));
+        }
+    }
+    items.join(" · ")
+}
+
 /// The command of `code`, if a key of the table has it.
 pub fn command_of(code: KeyCode) -> Option<Cmd> {
     KEYS.iter()
@@ -161,6 +272,87 @@ pub fn footer(width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn key(code: KeyCode, ctrl: bool) -> KeyEvent {
+        let m = if ctrl {
+            KeyModifiers::CONTROL
+        } else {
+            KeyModifiers::NONE
+        };
+        KeyEvent::new(code, m)
+    }
+
+    #[test]
+    fn every_part_has_its_table_once_and_no_key_twice_within_it() {
+        for part in [
+            Part::Anywhere,
+            Part::TooSmall,
+            Part::Entry,
+            Part::Overlay,
+            Part::KDiskMark,
+            Part::Main,
+        ] {
+            assert_eq!(PARTS.iter().filter(|p| p.part == part).count(), 1);
+            let mut codes = Vec::new();
+            for (c, _) in part_keys(part).keys.iter().flat_map(|d| d.binds.iter()) {
+                assert!(!codes.contains(c), "{part:?}: {c:?} declared twice");
+                codes.push(*c);
+            }
+        }
+    }
+
+    #[test]
+    fn a_key_is_looked_up_in_its_part_alone_and_ctrl_keys_belong_to_anywhere() {
+        let ctrl_c = key(C('c'), true);
+        assert_eq!(command_in(Part::Anywhere, ctrl_c), Some(Cmd::Quit));
+        assert_eq!(command_in(Part::Main, ctrl_c), None);
+        assert_eq!(
+            command_in(Part::Anywhere, key(C('x'), true)),
+            Some(Cmd::Refused)
+        );
+        assert_eq!(command_in(Part::Anywhere, key(C('c'), false)), None);
+        // `c` evicts in the main view, is typed in an entry line, closes an overlay.
+        assert_eq!(command_in(Part::Main, key(C('c'), false)), Some(Cmd::Cold));
+        assert_eq!(
+            command_in(Part::Entry, key(C('c'), false)),
+            Some(Cmd::EntryType)
+        );
+        assert_eq!(
+            command_in(Part::Overlay, key(C('c'), false)),
+            Some(Cmd::CloseOverlay)
+        );
+        assert_eq!(
+            command_in(Part::KDiskMark, key(C('c'), false)),
+            Some(Cmd::Refused)
+        );
+        assert_eq!(
+            command_in(Part::KDiskMark, key(KeyCode::Esc, false)),
+            Some(Cmd::CancelSet)
+        );
+        assert_eq!(
+            command_in(Part::TooSmall, key(C('q'), false)),
+            Some(Cmd::Quit)
+        );
+        assert_eq!(
+            command_in(Part::Entry, key(KeyCode::Enter, false)),
+            Some(Cmd::EntryApply)
+        );
+        // The main view has no key outside its table.
+        assert_eq!(command_in(Part::Main, key(C('Z'), false)), None);
+    }
+
+    #[test]
+    fn each_part_shows_its_keys_from_its_table() {
+        assert_eq!(
+            hint(Part::Entry),
+            "Enter applies · Esc cancels · Backspace erases"
+        );
+        assert_eq!(hint(Part::Overlay), "any key closes this help");
+        assert_eq!(
+            hint(Part::KDiskMark),
+            "k Esc cancels the set · ? help · q quits"
+        );
+    }
 
     #[test]
     fn no_key_is_declared_twice_and_every_command_has_a_key() {

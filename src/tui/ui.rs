@@ -410,8 +410,9 @@ pub fn info_lines(app: &App, width: usize) -> Vec<Line<'static>> {
         match &app.view.entry {
             Some(text) => (
                 format!(
-                    "{} ▸ {text}▏ (Enter applies, Esc cancels)",
-                    app.view.entry_kind.name()
+                    "{} ▸ {text}▏ ({})",
+                    app.view.entry_kind.name(),
+                    crate::tui::keys::hint(crate::tui::keys::Part::Entry)
                 ),
                 Style::default()
                     .fg(Color::Yellow)

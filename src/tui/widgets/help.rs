@@ -36,7 +36,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         "scratch: {}",
         crate::text::shown_path(&app.explored.scratch)
     )));
-    lines.push(Line::raw("any key closes this help"));
+    lines.push(Line::raw(crate::tui::keys::hint(
+        crate::tui::keys::Part::Overlay,
+    )));
     let w = area
         .width
         .min((col_w * columns) as u16 + 2)

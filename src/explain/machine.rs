@@ -1,9 +1,9 @@
-//! The machine a report was made on, as (name, value) facts for the page: host, kernel, CPU,
+//! The machine a report or a page was made on, as (name, value) facts for the page: host, kernel, CPU,
 //! memory, from a [`Context`] (collected by the front end; [`machine`] reads this machine's,
 //! through [`Context::machine`], the one place that reads them). Anything unavailable is left
 //! out rather than guessed.
 
-use crate::explain::context::Context;
+use super::context::Context;
 
 /// (name, value) pairs describing this machine (read now: for a front end, not an exporter).
 pub fn machine() -> Vec<(String, String)> {
@@ -41,23 +41,6 @@ pub fn facts_of(c: &Context) -> Vec<(String, String)> {
     v
 }
 
-/// Now, UTC, as `2026-11-22 06:50 UTC`.
-pub fn now_utc() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let s = crate::tui::save::utc_stamp(secs); // YYYYMMDD-HHMMSS
-    format!(
-        "{}-{}-{} {}:{} UTC",
-        &s[0..4],
-        &s[4..6],
-        &s[6..8],
-        &s[9..11],
-        &s[11..13]
-    )
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
@@ -68,6 +51,5 @@ mod tests {
             names.contains(&"kernel") && names.contains(&"memory"),
             "{facts:?}"
         );
-        assert!(super::now_utc().ends_with(" UTC"));
     }
 }
