@@ -7,6 +7,9 @@
 #   - the XOR of every method (read, pread, mmap, io_uring, buffered; buffered and direct where
 #     they apply; sequential and random; 1 and 3 threads) on one test file, the XOR of writes
 #     with every method and the bytes they wrote, and the XOR of every road of `fast`;
+#   - every lab command's JSON key tree (run2, knee, syscalls, locality) and the header of the
+#     CSV it exports (knee, syscalls, run);
+#   - every built-in preset's plan (`--batch NAME --dry-run`: every point's setup);
 #   - a small sweep's list of output files, the header of every CSV it writes and its JSON
 #     document's key tree;
 #   - the exit code and the first line of stderr of a few refused command lines.
@@ -138,6 +141,35 @@ collect() {
     head -1 "$out/ops.csv" 2>&1
     rm -f "$out/tl.csv" "$out/ops.csv"
 
+    echo "## every lab command: JSON key tree, and an exported CSV's header"
+    echo "### run2"
+    "$bin" run2 "$f" 4K --target 0.01 --json 2>/dev/null | keytree
+    echo "### knee"
+    "$bin" knee "$f" --p99 50ms --seconds 0.1 --min-ops 100 --max-points 2 --json 2>/dev/null | keytree
+    "$bin" knee "$f" --p99 50ms --seconds 0.1 --min-ops 100 --max-points 2 \
+        --export-csv "$out/knee.csv" >/dev/null 2>&1
+    echo "exit $?"
+    head -1 "$out/knee.csv" 2>&1
+    echo "### syscalls"
+    "$bin" syscalls --seconds 0.01 --json 2>/dev/null | keytree
+    "$bin" syscalls --seconds 0.01 --export-csv "$out/calls.csv" >/dev/null 2>&1
+    echo "exit $?"
+    head -1 "$out/calls.csv" 2>&1
+    echo "### locality"
+    "$bin" locality --dir "$out/loc" --files 50 --file-size 4K --reps 1 --json 2>/dev/null | keytree
+    "$bin" locality --dir "$out/loc" --clean >/dev/null 2>&1
+    echo "### run --export-csv"
+    "$bin" run -r "$f" 64K 50 --export-csv "$out/run.csv" >/dev/null 2>&1
+    echo "exit $?"
+    head -1 "$out/run.csv" 2>&1
+
+    echo "## every built-in preset's plan (names from the new binary; a side without one says so)"
+    for p in $PRESETS; do
+        echo "### preset $p"
+        "$bin" --batch "$p" --out "$out/preset-$p" --dry-run 2>&1 | grep -iv 'estimat\|took\|elapsed'
+        echo "exit $?"
+    done
+
     echo "## a small sweep: files, CSV headers, JSON key tree"
     cat >"$out/sweep.toml" <<'EOF'
 name = "differential"
@@ -193,6 +225,9 @@ EOF
     refuse run -r "$f" 1G 1000000 --method buffered -t 64 --max-memory 1M
     refuse run -r "$out/missing" 4K 10
 }
+
+# The built-in presets, by the new binary's list.
+PRESETS=$("$2" presets 2>/dev/null | awk 'NF > 1 && $1 != "run" {print $1}')
 
 # Paths under each side's own directory compare equal, and so does the git revision in the
 # version (`0.1.0 (12e9519e26de)`).

@@ -34,8 +34,52 @@
 //! (docs/accuracy.md).
 
 use crate::config::spec::RunSpec;
-use crate::config::{Arrival, Buffers, CacheMode, Op, Pattern, Prealloc, SubmitPolicy};
+use crate::config::{Arrival, Buffers, CacheMode, Method, Op, Pattern, Prealloc, SubmitPolicy};
 use crate::engine::BufferKind;
+
+/// fio's engines that diskscope runs, each as the method that does the same I/O and, where the
+/// two differ, what a plan says about it: the one table behind `--batch job.fio` (fiojob's
+/// `ioengine=`) and `compare`'s reading of fio's JSON (`fio:psync` is `pread`). The other way,
+/// a method's engine for `run --fio`, is `engine::Caps::fio_engine`.
+pub const ENGINES: &[(&str, Method, Option<&str>)] = &[
+    ("psync", Method::Pread, None),
+    ("sync", Method::Read, None),
+    ("mmap", Method::Mmap, None),
+    ("io_uring", Method::IoUring, None),
+    (
+        "pvsync",
+        Method::Pread,
+        Some("preadv/pwritev with one vector per call, as pread/pwrite"),
+    ),
+    (
+        "pvsync2",
+        Method::Pread,
+        Some("preadv2/pwritev2 without its flags (no hipri), as pread/pwrite"),
+    ),
+    (
+        "libaio",
+        Method::IoUring,
+        Some("diskscope has no libaio engine; io_uring does the same asynchronous I/O at the same depth"),
+    ),
+];
+
+/// The method fio's `engine` runs as (case-insensitive), with the note where they differ; None
+/// for an engine diskscope has no method for.
+pub fn method_of_engine(engine: &str) -> Option<(Method, Option<&'static str>)> {
+    ENGINES
+        .iter()
+        .find(|(name, _, _)| name.eq_ignore_ascii_case(engine))
+        .map(|(_, m, note)| (*m, *note))
+}
+
+/// The engines of [`ENGINES`], for messages: `psync, sync, mmap, ...`.
+pub fn engine_names() -> String {
+    ENGINES
+        .iter()
+        .map(|(n, _, _)| *n)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 /// The fio invocation for `spec`, given the bytes the run covers (`total_bytes`: the sequential
 /// range, or the span random offsets are drawn from). The first line is the command; any
@@ -342,7 +386,32 @@ pub fn shell_quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Method;
+    use crate::config::Named;
+
+    #[test]
+    fn the_engine_a_method_is_written_as_reads_back_as_that_method_and_the_readers_agree() {
+        for &m in Method::ALL {
+            let engine = crate::engine::caps(m).fio_engine;
+            let (back, _) = method_of_engine(engine).unwrap_or_else(|| panic!("{engine}"));
+            // fio has no stdio-style buffer: `buffered` is written as `sync`, read(2).
+            let expected = if m == Method::Buffered {
+                Method::Read
+            } else {
+                m
+            };
+            assert_eq!(back, expected, "{m} → {engine}");
+        }
+        assert_eq!(
+            method_of_engine("PVSYNC2").map(|(m, _)| m),
+            Some(Method::Pread)
+        );
+        assert!(
+            method_of_engine("libaio").unwrap().1.is_some(),
+            "a note where they differ"
+        );
+        assert!(method_of_engine("posixaio").is_none());
+        assert!(engine_names().starts_with("psync, sync, mmap, io_uring"));
+    }
 
     #[test]
     fn paths_with_spaces_quotes_and_colons_survive_the_shell_and_fio() {

@@ -198,19 +198,6 @@ pub(super) fn read_doc(path: &Path, doc: &Value, points: &mut Points) -> Result<
     Ok(())
 }
 
-/// The diskscope method a fio engine is (`fio:psync` is `pread`), as `--batch job.fio` maps
-/// `ioengine`; `None` for an engine diskscope has no method for.
-fn method_of_engine(engine: &str) -> Option<crate::config::Method> {
-    use crate::config::Method;
-    Some(match engine {
-        "psync" | "pvsync" | "pvsync2" => Method::Pread,
-        "sync" => Method::Read,
-        "mmap" => Method::Mmap,
-        "io_uring" | "libaio" => Method::IoUring,
-        _ => return None,
-    })
-}
-
 /// fio against diskscope: when one side holds only fio points and the other none, the fio
 /// side's setups are restated in diskscope's words, as `--batch job.fio` maps the same options
 /// (`ioengine=psync` is method `pread`, a read with fio's `invalidate` is cache `cold`, a write
@@ -226,7 +213,10 @@ pub fn restate_across(old: &mut [Record], new: &mut [Record]) -> bool {
     };
     for r in side.iter_mut() {
         let s = &mut r.point;
-        let Some(method) = method_of_engine(&s.setup.method.as_str()["fio:".len()..]) else {
+        // The one table of fio's engines (`crate::fio::ENGINES`), as `--batch job.fio` maps them.
+        let Some((method, _)) =
+            crate::fio::method_of_engine(&s.setup.method.as_str()["fio:".len()..])
+        else {
             continue;
         };
         s.setup.method = method.into();

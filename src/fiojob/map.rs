@@ -325,31 +325,20 @@ fn engine(
         }
         Some(v) => {
             let o = engine.expect("set");
-            let m = match v.as_str() {
-                "psync" | "pvsync" => Method::Pread,
-                "sync" => Method::Read,
-                "mmap" => Method::Mmap,
-                "io_uring" => Method::IoUring,
-                "libaio" => {
-                    notes.push(format!(
-                        "method io_uring ← {}: diskscope has no libaio engine; io_uring does the same asynchronous I/O at the same depth",
-                        from(o)
-                    ));
-                    Method::IoUring
-                }
-                _ => {
-                    return Err(FioError::refused(
-                        &o.loc,
-                        &o.key,
-                        &format!(
-                            "ioengine={} is not implemented in diskscope; use psync, sync, mmap, io_uring or libaio (run as io_uring)",
-                            crate::text::shown(&v)
-                        ),
-                    ))
-                }
+            let Some((m, note)) = crate::fio::method_of_engine(&v) else {
+                return Err(FioError::refused(
+                    &o.loc,
+                    &o.key,
+                    &format!(
+                        "ioengine={} is not implemented in diskscope; use one of {}",
+                        crate::text::shown(&v),
+                        crate::fio::engine_names()
+                    ),
+                ));
             };
-            if v != "libaio" {
-                notes.push(format!("method {m} ← {}", from(o)));
+            match note {
+                Some(note) => notes.push(format!("method {m} ← {}: {note}", from(o))),
+                None => notes.push(format!("method {m} ← {}", from(o))),
             }
             m
         }
