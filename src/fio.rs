@@ -386,7 +386,6 @@ pub fn shell_quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Named;
 
     #[test]
     fn the_engine_a_method_is_written_as_reads_back_as_that_method_and_the_readers_agree() {
