@@ -25,6 +25,7 @@ pub mod map;
 pub mod options;
 pub mod parse;
 pub mod plan;
+mod region;
 
 pub use error::FioError;
 

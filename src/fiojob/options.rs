@@ -6,6 +6,16 @@ use super::error::FioError;
 use super::parse::{Job, Opt};
 use std::time::Duration;
 
+/// An option as a plan's note names it: `key=value (file:line)`, escaped.
+pub fn from(o: &Opt) -> String {
+    format!(
+        "{}={} ({})",
+        crate::text::shown(&o.key),
+        crate::text::shown(&o.value),
+        o.loc
+    )
+}
+
 /// Every option diskscope reads, by its fio name (aliases resolved by [`canonical`]).
 pub const KNOWN: &[&str] = &[
     "rw",
