@@ -6,7 +6,9 @@ use super::files::FilePlan;
 use super::layered::Layered;
 use super::values::{one_size, Rate};
 use crate::config::spec::{RunSpec, TOML_NAMES};
-use crate::config::{Arrival, Buffers, CacheMode, Checksum, Method, Op, Pattern, SubmitPolicy};
+use crate::config::{
+    Arrival, Buffers, CacheMode, Checksum, Method, Op, Pattern, Setup, SubmitPolicy,
+};
 use std::time::Duration;
 
 /// Seconds after which a `command` repetition is killed, unless `timeout` says otherwise.
@@ -112,6 +114,85 @@ fn kernel_of(l: &Layered) -> anyhow::Result<Option<crate::kernel::FilterBy>> {
         .map_err(|e| l.src.key_error(l.span("kernel"), "kernel", &e.message))
 }
 
+/// A point as the axes make it, before the settings that depend on others are settled (the
+/// cache of a write, the queue depth of a method that has none, a rate read at the block size).
+#[derive(Clone)]
+struct Draft<'a> {
+    setup: Setup,
+    cache: CacheMode,
+    queue_depth: u64,
+    rate: Option<&'a Rate>,
+}
+
+impl Draft<'_> {
+    fn new(setup: Setup) -> Self {
+        Draft {
+            setup,
+            cache: setup.cache,
+            queue_depth: u64::from(setup.queue_depth),
+            rate: None,
+        }
+    }
+}
+
+/// What one value of an axis sets in a point.
+type Setter<'a> = Box<dyn Fn(&mut Draft<'a>) + 'a>;
+
+/// One axis of a throughput experiment: its key, and each value its list holds as what it sets
+/// in a point, in the list's order.
+struct Axis<'a> {
+    key: &'static str,
+    values: Vec<Setter<'a>>,
+}
+
+/// The axis `key` of `values`, each applied by `set`.
+fn axis<'a, T: Clone + 'a>(
+    key: &'static str,
+    values: Vec<T>,
+    set: impl Fn(&mut Draft<'a>, T) + Copy + 'a,
+) -> Axis<'a> {
+    Axis {
+        key,
+        values: values
+            .into_iter()
+            .map(|v| {
+                Box::new(move |d: &mut Draft<'a>| set(d, v.clone()))
+                    as Box<dyn Fn(&mut Draft<'a>) + 'a>
+            })
+            .collect(),
+    }
+}
+
+/// Every combination of one value per axis, the first axis outermost (an odometer over the
+/// lists), each applied to a copy of `base`.
+fn product_of<'a>(axes: &[Axis<'a>], base: Draft<'a>) -> Vec<Draft<'a>> {
+    if axes.iter().any(|a| a.values.is_empty()) {
+        return Vec::new();
+    }
+    let mut at = vec![0usize; axes.len()];
+    let mut out = Vec::new();
+    loop {
+        let mut d = base.clone();
+        for (a, &i) in axes.iter().zip(&at) {
+            (a.values[i])(&mut d);
+        }
+        out.push(d);
+        // The innermost axis turns first; a full turn carries into the one outside it.
+        let mut k = axes.len();
+        loop {
+            if k == 0 {
+                return out;
+            }
+            k -= 1;
+            at[k] += 1;
+            if at[k] < axes[k].values.len() {
+                break;
+            }
+            at[k] = 0;
+        }
+    }
+}
+
 pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> anyhow::Result<()> {
     let sizes = l.list("block_size", 1 << 20, |c| c.sizes(true))?;
     let threads = l.list("threads", 1, |c| c.counts())?;
@@ -153,45 +234,42 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
         .or(l.defaults.one_pass.as_ref())
         .is_some_and(|v| *v.get_ref());
     x.upper_bound = one_pass_all;
+    // The axes, outermost first: the points are their product in this order (block size, then
+    // the mix, innermost). Adding a setting to the sweep is one line here (and its key).
+    let axes: Vec<Axis> = vec![
+        axis("operation", ops.clone(), |d, v| d.setup.op = v),
+        axis("method", methods.clone(), |d, v| d.setup.method = v),
+        axis("cache", caches.clone(), |d, v| d.cache = v),
+        axis("direct", directs, |d, v| d.setup.direct = v),
+        axis("threads", threads, |d, v| {
+            d.setup.threads = usize::try_from(v).unwrap_or(usize::MAX)
+        }),
+        axis("queue_depth", depths.clone(), |d, v| d.queue_depth = v),
+        axis("pattern", patterns, |d, v| d.setup.pattern = v),
+        axis("rate", pacing.iter().collect(), |d, (rate, arrival)| {
+            d.rate = Some(rate);
+            d.setup.arrival = *arrival;
+        }),
+        axis("buffers", buffers, |d, v| d.setup.buffers = v),
+        axis("checksum", checksums, |d, v| d.setup.checksum = v),
+        axis("block_size", sizes, |d, v| d.setup.block_size_bytes = v),
+        axis("mix", mixes, |d, v| d.setup.mix_read_pct = v),
+    ];
     // The product is checked before a single point is built: a typo like a 1000-entry list
     // times a few others must be refused at once, not after minutes of planning.
-    let product = [
-        ops.len() * mixes.len(),
-        methods.len(),
-        caches.len(),
-        directs.len(),
-        threads.len(),
-        depths.len(),
-        buffers.len(),
-        checksums.len(),
-        patterns.len(),
-        pacing.len(),
-        sizes.len(),
-    ]
-    .iter()
-    .fold(1u64, |acc, &n| acc.saturating_mul(n as u64));
+    let product = axes
+        .iter()
+        .fold(1u64, |acc, a| acc.saturating_mul(a.values.len() as u64));
     let cap = if l.force {
         super::experiment::MAX_POINTS_FORCED
     } else {
         super::experiment::MAX_POINTS
     };
     if product > cap {
-        let longest = [
-            ("operation", ops.len()),
-            ("method", methods.len()),
-            ("cache", caches.len()),
-            ("direct", directs.len()),
-            ("threads", threads.len()),
-            ("queue_depth", depths.len()),
-            ("buffers", buffers.len()),
-            ("checksum", checksums.len()),
-            ("pattern", patterns.len()),
-            ("rate", pacing.len()),
-            ("block_size", sizes.len()),
-        ]
-        .into_iter()
-        .max_by_key(|(_, n)| *n)
-        .map_or("block_size", |(k, _)| k);
+        let longest = axes
+            .iter()
+            .max_by_key(|a| a.values.len())
+            .map_or("block_size", |a| a.key);
         return Err(l.src.key_error(
             l.span(longest),
             longest,
@@ -203,81 +281,50 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
     }
     let mut seen = std::collections::HashSet::new();
     let mut skipped_direct: Vec<&str> = Vec::new();
-    for &op in &ops {
-        for &method in &methods {
-            for &cache in &caches {
-                for &direct in &directs {
-                    if direct && !crate::engine::caps(method).direct() {
-                        if !skipped_direct.contains(&method.as_str()) {
-                            skipped_direct.push(method.as_str());
-                        }
-                        continue;
-                    }
-                    for &t in &threads {
-                        for &qd in &depths {
-                            // The rate just outside the buffers' memory, block size innermost.
-                            let outer = patterns
-                                .iter()
-                                .flat_map(|&p| pacing.iter().map(move |r| (p, r)));
-                            for (pattern, (rate, arrival)) in outer {
-                                let inner = buffers
-                                    .iter()
-                                    .flat_map(|&b| checksums.iter().map(move |&c| (b, c)))
-                                    .flat_map(|b| sizes.iter().map(move |&bs| (b, bs)));
-                                for (((buf, checksum), bs), &mix) in
-                                    inner.flat_map(|p| mixes.iter().map(move |m| (p, m)))
-                                {
-                                    let mut s = RunSpec::new(&file.path);
-                                    s.setup.op = op;
-                                    s.setup.mix_read_pct = mix;
-                                    s.setup.method = method;
-                                    s.setup.cache = if op == Op::Write {
-                                        CacheMode::AsIs
-                                    } else {
-                                        cache
-                                    };
-                                    s.setup.direct = direct;
-                                    s.setup.threads = usize::try_from(t).unwrap_or(usize::MAX);
-                                    let caps = crate::engine::caps(method);
-                                    s.setup.queue_depth =
-                                        caps.queue_depth(u32::try_from(qd).unwrap_or(u32::MAX));
-                                    s.setup.pattern = pattern;
-                                    if caps.queued {
-                                        s.setup.submit = submit;
-                                    }
-                                    s.setup.block_size_bytes = bs;
-                                    s.setup.rate_iops = rate
-                                        .iops(bs, "rate")
-                                        .map_err(|e| l.src.key_error(l.span("rate"), "rate", &e))?
-                                        .map(crate::config::Iops);
-                                    s.setup.arrival = *arrival;
-                                    s.setup.buffers = buf;
-                                    s.setup.checksum = checksum;
-                                    s.kernel = kernel;
-                                    s.target.duration = Some(Duration::from_secs_f64(x.seconds));
-                                    let one_pass = one_pass_all
-                                        || op == Op::Write
-                                        || (pattern == Pattern::Sequential
-                                            && matches!(
-                                                cache,
-                                                CacheMode::Cold | CacheMode::ColdAll
-                                            ));
-                                    s.target.block_count =
-                                        one_pass.then(|| size.div_ceil(bs).max(1));
-                                    s.safety.force = op == Op::Write;
-                                    s.safety.overwrite_in_place = op == Op::Write;
-                                    s.validate(&TOML_NAMES)
-                                        .map_err(|e| l.src.spec_error(e, |k| l.span(k)))?;
-                                    // A set of the points' descriptions: linear, not quadratic.
-                                    if seen.insert(format!("{s:?}")) {
-                                        x.points.push(s);
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
+    for d in product_of(&axes, Draft::new(RunSpec::new(&file.path).setup)) {
+        let (op, method, cache, bs) = (
+            d.setup.op,
+            d.setup.method,
+            d.cache,
+            d.setup.block_size_bytes,
+        );
+        let caps = crate::engine::caps(method);
+        if d.setup.direct && !caps.direct() {
+            if !skipped_direct.contains(&method.as_str()) {
+                skipped_direct.push(method.as_str());
             }
+            continue;
+        }
+        let mut s = RunSpec::new(&file.path);
+        s.setup = d.setup;
+        s.setup.cache = if op == Op::Write {
+            CacheMode::AsIs
+        } else {
+            cache
+        };
+        s.setup.queue_depth = caps.queue_depth(u32::try_from(d.queue_depth).unwrap_or(u32::MAX));
+        if caps.queued {
+            s.setup.submit = submit;
+        }
+        s.setup.rate_iops = d
+            .rate
+            .map_or(Ok(None), |r| r.iops(bs, "rate"))
+            .map_err(|e| l.src.key_error(l.span("rate"), "rate", &e))?
+            .map(crate::config::Iops);
+        s.kernel = kernel;
+        s.target.duration = Some(Duration::from_secs_f64(x.seconds));
+        let one_pass = one_pass_all
+            || op == Op::Write
+            || (s.setup.pattern == Pattern::Sequential
+                && matches!(cache, CacheMode::Cold | CacheMode::ColdAll));
+        s.target.block_count = one_pass.then(|| size.div_ceil(bs).max(1));
+        s.safety.force = op == Op::Write;
+        s.safety.overwrite_in_place = op == Op::Write;
+        s.validate(&TOML_NAMES)
+            .map_err(|e| l.src.spec_error(e, |k| l.span(k)))?;
+        // A set of the points' descriptions: linear, not quadratic.
+        if seen.insert(format!("{s:?}")) {
+            x.points.push(s);
         }
     }
     if !skipped_direct.is_empty() {
