@@ -5,7 +5,6 @@
 //! Exit codes follow ripgrep: 0 success, 1 a run failed, 2 bad usage; a closed stdout pipe is
 //! not an error.
 
-use crate::commands;
 use crate::config::UsageError;
 use crate::lab::fast::FastArgs;
 use crate::lab::syscalls::SyscallsParams;
@@ -251,10 +250,10 @@ pub fn diskscope_main() -> ! {
 fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Some(Command::Run(a)) => run_command(&a),
-        Some(Command::Run2(a)) => commands::run2::execute(&a),
-        Some(Command::Fast(a)) => commands::fast::execute(&a),
-        Some(Command::Syscalls(a)) => commands::syscalls::execute(&a),
-        Some(Command::Knee(a)) => commands::knee::execute(&a),
+        Some(Command::Run2(a)) => crate::lab::throughput::run2_command::execute(&a),
+        Some(Command::Fast(a)) => crate::lab::fast::command::execute(&a),
+        Some(Command::Syscalls(a)) => crate::lab::syscalls::command::execute(&a),
+        Some(Command::Knee(a)) => crate::lab::knee::command::execute(&a),
         Some(Command::Locality(a)) => crate::locality::execute(&a),
         Some(Command::Compare(a)) => crate::compare::execute(&a),
         #[cfg(feature = "mpi")]
@@ -415,7 +414,7 @@ pub struct RunCommand {
 }
 
 /// `run` (and the `run` binary): under mpirun or srun (built with `--features mpi`) the point on
-/// every rank (`commands::fleet_run`, src/fleet/); otherwise a local run (`commands::run`), which
+/// every rank (`commands::fleet_run`, src/fleet/); otherwise a local run (`lab::throughput::run_command`), which
 /// never passes through `fleet/` (tests/architecture.rs follows its imports).
 pub fn run_command(c: &RunCommand) -> anyhow::Result<i32> {
     #[cfg(feature = "mpi")]
@@ -430,13 +429,13 @@ pub fn run_command(c: &RunCommand) -> anyhow::Result<i32> {
                          sweep with --out for a fleet's files",
                     ));
                 }
-                return commands::fleet_run::execute(&c.args, fleet);
+                return crate::commands::fleet_run::execute(&c.args, fleet);
             }
         }
     }
     #[cfg(not(feature = "mpi"))]
     c.fleet.refuse_any()?;
-    commands::run::execute(&c.args)
+    crate::lab::throughput::run_command::execute(&c.args)
 }
 
 /// The `run2` binary (the same as `diskscope run2`).

@@ -762,15 +762,18 @@ fn reached_from(g: &BTreeMap<String, BTreeSet<String>>, from: &str) -> BTreeSet<
 
 #[test]
 fn a_local_run_never_passes_through_fleet() {
-    // `run` without mpirun is `commands::run::execute`; `cli::run_command` picks it unless an MPI
+    // `run` without mpirun is `lab::throughput::run_command::execute`; `cli::run_command` picks it unless an MPI
     // launcher started the process. Nothing it imports, however far down, may be fleet code:
     // a local run cannot depend on the fleet's rules, messages or options.
     let g = graph();
-    assert!(g.contains_key("commands::run"), "commands::run moved?");
+    assert!(
+        g.contains_key("lab::throughput::run_command"),
+        "lab::throughput::run_command moved?"
+    );
     for from in [
-        "commands::run",
-        "commands::run2",
-        "commands::fast",
+        "lab::throughput::run_command",
+        "lab::throughput::run2_command",
+        "lab::fast::command",
         "lab::throughput",
     ] {
         let reached = reached_from(&g, from);
@@ -781,8 +784,8 @@ fn a_local_run_never_passes_through_fleet() {
         );
     }
     assert!(
-        reached_from(&g, "commands::run").contains("runner::run"),
-        "commands::run should reach the runner"
+        reached_from(&g, "lab::throughput::run_command").contains("runner::run"),
+        "a local run should reach the runner"
     );
     // The check can fail: the fleet's own run reaches it.
     assert!(reached_from(&g, "commands::fleet_run")

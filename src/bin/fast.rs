@@ -1,5 +1,5 @@
 //! The classic `fast` command line, verbatim: see `diskscope fast --help`.
 fn main() {
     let cli: diskscope::cli::FastBin = diskscope::cli::parse_or_exit();
-    diskscope::cli::exit_with(diskscope::commands::fast::execute(&cli.args))
+    diskscope::cli::exit_with(diskscope::lab::fast::command::execute(&cli.args))
 }

@@ -1,11 +1,6 @@
-//! The classic lab command lines, as thin front ends over the lab kinds (`crate::lab`): each
-//! takes its parsed arguments, has the kind validate and run them, and prints: the answer alone
-//! on stdout (so scripts can capture it), everything else on stderr. Nothing here is used by
-//! the sweep or the explorer, and nothing here reads `cli` (the arguments are the kinds' own).
+//! `run` under mpirun: the one front end that joins a lab kind (`throughput`) with the fleet
+//! (`crate::fleet`). Every other command line lives with its kind, in `crate::lab` (its
+//! parameters, its run and its printing, `lab::<kind>::command`); a local `run` never reaches
+//! here (`cli::run_command` picks this only when an MPI launcher started the process).
 
-pub mod fast;
 pub mod fleet_run;
-pub mod knee;
-pub mod run;
-pub mod run2;
-pub mod syscalls;

@@ -220,7 +220,7 @@ pub fn restate_across(old: &mut [Record], new: &mut [Record]) -> bool {
             continue;
         };
         s.setup.method = method.into();
-        if method != crate::config::Method::IoUring {
+        if !crate::engine::caps(method).queued {
             s.setup.queue_depth = 1;
         }
         s.setup.cache = match s.setup.op.known() {

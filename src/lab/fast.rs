@@ -24,6 +24,7 @@
 //! Every road XORs every byte exactly once, and a file that shrinks mid-read is an error, so the
 //! choice changes the speed and never the answer. `--road` forces a road (for benchmarks).
 
+pub mod command;
 mod direct;
 mod hybrid;
 mod map;

@@ -11,6 +11,7 @@
 //!
 //! Reads only: the knee of an explored file is measured without writing to it.
 
+pub mod command;
 pub mod params;
 pub mod probe;
 pub mod search;

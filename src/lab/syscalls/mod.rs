@@ -9,7 +9,9 @@
 //! these calls stay `unsafe`, each with its `SAFETY:` reason.
 //!
 //! The lab kind `syscalls`: [`SyscallsParams`] are the command line's flags and a sweep
-//! experiment's keys at once; [`run`] measures; `commands::syscalls` prints, `sweep` records.
+//! experiment's keys at once; [`run`] measures; [`command`] prints, `sweep` records.
+
+pub mod command;
 
 use crate::config::usage;
 use crate::explain::context::NET_FS;

@@ -5,6 +5,9 @@
 //! the same [`RunSpec`] from their TOML axes (`sweep::points`), so a flag and a key are checked by
 //! the same `RunSpec::validate`.
 
+pub mod run2_command;
+pub mod run_command;
+
 use crate::config::spec::{RunSpec, CLI_NAMES};
 use crate::config::{parse_block_size, parse_count, CacheMode, Method, Op};
 use crate::lab::flags::SetupFlags;
