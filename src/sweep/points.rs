@@ -164,34 +164,54 @@ fn axis<'a, T: Clone + 'a>(
 }
 
 /// Every combination of one value per axis, the first axis outermost (an odometer over the
-/// lists), each applied to a copy of `base`.
-fn product_of<'a>(axes: &[Axis<'a>], base: Draft<'a>) -> Vec<Draft<'a>> {
-    if axes.iter().any(|a| a.values.is_empty()) {
-        return Vec::new();
-    }
-    let mut at = vec![0usize; axes.len()];
-    let mut out = Vec::new();
-    loop {
+/// lists), each applied to a copy of `base`; made one at a time, so a plan holds its points and
+/// never the whole product beside them.
+fn product_of<'s, 'a>(axes: &'s [Axis<'a>], base: Draft<'a>) -> impl Iterator<Item = Draft<'a>> + 's
+where
+    'a: 's,
+{
+    let mut at = (!axes.iter().any(|a| a.values.is_empty())).then(|| vec![0usize; axes.len()]);
+    std::iter::from_fn(move || {
+        let now = at.as_mut()?;
         let mut d = base.clone();
-        for (a, &i) in axes.iter().zip(&at) {
+        for (a, &i) in axes.iter().zip(now.iter()) {
             (a.values[i])(&mut d);
         }
-        out.push(d);
-        // The innermost axis turns first; a full turn carries into the one outside it.
+        // The innermost axis turns first; a full turn carries into the one outside it, and a
+        // full turn of the outermost ends the product.
         let mut k = axes.len();
         loop {
             if k == 0 {
-                return out;
-            }
-            k -= 1;
-            at[k] += 1;
-            if at[k] < axes[k].values.len() {
+                at = None;
                 break;
             }
-            at[k] = 0;
+            k -= 1;
+            now[k] += 1;
+            if now[k] < axes[k].values.len() {
+                break;
+            }
+            now[k] = 0;
         }
-    }
+        Some(d)
+    })
 }
+
+/// The order in which the cap's error looks for the longest list (the last of equal ones is
+/// named), as before the axes were a list; `mix` beside `operation`, whose lists multiply.
+const LONGEST_ORDER: [&str; 12] = [
+    "operation",
+    "mix",
+    "method",
+    "cache",
+    "direct",
+    "threads",
+    "queue_depth",
+    "buffers",
+    "checksum",
+    "pattern",
+    "rate",
+    "block_size",
+];
 
 pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> anyhow::Result<()> {
     let sizes = l.list("block_size", 1 << 20, |c| c.sizes(true))?;
@@ -266,10 +286,22 @@ pub fn throughput_points(l: &Layered, file: &FilePlan, x: &mut Experiment) -> an
         super::experiment::MAX_POINTS
     };
     if product > cap {
-        let longest = axes
+        let len = |key: &str| {
+            axes.iter()
+                .find(|a| a.key == key)
+                .map_or(0, |a| a.values.len())
+        };
+        // An axis missing from the order (a setting added since) is looked at after it.
+        let longest = LONGEST_ORDER
             .iter()
-            .max_by_key(|a| a.values.len())
-            .map_or("block_size", |a| a.key);
+            .copied()
+            .chain(
+                axes.iter()
+                    .map(|a| a.key)
+                    .filter(|k| !LONGEST_ORDER.contains(k)),
+            )
+            .max_by_key(|k| len(k))
+            .unwrap_or("block_size");
         return Err(l.src.key_error(
             l.span(longest),
             longest,
@@ -452,6 +484,50 @@ mod tests {
         )
         .unwrap_err()
         .to_string()
+    }
+
+    /// `key = [v, v, ...]` with `n` values.
+    fn list(key: &str, v: &str, n: usize) -> String {
+        format!("{key} = [{}]\n", vec![v; n].join(", "))
+    }
+
+    #[test]
+    fn the_cap_names_the_longest_list_the_last_of_equal_ones_as_the_nested_loops_did() {
+        let head = "[file]\ncreate = \"1M\"\nwrite = true\n[[experiment]]\nname = \"x\"\nkind = \"throughput\"\n";
+        // rate and buffers as long: the nested loops named the rate (looked at last).
+        let e = plan_error(&format!(
+            "{head}{}{}",
+            list("buffers", "\"auto\"", 400),
+            list("rate", "1000", 400)
+        ));
+        assert!(
+            e.contains("key `rate`: the lists make 160000 points"),
+            "{e}"
+        );
+        // A mix's list is an axis of its own: the longest is named even where it is the mix.
+        let e = plan_error(&format!(
+            "{head}{}{}",
+            list("threads", "1", 300),
+            list("mix", "50", 400)
+        ));
+        assert!(e.contains("key `mix`: the lists make 120000 points"), "{e}");
+    }
+
+    #[test]
+    fn the_points_are_the_product_of_the_axes_outermost_first() {
+        let p = plan(
+            "method = [\"read\", \"pread\"]\nblock_size = [\"4K\", \"8K\", \"16K\"]\nreps = 1\n",
+        );
+        let got: Vec<(String, u64)> = p.experiments[0]
+            .points
+            .iter()
+            .map(|s| (s.setup.method.to_string(), s.setup.block_size_bytes))
+            .collect();
+        let want: Vec<(String, u64)> = ["read", "pread"]
+            .iter()
+            .flat_map(|m| [4096, 8192, 16384].map(|b| (m.to_string(), b)))
+            .collect();
+        assert_eq!(got, want);
     }
 
     #[test]

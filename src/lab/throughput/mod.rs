@@ -17,12 +17,9 @@ use crate::size::format_bytes_approx;
 use clap::{ArgGroup, Args};
 use std::path::PathBuf;
 
-/// Options shared by `run` and `run2`: the setup's flags (with `run`'s defaults, [`run_base`])
-/// and what bounds or observes a run.
+/// Options shared by `run` and `run2`: the setup's flags (with `run`'s defaults, [`run_base`],
+/// which each command's help shows) and what bounds or observes a run.
 #[derive(Debug, Args, Clone)]
-#[command(mut_args(|a| {
-    crate::lab::flags::show_default(a, &run_base(), &[("method", "read; pread with --mix")])
-}))]
 pub struct IoOpts {
     // `--method` has no default of its own, so a mixed run can tell "not given" from "read".
     #[command(flatten)]
@@ -49,6 +46,9 @@ pub struct IoOpts {
 /// `run FILE -r|-w BLOCK_SIZE BLOCK_COUNT`
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("mode").required(true).args(["read", "write", "mix"])))]
+#[command(mut_args(|a| {
+    crate::lab::flags::show_default(a, &run_base(), &[("method", "read; pread with --mix")])
+}))]
 pub struct RunArgs {
     /// File to read, or to create when writing
     pub file: PathBuf,
@@ -145,6 +145,7 @@ pub struct TimelineOpts {
 
 /// `run2 FILE BLOCK_SIZE [--target SECONDS]`
 #[derive(Debug, Args)]
+#[command(mut_args(|a| crate::lab::flags::show_default(a, &run_base(), &[])))]
 pub struct Run2Args {
     /// File to read (read only): it must be big enough to take --target seconds
     pub file: PathBuf,
