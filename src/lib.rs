@@ -26,7 +26,9 @@
 //!   the block tracepoints (root only), read once per interval.
 //! * [`interrupt`] — the one Ctrl-C / SIGTERM / SIGHUP handler and the process's stop flag.
 //! * [`xor`] — the XOR contract; [`pattern`] — deterministic written data; [`size`] — `4K`, `1M`.
-//! * [`commands`] — the classic lab commands (`run`, `run2`, `fast`, `syscalls`).
+//! * [`lab`] — the kinds of measurement, each with its parameters, its run and its command line
+//!   (`run`, `run2`, `fast`, `syscalls`, `knee`); [`commands`] — `run` under mpirun.
+//! * [`batch`] — `--batch FILE`: a preset or sweep file, or a fio job file, into one plan.
 //! * [`sweep`] — batch mode: sweep files → runs → [`export`] (CSV, SVG plots, summary table).
 //! * [`fiojob`] — fio job files and command lines read as a sweep (`--batch job.fio`).
 //! * [`compare`] — `compare OLD NEW`: match points, Welch's t verdicts; [`report`] — `--report` HTML.

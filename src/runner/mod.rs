@@ -20,7 +20,7 @@
 //! 5. **result** ([`make_result`]): the one [`crate::measure::RunResult`] record.
 //!
 //! How the front ends use it:
-//! - the CLI (`commands/run.rs`, `run2.rs`): [`Run::start`] then [`Run::run_to_end`]
+//! - the CLI (`lab/throughput/run_command.rs`, `run2_command.rs`): [`Run::start`] then [`Run::run_to_end`]
 //!   ([`run_blocking`] is that, as one call);
 //! - the sweep (`sweep/exec.rs`): warms the file outside the clock, [`Run::start`], then
 //!   [`Run::poll`] while watching Ctrl-C, [`Run::stop`] on it, and [`Run::finish`];
