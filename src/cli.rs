@@ -421,16 +421,15 @@ pub fn run_command(c: &RunCommand) -> anyhow::Result<i32> {
     {
         // Checked in every run, so a misspelt layout is an error before the first mpirun.
         let options = c.fleet.options()?;
-        if crate::fleet::launched_by_mpi() {
-            if let Some(fleet) = crate::fleet::join(options)? {
-                if c.args.export.any() {
-                    return Err(crate::config::usage(
-                        "--export-*: not under mpirun (a fleet's rows are one per rank); run a \
-                         sweep with --out for a fleet's files",
-                    ));
-                }
-                return crate::commands::fleet_run::execute(&c.args, fleet);
+        // None unless an MPI launcher started the process.
+        if let Some(fleet) = crate::fleet::join(options)? {
+            if c.args.export.any() {
+                return Err(crate::config::usage(
+                    "--export-*: not under mpirun (a fleet's rows are one per rank); run a sweep \
+                     with --out for a fleet's files",
+                ));
             }
+            return crate::commands::fleet_run::execute(&c.args, fleet);
         }
     }
     #[cfg(not(feature = "mpi"))]

@@ -97,6 +97,12 @@ impl ExportArgs {
     }
 }
 
+/// A `--json` document as its file holds it, with the newline the document printed on stdout
+/// ends with; for [`Exportable::json`] of a front end that made the document.
+pub fn document_file(document: Option<&str>) -> Option<Vec<u8>> {
+    document.map(|d| format!("{d}\n").into_bytes())
+}
+
 /// A finished measurement in every format it has, computed from its judged results alone
 /// (pure: bytes out, nothing written, nothing read from the machine). `None`: nothing to write
 /// in that format for these results (a run too short for a timeline has no figure).

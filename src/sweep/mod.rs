@@ -50,16 +50,9 @@ pub use progress::format_secs;
 pub use runner::PointRunner;
 pub use text::plan_text;
 
-/// Reads and plans a sweep file (or a built-in preset by name, [`presets`]) without running
-/// anything. (`--batch` also takes fio job files: `crate::batch` tells them apart and hands them
-/// to `crate::fiojob`, which plans into the same [`Plan`]; this module knows no other format.)
-pub fn load(sweep_path: &Path, out: Option<&Path>, force: bool) -> anyhow::Result<Plan> {
-    if let Some((plan, _)) = preset(sweep_path, out, force)? {
-        return Ok(plan);
-    }
-    let text = read_input(sweep_path)?;
-    Ok(plan_file(sweep_path, text, out, force)?.0)
-}
+// Reading and planning `--batch FILE` is `crate::batch::read`: a preset or a sweep file
+// ([`preset`], [`read_input`], [`plan_file`]) or a fio job file, which `crate::fiojob` plans into
+// the same [`Plan`]; this module knows no other format.
 
 /// A built-in preset by name (`--batch kdiskmark`) when no file of that name exists, planned,
 /// with its `fleet` options; None when `sweep_path` is not a preset's name.

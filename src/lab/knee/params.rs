@@ -101,17 +101,6 @@ pub fn knee_base() -> Setup {
     }
 }
 
-/// The knee's own keys in a sweep's `params`, beside the setup's ([`SetupFlags::IDS`]).
-const OWN_KEYS: [&str; 7] = [
-    "p99",
-    "block_size",
-    "arrival",
-    "seconds",
-    "min_ops",
-    "tolerance",
-    "max_points",
-];
-
 /// The shortest `--seconds` a search takes: a point shorter than this holds too few operations
 /// for a p99 (`1e-9` made single-operation points and printed a knee from them).
 pub const MIN_POINT_SECONDS: f64 = 0.1;
@@ -151,7 +140,10 @@ impl KneeParams {
     /// Reads a sweep's `params = { ... }` table: an unknown key, a missing `p99` or a value of
     /// the wrong type is an error naming its key.
     pub fn from_toml(table: &toml::Table) -> Result<KneeParams, UsageError> {
-        let known: Vec<&str> = OWN_KEYS.iter().chain(&SetupFlags::IDS).copied().collect();
+        // The keys are the flags' ids (the field names, the setup's flattened in): one
+        // definition makes both.
+        let cmd = <KneeParams as clap::Args>::augment_args(clap::Command::new("knee"));
+        let known: Vec<&str> = cmd.get_arguments().map(|a| a.get_id().as_str()).collect();
         for (key, value) in table {
             // `block` and `qd` are the older spellings of `block_size` and `queue_depth` (one
             // name per setting).

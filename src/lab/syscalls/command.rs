@@ -65,10 +65,9 @@ impl Exportable for SyscallsResults<'_> {
     }
 
     fn json(&self) -> anyhow::Result<Option<Vec<u8>>> {
-        Ok(self
-            .document
-            .as_ref()
-            .map(|d| format!("{d}\n").into_bytes()))
+        Ok(crate::export::manager::document_file(
+            self.document.as_deref(),
+        ))
     }
 
     fn figure(&self) -> Option<Figure> {

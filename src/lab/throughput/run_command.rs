@@ -171,10 +171,9 @@ impl Exportable for RunResults<'_> {
     }
 
     fn json(&self) -> anyhow::Result<Option<Vec<u8>>> {
-        Ok(self
-            .document
-            .as_ref()
-            .map(|d| format!("{d}\n").into_bytes()))
+        Ok(crate::export::manager::document_file(
+            self.document.as_deref(),
+        ))
     }
 
     /// The timeline (latency, throughput, device util % over time); None for a run shorter
